@@ -1,0 +1,158 @@
+/*
+ * tensorjit: shape-specialized GatherND and ScatterUpdate kernels.
+ *
+ * A caller describes one layer by a signature (static shapes, attributes,
+ * element and index types, index policy) and gets back a plain C function
+ * pointer for exactly that signature. The same signature returns the same
+ * pointer; the pointer stays valid until jit_shutdown().
+ *
+ * Errors: a function that fails returns NULL (or non-zero) and the calling
+ * thread's jit_last_error() says why. It is only meaningful after a failure.
+ */
+#ifndef TENSORJIT_H
+#define TENSORJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TENSORJIT_VERSION "0.1.0"
+
+/* Largest rank of data, indices, updates and output (numpy 1.x's limit). */
+#define JIT_MAX_RANK 32
+
+/* Element types. Kernels move bytes, so every type of the same size shares
+ * code; the type is still part of the signature. The sub-byte types exist
+ * only so that they can be refused with a clear message. */
+typedef enum jit_dtype {
+    JIT_DTYPE_UNSET = 0,
+    JIT_BOOL,
+    JIT_I8,
+    JIT_U8,
+    JIT_I16,
+    JIT_U16,
+    JIT_F16,
+    JIT_BF16,
+    JIT_I32,
+    JIT_U32,
+    JIT_F32,
+    JIT_I64,
+    JIT_U64,
+    JIT_F64,
+    JIT_U1,
+    JIT_U4,
+    JIT_I4,
+    JIT_NF4,
+    JIT_DTYPE_COUNT
+} jit_dtype;
+
+/* What a kernel does with an index outside [0, dim). */
+typedef enum jit_index_policy {
+    JIT_INDEX_ERROR = 0,     /* refuse the call; nothing is written */
+    JIT_INDEX_NEGATIVE_WRAPS, /* [-dim, dim) accepted, negative counts from the end; else error */
+    JIT_INDEX_CLAMP,         /* clamp into [0, dim-1]; error only when dim is 0 */
+    JIT_INDEX_ZERO_FILL,     /* gather: the slice is zeros; scatter: the update is dropped */
+    JIT_INDEX_POLICY_COUNT
+} jit_index_policy;
+
+/* Which engine a signature asks for, and which one a kernel runs on. */
+typedef enum jit_engine {
+    JIT_ENGINE_AUTO = 0,  /* JIT when it can serve, else the reference kernel */
+    JIT_ENGINE_REFERENCE, /* always the reference (interpreted) kernel */
+    JIT_ENGINE_JIT,       /* reported by jit_*_info for LLVM-compiled kernels */
+    JIT_ENGINE_COUNT
+} jit_engine;
+
+/* Kernel return values. */
+enum jit_status {
+    JIT_OK = 0,
+    JIT_STATUS_BAD_INDEX = 1, /* an index is out of range under the policy */
+    JIT_STATUS_BAD_POINTER = 2 /* a NULL buffer where the signature needs bytes */
+};
+
+typedef struct jit_shape {
+    int rank;                    /* 0 .. JIT_MAX_RANK */
+    int64_t dims[JIT_MAX_RANK];  /* only dims[0 .. rank) are read */
+} jit_shape;
+
+typedef struct jit_gather_nd_sig {
+    int opset;                   /* 5 or 8 (0 means 8); only the output shape differs */
+    int batch_dims;
+    jit_dtype dtype;             /* data and output */
+    jit_dtype index_type;        /* any integer type */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    jit_shape data_shape;
+    jit_shape indices_shape;
+} jit_gather_nd_sig;
+
+typedef struct jit_scatter_update_sig {
+    int64_t axis;                /* in [-rank(data), rank(data) - 1] */
+    jit_dtype dtype;             /* data and output */
+    jit_dtype updates_dtype;     /* UNSET means dtype; otherwise must equal it */
+    jit_dtype index_type;        /* any integer type */
+    jit_dtype axis_type;         /* type of the model's axis tensor; UNSET means i64 */
+    jit_shape axis_shape;        /* the model's axis tensor: scalar (rank 0) or [1] */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    jit_shape data_shape;
+    jit_shape indices_shape;
+    jit_shape updates_shape;
+} jit_scatter_update_sig;
+
+/* Kernels. Buffers are dense, row-major, of the signature's sizes; out must
+ * not overlap the inputs, except that a scatter may run in place
+ * (out == data), which skips the copy. A bad index returns
+ * JIT_STATUS_BAD_INDEX before anything is written. */
+typedef int (*jit_gather_nd_fn)(const void *data, const void *indices, void *out);
+typedef int (*jit_scatter_update_fn)(const void *data, const void *indices,
+                                     const void *updates, void *out);
+
+/* NULL for an invalid signature (jit_last_error() names the rule, the input
+ * and the numbers). Never NULL for a valid one: when the JIT cannot serve,
+ * the pointer runs the reference kernel. */
+jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig);
+jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *sig);
+
+/* Output shape of a valid signature; -1 and jit_last_error() otherwise. */
+int jit_gather_nd_output_shape(const jit_gather_nd_sig *sig, jit_shape *out);
+int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape *out);
+
+typedef struct jit_kernel_info {
+    jit_engine engine;      /* JIT_ENGINE_JIT or JIT_ENGINE_REFERENCE */
+    const char *why;        /* why the reference kernel serves; "" for JIT kernels */
+    double compile_ms;      /* time spent producing the kernel */
+    size_t code_bytes;      /* machine code size; 0 for the reference kernel */
+    int64_t out_bytes;      /* bytes the kernel writes to out */
+} jit_kernel_info;
+
+/* 0 and *info filled for a kernel this library returned; -1 otherwise. The
+ * strings stay valid until jit_shutdown(). */
+int jit_gather_nd_info(jit_gather_nd_fn kernel, jit_kernel_info *info);
+int jit_scatter_update_info(jit_scatter_update_fn kernel, jit_kernel_info *info);
+
+/* Frees every kernel and all library state. Kernels returned before are
+ * invalid afterwards; the library may be used again. Not to be called while
+ * another thread uses the library. */
+void jit_shutdown(void);
+
+/* The calling thread's last error message ("" if none). */
+const char *jit_last_error(void);
+
+/* Names as the CLI and the test vectors spell them ("f32", "negative-wraps"). */
+const char *jit_dtype_name(jit_dtype t);
+jit_dtype jit_dtype_from_name(const char *name); /* UNSET if unknown */
+int jit_dtype_size(jit_dtype t);                 /* bytes; 0 for UNSET and sub-byte types */
+const char *jit_index_policy_name(jit_index_policy p);
+int jit_index_policy_from_name(const char *name, jit_index_policy *out); /* 0 on success */
+const char *jit_engine_name(jit_engine e);
+const char *jit_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORJIT_H */

@@ -1,0 +1,16 @@
+/* Every allocation of the library goes through here, so that tests can make
+ * the n-th one fail and prove that each error path cleans up. */
+#ifndef TJ_ALLOC_H
+#define TJ_ALLOC_H
+
+#include <stddef.h>
+
+void *tj_malloc(size_t size);
+void *tj_calloc(size_t count, size_t size);
+void tj_free(void *p);
+
+/* Test hook: the n-th allocation from now fails (1 = the next one), and
+ * every one after it until reset; 0 turns failure injection off. */
+void tj_alloc_fail_after(long n);
+
+#endif

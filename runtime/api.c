@@ -1,0 +1,81 @@
+/* The public entry points: signature -> plan -> cached kernel. */
+
+#include "backend.h"
+#include "cache.h"
+#include "error.h"
+#include "plan.h"
+
+jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
+{
+    tj_plan plan;
+    tj_key key;
+    if (!sig) {
+        tj_error_set("the GatherND signature is NULL");
+        return NULL;
+    }
+    if (tj_gather_nd_plan(sig, &plan, NULL) != 0)
+        return NULL;
+    tj_key_gather_nd(sig, &key);
+    tj_kernel *k = tj_cache_get(&key, &plan, sig->engine);
+    return k ? (jit_gather_nd_fn)k->entry : NULL;
+}
+
+jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *sig)
+{
+    tj_plan plan;
+    tj_key key;
+    if (!sig) {
+        tj_error_set("the ScatterUpdate signature is NULL");
+        return NULL;
+    }
+    if (tj_scatter_update_plan(sig, &plan, NULL) != 0)
+        return NULL;
+    tj_key_scatter_update(sig, &key);
+    tj_kernel *k = tj_cache_get(&key, &plan, sig->engine);
+    return k ? (jit_scatter_update_fn)k->entry : NULL;
+}
+
+int jit_gather_nd_output_shape(const jit_gather_nd_sig *sig, jit_shape *out)
+{
+    tj_plan plan;
+    if (!sig || !out)
+        return tj_error_set("jit_gather_nd_output_shape: NULL argument");
+    return tj_gather_nd_plan(sig, &plan, out);
+}
+
+int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape *out)
+{
+    tj_plan plan;
+    if (!sig || !out)
+        return tj_error_set("jit_scatter_update_output_shape: NULL argument");
+    return tj_scatter_update_plan(sig, &plan, out);
+}
+
+static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
+{
+    const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
+    if (!k || !info || k->plan.op != op)
+        return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
+    info->engine = k->engine;
+    info->why = k->why;
+    info->compile_ms = k->compile_ms;
+    info->code_bytes = k->code_bytes;
+    info->out_bytes = k->plan.out_bytes;
+    return 0;
+}
+
+int jit_gather_nd_info(jit_gather_nd_fn kernel, jit_kernel_info *info)
+{
+    return tj_info((tj_entry_fn)kernel, TJ_OP_GATHER_ND, info);
+}
+
+int jit_scatter_update_info(jit_scatter_update_fn kernel, jit_kernel_info *info)
+{
+    return tj_info((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE, info);
+}
+
+void jit_shutdown(void)
+{
+    tj_cache_clear();
+    tj_backend_shutdown();
+}

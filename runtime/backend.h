@@ -1,0 +1,23 @@
+/* What the runtime asks of a JIT backend. runtime/ knows nothing of LLVM:
+ * the build links either jit/ (LLVM) or backend_none.c here. */
+#ifndef TJ_BACKEND_H
+#define TJ_BACKEND_H
+
+#include <stddef.h>
+
+#include "kernel.h"
+
+typedef struct tj_backend_kernel {
+    tj_entry_fn entry;
+    size_t code_bytes;
+    void *handle; /* released with tj_backend_release */
+} tj_backend_kernel;
+
+/* Compiles native code for *plan, which stays at this address for the
+ * kernel's lifetime (generated code may refer to it). 0 on success; else
+ * -1 and `why` says what failed, in words for a user. */
+int tj_backend_compile(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len);
+void tj_backend_release(void *handle);
+void tj_backend_shutdown(void);
+
+#endif

@@ -1,0 +1,21 @@
+/* The backend of a build without LLVM: every kernel is the reference one. */
+#include <stdio.h>
+
+#include "backend.h"
+
+int tj_backend_compile(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len)
+{
+    (void)plan;
+    (void)out;
+    snprintf(why, why_len, "this build has no JIT backend");
+    return -1;
+}
+
+void tj_backend_release(void *handle)
+{
+    (void)handle;
+}
+
+void tj_backend_shutdown(void)
+{
+}

@@ -1,0 +1,22 @@
+/* The kernel cache: signature key -> kernel, and entry pointer -> kernel
+ * for the info queries. Thread-safe; a miss is compiled once, under the
+ * cache's lock, so two threads asking for the same new signature get the
+ * same pointer. */
+#ifndef TJ_CACHE_H
+#define TJ_CACHE_H
+
+#include "key.h"
+#include "kernel.h"
+
+/* The cached kernel for key, or a new one built from plan; NULL when
+ * building fails (jit_last_error() says why). */
+tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engine);
+
+/* The kernel whose entry is fn, or NULL. Kernels live until
+ * tj_cache_clear(), so the pointer stays valid until then. */
+const tj_kernel *tj_cache_find_entry(tj_entry_fn fn);
+
+/* Frees every kernel and empties the cache. */
+void tj_cache_clear(void);
+
+#endif

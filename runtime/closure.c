@@ -1,0 +1,71 @@
+/* Binds the reference kernel to one plan behind a plain C function pointer
+ * of the kernel ABI, with no extra argument: a libffi closure carries the
+ * plan as user data. This is the fallback the JIT returns when it cannot
+ * serve, so callers never branch on the engine. */
+#include <ffi.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "kernel.h"
+#include "ref_kernel.h"
+
+typedef struct tj_closure {
+    ffi_closure *closure;
+    void *code;
+    ffi_cif cif;
+    ffi_type *args[4];
+} tj_closure;
+
+static void tj_gather_trampoline(ffi_cif *cif, void *ret, void **args, void *user)
+{
+    (void)cif;
+    const tj_kernel *k = user;
+    int rc = tj_ref_run(&k->plan, *(const void **)args[0], *(const void **)args[1], NULL,
+                        *(void **)args[2]);
+    *(ffi_sarg *)ret = rc;
+}
+
+static void tj_scatter_trampoline(ffi_cif *cif, void *ret, void **args, void *user)
+{
+    (void)cif;
+    const tj_kernel *k = user;
+    int rc = tj_ref_run(&k->plan, *(const void **)args[0], *(const void **)args[1],
+                        *(const void **)args[2], *(void **)args[3]);
+    *(ffi_sarg *)ret = rc;
+}
+
+int tj_closure_bind(tj_kernel *k)
+{
+    tj_closure *c = tj_calloc(1, sizeof *c);
+    if (!c)
+        return tj_error_set("out of memory binding the reference kernel");
+    unsigned nargs = k->plan.op == TJ_OP_GATHER_ND ? 3 : 4;
+    for (unsigned i = 0; i < nargs; i++)
+        c->args[i] = &ffi_type_pointer;
+    c->closure = ffi_closure_alloc(sizeof(ffi_closure), &c->code);
+    if (!c->closure) {
+        tj_free(c);
+        return tj_error_set("libffi could not allocate a closure for the reference kernel");
+    }
+    void (*fun)(ffi_cif *, void *, void **, void *) =
+        nargs == 3 ? tj_gather_trampoline : tj_scatter_trampoline;
+    if (ffi_prep_cif(&c->cif, FFI_DEFAULT_ABI, nargs, &ffi_type_sint, c->args) != FFI_OK ||
+        ffi_prep_closure_loc(c->closure, &c->cif, fun, k, c->code) != FFI_OK) {
+        ffi_closure_free(c->closure);
+        tj_free(c);
+        return tj_error_set("libffi could not prepare the reference kernel's closure");
+    }
+    k->closure = c;
+    k->entry = (tj_entry_fn)c->code;
+    return 0;
+}
+
+void tj_closure_free(tj_kernel *k)
+{
+    tj_closure *c = k->closure;
+    if (!c)
+        return;
+    ffi_closure_free(c->closure);
+    tj_free(c);
+    k->closure = NULL;
+}

@@ -1,0 +1,27 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "tensorjit.h"
+
+static _Thread_local char tj_last_error[TJ_ERROR_MAX];
+
+int tj_error_set(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tj_last_error, sizeof tj_last_error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void tj_error_clear(void)
+{
+    tj_last_error[0] = '\0';
+}
+
+const char *jit_last_error(void)
+{
+    return tj_last_error;
+}

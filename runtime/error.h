@@ -1,0 +1,20 @@
+/* The thread-local error message behind jit_last_error(). */
+#ifndef TJ_ERROR_H
+#define TJ_ERROR_H
+
+#include <stddef.h>
+
+#define TJ_ERROR_MAX 1024
+
+#if defined(__GNUC__)
+#define TJ_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TJ_PRINTF(a, b)
+#endif
+
+/* Replaces the calling thread's message. Always returns -1 so that a
+ * failing function can end with `return tj_error_set(...)`. */
+int tj_error_set(const char *fmt, ...) TJ_PRINTF(1, 2);
+void tj_error_clear(void);
+
+#endif

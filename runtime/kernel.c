@@ -1,0 +1,85 @@
+/* Making and freeing kernels: the choice between the JIT and the
+ * reference kernel, and why. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "backend.h"
+#include "error.h"
+#include "kernel.h"
+
+static double tj_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* 1 when the JIT should try; else 0 with the reason in why. */
+static int tj_jit_wanted(jit_engine engine, char *why, size_t len)
+{
+    if (engine == JIT_ENGINE_REFERENCE) {
+        snprintf(why, len, "the signature asks for the reference engine");
+        return 0;
+    }
+    const char *env = getenv("TENSORJIT_JIT");
+    if (env && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)) {
+        snprintf(why, len, "TENSORJIT_JIT=%s", env);
+        return 0;
+    }
+    return 1;
+}
+
+static int tj_kernel_engine(tj_kernel *k, jit_engine engine)
+{
+    if (tj_jit_wanted(engine, k->why, sizeof k->why)) {
+        tj_backend_kernel bk = {0};
+        if (tj_backend_compile(&k->plan, &bk, k->why, sizeof k->why) == 0) {
+            k->engine = JIT_ENGINE_JIT;
+            k->entry = bk.entry;
+            k->code_bytes = bk.code_bytes;
+            k->backend_handle = bk.handle;
+            k->why[0] = '\0';
+            return 0;
+        }
+    }
+    k->engine = JIT_ENGINE_REFERENCE;
+    return tj_closure_bind(k);
+}
+
+tj_kernel *tj_kernel_build(const tj_plan *plan, const unsigned char *key, size_t key_len,
+                           jit_engine engine)
+{
+    double t0 = tj_now_ms();
+    tj_kernel *k = tj_calloc(1, sizeof *k);
+    unsigned char *kb = tj_malloc(key_len);
+    if (!k || !kb) {
+        tj_free(k);
+        tj_free(kb);
+        tj_error_set("out of memory creating a kernel");
+        return NULL;
+    }
+    k->plan = *plan;
+    memcpy(kb, key, key_len);
+    k->key = kb;
+    k->key_len = key_len;
+    if (tj_kernel_engine(k, engine) != 0) {
+        tj_kernel_destroy(k);
+        return NULL;
+    }
+    k->compile_ms = tj_now_ms() - t0;
+    return k;
+}
+
+void tj_kernel_destroy(tj_kernel *k)
+{
+    if (!k)
+        return;
+    tj_closure_free(k);
+    if (k->backend_handle)
+        tj_backend_release(k->backend_handle);
+    tj_free(k->key);
+    tj_free(k);
+}

@@ -1,0 +1,38 @@
+/* One compiled (or bound) kernel: what the cache holds and what the info
+ * queries read. */
+#ifndef TJ_KERNEL_H
+#define TJ_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+typedef void (*tj_entry_fn)(void);
+
+typedef struct tj_kernel {
+    tj_plan plan;
+    tj_entry_fn entry;       /* what the user calls, cast to the op's kernel type */
+    jit_engine engine;       /* JIT_ENGINE_JIT or JIT_ENGINE_REFERENCE */
+    char why[512];           /* why the reference kernel serves ("" for JIT) */
+    double compile_ms;
+    size_t code_bytes;
+    void *closure;           /* libffi closure, when the reference kernel serves */
+    void *backend_handle;    /* JIT resources, released with the kernel */
+    unsigned char *key;      /* cache key bytes */
+    size_t key_len;
+} tj_kernel;
+
+/* A new kernel for plan: the JIT's when it can serve and the engine asks
+ * for it, else the reference kernel behind a closure. NULL only when
+ * memory or libffi fail (jit_last_error() says why). */
+tj_kernel *tj_kernel_build(const tj_plan *plan, const unsigned char *key, size_t key_len,
+                           jit_engine engine);
+void tj_kernel_destroy(tj_kernel *k);
+
+/* The reference kernel behind a function pointer of the op's kernel type:
+ * a libffi closure whose user data is the kernel itself. */
+int tj_closure_bind(tj_kernel *k);
+void tj_closure_free(tj_kernel *k);
+
+#endif

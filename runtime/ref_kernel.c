@@ -1,0 +1,84 @@
+/* The reference kernel: the plan's loop nest, interpreted. Indices are
+ * validated in a pass of their own before anything is written, so a bad
+ * index leaves out as it was (for an in-place scatter: no half update). */
+#include "ref_kernel.h"
+
+#include <string.h>
+
+#include "error.h"
+#include "index.h"
+
+int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,
+                     const void *updates, const void *out)
+{
+    const char *which = NULL;
+    if (!data && p->data_bytes)
+        which = "data";
+    else if (!indices && p->indices_elems)
+        which = "indices";
+    else if (p->op == TJ_OP_SCATTER_UPDATE && !updates && p->updates_bytes)
+        which = "updates";
+    else if (!out && p->out_bytes)
+        which = "out";
+    if (!which)
+        return JIT_OK;
+    tj_error_set("%s is NULL but the signature needs bytes there", which);
+    return JIT_STATUS_BAD_POINTER;
+}
+
+/* Byte offset of the block a tuple selects, or -1 when the policy drops
+ * it (only zero-fill gets here with a bad tuple: the others were
+ * validated first). */
+static int64_t tj_tuple_offset(const tj_plan *p, const void *indices, int64_t first)
+{
+    int64_t off = 0;
+    for (int e = 0; e < p->depth; e++) {
+        int64_t pos;
+        int64_t v = tj_index_load(indices, p->index_type, first + e);
+        if (!tj_index_resolve(v, p->dims[e], p->policy, &pos))
+            return -1;
+        off += pos * p->strides[e];
+    }
+    return off;
+}
+
+static void tj_ref_copy_blocks(const tj_plan *p, const char *src_base, const void *indices,
+                               char *dst_base)
+{
+    for (int64_t o = 0; o < p->outer; o++) {
+        int64_t tuple0 = o * p->index_outer_elems;
+        for (int64_t j = 0; j < p->items; j++) {
+            int64_t off = tj_tuple_offset(p, indices, tuple0 + j * p->depth);
+            int64_t plain = o * p->plain_outer_bytes + j * p->block_bytes;
+            int64_t indexed = o * p->indexed_outer_bytes + off;
+            if (p->indexed == TJ_INDEXED_SRC) {
+                if (off < 0)
+                    memset(dst_base + plain, 0, (size_t)p->block_bytes);
+                else
+                    memcpy(dst_base + plain, src_base + indexed, (size_t)p->block_bytes);
+            } else if (off >= 0) {
+                memcpy(dst_base + indexed, src_base + plain, (size_t)p->block_bytes);
+            }
+        }
+    }
+}
+
+int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const void *updates,
+               void *out)
+{
+    int rc = tj_check_buffers(p, data, indices, updates, out);
+    if (rc != JIT_OK)
+        return rc;
+    if (p->policy != JIT_INDEX_ZERO_FILL) {
+        rc = tj_report_bad_index(p, indices);
+        if (rc != JIT_OK)
+            return rc;
+    }
+    if (p->copy_bytes && out != data)
+        memcpy(out, data, (size_t)p->copy_bytes);
+    if (p->block_bytes == 0 || p->outer == 0 || p->items == 0)
+        return JIT_OK;
+    const void *src = p->indexed == TJ_INDEXED_SRC ? data : updates;
+    tj_ref_copy_blocks(p, src, indices, out);
+    return JIT_OK;
+}

@@ -1,0 +1,51 @@
+/* Checks that GatherND and ScatterUpdate signatures share. */
+#include "error.h"
+#include "plan.h"
+
+static int tj_dtype_is_subbyte(jit_dtype t)
+{
+    return t == JIT_U1 || t == JIT_U4 || t == JIT_I4 || t == JIT_NF4;
+}
+
+int tj_check_dtype(jit_dtype t, const char *what)
+{
+    if (t == JIT_DTYPE_UNSET)
+        return tj_error_set("%s element type is not set", what);
+    if ((unsigned)t >= JIT_DTYPE_COUNT)
+        return tj_error_set("%s element type %d is not a known type", what, (int)t);
+    if (tj_dtype_is_subbyte(t))
+        return tj_error_set("%s element type %s is a sub-byte type; tensorjit moves whole "
+                            "bytes (1, 2, 4 or 8 per element)",
+                            what, jit_dtype_name(t));
+    return 0;
+}
+
+int tj_check_index_type(jit_dtype t, const char *what)
+{
+    switch (t) {
+    case JIT_I8:
+    case JIT_U8:
+    case JIT_I16:
+    case JIT_U16:
+    case JIT_I32:
+    case JIT_U32:
+    case JIT_I64:
+    case JIT_U64:
+        return 0;
+    case JIT_DTYPE_UNSET:
+        return tj_error_set("%s element type is not set", what);
+    default:
+        return tj_error_set("%s element type %s must be an integer type "
+                            "(i8, u8, i16, u16, i32, u32, i64, u64)",
+                            what, jit_dtype_name(t));
+    }
+}
+
+int tj_check_policy_engine(jit_index_policy p, jit_engine e)
+{
+    if ((unsigned)p >= JIT_INDEX_POLICY_COUNT)
+        return tj_error_set("index_policy=%d is not a known policy", (int)p);
+    if (e != JIT_ENGINE_AUTO && e != JIT_ENGINE_REFERENCE && e != JIT_ENGINE_JIT)
+        return tj_error_set("engine=%d is not a known engine", (int)e);
+    return 0;
+}

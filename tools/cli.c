@@ -1,0 +1,102 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+
+int tj_cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tensorjit: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return TJ_EXIT_USAGE;
+}
+
+int tj_cli_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0') {
+        tj_cli_fail("%s expects an integer, got '%s'", opt, text);
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        tj_cli_fail("%s=%lld is outside [%" PRId64 ", %" PRId64 "]", opt, v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i)
+{
+    const unsigned char *p = (const unsigned char *)data + i * jit_dtype_size(t);
+    union {
+        int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
+        int64_t i64; uint64_t u64; float f32; double f64;
+    } v;
+    memcpy(&v, p, (size_t)jit_dtype_size(t));
+    switch (t) {
+    case JIT_BOOL: fputs(v.u8 ? "true" : "false", f); break;
+    case JIT_I8: fprintf(f, "%d", v.i8); break;
+    case JIT_U8: fprintf(f, "%u", v.u8); break;
+    case JIT_I16: fprintf(f, "%d", v.i16); break;
+    case JIT_U16: fprintf(f, "%u", v.u16); break;
+    case JIT_F16: fprintf(f, "%g", (double)tj_half_to_float(v.u16)); break;
+    case JIT_BF16: fprintf(f, "%g", (double)tj_bf16_to_float(v.u16)); break;
+    case JIT_I32: fprintf(f, "%" PRId32, v.i32); break;
+    case JIT_U32: fprintf(f, "%" PRIu32, v.u32); break;
+    case JIT_F32: fprintf(f, "%g", (double)v.f32); break;
+    case JIT_I64: fprintf(f, "%" PRId64, v.i64); break;
+    case JIT_U64: fprintf(f, "%" PRIu64, v.u64); break;
+    case JIT_F64: fprintf(f, "%g", v.f64); break;
+    default: fputs("?", f); break;
+    }
+}
+
+static void tj_print_level(FILE *f, jit_dtype t, const jit_shape *s, const void *data, int dim,
+                           int64_t *flat, int64_t *shown)
+{
+    if (dim == s->rank) {
+        if (*shown < 1000)
+            tj_cli_print_elem(f, t, data, *flat);
+        else if (*shown == 1000)
+            fputs("...", f);
+        (*flat)++;
+        (*shown)++;
+        return;
+    }
+    fputc('[', f);
+    for (int64_t i = 0; i < s->dims[dim]; i++) {
+        if (i && dim + 1 == s->rank)
+            fputs(", ", f);
+        else if (i)
+            fprintf(f, ",\n%*s", dim + 1, "");
+        tj_print_level(f, t, s, data, dim + 1, flat, shown);
+    }
+    fputc(']', f);
+}
+
+void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *data)
+{
+    int64_t flat = 0, shown = 0;
+    tj_print_level(f, t, s, data, 0, &flat, &shown);
+    fputc('\n', f);
+}
+
+void tj_cli_print_engine(FILE *f, const jit_kernel_info *info)
+{
+    if (info->engine == JIT_ENGINE_JIT)
+        fprintf(f, "engine: jit (compile %.2f ms, %zu bytes of code)\n", info->compile_ms,
+                info->code_bytes);
+    else
+        fprintf(f, "engine: reference (%s)\n", info->why);
+}

@@ -1,0 +1,42 @@
+/* The tensorjit command: a thin client of the public API. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void tj_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tensorjit COMMAND [options]\n"
+            "commands:\n"
+            "  gather-nd       run GatherND on .npy files (--help for options)\n"
+            "  scatter-update  run ScatterUpdate on .npy files (--help for options)\n"
+            "  demo            run the GatherND-8 batch_dims=2 example of the spec\n"
+            "  --version       print the version\n"
+            "  --help          print this help\n"
+            "exit status: 0 success, 2 invalid arguments or signature, 3 index out of range\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        tj_usage(stderr);
+        return TJ_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("tensorjit %s\n", jit_version());
+        return TJ_EXIT_OK;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        tj_usage(stdout);
+        return TJ_EXIT_OK;
+    }
+    if (strcmp(cmd, "gather-nd") == 0)
+        return tj_cmd_gather_nd(argc - 1, argv + 1);
+    if (strcmp(cmd, "scatter-update") == 0)
+        return tj_cmd_scatter_update(argc - 1, argv + 1);
+    if (strcmp(cmd, "demo") == 0)
+        return tj_cmd_demo(argc - 1, argv + 1);
+    return tj_cli_fail("unknown command '%s' (try --help)", cmd);
+}
