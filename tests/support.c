@@ -1,0 +1,197 @@
+#include "support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+
+#ifndef TJ_CASES_DIR
+#error "TJ_CASES_DIR must name the conformance vectors folder"
+#endif
+
+cJSON *support_load_cases(const char *file)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", TJ_CASES_DIR, file);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s (configure with -DTENSORJIT_CASES_DIR=...)\n", path);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    buf[got] = '\0';
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    if (!j || !cJSON_IsArray(j))
+        fprintf(stderr, "%s is not a JSON array\n", path);
+    return j;
+}
+
+jit_shape support_shape(const cJSON *arr)
+{
+    jit_shape s = {0};
+    const cJSON *e;
+    if (!cJSON_IsArray(arr))
+        return s;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (s.rank < JIT_MAX_RANK)
+            s.dims[s.rank] = (int64_t)e->valuedouble;
+        s.rank++;
+    }
+    return s;
+}
+
+jit_dtype support_dtype(const cJSON *c, const char *field, jit_dtype dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, field);
+    if (!cJSON_IsString(v))
+        return dflt;
+    jit_dtype t = jit_dtype_from_name(v->valuestring);
+    if (t == JIT_DTYPE_UNSET) {
+        fprintf(stderr, "unknown dtype '%s' in a case\n", v->valuestring);
+        abort();
+    }
+    return t;
+}
+
+/* 1 and the bytes of v in type t at p, or 0 if v is not exact in t. */
+static int support_store(double v, jit_dtype t, void *p, int exact)
+{
+    int is_int = v == floor(v);
+#define STORE_INT(T, lo, hi)                              \
+    do {                                                  \
+        if (!is_int || v < (double)(lo) || v > (double)(hi)) \
+            return 0;                                     \
+        T x = (T)v;                                       \
+        memcpy(p, &x, sizeof x);                          \
+        return 1;                                         \
+    } while (0)
+    switch (t) {
+    case JIT_BOOL: if (v != 0 && v != 1) return 0; STORE_INT(uint8_t, 0, 1);
+    case JIT_I8: STORE_INT(int8_t, INT8_MIN, INT8_MAX);
+    case JIT_U8: STORE_INT(uint8_t, 0, UINT8_MAX);
+    case JIT_I16: STORE_INT(int16_t, INT16_MIN, INT16_MAX);
+    case JIT_U16: STORE_INT(uint16_t, 0, UINT16_MAX);
+    case JIT_I32: STORE_INT(int32_t, INT32_MIN, INT32_MAX);
+    case JIT_U32: STORE_INT(uint32_t, 0, UINT32_MAX);
+    case JIT_I64: STORE_INT(int64_t, -9007199254740992.0, 9007199254740992.0);
+    case JIT_U64: STORE_INT(uint64_t, 0, 9007199254740992.0);
+    case JIT_F16: {
+        uint16_t h = tj_float_to_half((float)v);
+        if (exact && (double)tj_half_to_float(h) != v)
+            return 0;
+        memcpy(p, &h, 2);
+        return 1;
+    }
+    case JIT_BF16: {
+        uint16_t h = tj_float_to_bf16((float)v);
+        if (exact && (double)tj_bf16_to_float(h) != v)
+            return 0;
+        memcpy(p, &h, 2);
+        return 1;
+    }
+    case JIT_F32: {
+        float x = (float)v;
+        if (exact && (double)x != v)
+            return 0;
+        memcpy(p, &x, 4);
+        return 1;
+    }
+    case JIT_F64: memcpy(p, &v, 8); return 1;
+    default: return 0;
+    }
+#undef STORE_INT
+}
+
+void *support_values(const cJSON *arr, jit_dtype t, int64_t *count, int exact)
+{
+    int n = cJSON_GetArraySize(arr), es = jit_dtype_size(t);
+    char *buf = malloc((size_t)(n ? n : 1) * (size_t)es);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!support_store(e->valuedouble, t, buf + (size_t)i * es, exact)) {
+            free(buf);
+            return NULL;
+        }
+        i++;
+    }
+    if (count)
+        *count = n;
+    return buf;
+}
+
+static int support_int(const cJSON *c, const char *field, int dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, field);
+    return cJSON_IsNumber(v) ? v->valueint : dflt;
+}
+
+static jit_index_policy support_policy(const cJSON *c)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "index_policy");
+    jit_index_policy p = JIT_INDEX_ERROR;
+    if (cJSON_IsString(v) && jit_index_policy_from_name(v->valuestring, &p) != 0) {
+        fprintf(stderr, "unknown index policy '%s'\n", v->valuestring);
+        abort();
+    }
+    return p;
+}
+
+jit_gather_nd_sig support_gather_sig(const cJSON *c)
+{
+    jit_gather_nd_sig s = {0};
+    s.opset = support_int(c, "version", 8);
+    s.batch_dims = support_int(c, "batch_dims", 0);
+    s.dtype = support_dtype(c, "dtype", JIT_F32);
+    s.index_type = support_dtype(c, "index_type", JIT_I32);
+    s.index_policy = support_policy(c);
+    s.data_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "data_shape"));
+    s.indices_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "indices_shape"));
+    return s;
+}
+
+jit_scatter_update_sig support_scatter_sig(const cJSON *c)
+{
+    jit_scatter_update_sig s = {0};
+    s.axis = support_int(c, "axis", 0);
+    s.dtype = support_dtype(c, "dtype", JIT_F32);
+    s.updates_dtype = support_dtype(c, "updates_dtype", JIT_DTYPE_UNSET);
+    s.index_type = support_dtype(c, "index_type", JIT_I32);
+    s.axis_type = support_dtype(c, "axis_type", JIT_DTYPE_UNSET);
+    s.axis_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "axis_shape"));
+    s.index_policy = support_policy(c);
+    s.data_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "data_shape"));
+    s.indices_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "indices_shape"));
+    s.updates_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "updates_shape"));
+    return s;
+}
+
+uint64_t support_rand(uint64_t *s)
+{
+    /* splitmix64 */
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+int64_t support_rand_range(uint64_t *s, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(support_rand(s) % (uint64_t)(hi - lo + 1));
+}
+
+long support_env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : dflt;
+}

@@ -1,0 +1,35 @@
+/* Test helpers: the conformance vectors (JSON), value conversion to any
+ * element type, and small utilities. */
+#ifndef TJ_SUPPORT_H
+#define TJ_SUPPORT_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorjit.h"
+
+/* The parsed array of a file in the cases folder; the test fails if absent. */
+cJSON *support_load_cases(const char *file);
+
+/* shape from a JSON array (null: rank 0). */
+jit_shape support_shape(const cJSON *arr);
+jit_dtype support_dtype(const cJSON *case_obj, const char *field, jit_dtype dflt);
+
+/* Converts JSON numbers to elements of type t in a new buffer. Integers
+ * must fit exactly; floats are rounded to t (as numpy.array(v, t) does)
+ * unless exact is set. NULL when a value does not fit. */
+void *support_values(const cJSON *arr, jit_dtype t, int64_t *count, int exact);
+
+/* Fills a gather/scatter signature from a case object. */
+jit_gather_nd_sig support_gather_sig(const cJSON *c);
+jit_scatter_update_sig support_scatter_sig(const cJSON *c);
+
+/* Deterministic PRNG for the randomized tests. */
+uint64_t support_rand(uint64_t *state);
+int64_t support_rand_range(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */
+
+/* Environment variable as an integer, or dflt. */
+long support_env_long(const char *name, long dflt);
+
+#endif
