@@ -1,0 +1,176 @@
+/* Every signature rule of SPEC sections 1-2: refused, with a message that
+ * names the rule, the input and the numbers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "alloc.h"
+#include "tensorjit.h"
+
+static jit_gather_nd_sig g_ok(void)
+{
+    return (jit_gather_nd_sig){.dtype = JIT_F32, .index_type = JIT_I32,
+                               .data_shape = {2, {3, 4}}, .indices_shape = {2, {5, 1}}};
+}
+
+static jit_scatter_update_sig s_ok(void)
+{
+    return (jit_scatter_update_sig){.axis = 1, .dtype = JIT_F32, .index_type = JIT_I32,
+                                    .data_shape = {3, {2, 3, 4}}, .indices_shape = {1, {5}},
+                                    .updates_shape = {3, {2, 5, 4}}};
+}
+
+static void refuse_g(jit_gather_nd_sig s, const char *msg)
+{
+    if (jit_gather_nd_compile(&s))
+        fail_msg("accepted; expected: %s", msg);
+    assert_string_equal(jit_last_error(), msg);
+    jit_shape out;
+    assert_int_equal(jit_gather_nd_output_shape(&s, &out), -1);
+}
+
+static void refuse_s(jit_scatter_update_sig s, const char *msg)
+{
+    if (jit_scatter_update_compile(&s))
+        fail_msg("accepted; expected: %s", msg);
+    assert_string_equal(jit_last_error(), msg);
+}
+
+static void test_gather_rules(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig s = g_ok();
+    assert_non_null(jit_gather_nd_compile(&s));
+    s = g_ok(), s.opset = 7;
+    refuse_g(s, "opset=7 must be 5 or 8");
+    s = g_ok(), s.dtype = JIT_DTYPE_UNSET;
+    refuse_g(s, "data element type is not set");
+    s = g_ok(), s.dtype = JIT_U4;
+    refuse_g(s, "data element type u4 is a sub-byte type; tensorjit moves whole bytes (1, 2, 4 "
+                "or 8 per element)");
+    s = g_ok(), s.dtype = (jit_dtype)99;
+    refuse_g(s, "data element type 99 is not a known type");
+    s = g_ok(), s.index_type = JIT_F16;
+    refuse_g(s, "indices element type f16 must be an integer type (i8, u8, i16, u16, i32, u32, "
+                "i64, u64)");
+    s = g_ok(), s.index_type = JIT_BOOL;
+    refuse_g(s, "indices element type bool must be an integer type (i8, u8, i16, u16, i32, u32, "
+                "i64, u64)");
+    s = g_ok(), s.index_policy = (jit_index_policy)9;
+    refuse_g(s, "index_policy=9 is not a known policy");
+    s = g_ok(), s.data_shape.rank = 0;
+    refuse_g(s, "rank(data)=0 (a scalar) must be at least 1");
+    s = g_ok(), s.indices_shape.rank = 33;
+    refuse_g(s, "rank(indices)=33 exceeds the maximum rank 32");
+    s = g_ok(), s.data_shape.dims[1] = -4;
+    refuse_g(s, "data.shape[1]=-4 must not be negative");
+    s = g_ok(), s.batch_dims = -1;
+    refuse_g(s, "batch_dims=-1 must not be negative");
+    s = g_ok(), s.batch_dims = 2;
+    refuse_g(s, "batch_dims=2 must be less than rank(indices)=2");
+    s = g_ok(), s.batch_dims = 1, s.indices_shape = (jit_shape){3, {3, 2, 1}},
+    s.data_shape = (jit_shape){1, {3}};
+    refuse_g(s, "batch_dims=1 must be less than rank(data)=1");
+    s = g_ok(), s.batch_dims = 1;
+    refuse_g(s, "data.shape[0]=3 must equal indices.shape[0]=5 (batch dimension 0 of "
+                "batch_dims=1)");
+    s = g_ok(), s.indices_shape.dims[1] = 3;
+    refuse_g(s, "indices.shape[-1]=3 plus batch_dims=0 must not exceed rank(data)=2");
+    s = g_ok(), s.data_shape = (jit_shape){2, {INT64_C(1) << 40, INT64_C(1) << 30}};
+    refuse_g(s, "data of shape [1099511627776,1073741824] with 4-byte elements has more bytes "
+                "than int64 holds");
+    /* output rank = (32-1) + (32-0) */
+    s = g_ok(), s.data_shape.rank = 32, s.indices_shape.rank = 32;
+    for (int i = 0; i < 32; i++)
+        s.data_shape.dims[i] = s.indices_shape.dims[i] = 1;
+    s.indices_shape.dims[31] = 0;
+    refuse_g(s, "output rank 63 (rank(indices)-1 plus rank(data)-batch_dims-0) exceeds the "
+                "maximum rank 32");
+    assert_null(jit_gather_nd_compile(NULL));
+    assert_string_equal(jit_last_error(), "the GatherND signature is NULL");
+}
+
+static void test_gather_partial_product_overflow(void **state)
+{
+    (void)state;
+    /* total bytes are 0 (a zero dim), yet a batch alone overflows */
+    jit_gather_nd_sig s = {.dtype = JIT_F64, .index_type = JIT_I64,
+                           .data_shape = {3, {0, INT64_C(1) << 62, 4}},
+                           .indices_shape = {2, {2, 1}}};
+    assert_null(jit_gather_nd_compile(&s));
+    assert_non_null(strstr(jit_last_error(), "int64"));
+}
+
+static void test_scatter_rules(void **state)
+{
+    (void)state;
+    jit_scatter_update_sig s = s_ok();
+    assert_non_null(jit_scatter_update_compile(&s));
+    s = s_ok(), s.updates_dtype = JIT_U32;
+    refuse_s(s, "updates element type u32 must equal data element type f32");
+    s = s_ok(), s.axis_type = JIT_F32;
+    refuse_s(s, "axis element type f32 must be an integer type (i8, u8, i16, u16, i32, u32, i64, "
+                "u64)");
+    s = s_ok(), s.axis_shape = (jit_shape){1, {2}};
+    refuse_s(s, "axis must be a scalar or a 1-D tensor of one element, got shape [2]");
+    s = s_ok(), s.axis_shape = (jit_shape){1, {1}};
+    assert_non_null(jit_scatter_update_compile(&s));
+    s = s_ok(), s.axis = 3;
+    refuse_s(s, "axis=3 must be in [-rank(data), rank(data)-1] = [-3, 2]");
+    s = s_ok(), s.axis = -4;
+    refuse_s(s, "axis=-4 must be in [-rank(data), rank(data)-1] = [-3, 2]");
+    s = s_ok(), s.updates_shape.rank = 2;
+    refuse_s(s, "rank(updates)=2 must equal rank(indices)+rank(data)-1=3 (expected updates "
+                "shape [2,5,4] for axis 1)");
+    s = s_ok(), s.updates_shape.dims[2] = 5;
+    refuse_s(s, "updates.shape[2]=5 must equal 4 (expected updates shape [2,5,4] = "
+                "data.shape[:1] + indices.shape + data.shape[2:])");
+    s = s_ok(), s.data_shape.rank = 0, s.axis = 0;
+    refuse_s(s, "rank(data)=0 (a scalar) must be at least 1");
+    s = s_ok(), s.index_type = JIT_F64;
+    refuse_s(s, "indices element type f64 must be an integer type (i8, u8, i16, u16, i32, u32, "
+                "i64, u64)");
+    /* negative axis means the same kernel as its positive spelling */
+    jit_scatter_update_sig a = s_ok(), b = s_ok();
+    b.axis = -2;
+    assert_ptr_equal((void *)(uintptr_t)jit_scatter_update_compile(&a),
+                     (void *)(uintptr_t)jit_scatter_update_compile(&b));
+}
+
+/* Every allocation of the compile path fails in turn: the call returns
+ * NULL with a message (or succeeds), never crashes, never leaks. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (long n = 1; n < 20; n++) {
+        jit_shutdown();
+        tj_alloc_fail_after(n);
+        jit_gather_nd_sig s = g_ok();
+        jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+        tj_alloc_fail_after(0);
+        if (!fn) {
+            assert_non_null(strstr(jit_last_error(), "out of memory"));
+            failures++;
+        }
+    }
+    assert_true(failures > 0);
+    jit_shutdown();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gather_rules),
+        cmocka_unit_test(test_gather_partial_product_overflow),
+        cmocka_unit_test(test_scatter_rules),
+        cmocka_unit_test(test_allocation_failures),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    jit_shutdown();
+    return rc;
+}
