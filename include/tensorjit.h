@@ -134,6 +134,15 @@ typedef struct jit_kernel_info {
 int jit_gather_nd_info(jit_gather_nd_fn kernel, jit_kernel_info *info);
 int jit_scatter_update_info(jit_scatter_update_fn kernel, jit_kernel_info *info);
 
+/* What the JIT makes of a signature, as text: the LLVM IR before or after
+ * optimization, or the machine code as assembly. Free it with jit_free().
+ * NULL and jit_last_error() for an invalid signature or when the JIT
+ * cannot start. */
+typedef enum jit_dump_kind { JIT_DUMP_IR = 0, JIT_DUMP_IR_OPT, JIT_DUMP_ASM } jit_dump_kind;
+char *jit_gather_nd_dump(const jit_gather_nd_sig *sig, jit_dump_kind kind);
+char *jit_scatter_update_dump(const jit_scatter_update_sig *sig, jit_dump_kind kind);
+void jit_free(void *p);
+
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while
  * another thread uses the library. */

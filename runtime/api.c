@@ -1,5 +1,6 @@
 /* The public entry points: signature -> plan -> cached kernel. */
 
+#include "alloc.h"
 #include "backend.h"
 #include "cache.h"
 #include "error.h"
@@ -72,6 +73,44 @@ int jit_gather_nd_info(jit_gather_nd_fn kernel, jit_kernel_info *info)
 int jit_scatter_update_info(jit_scatter_update_fn kernel, jit_kernel_info *info)
 {
     return tj_info((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE, info);
+}
+
+static char *tj_dump(const tj_plan *plan, jit_dump_kind kind)
+{
+    char why[512];
+    if ((unsigned)kind > JIT_DUMP_ASM) {
+        tj_error_set("dump kind %d is not IR, optimized IR or assembly", (int)kind);
+        return NULL;
+    }
+    char *text = tj_backend_dump(plan, (tj_dump_kind)kind, why, sizeof why);
+    if (!text)
+        tj_error_set("%s", why);
+    return text;
+}
+
+char *jit_gather_nd_dump(const jit_gather_nd_sig *sig, jit_dump_kind kind)
+{
+    tj_plan plan;
+    if (!sig) {
+        tj_error_set("the GatherND signature is NULL");
+        return NULL;
+    }
+    return tj_gather_nd_plan(sig, &plan, NULL) == 0 ? tj_dump(&plan, kind) : NULL;
+}
+
+char *jit_scatter_update_dump(const jit_scatter_update_sig *sig, jit_dump_kind kind)
+{
+    tj_plan plan;
+    if (!sig) {
+        tj_error_set("the ScatterUpdate signature is NULL");
+        return NULL;
+    }
+    return tj_scatter_update_plan(sig, &plan, NULL) == 0 ? tj_dump(&plan, kind) : NULL;
+}
+
+void jit_free(void *p)
+{
+    tj_free(p);
 }
 
 void jit_shutdown(void)

@@ -18,6 +18,12 @@ typedef struct tj_backend_kernel {
  * -1 and `why` says what failed, in words for a user. */
 int tj_backend_compile(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len);
 void tj_backend_release(void *handle);
+
+typedef enum tj_dump_kind { TJ_DUMP_IR, TJ_DUMP_IR_OPT, TJ_DUMP_ASM } tj_dump_kind;
+
+/* The kernel's IR before or after optimization, or its assembly, as text
+ * from tj_malloc; NULL and why on failure. */
+char *tj_backend_dump(const tj_plan *plan, tj_dump_kind kind, char *why, size_t why_len);
 void tj_backend_shutdown(void);
 
 #endif

@@ -11,6 +11,14 @@ int tj_backend_compile(const tj_plan *plan, tj_backend_kernel *out, char *why, s
     return -1;
 }
 
+char *tj_backend_dump(const tj_plan *plan, tj_dump_kind kind, char *why, size_t why_len)
+{
+    (void)plan;
+    (void)kind;
+    snprintf(why, why_len, "this build has no JIT backend");
+    return NULL;
+}
+
 void tj_backend_release(void *handle)
 {
     (void)handle;

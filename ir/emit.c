@@ -1,0 +1,59 @@
+#include "emit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
+                   LLVMValueRef carry_init)
+{
+    char buf[64];
+    l->name = name;
+    l->trip = trip;
+    l->pre = LLVMGetInsertBlock(e->b);
+    snprintf(buf, sizeof buf, "%s.loop", name);
+    l->body = tj_block(e, buf);
+    LLVMBuildBr(e->b, l->body);
+    LLVMPositionBuilderAtEnd(e->b, l->body);
+    l->iv = LLVMBuildPhi(e->b, e->i64, name);
+    LLVMValueRef zero = tj_i64(e, 0);
+    LLVMAddIncoming(l->iv, &zero, &l->pre, 1);
+    l->carry = NULL;
+    if (carry_init) {
+        snprintf(buf, sizeof buf, "%s.carry", name);
+        l->carry = LLVMBuildPhi(e->b, LLVMTypeOf(carry_init), buf);
+        LLVMAddIncoming(l->carry, &carry_init, &l->pre, 1);
+    }
+}
+
+LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
+{
+    char buf[64];
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(e->b);
+    snprintf(buf, sizeof buf, "%s.next", l->name);
+    LLVMValueRef next = LLVMBuildNUWAdd(e->b, l->iv, tj_i64(e, 1), buf);
+    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    if (l->carry)
+        LLVMAddIncoming(l->carry, &carry_next, &latch, 1);
+    snprintf(buf, sizeof buf, "%s.done", l->name);
+    LLVMValueRef done = LLVMBuildICmp(e->b, LLVMIntEQ, next, tj_i64(e, l->trip), buf);
+    snprintf(buf, sizeof buf, "%s.exit", l->name);
+    LLVMBasicBlockRef exit = tj_block(e, buf);
+    LLVMBuildCondBr(e->b, done, exit, l->body);
+    LLVMPositionBuilderAtEnd(e->b, exit);
+    return carry_next;
+}
+
+void tj_add_attr(const tj_emit *e, LLVMValueRef fn, unsigned idx, const char *name)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    if (kind == 0)
+        return;
+    LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(e->ctx, kind, 0));
+}
+
+void tj_add_string_attr(const tj_emit *e, LLVMValueRef fn, const char *key, const char *value)
+{
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(e->ctx, key, (unsigned)strlen(key), value,
+                                                      (unsigned)strlen(value)));
+}

@@ -1,0 +1,87 @@
+/*
+ * Tiny helpers so that IR-building code reads close to the IR it makes.
+ * Every pointer is built as i8* (LLVM 14 still has typed pointers; from 15
+ * on it is the opaque `ptr` and the casts below fold away).
+ */
+#ifndef TJ_IR_EMIT_H
+#define TJ_IR_EMIT_H
+
+#include <llvm-c/Core.h>
+#include <stdint.h>
+
+typedef struct tj_emit {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    LLVMTypeRef i1, i8, i32, i64, ptr;
+} tj_emit;
+
+static inline LLVMValueRef tj_i64(const tj_emit *e, int64_t v)
+{
+    return LLVMConstInt(e->i64, (unsigned long long)v, 1);
+}
+
+static inline LLVMValueRef tj_i32(const tj_emit *e, int32_t v)
+{
+    return LLVMConstInt(e->i32, (unsigned long long)(int64_t)v, 1);
+}
+
+static inline LLVMValueRef tj_false(const tj_emit *e)
+{
+    return LLVMConstInt(e->i1, 0, 0);
+}
+
+static inline LLVMBasicBlockRef tj_block(const tj_emit *e, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(e->ctx, e->fn, name);
+}
+
+/* base + byte offset */
+static inline LLVMValueRef tj_byte_gep(const tj_emit *e, LLVMValueRef base, LLVMValueRef off,
+                                       const char *name)
+{
+    return LLVMBuildInBoundsGEP2(e->b, e->i8, base, &off, 1, name);
+}
+
+/* a load of type t at p, with no alignment assumed (x86 pays nothing) */
+static inline LLVMValueRef tj_load(const tj_emit *e, LLVMTypeRef t, LLVMValueRef p,
+                                   const char *name)
+{
+    LLVMValueRef typed = LLVMBuildPointerCast(e->b, p, LLVMPointerType(t, 0), "");
+    LLVMValueRef v = LLVMBuildLoad2(e->b, t, typed, name);
+    LLVMSetAlignment(v, 1);
+    return v;
+}
+
+static inline LLVMValueRef tj_add(const tj_emit *e, LLVMValueRef a, LLVMValueRef b,
+                                  const char *name)
+{
+    return LLVMBuildAdd(e->b, a, b, name);
+}
+
+static inline LLVMValueRef tj_mul(const tj_emit *e, LLVMValueRef a, int64_t k, const char *name)
+{
+    return k == 1 ? a : LLVMBuildMul(e->b, a, tj_i64(e, k), name);
+}
+
+/* A counted loop with a constant trip count (> 1), do-while shaped, with
+ * an optional loop-carried value. */
+typedef struct tj_loop {
+    LLVMBasicBlockRef pre, body;
+    LLVMValueRef iv, carry;
+    int64_t trip;
+    const char *name;
+} tj_loop;
+
+void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
+                   LLVMValueRef carry_init);
+/* Closes the loop in the current block; returns carry_next (usable after). */
+LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next);
+
+/* Adds an enum attribute by name to a function (idx 0 = return, ~0 = the
+ * function, k = parameter k); names missing in this LLVM are skipped. */
+void tj_add_attr(const tj_emit *e, LLVMValueRef fn, unsigned idx, const char *name);
+void tj_add_string_attr(const tj_emit *e, LLVMValueRef fn, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * The kernel of one signature, as LLVM IR. What it gains from knowing the
+ * signature at compile time: every shape, stride, block size and trip
+ * count is a constant, so offsets fold, loops have known trip counts and
+ * each block copy is a fixed-size memcpy that LLVM lowers to vector moves.
+ *
+ * Shape of every kernel:
+ *   1. check.ptr   buffers the signature needs are non-NULL (cold path
+ *                  calls tj_rt_bad_pointer for the message)
+ *   2. check       every index validated in its own pass, branch-free with
+ *                  an OR-ed flag so it vectorizes; check.fail calls
+ *                  tj_rt_bad_index for the message; nothing written yet
+ *   3. copy.data   scatter only: out = data unless out == data
+ *   4. tuple       the indexed block copies, in row-major order of the
+ *                  indices (last duplicate wins)
+ * Small signatures are fully unrolled; others get counted loops.
+ */
+#include "kernel_ir.h"
+
+#include <llvm-c/Analysis.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+typedef struct tj_kir {
+    tj_emit e;
+    const tj_plan *p;
+    tj_ir_strategy st;
+    LLVMTypeRef idx_ty;
+    int idx_signed;
+    LLVMValueRef data, indices, updates, out;
+} tj_kir;
+
+static int tj_index_signed(jit_dtype t)
+{
+    return t == JIT_I8 || t == JIT_I16 || t == JIT_I32 || t == JIT_I64;
+}
+
+void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
+{
+    s->tuples = p->outer * p->items;
+    s->checks = tj_plan_tuples_to_check(p);
+    s->budget = TJ_IR_UNROLL_TUPLES;
+    s->unrolled = s->tuples <= s->budget && s->checks <= s->budget;
+}
+
+/* indices[i] widened to i64 (sign- or zero-extended by the index type) */
+static LLVMValueRef tj_load_index(tj_kir *k, LLVMValueRef i)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef off = tj_mul(e, i, k->p->index_size, "index.off");
+    LLVMValueRef v = tj_load(e, k->idx_ty, tj_byte_gep(e, k->indices, off, "index.ptr"), "index");
+    if (k->p->index_size == 8)
+        return v;
+    return k->idx_signed ? LLVMBuildSExt(e->b, v, e->i64, "index.i64")
+                         : LLVMBuildZExt(e->b, v, e->i64, "index.i64");
+}
+
+/* Negative indices counted from the end, for negative-wraps. */
+static LLVMValueRef tj_wrap(tj_kir *k, LLVMValueRef v, int64_t dim)
+{
+    tj_emit *e = &k->e;
+    if (k->p->policy != JIT_INDEX_NEGATIVE_WRAPS || !k->idx_signed)
+        return v;
+    LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), "is.negative");
+    return LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_i64(e, dim), "wrapped"), v, "wrap");
+}
+
+/* The position entry d of a tuple selects, and (zero-fill) whether it is
+ * in range; *valid is left alone for the other policies. */
+static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *valid)
+{
+    tj_emit *e = &k->e;
+    int64_t dim = k->p->dims[d];
+    switch (k->p->policy) {
+    case JIT_INDEX_CLAMP: {
+        LLVMValueRef top = tj_i64(e, dim - 1);
+        if (k->idx_signed) {
+            LLVMValueRef low = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), "below");
+            v = LLVMBuildSelect(e->b, low, tj_i64(e, 0), v, "clamp.low");
+            LLVMValueRef high = LLVMBuildICmp(e->b, LLVMIntSGT, v, top, "above");
+            return LLVMBuildSelect(e->b, high, top, v, "clamp");
+        }
+        LLVMValueRef high = LLVMBuildICmp(e->b, LLVMIntUGT, v, top, "above");
+        return LLVMBuildSelect(e->b, high, top, v, "clamp");
+    }
+    case JIT_INDEX_ZERO_FILL: {
+        LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, v, tj_i64(e, dim), "in.range");
+        *valid = *valid ? LLVMBuildAnd(e->b, *valid, in, "valid") : in;
+        return v;
+    }
+    default:
+        return tj_wrap(k, v, dim);
+    }
+}
+
+/* OR of "entry out of range" over the tuple starting at index element t0. */
+static LLVMValueRef tj_check_tuple(tj_kir *k, LLVMValueRef t0, LLVMValueRef bad)
+{
+    tj_emit *e = &k->e;
+    for (int d = 0; d < k->p->depth; d++) {
+        LLVMValueRef i = d ? tj_add(e, t0, tj_i64(e, d), "index.i") : t0;
+        LLVMValueRef v = tj_wrap(k, tj_load_index(k, i), k->p->dims[d]);
+        LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, v, tj_i64(e, k->p->dims[d]), "oob");
+        bad = LLVMBuildOr(e->b, bad, out, "bad");
+    }
+    return bad;
+}
+
+static void tj_emit_fail(tj_kir *k, LLVMValueRef bad, const char *fail_name, const char *rt,
+                         LLVMValueRef *args, unsigned nargs)
+{
+    tj_emit *e = &k->e;
+    char ok_name[64];
+    snprintf(ok_name, sizeof ok_name, "%s.ok", fail_name);
+    LLVMBasicBlockRef fail = tj_block(e, fail_name), ok = tj_block(e, ok_name);
+    LLVMBuildCondBr(e->b, bad, fail, ok);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMTypeRef params[5];
+    for (unsigned i = 0; i < nargs; i++)
+        params[i] = e->ptr;
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, nargs, 0);
+    LLVMValueRef callee = LLVMGetNamedFunction(e->mod, rt);
+    if (!callee)
+        callee = LLVMAddFunction(e->mod, rt, fty);
+    LLVMValueRef status = LLVMBuildCall2(e->b, fty, callee, args, nargs, "status");
+    LLVMBuildRet(e->b, status);
+    LLVMPositionBuilderAtEnd(e->b, ok);
+}
+
+static LLVMValueRef tj_self(tj_kir *k)
+{
+    return LLVMConstPointerCast(k->e.fn, k->e.ptr);
+}
+
+static void tj_emit_pointer_checks(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef bad = NULL;
+    struct {
+        LLVMValueRef v;
+        int needed;
+    } bufs[] = {{k->data, p->data_bytes > 0},
+                {k->indices, p->indices_elems > 0},
+                {k->updates, k->updates && p->updates_bytes > 0},
+                {k->out, p->out_bytes > 0}};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+        if (!bufs[i].needed)
+            continue;
+        LLVMValueRef n = LLVMBuildIsNull(e->b, bufs[i].v, "is.null");
+        bad = bad ? LLVMBuildOr(e->b, bad, n, "null") : n;
+    }
+    if (!bad)
+        return;
+    LLVMValueRef args[5] = {tj_self(k), k->data, k->indices,
+                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out};
+    tj_emit_fail(k, bad, "check.ptr.fail", TJ_RT_BAD_POINTER, args, 5);
+}
+
+static void tj_emit_validation(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    if (p->policy == JIT_INDEX_ZERO_FILL || k->st.checks == 0 || p->depth == 0)
+        return;
+    LLVMValueRef args[2] = {tj_self(k), k->indices};
+    if (p->policy == JIT_INDEX_CLAMP) {
+        /* clamping fails only into an empty dimension: known now */
+        for (int d = 0; d < p->depth; d++)
+            if (p->dims[d] == 0) {
+                tj_emit_fail(k, LLVMConstInt(e->i1, 1, 0), "check.fail", TJ_RT_BAD_INDEX, args,
+                             2);
+                return;
+            }
+        return;
+    }
+    LLVMValueRef bad = tj_false(e);
+    if (k->st.unrolled || k->st.checks == 1) {
+        for (int64_t t = 0; t < k->st.checks; t++)
+            bad = tj_check_tuple(k, tj_i64(e, t * p->depth), bad);
+    } else {
+        tj_loop l;
+        tj_loop_begin(e, &l, "check", k->st.checks, bad);
+        LLVMValueRef t0 = tj_mul(e, l.iv, p->depth, "tuple.first");
+        bad = tj_loop_end(e, &l, tj_check_tuple(k, t0, l.carry));
+    }
+    tj_emit_fail(k, bad, "check.fail", TJ_RT_BAD_INDEX, args, 2);
+}
+
+static void tj_emit_data_copy(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    if (k->p->copy_bytes == 0)
+        return;
+    LLVMValueRef same = LLVMBuildICmp(e->b, LLVMIntEQ, k->out, k->data, "in.place");
+    LLVMBasicBlockRef copy = tj_block(e, "copy.data"), done = tj_block(e, "copy.done");
+    LLVMBuildCondBr(e->b, same, done, copy);
+    LLVMPositionBuilderAtEnd(e->b, copy);
+    LLVMBuildMemCpy(e->b, k->out, 1, k->data, 1, tj_i64(e, k->p->copy_bytes));
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
+}
+
+/* One indexed block copy for outer position o and item j. */
+static void tj_emit_tuple(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef first = tj_add(e, tj_mul(e, o, p->index_outer_elems, "tuple.outer"),
+                                tj_mul(e, j, p->depth, "tuple.item"), "tuple");
+    LLVMValueRef off = tj_i64(e, 0), valid = NULL;
+    for (int d = 0; d < p->depth; d++) {
+        LLVMValueRef i = d ? tj_add(e, first, tj_i64(e, d), "index.i") : first;
+        LLVMValueRef pos = tj_position(k, tj_load_index(k, i), d, &valid);
+        off = tj_add(e, off, tj_mul(e, pos, p->strides[d], "entry.off"), "block.off");
+    }
+    LLVMValueRef indexed = tj_add(e, tj_mul(e, o, p->indexed_outer_bytes, "indexed.outer"), off,
+                                  "indexed.off");
+    LLVMValueRef plain = tj_add(e, tj_mul(e, o, p->plain_outer_bytes, "plain.outer"),
+                                tj_mul(e, j, p->block_bytes, "plain.item"), "plain.off");
+    int gather = p->indexed == TJ_INDEXED_SRC;
+    LLVMValueRef src = gather ? tj_byte_gep(e, k->data, indexed, "slice.src")
+                              : tj_byte_gep(e, k->updates, plain, "block.src");
+    LLVMValueRef dst = gather ? tj_byte_gep(e, k->out, plain, "slice.dst")
+                              : tj_byte_gep(e, k->out, indexed, "block.dst");
+    LLVMValueRef size = tj_i64(e, p->block_bytes);
+    if (!valid) {
+        LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+        return;
+    }
+    LLVMBasicBlockRef copy = tj_block(e, "tuple.copy"), skip = tj_block(e, "tuple.invalid");
+    LLVMBasicBlockRef next = tj_block(e, "tuple.next");
+    LLVMBuildCondBr(e->b, valid, copy, skip);
+    LLVMPositionBuilderAtEnd(e->b, copy);
+    LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+    LLVMBuildBr(e->b, next);
+    LLVMPositionBuilderAtEnd(e->b, skip);
+    if (gather) /* zero-fill: the slice is zeros; a scatter drops the update */
+        LLVMBuildMemSet(e->b, dst, LLVMConstInt(e->i8, 0, 0), size, 1);
+    LLVMBuildBr(e->b, next);
+    LLVMPositionBuilderAtEnd(e->b, next);
+}
+
+static void tj_emit_copies(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    if (p->block_bytes == 0 || k->st.tuples == 0)
+        return;
+    if (k->st.unrolled) {
+        for (int64_t o = 0; o < p->outer; o++)
+            for (int64_t j = 0; j < p->items; j++)
+                tj_emit_tuple(k, tj_i64(e, o), tj_i64(e, j));
+        return;
+    }
+    tj_loop lo, lj;
+    LLVMValueRef o = tj_i64(e, 0), j = tj_i64(e, 0);
+    if (p->outer > 1) {
+        tj_loop_begin(e, &lo, "outer", p->outer, NULL);
+        o = lo.iv;
+    }
+    if (p->items > 1) {
+        tj_loop_begin(e, &lj, "item", p->items, NULL);
+        j = lj.iv;
+    }
+    tj_emit_tuple(k, o, j);
+    if (p->items > 1)
+        tj_loop_end(e, &lj, NULL);
+    if (p->outer > 1)
+        tj_loop_end(e, &lo, NULL);
+}
+
+static void tj_emit_signature(tj_kir *k, const char *name)
+{
+    tj_emit *e = &k->e;
+    int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
+    LLVMTypeRef params[4] = {e->ptr, e->ptr, e->ptr, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, scatter ? 4 : 3, 0);
+    e->fn = LLVMAddFunction(e->mod, name, fty);
+    k->data = LLVMGetParam(e->fn, 0);
+    k->indices = LLVMGetParam(e->fn, 1);
+    k->updates = scatter ? LLVMGetParam(e->fn, 2) : NULL;
+    k->out = LLVMGetParam(e->fn, scatter ? 3 : 2);
+    LLVMSetValueName2(k->data, "data", 4);
+    LLVMSetValueName2(k->indices, "indices", 7);
+    if (k->updates)
+        LLVMSetValueName2(k->updates, "updates", 7);
+    LLVMSetValueName2(k->out, "out", 3);
+    /* A scatter may run in place (out == data), so only its indices and
+     * updates are noalias; a gather's buffers never overlap. */
+    tj_add_attr(e, e->fn, 2, "noalias");
+    if (scatter) {
+        tj_add_attr(e, e->fn, 3, "noalias");
+    } else {
+        tj_add_attr(e, e->fn, 1, "noalias");
+        tj_add_attr(e, e->fn, 3, "noalias");
+    }
+    tj_add_attr(e, e->fn, LLVMAttributeFunctionIndex, "nounwind");
+    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+}
+
+LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const char *name, char *why,
+                           size_t why_len)
+{
+    tj_kir k = {0};
+    tj_emit *e = &k.e;
+    k.p = p;
+    tj_ir_choose(p, &k.st);
+    e->ctx = ctx;
+    e->mod = LLVMModuleCreateWithNameInContext(name, ctx);
+    e->b = LLVMCreateBuilderInContext(ctx);
+    e->i1 = LLVMInt1TypeInContext(ctx);
+    e->i8 = LLVMInt8TypeInContext(ctx);
+    e->i32 = LLVMInt32TypeInContext(ctx);
+    e->i64 = LLVMInt64TypeInContext(ctx);
+    e->ptr = LLVMPointerType(e->i8, 0);
+    k.idx_ty = LLVMIntTypeInContext(ctx, (unsigned)p->index_size * 8);
+    k.idx_signed = tj_index_signed(p->index_type);
+
+    tj_emit_signature(&k, name);
+    tj_emit_pointer_checks(&k);
+    tj_emit_validation(&k);
+    tj_emit_data_copy(&k);
+    tj_emit_copies(&k);
+    LLVMBuildRet(e->b, tj_i32(e, 0));
+    LLVMDisposeBuilder(e->b);
+
+    char *msg = NULL;
+    if (LLVMVerifyModule(e->mod, LLVMReturnStatusAction, &msg)) {
+        snprintf(why, why_len, "generated IR failed verification: %s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        LLVMDisposeModule(e->mod);
+        return NULL;
+    }
+    LLVMDisposeMessage(msg);
+    return e->mod;
+}

@@ -1,0 +1,34 @@
+/* The LLVM module of one kernel, built from the canonical plan. */
+#ifndef TJ_KERNEL_IR_H
+#define TJ_KERNEL_IR_H
+
+#include <llvm-c/Core.h>
+#include <stddef.h>
+
+#include "plan.h"
+
+/* Runtime functions the generated code calls on its cold paths, by name
+ * (the engine defines them), so that objects hold no absolute address. */
+#define TJ_RT_BAD_INDEX "tj_rt_bad_index"
+#define TJ_RT_BAD_POINTER "tj_rt_bad_pointer"
+
+/* Up to this many tuples a kernel is straight-line code: every offset a
+ * constant. Above it, counted loops with constant trip counts. Set by
+ * measurement (README, "How a kernel is generated"). */
+#define TJ_IR_UNROLL_TUPLES 16
+
+typedef struct tj_ir_strategy {
+    int unrolled;      /* 1: fully unrolled; 0: counted loops */
+    int64_t tuples;    /* tuples the copy visits (outer * items) */
+    int64_t checks;    /* tuples the validation pass visits */
+    int64_t budget;    /* TJ_IR_UNROLL_TUPLES */
+} tj_ir_strategy;
+
+void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s);
+
+/* A new module in ctx holding one function `name` of the kernel ABI; NULL
+ * (and why) if the plan cannot be built. */
+LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const char *name, char *why,
+                           size_t why_len);
+
+#endif

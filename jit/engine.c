@@ -1,0 +1,244 @@
+#include "engine.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "kernel_ir.h"
+#include "jit_support.h"
+
+static pthread_mutex_t tj_engine_mutex = PTHREAD_MUTEX_INITIALIZER;
+static tj_engine *tj_the_engine;
+static char tj_engine_failure[512]; /* why the engine could not start, once it failed */
+
+void tj_engine_lock(void)
+{
+    pthread_mutex_lock(&tj_engine_mutex);
+}
+
+void tj_engine_unlock(void)
+{
+    pthread_mutex_unlock(&tj_engine_mutex);
+}
+
+int tj_jit_fault(const char *stage)
+{
+    const char *v = getenv("TENSORJIT_FAULT");
+    return v && strcmp(v, stage) == 0;
+}
+
+void tj_engine_error(LLVMErrorRef err, const char *what, char *why, size_t why_len)
+{
+    char *msg = LLVMGetErrorMessage(err);
+    snprintf(why, why_len, "%s: %s", what, msg ? msg : "unknown LLVM error");
+    LLVMDisposeErrorMessage(msg);
+}
+
+static double tj_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int tj_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* LLVM lists host features in hash order; a cache key needs one order. */
+static char *tj_sorted_features(const char *raw)
+{
+    size_t len = strlen(raw), n = 1;
+    for (size_t i = 0; i < len; i++)
+        n += raw[i] == ',';
+    char *copy = tj_malloc(len + 1), *out = tj_malloc(len + 1);
+    char **items = tj_calloc(n, sizeof *items);
+    if (!copy || !out || !items) {
+        tj_free(copy);
+        tj_free(out);
+        tj_free(items);
+        return NULL;
+    }
+    memcpy(copy, raw, len + 1);
+    size_t k = 0;
+    for (char *s = copy, *save = NULL, *t; (t = strtok_r(s, ",", &save)); s = NULL)
+        items[k++] = t;
+    qsort(items, k, sizeof *items, tj_cmp_str);
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t l = strlen(items[i]);
+        if (i)
+            out[used++] = ',';
+        memcpy(out + used, items[i], l + 1);
+        used += l;
+    }
+    tj_free(items);
+    tj_free(copy);
+    return out;
+}
+
+static char *tj_strdup(const char *s)
+{
+    size_t l = strlen(s) + 1;
+    char *d = tj_malloc(l);
+    if (d)
+        memcpy(d, s, l);
+    return d;
+}
+
+static int tj_opt_level(void)
+{
+    const char *v = getenv("TENSORJIT_OPT_LEVEL");
+    if (v && v[0] >= '0' && v[0] <= '3' && v[1] == '\0')
+        return v[0] - '0';
+    return 2;
+}
+
+static int tj_engine_target(tj_engine *en, char *why, size_t len)
+{
+    char *triple = LLVMGetDefaultTargetTriple(), *err = NULL;
+    char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    LLVMTargetRef target;
+    int rc = -1;
+    if (LLVMGetTargetFromTriple(triple, &target, &err) != 0) {
+        snprintf(why, len, "no LLVM target for %s: %s", triple, err ? err : "?");
+        goto done;
+    }
+    en->triple = tj_strdup(triple);
+    en->cpu = tj_strdup(cpu);
+    en->features = tj_sorted_features(features);
+    if (!en->triple || !en->cpu || !en->features) {
+        snprintf(why, len, "out of memory starting the JIT");
+        goto done;
+    }
+    LLVMCodeGenOptLevel level = en->opt_level == 0   ? LLVMCodeGenLevelNone
+                                : en->opt_level == 1 ? LLVMCodeGenLevelLess
+                                : en->opt_level == 3 ? LLVMCodeGenLevelAggressive
+                                                     : LLVMCodeGenLevelDefault;
+    /* PIC + small code model: objects that can be cached and loaded again */
+    en->tm = LLVMCreateTargetMachine(target, triple, cpu, en->features, level, LLVMRelocPIC,
+                                     LLVMCodeModelSmall);
+    if (!en->tm) {
+        snprintf(why, len, "LLVM could not create a target machine for %s (%s)", triple, cpu);
+        goto done;
+    }
+    rc = 0;
+done:
+    LLVMDisposeMessage(err);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    return rc;
+}
+
+/* The runtime functions generated code calls, defined by name so that
+ * objects carry no absolute address. */
+static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
+{
+    LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported |
+                                    LLVMJITSymbolGenericFlagsCallable,
+                                0};
+    LLVMOrcCSymbolMapPair syms[2] = {
+        {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_INDEX),
+         {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_index, flags}},
+        {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_POINTER),
+         {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_pointer, flags}},
+    };
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, 2);
+    LLVMErrorRef err = LLVMOrcJITDylibDefine(en->main_jd, mu);
+    if (err) {
+        LLVMOrcDisposeMaterializationUnit(mu);
+        tj_engine_error(err, "defining the runtime symbols", why, len);
+        return -1;
+    }
+    /* memcpy and memset from the process (RuntimeDyld on 14-16 needs it) */
+    LLVMOrcDefinitionGeneratorRef gen;
+    err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(en->jit), NULL, NULL);
+    if (err) {
+        tj_engine_error(err, "adding the process symbols", why, len);
+        return -1;
+    }
+    LLVMOrcJITDylibAddGenerator(en->main_jd, gen);
+    return 0;
+}
+
+static tj_engine *tj_engine_create(char *why, size_t len)
+{
+    double t0 = tj_clock_ms();
+    if (tj_jit_fault("start")) {
+        snprintf(why, len, "LLVM start-up failed (injected by TENSORJIT_FAULT)");
+        return NULL;
+    }
+    if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+        snprintf(why, len, "LLVM has no native target for this machine");
+        return NULL;
+    }
+    tj_engine *en = tj_calloc(1, sizeof *en);
+    if (!en) {
+        snprintf(why, len, "out of memory starting the JIT");
+        return NULL;
+    }
+    en->opt_level = tj_opt_level();
+    LLVMErrorRef err = NULL;
+    if (tj_engine_target(en, why, len) != 0)
+        goto fail;
+    err = LLVMOrcCreateLLJIT(&en->jit, LLVMOrcCreateLLJITBuilder());
+    if (err) {
+        tj_engine_error(err, "creating the LLJIT", why, len);
+        en->jit = NULL;
+        goto fail;
+    }
+    en->main_jd = LLVMOrcLLJITGetMainJITDylib(en->jit);
+    if (tj_engine_define_runtime(en, why, len) != 0)
+        goto fail;
+    en->start_ms = tj_clock_ms() - t0;
+    return en;
+fail:
+    tj_the_engine = en;
+    tj_engine_destroy();
+    return NULL;
+}
+
+tj_engine *tj_engine_get(char *why, size_t len)
+{
+    if (tj_the_engine)
+        return tj_the_engine;
+    if (tj_engine_failure[0]) {
+        snprintf(why, len, "%s", tj_engine_failure);
+        return NULL;
+    }
+    tj_the_engine = tj_engine_create(why, len);
+    if (!tj_the_engine)
+        snprintf(tj_engine_failure, sizeof tj_engine_failure, "%s", why);
+    return tj_the_engine;
+}
+
+void tj_engine_destroy(void)
+{
+    tj_engine *en = tj_the_engine;
+    tj_the_engine = NULL;
+    tj_engine_failure[0] = '\0';
+    if (!en)
+        return;
+    if (en->jit) {
+        LLVMErrorRef err = LLVMOrcDisposeLLJIT(en->jit);
+        if (err)
+            LLVMConsumeError(err);
+    }
+    if (en->tm)
+        LLVMDisposeTargetMachine(en->tm);
+    tj_free(en->triple);
+    tj_free(en->cpu);
+    tj_free(en->features);
+    tj_free(en);
+}

@@ -1,0 +1,25 @@
+#include "jit_support.h"
+
+#include "cache.h"
+#include "error.h"
+#include "ref_kernel.h"
+
+int tj_rt_bad_index(const void *self, const void *indices)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (k && tj_report_bad_index(&k->plan, indices) == JIT_STATUS_BAD_INDEX)
+        return JIT_STATUS_BAD_INDEX;
+    /* only reachable if the generated check and the reference disagree */
+    tj_error_set("an index is out of range (the kernel could not say which)");
+    return JIT_STATUS_BAD_INDEX;
+}
+
+int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
+                      const void *updates, const void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (k && tj_check_buffers(&k->plan, data, indices, updates, out) == JIT_STATUS_BAD_POINTER)
+        return JIT_STATUS_BAD_POINTER;
+    tj_error_set("a buffer is NULL but the signature needs bytes there");
+    return JIT_STATUS_BAD_POINTER;
+}
