@@ -13,7 +13,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "backend.h"
@@ -22,10 +24,26 @@
 
 static atomic_ullong tj_kernel_serial;
 
+static double tj_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* TENSORJIT_DEBUG=1 prints where each compile spends its time. */
+static int tj_debug(void)
+{
+    const char *v = getenv("TENSORJIT_DEBUG");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 /* The module for plan in ctx, optionally optimized, for the engine's target. */
 static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj_plan *p,
-                                     const char *name, int optimize, char *why, size_t len)
+                                     const char *name, int optimize, double *ms, char *why,
+                                     size_t len)
 {
+    double t0 = tj_ms();
     LLVMModuleRef mod = tj_ir_kernel(ctx, p, name, why, len);
     if (!mod)
         return NULL;
@@ -33,13 +51,17 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(en->tm);
     LLVMSetModuleDataLayout(mod, dl);
     LLVMDisposeTargetData(dl);
+    ms[0] = tj_ms() - t0;
     if (!optimize)
         return mod;
-    char passes[32];
-    snprintf(passes, sizeof passes, "default<O%d>", en->opt_level);
+    const char *custom = getenv("TENSORJIT_PASSES");
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef err = LLVMRunPasses(mod, passes, en->tm, opts);
+    LLVMPassBuilderOptionsSetLoopUnrolling(opts, en->llvm_loop_opts);
+    LLVMPassBuilderOptionsSetLoopInterleaving(opts, en->llvm_loop_opts);
+    LLVMPassBuilderOptionsSetSLPVectorization(opts, en->llvm_loop_opts);
+    LLVMErrorRef err = LLVMRunPasses(mod, custom && *custom ? custom : en->pipeline, en->tm, opts);
     LLVMDisposePassBuilderOptions(opts);
+    ms[1] = tj_ms() - t0 - ms[0];
     if (err) {
         tj_engine_error(err, "optimizing the kernel", why, len);
         LLVMDisposeModule(mod);
@@ -124,17 +146,26 @@ static int tj_compile_locked(tj_engine *en, const tj_plan *p, tj_backend_kernel 
         snprintf(why, len, "compiling the kernel failed (injected by TENSORJIT_FAULT)");
         return -1;
     }
+    double ms[4] = {0}, t0 = tj_ms();
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = tj_build_module(en, ctx, p, name, 1, why, len);
+    LLVMModuleRef mod = tj_build_module(en, ctx, p, name, 1, ms, why, len);
+    double t1 = tj_ms();
     LLVMMemoryBufferRef obj = mod ? tj_emit(en, mod, LLVMObjectFile, why, len) : NULL;
+    double t2 = tj_ms();
     int rc = -1;
     if (obj) {
         out->code_bytes = tj_text_bytes(obj, ctx);
         rc = tj_load(en, obj, name, out, why, len);
     }
+    ms[2] = t2 - t1;
+    ms[3] = tj_ms() - t2;
     if (mod)
         LLVMDisposeModule(mod);
     LLVMContextDispose(ctx);
+    if (tj_debug())
+        fprintf(stderr, "tensorjit: %s: ir %.2f ms, passes %.2f ms, codegen %.2f ms, load "
+                        "%.2f ms, total %.2f ms, %zu bytes\n",
+                name, ms[0], ms[1], ms[2], ms[3], tj_ms() - t0, out->code_bytes);
     return rc;
 }
 
@@ -162,7 +193,8 @@ static char *tj_dump_locked(tj_engine *en, const tj_plan *p, tj_dump_kind kind, 
 {
     const char *name = p->op == TJ_OP_GATHER_ND ? "tj_gather_nd" : "tj_scatter_update";
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = tj_build_module(en, ctx, p, name, kind != TJ_DUMP_IR, why, len);
+    double ms[2];
+    LLVMModuleRef mod = tj_build_module(en, ctx, p, name, kind != TJ_DUMP_IR, ms, why, len);
     char *text = NULL;
     if (mod && kind == TJ_DUMP_ASM) {
         LLVMMemoryBufferRef buf = tj_emit(en, mod, LLVMAssemblyFile, why, len);

@@ -15,7 +15,8 @@ typedef struct tj_engine {
     char *triple;
     char *cpu;
     char *features;   /* sorted, so it can go into a cache key */
-    int opt_level;    /* 0..3: TENSORJIT_OPT_LEVEL, default 2 */
+    const char *pipeline; /* the pass pipeline (TENSORJIT_OPT, see engine.c) */
+    int llvm_loop_opts;   /* 1: LLVM unrolls, interleaves and SLP-vectorizes */
     double start_ms;  /* time it took to create */
 } tj_engine;
 

@@ -14,10 +14,17 @@ jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
         tj_error_set("the GatherND signature is NULL");
         return NULL;
     }
+    int keyed = tj_key_gather_nd(sig, &key) == 0;
+    tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
+    if (k)
+        return (jit_gather_nd_fn)k->entry;
     if (tj_gather_nd_plan(sig, &plan, NULL) != 0)
         return NULL;
-    tj_key_gather_nd(sig, &key);
-    tj_kernel *k = tj_cache_get(&key, &plan, sig->engine);
+    if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
+        tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
+        return NULL;
+    }
+    k = tj_cache_get(&key, &plan, sig->engine);
     return k ? (jit_gather_nd_fn)k->entry : NULL;
 }
 
@@ -29,10 +36,17 @@ jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *s
         tj_error_set("the ScatterUpdate signature is NULL");
         return NULL;
     }
+    int keyed = tj_key_scatter_update(sig, &key) == 0;
+    tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
+    if (k)
+        return (jit_scatter_update_fn)k->entry;
     if (tj_scatter_update_plan(sig, &plan, NULL) != 0)
         return NULL;
-    tj_key_scatter_update(sig, &key);
-    tj_kernel *k = tj_cache_get(&key, &plan, sig->engine);
+    if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
+        tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
+        return NULL;
+    }
+    k = tj_cache_get(&key, &plan, sig->engine);
     return k ? (jit_scatter_update_fn)k->entry : NULL;
 }
 

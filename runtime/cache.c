@@ -22,8 +22,8 @@ static size_t tj_count;
 
 static uint64_t tj_entry_hash(tj_entry_fn fn)
 {
-    uintptr_t v = (uintptr_t)fn;
-    return tj_key_hash((const unsigned char *)&v, sizeof v);
+    uint64_t v = (uint64_t)(uintptr_t)fn * 0x9e3779b97f4a7c15ULL;
+    return v ^ (v >> 29);
 }
 
 static tj_slot *tj_find_key(const tj_key *key, uint64_t h)
@@ -32,7 +32,7 @@ static tj_slot *tj_find_key(const tj_key *key, uint64_t h)
         return NULL;
     for (tj_slot *s = tj_by_key[h & (tj_buckets - 1)]; s; s = s->next_by_key)
         if (s->key_hash == h && s->kernel->key_len == key->len &&
-            memcmp(s->kernel->key, key->bytes, key->len) == 0)
+            memcmp(s->kernel->key, key->words, key->len) == 0)
             return s;
     return NULL;
 }
@@ -94,12 +94,12 @@ static tj_kernel *tj_insert(tj_kernel *k, uint64_t h)
 
 tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engine)
 {
-    uint64_t h = tj_key_hash(key->bytes, key->len);
+    uint64_t h = tj_key_hash(key);
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_key(key, h);
     tj_kernel *k = s ? s->kernel : NULL;
     if (!k) {
-        k = tj_kernel_build(plan, key->bytes, key->len, engine);
+        k = tj_kernel_build(plan, (const unsigned char *)key->words, key->len, engine);
         if (k && !tj_insert(k, h)) {
             tj_kernel_destroy(k);
             k = NULL;
@@ -107,6 +107,15 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
     }
     pthread_mutex_unlock(&tj_cache_lock);
     return k;
+}
+
+tj_kernel *tj_cache_find(const tj_key *key)
+{
+    uint64_t h = tj_key_hash(key);
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_slot *s = tj_find_key(key, h);
+    pthread_mutex_unlock(&tj_cache_lock);
+    return s ? s->kernel : NULL;
 }
 
 const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)

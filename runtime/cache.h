@@ -12,6 +12,10 @@
  * building fails (jit_last_error() says why). */
 tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engine);
 
+/* The cached kernel for key, or NULL: the hit path, with no checking or
+ * planning (a key in the cache proves its signature valid). */
+tj_kernel *tj_cache_find(const tj_key *key);
+
 /* The kernel whose entry is fn, or NULL. Kernels live until
  * tj_cache_clear(), so the pointer stays valid until then. */
 const tj_kernel *tj_cache_find_entry(tj_entry_fn fn);

@@ -1,56 +1,66 @@
 #include "key.h"
 
-#include <string.h>
-
-static void tj_key_put(tj_key *k, int64_t v)
+static void tj_put(tj_key *k, int64_t v)
 {
-    memcpy(k->bytes + k->len, &v, sizeof v);
-    k->len += sizeof v;
+    k->words[k->len / sizeof(int64_t)] = v;
+    k->len += sizeof(int64_t);
 }
 
-static void tj_key_put_shape(tj_key *k, const jit_shape *s)
+static int tj_put_shape(tj_key *k, const jit_shape *s)
 {
-    tj_key_put(k, s->rank);
+    if (s->rank < 0 || s->rank > JIT_MAX_RANK)
+        return -1;
+    tj_put(k, s->rank);
     for (int i = 0; i < s->rank; i++)
-        tj_key_put(k, s->dims[i]);
+        tj_put(k, s->dims[i]);
+    return 0;
 }
 
-void tj_key_gather_nd(const jit_gather_nd_sig *s, tj_key *k)
+int tj_key_gather_nd(const jit_gather_nd_sig *s, tj_key *k)
 {
     k->len = 0;
-    tj_key_put(k, 'G');
-    tj_key_put(k, s->opset ? s->opset : 8);
-    tj_key_put(k, s->batch_dims);
-    tj_key_put(k, s->dtype);
-    tj_key_put(k, s->index_type);
-    tj_key_put(k, s->index_policy);
-    tj_key_put(k, s->engine);
-    tj_key_put_shape(k, &s->data_shape);
-    tj_key_put_shape(k, &s->indices_shape);
+    tj_put(k, 'G');
+    tj_put(k, s->opset ? s->opset : 8);
+    tj_put(k, s->batch_dims);
+    tj_put(k, s->dtype);
+    tj_put(k, s->index_type);
+    tj_put(k, s->index_policy);
+    tj_put(k, s->engine);
+    return tj_put_shape(k, &s->data_shape) || tj_put_shape(k, &s->indices_shape) ? -1 : 0;
 }
 
-void tj_key_scatter_update(const jit_scatter_update_sig *s, tj_key *k)
+int tj_key_scatter_update(const jit_scatter_update_sig *s, tj_key *k)
 {
+    const jit_shape *a = &s->axis_shape;
     int64_t r = s->data_shape.rank;
+    int axis_single = a->rank == 0 || (a->rank == 1 && a->dims[0] == 1);
     k->len = 0;
-    tj_key_put(k, 'S');
-    tj_key_put(k, s->axis < 0 ? s->axis + r : s->axis);
-    tj_key_put(k, s->dtype);
-    tj_key_put(k, s->index_type);
-    tj_key_put(k, s->index_policy);
-    tj_key_put(k, s->engine);
-    tj_key_put_shape(k, &s->data_shape);
-    tj_key_put_shape(k, &s->indices_shape);
+    tj_put(k, 'S');
+    tj_put(k, s->axis < 0 ? s->axis + r : s->axis);
+    tj_put(k, s->axis < -r ? 1 : 0); /* keeps -r-1 apart from a valid spelling */
+    tj_put(k, s->dtype);
+    tj_put(k, s->updates_dtype == JIT_DTYPE_UNSET ? s->dtype : s->updates_dtype);
+    tj_put(k, s->index_type);
+    tj_put(k, s->axis_type == JIT_DTYPE_UNSET ? JIT_I64 : s->axis_type);
+    tj_put(k, s->index_policy);
+    tj_put(k, s->engine);
+    tj_put(k, axis_single);
+    if (!axis_single && tj_put_shape(k, a))
+        return -1;
+    return tj_put_shape(k, &s->data_shape) || tj_put_shape(k, &s->indices_shape) ||
+                   tj_put_shape(k, &s->updates_shape)
+               ? -1
+               : 0;
 }
 
-uint64_t tj_key_hash(const unsigned char *bytes, size_t len)
+uint64_t tj_key_hash(const tj_key *k)
 {
-    /* FNV-1a: keys are short and built in-process, so no attacker chooses
-     * them to collide; chains stay short. */
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= bytes[i];
-        h *= 1099511628211ULL;
+    /* a word at a time: keys are built in-process from signatures, not
+     * chosen by an attacker, so a fast mix is enough */
+    uint64_t h = 0x243f6a8885a308d3ULL ^ k->len;
+    for (size_t i = 0; i < k->len / sizeof(int64_t); i++) {
+        h = (h ^ (uint64_t)k->words[i]) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
     }
     return h;
 }

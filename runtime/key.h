@@ -1,7 +1,8 @@
-/* Cache keys: the normalized content of a signature as bytes. Spellings of
- * the same meaning (axis -1 and r-1, opset 0 and 8, the type of the axis
- * tensor) give the same key; anything that changes what the kernel does
- * gives another. */
+/* Cache keys: an injective encoding of a signature's meaning. Spellings of
+ * the same meaning (axis -1 and r-1, opset 0 and 8, an axis tensor that is
+ * a scalar or [1], an unset updates type) give the same key; every other
+ * difference, valid or not, gives another. So a key found in the cache
+ * proves its signature valid, and a hit skips checking and planning. */
 #ifndef TJ_KEY_H
 #define TJ_KEY_H
 
@@ -10,16 +11,17 @@
 
 #include "tensorjit.h"
 
-#define TJ_KEY_MAX (16 * 8 + 3 * (JIT_MAX_RANK + 1) * 8)
+#define TJ_KEY_WORDS (16 + 3 * (JIT_MAX_RANK + 1))
 
 typedef struct tj_key {
-    size_t len;
-    unsigned char bytes[TJ_KEY_MAX];
+    size_t len; /* bytes */
+    int64_t words[TJ_KEY_WORDS];
 } tj_key;
 
-/* Both take a signature that its plan builder has accepted. */
-void tj_key_gather_nd(const jit_gather_nd_sig *sig, tj_key *key);
-void tj_key_scatter_update(const jit_scatter_update_sig *sig, tj_key *key);
-uint64_t tj_key_hash(const unsigned char *bytes, size_t len);
+/* 0, or -1 when a rank is outside [0, JIT_MAX_RANK] (no key: the
+ * signature is invalid and will be refused by its checks). */
+int tj_key_gather_nd(const jit_gather_nd_sig *sig, tj_key *key);
+int tj_key_scatter_update(const jit_scatter_update_sig *sig, tj_key *key);
+uint64_t tj_key_hash(const tj_key *key);
 
 #endif

@@ -27,5 +27,6 @@ void tj_cli_print_engine(FILE *f, const jit_kernel_info *info);
 int tj_cmd_gather_nd(int argc, char **argv);
 int tj_cmd_scatter_update(int argc, char **argv);
 int tj_cmd_demo(int argc, char **argv);
+int tj_cmd_bench(int argc, char **argv);
 
 #endif

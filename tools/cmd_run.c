@@ -12,12 +12,17 @@ typedef struct tj_run_opts {
     int64_t batch_dims, opset, axis;
     int have_axis, verbose;
     const char *gather_only, *scatter_only; /* an option given to the wrong command */
+    int dump;                               /* -1 none, else a jit_dump_kind */
+    jit_shape data_shape, indices_shape, updates_shape; /* a signature given by flags */
+    int have_data_shape, have_indices_shape, have_updates_shape;
+    jit_dtype dtype, index_type;
     jit_engine engine;
     jit_index_policy policy;
 } tj_run_opts;
 
 enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
-       OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP };
+       OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
+       OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -31,6 +36,13 @@ static const struct option tj_run_options[] = {
     {"index-policy", required_argument, NULL, OPT_POLICY},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, OPT_HELP},
+    {"dump-ir", optional_argument, NULL, OPT_DUMP_IR},
+    {"dump-asm", no_argument, NULL, OPT_DUMP_ASM},
+    {"data-shape", required_argument, NULL, OPT_DATA_SHAPE},
+    {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
+    {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
     {NULL, 0, NULL, 0},
 };
 
@@ -42,11 +54,48 @@ static void tj_run_usage(const char *cmd)
     else
         printf("usage: tensorjit scatter-update --data D.npy --indices I.npy --updates U.npy\n"
                "                                --axis A [-o OUT.npy] [options]\n");
-    printf("options:\n"
+    printf("signature from flags instead of files (with --dump-ir or --dump-asm):\n"
+           "  --data-shape 2x3x4 --indices-shape 2x1 [--updates-shape ...]\n"
+           "  --dtype f32 --index-type i64 (defaults f32 and i64); '' or 'scalar' for 0-D\n"
+           "options:\n"
+           "  --dump-ir[=opt]            print the kernel's LLVM IR (before / after optimization)\n"
+           "  --dump-asm                 print the kernel's machine code\n"
            "  --engine jit|reference     engine to run (default jit; falls back to reference)\n"
            "  --index-policy P           error|negative-wraps|clamp|zero-fill (default error)\n"
            "  -o, --output OUT.npy       write the result; without it, print it\n"
            "  --verbose                  say on stderr which engine ran and why\n");
+}
+
+/* "2x3x4" (or "" / "scalar" for rank 0) into a shape. */
+static int tj_parse_shape(const char *opt, const char *text, jit_shape *s)
+{
+    s->rank = 0;
+    if (!*text || strcmp(text, "scalar") == 0)
+        return 0;
+    for (const char *p = text;;) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0)
+            return tj_cli_fail("%s=%s: dimension %d is not a non-negative integer", opt, text,
+                               s->rank), -1;
+        if (s->rank == JIT_MAX_RANK)
+            return tj_cli_fail("%s=%s: more than %d dimensions", opt, text, JIT_MAX_RANK), -1;
+        s->dims[s->rank++] = v;
+        if (*end == '\0')
+            return 0;
+        if (*end != 'x')
+            return tj_cli_fail("%s=%s: expected dimensions like 2x3x4", opt, text), -1;
+        p = end + 1;
+    }
+}
+
+static int tj_parse_type(const char *opt, const char *text, jit_dtype *t)
+{
+    *t = jit_dtype_from_name(text);
+    if (*t == JIT_DTYPE_UNSET)
+        return tj_cli_fail("%s=%s is not an element type (bool, i8..i64, u8..u64, f16, bf16, "
+                           "f32, f64)", opt, text), -1;
+    return 0;
 }
 
 static int tj_run_option(tj_run_opts *o, int c, const char *arg)
@@ -84,6 +133,23 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
             return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp or "
                                "zero-fill", arg), -1;
         return 0;
+    case OPT_DUMP_IR:
+        if (!arg)
+            o->dump = JIT_DUMP_IR;
+        else if (strcmp(arg, "opt") == 0)
+            o->dump = JIT_DUMP_IR_OPT;
+        else
+            return tj_cli_fail("--dump-ir=%s: only --dump-ir and --dump-ir=opt exist", arg), -1;
+        return 0;
+    case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
+    case OPT_DATA_SHAPE: o->have_data_shape = 1;
+        return tj_parse_shape("--data-shape", arg, &o->data_shape);
+    case OPT_INDICES_SHAPE: o->have_indices_shape = 1;
+        return tj_parse_shape("--indices-shape", arg, &o->indices_shape);
+    case OPT_UPDATES_SHAPE: o->have_updates_shape = 1; o->scatter_only = "--updates-shape";
+        return tj_parse_shape("--updates-shape", arg, &o->updates_shape);
+    case OPT_DTYPE: return tj_parse_type("--dtype", arg, &o->dtype);
+    case OPT_INDEX_TYPE: return tj_parse_type("--index-type", arg, &o->index_type);
     default: return -1;
     }
 }
@@ -93,6 +159,9 @@ static int tj_run_parse(const char *cmd, int argc, char **argv, tj_run_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->opset = 8;
+    o->dump = -1;
+    o->dtype = JIT_F32;
+    o->index_type = JIT_I64;
     optind = 1;
     opterr = 0;
     int c;
@@ -113,7 +182,16 @@ static int tj_run_parse(const char *cmd, int argc, char **argv, tj_run_opts *o)
     const char *wrong = strcmp(cmd, "gather-nd") == 0 ? o->scatter_only : o->gather_only;
     if (wrong)
         return tj_cli_fail("%s is not an option of %s", wrong, cmd), -1;
-    if (!o->data || !o->indices)
+    int by_flags = o->have_data_shape || o->have_indices_shape || o->have_updates_shape;
+    if (by_flags && (o->data || o->indices || o->updates))
+        return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
+               -1;
+    if (by_flags && o->dump < 0)
+        return tj_cli_fail("%s: a signature given by shapes needs --dump-ir or --dump-asm", cmd),
+               -1;
+    if (by_flags && (!o->have_data_shape || !o->have_indices_shape))
+        return tj_cli_fail("%s: --data-shape and --indices-shape are required", cmd), -1;
+    if (!by_flags && (!o->data || !o->indices))
         return tj_cli_fail("%s: --data and --indices are required", cmd), -1;
     return 0;
 }
@@ -153,6 +231,32 @@ static void *tj_alloc_out(int64_t bytes)
     return malloc(bytes > 0 ? (size_t)bytes : 1);
 }
 
+/* Prints what --dump-ir / --dump-asm asked for; frees the text. */
+static int tj_print_dump(char *text)
+{
+    if (!text)
+        return tj_cli_fail("%s", jit_last_error());
+    fputs(text, stdout);
+    jit_free(text);
+    return TJ_EXIT_OK;
+}
+
+static int tj_gather_nd_run(const tj_run_opts *o, const jit_gather_nd_sig *sig,
+                            const tj_npy *data, const tj_npy *idx)
+{
+    if (o->dump >= 0)
+        return tj_print_dump(jit_gather_nd_dump(sig, (jit_dump_kind)o->dump));
+    jit_shape out_shape;
+    jit_kernel_info info;
+    jit_gather_nd_fn fn = jit_gather_nd_compile(sig);
+    if (!fn || jit_gather_nd_output_shape(sig, &out_shape) || jit_gather_nd_info(fn, &info))
+        return tj_cli_fail("%s", jit_last_error());
+    void *out = tj_alloc_out(info.out_bytes);
+    if (!out)
+        return tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
+    return tj_finish(o, sig->dtype, &out_shape, out, &info, fn(data->data, idx->data, out));
+}
+
 int tj_cmd_gather_nd(int argc, char **argv)
 {
     tj_run_opts o;
@@ -160,32 +264,42 @@ int tj_cmd_gather_nd(int argc, char **argv)
     int rc = tj_run_parse("gather-nd", argc, argv, &o);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
-    if (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx)) {
-        rc = TJ_EXIT_USAGE;
-        goto done;
-    }
     jit_gather_nd_sig sig = {.opset = (int)o.opset, .batch_dims = (int)o.batch_dims,
-                             .dtype = data.dtype, .index_type = idx.dtype,
+                             .dtype = o.dtype, .index_type = o.index_type,
                              .index_policy = o.policy, .engine = o.engine,
-                             .data_shape = data.shape, .indices_shape = idx.shape};
-    jit_shape out_shape;
-    jit_gather_nd_fn fn = jit_gather_nd_compile(&sig);
-    jit_kernel_info info;
-    if (!fn || jit_gather_nd_output_shape(&sig, &out_shape) || jit_gather_nd_info(fn, &info)) {
-        rc = tj_cli_fail("%s", jit_last_error());
-        goto done;
+                             .data_shape = o.data_shape, .indices_shape = o.indices_shape};
+    if (o.data) {
+        if (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx)) {
+            rc = TJ_EXIT_USAGE;
+            goto done;
+        }
+        sig.dtype = data.dtype;
+        sig.index_type = idx.dtype;
+        sig.data_shape = data.shape;
+        sig.indices_shape = idx.shape;
     }
-    void *out = tj_alloc_out(info.out_bytes);
-    if (!out) {
-        rc = tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
-        goto done;
-    }
-    rc = tj_finish(&o, data.dtype, &out_shape, out, &info, fn(data.data, idx.data, out));
+    rc = tj_gather_nd_run(&o, &sig, &data, &idx);
 done:
     tj_npy_free(&data);
     tj_npy_free(&idx);
     jit_shutdown();
     return rc;
+}
+
+static int tj_scatter_update_run(const tj_run_opts *o, const jit_scatter_update_sig *sig,
+                                 const tj_npy *data, const tj_npy *idx, const tj_npy *upd)
+{
+    if (o->dump >= 0)
+        return tj_print_dump(jit_scatter_update_dump(sig, (jit_dump_kind)o->dump));
+    jit_kernel_info info;
+    jit_scatter_update_fn fn = jit_scatter_update_compile(sig);
+    if (!fn || jit_scatter_update_info(fn, &info))
+        return tj_cli_fail("%s", jit_last_error());
+    void *out = tj_alloc_out(info.out_bytes);
+    if (!out)
+        return tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
+    return tj_finish(o, sig->dtype, &sig->data_shape, out, &info,
+                     fn(data->data, idx->data, upd->data, out));
 }
 
 int tj_cmd_scatter_update(int argc, char **argv)
@@ -195,31 +309,27 @@ int tj_cmd_scatter_update(int argc, char **argv)
     int rc = tj_run_parse("scatter-update", argc, argv, &o);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
-    if (!o.updates || !o.have_axis)
-        return tj_cli_fail("scatter-update: --updates and --axis are required");
-    if (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx) ||
-        tj_load("--updates", o.updates, &upd)) {
-        rc = TJ_EXIT_USAGE;
-        goto done;
-    }
-    jit_scatter_update_sig sig = {.axis = o.axis, .dtype = data.dtype,
-                                  .updates_dtype = upd.dtype, .index_type = idx.dtype,
+    if ((o.data ? !o.updates : !o.have_updates_shape) || !o.have_axis)
+        return tj_cli_fail("scatter-update: --updates%s and --axis are required",
+                           o.data ? "" : "-shape");
+    jit_scatter_update_sig sig = {.axis = o.axis, .dtype = o.dtype, .index_type = o.index_type,
                                   .index_policy = o.policy, .engine = o.engine,
-                                  .data_shape = data.shape, .indices_shape = idx.shape,
-                                  .updates_shape = upd.shape};
-    jit_scatter_update_fn fn = jit_scatter_update_compile(&sig);
-    jit_kernel_info info;
-    if (!fn || jit_scatter_update_info(fn, &info)) {
-        rc = tj_cli_fail("%s", jit_last_error());
-        goto done;
+                                  .data_shape = o.data_shape, .indices_shape = o.indices_shape,
+                                  .updates_shape = o.updates_shape};
+    if (o.data) {
+        if (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx) ||
+            tj_load("--updates", o.updates, &upd)) {
+            rc = TJ_EXIT_USAGE;
+            goto done;
+        }
+        sig.dtype = data.dtype;
+        sig.updates_dtype = upd.dtype;
+        sig.index_type = idx.dtype;
+        sig.data_shape = data.shape;
+        sig.indices_shape = idx.shape;
+        sig.updates_shape = upd.shape;
     }
-    void *out = tj_alloc_out(info.out_bytes);
-    if (!out) {
-        rc = tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
-        goto done;
-    }
-    rc = tj_finish(&o, data.dtype, &data.shape, out, &info,
-                   fn(data.data, idx.data, upd.data, out));
+    rc = tj_scatter_update_run(&o, &sig, &data, &idx, &upd);
 done:
     tj_npy_free(&data);
     tj_npy_free(&idx);

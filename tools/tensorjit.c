@@ -11,6 +11,7 @@ static void tj_usage(FILE *f)
             "commands:\n"
             "  gather-nd       run GatherND on .npy files (--help for options)\n"
             "  scatter-update  run ScatterUpdate on .npy files (--help for options)\n"
+            "  bench --compile compile times, cache hit ([--runs N] [--json])\n"
             "  demo            run the GatherND-8 batch_dims=2 example of the spec\n"
             "  --version       print the version\n"
             "  --help          print this help\n"
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
         return tj_cmd_gather_nd(argc - 1, argv + 1);
     if (strcmp(cmd, "scatter-update") == 0)
         return tj_cmd_scatter_update(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0)
+        return tj_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "demo") == 0)
         return tj_cmd_demo(argc - 1, argv + 1);
     return tj_cli_fail("unknown command '%s' (try --help)", cmd);
