@@ -169,6 +169,10 @@ done:
     return rc;
 }
 
+/* The pair's name changed after LLVM 14 (LLVMJITCSymbolMapPair, then
+ * LLVMOrcCSymbolMapPair); the pointer typedef kept its name in 14..22. */
+typedef __typeof__(*(LLVMOrcCSymbolMapPairs)0) tj_symbol_pair;
+
 /* The runtime functions generated code calls, defined by name so that
  * objects carry no absolute address. */
 static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
@@ -176,7 +180,7 @@ static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
     LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported |
                                     LLVMJITSymbolGenericFlagsCallable,
                                 0};
-    LLVMOrcCSymbolMapPair syms[2] = {
+    tj_symbol_pair syms[2] = {
         {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_INDEX),
          {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_index, flags}},
         {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_POINTER),

@@ -190,6 +190,22 @@ int64_t support_rand_range(uint64_t *s, int64_t lo, int64_t hi)
     return lo + (int64_t)(support_rand(s) % (uint64_t)(hi - lo + 1));
 }
 
+void support_expect_jit(const jit_kernel_info *info, const char *what)
+{
+#ifdef TJ_WITH_JIT
+    const char *off = getenv("TENSORJIT_JIT");
+    if (off && (strcmp(off, "off") == 0 || strcmp(off, "0") == 0))
+        return;
+    if (info->engine != JIT_ENGINE_JIT) {
+        fprintf(stderr, "%s: the reference kernel served (%s), not the JIT\n", what, info->why);
+        abort();
+    }
+#else
+    (void)info;
+    (void)what;
+#endif
+}
+
 long support_env_long(const char *name, long dflt)
 {
     const char *v = getenv(name);

@@ -29,6 +29,10 @@ jit_scatter_update_sig support_scatter_sig(const cJSON *c);
 uint64_t support_rand(uint64_t *state);
 int64_t support_rand_range(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */
 
+/* Fails the test unless a kernel compiled with engine AUTO runs JIT code
+ * (in a build with the JIT, and TENSORJIT_JIT not off). */
+void support_expect_jit(const jit_kernel_info *info, const char *what);
+
 /* Environment variable as an integer, or dflt. */
 long support_env_long(const char *name, long dflt);
 

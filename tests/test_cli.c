@@ -256,6 +256,44 @@ static void test_arguments(void **state)
     assert_non_null(strstr(out_text, "matches the specification's output"));
 }
 
+static void test_dump_from_flags_and_files(void **state)
+{
+    (void)state;
+    assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x2 --dtype f32 "
+                         "--index-type i32 --dump-ir"), 0);
+    assert_non_null(strstr(out_text, "define i32 @tj_gather_nd(ptr noalias %data") ||
+                    strstr(out_text, "define i32 @tj_gather_nd(i8* noalias %data"));
+    assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x2 --dump-ir=opt"), 0);
+    assert_non_null(strstr(out_text, "define i32 @tj_gather_nd("));
+    assert_int_equal(run("scatter-update --data-shape 3x5 --indices-shape 2 --updates-shape 3x2 "
+                         "--axis 1 --dump-asm"), 0);
+    assert_non_null(strstr(out_text, "tj_scatter_update:"));
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "--dump-ir"), 0);
+    assert_non_null(strstr(out_text, "check.fail"));
+    assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x2"), 2);
+    assert_string_equal(err_text, "tensorjit: gather-nd: a signature given by shapes needs "
+                                  "--dump-ir or --dump-asm\n");
+    assert_int_equal(run("gather-nd --data-shape 2y2 --indices-shape 2x2 --dump-ir"), 2);
+    assert_int_equal(stderr_lines(), 1);
+    assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x3 --dump-ir"), 2);
+    assert_string_equal(err_text, "tensorjit: indices.shape[-1]=3 plus batch_dims=0 must not "
+                                  "exceed rank(data)=2\n");
+}
+
+static void test_verbose_names_the_jit(void **state)
+{
+    (void)state;
+#ifdef TJ_WITH_JIT
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "--verbose -o @v.npy"), 0);
+    assert_true(strncmp(err_text, "engine: jit (compile ", 21) == 0);
+    assert_int_equal(run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
+                         "@supd.npy --axis 1 --verbose -o @sv.npy"), 0);
+    assert_true(strncmp(err_text, "engine: jit (compile ", 21) == 0);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +304,8 @@ int main(void)
         cmocka_unit_test(test_invalid_signature_exit_2),
         cmocka_unit_test(test_scatter_update_example),
         cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_dump_from_flags_and_files),
+        cmocka_unit_test(test_verbose_names_the_jit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

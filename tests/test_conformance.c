@@ -56,6 +56,10 @@ static int run_gather(const cJSON *c, jit_dtype dt, jit_dtype it, jit_engine eng
         if (!fn)
             fail_msg("%s (%s/%s): refused: %s", name, jit_dtype_name(dt), jit_dtype_name(it),
                      jit_last_error());
+        jit_kernel_info info;
+        assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+        if (eng == JIT_ENGINE_AUTO)
+            support_expect_jit(&info, name);
         jit_shape shape;
         assert_int_equal(jit_gather_nd_output_shape(&sig, &shape), 0);
         expect_shape(&shape, cJSON_GetObjectItemCaseSensitive(c, "expected_shape"), name);
@@ -97,6 +101,10 @@ static int run_scatter(const cJSON *c, jit_dtype dt, jit_dtype it, jit_engine en
         jit_scatter_update_fn fn = jit_scatter_update_compile(&sig);
         if (!fn)
             fail_msg("%s: refused: %s", name, jit_last_error());
+        jit_kernel_info info;
+        assert_int_equal(jit_scatter_update_info(fn, &info), 0);
+        if (eng == JIT_ENGINE_AUTO)
+            support_expect_jit(&info, name);
         jit_shape shape;
         assert_int_equal(jit_scatter_update_output_shape(&sig, &shape), 0);
         expect_shape(&shape, cJSON_GetObjectItemCaseSensitive(c, "expected_shape"), name);

@@ -3,7 +3,7 @@
  * both ops, zero-sized dims, duplicates and bad indices) run through the
  * library and through the independent oracle; every output byte and every
  * status must agree. TENSORJIT_DIFF_N sets the count (default 3000),
- * TENSORJIT_DIFF_SEED the seed. */
+ * TENSORJIT_DIFF_SEED the seed. With engine AUTO the JIT must serve. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -114,6 +114,10 @@ static int one_gather(uint64_t *rs, int64_t n, jit_engine eng)
         fprintf(stderr, "gather #%lld refused: %s\n", (long long)n, jit_last_error());
         fails = 1;
     } else {
+        jit_kernel_info info;
+        assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+        if (eng == JIT_ENGINE_AUTO)
+            support_expect_jit(&info, "gather");
         int64_t ob = oracle_elems(&os) * es;
         unsigned char *o1 = malloc((size_t)ob + 1), *o2 = malloc((size_t)ob + 1);
         memset(o1, 0xee, (size_t)ob + 1);
@@ -168,6 +172,10 @@ static int one_scatter(uint64_t *rs, int64_t n, jit_engine eng)
         fprintf(stderr, "scatter #%lld refused: %s\n", (long long)n, jit_last_error());
         fails = 1;
     } else {
+        jit_kernel_info info;
+        assert_int_equal(jit_scatter_update_info(fn, &info), 0);
+        if (eng == JIT_ENGINE_AUTO)
+            support_expect_jit(&info, "scatter");
         int64_t ob = nd * es;
         unsigned char *o1 = malloc((size_t)ob + 1), *o2 = malloc((size_t)ob + 1);
         memset(o1, 0xee, (size_t)ob + 1);

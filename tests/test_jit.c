@@ -1,0 +1,184 @@
+/* The JIT engine itself: that it serves, that its pointers are shared by
+ * threads racing on a new signature, that every injected failure (LLVM
+ * start-up, compile, object loading) falls back to a working reference
+ * kernel with the reason, and that the dumps show the plan. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tensorjit.h"
+
+static jit_gather_nd_sig rows(int n)
+{
+    return (jit_gather_nd_sig){.dtype = JIT_F32, .index_type = JIT_I64,
+                               .data_shape = {2, {4, 3}}, .indices_shape = {2, {n, 1}}};
+}
+
+static const float data[12] = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32};
+
+static void expect_engine(jit_gather_nd_fn fn, jit_engine want, const char *why)
+{
+    jit_kernel_info info;
+    assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+    if (info.engine != want)
+        fail_msg("engine %s (%s), expected %s", jit_engine_name(info.engine), info.why,
+                 jit_engine_name(want));
+    if (why)
+        assert_string_equal(info.why, why);
+    if (want == JIT_ENGINE_JIT) {
+        assert_true(info.code_bytes > 0);
+        assert_true(info.compile_ms > 0);
+        assert_string_equal(info.why, "");
+    }
+}
+
+static void test_auto_is_jit(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig s = rows(2);
+    jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+    assert_non_null(fn);
+    expect_engine(fn, JIT_ENGINE_JIT, NULL);
+    int64_t idx[2] = {3, 1};
+    float out[6];
+    assert_int_equal(fn(data, idx, out), 0);
+    float want[6] = {30, 31, 32, 10, 11, 12};
+    assert_memory_equal(out, want, sizeof want);
+    /* the JIT's error path names the index like the reference does */
+    idx[1] = 4;
+    assert_int_equal(fn(data, idx, out), JIT_STATUS_BAD_INDEX);
+    assert_string_equal(jit_last_error(),
+                        "indices[1] = [4] is out of range for data dimension 0 of size 4");
+    assert_int_equal(fn(NULL, idx, out), JIT_STATUS_BAD_POINTER);
+    assert_string_equal(jit_last_error(), "data is NULL but the signature needs bytes there");
+}
+
+static void test_fault(const char *stage, const char *why)
+{
+    jit_shutdown(); /* a new engine, so that start-up runs again */
+    setenv("TENSORJIT_FAULT", stage, 1);
+    jit_gather_nd_sig s = rows(3);
+    jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+    unsetenv("TENSORJIT_FAULT");
+    assert_non_null(fn);
+    expect_engine(fn, JIT_ENGINE_REFERENCE, why);
+    int64_t idx[3] = {0, 3, 2};
+    float out[9];
+    assert_int_equal(fn(data, idx, out), 0);
+    float want[9] = {0, 1, 2, 30, 31, 32, 20, 21, 22};
+    assert_memory_equal(out, want, sizeof want);
+    /* the next signature compiles again unless the engine is gone */
+    jit_gather_nd_sig t = rows(4);
+    jit_gather_nd_fn fn2 = jit_gather_nd_compile(&t);
+    expect_engine(fn2, strcmp(stage, "start") == 0 ? JIT_ENGINE_REFERENCE : JIT_ENGINE_JIT,
+                  NULL);
+    jit_shutdown();
+}
+
+static void test_fault_start(void **state)
+{
+    (void)state;
+    test_fault("start", "LLVM start-up failed (injected by TENSORJIT_FAULT)");
+}
+
+static void test_fault_compile(void **state)
+{
+    (void)state;
+    test_fault("compile", "compiling the kernel failed (injected by TENSORJIT_FAULT)");
+}
+
+static void test_fault_load(void **state)
+{
+    (void)state;
+    test_fault("load", "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
+}
+
+enum { THREADS = 8 };
+static pthread_barrier_t barrier;
+static jit_gather_nd_fn results[THREADS];
+
+static void *race(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    jit_gather_nd_sig s = rows(7); /* the same new signature in every thread */
+    pthread_barrier_wait(&barrier);
+    results[i] = jit_gather_nd_compile(&s);
+    int64_t idx[7] = {0, 1, 2, 3, 3, 2, 1};
+    float out[21];
+    if (!results[i] || results[i](data, idx, out) != 0 || out[20] != 12)
+        results[i] = NULL;
+    return NULL;
+}
+
+static void test_threads_share_one_kernel(void **state)
+{
+    (void)state;
+    pthread_t t[THREADS];
+    pthread_barrier_init(&barrier, NULL, THREADS);
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, race, (void *)(intptr_t)i);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&barrier);
+    for (int i = 0; i < THREADS; i++) {
+        assert_non_null(results[i]);
+        assert_ptr_equal((void *)(uintptr_t)results[i], (void *)(uintptr_t)results[0]);
+    }
+}
+
+static void test_dumps(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig s = rows(40); /* above the unroll budget: loops */
+    char *ir = jit_gather_nd_dump(&s, JIT_DUMP_IR);
+    assert_non_null(ir);
+    /* the names of the plan, and every shape a constant */
+    assert_non_null(strstr(ir, "define i32 @tj_gather_nd("));
+    assert_non_null(strstr(ir, "noalias"));
+    assert_non_null(strstr(ir, "check.fail:"));
+    assert_non_null(strstr(ir, "item.loop:"));
+    assert_non_null(strstr(ir, "%slice.src"));
+    assert_non_null(strstr(ir, "icmp eq i64 %item.next, 40"));
+    jit_free(ir);
+    jit_gather_nd_sig small = rows(2); /* unrolled: no loop at all */
+    ir = jit_gather_nd_dump(&small, JIT_DUMP_IR);
+    assert_null(strstr(ir, ".loop:"));
+    jit_free(ir);
+    char *opt = jit_gather_nd_dump(&s, JIT_DUMP_IR_OPT);
+    assert_non_null(opt);
+    jit_free(opt);
+    char *as = jit_gather_nd_dump(&s, JIT_DUMP_ASM);
+    assert_non_null(as);
+    assert_non_null(strstr(as, "tj_gather_nd:"));
+    assert_non_null(strstr(as, "ret"));
+    jit_free(as);
+    s.batch_dims = 5;
+    assert_null(jit_gather_nd_dump(&s, JIT_DUMP_IR));
+    assert_non_null(strstr(jit_last_error(), "batch_dims=5"));
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_auto_is_jit, teardown),
+        cmocka_unit_test_teardown(test_fault_start, teardown),
+        cmocka_unit_test_teardown(test_fault_compile, teardown),
+        cmocka_unit_test_teardown(test_fault_load, teardown),
+        cmocka_unit_test_teardown(test_threads_share_one_kernel, teardown),
+        cmocka_unit_test_teardown(test_dumps, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
