@@ -19,6 +19,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
@@ -39,10 +40,15 @@ static int tj_index_signed(jit_dtype t)
 
 void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
 {
+    /* TENSORJIT_UNROLL=N moves the budget, for measuring it */
+    const char *env = getenv("TENSORJIT_UNROLL");
     s->tuples = p->outer * p->items;
     s->checks = tj_plan_tuples_to_check(p);
-    s->budget = TJ_IR_UNROLL_TUPLES;
-    s->unrolled = s->tuples <= s->budget && s->checks <= s->budget;
+    s->budget = env && *env ? atoll(env) : TJ_IR_UNROLL_BUDGET;
+    int64_t width = p->depth > 1 ? p->depth : 1;
+    int64_t most = s->tuples > s->checks ? s->tuples : s->checks;
+    s->entries = most > INT64_MAX / width ? INT64_MAX : most * width;
+    s->unrolled = s->entries <= s->budget;
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -108,12 +114,11 @@ static LLVMValueRef tj_check_tuple(tj_kir *k, LLVMValueRef t0, LLVMValueRef bad)
     return bad;
 }
 
-static void tj_emit_fail(tj_kir *k, LLVMValueRef bad, const char *fail_name, const char *rt,
-                         LLVMValueRef *args, unsigned nargs)
+/* if (bad) return rt(args...); continues in a block named ok_name */
+static void tj_emit_fail(tj_kir *k, LLVMValueRef bad, const char *fail_name, const char *ok_name,
+                         const char *rt, LLVMValueRef *args, unsigned nargs)
 {
     tj_emit *e = &k->e;
-    char ok_name[64];
-    snprintf(ok_name, sizeof ok_name, "%s.ok", fail_name);
     LLVMBasicBlockRef fail = tj_block(e, fail_name), ok = tj_block(e, ok_name);
     LLVMBuildCondBr(e->b, bad, fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
@@ -156,7 +161,7 @@ static void tj_emit_pointer_checks(tj_kir *k)
         return;
     LLVMValueRef args[5] = {tj_self(k), k->data, k->indices,
                             k->updates ? k->updates : LLVMConstNull(e->ptr), k->out};
-    tj_emit_fail(k, bad, "check.ptr.fail", TJ_RT_BAD_POINTER, args, 5);
+    tj_emit_fail(k, bad, "check.ptr.fail", "check.ptr.ok", TJ_RT_BAD_POINTER, args, 5);
 }
 
 static void tj_emit_validation(tj_kir *k)
@@ -170,8 +175,8 @@ static void tj_emit_validation(tj_kir *k)
         /* clamping fails only into an empty dimension: known now */
         for (int d = 0; d < p->depth; d++)
             if (p->dims[d] == 0) {
-                tj_emit_fail(k, LLVMConstInt(e->i1, 1, 0), "check.fail", TJ_RT_BAD_INDEX, args,
-                             2);
+                tj_emit_fail(k, LLVMConstInt(e->i1, 1, 0), "check.fail", "check.ok",
+                             TJ_RT_BAD_INDEX, args, 2);
                 return;
             }
         return;
@@ -186,7 +191,7 @@ static void tj_emit_validation(tj_kir *k)
         LLVMValueRef t0 = tj_mul(e, l.iv, p->depth, "tuple.first");
         bad = tj_loop_end(e, &l, tj_check_tuple(k, t0, l.carry));
     }
-    tj_emit_fail(k, bad, "check.fail", TJ_RT_BAD_INDEX, args, 2);
+    tj_emit_fail(k, bad, "check.fail", "check.ok", TJ_RT_BAD_INDEX, args, 2);
 }
 
 static void tj_emit_data_copy(tj_kir *k)

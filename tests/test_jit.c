@@ -135,7 +135,7 @@ static void test_threads_share_one_kernel(void **state)
 static void test_dumps(void **state)
 {
     (void)state;
-    jit_gather_nd_sig s = rows(40); /* above the unroll budget: loops */
+    jit_gather_nd_sig s = rows(40); /* 40 entries, above the unroll budget: loops */
     char *ir = jit_gather_nd_dump(&s, JIT_DUMP_IR);
     assert_non_null(ir);
     /* the names of the plan, and every shape a constant */
