@@ -47,6 +47,15 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj
     LLVMModuleRef mod = tj_ir_kernel(ctx, p, name, why, len);
     if (!mod)
         return NULL;
+    if (tj_jit_fault("link")) {
+        LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), NULL, 0, 0);
+        LLVMValueRef missing = LLVMAddFunction(mod, "tj_rt_fault_missing", fty);
+        LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+        LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(
+                                         LLVMGetEntryBasicBlock(LLVMGetNamedFunction(mod, name))));
+        LLVMBuildCall2(b, fty, missing, NULL, 0, "");
+        LLVMDisposeBuilder(b);
+    }
     LLVMSetTarget(mod, en->triple);
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(en->tm);
     LLVMSetModuleDataLayout(mod, dl);
@@ -120,6 +129,7 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
         snprintf(why, len, "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
         return -1;
     }
+    en->session_error[0] = '\0';
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(en->main_jd);
     LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(en->jit, rt, obj);
     LLVMOrcExecutorAddress addr = 0;
@@ -127,6 +137,9 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
         err = LLVMOrcLLJITLookup(en->jit, &addr, name);
     if (err) {
         tj_engine_error(err, "loading the kernel", why, len);
+        size_t used = strlen(why);
+        if (en->session_error[0] && used + 4 < len)
+            snprintf(why + used, len - used, " (%s)", en->session_error);
         tj_remove_tracker(rt);
         return -1;
     }

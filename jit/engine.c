@@ -205,6 +205,21 @@ static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
     return 0;
 }
 
+/* ORC reports the cause of a failed materialization (say, a symbol not
+ * found) to the session, and the caller only learns that it failed; the
+ * default reporter prints the cause to stderr. Kept here instead, for the
+ * kernel's reason (engine lock held); printed only if TENSORJIT_DEBUG. */
+static void tj_session_error(void *ctx, LLVMErrorRef err)
+{
+    tj_engine *en = ctx;
+    char *msg = LLVMGetErrorMessage(err);
+    snprintf(en->session_error, sizeof en->session_error, "%s", msg ? msg : "?");
+    const char *dbg = getenv("TENSORJIT_DEBUG");
+    if (dbg && *dbg && strcmp(dbg, "0") != 0)
+        fprintf(stderr, "tensorjit: JIT session error: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+}
+
 static tj_engine *tj_engine_create(char *why, size_t len)
 {
     double t0 = tj_clock_ms();
@@ -230,6 +245,8 @@ static tj_engine *tj_engine_create(char *why, size_t len)
         en->jit = NULL;
         goto fail;
     }
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(en->jit),
+                                            tj_session_error, en);
     en->main_jd = LLVMOrcLLJITGetMainJITDylib(en->jit);
     if (tj_engine_define_runtime(en, why, len) != 0)
         goto fail;

@@ -18,6 +18,7 @@ typedef struct tj_engine {
     const char *pipeline; /* the pass pipeline (TENSORJIT_OPT, see engine.c) */
     int llvm_loop_opts;   /* 1: LLVM unrolls, interleaves and SLP-vectorizes */
     double start_ms;  /* time it took to create */
+    char session_error[512]; /* the last error ORC reported to the session */
 } tj_engine;
 
 void tj_engine_lock(void);
@@ -31,7 +32,9 @@ tj_engine *tj_engine_get(char *why, size_t why_len);
 void tj_engine_destroy(void);
 
 /* Test hook: 1 when TENSORJIT_FAULT names this stage ("start", "compile",
- * "load"), so that every failure path of the JIT can be exercised. */
+ * "load", or "link": the kernel calls a function nobody defines, so that
+ * LLVM itself fails), so that every failure path of the JIT can be
+ * exercised. */
 int tj_jit_fault(const char *stage);
 
 /* Copies LLVM's message of err into why and consumes err. */

@@ -44,6 +44,8 @@ static int tj_kernel_engine(tj_kernel *k, jit_engine engine)
             k->why[0] = '\0';
             return 0;
         }
+        /* the pointer still works; the reason is there for whoever asks */
+        tj_error_set("%s", k->why);
     }
     k->engine = JIT_ENGINE_REFERENCE;
     return tj_closure_bind(k);

@@ -68,6 +68,8 @@ static void test_fault(const char *stage, const char *why)
     unsetenv("TENSORJIT_FAULT");
     assert_non_null(fn);
     expect_engine(fn, JIT_ENGINE_REFERENCE, why);
+    if (why)
+        assert_string_equal(jit_last_error(), why);
     int64_t idx[3] = {0, 3, 2};
     float out[9];
     assert_int_equal(fn(data, idx, out), 0);
@@ -97,6 +99,23 @@ static void test_fault_load(void **state)
 {
     (void)state;
     test_fault("load", "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
+}
+
+/* LLVM itself fails (a symbol no one defines): its message is the reason,
+ * and nothing is printed. */
+static void test_fault_link(void **state)
+{
+    (void)state;
+    test_fault("link", NULL);
+    jit_shutdown();
+    setenv("TENSORJIT_FAULT", "link", 1);
+    jit_gather_nd_sig s = rows(3);
+    jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+    unsetenv("TENSORJIT_FAULT");
+    jit_kernel_info info;
+    assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+    assert_non_null(strstr(info.why, "loading the kernel: "));
+    assert_non_null(strstr(info.why, "tj_rt_fault_missing"));
 }
 
 enum { THREADS = 8 };
@@ -177,6 +196,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fault_start, teardown),
         cmocka_unit_test_teardown(test_fault_compile, teardown),
         cmocka_unit_test_teardown(test_fault_load, teardown),
+        cmocka_unit_test_teardown(test_fault_link, teardown),
         cmocka_unit_test_teardown(test_threads_share_one_kernel, teardown),
         cmocka_unit_test_teardown(test_dumps, teardown),
     };
