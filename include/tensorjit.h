@@ -143,6 +143,12 @@ char *jit_gather_nd_dump(const jit_gather_nd_sig *sig, jit_dump_kind kind);
 char *jit_scatter_update_dump(const jit_scatter_update_sig *sig, jit_dump_kind kind);
 void jit_free(void *p);
 
+/* What tensorjit makes of a signature, in words: the canonical plan, the
+ * code shape chosen and why, the cache key, the output shape under both
+ * GatherND opsets. Free it with jit_free(); NULL for an invalid signature. */
+char *jit_gather_nd_explain(const jit_gather_nd_sig *sig);
+char *jit_scatter_update_explain(const jit_scatter_update_sig *sig);
+
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while
  * another thread uses the library. */

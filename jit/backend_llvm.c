@@ -11,6 +11,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <stdatomic.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,19 @@ char *tj_backend_dump(const tj_plan *p, tj_dump_kind kind, char *why, size_t len
     char *text = en ? tj_dump_locked(en, p, kind, why, len) : NULL;
     tj_engine_unlock();
     return text;
+}
+
+void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
+{
+    tj_ir_strategy st;
+    tj_ir_choose(p, &st);
+    if (st.unrolled)
+        snprintf(buf, len, "fully unrolled: %" PRId64 " index entries <= unroll budget %" PRId64
+                 " (every offset a constant)", st.entries, st.budget);
+    else
+        snprintf(buf, len, "counted loops with constant trip counts: %" PRId64 " index entries "
+                 "> unroll budget %" PRId64 " (unrolled compile time grows ~0.6 ms per entry)",
+                 st.entries, st.budget);
 }
 
 void tj_backend_release(void *handle)

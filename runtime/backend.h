@@ -19,6 +19,10 @@ typedef struct tj_backend_kernel {
 int tj_backend_compile(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len);
 void tj_backend_release(void *handle);
 
+/* The code shape the backend chooses for plan, in words, with the numbers
+ * behind the choice. */
+void tj_backend_strategy(const tj_plan *plan, char *buf, size_t len);
+
 typedef enum tj_dump_kind { TJ_DUMP_IR, TJ_DUMP_IR_OPT, TJ_DUMP_ASM } tj_dump_kind;
 
 /* The kernel's IR before or after optimization, or its assembly, as text

@@ -19,6 +19,12 @@ char *tj_backend_dump(const tj_plan *plan, tj_dump_kind kind, char *why, size_t 
     return NULL;
 }
 
+void tj_backend_strategy(const tj_plan *plan, char *buf, size_t len)
+{
+    (void)plan;
+    snprintf(buf, len, "the reference kernel (this build has no JIT backend)");
+}
+
 void tj_backend_release(void *handle)
 {
     (void)handle;

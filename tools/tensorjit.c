@@ -11,6 +11,8 @@ static void tj_usage(FILE *f)
             "commands:\n"
             "  gather-nd       run GatherND on .npy files (--help for options)\n"
             "  scatter-update  run ScatterUpdate on .npy files (--help for options)\n"
+            "  model FILE.xml  compile every GatherND/ScatterUpdate layer of an OpenVINO IR\n"
+            "                  model ([--check] [--explain])\n"
             "  bench --compile compile times, cache hit ([--runs N] [--json])\n"
             "  demo            run the GatherND-8 batch_dims=2 example of the spec\n"
             "  --version       print the version\n"
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
         return tj_cmd_gather_nd(argc - 1, argv + 1);
     if (strcmp(cmd, "scatter-update") == 0)
         return tj_cmd_scatter_update(argc - 1, argv + 1);
+    if (strcmp(cmd, "model") == 0)
+        return tj_cmd_model(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return tj_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "demo") == 0)

@@ -1,0 +1,568 @@
+/*
+ * The OpenVINO IR reader. libxml2 parses; this file walks the tree:
+ * <net><layers><layer id type version name><data .../><input><port id
+ * precision><dim>..</dim></port>...</input><output>...</output></layer>
+ * </layers><edges><edge from-layer from-port to-layer to-port/></edges>.
+ * Element types come from a port's precision or, failing that, from the
+ * layer feeding it; ScatterUpdate's axis from the Const that feeds port 3,
+ * read from the .bin at its offset.
+ */
+#include "ov_ir.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TJ_MODEL_MAX_BYTES (256 << 20)
+
+typedef struct tj_doc {
+    xmlDocPtr doc;
+    xmlNodePtr layers; /* parent of the <layer> elements */
+    xmlNodePtr edges;  /* <edges>, or NULL (fragments) */
+    const char *name;
+    const char *bin_path;
+    const tj_model_opts *opts;
+    int fragment;
+} tj_doc;
+
+static int tj_fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int tj_is(xmlNodePtr n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+static xmlNodePtr tj_child(xmlNodePtr n, const char *name)
+{
+    for (xmlNodePtr c = n ? n->children : NULL; c; c = c->next)
+        if (tj_is(c, name))
+            return c;
+    return NULL;
+}
+
+/* An attribute into buf; 1 if present. */
+static int tj_attr(xmlNodePtr n, const char *name, char *buf, size_t len)
+{
+    xmlChar *v = n ? xmlGetProp(n, (const xmlChar *)name) : NULL;
+    if (!v) {
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+    snprintf(buf, len, "%s", (const char *)v);
+    xmlFree(v);
+    return 1;
+}
+
+/* The n-th <port> child of <input> or <output>, in document order. */
+static xmlNodePtr tj_port(xmlNodePtr layer, const char *dir, int n)
+{
+    int i = 0;
+    for (xmlNodePtr p = tj_child(tj_child(layer, dir), "port"); p; p = p->next)
+        if (tj_is(p, "port") && i++ == n)
+            return p;
+    return NULL;
+}
+
+/* A port's <dim> list; 0, or -1 with why (dynamic or malformed dims). */
+static int tj_port_shape(xmlNodePtr port, jit_shape *s, char *why, size_t len)
+{
+    s->rank = 0;
+    for (xmlNodePtr d = port ? port->children : NULL; d; d = d->next) {
+        if (!tj_is(d, "dim"))
+            continue;
+        xmlChar *txt = xmlNodeGetContent(d);
+        const char *t = (const char *)txt;
+        while (t && isspace((unsigned char)*t))
+            t++;
+        char *end = NULL;
+        errno = 0;
+        long long v = t ? strtoll(t, &end, 10) : -1;
+        int ok = t && end != t && errno == 0 && v >= 0;
+        while (ok && *end && isspace((unsigned char)*end))
+            end++;
+        ok = ok && *end == '\0';
+        if (!ok) {
+            int dynamic = t && (strcmp(t, "-1") == 0 || strchr(t, '?') || strstr(t, ".."));
+            snprintf(why, len, "dim %d is %s '%s'", s->rank, dynamic ? "dynamic" : "not a size",
+                     t ? t : "");
+            xmlFree(txt);
+            return -1;
+        }
+        xmlFree(txt);
+        if (s->rank == JIT_MAX_RANK) {
+            snprintf(why, len, "more than %d dims", JIT_MAX_RANK);
+            return -1;
+        }
+        s->dims[s->rank++] = v;
+    }
+    return 0;
+}
+
+static xmlNodePtr tj_layer_by_id(const tj_doc *d, const char *id)
+{
+    char buf[32];
+    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next)
+        if (tj_is(l, "layer") && tj_attr(l, "id", buf, sizeof buf) && strcmp(buf, id) == 0)
+            return l;
+    return NULL;
+}
+
+/* The layer (and its output port id) that feeds input port `port_id` of
+ * layer `id`, by <edges>. */
+static xmlNodePtr tj_producer(const tj_doc *d, const char *id, const char *port_id, char *from_port,
+                              size_t len)
+{
+    char tl[32], tp[32], fl[32];
+    for (xmlNodePtr e = d->edges ? d->edges->children : NULL; e; e = e->next) {
+        if (!tj_is(e, "edge") || !tj_attr(e, "to-layer", tl, sizeof tl) ||
+            !tj_attr(e, "to-port", tp, sizeof tp) || strcmp(tl, id) || strcmp(tp, port_id))
+            continue;
+        tj_attr(e, "from-port", from_port, len);
+        return tj_attr(e, "from-layer", fl, sizeof fl) ? tj_layer_by_id(d, fl) : NULL;
+    }
+    return NULL;
+}
+
+/* The element type of an input port: its precision, else what its
+ * producer says of its output. UNSET when nothing says. */
+static jit_dtype tj_port_type(const tj_doc *d, xmlNodePtr layer, xmlNodePtr port)
+{
+    char buf[64], id[32], pid[32], from_port[32];
+    if (tj_attr(port, "precision", buf, sizeof buf))
+        return tj_ov_type(buf);
+    if (!tj_attr(layer, "id", id, sizeof id) || !tj_attr(port, "id", pid, sizeof pid))
+        return JIT_DTYPE_UNSET;
+    xmlNodePtr src = tj_producer(d, id, pid, from_port, sizeof from_port);
+    if (!src)
+        return JIT_DTYPE_UNSET;
+    for (xmlNodePtr p = tj_child(tj_child(src, "output"), "port"); p; p = p->next)
+        if (tj_is(p, "port") && tj_attr(p, "id", buf, sizeof buf) && !strcmp(buf, from_port) &&
+            tj_attr(p, "precision", buf, sizeof buf))
+            return tj_ov_type(buf);
+    xmlNodePtr data = tj_child(src, "data");
+    if (tj_attr(data, "element_type", buf, sizeof buf) ||
+        tj_attr(data, "destination_type", buf, sizeof buf))
+        return tj_ov_type(buf);
+    return JIT_DTYPE_UNSET;
+}
+
+/* Element type of input n, or the fragment default (noted). */
+static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dtype dflt,
+                               tj_model_layer *out, const char *what)
+{
+    jit_dtype t = tj_port_type(d, layer, tj_port(layer, "input", n));
+    if (t != JIT_DTYPE_UNSET)
+        return t;
+    size_t used = strlen(out->note);
+    snprintf(out->note + used, sizeof out->note - used, "%s%s %s (default: the IR names none)",
+             used ? ", " : "", what, jit_dtype_name(dflt));
+    return dflt;
+}
+
+static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, tj_model_layer *out,
+                          const char *what)
+{
+    char why[160];
+    xmlNodePtr port = tj_port(layer, "input", n);
+    if (!port) {
+        snprintf(out->skip, sizeof out->skip, "input port %d (%s) is missing", n, what);
+        return -1;
+    }
+    if (tj_port_shape(port, s, why, sizeof why) != 0) {
+        snprintf(out->skip, sizeof out->skip, "input port %d (%s): %s", n, what, why);
+        return -1;
+    }
+    return 0;
+}
+
+static void tj_read_gather(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+{
+    char buf[64];
+    jit_gather_nd_sig *s = &out->gather;
+    s->opset = out->opset;
+    if (tj_attr(tj_child(layer, "data"), "batch_dims", buf, sizeof buf)) {
+        char *end;
+        long v = strtol(buf, &end, 10);
+        if (end == buf || *end) {
+            snprintf(out->skip, sizeof out->skip, "batch_dims '%s' is not an integer", buf);
+            return;
+        }
+        s->batch_dims = (int)v;
+    }
+    if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
+        tj_input_shape(layer, 1, &s->indices_shape, out, "indices"))
+        return;
+    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
+    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
+    out->usable = 1;
+}
+
+/* Reads `size` bytes at `offset` of the .bin; 0 or -1 with why. */
+static int tj_read_bin(const tj_doc *d, long long offset, long long size, void *buf, char *why,
+                       size_t len)
+{
+    if (!d->bin_path) {
+        snprintf(why, len, "no .bin to read the constant from");
+        return -1;
+    }
+    FILE *f = fopen(d->bin_path, "rb");
+    if (!f) {
+        snprintf(why, len, "cannot open %s: %s", d->bin_path, strerror(errno));
+        return -1;
+    }
+    long end = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    int ok = offset >= 0 && size >= 0 && end >= 0 && offset + size <= end &&
+             fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    if (!ok)
+        snprintf(why, len, "the constant's bytes [%lld, %lld) are not in %s (%ld bytes)", offset,
+                 offset + size, d->bin_path, end);
+    return ok ? 0 : -1;
+}
+
+static int64_t tj_int_value(const unsigned char *b, jit_dtype t)
+{
+    union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
+            int64_t i64; uint64_t u64; } v;
+    memcpy(&v, b, (size_t)jit_dtype_size(t));
+    switch (t) {
+    case JIT_I8: return v.i8;
+    case JIT_U8: return v.u8;
+    case JIT_I16: return v.i16;
+    case JIT_U16: return v.u16;
+    case JIT_I32: return v.i32;
+    case JIT_U32: return v.u32;
+    case JIT_U64: return v.u64 > INT64_MAX ? INT64_MAX : (int64_t)v.u64;
+    default: return v.i64;
+    }
+}
+
+/* ScatterUpdate's axis: the Const feeding input port 3, read from the .bin. */
+static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+{
+    jit_scatter_update_sig *s = &out->scatter;
+    char id[32], pid[32], from_port[32], buf[64], why[200];
+    xmlNodePtr port = tj_port(layer, "input", 3);
+    if (!port || !tj_attr(layer, "id", id, sizeof id) || !tj_attr(port, "id", pid, sizeof pid))
+        return snprintf(out->skip, sizeof out->skip, "input port 3 (axis) is missing"), -1;
+    xmlNodePtr src = tj_producer(d, id, pid, from_port, sizeof from_port);
+    if (!src)
+        return snprintf(out->skip, sizeof out->skip, "no edge feeds input port 3 (axis)"), -1;
+    if (!tj_attr(src, "type", buf, sizeof buf) || strcmp(buf, "Const") != 0) {
+        char name[64];
+        tj_attr(src, "name", name, sizeof name);
+        return snprintf(out->skip, sizeof out->skip,
+                        "axis comes from layer '%s' of type %s, not a Const: it is not known "
+                        "before run time",
+                        name, buf[0] ? buf : "?"),
+               -1;
+    }
+    xmlNodePtr data = tj_child(src, "data");
+    char off[32], size[32];
+    if (!tj_attr(data, "element_type", buf, sizeof buf) || !tj_attr(data, "offset", off, sizeof off) ||
+        !tj_attr(data, "size", size, sizeof size))
+        return snprintf(out->skip, sizeof out->skip,
+                        "axis Const lacks element_type, offset or size"), -1;
+    s->axis_type = tj_ov_type(buf);
+    int es = jit_dtype_size(s->axis_type);
+    long long o = atoll(off), n = atoll(size);
+    unsigned char value[8];
+    if (es == 0 || n != es)
+        return snprintf(out->skip, sizeof out->skip,
+                        "axis Const holds %lld bytes of %s; one integer was expected", n, buf),
+               -1;
+    if (tj_read_bin(d, o, n, value, why, sizeof why) != 0)
+        return snprintf(out->skip, sizeof out->skip, "axis Const: %s", why), -1;
+    s->axis = tj_int_value(value, s->axis_type);
+    return 0;
+}
+
+static void tj_read_scatter(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+{
+    jit_scatter_update_sig *s = &out->scatter;
+    char why[160];
+    if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
+        tj_input_shape(layer, 1, &s->indices_shape, out, "indices") ||
+        tj_input_shape(layer, 2, &s->updates_shape, out, "updates"))
+        return;
+    if (tj_port_shape(tj_port(layer, "input", 3), &s->axis_shape, why, sizeof why) != 0) {
+        snprintf(out->skip, sizeof out->skip, "input port 3 (axis): %s", why);
+        return;
+    }
+    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
+    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
+    s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", 2));
+    if (d->fragment) {
+        if (!d->opts->have_axis) {
+            snprintf(out->skip, sizeof out->skip,
+                     "a fragment carries no constants: give the axis with --axis");
+            return;
+        }
+        s->axis = d->opts->axis;
+        s->axis_type = JIT_I64;
+        size_t used = strlen(out->note);
+        snprintf(out->note + used, sizeof out->note - used, "%saxis %lld (from --axis)",
+                 used ? ", " : "", (long long)s->axis);
+    } else if (tj_read_axis(d, layer, out) != 0) {
+        return;
+    }
+    out->usable = 1;
+}
+
+/* 1 and the op if the layer is one tensorjit compiles. */
+static int tj_layer_kind(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+{
+    char type[64], version[32];
+    tj_attr(layer, "type", type, sizeof type);
+    tj_attr(layer, "version", version, sizeof version);
+    if (strcmp(type, "GatherND") == 0) {
+        out->op = TJ_LAYER_GATHER_ND;
+        int dflt = d->opts->opset ? d->opts->opset : 8;
+        out->opset = strcmp(version, "opset5") == 0 ? 5 : strcmp(version, "opset8") == 0 ? 8 : dflt;
+        if (strcmp(version, "opset5") && strcmp(version, "opset8"))
+            snprintf(out->note, sizeof out->note, "%s%s%s read as opset%d (--opset)",
+                     version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
+                     out->opset);
+        return 1;
+    }
+    if (strcmp(type, "ScatterUpdate") == 0) {
+        out->op = TJ_LAYER_SCATTER_UPDATE;
+        out->opset = 3;
+        return 1;
+    }
+    return 0;
+}
+
+static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, int position, tj_model_layer *out)
+{
+    char why[160];
+    tj_attr(layer, "id", out->id, sizeof out->id);
+    if (!tj_attr(layer, "name", out->name, sizeof out->name))
+        snprintf(out->name, sizeof out->name, "%s#%d (line %d)",
+                 out->op == TJ_LAYER_GATHER_ND ? "GatherND" : "ScatterUpdate", position,
+                 (int)layer->line);
+    if (out->op == TJ_LAYER_GATHER_ND)
+        tj_read_gather(d, layer, out);
+    else
+        tj_read_scatter(d, layer, out);
+    xmlNodePtr port = tj_port(layer, "output", 0);
+    out->ir_output_known = port && tj_port_shape(port, &out->ir_output, why, sizeof why) == 0;
+}
+
+static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
+{
+    int n = 0;
+    tj_model_layer probe;
+    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next)
+        n += tj_is(l, "layer") && tj_layer_kind(d, l, &probe);
+    m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
+    if (!m->layers)
+        return tj_fail(err, len, "%s: out of memory", d->name);
+    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next) {
+        tj_model_layer one;
+        memset(&one, 0, sizeof one);
+        if (tj_is(l, "layer") && tj_layer_kind(d, l, &one)) {
+            tj_read_layer(d, l, m->count + 1, &one);
+            m->layers[m->count++] = one;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The specs print layers as a reader would write them, not as XML:
+ * <data batch_dims=0 /> (an unquoted value) and <layer ... type="X">.
+ * libxml2's recover mode drops both (the attribute, the whole start tag),
+ * so fragments get this pass first: inside a tag, a bare value is quoted
+ * and a "..." is removed. Comments are copied as they are. Returns a new
+ * buffer wrapped in <fragment>...</fragment>, or NULL.
+ */
+static char *tj_fragment_text(const char *in, size_t len, size_t *out_len)
+{
+    char *out = malloc(2 * len + 32);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    memcpy(out, "<fragment>", 10);
+    o = 10;
+    int in_tag = 0;
+    for (size_t i = 0; i < len;) {
+        if (!in_tag && len - i >= 4 && memcmp(in + i, "<!--", 4) == 0) {
+            const char *end = strstr(in + i, "-->");
+            size_t n = end ? (size_t)(end - (in + i)) + 3 : len - i;
+            memcpy(out + o, in + i, n);
+            o += n;
+            i += n;
+            continue;
+        }
+        char c = in[i];
+        if (!in_tag && c == '<' && i + 1 < len && (isalpha((unsigned char)in[i + 1]) || in[i + 1] == '/'))
+            in_tag = 1;
+        else if (in_tag && c == '>')
+            in_tag = 0;
+        if (in_tag && len - i >= 3 && memcmp(in + i, "...", 3) == 0) {
+            i += 3;
+            continue;
+        }
+        out[o++] = c;
+        i++;
+        if (in_tag && c == '=') {
+            while (i < len && in[i] == ' ')
+                i++;
+            if (i < len && in[i] != '"' && in[i] != '\'') {
+                out[o++] = '"';
+                while (i < len && !isspace((unsigned char)in[i]) && in[i] != '>' &&
+                       !(in[i] == '/' && i + 1 < len && in[i + 1] == '>'))
+                    out[o++] = in[i++];
+                out[o++] = '"';
+            }
+        }
+    }
+    memcpy(out + o, "</fragment>", 11);
+    *out_len = o + 11;
+    return out;
+}
+
+/* A document that starts with a <layer> is a fragment: wrapped in one
+ * root so that several layers, as the specs print them, parse together. */
+static int tj_is_fragment(const char *xml, size_t len)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < len && isspace((unsigned char)xml[i]))
+            i++;
+        if (i + 1 < len && xml[i] == '<' && (xml[i + 1] == '?' || xml[i + 1] == '!')) {
+            const char *close = memchr(xml + i, '>', len - i);
+            if (!close)
+                return 0;
+            i = (size_t)(close - xml) + 1;
+            continue;
+        }
+        return len - i >= 6 && memcmp(xml + i, "<layer", 6) == 0;
+    }
+}
+
+static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int recover,
+                              char *err, size_t err_len)
+{
+    xmlParserCtxtPtr ctx = xmlNewParserCtxt();
+    if (!ctx)
+        return tj_fail(err, err_len, "%s: out of memory", name), NULL;
+    int flags = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                (recover ? XML_PARSE_RECOVER : 0);
+    xmlDocPtr doc = xmlCtxtReadMemory(ctx, xml, (int)len, name, NULL, flags);
+    if (!doc || (!recover && !ctx->wellFormed)) {
+        xmlErrorPtr e = xmlCtxtGetLastError(ctx);
+        char msg[256] = "not XML";
+        if (e && e->message) {
+            snprintf(msg, sizeof msg, "%s", e->message);
+            msg[strcspn(msg, "\n")] = '\0';
+        }
+        tj_fail(err, err_len, "%s:%d: %s", name, e ? e->line : 0, msg);
+        if (doc)
+            xmlFreeDoc(doc);
+        doc = NULL;
+    }
+    xmlFreeParserCtxt(ctx);
+    return doc;
+}
+
+int tj_model_parse(const char *xml, size_t len, const char *name, const char *bin_path,
+                   const tj_model_opts *opts, tj_model *m, char *err, size_t err_len)
+{
+    tj_doc d = {.name = name, .bin_path = bin_path, .opts = opts};
+    memset(m, 0, sizeof *m);
+    if (len > INT32_MAX)
+        return tj_fail(err, err_len, "%s: larger than 2 GiB", name);
+    d.fragment = m->fragment = tj_is_fragment(xml, len);
+    char *wrapped = NULL;
+    if (d.fragment) {
+        /* <?xml ...?> may only open a document: drop it inside the wrapper */
+        const char *body = xml;
+        if (len > 5 && memcmp(xml, "<?xml", 5) == 0) {
+            const char *close = memchr(xml, '>', len);
+            body = close ? close + 1 : xml;
+        }
+        wrapped = tj_fragment_text(body, len - (size_t)(body - xml), &len);
+        if (!wrapped)
+            return tj_fail(err, err_len, "%s: out of memory", name);
+        xml = wrapped;
+    }
+    /* a model must be well-formed; a fragment as the specs print it may
+     * need libxml2's recover mode (<data batch_dims=0 />, <layer ... >) */
+    d.doc = tj_parse_xml(xml, len, name, 0, err, err_len);
+    if (!d.doc && d.fragment)
+        d.doc = tj_parse_xml(xml, len, name, 1, err, err_len);
+    free(wrapped);
+    if (!d.doc)
+        return -1;
+    xmlNodePtr root = xmlDocGetRootElement(d.doc);
+    int rc = 0;
+    if (d.fragment) {
+        d.layers = root;
+    } else if (!tj_is(root, "net")) {
+        rc = tj_fail(err, err_len, "%s:%d: the root element is <%s>, not <net> or <layer>", name,
+                     root ? root->line : 0, root ? (const char *)root->name : "");
+    } else {
+        d.layers = tj_child(root, "layers");
+        d.edges = tj_child(root, "edges");
+        if (!d.layers)
+            rc = tj_fail(err, err_len, "%s:%d: <net> has no <layers>", name, root->line);
+    }
+    if (rc == 0)
+        rc = tj_collect(&d, m, err, err_len);
+    xmlFreeDoc(d.doc);
+    return rc;
+}
+
+int tj_model_read(const char *xml_path, const tj_model_opts *opts, tj_model *m, char *err,
+                  size_t err_len)
+{
+    memset(m, 0, sizeof *m);
+    FILE *f = fopen(xml_path, "rb");
+    if (!f)
+        return tj_fail(err, err_len, "%s: cannot open: %s", xml_path, strerror(errno));
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (size < 0 || size > TJ_MODEL_MAX_BYTES || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return tj_fail(err, err_len, "%s: %s", xml_path,
+                       size > TJ_MODEL_MAX_BYTES ? "larger than 256 MiB" : "cannot read");
+    }
+    char *xml = malloc((size_t)size + 1);
+    size_t got = xml ? fread(xml, 1, (size_t)size, f) : 0;
+    fclose(f);
+    if (!xml || got != (size_t)size) {
+        free(xml);
+        return tj_fail(err, err_len, "%s: cannot read", xml_path);
+    }
+    char bin[4096];
+    size_t n = strlen(xml_path);
+    if (n > 4 && strcmp(xml_path + n - 4, ".xml") == 0 && n < sizeof bin)
+        snprintf(bin, sizeof bin, "%.*s.bin", (int)(n - 4), xml_path);
+    else
+        snprintf(bin, sizeof bin, "%s.bin", xml_path);
+    int rc = tj_model_parse(xml, (size_t)size, xml_path, bin, opts, m, err, err_len);
+    free(xml);
+    return rc;
+}
+
+void tj_model_free(tj_model *m)
+{
+    free(m->layers);
+    m->layers = NULL;
+    m->count = 0;
+}

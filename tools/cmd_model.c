@@ -1,0 +1,260 @@
+/* `tensorjit model FILE.xml`: every GatherND and ScatterUpdate layer of an
+ * OpenVINO IR model (or of spec-style <layer> fragments), listed, compiled
+ * by worker threads, and reported in a table; --check runs each kernel
+ * against the reference on random data. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "layer_check.h"
+#include "ov_ir.h"
+
+typedef struct tj_layer_result {
+    int compiled;
+    jit_kernel_info info;
+    char error[512];
+    tj_check_result check;
+} tj_layer_result;
+
+typedef struct tj_model_run {
+    const tj_model *model;
+    tj_layer_result *results;
+    atomic_int next;
+    atomic_int done;
+    int usable;
+    int check;
+    int progress; /* stderr is a terminal */
+    pthread_mutex_t print_lock;
+} tj_model_run;
+
+static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int check)
+{
+    if (l->op == TJ_LAYER_GATHER_ND) {
+        jit_gather_nd_fn fn = jit_gather_nd_compile(&l->gather);
+        r->compiled = fn && jit_gather_nd_info(fn, &r->info) == 0;
+        if (r->compiled && check)
+            tj_check_gather_nd(&l->gather, 8, 42, (int64_t)1 << 30, &r->check);
+    } else {
+        jit_scatter_update_fn fn = jit_scatter_update_compile(&l->scatter);
+        r->compiled = fn && jit_scatter_update_info(fn, &r->info) == 0;
+        if (r->compiled && check)
+            tj_check_scatter_update(&l->scatter, 8, 42, (int64_t)1 << 30, &r->check);
+    }
+    if (!r->compiled)
+        snprintf(r->error, sizeof r->error, "%s", jit_last_error());
+}
+
+static void *tj_model_worker(void *arg)
+{
+    tj_model_run *run = arg;
+    for (;;) {
+        int i = atomic_fetch_add(&run->next, 1);
+        if (i >= run->model->count)
+            return NULL;
+        const tj_model_layer *l = &run->model->layers[i];
+        if (!l->usable)
+            continue;
+        tj_layer_compile(l, &run->results[i], run->check);
+        int done = atomic_fetch_add(&run->done, 1) + 1;
+        if (run->progress) {
+            pthread_mutex_lock(&run->print_lock);
+            fprintf(stderr, "\rcompiling %d/%d%s", done, run->usable, run->check ? " and checking" : "");
+            pthread_mutex_unlock(&run->print_lock);
+        }
+    }
+}
+
+static const char *tj_op_name(const tj_model_layer *l)
+{
+    if (l->op == TJ_LAYER_SCATTER_UPDATE)
+        return "ScatterUpdate-3";
+    return l->opset == 5 ? "GatherND-5" : "GatherND-8";
+}
+
+static void tj_shape_text(const jit_shape *s, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < s->rank && used + 24 < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? "," : "",
+                                 (long long)s->dims[i]);
+    snprintf(buf + used, len - used, "]");
+}
+
+/* One line: name, id, op, signature, output shape (or why it is skipped). */
+static void tj_list_layer(const tj_model_layer *l, int explain)
+{
+    char a[200], b[200], c[200], o[200];
+    printf("  %-24s id %-5s %-16s", l->name, l->id, tj_op_name(l));
+    if (!l->usable) {
+        printf("skipped: %s\n", l->skip);
+        return;
+    }
+    jit_shape out;
+    char *ex = NULL;
+    if (l->op == TJ_LAYER_GATHER_ND) {
+        const jit_gather_nd_sig *s = &l->gather;
+        tj_shape_text(&s->data_shape, a, sizeof a);
+        tj_shape_text(&s->indices_shape, b, sizeof b);
+        printf("data %s %s, indices %s %s, batch_dims %d", jit_dtype_name(s->dtype), a,
+               jit_dtype_name(s->index_type), b, s->batch_dims);
+        if (jit_gather_nd_output_shape(s, &out) == 0) {
+            tj_shape_text(&out, o, sizeof o);
+            printf(" -> %s", o);
+        }
+        ex = explain ? jit_gather_nd_explain(s) : NULL;
+    } else {
+        const jit_scatter_update_sig *s = &l->scatter;
+        tj_shape_text(&s->data_shape, a, sizeof a);
+        tj_shape_text(&s->indices_shape, b, sizeof b);
+        tj_shape_text(&s->updates_shape, c, sizeof c);
+        printf("data %s %s, indices %s %s, updates %s, axis %lld", jit_dtype_name(s->dtype), a,
+               jit_dtype_name(s->index_type), b, c, (long long)s->axis);
+        if (jit_scatter_update_output_shape(s, &out) == 0) {
+            tj_shape_text(&out, o, sizeof o);
+            printf(" -> %s", o);
+        }
+        ex = explain ? jit_scatter_update_explain(s) : NULL;
+    }
+    if (l->ir_output_known && (l->ir_output.rank != out.rank ||
+                               memcmp(l->ir_output.dims, out.dims, sizeof(int64_t) * (size_t)out.rank))) {
+        tj_shape_text(&l->ir_output, o, sizeof o);
+        printf(" (the IR's output port says %s)", o);
+    }
+    if (l->note[0])
+        printf("\n  %-24s    %s", "", l->note);
+    printf("\n");
+    if (ex) {
+        printf("%s", ex);
+        jit_free(ex);
+    }
+}
+
+static int tj_report(const tj_model_run *run)
+{
+    int bad = 0;
+    printf("\n%-24s %-5s %-16s %-44s %10s %10s%s\n", "layer", "id", "op", "engine",
+           "compile ms", "code bytes", run->check ? "  check" : "");
+    for (int i = 0; i < run->model->count; i++) {
+        const tj_model_layer *l = &run->model->layers[i];
+        const tj_layer_result *r = &run->results[i];
+        if (!l->usable)
+            continue;
+        char engine[256];
+        if (!r->compiled) {
+            printf("%-24s %-5s %-16s refused: %s\n", l->name, l->id, tj_op_name(l), r->error);
+            bad = 1;
+            continue;
+        }
+        if (r->info.engine == JIT_ENGINE_JIT)
+            snprintf(engine, sizeof engine, "jit");
+        else
+            snprintf(engine, sizeof engine, "reference (%.60s)", r->info.why);
+        printf("%-24s %-5s %-16s %-44s %10.2f %10zu", l->name, l->id, tj_op_name(l), engine,
+               r->info.compile_ms, r->info.code_bytes);
+        if (run->check) {
+            const tj_check_result *c = &r->check;
+            if (c->skipped)
+                printf("  %s", c->first_failure);
+            else if (c->failed)
+                printf("  FAILED %d of %d (%s)", c->failed, c->runs, c->first_failure);
+            else
+                printf("  ok (%d runs, bad index included)", c->runs);
+            bad |= c->failed != 0;
+        }
+        printf("\n");
+    }
+    return bad;
+}
+
+static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts *opts,
+                         int *check, int *explain, int64_t *jobs)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--check") == 0) {
+            *check = 1;
+        } else if (strcmp(a, "--explain") == 0) {
+            *explain = 1;
+        } else if (strcmp(a, "--dtype") == 0 && v) {
+            opts->dtype = jit_dtype_from_name(v);
+            if (opts->dtype == JIT_DTYPE_UNSET)
+                return tj_cli_fail("--dtype=%s is not an element type", v), -1;
+            i++;
+        } else if (strcmp(a, "--index-type") == 0 && v) {
+            opts->index_type = jit_dtype_from_name(v);
+            if (opts->index_type == JIT_DTYPE_UNSET)
+                return tj_cli_fail("--index-type=%s is not an element type", v), -1;
+            i++;
+        } else if (strcmp(a, "--axis") == 0 && v) {
+            if (tj_cli_int("--axis", v, -JIT_MAX_RANK, JIT_MAX_RANK, &opts->axis))
+                return -1;
+            opts->have_axis = 1;
+            i++;
+        } else if (strcmp(a, "--opset") == 0 && v) {
+            int64_t o;
+            if (tj_cli_int("--opset", v, 5, 8, &o) || (o != 5 && o != 8))
+                return tj_cli_fail("--opset=%s must be 5 or 8", v), -1;
+            opts->opset = (int)o;
+            i++;
+        } else if (strcmp(a, "--jobs") == 0 && v) {
+            if (tj_cli_int("--jobs", v, 1, 64, jobs))
+                return -1;
+            i++;
+        } else if (strcmp(a, "--help") == 0) {
+            printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N]\n"
+                   "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset 5|8]\n");
+            return 1;
+        } else if (a[0] == '-' || *path) {
+            return tj_cli_fail("model: unexpected argument '%s'", a), -1;
+        } else {
+            *path = a;
+        }
+    }
+    if (!*path)
+        return tj_cli_fail("model: give an OpenVINO IR .xml file (or a <layer> fragment)"), -1;
+    return 0;
+}
+
+int tj_cmd_model(int argc, char **argv)
+{
+    const char *path = NULL;
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    int check = 0, explain = 0;
+    int64_t jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    int rc = tj_model_args(argc, argv, &path, &opts, &check, &explain, &jobs);
+    if (rc)
+        return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
+    tj_model model;
+    char err[512];
+    if (tj_model_read(path, &opts, &model, err, sizeof err) != 0)
+        return tj_cli_fail("%s", err);
+    tj_model_run run = {.model = &model, .check = check, .progress = isatty(2)};
+    run.results = calloc((size_t)(model.count ? model.count : 1), sizeof *run.results);
+    pthread_mutex_init(&run.print_lock, NULL);
+    printf("%s: %d GatherND/ScatterUpdate layer%s%s\n", path, model.count,
+           model.count == 1 ? "" : "s", model.fragment ? " (a fragment: no <net>)" : "");
+    for (int i = 0; i < model.count; i++) {
+        tj_list_layer(&model.layers[i], explain);
+        run.usable += model.layers[i].usable;
+    }
+    int n = (int)(jobs < run.usable ? jobs : run.usable);
+    pthread_t threads[64];
+    for (int t = 0; t < n; t++)
+        pthread_create(&threads[t], NULL, tj_model_worker, &run);
+    for (int t = 0; t < n; t++)
+        pthread_join(threads[t], NULL);
+    if (run.progress && run.usable)
+        fprintf(stderr, "\r%*s\r", 40, "");
+    int bad = run.usable ? tj_report(&run) : 0;
+    pthread_mutex_destroy(&run.print_lock);
+    free(run.results);
+    tj_model_free(&model);
+    jit_shutdown();
+    return bad ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
+}
