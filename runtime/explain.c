@@ -59,14 +59,20 @@ static void tj_put_plan(tj_text *t, const tj_plan *p)
     tj_put(t, "  %-22s %" PRId64 " tuples (%s), policy %s\n", "validated first",
            tj_plan_tuples_to_check(p), gather ? "every batch's own" : "shared by every outer",
            jit_index_policy_name(p->policy));
-    tj_put(t, "  %-22s data %" PRId64 ", indices %" PRId64 " x %d, %sout %" PRId64 "\n", "bytes",
-           p->data_bytes, p->indices_elems, p->index_size, gather ? "" : "updates ",
-           gather ? p->out_bytes : p->updates_bytes);
+    tj_put(t, "  %-22s data %" PRId64 ", indices %" PRId64 " x %d, %s %" PRId64 ", out %" PRId64
+              "\n", "bytes", p->data_bytes, p->indices_elems, p->index_size,
+           gather ? "slices" : "updates", gather ? p->out_bytes : p->updates_bytes, p->out_bytes);
 }
 
+/* The key is the normalized signature as int64 words: op letter, then
+ * attributes, types, policy, engine and shapes (rank, dims...). */
 static void tj_put_key(tj_text *t, const tj_key *k)
 {
-    tj_put(t, "cache key: %zu bytes, hash %016" PRIx64 "\n", k->len, tj_key_hash(k));
+    size_t n = k->len / sizeof(int64_t);
+    tj_put(t, "cache key (the normalized signature, %zu words): %c", n, (char)k->words[0]);
+    for (size_t i = 1; i < n && t->len + 32 < t->cap; i++)
+        tj_put(t, " %" PRId64, k->words[i]);
+    tj_put(t, ", hash %016" PRIx64 "\n", tj_key_hash(k));
 }
 
 static int tj_text_init(tj_text *t)

@@ -19,7 +19,7 @@
 #endif
 
 static char dir[64];
-static char out_text[8192], err_text[8192];
+static char out_text[65536], err_text[8192];
 
 static const char *path(const char *name)
 {
@@ -273,7 +273,7 @@ static void test_dump_from_flags_and_files(void **state)
     assert_non_null(strstr(out_text, "check.fail"));
     assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x2"), 2);
     assert_string_equal(err_text, "tensorjit: gather-nd: a signature given by shapes needs "
-                                  "--dump-ir or --dump-asm\n");
+                                  "--dump-ir, --dump-asm or --explain\n");
     assert_int_equal(run("gather-nd --data-shape 2y2 --indices-shape 2x2 --dump-ir"), 2);
     assert_int_equal(stderr_lines(), 1);
     assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x3 --dump-ir"), 2);
@@ -294,6 +294,51 @@ static void test_verbose_names_the_jit(void **state)
 #endif
 }
 
+static void test_model_check_and_explain(void **state)
+{
+    (void)state;
+    const char frag[] = "<layer id=\"7\" name=\"g\" type=\"GatherND\" version=\"opset8\">"
+                        "<data batch_dims=1 /><input><port><dim>4</dim><dim>3</dim><dim>5</dim>"
+                        "</port><port><dim>4</dim><dim>2</dim><dim>1</dim></port></input></layer>\n"
+                        "<layer type=\"ScatterUpdate\"><input><port><dim>3</dim></port>"
+                        "<port><dim>2</dim></port><port><dim>2</dim></port><port/></input></layer>\n";
+    FILE *f = fopen(path("frag.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @frag.xml --check"), 0);
+    assert_non_null(strstr(out_text, "2 GatherND/ScatterUpdate layers (a fragment: no <net>)"));
+    assert_non_null(strstr(out_text, "skipped: a fragment carries no constants: give the axis "
+                                     "with --axis"));
+    assert_non_null(strstr(out_text, "ok (8 runs, bad index included)"));
+    assert_string_equal(err_text, ""); /* stderr is no terminal: no progress line */
+    assert_int_equal(run("model @frag.xml --axis 0 --dtype u8 --index-type i16 --check --explain"),
+                     0);
+    assert_non_null(strstr(out_text, "ScatterUpdate-3, axis 0, data u8 [3]"));
+    assert_non_null(strstr(out_text, "plan (an indexed block copy)"));
+    int oks = 0;
+    for (const char *p = out_text; (p = strstr(p, "ok (")); p++)
+        oks++;
+    if (oks != 2)
+        fail_msg("expected two checked layers:\n%s", out_text);
+    f = fopen(path("garbage.xml"), "w");
+    fputs("<net><layers><layer></net>", f);
+    fclose(f);
+    assert_int_equal(run("model @garbage.xml"), 2);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, "garbage.xml:1: "));
+    assert_int_equal(run("check gather-nd --data-shape 30x2x100x35 --indices-shape 30x2x3x1 "
+                         "--batch-dims 2 --index-type i32 --runs 25"), 0);
+    assert_string_equal(out_text, "25 passed, 0 failed\n");
+    assert_int_equal(run("check scatter-update --data-shape 8x4 --indices-shape 3 "
+                         "--updates-shape 3x4 --axis 0 --index-policy zero-fill --runs 10"), 0);
+    assert_string_equal(out_text, "10 passed, 0 failed\n");
+    assert_int_equal(run("check gather-nd --data-shape 2x2 --indices-shape 2x3 --runs 5"), 2);
+    assert_int_equal(run("scatter-update --data-shape 3x5 --indices-shape 2 --updates-shape 3x2 "
+                         "--axis 1 --explain"), 0);
+    assert_non_null(strstr(out_text, "data copied first      60 bytes (skipped when out == data)"));
+    assert_non_null(strstr(out_text, "cache key (the normalized signature"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_dump_from_flags_and_files),
         cmocka_unit_test(test_verbose_names_the_jit),
+        cmocka_unit_test(test_model_check_and_explain),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -29,5 +29,6 @@ int tj_cmd_scatter_update(int argc, char **argv);
 int tj_cmd_demo(int argc, char **argv);
 int tj_cmd_bench(int argc, char **argv);
 int tj_cmd_model(int argc, char **argv);
+int tj_cmd_check(int argc, char **argv);
 
 #endif

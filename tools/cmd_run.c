@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "layer_check.h"
 #include "npy.h"
 
 typedef struct tj_run_opts {
@@ -13,6 +14,9 @@ typedef struct tj_run_opts {
     int have_axis, verbose;
     const char *gather_only, *scatter_only; /* an option given to the wrong command */
     int dump;                               /* -1 none, else a jit_dump_kind */
+    int explain;
+    int check;                              /* tensorjit check: differential runs */
+    int64_t runs, seed;
     jit_shape data_shape, indices_shape, updates_shape; /* a signature given by flags */
     int have_data_shape, have_indices_shape, have_updates_shape;
     jit_dtype dtype, index_type;
@@ -22,7 +26,8 @@ typedef struct tj_run_opts {
 
 enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
        OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
-       OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE };
+       OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE,
+       OPT_EXPLAIN, OPT_RUNS, OPT_SEED };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -38,6 +43,9 @@ static const struct option tj_run_options[] = {
     {"help", no_argument, NULL, OPT_HELP},
     {"dump-ir", optional_argument, NULL, OPT_DUMP_IR},
     {"dump-asm", no_argument, NULL, OPT_DUMP_ASM},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"seed", required_argument, NULL, OPT_SEED},
     {"data-shape", required_argument, NULL, OPT_DATA_SHAPE},
     {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
     {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
@@ -54,12 +62,13 @@ static void tj_run_usage(const char *cmd)
     else
         printf("usage: tensorjit scatter-update --data D.npy --indices I.npy --updates U.npy\n"
                "                                --axis A [-o OUT.npy] [options]\n");
-    printf("signature from flags instead of files (with --dump-ir or --dump-asm):\n"
+    printf("signature from flags instead of files (with --dump-ir, --dump-asm, --explain):\n"
            "  --data-shape 2x3x4 --indices-shape 2x1 [--updates-shape ...]\n"
            "  --dtype f32 --index-type i64 (defaults f32 and i64); '' or 'scalar' for 0-D\n"
            "options:\n"
            "  --dump-ir[=opt]            print the kernel's LLVM IR (before / after optimization)\n"
            "  --dump-asm                 print the kernel's machine code\n"
+           "  --explain                  print the plan, the code shape chosen, the cache key\n"
            "  --engine jit|reference     engine to run (default jit; falls back to reference)\n"
            "  --index-policy P           error|negative-wraps|clamp|zero-fill (default error)\n"
            "  -o, --output OUT.npy       write the result; without it, print it\n"
@@ -142,6 +151,15 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
             return tj_cli_fail("--dump-ir=%s: only --dump-ir and --dump-ir=opt exist", arg), -1;
         return 0;
     case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
+    case OPT_EXPLAIN: o->explain = 1; return 0;
+    case OPT_RUNS:
+        if (!o->check)
+            return tj_cli_fail("--runs is an option of tensorjit check"), -1;
+        return tj_cli_int("--runs", arg, 1, 1000000, &o->runs);
+    case OPT_SEED:
+        if (!o->check)
+            return tj_cli_fail("--seed is an option of tensorjit check"), -1;
+        return tj_cli_int("--seed", arg, 0, INT64_MAX, &o->seed);
     case OPT_DATA_SHAPE: o->have_data_shape = 1;
         return tj_parse_shape("--data-shape", arg, &o->data_shape);
     case OPT_INDICES_SHAPE: o->have_indices_shape = 1;
@@ -155,9 +173,12 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
 }
 
 /* 0, 1 for --help (exit 0), or -1 after printing the error. */
-static int tj_run_parse(const char *cmd, int argc, char **argv, tj_run_opts *o)
+static int tj_run_parse(const char *cmd, int argc, char **argv, int check, tj_run_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->check = check;
+    o->runs = 100;
+    o->seed = 1;
     o->opset = 8;
     o->dump = -1;
     o->dtype = JIT_F32;
@@ -186,8 +207,9 @@ static int tj_run_parse(const char *cmd, int argc, char **argv, tj_run_opts *o)
     if (by_flags && (o->data || o->indices || o->updates))
         return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
                -1;
-    if (by_flags && o->dump < 0)
-        return tj_cli_fail("%s: a signature given by shapes needs --dump-ir or --dump-asm", cmd),
+    if (by_flags && o->dump < 0 && !o->explain && !o->check)
+        return tj_cli_fail("%s: a signature given by shapes needs --dump-ir, --dump-asm or "
+                           "--explain", cmd),
                -1;
     if (by_flags && (!o->have_data_shape || !o->have_indices_shape))
         return tj_cli_fail("%s: --data-shape and --indices-shape are required", cmd), -1;
@@ -231,7 +253,7 @@ static void *tj_alloc_out(int64_t bytes)
     return malloc(bytes > 0 ? (size_t)bytes : 1);
 }
 
-/* Prints what --dump-ir / --dump-asm asked for; frees the text. */
+/* Prints what --dump-ir, --dump-asm or --explain asked for; frees it. */
 static int tj_print_dump(char *text)
 {
     if (!text)
@@ -241,9 +263,32 @@ static int tj_print_dump(char *text)
     return TJ_EXIT_OK;
 }
 
+/* The summary line test runners read: "N passed, M failed". */
+static int tj_check_report(const tj_check_result *r, const char *what)
+{
+    if (r->skipped)
+        return tj_cli_fail("check %s: %s", what, r->first_failure);
+    if (r->failed)
+        fprintf(stderr, "tensorjit: check %s: first failure: %s\n", what, r->first_failure);
+    printf("%d passed, %d failed\n", r->passed, r->failed);
+    return r->failed ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
+}
+
 static int tj_gather_nd_run(const tj_run_opts *o, const jit_gather_nd_sig *sig,
                             const tj_npy *data, const tj_npy *idx)
 {
+    if (o->check) {
+        tj_check_result r;
+        jit_shape shape;
+        if (jit_gather_nd_output_shape(sig, &shape) != 0)
+            return tj_cli_fail("%s", jit_last_error());
+        if (o->explain)
+            tj_print_dump(jit_gather_nd_explain(sig));
+        tj_check_gather_nd(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
+        return tj_check_report(&r, "gather-nd");
+    }
+    if (o->explain)
+        return tj_print_dump(jit_gather_nd_explain(sig));
     if (o->dump >= 0)
         return tj_print_dump(jit_gather_nd_dump(sig, (jit_dump_kind)o->dump));
     jit_shape out_shape;
@@ -257,11 +302,11 @@ static int tj_gather_nd_run(const tj_run_opts *o, const jit_gather_nd_sig *sig,
     return tj_finish(o, sig->dtype, &out_shape, out, &info, fn(data->data, idx->data, out));
 }
 
-int tj_cmd_gather_nd(int argc, char **argv)
+static int tj_gather_nd_main(int argc, char **argv, int check)
 {
     tj_run_opts o;
     tj_npy data = {0}, idx = {0};
-    int rc = tj_run_parse("gather-nd", argc, argv, &o);
+    int rc = tj_run_parse("gather-nd", argc, argv, check, &o);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
     jit_gather_nd_sig sig = {.opset = (int)o.opset, .batch_dims = (int)o.batch_dims,
@@ -289,6 +334,18 @@ done:
 static int tj_scatter_update_run(const tj_run_opts *o, const jit_scatter_update_sig *sig,
                                  const tj_npy *data, const tj_npy *idx, const tj_npy *upd)
 {
+    if (o->check) {
+        tj_check_result r;
+        jit_shape shape;
+        if (jit_scatter_update_output_shape(sig, &shape) != 0)
+            return tj_cli_fail("%s", jit_last_error());
+        if (o->explain)
+            tj_print_dump(jit_scatter_update_explain(sig));
+        tj_check_scatter_update(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
+        return tj_check_report(&r, "scatter-update");
+    }
+    if (o->explain)
+        return tj_print_dump(jit_scatter_update_explain(sig));
     if (o->dump >= 0)
         return tj_print_dump(jit_scatter_update_dump(sig, (jit_dump_kind)o->dump));
     jit_kernel_info info;
@@ -302,11 +359,11 @@ static int tj_scatter_update_run(const tj_run_opts *o, const jit_scatter_update_
                      fn(data->data, idx->data, upd->data, out));
 }
 
-int tj_cmd_scatter_update(int argc, char **argv)
+static int tj_scatter_update_main(int argc, char **argv, int check)
 {
     tj_run_opts o;
     tj_npy data = {0}, idx = {0}, upd = {0};
-    int rc = tj_run_parse("scatter-update", argc, argv, &o);
+    int rc = tj_run_parse("scatter-update", argc, argv, check, &o);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
     if ((o.data ? !o.updates : !o.have_updates_shape) || !o.have_axis)
@@ -336,4 +393,32 @@ done:
     tj_npy_free(&upd);
     jit_shutdown();
     return rc;
+}
+
+int tj_cmd_gather_nd(int argc, char **argv)
+{
+    return tj_gather_nd_main(argc, argv, 0);
+}
+
+int tj_cmd_scatter_update(int argc, char **argv)
+{
+    return tj_scatter_update_main(argc, argv, 0);
+}
+
+/* tensorjit check gather-nd|scatter-update SIGNATURE [--runs N] [--seed S] */
+int tj_cmd_check(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "gather-nd") == 0)
+        return tj_gather_nd_main(argc - 1, argv + 1, 1);
+    if (argc >= 2 && strcmp(argv[1], "scatter-update") == 0)
+        return tj_scatter_update_main(argc - 1, argv + 1, 1);
+    if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+        printf("usage: tensorjit check gather-nd|scatter-update --data-shape .. --indices-shape "
+               "..\n       [--updates-shape .. --axis A] [--dtype T] [--index-type T] "
+               "[--batch-dims B]\n       [--index-policy P] [--runs N] [--seed S] [--explain]\n"
+               "runs the JIT kernel and the reference kernel on N random inputs (the last with "
+               "a bad index)\nand prints 'N passed, M failed'; exit 1 if any failed\n");
+        return TJ_EXIT_OK;
+    }
+    return tj_cli_fail("check: give gather-nd or scatter-update and a signature (try --help)");
 }

@@ -13,6 +13,7 @@ static void tj_usage(FILE *f)
             "  scatter-update  run ScatterUpdate on .npy files (--help for options)\n"
             "  model FILE.xml  compile every GatherND/ScatterUpdate layer of an OpenVINO IR\n"
             "                  model ([--check] [--explain])\n"
+            "  check OP ...    JIT vs reference on random inputs of one signature\n"
             "  bench --compile compile times, cache hit ([--runs N] [--json])\n"
             "  demo            run the GatherND-8 batch_dims=2 example of the spec\n"
             "  --version       print the version\n"
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
         return tj_cmd_gather_nd(argc - 1, argv + 1);
     if (strcmp(cmd, "scatter-update") == 0)
         return tj_cmd_scatter_update(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0)
+        return tj_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0)
         return tj_cmd_model(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)

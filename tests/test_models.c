@@ -1,0 +1,323 @@
+/* The OpenVINO IR reader on files this test writes: a whole model with its
+ * .bin, spec-style fragments, dynamic dims, axes that are no constant,
+ * truncated .bin files and garbage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ov_ir.h"
+
+static char dir[64];
+
+static const char *path_of(const char *name)
+{
+    static char buf[2][256];
+    static int n;
+    char *p = buf[n++ % 2];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static void write_file(const char *name, const void *bytes, size_t len)
+{
+    FILE *f = fopen(path_of(name), "wb");
+    fwrite(bytes, 1, len, f);
+    fclose(f);
+}
+
+static const tj_model_opts defaults = {.dtype = JIT_F32, .index_type = JIT_I64};
+
+/* Parameter data f16 [4,3,5] -> GatherND-8 (batch_dims 1) <- Parameter i32
+ * [4,2,1]; Const indices + Const axis (-1, i64, at offset 16 of the .bin)
+ * -> ScatterUpdate on an FP32 [2,6] Parameter. */
+static const char model_xml[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<net name=\"m\" version=\"11\">\n"
+    " <layers>\n"
+    "  <layer id=\"0\" name=\"data\" type=\"Parameter\" version=\"opset1\">\n"
+    "   <data shape=\"4,3,5\" element_type=\"f16\"/>\n"
+    "   <output><port id=\"0\"><dim>4</dim><dim>3</dim><dim>5</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"1\" name=\"idx\" type=\"Parameter\" version=\"opset1\">\n"
+    "   <data shape=\"4,2,1\" element_type=\"i32\"/>\n"
+    "   <output><port id=\"0\" precision=\"I32\"><dim>4</dim><dim>2</dim><dim>1</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"2\" name=\"gather\" type=\"GatherND\" version=\"opset8\">\n"
+    "   <data batch_dims=\"1\"/>\n"
+    "   <input><port id=\"0\"><dim>4</dim><dim>3</dim><dim>5</dim></port>\n"
+    "          <port id=\"1\"><dim>4</dim><dim>2</dim><dim>1</dim></port></input>\n"
+    "   <output><port id=\"2\" precision=\"FP16\"><dim>4</dim><dim>2</dim><dim>5</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"3\" name=\"table\" type=\"Parameter\" version=\"opset1\">\n"
+    "   <data shape=\"2,6\" element_type=\"f32\"/>\n"
+    "   <output><port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>6</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"4\" name=\"rows\" type=\"Const\" version=\"opset1\">\n"
+    "   <data element_type=\"i64\" shape=\"2\" offset=\"0\" size=\"16\"/>\n"
+    "   <output><port id=\"0\" precision=\"I64\"><dim>2</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"5\" name=\"upd\" type=\"Parameter\" version=\"opset1\">\n"
+    "   <data shape=\"2,2\" element_type=\"f32\"/>\n"
+    "   <output><port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>2</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"6\" name=\"axis\" type=\"Const\" version=\"opset1\">\n"
+    "   <data element_type=\"i64\" shape=\"\" offset=\"16\" size=\"8\"/>\n"
+    "   <output><port id=\"0\" precision=\"I64\"/></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"7\" name=\"scatter\" type=\"ScatterUpdate\" version=\"opset3\">\n"
+    "   <input><port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>6</dim></port>\n"
+    "          <port id=\"1\" precision=\"I64\"><dim>2</dim></port>\n"
+    "          <port id=\"2\" precision=\"FP32\"><dim>2</dim><dim>2</dim></port>\n"
+    "          <port id=\"3\" precision=\"I64\"/></input>\n"
+    "   <output><port id=\"4\" precision=\"FP32\"><dim>2</dim><dim>6</dim></port></output>\n"
+    "  </layer>\n"
+    " </layers>\n"
+    " <edges>\n"
+    "  <edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>\n"
+    "  <edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/>\n"
+    "  <edge from-layer=\"3\" from-port=\"0\" to-layer=\"7\" to-port=\"0\"/>\n"
+    "  <edge from-layer=\"4\" from-port=\"0\" to-layer=\"7\" to-port=\"1\"/>\n"
+    "  <edge from-layer=\"5\" from-port=\"0\" to-layer=\"7\" to-port=\"2\"/>\n"
+    "  <edge from-layer=\"6\" from-port=\"0\" to-layer=\"7\" to-port=\"3\"/>\n"
+    " </edges>\n"
+    "</net>\n";
+
+static void write_model(const char *name, const char *xml, size_t bin_bytes)
+{
+    char x[64], b[64];
+    snprintf(x, sizeof x, "%s.xml", name);
+    snprintf(b, sizeof b, "%s.bin", name);
+    write_file(x, xml, strlen(xml));
+    int64_t bin[3] = {1, 4, -1};
+    write_file(b, bin, bin_bytes);
+}
+
+static tj_model read_ok(const char *name)
+{
+    tj_model m;
+    char err[256], x[64];
+    snprintf(x, sizeof x, "%s.xml", name);
+    if (tj_model_read(path_of(x), &defaults, &m, err, sizeof err) != 0)
+        fail_msg("refused: %s", err);
+    return m;
+}
+
+static void test_whole_model(void **state)
+{
+    (void)state;
+    write_model("ok", model_xml, 24);
+    tj_model m = read_ok("ok");
+    assert_int_equal(m.count, 2);
+    assert_false(m.fragment);
+    const tj_model_layer *g = &m.layers[0], *s = &m.layers[1];
+    assert_string_equal(g->name, "gather");
+    assert_string_equal(g->id, "2");
+    assert_true(g->usable);
+    assert_int_equal(g->op, TJ_LAYER_GATHER_ND);
+    assert_int_equal(g->gather.opset, 8);
+    assert_int_equal(g->gather.batch_dims, 1);
+    assert_int_equal(g->gather.dtype, JIT_F16);      /* from the Parameter's element_type */
+    assert_int_equal(g->gather.index_type, JIT_I32); /* from the Parameter's port precision */
+    assert_int_equal(g->gather.data_shape.rank, 3);
+    assert_int_equal(g->gather.indices_shape.dims[1], 2);
+    assert_string_equal(g->note, "");
+    assert_true(s->usable);
+    assert_int_equal(s->scatter.axis, -1); /* read from the .bin at offset 16 */
+    assert_int_equal(s->scatter.axis_type, JIT_I64);
+    assert_int_equal(s->scatter.axis_shape.rank, 0);
+    assert_int_equal(s->scatter.dtype, JIT_F32);
+    assert_int_equal(s->scatter.index_type, JIT_I64);
+    assert_int_equal(s->scatter.updates_shape.dims[1], 2);
+    jit_scatter_update_fn fn = jit_scatter_update_compile(&s->scatter);
+    assert_non_null(fn);
+    jit_gather_nd_fn gn = jit_gather_nd_compile(&g->gather);
+    assert_non_null(gn);
+    tj_model_free(&m);
+    jit_shutdown();
+}
+
+static void test_axis_not_known(void **state)
+{
+    (void)state;
+    /* the axis fed by a Parameter */
+    char *xml = strdup(model_xml);
+    char *axis = strstr(xml, "name=\"axis\" type=\"Const\"");
+    memcpy(axis, "name=\"axis\" type=\"Param\"", 24);
+    write_model("param_axis", xml, 24);
+    tj_model m = read_ok("param_axis");
+    assert_false(m.layers[1].usable);
+    assert_string_equal(m.layers[1].skip, "axis comes from layer 'axis' of type Param, not a "
+                                          "Const: it is not known before run time");
+    assert_true(m.layers[0].usable);
+    tj_model_free(&m);
+    /* no edge into port 3 */
+    strcpy(xml, model_xml);
+    char *edge = strstr(xml, "to-layer=\"7\" to-port=\"3\"");
+    edge[10] = '9';
+    write_model("no_edge", xml, 24);
+    m = read_ok("no_edge");
+    assert_string_equal(m.layers[1].skip, "no edge feeds input port 3 (axis)");
+    tj_model_free(&m);
+    free(xml);
+}
+
+static void test_truncated_bin(void **state)
+{
+    (void)state;
+    write_model("short", model_xml, 20); /* the axis needs bytes [16, 24) */
+    tj_model m = read_ok("short");
+    assert_false(m.layers[1].usable);
+    assert_non_null(strstr(m.layers[1].skip, "axis Const: the constant's bytes [16, 24) are not in"));
+    assert_non_null(strstr(m.layers[1].skip, "(20 bytes)"));
+    tj_model_free(&m);
+    remove(path_of("short.bin"));
+    m = read_ok("short");
+    assert_non_null(strstr(m.layers[1].skip, "cannot open"));
+    tj_model_free(&m);
+}
+
+static void test_dynamic_dims(void **state)
+{
+    (void)state;
+    char *xml = strdup(model_xml);
+    char *d = strstr(xml, "<input><port id=\"0\"><dim>4</dim>");
+    d[25] = '?'; /* the data's first dim */
+    write_model("dyn", xml, 24);
+    tj_model m = read_ok("dyn");
+    assert_false(m.layers[0].usable);
+    assert_string_equal(m.layers[0].skip, "input port 0 (data): dim 0 is dynamic '?'");
+    assert_true(m.layers[1].usable);
+    tj_model_free(&m);
+    free(xml);
+    const char frag[] = "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                        "<port><dim>-1</dim><dim>3</dim></port><port><dim>2</dim><dim>1</dim>"
+                        "</port></input></layer>";
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err),
+                     0);
+    assert_string_equal(m.layers[0].skip, "input port 0 (data): dim 0 is dynamic '-1'");
+    tj_model_free(&m);
+}
+
+/* Exactly as the GatherND-5/8 and ScatterUpdate-3 specs print them. */
+static void test_spec_fragments(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "<layer id=\"1\" type=\"GatherND\">\n"
+        "    <data batch_dims=2 />\n"
+        "    <input>\n"
+        "        <port id=\"0\"><dim>30</dim><dim>2</dim><dim>100</dim><dim>35</dim></port>\n"
+        "        <port id=\"1\"><dim>30</dim><dim>2</dim><dim>3</dim><dim>1</dim></port>\n"
+        "    </input>\n"
+        "    <output><port id=\"3\"><dim>60</dim><dim>3</dim><dim>35</dim></port></output>\n"
+        "</layer>\n"
+        "<layer ... type=\"ScatterUpdate\">\n"
+        "<input>\n"
+        "<port id=\"0\"> <!-- data -->\n<dim>3</dim> <!-- {{-1.0f, 1.0f}} -->\n<dim>5</dim>\n"
+        "</port>\n<port id=\"1\"> <!-- indices -->\n<dim>2</dim> <!-- {0, 2} -->\n</port>\n"
+        "<port id=\"2\"><dim>3</dim><dim>2</dim></port>\n"
+        "<port id=\"3\"> <!-- axis -->\n<dim>1</dim> <!-- {1} -->\n</port>\n"
+        "</input>\n</layer>\n";
+    tj_model m;
+    char err[256];
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I32, .opset = 5};
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
+                     0);
+    assert_true(m.fragment);
+    assert_int_equal(m.count, 2);
+    assert_int_equal(m.layers[0].gather.batch_dims, 2); /* the unquoted value */
+    assert_int_equal(m.layers[0].gather.opset, 5);
+    assert_int_equal(m.layers[0].gather.index_type, JIT_I32);
+    jit_shape out;
+    assert_int_equal(jit_gather_nd_output_shape(&m.layers[0].gather, &out), 0);
+    assert_int_equal(out.rank, m.layers[0].ir_output.rank); /* [60,3,35] either way */
+    assert_int_equal(out.dims[0], 60);
+    assert_non_null(strstr(m.layers[0].note, "dtype f32 (default: the IR names none)"));
+    assert_false(m.layers[1].usable); /* no axis value: a fragment carries no constants */
+    assert_string_equal(m.layers[1].skip,
+                        "a fragment carries no constants: give the axis with --axis");
+    tj_model_free(&m);
+    opts.have_axis = 1;
+    opts.axis = 1;
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
+                     0);
+    assert_true(m.layers[1].usable);
+    assert_int_equal(m.layers[1].scatter.axis, 1);
+    assert_int_equal(m.layers[1].scatter.axis_shape.rank, 1);
+    assert_non_null(jit_scatter_update_compile(&m.layers[1].scatter));
+    tj_model_free(&m);
+    jit_shutdown();
+}
+
+static void expect_refused(const char *text, size_t len, const char *want)
+{
+    tj_model m;
+    char err[256];
+    if (tj_model_parse(text, len, "bad.xml", NULL, &defaults, &m, err, sizeof err) == 0)
+        fail_msg("accepted; expected '%s'", want);
+    if (!strstr(err, want))
+        fail_msg("message '%s' lacks '%s'", err, want);
+    assert_null(strchr(err, '\n'));
+}
+
+static void test_garbage(void **state)
+{
+    (void)state;
+    expect_refused("PK\x03\x04\x14\x00\x08", 7, "bad.xml:1: ");
+    expect_refused("", 0, "bad.xml:");
+    expect_refused("<net><layers><layer id=\"1\"></layers></net>", 42, "bad.xml:1: ");
+    expect_refused("<?xml version=\"1.0\"?>\n<model/>\n", 30,
+                   "bad.xml:2: the root element is <model>, not <net> or <layer>");
+    expect_refused("<net/>", 6, "bad.xml:1: <net> has no <layers>");
+    unsigned char noise[4096];
+    uint64_t x = 99;
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof noise; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            noise[i] = (unsigned char)(x >> 56);
+        }
+        if (round % 2)
+            memcpy(noise, "<layer", 6); /* the fragment path too */
+        tj_model m;
+        char err[256];
+        if (tj_model_parse((const char *)noise, sizeof noise, "noise", NULL, &defaults, &m, err,
+                           sizeof err) == 0)
+            tj_model_free(&m);
+    }
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_read(path_of("missing.xml"), &defaults, &m, err, sizeof err), -1);
+    assert_non_null(strstr(err, "missing.xml: cannot open"));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/tj_models_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whole_model),   cmocka_unit_test(test_axis_not_known),
+        cmocka_unit_test(test_truncated_bin), cmocka_unit_test(test_dynamic_dims),
+        cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
