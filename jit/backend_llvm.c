@@ -40,9 +40,9 @@ static int tj_debug(void)
 }
 
 /* The module for plan in ctx, optionally optimized, for the engine's target. */
-static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj_plan *p,
-                                     const char *name, int optimize, double *ms, char *why,
-                                     size_t len)
+static LLVMModuleRef tj_build_module(tj_engine *en, LLVMTargetMachineRef tm, LLVMContextRef ctx,
+                                     const tj_plan *p, const char *name, int optimize, double *ms,
+                                     char *why, size_t len)
 {
     double t0 = tj_ms();
     LLVMModuleRef mod = tj_ir_kernel(ctx, p, name, why, len);
@@ -58,7 +58,7 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj
         LLVMDisposeBuilder(b);
     }
     LLVMSetTarget(mod, en->triple);
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(en->tm);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(mod, dl);
     LLVMDisposeTargetData(dl);
     ms[0] = tj_ms() - t0;
@@ -69,7 +69,7 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetLoopInterleaving(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, en->llvm_loop_opts);
-    LLVMErrorRef err = LLVMRunPasses(mod, custom && *custom ? custom : en->pipeline, en->tm, opts);
+    LLVMErrorRef err = LLVMRunPasses(mod, custom && *custom ? custom : en->pipeline, tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     ms[1] = tj_ms() - t0 - ms[0];
     if (err) {
@@ -80,12 +80,12 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMContextRef ctx, const tj
     return mod;
 }
 
-static LLVMMemoryBufferRef tj_emit(tj_engine *en, LLVMModuleRef mod, LLVMCodeGenFileType type,
-                                   char *why, size_t len)
+static LLVMMemoryBufferRef tj_emit(LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                                   LLVMCodeGenFileType type, char *why, size_t len)
 {
     char *msg = NULL;
     LLVMMemoryBufferRef buf = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(en->tm, mod, type, &msg, &buf)) {
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, type, &msg, &buf)) {
         snprintf(why, len, "LLVM code generation failed: %s", msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return NULL;
@@ -130,7 +130,7 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
         snprintf(why, len, "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
         return -1;
     }
-    en->session_error[0] = '\0';
+    tj_engine_clear_session(en);
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(en->main_jd);
     LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(en->jit, rt, obj);
     LLVMOrcExecutorAddress addr = 0;
@@ -138,9 +138,11 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
         err = LLVMOrcLLJITLookup(en->jit, &addr, name);
     if (err) {
         tj_engine_error(err, "loading the kernel", why, len);
+        char cause[512];
         size_t used = strlen(why);
-        if (en->session_error[0] && used + 4 < len)
-            snprintf(why + used, len - used, " (%s)", en->session_error);
+        tj_engine_session_error(en, cause, sizeof cause);
+        if (cause[0] && used + 4 < len)
+            snprintf(why + used, len - used, " (%s)", cause);
         tj_remove_tracker(rt);
         return -1;
     }
@@ -149,8 +151,8 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
     return 0;
 }
 
-static int tj_compile_locked(tj_engine *en, const tj_plan *p, tj_backend_kernel *out, char *why,
-                             size_t len)
+static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
+                      tj_backend_kernel *out, char *why, size_t len)
 {
     char name[64];
     snprintf(name, sizeof name, "tj_%s_%llu",
@@ -162,9 +164,9 @@ static int tj_compile_locked(tj_engine *en, const tj_plan *p, tj_backend_kernel 
     }
     double ms[4] = {0}, t0 = tj_ms();
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = tj_build_module(en, ctx, p, name, 1, ms, why, len);
+    LLVMModuleRef mod = tj_build_module(en, tm, ctx, p, name, 1, ms, why, len);
     double t1 = tj_ms();
-    LLVMMemoryBufferRef obj = mod ? tj_emit(en, mod, LLVMObjectFile, why, len) : NULL;
+    LLVMMemoryBufferRef obj = mod ? tj_emit(tm, mod, LLVMObjectFile, why, len) : NULL;
     double t2 = tj_ms();
     int rc = -1;
     if (obj) {
@@ -183,12 +185,23 @@ static int tj_compile_locked(tj_engine *en, const tj_plan *p, tj_backend_kernel 
     return rc;
 }
 
-int tj_backend_compile(const tj_plan *p, tj_backend_kernel *out, char *why, size_t len)
+/* The engine, started on first use; NULL (and why) if LLVM cannot start. */
+static tj_engine *tj_started_engine(char *why, size_t len)
 {
     tj_engine_lock();
     tj_engine *en = tj_engine_get(why, len);
-    int rc = en ? tj_compile_locked(en, p, out, why, len) : -1;
     tj_engine_unlock();
+    return en;
+}
+
+int tj_backend_compile(const tj_plan *p, tj_backend_kernel *out, char *why, size_t len)
+{
+    tj_engine *en = tj_started_engine(why, len);
+    LLVMTargetMachineRef tm = en ? tj_engine_acquire_tm(en, why, len) : NULL;
+    if (!tm)
+        return -1;
+    int rc = tj_compile(en, tm, p, out, why, len);
+    tj_engine_release_tm(en, tm);
     return rc;
 }
 
@@ -202,16 +215,16 @@ static char *tj_copy_text(const char *s, size_t n)
     return t;
 }
 
-static char *tj_dump_locked(tj_engine *en, const tj_plan *p, tj_dump_kind kind, char *why,
-                            size_t len)
+static char *tj_dump_with(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
+                          tj_dump_kind kind, char *why, size_t len)
 {
     const char *name = p->op == TJ_OP_GATHER_ND ? "tj_gather_nd" : "tj_scatter_update";
     LLVMContextRef ctx = LLVMContextCreate();
     double ms[2];
-    LLVMModuleRef mod = tj_build_module(en, ctx, p, name, kind != TJ_DUMP_IR, ms, why, len);
+    LLVMModuleRef mod = tj_build_module(en, tm, ctx, p, name, kind != TJ_DUMP_IR, ms, why, len);
     char *text = NULL;
     if (mod && kind == TJ_DUMP_ASM) {
-        LLVMMemoryBufferRef buf = tj_emit(en, mod, LLVMAssemblyFile, why, len);
+        LLVMMemoryBufferRef buf = tj_emit(tm, mod, LLVMAssemblyFile, why, len);
         if (buf) {
             text = tj_copy_text(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
             LLVMDisposeMemoryBuffer(buf);
@@ -232,10 +245,12 @@ static char *tj_dump_locked(tj_engine *en, const tj_plan *p, tj_dump_kind kind, 
 char *tj_backend_dump(const tj_plan *p, tj_dump_kind kind, char *why, size_t len)
 {
     why[0] = '\0';
-    tj_engine_lock();
-    tj_engine *en = tj_engine_get(why, len);
-    char *text = en ? tj_dump_locked(en, p, kind, why, len) : NULL;
-    tj_engine_unlock();
+    tj_engine *en = tj_started_engine(why, len);
+    LLVMTargetMachineRef tm = en ? tj_engine_acquire_tm(en, why, len) : NULL;
+    if (!tm)
+        return NULL;
+    char *text = tj_dump_with(en, tm, p, kind, why, len);
+    tj_engine_release_tm(en, tm);
     return text;
 }
 
@@ -254,9 +269,7 @@ void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
 
 void tj_backend_release(void *handle)
 {
-    tj_engine_lock();
-    tj_remove_tracker(handle);
-    tj_engine_unlock();
+    tj_remove_tracker(handle); /* ORC is thread-safe */
 }
 
 void tj_backend_shutdown(void)

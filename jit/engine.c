@@ -134,13 +134,60 @@ static void tj_choose_pipeline(tj_engine *en, LLVMCodeGenOptLevel *cg)
     }
 }
 
+static LLVMTargetMachineRef tj_new_tm(const tj_engine *en)
+{
+    /* PIC + small code model: objects that can be cached and loaded again */
+    return LLVMCreateTargetMachine(en->target, en->triple, en->cpu, en->features,
+                                   en->codegen_level, LLVMRelocPIC, LLVMCodeModelSmall);
+}
+
+LLVMTargetMachineRef tj_engine_acquire_tm(tj_engine *en, char *why, size_t len)
+{
+    LLVMTargetMachineRef tm = NULL;
+    pthread_mutex_lock(&en->pool_lock);
+    if (en->pooled > 0)
+        tm = en->pool[--en->pooled];
+    pthread_mutex_unlock(&en->pool_lock);
+    if (!tm)
+        tm = tj_new_tm(en);
+    if (!tm)
+        snprintf(why, len, "LLVM could not create a target machine for %s (%s)", en->triple,
+                 en->cpu);
+    return tm;
+}
+
+void tj_engine_release_tm(tj_engine *en, LLVMTargetMachineRef tm)
+{
+    pthread_mutex_lock(&en->pool_lock);
+    if (en->pooled < TJ_TM_POOL) {
+        en->pool[en->pooled++] = tm;
+        tm = NULL;
+    }
+    pthread_mutex_unlock(&en->pool_lock);
+    if (tm)
+        LLVMDisposeTargetMachine(tm);
+}
+
+void tj_engine_clear_session(tj_engine *en)
+{
+    pthread_mutex_lock(&en->session_lock);
+    en->session_error[0] = '\0';
+    pthread_mutex_unlock(&en->session_lock);
+}
+
+void tj_engine_session_error(tj_engine *en, char *buf, size_t len)
+{
+    pthread_mutex_lock(&en->session_lock);
+    snprintf(buf, len, "%s", en->session_error);
+    pthread_mutex_unlock(&en->session_lock);
+}
+
 static int tj_engine_target(tj_engine *en, char *why, size_t len)
 {
     char *triple = LLVMGetDefaultTargetTriple(), *err = NULL;
     char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-    LLVMTargetRef target;
     int rc = -1;
-    if (LLVMGetTargetFromTriple(triple, &target, &err) != 0) {
+    if (LLVMGetTargetFromTriple(triple, &en->target, &err) != 0) {
         snprintf(why, len, "no LLVM target for %s: %s", triple, err ? err : "?");
         goto done;
     }
@@ -151,15 +198,12 @@ static int tj_engine_target(tj_engine *en, char *why, size_t len)
         snprintf(why, len, "out of memory starting the JIT");
         goto done;
     }
-    LLVMCodeGenOptLevel level;
-    tj_choose_pipeline(en, &level);
-    /* PIC + small code model: objects that can be cached and loaded again */
-    en->tm = LLVMCreateTargetMachine(target, triple, cpu, en->features, level, LLVMRelocPIC,
-                                     LLVMCodeModelSmall);
-    if (!en->tm) {
-        snprintf(why, len, "LLVM could not create a target machine for %s (%s)", triple, cpu);
+    tj_choose_pipeline(en, &en->codegen_level);
+    /* one machine now, so that a host LLVM cannot target fails at start-up */
+    LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
+    if (!tm)
         goto done;
-    }
+    tj_engine_release_tm(en, tm);
     rc = 0;
 done:
     LLVMDisposeMessage(err);
@@ -213,7 +257,9 @@ static void tj_session_error(void *ctx, LLVMErrorRef err)
 {
     tj_engine *en = ctx;
     char *msg = LLVMGetErrorMessage(err);
+    pthread_mutex_lock(&en->session_lock);
     snprintf(en->session_error, sizeof en->session_error, "%s", msg ? msg : "?");
+    pthread_mutex_unlock(&en->session_lock);
     const char *dbg = getenv("TENSORJIT_DEBUG");
     if (dbg && *dbg && strcmp(dbg, "0") != 0)
         fprintf(stderr, "tensorjit: JIT session error: %s\n", msg);
@@ -236,6 +282,8 @@ static tj_engine *tj_engine_create(char *why, size_t len)
         snprintf(why, len, "out of memory starting the JIT");
         return NULL;
     }
+    pthread_mutex_init(&en->pool_lock, NULL);
+    pthread_mutex_init(&en->session_lock, NULL);
     LLVMErrorRef err = NULL;
     if (tj_engine_target(en, why, len) != 0)
         goto fail;
@@ -284,8 +332,10 @@ void tj_engine_destroy(void)
         if (err)
             LLVMConsumeError(err);
     }
-    if (en->tm)
-        LLVMDisposeTargetMachine(en->tm);
+    for (int i = 0; i < en->pooled; i++)
+        LLVMDisposeTargetMachine(en->pool[i]);
+    pthread_mutex_destroy(&en->pool_lock);
+    pthread_mutex_destroy(&en->session_lock);
     tj_free(en->triple);
     tj_free(en->cpu);
     tj_free(en->features);

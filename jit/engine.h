@@ -1,6 +1,8 @@
-/* One LLVM ORC LLJIT per process, created lazily, with a target machine for
- * the host CPU. All LLVM work runs under the engine lock: compiles are
- * serialized (the cache already serializes misses). */
+/* One LLVM ORC LLJIT per process, created lazily under the engine lock.
+ * Compiles run in parallel: each borrows a target machine for the host CPU
+ * from a pool (a TargetMachine is not safe to share during codegen), uses
+ * its own LLVMContext, and adds its object to the LLJIT, which is
+ * thread-safe. */
 #ifndef TJ_ENGINE_H
 #define TJ_ENGINE_H
 
@@ -8,18 +10,37 @@
 #include <llvm-c/TargetMachine.h>
 #include <stddef.h>
 
+#include <pthread.h>
+
+#define TJ_TM_POOL 16
+
 typedef struct tj_engine {
     LLVMOrcLLJITRef jit;
     LLVMOrcJITDylibRef main_jd;
-    LLVMTargetMachineRef tm;
+    LLVMTargetRef target;
+    LLVMCodeGenOptLevel codegen_level;
+    pthread_mutex_t pool_lock;
+    LLVMTargetMachineRef pool[TJ_TM_POOL]; /* idle target machines */
+    int pooled;
     char *triple;
     char *cpu;
     char *features;   /* sorted, so it can go into a cache key */
     const char *pipeline; /* the pass pipeline (TENSORJIT_OPT, see engine.c) */
     int llvm_loop_opts;   /* 1: LLVM unrolls, interleaves and SLP-vectorizes */
     double start_ms;  /* time it took to create */
+    pthread_mutex_t session_lock;
     char session_error[512]; /* the last error ORC reported to the session */
 } tj_engine;
+
+/* A target machine for one compile, and giving it back. NULL (and why) if
+ * LLVM cannot make one. */
+LLVMTargetMachineRef tj_engine_acquire_tm(tj_engine *en, char *why, size_t why_len);
+void tj_engine_release_tm(tj_engine *en, LLVMTargetMachineRef tm);
+
+/* The last error ORC reported to the session since tj_engine_clear_session
+ * (concurrent failures may overwrite each other: best effort). */
+void tj_engine_clear_session(tj_engine *en);
+void tj_engine_session_error(tj_engine *en, char *buf, size_t len);
 
 void tj_engine_lock(void);
 void tj_engine_unlock(void);

@@ -1,7 +1,7 @@
 /* The kernel cache: signature key -> kernel, and entry pointer -> kernel
- * for the info queries. Thread-safe; a miss is compiled once, under the
- * cache's lock, so two threads asking for the same new signature get the
- * same pointer. */
+ * for the info queries. Thread-safe; a miss is compiled once, outside the
+ * lock (other signatures compile meanwhile), and every thread asking for
+ * the same new signature gets the same pointer. */
 #ifndef TJ_CACHE_H
 #define TJ_CACHE_H
 

@@ -51,22 +51,15 @@ static int tj_kernel_engine(tj_kernel *k, jit_engine engine)
     return tj_closure_bind(k);
 }
 
-tj_kernel *tj_kernel_build(const tj_plan *plan, const unsigned char *key, size_t key_len,
-                           jit_engine engine)
+tj_kernel *tj_kernel_build(const tj_plan *plan, jit_engine engine)
 {
     double t0 = tj_now_ms();
     tj_kernel *k = tj_calloc(1, sizeof *k);
-    unsigned char *kb = tj_malloc(key_len);
-    if (!k || !kb) {
-        tj_free(k);
-        tj_free(kb);
+    if (!k) {
         tj_error_set("out of memory creating a kernel");
         return NULL;
     }
     k->plan = *plan;
-    memcpy(kb, key, key_len);
-    k->key = kb;
-    k->key_len = key_len;
     if (tj_kernel_engine(k, engine) != 0) {
         tj_kernel_destroy(k);
         return NULL;
@@ -82,6 +75,5 @@ void tj_kernel_destroy(tj_kernel *k)
     tj_closure_free(k);
     if (k->backend_handle)
         tj_backend_release(k->backend_handle);
-    tj_free(k->key);
     tj_free(k);
 }

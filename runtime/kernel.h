@@ -19,15 +19,12 @@ typedef struct tj_kernel {
     size_t code_bytes;
     void *closure;           /* libffi closure, when the reference kernel serves */
     void *backend_handle;    /* JIT resources, released with the kernel */
-    unsigned char *key;      /* cache key bytes */
-    size_t key_len;
 } tj_kernel;
 
 /* A new kernel for plan: the JIT's when it can serve and the engine asks
  * for it, else the reference kernel behind a closure. NULL only when
  * memory or libffi fail (jit_last_error() says why). */
-tj_kernel *tj_kernel_build(const tj_plan *plan, const unsigned char *key, size_t key_len,
-                           jit_engine engine);
+tj_kernel *tj_kernel_build(const tj_plan *plan, jit_engine engine);
 void tj_kernel_destroy(tj_kernel *k);
 
 /* The reference kernel behind a function pointer of the op's kernel type:

@@ -126,8 +126,20 @@ static void *race(void *arg)
 {
     int i = (int)(intptr_t)arg;
     jit_gather_nd_sig s = rows(7); /* the same new signature in every thread */
+    jit_gather_nd_sig own = rows(20 + i); /* and one of its own, compiled meanwhile */
     pthread_barrier_wait(&barrier);
-    results[i] = jit_gather_nd_compile(&s);
+    if (i % 2)
+        results[i] = jit_gather_nd_compile(&s);
+    jit_gather_nd_fn mine = jit_gather_nd_compile(&own);
+    if (!(i % 2))
+        results[i] = jit_gather_nd_compile(&s);
+    int64_t mine_idx[27] = {0};
+    float mine_out[81];
+    mine_idx[20 + i - 1] = 3;
+    if (!mine || mine(data, mine_idx, mine_out) != 0 || mine_out[3 * (20 + i - 1)] != 30) {
+        results[i] = NULL;
+        return NULL;
+    }
     int64_t idx[7] = {0, 1, 2, 3, 3, 2, 1};
     float out[21];
     if (!results[i] || results[i](data, idx, out) != 0 || out[20] != 12)
