@@ -49,6 +49,12 @@ void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
     int64_t most = s->tuples > s->checks ? s->tuples : s->checks;
     s->entries = most > INT64_MAX / width ? INT64_MAX : most * width;
     s->unrolled = s->entries <= s->budget;
+    const char *pf = getenv("TENSORJIT_PREFETCH");
+    int64_t distance = pf && *pf ? atoll(pf) : TJ_IR_PREFETCH_DISTANCE;
+    s->prefetch = distance > 0 && p->indexed == TJ_INDEXED_SRC && !s->unrolled && p->depth > 0 &&
+                          p->data_bytes >= TJ_IR_PREFETCH_MIN_DATA && s->tuples > distance
+                      ? distance
+                      : 0;
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -130,6 +136,8 @@ static void tj_emit_fail(tj_kir *k, LLVMValueRef bad, const char *fail_name, con
     if (!callee)
         callee = LLVMAddFunction(e->mod, rt, fty);
     LLVMValueRef status = LLVMBuildCall2(e->b, fty, callee, args, nargs, "status");
+    /* a tail call: the hot path then needs no stack frame (a jmp, not a call) */
+    LLVMSetTailCall(status, 1);
     LLVMBuildRet(e->b, status);
     LLVMPositionBuilderAtEnd(e->b, ok);
 }
@@ -164,6 +172,73 @@ static void tj_emit_pointer_checks(tj_kir *k)
     tj_emit_fail(k, bad, "check.ptr.fail", "check.ptr.ok", TJ_RT_BAD_POINTER, args, 5);
 }
 
+/* Tuples per chunk of the vector validation pass. */
+#define TJ_CHECK_CHUNK 8
+
+/* The bound each index entry d is compared with, in the index type's own
+ * width: error: v >=u dim; negative-wraps (signed): v + dim >=u 2 dim.
+ * Exact when dim <= 2^(w-1) for a signed type of w bits (a negative value
+ * is then a huge unsigned one) and dim < 2^w for an unsigned one; 0 when
+ * that does not hold, and the i64 path must be used. */
+static int tj_native_bounds(const tj_kir *k, uint64_t *bound, uint64_t *shift)
+{
+    const tj_plan *p = k->p;
+    unsigned w = (unsigned)p->index_size * 8;
+    uint64_t half = (uint64_t)1 << (w - 1);
+    uint64_t mask = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+    int wrap = p->policy == JIT_INDEX_NEGATIVE_WRAPS && k->idx_signed;
+    for (int d = 0; d < p->depth; d++) {
+        uint64_t dim = (uint64_t)p->dims[d];
+        if (k->idx_signed ? dim > half : dim > mask)
+            return 0;
+        shift[d] = wrap ? dim : 0;
+        bound[d] = wrap ? 2 * dim : dim; /* 2 dim <= 2^w: fits unless dim = 2^(w-1) */
+        if (wrap && dim == half)
+            return 0;
+    }
+    return 1;
+}
+
+/* Validation of TJ_CHECK_CHUNK tuples at a time: one contiguous load of the
+ * index stream, compared lane by lane with the bounds repeated, with no
+ * de-interleaving shuffles. Returns the OR of "out of range" over
+ * [0, chunks * TJ_CHECK_CHUNK) tuples. */
+static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, const uint64_t *bound,
+                                    const uint64_t *shift)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    unsigned lanes = (unsigned)(p->depth * TJ_CHECK_CHUNK);
+    LLVMValueRef bvals[32 * TJ_CHECK_CHUNK], svals[32 * TJ_CHECK_CHUNK];
+    int any_shift = 0;
+    for (unsigned l = 0; l < lanes; l++) {
+        bvals[l] = LLVMConstInt(k->idx_ty, bound[l % (unsigned)p->depth], 0);
+        svals[l] = LLVMConstInt(k->idx_ty, shift[l % (unsigned)p->depth], 0);
+        any_shift |= shift[l % (unsigned)p->depth] != 0;
+    }
+    LLVMTypeRef vty = LLVMVectorType(k->idx_ty, lanes), bty = LLVMVectorType(e->i1, lanes);
+    LLVMValueRef bounds = LLVMConstVector(bvals, lanes), shifts = LLVMConstVector(svals, lanes);
+    tj_loop l = {0};
+    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty);
+    if (chunks > 1) {
+        tj_loop_begin(e, &l, "check.chunk", chunks, acc);
+        c = l.iv;
+        acc = l.carry;
+    }
+    LLVMValueRef off = tj_mul(e, c, (int64_t)lanes * p->index_size, "chunk.off");
+    LLVMValueRef v = tj_load(e, vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
+    if (any_shift)
+        v = LLVMBuildAdd(e->b, v, shifts, "chunk.wrapped");
+    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, bounds, "chunk.oob");
+    acc = LLVMBuildOr(e->b, acc, bad, "chunk.bad");
+    if (chunks > 1)
+        acc = tj_loop_end(e, &l, acc);
+    unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &bty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &bty, 1);
+    return LLVMBuildCall2(e->b, fty, fn, &acc, 1, "chunks.bad");
+}
+
 static void tj_emit_validation(tj_kir *k)
 {
     tj_emit *e = &k->e;
@@ -182,12 +257,19 @@ static void tj_emit_validation(tj_kir *k)
         return;
     }
     LLVMValueRef bad = tj_false(e);
-    if (k->st.unrolled || k->st.checks == 1) {
-        for (int64_t t = 0; t < k->st.checks; t++)
+    uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
+    int64_t first = 0, chunks = k->st.checks / TJ_CHECK_CHUNK;
+    if (!k->st.unrolled && chunks > 0 && tj_native_bounds(k, bound, shift)) {
+        bad = tj_check_chunks(k, chunks, bound, shift);
+        first = chunks * TJ_CHECK_CHUNK;
+    }
+    int64_t rest = k->st.checks - first;
+    if (k->st.unrolled || rest < TJ_CHECK_CHUNK) {
+        for (int64_t t = first; t < k->st.checks; t++)
             bad = tj_check_tuple(k, tj_i64(e, t * p->depth), bad);
     } else {
         tj_loop l;
-        tj_loop_begin(e, &l, "check", k->st.checks, bad);
+        tj_loop_begin(e, &l, "check", rest, bad);
         LLVMValueRef t0 = tj_mul(e, l.iv, p->depth, "tuple.first");
         bad = tj_loop_end(e, &l, tj_check_tuple(k, t0, l.carry));
     }
@@ -206,6 +288,42 @@ static void tj_emit_data_copy(tj_kir *k)
     LLVMBuildMemCpy(e->b, k->out, 1, k->data, 1, tj_i64(e, k->p->copy_bytes));
     LLVMBuildBr(e->b, done);
     LLVMPositionBuilderAtEnd(e->b, done);
+}
+
+/* Prefetches the source block of the tuple `distance` after tuple t (the
+ * last one near the end, so indices are never read past their buffer).
+ * Plain (not inbounds) address arithmetic: under zero-fill or clamp a bad
+ * index may make the address wild, and a prefetch never faults. */
+static void tj_emit_prefetch(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    int64_t total = k->st.tuples;
+    LLVMValueRef t = tj_add(e, tj_mul(e, o, p->items, "pf.outer"), j, "pf.tuple");
+    LLVMValueRef ahead = tj_add(e, t, tj_i64(e, k->st.prefetch), "pf.ahead");
+    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, tj_i64(e, total), "pf.in");
+    ahead = LLVMBuildSelect(e->b, in, ahead, tj_i64(e, total - 1), "pf.at");
+    LLVMValueRef batch = p->outer > 1 ? (p->items > 1 ? LLVMBuildUDiv(e->b, ahead, tj_i64(e, p->items), "pf.batch") : ahead)
+                                      : tj_i64(e, 0);
+    LLVMValueRef off = tj_mul(e, batch, p->indexed_outer_bytes, "pf.batch.off");
+    LLVMValueRef first = tj_mul(e, ahead, p->depth, "pf.first");
+    for (int d = 0; d < p->depth; d++) {
+        LLVMValueRef i = d ? tj_add(e, first, tj_i64(e, d), "pf.index.i") : first;
+        off = tj_add(e, off, tj_mul(e, tj_load_index(k, i), p->strides[d], "pf.entry"), "pf.off");
+    }
+    LLVMValueRef addr = LLVMBuildGEP2(e->b, e->i8, k->data, &off, 1, "pf.addr");
+    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
+    LLVMTypeRef ptr_ty = e->ptr;
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ptr_ty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &ptr_ty, 1);
+    /* read, keep in all cache levels, data cache */
+    LLVMValueRef args[4] = {addr, tj_i32(e, 0), tj_i32(e, 3), tj_i32(e, 1)};
+    LLVMBuildCall2(e->b, fty, fn, args, 4, "");
+    if (p->block_bytes > 64) { /* a block over two lines: its last line too */
+        LLVMValueRef last = tj_i64(e, p->block_bytes - 1);
+        args[0] = LLVMBuildGEP2(e->b, e->i8, addr, &last, 1, "pf.last");
+        LLVMBuildCall2(e->b, fty, fn, args, 4, "");
+    }
 }
 
 /* One indexed block copy for outer position o and item j. */
@@ -270,6 +388,8 @@ static void tj_emit_copies(tj_kir *k)
         tj_loop_begin(e, &lj, "item", p->items, NULL);
         j = lj.iv;
     }
+    if (k->st.prefetch)
+        tj_emit_prefetch(k, o, j);
     tj_emit_tuple(k, o, j);
     if (p->items > 1)
         tj_loop_end(e, &lj, NULL);

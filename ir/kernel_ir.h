@@ -21,12 +21,22 @@
  * compile under 8 ms. TENSORJIT_UNROLL=N moves it, for measuring. */
 #define TJ_IR_UNROLL_BUDGET 16
 
+/* Gathers from data larger than TJ_IR_PREFETCH_MIN_DATA can prefetch the
+ * source of the tuple N ahead: the kernel knows the index stream, which an
+ * ahead-of-time compiler does not. Off by default: measured on the
+ * workloads it gained at most 3% (G4) and cost up to 60% (G3, whose 4-byte
+ * copies hit in cache), docs/performance.md. TENSORJIT_PREFETCH=N turns it
+ * on with distance N. */
+#define TJ_IR_PREFETCH_MIN_DATA (2 << 20)
+#define TJ_IR_PREFETCH_DISTANCE 0
+
 typedef struct tj_ir_strategy {
     int unrolled;      /* 1: fully unrolled; 0: counted loops */
     int64_t tuples;    /* tuples the copy visits (outer * items) */
     int64_t checks;    /* tuples the validation pass visits */
     int64_t entries;   /* index entries read: max(tuples, checks) x max(depth, 1) */
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
+    int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
 } tj_ir_strategy;
 
 void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s);

@@ -116,7 +116,7 @@ static char *tj_strdup(const char *s)
 #define TJ_INSTCOMBINE "instcombine"
 #endif
 static const char tj_fast_pipeline[] =
-    "function(early-cse,loop-vectorize," TJ_INSTCOMBINE ",simplifycfg)";
+    "function(early-cse<memssa>,loop-vectorize," TJ_INSTCOMBINE ",simplifycfg)";
 
 static void tj_choose_pipeline(tj_engine *en, LLVMCodeGenOptLevel *cg)
 {

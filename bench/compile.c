@@ -1,7 +1,7 @@
-/* `tensorjit bench --compile`: what a compile costs, measured as a user
- * sees it through the public API. Each run is a child process, so "first"
- * is really the first compile of a process (engine start included); the
- * order rotates so every workload is sometimes first, sometimes not. */
+/* Compile figures: what a compile costs, measured as a user sees it
+ * through the public API. Each run is a child process, so "first" is
+ * really the first compile of a process (engine start included); the order
+ * rotates so every workload is sometimes first, sometimes not. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,8 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+#include "bench_compile.h"
 #include "cli.h"
-#include "workloads.h"
 
 static double tj_now_ns(void)
 {
@@ -123,80 +124,72 @@ static int tj_run_child(const char *self, int first, tj_compile_stats *st)
     return pclose(p) == 0 ? 0 : -1;
 }
 
-static int tj_bench_compile(int runs, int json)
+int tj_bench_compile_collect(int runs, tj_compile_summary *out)
 {
     static tj_compile_stats st;
     char self[4096];
+    memset(&st, 0, sizeof st);
+    memset(out, 0, sizeof *out);
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
-        return tj_cli_fail("bench: cannot find my own executable");
+        return tj_cli_fail("bench: cannot find my own executable"), -1;
     self[n] = '\0';
     if (runs > 64)
         runs = 64;
     for (int r = 0; r < runs; r++)
         if (tj_run_child(self, r % tj_workload_count, &st) != 0)
-            return tj_cli_fail("bench: a compile run failed");
-    double first = tj_median(st.first, st.nfirst), hit = tj_median(st.hit, st.nhit);
-    double worst = 0, all[1024];
+            return tj_cli_fail("bench: a compile run failed"), -1;
+    static double all[1024];
     int nall = 0;
-    if (!json)
-        printf("compile (median over %d processes, ms; each process compiles every workload "
-               "once)\n",
-               runs);
     for (int i = 0; i < tj_workload_count; i++) {
-        if (tj_workloads[i].in_place)
-            continue;
-        double m = tj_median(st.next[i], st.nnext[i]);
+        out->per_workload_ms[i] = tj_median(st.next[i], st.nnext[i]);
         for (int k = 0; k < st.nnext[i]; k++) {
             all[nall++] = st.next[i][k];
-            worst = st.next[i][k] > worst ? st.next[i][k] : worst;
+            out->worst_ms = st.next[i][k] > out->worst_ms ? st.next[i][k] : out->worst_ms;
         }
-        if (json)
-            printf("%s{\"workload\": \"%s\", \"impl\": \"compile\", \"ms\": %.3f}\n",
-                   nall == st.nnext[i] ? "[" : ",", tj_workloads[i].id, m);
-        else
-            printf("  %-5s next compile %7.2f ms\n", tj_workloads[i].id, m);
     }
     for (int k = 0; k < st.nfirst; k++)
-        worst = st.first[k] > worst ? st.first[k] : worst;
-    double next = tj_median(all, nall);
+        out->worst_ms = st.first[k] > out->worst_ms ? st.first[k] : out->worst_ms;
+    out->runs = runs;
+    out->first_ms = tj_median(st.first, st.nfirst);
+    out->next_ms = tj_median(all, nall);
+    out->hit_ns = tj_median(st.hit, st.nhit);
+    out->not_jit = st.not_jit;
+    return 0;
+}
+
+void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_json)
+{
     if (json) {
-        printf(",{\"workload\": \"*\", \"impl\": \"compile-first\", \"ms\": %.3f}\n", first);
-        printf(",{\"workload\": \"*\", \"impl\": \"compile-next\", \"ms\": %.3f}\n", next);
-        printf(",{\"workload\": \"G6\", \"impl\": \"cache-hit\", \"ns\": %.1f}\n]\n", hit);
-    } else {
-        printf("  first compile in a process: %.2f ms (engine start included)\n", first);
-        printf("  next compiles, all workloads: %.2f ms\n", next);
-        printf("  slowest compile seen: %.2f ms\n", worst);
-        printf("  cache hit: %.0f ns\n", hit);
-        if (st.not_jit)
-            printf("  NOTE: %d compiles were served by the reference kernel\n", st.not_jit);
+        for (int i = 0; i < tj_workload_count; i++)
+            if (!tj_workloads[i].in_place)
+                printf("%s{\"workload\": \"%s\", \"impl\": \"compile\", \"ms\": %.3f}\n",
+                       first_json && i == 0 ? "" : ",", tj_workloads[i].id, c->per_workload_ms[i]);
+        printf(",{\"workload\": \"*\", \"impl\": \"compile-first\", \"ms\": %.3f}\n", c->first_ms);
+        printf(",{\"workload\": \"*\", \"impl\": \"compile-next\", \"ms\": %.3f}\n", c->next_ms);
+        printf(",{\"workload\": \"G6\", \"impl\": \"cache-hit\", \"ns\": %.1f}\n", c->hit_ns);
+        return;
     }
-    return TJ_EXIT_OK;
+    printf("compile (median over %d processes; each compiles every workload once)\n", c->runs);
+    for (int i = 0; i < tj_workload_count; i++)
+        if (!tj_workloads[i].in_place)
+            printf("  %-5s %7.2f ms\n", tj_workloads[i].id, c->per_workload_ms[i]);
+    printf("  first compile in a process: %.2f ms (engine start included)\n", c->first_ms);
+    printf("  next compiles, all workloads: %.2f ms\n", c->next_ms);
+    printf("  slowest compile seen: %.2f ms\n", c->worst_ms);
+    printf("  cache hit: %.0f ns\n", c->hit_ns);
+    if (c->not_jit)
+        printf("  NOTE: %d compiles were served by the reference kernel\n", c->not_jit);
 }
 
 int tj_cmd_bench(int argc, char **argv)
 {
-    int64_t runs = 9, child = -1;
-    int compile = 0, json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--compile") == 0)
-            compile = 1;
-        else if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            if (tj_cli_int("--runs", argv[++i], 1, 64, &runs))
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--compile-child") == 0) {
+            int64_t child;
+            if (tj_cli_int("--compile-child", argv[i + 1], 0, 63, &child))
                 return TJ_EXIT_USAGE;
-        } else if (strcmp(argv[i], "--compile-child") == 0 && i + 1 < argc) {
-            if (tj_cli_int("--compile-child", argv[++i], 0, 63, &child))
-                return TJ_EXIT_USAGE;
-        } else {
-            return tj_cli_fail("bench: unknown argument '%s'", argv[i]);
+            return tj_child((int)child);
         }
-    }
-    if (child >= 0)
-        return tj_child((int)child);
-    if (!compile)
-        return tj_cli_fail("bench: only --compile is implemented so far");
-    return tj_bench_compile((int)runs, json);
+    return tj_cmd_bench_run(argc, argv);
 }

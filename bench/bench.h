@@ -1,0 +1,47 @@
+/* tensorjit bench: the workloads of shared/bench/workloads.md, each run in
+ * one process, interleaved, by the JIT kernel, the reference kernel, a
+ * generic C loop, a static-shape C kernel compiled at bench time, and
+ * memcpy of the same bytes. */
+#ifndef TJ_BENCH_H
+#define TJ_BENCH_H
+
+#include <stdint.h>
+
+#include "tensorjit.h"
+#include "workloads.h"
+
+/* A workload's loop nest, derived from its signature by the bench itself
+ * (independently of the library's plan): what the peers run. */
+typedef struct tj_bench_shape {
+    int scatter;
+    int64_t outer, items;
+    int depth;
+    int64_t dims[JIT_MAX_RANK];
+    int64_t strides[JIT_MAX_RANK]; /* bytes */
+    int64_t block;                 /* bytes per slice / update */
+    int64_t indexed_outer;         /* bytes between outer positions, indexed side */
+    int index_size, index_signed, elem_size;
+    int64_t data_bytes, index_count, updates_bytes, out_bytes;
+    int64_t moved_bytes; /* what memcpy copies: the output, or data + updates */
+} tj_bench_shape;
+
+void tj_bench_shape_of(const tj_workload *w, tj_bench_shape *s);
+
+/* The generic loop: run-time shapes, a memcpy per slice, indices validated
+ * first; returns 0 or 1 (bad index). */
+int tj_generic_run(const tj_bench_shape *s, const void *data, const void *indices,
+                   const void *updates, void *out);
+
+typedef int (*tj_static_gather_fn)(const void *, const void *, void *);
+typedef int (*tj_static_scatter_fn)(const void *, const void *, const void *, void *);
+
+/* Writes one C file with a static kernel per workload (shapes as
+ * #defines), compiles it with cc -O3 -march=native into a shared object
+ * and loads it. 0, or -1 with why (no compiler: the caller skips). */
+int tj_static_build(const tj_workload *const *ws, int n, void **handle, char *why, size_t len);
+void *tj_static_find(void *handle, const char *id);
+void tj_static_close(void *handle);
+
+int tj_cmd_bench_run(int argc, char **argv);
+
+#endif

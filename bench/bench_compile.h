@@ -1,0 +1,16 @@
+/* Compile figures for tensorjit bench. */
+#ifndef TJ_BENCH_COMPILE_H
+#define TJ_BENCH_COMPILE_H
+
+typedef struct tj_compile_summary {
+    int runs;
+    double first_ms, next_ms, worst_ms, hit_ns;
+    double per_workload_ms[32];
+    int not_jit;
+} tj_compile_summary;
+
+/* Runs `runs` child processes of this executable; 0 or -1 (printed). */
+int tj_bench_compile_collect(int runs, tj_compile_summary *out);
+void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_json);
+
+#endif

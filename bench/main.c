@@ -1,0 +1,126 @@
+/* `tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]
+ * [--compile]`: the performance table of shared/bench/workloads.md and the
+ * compile figures. Ratios are measured in one run, interleaved; absolute
+ * times on a shared machine drift. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_compile.h"
+#include "bench_run.h"
+#include "cli.h"
+
+typedef struct tj_bench_opts {
+    const char *only;
+    int json, rounds, compile, compile_only, compile_runs;
+} tj_bench_opts;
+
+static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
+{
+    *o = (tj_bench_opts){.rounds = 11, .compile = 1, .compile_runs = 5};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n;
+        if (strcmp(a, "--json") == 0)
+            o->json = 1;
+        else if (strcmp(a, "--no-compile") == 0)
+            o->compile = 0;
+        else if (strcmp(a, "--compile") == 0)
+            o->compile_only = 1, o->compile_runs = 9;
+        else if (strcmp(a, "--workload") == 0 && v) {
+            if (!tj_workload_find(v))
+                return tj_cli_fail("bench: no workload '%s' (G1..G6, S1, S2, S2ip, S3)", v), -1;
+            o->only = argv[++i];
+        } else if (strcmp(a, "--rounds") == 0 && v) {
+            if (tj_cli_int("--rounds", argv[++i], 3, 64, &n))
+                return -1;
+            o->rounds = (int)n;
+        } else if (strcmp(a, "--runs") == 0 && v) {
+            if (tj_cli_int("--runs", argv[++i], 1, 64, &n))
+                return -1;
+            o->compile_runs = (int)n;
+        } else if (strcmp(a, "--help") == 0) {
+            printf("usage: tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]\n"
+                   "       tensorjit bench --compile [--runs N] [--json]\n");
+            return 1;
+        } else
+            return tj_cli_fail("bench: unknown argument '%s'", a), -1;
+    }
+    return 0;
+}
+
+static void tj_print_case(const tj_bench_case *c, int json, int *first)
+{
+    double st = c->ns[TJ_IMPL_STATIC], mc = c->ns[TJ_IMPL_MEMCPY];
+    if (!json) {
+        printf("%-5s %s\n", c->w->id, c->w->what);
+        printf("      %-10s %14s %9s %10s %10s\n", "impl", "ns/call", "GB/s", "vs static",
+               "vs memcpy");
+    }
+    for (int i = 0; i < TJ_IMPL_COUNT; i++) {
+        double ns = c->ns[i];
+        if (!tj_bench_available(c, (tj_impl)i))
+            continue;
+        if (json) {
+            printf("%s{\"workload\": \"%s\", \"impl\": \"%s\", \"ns\": %.2f, \"threads\": 1, "
+                   "\"gbps\": %.3f, \"vs_static\": %.4f, \"vs_memcpy\": %.4f}\n",
+                   *first ? "" : ",", c->w->id, tj_impl_name((tj_impl)i), ns,
+                   (double)c->s.moved_bytes / ns, st > 0 ? ns / st : 0, mc > 0 ? ns / mc : 0);
+            *first = 0;
+            continue;
+        }
+        printf("      %-10s %14.1f %9.2f", tj_impl_name((tj_impl)i), ns,
+               (double)c->s.moved_bytes / ns);
+        if (st > 0)
+            printf(" %9.2fx", ns / st);
+        else
+            printf(" %10s", "-");
+        printf(" %9.2fx\n", ns / mc);
+    }
+}
+
+int tj_cmd_bench_run(int argc, char **argv)
+{
+    tj_bench_opts o;
+    int rc = tj_bench_args(argc, argv, &o);
+    if (rc)
+        return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
+    int first = 1;
+    if (o.json)
+        printf("[\n");
+    if (!o.compile_only) {
+        const tj_workload *ws[32];
+        int n = 0;
+        for (int i = 0; i < tj_workload_count; i++)
+            if (!o.only || strcmp(o.only, tj_workloads[i].id) == 0)
+                ws[n++] = &tj_workloads[i];
+        void *lib = NULL;
+        char why[512];
+        if (tj_static_build(ws, n, &lib, why, sizeof why) != 0)
+            fprintf(stderr, "tensorjit: bench: %s; the static column is skipped\n", why);
+        for (int i = 0; i < n; i++) {
+            tj_bench_case c;
+            if (tj_bench_prepare(&c, ws[i], lib, why, sizeof why) != 0 ||
+                tj_bench_verify(&c, why, sizeof why) != 0) {
+                tj_bench_release(&c);
+                tj_static_close(lib);
+                return tj_cli_fail("bench: %s", why);
+            }
+            tj_bench_time(&c, o.rounds, 2e5);
+            tj_print_case(&c, o.json, &first);
+            tj_bench_release(&c);
+            jit_shutdown();
+        }
+        tj_static_close(lib);
+    }
+    if (o.compile || o.compile_only) {
+        tj_compile_summary cs;
+        if (tj_bench_compile_collect(o.compile_runs, &cs) != 0)
+            return TJ_EXIT_FAILURE;
+        tj_bench_compile_print(&cs, o.json, first);
+    }
+    if (o.json)
+        printf("]\n");
+    return TJ_EXIT_OK;
+}

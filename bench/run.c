@@ -1,0 +1,261 @@
+/*
+ * The performance table. For each workload, in one process: inputs filled
+ * once (data with a pattern, indices uniformly random from a fixed seed,
+ * distinct for ScatterUpdate), every implementation's output checked
+ * against the static kernel's, then rounds in which each implementation
+ * runs a batch of calls in turn (interleaved, so that drift on a shared
+ * machine hits all alike). Per implementation: the median ns per call.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "bench_run.h"
+
+static double tj_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static uint64_t tj_rng(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void tj_store_index(const tj_bench_shape *s, void *p, int64_t i, int64_t v)
+{
+    if (s->index_size == 4)
+        ((int32_t *)p)[i] = (int32_t)v;
+    else if (s->index_size == 8)
+        ((int64_t *)p)[i] = v;
+    else if (s->index_size == 2)
+        ((int16_t *)p)[i] = (int16_t)v;
+    else
+        ((int8_t *)p)[i] = (int8_t)v;
+}
+
+/* The spec's own indices where the workload names them (G6, S3). */
+static int tj_fixed_indices(const tj_workload *w, const tj_bench_shape *s, void *idx)
+{
+    static const int64_t g6[] = {0, 0, 1, 0}, s3[] = {0, 2};
+    const int64_t *v = strcmp(w->id, "G6") == 0 ? g6 : strcmp(w->id, "S3") == 0 ? s3 : NULL;
+    for (int64_t i = 0; v && i < s->index_count; i++)
+        tj_store_index(s, idx, i, v[i]);
+    return v != NULL;
+}
+
+static void tj_fill_indices(const tj_workload *w, const tj_bench_shape *s, void *idx)
+{
+    uint64_t seed = 20261122;
+    if (tj_fixed_indices(w, s, idx))
+        return;
+    if (!s->scatter) {
+        for (int64_t i = 0; i < s->index_count; i++)
+            tj_store_index(s, idx, i, (int64_t)(tj_rng(&seed) % (uint64_t)s->dims[i % s->depth]));
+        return;
+    }
+    /* distinct: the first `items` of a shuffled 0..dim-1 */
+    int64_t dim = s->dims[0], *perm = malloc(sizeof(int64_t) * (size_t)dim);
+    for (int64_t i = 0; i < dim; i++)
+        perm[i] = i;
+    for (int64_t i = 0; i < s->index_count && i < dim; i++) {
+        int64_t j = i + (int64_t)(tj_rng(&seed) % (uint64_t)(dim - i));
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+        tj_store_index(s, idx, i, perm[i]);
+    }
+    free(perm);
+}
+
+static void *tj_alloc_pattern(int64_t bytes, int salt)
+{
+    unsigned char *p = malloc((size_t)(bytes ? bytes : 1));
+    if (!p)
+        return NULL;
+    /* a pattern that never repeats within a slice, so wrong offsets show */
+    uint32_t v = (uint32_t)salt * 2654435761u;
+    for (int64_t i = 0; i < bytes; i += 4) {
+        v = v * 1664525u + 1013904223u;
+        memcpy(p + i, &v, (size_t)(bytes - i < 4 ? bytes - i : 4));
+    }
+    return p;
+}
+
+int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, char *why,
+                     size_t len)
+{
+    memset(c, 0, sizeof *c);
+    c->w = w;
+    tj_bench_shape_of(w, &c->s);
+    const tj_bench_shape *s = &c->s;
+    c->data = tj_alloc_pattern(s->data_bytes, 1);
+    c->indices = malloc((size_t)(s->index_count * s->index_size + 8));
+    c->updates = s->scatter ? tj_alloc_pattern(s->updates_bytes, 2) : NULL;
+    c->out = w->in_place ? c->data : malloc((size_t)(s->out_bytes ? s->out_bytes : 1));
+    c->check = malloc((size_t)(s->out_bytes ? s->out_bytes : 1));
+    if (!c->data || !c->indices || !c->out || !c->check || (s->scatter && !c->updates)) {
+        snprintf(why, len, "out of memory for workload %s", w->id);
+        return -1;
+    }
+    tj_fill_indices(w, s, c->indices);
+    jit_gather_nd_sig gr = w->gather;
+    jit_scatter_update_sig sr = w->scatter;
+    gr.engine = sr.engine = JIT_ENGINE_REFERENCE;
+    if (s->scatter) {
+        c->jit_s = jit_scatter_update_compile(&w->scatter);
+        c->ref_s = jit_scatter_update_compile(&sr);
+    } else {
+        c->jit_g = jit_gather_nd_compile(&w->gather);
+        c->ref_g = jit_gather_nd_compile(&gr);
+    }
+    if (s->scatter ? !c->jit_s || !c->ref_s : !c->jit_g || !c->ref_g) {
+        snprintf(why, len, "%s: %s", w->id, jit_last_error());
+        return -1;
+    }
+    c->static_fn = tj_static_find(static_lib, w->id);
+    return 0;
+}
+
+void tj_bench_release(tj_bench_case *c)
+{
+    if (c->out != c->data)
+        free(c->out);
+    free(c->data);
+    free(c->indices);
+    free(c->updates);
+    free(c->check);
+}
+
+/* One call of implementation i; returns its status. */
+int tj_bench_call(tj_bench_case *c, tj_impl i)
+{
+    const tj_bench_shape *s = &c->s;
+    switch (i) {
+    case TJ_IMPL_JIT:
+        return s->scatter ? c->jit_s(c->data, c->indices, c->updates, c->out)
+                          : c->jit_g(c->data, c->indices, c->out);
+    case TJ_IMPL_REFERENCE:
+        return s->scatter ? c->ref_s(c->data, c->indices, c->updates, c->out)
+                          : c->ref_g(c->data, c->indices, c->out);
+    case TJ_IMPL_GENERIC:
+        return tj_generic_run(s, c->data, c->indices, c->updates, c->out);
+    case TJ_IMPL_STATIC:
+        return s->scatter
+                   ? ((tj_static_scatter_fn)c->static_fn)(c->data, c->indices, c->updates, c->out)
+                   : ((tj_static_gather_fn)c->static_fn)(c->data, c->indices, c->out);
+    case TJ_IMPL_MEMCPY:
+        if (!s->scatter) {
+            memcpy(c->out, c->data, (size_t)s->out_bytes);
+        } else {
+            if (c->out != c->data)
+                memcpy(c->out, c->data, (size_t)s->data_bytes);
+            memcpy(c->out, c->updates, (size_t)s->updates_bytes);
+        }
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+int tj_bench_available(const tj_bench_case *c, tj_impl i)
+{
+    return i != TJ_IMPL_STATIC || c->static_fn;
+}
+
+/* Every implementation must write the same bytes as the first one that
+ * ran (the static kernel when there is one). */
+int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
+{
+    const tj_impl order[] = {TJ_IMPL_STATIC, TJ_IMPL_JIT, TJ_IMPL_REFERENCE, TJ_IMPL_GENERIC};
+    int have = 0;
+    size_t n = (size_t)c->s.out_bytes;
+    void *pristine = NULL;
+    if (c->w->in_place) { /* in place: each run starts from the same data */
+        pristine = malloc(n ? n : 1);
+        memcpy(pristine, c->data, n);
+    }
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+        if (!tj_bench_available(c, order[k]))
+            continue;
+        if (pristine)
+            memcpy(c->data, pristine, n);
+        if (tj_bench_call(c, order[k]) != 0) {
+            snprintf(why, len, "%s: %s failed", c->w->id, tj_impl_name(order[k]));
+            free(pristine);
+            return -1;
+        }
+        if (!have) {
+            memcpy(c->check, c->out, n);
+            have = 1;
+        } else if (memcmp(c->check, c->out, n) != 0) {
+            snprintf(why, len, "%s: %s's output differs from %s's", c->w->id,
+                     tj_impl_name(order[k]), tj_impl_name(order[0]));
+            free(pristine);
+            return -1;
+        }
+    }
+    free(pristine);
+    return 0;
+}
+
+/* Calls per timed batch, so that a batch takes about target_ns. */
+static int64_t tj_batch_size(tj_bench_case *c, tj_impl i, double target_ns)
+{
+    double t0 = tj_now_ns();
+    tj_bench_call(c, i);
+    double one = tj_now_ns() - t0;
+    int64_t n = one > 0 ? (int64_t)(target_ns / one) : 1000;
+    return n < 1 ? 1 : n > 1000000 ? 1000000 : n;
+}
+
+static int tj_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
+{
+    int64_t n[TJ_IMPL_COUNT];
+    double samples[TJ_IMPL_COUNT][64];
+    if (rounds > 64)
+        rounds = 64;
+    for (int i = 0; i < TJ_IMPL_COUNT; i++)
+        if (tj_bench_available(c, (tj_impl)i)) {
+            tj_bench_call(c, (tj_impl)i); /* warm up */
+            n[i] = tj_batch_size(c, (tj_impl)i, batch_ns);
+        }
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < TJ_IMPL_COUNT; i++) {
+            if (!tj_bench_available(c, (tj_impl)i))
+                continue;
+            double t0 = tj_now_ns();
+            for (int64_t k = 0; k < n[i]; k++)
+                tj_bench_call(c, (tj_impl)i);
+            samples[i][r] = (tj_now_ns() - t0) / (double)n[i];
+        }
+    for (int i = 0; i < TJ_IMPL_COUNT; i++) {
+        if (!tj_bench_available(c, (tj_impl)i)) {
+            c->ns[i] = 0;
+            continue;
+        }
+        qsort(samples[i], (size_t)rounds, sizeof(double), tj_cmp);
+        c->ns[i] = rounds % 2 ? samples[i][rounds / 2]
+                              : (samples[i][rounds / 2 - 1] + samples[i][rounds / 2]) / 2;
+    }
+}
+
+const char *tj_impl_name(tj_impl i)
+{
+    static const char *const names[TJ_IMPL_COUNT] = {"jit", "reference", "generic", "static",
+                                                     "memcpy"};
+    return (unsigned)i < TJ_IMPL_COUNT ? names[i] : "?";
+}

@@ -1,0 +1,132 @@
+/* The static-shape C kernel of each workload: the same loops as the
+ * generic one, with every shape a #define, compiled at bench time by the
+ * system's C compiler with -O3 -march=native, as a hand-written kernel
+ * for exactly that layer would be. It validates the indices first, like
+ * every implementation here, so that all keep one contract. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const char *tj_index_ctype(const tj_bench_shape *s)
+{
+    switch (s->index_size) {
+    case 1: return s->index_signed ? "int8_t" : "uint8_t";
+    case 2: return s->index_signed ? "int16_t" : "uint16_t";
+    case 4: return s->index_signed ? "int32_t" : "uint32_t";
+    default: return s->index_signed ? "int64_t" : "uint64_t";
+    }
+}
+
+static void tj_emit_defines(FILE *f, const tj_bench_shape *s)
+{
+    fprintf(f, "#define OUTER %lldLL\n#define ITEMS %lldLL\n#define DEPTH %d\n",
+            (long long)s->outer, (long long)s->items, s->depth);
+    fprintf(f, "#define BLOCK %lldLL\n#define INDEXED_OUTER %lldLL\n#define DATA_BYTES %lldLL\n",
+            (long long)s->block, (long long)s->indexed_outer, (long long)s->data_bytes);
+    fprintf(f, "#define idx_t %s\n", tj_index_ctype(s));
+    for (int e = 0; e < s->depth; e++)
+        fprintf(f, "#define D%d %lldULL\n#define S%d %lldLL\n", e, (long long)s->dims[e], e,
+                (long long)s->strides[e]);
+}
+
+static void tj_emit_undefs(FILE *f, const tj_bench_shape *s)
+{
+    fprintf(f, "#undef idx_t\n#undef OUTER\n#undef ITEMS\n#undef DEPTH\n#undef BLOCK\n#undef INDEXED_OUTER\n"
+               "#undef DATA_BYTES\n");
+    for (int e = 0; e < s->depth; e++)
+        fprintf(f, "#undef D%d\n#undef S%d\n", e, e);
+}
+
+static void tj_emit_checks(FILE *f, const tj_bench_shape *s, const char *tuples)
+{
+    fprintf(f, "    int bad = 0;\n    for (long long t = 0; t < %s; t++) {\n", tuples);
+    for (int e = 0; e < s->depth; e++)
+        fprintf(f, "        bad |= (unsigned long long)(long long)ix[t * DEPTH + %d] >= D%d;\n",
+                e, e);
+    fprintf(f, "    }\n    if (bad)\n        return 1;\n");
+}
+
+static void tj_emit_offset(FILE *f, const tj_bench_shape *s, const char *first)
+{
+    fprintf(f, "            long long off = 0;\n");
+    for (int e = 0; e < s->depth; e++)
+        fprintf(f, "            off += (long long)ix[%s + %d] * S%d;\n", first, e, e);
+}
+
+static void tj_emit_kernel(FILE *f, const tj_workload *w, const tj_bench_shape *s)
+{
+    tj_emit_defines(f, s);
+    if (!s->scatter) {
+        fprintf(f, "int static_%s(const void *restrict d_, const void *restrict i_, "
+                   "void *restrict o_)\n{\n    const char *data = d_;\n    const idx_t *ix = i_;\n"
+                   "    char *out = o_;\n", w->id);
+        tj_emit_checks(f, s, "OUTER * ITEMS");
+        fprintf(f, "    for (long long o = 0; o < OUTER; o++)\n"
+                   "        for (long long j = 0; j < ITEMS; j++) {\n");
+        tj_emit_offset(f, s, "(o * ITEMS + j) * DEPTH");
+        fprintf(f, "            memcpy(out + (o * ITEMS + j) * BLOCK, data + o * INDEXED_OUTER + "
+                   "off, BLOCK);\n        }\n    return 0;\n}\n");
+    } else {
+        fprintf(f, "int static_%s(const void *d_, const void *restrict i_, const void *restrict "
+                   "u_, void *o_)\n{\n    const char *data = d_, *upd = u_;\n"
+                   "    const idx_t *ix = i_;\n    char *out = o_;\n", w->id);
+        tj_emit_checks(f, s, "ITEMS");
+        fprintf(f, "    if (out != data)\n        memcpy(out, data, DATA_BYTES);\n"
+                   "    for (long long o = 0; o < OUTER; o++)\n"
+                   "        for (long long j = 0; j < ITEMS; j++) {\n");
+        tj_emit_offset(f, s, "j");
+        fprintf(f, "            memcpy(out + o * INDEXED_OUTER + off, upd + (o * ITEMS + j) * "
+                   "BLOCK, BLOCK);\n        }\n    return 0;\n}\n");
+    }
+    tj_emit_undefs(f, s);
+}
+
+int tj_static_build(const tj_workload *const *ws, int n, void **handle, char *why, size_t len)
+{
+    char dir[] = "/tmp/tensorjit-bench-XXXXXX", src[128], so[128], cmd[512];
+    if (!mkdtemp(dir)) {
+        snprintf(why, len, "cannot make a temporary folder");
+        return -1;
+    }
+    snprintf(src, sizeof src, "%s/static.c", dir);
+    snprintf(so, sizeof so, "%s/static.so", dir);
+    FILE *f = fopen(src, "w");
+    if (!f) {
+        snprintf(why, len, "cannot write %s", src);
+        return -1;
+    }
+    fprintf(f, "#include <stdint.h>\n#include <string.h>\n\n");
+    for (int i = 0; i < n; i++) {
+        tj_bench_shape s;
+        tj_bench_shape_of(ws[i], &s);
+        tj_emit_kernel(f, ws[i], &s);
+    }
+    fclose(f);
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    snprintf(cmd, sizeof cmd, "%s -O3 -march=native -shared -fPIC -o %s %s 2>%s/cc.log", cc, so,
+             src, dir);
+    int rc = system(cmd);
+    *handle = rc == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!*handle)
+        snprintf(why, len, "no static kernel: '%s -O3 -march=native' failed (see %s/cc.log)", cc,
+                 dir);
+    unlink(so);
+    return *handle ? 0 : -1;
+}
+
+void *tj_static_find(void *handle, const char *id)
+{
+    char name[64];
+    snprintf(name, sizeof name, "static_%s", id);
+    return handle ? dlsym(handle, name) : NULL;
+}
+
+void tj_static_close(void *handle)
+{
+    if (handle)
+        dlclose(handle);
+}
