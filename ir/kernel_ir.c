@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <string.h>
 
 #include "emit.h"
 
@@ -30,6 +31,7 @@ typedef struct tj_kir {
     tj_ir_strategy st;
     LLVMTypeRef idx_ty;
     int idx_signed;
+    int nt_path; /* emitting the non-temporal copy */
     LLVMValueRef data, indices, updates, out;
 } tj_kir;
 
@@ -55,6 +57,10 @@ void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
                           p->data_bytes >= TJ_IR_PREFETCH_MIN_DATA && s->tuples > distance
                       ? distance
                       : 0;
+    const char *nt = getenv("TENSORJIT_NT");
+    s->nontemporal = (nt && *nt ? strcmp(nt, "0") != 0 : TJ_IR_NT_DEFAULT) && !s->unrolled &&
+                     p->block_bytes >= TJ_IR_NT_MIN_BLOCK && p->block_bytes % 16 == 0 &&
+                     s->tuples * p->block_bytes >= TJ_IR_NT_MIN_OUT;
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -290,6 +296,56 @@ static void tj_emit_data_copy(tj_kir *k)
     LLVMPositionBuilderAtEnd(e->b, done);
 }
 
+/* dst[0..block) = src[0..block) with 16-byte loads and non-temporal
+ * 16-byte stores; dst is 16-byte aligned (checked at entry). */
+static void tj_emit_nt_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef v16 = LLVMVectorType(e->i32, 4);
+    int64_t chunks = k->p->block_bytes / 16;
+    tj_loop l = {0};
+    LLVMValueRef c = tj_i64(e, 0);
+    if (chunks > 1) {
+        tj_loop_begin(e, &l, "nt", chunks, NULL);
+        c = l.iv;
+    }
+    LLVMValueRef off = tj_mul(e, c, 16, "nt.off");
+    LLVMValueRef v = tj_load(e, v16, tj_byte_gep(e, src, off, "nt.src"), "nt.v");
+    LLVMValueRef to = LLVMBuildPointerCast(e->b, tj_byte_gep(e, dst, off, "nt.dst"),
+                                           LLVMPointerType(v16, 0), "");
+    LLVMValueRef st = LLVMBuildStore(e->b, v, to);
+    LLVMSetAlignment(st, 16);
+    LLVMValueRef one = LLVMConstInt(e->i32, 1, 0);
+    LLVMValueRef md = LLVMMDNodeInContext(e->ctx, &one, 1);
+    LLVMSetMetadata(st, LLVMGetMDKindIDInContext(e->ctx, "nontemporal", 11), md);
+    if (chunks > 1)
+        tj_loop_end(e, &l, NULL);
+}
+
+/* A block copy. From TJ_IR_INLINE_COPY_MIN bytes on, llvm.memcpy.inline:
+ * x86 lowers it to rep movsb, which measured faster than a call to memcpy
+ * for 2 KB blocks (S2ip: 1.25x -> 1.0x the static kernel) and slower for
+ * 1 KB and 600 B ones (G5, S1), as a static compiler also inlines such
+ * copies (gcc: rep movsq). */
+static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
+{
+    tj_emit *e = &k->e;
+    if (k->nt_path) {
+        tj_emit_nt_copy(k, dst, src);
+        return;
+    }
+    if (k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
+        LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+        return;
+    }
+    LLVMTypeRef tys[3] = {e->ptr, e->ptr, e->i64};
+    unsigned id = LLVMLookupIntrinsicID("llvm.memcpy.inline", 18);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, tys, 3);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, tys, 3);
+    LLVMValueRef args[4] = {dst, src, size, LLVMConstInt(e->i1, 0, 0)};
+    LLVMBuildCall2(e->b, fty, fn, args, 4, "");
+}
+
 /* Prefetches the source block of the tuple `distance` after tuple t (the
  * last one near the end, so indices are never read past their buffer).
  * Plain (not inbounds) address arithmetic: under zero-fill or clamp a bad
@@ -350,14 +406,14 @@ static void tj_emit_tuple(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
                               : tj_byte_gep(e, k->out, indexed, "block.dst");
     LLVMValueRef size = tj_i64(e, p->block_bytes);
     if (!valid) {
-        LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+        tj_emit_block_copy(k, dst, src, size);
         return;
     }
     LLVMBasicBlockRef copy = tj_block(e, "tuple.copy"), skip = tj_block(e, "tuple.invalid");
     LLVMBasicBlockRef next = tj_block(e, "tuple.next");
     LLVMBuildCondBr(e->b, valid, copy, skip);
     LLVMPositionBuilderAtEnd(e->b, copy);
-    LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+    tj_emit_block_copy(k, dst, src, size);
     LLVMBuildBr(e->b, next);
     LLVMPositionBuilderAtEnd(e->b, skip);
     if (gather) /* zero-fill: the slice is zeros; a scatter drops the update */
@@ -366,7 +422,36 @@ static void tj_emit_tuple(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
     LLVMPositionBuilderAtEnd(e->b, next);
 }
 
+static void tj_emit_copy_loops(tj_kir *k);
+
+/* With non-temporal stores: the loops twice, for a 16-byte aligned out
+ * (streaming stores, then a fence that orders them) and for any other. */
 static void tj_emit_copies(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    if (!k->st.nontemporal || k->p->block_bytes == 0 || k->st.tuples == 0) {
+        tj_emit_copy_loops(k);
+        return;
+    }
+    LLVMValueRef addr = LLVMBuildPtrToInt(e->b, k->out, e->i64, "out.addr");
+    LLVMValueRef low = LLVMBuildAnd(e->b, addr, tj_i64(e, 15), "out.misalign");
+    LLVMValueRef aligned = LLVMBuildICmp(e->b, LLVMIntEQ, low, tj_i64(e, 0), "out.aligned");
+    LLVMBasicBlockRef nt = tj_block(e, "copy.stream"), plain = tj_block(e, "copy.cached");
+    LLVMBasicBlockRef done = tj_block(e, "copy.done");
+    LLVMBuildCondBr(e->b, aligned, nt, plain);
+    LLVMPositionBuilderAtEnd(e->b, nt);
+    k->nt_path = 1;
+    tj_emit_copy_loops(k);
+    k->nt_path = 0;
+    LLVMBuildFence(e->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, plain);
+    tj_emit_copy_loops(k);
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
+}
+
+static void tj_emit_copy_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
@@ -423,6 +508,13 @@ static void tj_emit_signature(tj_kir *k, const char *name)
         tj_add_attr(e, e->fn, 3, "noalias");
     }
     tj_add_attr(e, e->fn, LLVMAttributeFunctionIndex, "nounwind");
+    /* Without this LLVM assumes the function may need 512-bit vectors and
+     * uses zmm registers even where the CPU prefers 256 (clang always sets
+     * it); TENSORJIT_VECTOR_WIDTH=512 asks for zmm on purpose. */
+    const char *width = getenv("TENSORJIT_VECTOR_WIDTH");
+    tj_add_string_attr(e, e->fn, "min-legal-vector-width", "0");
+    if (width && *width)
+        tj_add_string_attr(e, e->fn, "prefer-vector-width", width);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
 }
 

@@ -30,6 +30,23 @@
 #define TJ_IR_PREFETCH_MIN_DATA (2 << 20)
 #define TJ_IR_PREFETCH_DISTANCE 0
 
+/* Blocks of at least TJ_IR_NT_MIN_BLOCK bytes (a multiple of 16) whose
+ * copies write at least TJ_IR_NT_MIN_OUT bytes in all, far more than the
+ * caches hold, use non-temporal stores: no read-for-ownership of lines
+ * that are overwritten whole, as glibc's memcpy does for large copies.
+ * Below that the written lines may still be cached (a scatter into the
+ * same rows call after call) and streaming them out costs (measured in
+ * docs/performance.md). Off by default: on these machines a 64 MB output
+ * still fits the host's last-level cache, and streaming it out was 7%
+ * slower (G5). TENSORJIT_NT=1 turns it on. */
+#define TJ_IR_NT_MIN_BLOCK 256
+
+/* Block copies of this many bytes or more are inlined (rep movsb on x86)
+ * rather than calls to memcpy; see tj_emit_block_copy. */
+#define TJ_IR_INLINE_COPY_MIN 2048
+#define TJ_IR_NT_DEFAULT 0
+#define TJ_IR_NT_MIN_OUT (16 << 20)
+
 typedef struct tj_ir_strategy {
     int unrolled;      /* 1: fully unrolled; 0: counted loops */
     int64_t tuples;    /* tuples the copy visits (outer * items) */
@@ -37,6 +54,7 @@ typedef struct tj_ir_strategy {
     int64_t entries;   /* index entries read: max(tuples, checks) x max(depth, 1) */
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
+    int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
 } tj_ir_strategy;
 
 void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s);

@@ -194,6 +194,75 @@ static void test_dumps(void **state)
     assert_non_null(strstr(jit_last_error(), "batch_dims=5"));
 }
 
+/* JIT vs reference on one signature, random data and indices (a few bad
+ * ones under zero-fill), with out at the given byte offset from aligned. */
+static void jit_matches_reference(jit_gather_nd_sig s, size_t out_offset)
+{
+    jit_gather_nd_sig r = s;
+    s.engine = JIT_ENGINE_AUTO;
+    r.engine = JIT_ENGINE_REFERENCE;
+    jit_gather_nd_fn fj = jit_gather_nd_compile(&s), fr = jit_gather_nd_compile(&r);
+    jit_kernel_info info;
+    assert_non_null(fj);
+    assert_non_null(fr);
+    assert_int_equal(jit_gather_nd_info(fj, &info), 0);
+    assert_int_equal(info.engine, JIT_ENGINE_JIT);
+    size_t db = 4, n = 1;
+    for (int i = 0; i < s.data_shape.rank; i++)
+        db *= (size_t)s.data_shape.dims[i];
+    for (int i = 0; i < s.indices_shape.rank; i++)
+        n *= (size_t)s.indices_shape.dims[i];
+    unsigned char *bytes = malloc(db), *o1 = malloc((size_t)info.out_bytes + 64);
+    unsigned char *o2 = malloc((size_t)info.out_bytes + 64);
+    int64_t *idx = malloc(n * 8);
+    uint64_t x = 12345;
+    for (size_t i = 0; i < db; i++)
+        bytes[i] = (unsigned char)(i * 131 + 7);
+    int k = (int)s.indices_shape.dims[s.indices_shape.rank - 1];
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t dim = s.data_shape.dims[s.batch_dims + (int)(i % (size_t)k)];
+        idx[i] = (int64_t)((x >> 33) % (uint64_t)dim);
+        if (s.index_policy == JIT_INDEX_ZERO_FILL && i % 97 == 5)
+            idx[i] = dim + 3; /* dropped: zeros */
+    }
+    memset(o1, 0x77, (size_t)info.out_bytes + 64);
+    memset(o2, 0x77, (size_t)info.out_bytes + 64);
+    assert_int_equal(fj(bytes, idx, o1 + out_offset), fr(bytes, idx, o2 + out_offset));
+    assert_memory_equal(o1, o2, (size_t)info.out_bytes + 64);
+    free(bytes);
+    free(o1);
+    free(o2);
+    free(idx);
+}
+
+/* Code paths behind size thresholds the differential test never reaches:
+ * non-temporal stores (>= 16 MB written; aligned and misaligned out),
+ * inline copies of >= 2 KB blocks, prefetching (>= 2 MB of data). */
+static void test_large_kernel_paths(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig nt = {.dtype = JIT_F32, .index_type = JIT_I64,
+                            .data_shape = {2, {1024, 64}}, .indices_shape = {2, {65536, 1}}};
+    setenv("TENSORJIT_NT", "1", 1);
+    jit_matches_reference(nt, 0);
+    jit_shutdown();
+    jit_matches_reference(nt, 4); /* not 16-byte aligned: the cached path */
+    nt.index_policy = JIT_INDEX_ZERO_FILL;
+    jit_matches_reference(nt, 0);
+    unsetenv("TENSORJIT_NT");
+    jit_shutdown();
+    jit_gather_nd_sig big = {.dtype = JIT_F32, .index_type = JIT_I32,
+                             .data_shape = {2, {64, 1024}}, .indices_shape = {2, {100, 1}}};
+    jit_matches_reference(big, 0); /* 4 KB blocks: inlined copies */
+    setenv("TENSORJIT_PREFETCH", "8", 1);
+    jit_gather_nd_sig pf = {.dtype = JIT_F32, .index_type = JIT_I64,
+                            .data_shape = {3, {2, 1024, 512}}, .indices_shape = {3, {2, 300, 1}},
+                            .batch_dims = 1, .index_policy = JIT_INDEX_ZERO_FILL};
+    jit_matches_reference(pf, 0);
+    unsetenv("TENSORJIT_PREFETCH");
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -211,6 +280,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fault_link, teardown),
         cmocka_unit_test_teardown(test_threads_share_one_kernel, teardown),
         cmocka_unit_test_teardown(test_dumps, teardown),
+        cmocka_unit_test_teardown(test_large_kernel_paths, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
