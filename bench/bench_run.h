@@ -6,6 +6,7 @@
 
 typedef enum tj_impl {
     TJ_IMPL_JIT,
+    TJ_IMPL_JIT_THREADS, /* the JIT kernel compiled with threads = TJ_BENCH_THREADS */
     TJ_IMPL_REFERENCE,
     TJ_IMPL_GENERIC,
     TJ_IMPL_STATIC,
@@ -17,11 +18,13 @@ typedef struct tj_bench_case {
     const tj_workload *w;
     tj_bench_shape s;
     void *data, *indices, *updates, *out, *check;
-    jit_gather_nd_fn jit_g, ref_g;
-    jit_scatter_update_fn jit_s, ref_s;
+    jit_gather_nd_fn jit_g, ref_g, jit2_g;
+    jit_scatter_update_fn jit_s, ref_s, jit2_s;
     void *static_fn;
     double ns[TJ_IMPL_COUNT]; /* median ns per call; 0 when not run */
 } tj_bench_case;
+
+#define TJ_BENCH_THREADS 2
 
 int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, char *why,
                      size_t len);

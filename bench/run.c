@@ -6,9 +6,11 @@
  * runs a batch of calls in turn (interleaved, so that drift on a shared
  * machine hits all alike). Per implementation: the median ns per call.
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "bench.h"
@@ -75,9 +77,25 @@ static void tj_fill_indices(const tj_workload *w, const tj_bench_shape *s, void 
     free(perm);
 }
 
+/* Large buffers on 2 MB pages, as an inference engine would allocate its
+ * tensors (THP is in madvise mode on these machines): random reads over
+ * 64 MB otherwise spend their time in page walks, which under a hypervisor
+ * are two-dimensional. The same for every implementation. */
+static void *tj_alloc(int64_t bytes)
+{
+    size_t n = (size_t)(bytes ? bytes : 1);
+    if (n < ((size_t)2 << 20))
+        return malloc(n);
+    size_t huge = (size_t)2 << 20;
+    void *p = aligned_alloc(huge, (n + huge - 1) / huge * huge);
+    if (p)
+        madvise(p, (n + huge - 1) / huge * huge, MADV_HUGEPAGE);
+    return p;
+}
+
 static void *tj_alloc_pattern(int64_t bytes, int salt)
 {
-    unsigned char *p = malloc((size_t)(bytes ? bytes : 1));
+    unsigned char *p = tj_alloc(bytes);
     if (!p)
         return NULL;
     /* a pattern that never repeats within a slice, so wrong offsets show */
@@ -99,24 +117,28 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
     c->data = tj_alloc_pattern(s->data_bytes, 1);
     c->indices = malloc((size_t)(s->index_count * s->index_size + 8));
     c->updates = s->scatter ? tj_alloc_pattern(s->updates_bytes, 2) : NULL;
-    c->out = w->in_place ? c->data : malloc((size_t)(s->out_bytes ? s->out_bytes : 1));
-    c->check = malloc((size_t)(s->out_bytes ? s->out_bytes : 1));
+    c->out = w->in_place ? c->data : tj_alloc(s->out_bytes);
+    c->check = tj_alloc(s->out_bytes);
     if (!c->data || !c->indices || !c->out || !c->check || (s->scatter && !c->updates)) {
         snprintf(why, len, "out of memory for workload %s", w->id);
         return -1;
     }
     tj_fill_indices(w, s, c->indices);
-    jit_gather_nd_sig gr = w->gather;
-    jit_scatter_update_sig sr = w->scatter;
+    jit_gather_nd_sig gr = w->gather, gt = w->gather;
+    jit_scatter_update_sig sr = w->scatter, st = w->scatter;
     gr.engine = sr.engine = JIT_ENGINE_REFERENCE;
+    gt.threads = st.threads = TJ_BENCH_THREADS;
     if (s->scatter) {
         c->jit_s = jit_scatter_update_compile(&w->scatter);
         c->ref_s = jit_scatter_update_compile(&sr);
+        c->jit2_s = jit_scatter_update_compile(&st);
     } else {
         c->jit_g = jit_gather_nd_compile(&w->gather);
         c->ref_g = jit_gather_nd_compile(&gr);
+        c->jit2_g = jit_gather_nd_compile(&gt);
     }
-    if (s->scatter ? !c->jit_s || !c->ref_s : !c->jit_g || !c->ref_g) {
+    if (s->scatter ? !c->jit_s || !c->ref_s || !c->jit2_s
+                   : !c->jit_g || !c->ref_g || !c->jit2_g) {
         snprintf(why, len, "%s: %s", w->id, jit_last_error());
         return -1;
     }
@@ -142,6 +164,9 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
     case TJ_IMPL_JIT:
         return s->scatter ? c->jit_s(c->data, c->indices, c->updates, c->out)
                           : c->jit_g(c->data, c->indices, c->out);
+    case TJ_IMPL_JIT_THREADS:
+        return s->scatter ? c->jit2_s(c->data, c->indices, c->updates, c->out)
+                          : c->jit2_g(c->data, c->indices, c->out);
     case TJ_IMPL_REFERENCE:
         return s->scatter ? c->ref_s(c->data, c->indices, c->updates, c->out)
                           : c->ref_g(c->data, c->indices, c->out);
@@ -174,7 +199,8 @@ int tj_bench_available(const tj_bench_case *c, tj_impl i)
  * ran (the static kernel when there is one). */
 int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
 {
-    const tj_impl order[] = {TJ_IMPL_STATIC, TJ_IMPL_JIT, TJ_IMPL_REFERENCE, TJ_IMPL_GENERIC};
+    const tj_impl order[] = {TJ_IMPL_STATIC, TJ_IMPL_JIT, TJ_IMPL_JIT_THREADS, TJ_IMPL_REFERENCE,
+                             TJ_IMPL_GENERIC};
     int have = 0;
     size_t n = (size_t)c->s.out_bytes;
     void *pristine = NULL;
@@ -237,6 +263,9 @@ void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
         for (int i = 0; i < TJ_IMPL_COUNT; i++) {
             if (!tj_bench_available(c, (tj_impl)i))
                 continue;
+            /* one untimed call first, for every implementation: its caches
+             * and (jit x2) its pool thread are warm when the batch starts */
+            tj_bench_call(c, (tj_impl)i);
             double t0 = tj_now_ns();
             for (int64_t k = 0; k < n[i]; k++)
                 tj_bench_call(c, (tj_impl)i);
@@ -255,7 +284,7 @@ void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
 
 const char *tj_impl_name(tj_impl i)
 {
-    static const char *const names[TJ_IMPL_COUNT] = {"jit", "reference", "generic", "static",
-                                                     "memcpy"};
+    static const char *const names[TJ_IMPL_COUNT] = {"jit", "jit", "reference", "generic",
+                                                     "static", "memcpy"};
     return (unsigned)i < TJ_IMPL_COUNT ? names[i] : "?";
 }

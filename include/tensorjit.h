@@ -78,6 +78,12 @@ typedef struct jit_shape {
     int64_t dims[JIT_MAX_RANK];  /* only dims[0 .. rank) are read */
 } jit_shape;
 
+/* jit_*_sig.threads: 0 or 1 run on the caller's thread; N > 1 lets a large
+ * kernel split its copies over up to N threads (a pool the library keeps;
+ * small kernels never use it); JIT_THREADS_ALL means one per core. */
+#define JIT_THREADS_ALL (-1)
+#define JIT_THREADS_MAX 256
+
 typedef struct jit_gather_nd_sig {
     int opset;                   /* 5 or 8 (0 means 8); only the output shape differs */
     int batch_dims;
@@ -85,6 +91,7 @@ typedef struct jit_gather_nd_sig {
     jit_dtype index_type;        /* any integer type */
     jit_index_policy index_policy;
     jit_engine engine;
+    int threads;
     jit_shape data_shape;
     jit_shape indices_shape;
 } jit_gather_nd_sig;
@@ -98,6 +105,7 @@ typedef struct jit_scatter_update_sig {
     jit_shape axis_shape;        /* the model's axis tensor: scalar (rank 0) or [1] */
     jit_index_policy index_policy;
     jit_engine engine;
+    int threads;
     jit_shape data_shape;
     jit_shape indices_shape;
     jit_shape updates_shape;
@@ -142,6 +150,23 @@ typedef enum jit_dump_kind { JIT_DUMP_IR = 0, JIT_DUMP_IR_OPT, JIT_DUMP_ASM } ji
 char *jit_gather_nd_dump(const jit_gather_nd_sig *sig, jit_dump_kind kind);
 char *jit_scatter_update_dump(const jit_scatter_update_sig *sig, jit_dump_kind kind);
 void jit_free(void *p);
+
+/* Splitting a kernel's work over threads of your own. Its copies are
+ * `units` independent parts (GatherND: tuples; ScatterUpdate: outer
+ * positions, whose destinations never overlap, so the last duplicate still
+ * wins). validate() checks every index and writes nothing; run_range()
+ * then does the copies of units [begin, end), any ranges in any threads,
+ * without checking indices again: call it only after validate() returned
+ * 0 for the same indices. -1 / non-zero for an unknown kernel. */
+int64_t jit_gather_nd_units(jit_gather_nd_fn kernel);
+int jit_gather_nd_validate(jit_gather_nd_fn kernel, const void *indices);
+int jit_gather_nd_run_range(jit_gather_nd_fn kernel, const void *data, const void *indices,
+                            void *out, int64_t begin, int64_t end);
+int64_t jit_scatter_update_units(jit_scatter_update_fn kernel);
+int jit_scatter_update_validate(jit_scatter_update_fn kernel, const void *indices);
+int jit_scatter_update_run_range(jit_scatter_update_fn kernel, const void *data,
+                                 const void *indices, const void *updates, void *out,
+                                 int64_t begin, int64_t end);
 
 /* What tensorjit makes of a signature, in words: the canonical plan, the
  * code shape chosen and why, the cache key, the output shape under both

@@ -14,6 +14,7 @@ void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
     l->body = tj_block(e, buf);
     LLVMBuildBr(e->b, l->body);
     LLVMPositionBuilderAtEnd(e->b, l->body);
+    l->end = NULL;
     l->iv = LLVMBuildPhi(e->b, e->i64, name);
     LLVMValueRef zero = tj_i64(e, 0);
     LLVMAddIncoming(l->iv, &zero, &l->pre, 1);
@@ -23,6 +24,26 @@ void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
         l->carry = LLVMBuildPhi(e->b, LLVMTypeOf(carry_init), buf);
         LLVMAddIncoming(l->carry, &carry_init, &l->pre, 1);
     }
+}
+
+void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRef begin,
+                         LLVMValueRef end)
+{
+    char buf[64];
+    l->name = name;
+    l->end = end;
+    l->carry = NULL;
+    l->pre = LLVMGetInsertBlock(e->b);
+    snprintf(buf, sizeof buf, "%s.loop", name);
+    l->body = tj_block(e, buf);
+    snprintf(buf, sizeof buf, "%s.exit", name);
+    l->exit = tj_block(e, buf);
+    snprintf(buf, sizeof buf, "%s.empty", name);
+    LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntSGE, begin, end, buf);
+    LLVMBuildCondBr(e->b, empty, l->exit, l->body);
+    LLVMPositionBuilderAtEnd(e->b, l->body);
+    l->iv = LLVMBuildPhi(e->b, e->i64, name);
+    LLVMAddIncoming(l->iv, &begin, &l->pre, 1);
 }
 
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
@@ -35,9 +56,10 @@ LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
     if (l->carry)
         LLVMAddIncoming(l->carry, &carry_next, &latch, 1);
     snprintf(buf, sizeof buf, "%s.done", l->name);
-    LLVMValueRef done = LLVMBuildICmp(e->b, LLVMIntEQ, next, tj_i64(e, l->trip), buf);
+    LLVMValueRef done =
+        LLVMBuildICmp(e->b, LLVMIntEQ, next, l->end ? l->end : tj_i64(e, l->trip), buf);
     snprintf(buf, sizeof buf, "%s.exit", l->name);
-    LLVMBasicBlockRef exit = tj_block(e, buf);
+    LLVMBasicBlockRef exit = l->end ? l->exit : tj_block(e, buf);
     LLVMBuildCondBr(e->b, done, exit, l->body);
     LLVMPositionBuilderAtEnd(e->b, exit);
     return carry_next;

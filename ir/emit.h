@@ -68,14 +68,18 @@ static inline LLVMValueRef tj_mul(const tj_emit *e, LLVMValueRef a, int64_t k, c
 /* A counted loop with a constant trip count (> 1), do-while shaped, with
  * an optional loop-carried value. */
 typedef struct tj_loop {
-    LLVMBasicBlockRef pre, body;
+    LLVMBasicBlockRef pre, body, exit;
     LLVMValueRef iv, carry;
     int64_t trip;
+    LLVMValueRef end; /* run-time bound (tj_loop_begin_range), else NULL */
     const char *name;
 } tj_loop;
 
 void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
                    LLVMValueRef carry_init);
+/* A loop over [begin, end) with run-time bounds; skipped when empty. */
+void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRef begin,
+                         LLVMValueRef end);
 /* Closes the loop in the current block; returns carry_next (usable after). */
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next);
 

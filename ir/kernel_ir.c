@@ -32,7 +32,9 @@ typedef struct tj_kir {
     LLVMTypeRef idx_ty;
     int idx_signed;
     int nt_path; /* emitting the non-temporal copy */
+    LLVMValueRef main_fn; /* the kernel's entry: what the runtime knows it by */
     LLVMValueRef data, indices, updates, out;
+    LLVMValueRef begin, end; /* the range function's bounds; NULL elsewhere */
 } tj_kir;
 
 static int tj_index_signed(jit_dtype t)
@@ -61,6 +63,12 @@ void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
     s->nontemporal = (nt && *nt ? strcmp(nt, "0") != 0 : TJ_IR_NT_DEFAULT) && !s->unrolled &&
                      p->block_bytes >= TJ_IR_NT_MIN_BLOCK && p->block_bytes % 16 == 0 &&
                      s->tuples * p->block_bytes >= TJ_IR_NT_MIN_OUT;
+    /* TENSORJIT_SPLIT_MIN=N moves the threshold (tests force splitting) */
+    const char *sm = getenv("TENSORJIT_SPLIT_MIN");
+    int64_t split_min = sm && *sm ? atoll(sm) : TJ_IR_SPLIT_MIN_BYTES;
+    int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
+    s->split = !s->unrolled && p->units >= 2 &&
+               (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -150,7 +158,7 @@ static void tj_emit_fail(tj_kir *k, LLVMValueRef bad, const char *fail_name, con
 
 static LLVMValueRef tj_self(tj_kir *k)
 {
-    return LLVMConstPointerCast(k->e.fn, k->e.ptr);
+    return LLVMConstPointerCast(k->main_fn, k->e.ptr);
 }
 
 static void tj_emit_pointer_checks(tj_kir *k)
@@ -282,16 +290,30 @@ static void tj_emit_validation(tj_kir *k)
     tj_emit_fail(k, bad, "check.fail", "check.ok", TJ_RT_BAD_INDEX, args, 2);
 }
 
+/* out = data, unless out == data; in the range function only the part of
+ * outer positions [begin, end). */
 static void tj_emit_data_copy(tj_kir *k)
 {
     tj_emit *e = &k->e;
     if (k->p->copy_bytes == 0)
         return;
     LLVMValueRef same = LLVMBuildICmp(e->b, LLVMIntEQ, k->out, k->data, "in.place");
+    LLVMValueRef dst = k->out, src = k->data, size = tj_i64(e, k->p->copy_bytes);
+    if (k->begin) {
+        LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntSGE, k->begin, k->end, "range.empty");
+        same = LLVMBuildOr(e->b, same, empty, "no.copy");
+    }
     LLVMBasicBlockRef copy = tj_block(e, "copy.data"), done = tj_block(e, "copy.done");
     LLVMBuildCondBr(e->b, same, done, copy);
     LLVMPositionBuilderAtEnd(e->b, copy);
-    LLVMBuildMemCpy(e->b, k->out, 1, k->data, 1, tj_i64(e, k->p->copy_bytes));
+    if (k->begin) {
+        LLVMValueRef off = tj_mul(e, k->begin, k->p->indexed_outer_bytes, "range.off");
+        LLVMValueRef n = LLVMBuildSub(e->b, k->end, k->begin, "range.units");
+        size = tj_mul(e, n, k->p->indexed_outer_bytes, "range.bytes");
+        dst = tj_byte_gep(e, k->out, off, "range.dst");
+        src = tj_byte_gep(e, k->data, off, "range.src");
+    }
+    LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
     LLVMBuildBr(e->b, done);
     LLVMPositionBuilderAtEnd(e->b, done);
 }
@@ -451,12 +473,45 @@ static void tj_emit_copies(tj_kir *k)
     LLVMPositionBuilderAtEnd(e->b, done);
 }
 
+/* The copies of units [begin, end): GatherND's tuples, flattened over
+ * (outer, item), or ScatterUpdate's outer positions. */
+static void tj_emit_range_loops(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    tj_loop l, lj;
+    tj_loop_begin_range(e, &l, p->indexed == TJ_INDEXED_SRC ? "tuple" : "outer", k->begin,
+                        k->end);
+    LLVMValueRef o = tj_i64(e, 0), j = tj_i64(e, 0);
+    if (p->indexed == TJ_INDEXED_SRC) {
+        LLVMValueRef t = l.iv, n = tj_i64(e, p->items);
+        o = p->outer == 1 ? o : p->items == 1 ? t : LLVMBuildUDiv(e->b, t, n, "tuple.outer");
+        j = p->items == 1 ? j : p->outer == 1 ? t : LLVMBuildURem(e->b, t, n, "tuple.item");
+    } else {
+        o = l.iv;
+        if (p->items > 1) {
+            tj_loop_begin(e, &lj, "item", p->items, NULL);
+            j = lj.iv;
+        }
+    }
+    if (k->st.prefetch)
+        tj_emit_prefetch(k, o, j);
+    tj_emit_tuple(k, o, j);
+    if (p->indexed == TJ_INDEXED_DST && p->items > 1)
+        tj_loop_end(e, &lj, NULL);
+    tj_loop_end(e, &l, NULL);
+}
+
 static void tj_emit_copy_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
     if (p->block_bytes == 0 || k->st.tuples == 0)
         return;
+    if (k->begin) {
+        tj_emit_range_loops(k);
+        return;
+    }
     if (k->st.unrolled) {
         for (int64_t o = 0; o < p->outer; o++)
             for (int64_t j = 0; j < p->items; j++)
@@ -482,40 +537,140 @@ static void tj_emit_copy_loops(tj_kir *k)
         tj_loop_end(e, &lo, NULL);
 }
 
+/* Attributes every function of a kernel carries. */
+static void tj_function_attrs(tj_emit *e, LLVMValueRef fn)
+{
+    tj_add_attr(e, fn, LLVMAttributeFunctionIndex, "nounwind");
+    /* Without this LLVM assumes the function may need 512-bit vectors and
+     * uses zmm registers even where the CPU prefers 256 (clang always sets
+     * it); TENSORJIT_VECTOR_WIDTH=512 asks for zmm on purpose. */
+    const char *width = getenv("TENSORJIT_VECTOR_WIDTH");
+    tj_add_string_attr(e, fn, "min-legal-vector-width", "0");
+    if (width && *width)
+        tj_add_string_attr(e, fn, "prefer-vector-width", width);
+}
+
+/* data, indices, [updates,] out of fn from its first parameters; a
+ * scatter may run in place (out == data), so only its indices and updates
+ * are noalias; a gather's buffers never overlap. */
+static void tj_bind_buffers(tj_kir *k, LLVMValueRef fn, int with_updates)
+{
+    tj_emit *e = &k->e;
+    int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
+    k->data = LLVMGetParam(fn, 0);
+    k->indices = LLVMGetParam(fn, 1);
+    k->updates = with_updates ? LLVMGetParam(fn, 2) : NULL;
+    k->out = LLVMGetParam(fn, with_updates ? 3 : 2);
+    LLVMSetValueName2(k->data, "data", 4);
+    LLVMSetValueName2(k->indices, "indices", 7);
+    if (k->updates)
+        LLVMSetValueName2(k->updates, scatter ? "updates" : "unused", scatter ? 7 : 6);
+    LLVMSetValueName2(k->out, "out", 3);
+    tj_add_attr(e, fn, 2, "noalias");
+    if (scatter) {
+        tj_add_attr(e, fn, 3, "noalias");
+    } else {
+        tj_add_attr(e, fn, 1, "noalias");
+        tj_add_attr(e, fn, with_updates ? 4 : 3, "noalias");
+    }
+}
+
+/* The kernel's entry, of the ABI of SPEC section 3. */
 static void tj_emit_signature(tj_kir *k, const char *name)
 {
     tj_emit *e = &k->e;
     int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
     LLVMTypeRef params[4] = {e->ptr, e->ptr, e->ptr, e->ptr};
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, scatter ? 4 : 3, 0);
-    e->fn = LLVMAddFunction(e->mod, name, fty);
-    k->data = LLVMGetParam(e->fn, 0);
-    k->indices = LLVMGetParam(e->fn, 1);
-    k->updates = scatter ? LLVMGetParam(e->fn, 2) : NULL;
-    k->out = LLVMGetParam(e->fn, scatter ? 3 : 2);
-    LLVMSetValueName2(k->data, "data", 4);
-    LLVMSetValueName2(k->indices, "indices", 7);
-    if (k->updates)
-        LLVMSetValueName2(k->updates, "updates", 7);
-    LLVMSetValueName2(k->out, "out", 3);
-    /* A scatter may run in place (out == data), so only its indices and
-     * updates are noalias; a gather's buffers never overlap. */
-    tj_add_attr(e, e->fn, 2, "noalias");
-    if (scatter) {
-        tj_add_attr(e, e->fn, 3, "noalias");
-    } else {
-        tj_add_attr(e, e->fn, 1, "noalias");
-        tj_add_attr(e, e->fn, 3, "noalias");
-    }
-    tj_add_attr(e, e->fn, LLVMAttributeFunctionIndex, "nounwind");
-    /* Without this LLVM assumes the function may need 512-bit vectors and
-     * uses zmm registers even where the CPU prefers 256 (clang always sets
-     * it); TENSORJIT_VECTOR_WIDTH=512 asks for zmm on purpose. */
-    const char *width = getenv("TENSORJIT_VECTOR_WIDTH");
-    tj_add_string_attr(e, e->fn, "min-legal-vector-width", "0");
-    if (width && *width)
-        tj_add_string_attr(e, e->fn, "prefer-vector-width", width);
+    e->fn = k->main_fn = LLVMAddFunction(e->mod, name, fty);
+    tj_bind_buffers(k, e->fn, scatter);
+    tj_function_attrs(e, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+}
+
+static char *tj_suffixed(const char *name, const char *suffix, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", name, suffix);
+    return buf;
+}
+
+/* i32 NAME_check(indices): the validation pass alone. */
+static LLVMValueRef tj_emit_check_function(tj_kir *k, const char *name)
+{
+    tj_emit *e = &k->e;
+    char buf[128];
+    LLVMValueRef saved = k->indices;
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);
+    e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_CHECK_SUFFIX, buf, sizeof buf), fty);
+    k->indices = LLVMGetParam(e->fn, 0);
+    LLVMSetValueName2(k->indices, "indices", 7);
+    tj_function_attrs(e, e->fn);
+    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+    tj_emit_validation(k);
+    LLVMBuildRet(e->b, tj_i32(e, 0));
+    k->indices = saved;
+    return e->fn;
+}
+
+/* i32 NAME_range(data, indices, updates, out, begin, end): the copies of
+ * units [begin, end), indices already validated. */
+static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
+{
+    tj_emit *e = &k->e;
+    char buf[128];
+    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 6, 0);
+    e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_RANGE_SUFFIX, buf, sizeof buf), fty);
+    tj_bind_buffers(k, e->fn, 1);
+    k->begin = LLVMGetParam(e->fn, 4);
+    k->end = LLVMGetParam(e->fn, 5);
+    LLVMSetValueName2(k->begin, "begin", 5);
+    LLVMSetValueName2(k->end, "end", 3);
+    tj_function_attrs(e, e->fn);
+    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+    tj_emit_data_copy(k);
+    tj_emit_copies(k);
+    LLVMBuildRet(e->b, tj_i32(e, 0));
+    k->begin = k->end = NULL;
+    return e->fn;
+}
+
+/* The main function of a split kernel: NULL checks, the check function,
+ * then the range function over every unit, on this thread or the pool's. */
+static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range)
+{
+    tj_emit *e = &k->e;
+    int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
+    e->fn = k->main_fn;
+    tj_bind_buffers(k, e->fn, scatter);
+    LLVMPositionBuilderAtEnd(e->b, LLVMGetLastBasicBlock(e->fn));
+    tj_emit_pointer_checks(k);
+    LLVMTypeRef cty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);
+    LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, &k->indices, 1, "check.status");
+    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), "check.failed");
+    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
+    LLVMBuildCondBr(e->b, bad, fail, ok);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMBuildRet(e->b, st);
+    LLVMPositionBuilderAtEnd(e->b, ok);
+    LLVMValueRef upd = k->updates ? k->updates : LLVMConstNull(e->ptr);
+    if (k->p->threads > 1) {
+        LLVMValueRef args[5] = {tj_self(k), k->data, k->indices, upd, k->out};
+        LLVMTypeRef params[5] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
+        LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 5, 0);
+        LLVMValueRef par = LLVMAddFunction(e->mod, TJ_RT_PARALLEL, pty);
+        LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 5, "status");
+        LLVMSetTailCall(r, 1);
+        LLVMBuildRet(e->b, r);
+        return;
+    }
+    LLVMValueRef args[6] = {k->data, k->indices, upd, k->out, tj_i64(e, 0),
+                            tj_i64(e, k->p->units)};
+    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64};
+    LLVMTypeRef rty = LLVMFunctionType(e->i32, params, 6, 0);
+    LLVMValueRef r = LLVMBuildCall2(e->b, rty, range, args, 6, "status");
+    LLVMSetTailCall(r, 1);
+    LLVMBuildRet(e->b, r);
 }
 
 LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const char *name, char *why,
@@ -537,11 +692,17 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const char *nam
     k.idx_signed = tj_index_signed(p->index_type);
 
     tj_emit_signature(&k, name);
-    tj_emit_pointer_checks(&k);
-    tj_emit_validation(&k);
-    tj_emit_data_copy(&k);
-    tj_emit_copies(&k);
-    LLVMBuildRet(e->b, tj_i32(e, 0));
+    if (k.st.split) {
+        LLVMValueRef check = tj_emit_check_function(&k, name);
+        LLVMValueRef range = tj_emit_range_function(&k, name);
+        tj_emit_split_main(&k, check, range);
+    } else {
+        tj_emit_pointer_checks(&k);
+        tj_emit_validation(&k);
+        tj_emit_data_copy(&k);
+        tj_emit_copies(&k);
+        LLVMBuildRet(e->b, tj_i32(e, 0));
+    }
     LLVMDisposeBuilder(e->b);
 
     char *msg = NULL;

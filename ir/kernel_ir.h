@@ -11,6 +11,18 @@
  * (the engine defines them), so that objects hold no absolute address. */
 #define TJ_RT_BAD_INDEX "tj_rt_bad_index"
 #define TJ_RT_BAD_POINTER "tj_rt_bad_pointer"
+#define TJ_RT_PARALLEL "tj_rt_parallel"
+
+/* Suffixes of the exported check and range functions of a split kernel. */
+#define TJ_IR_CHECK_SUFFIX "_check"
+#define TJ_IR_RANGE_SUFFIX "_range"
+
+/* Kernels whose copies move at least this many bytes (units x max(block,
+ * 64), a cache line at least per unit) are split: a check function, a
+ * range function over [begin, end) of their units, and a small main that
+ * calls them, on one thread or (sig.threads > 1) over the pool. Below it
+ * the main function does everything inline: no call, no thread. */
+#define TJ_IR_SPLIT_MIN_BYTES (64 << 10)
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above
@@ -55,6 +67,7 @@ typedef struct tj_ir_strategy {
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
+    int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_BYTES) */
 } tj_ir_strategy;
 
 void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s);

@@ -151,6 +151,29 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
     return 0;
 }
 
+/* A split kernel's check and range functions, loaded with it. */
+static int tj_load_parts(tj_engine *en, const char *name, tj_backend_kernel *out, char *why,
+                         size_t len)
+{
+    char sym[128];
+    LLVMOrcExecutorAddress check = 0, range = 0;
+    snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
+    LLVMErrorRef err = LLVMOrcLLJITLookup(en->jit, &check, sym);
+    if (!err) {
+        snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_RANGE_SUFFIX);
+        err = LLVMOrcLLJITLookup(en->jit, &range, sym);
+    }
+    if (err) {
+        tj_engine_error(err, "loading the kernel's parts", why, len);
+        tj_remove_tracker(out->handle);
+        return -1;
+    }
+    out->check = (int (*)(const void *))(uintptr_t)check;
+    out->range = (int (*)(const void *, const void *, const void *, void *, int64_t,
+                          int64_t))(uintptr_t)range;
+    return 0;
+}
+
 static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
                       tj_backend_kernel *out, char *why, size_t len)
 {
@@ -170,8 +193,12 @@ static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
     double t2 = tj_ms();
     int rc = -1;
     if (obj) {
+        tj_ir_strategy st;
+        tj_ir_choose(p, &st);
         out->code_bytes = tj_text_bytes(obj, ctx);
         rc = tj_load(en, obj, name, out, why, len);
+        if (rc == 0 && st.split)
+            rc = tj_load_parts(en, name, out, why, len);
     }
     ms[2] = t2 - t1;
     ms[3] = tj_ms() - t2;

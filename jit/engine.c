@@ -224,13 +224,15 @@ static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
     LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported |
                                     LLVMJITSymbolGenericFlagsCallable,
                                 0};
-    tj_symbol_pair syms[2] = {
+    tj_symbol_pair syms[3] = {
         {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_INDEX),
          {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_index, flags}},
         {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_POINTER),
          {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_pointer, flags}},
+        {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_PARALLEL),
+         {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_parallel, flags}},
     };
-    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, 2);
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, 3);
     LLVMErrorRef err = LLVMOrcJITDylibDefine(en->main_jd, mu);
     if (err) {
         LLVMOrcDisposeMaterializationUnit(mu);

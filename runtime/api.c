@@ -5,6 +5,7 @@
 #include "cache.h"
 #include "error.h"
 #include "plan.h"
+#include "pool.h"
 
 jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
 {
@@ -129,6 +130,7 @@ void jit_free(void *p)
 
 void jit_shutdown(void)
 {
+    tj_pool_shutdown();
     tj_cache_clear();
     tj_backend_shutdown();
 }

@@ -4,6 +4,7 @@
 #define TJ_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernel.h"
 
@@ -11,6 +12,9 @@ typedef struct tj_backend_kernel {
     tj_entry_fn entry;
     size_t code_bytes;
     void *handle; /* released with tj_backend_release */
+    int (*check)(const void *indices); /* split kernels only, else NULL */
+    int (*range)(const void *data, const void *indices, const void *updates, void *out,
+                 int64_t begin, int64_t end);
 } tj_backend_kernel;
 
 /* Compiles native code for *plan, which stays at this address for the

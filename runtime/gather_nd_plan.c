@@ -117,6 +117,11 @@ int tj_gather_nd_plan(const jit_gather_nd_sig *s, tj_plan *p, jit_shape *out_sha
     for (int i = 0; i < ix->rank - 1; i++)
         p->tuple_shape.dims[i] = ix->dims[i];
     p->first_dim = b;
+    /* empty slices (a zero data dim) leave this product unbounded */
+    if (tj_mul_i64(p->outer, p->items, &p->units))
+        return tj_error_set("the number of index tuples overflows int64");
+    if (tj_check_threads(s->threads, &p->threads))
+        return -1;
     if (out_shape)
         *out_shape = out;
     return 0;

@@ -1,6 +1,7 @@
 #include "jit_support.h"
 
 #include "cache.h"
+#include "pool.h"
 #include "error.h"
 #include "ref_kernel.h"
 
@@ -22,4 +23,29 @@ int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
         return JIT_STATUS_BAD_POINTER;
     tj_error_set("a buffer is NULL but the signature needs bytes there");
     return JIT_STATUS_BAD_POINTER;
+}
+
+typedef struct tj_parallel_job {
+    const tj_kernel *k;
+    const void *data, *indices, *updates;
+    void *out;
+} tj_parallel_job;
+
+static void tj_parallel_part(void *ctx, int64_t begin, int64_t end)
+{
+    const tj_parallel_job *j = ctx;
+    j->k->range(j->data, j->indices, j->updates, j->out, begin, end);
+}
+
+int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
+                   void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (!k || !k->range) {
+        tj_error_set("internal: a parallel kernel without its range function");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_parallel_job job = {k, data, indices, updates, out};
+    tj_pool_run(k->plan.threads, k->plan.units, tj_parallel_part, &job);
+    return JIT_OK;
 }

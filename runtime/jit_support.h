@@ -8,4 +8,8 @@ int tj_rt_bad_index(const void *self, const void *indices);
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
                       const void *updates, const void *out);
 
+/* A split kernel's copies over the pool, up to its plan's thread count. */
+int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
+                   void *out);
+
 #endif

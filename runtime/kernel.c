@@ -41,6 +41,8 @@ static int tj_kernel_engine(tj_kernel *k, jit_engine engine)
             k->entry = bk.entry;
             k->code_bytes = bk.code_bytes;
             k->backend_handle = bk.handle;
+            k->check = bk.check;
+            k->range = bk.range;
             k->why[0] = '\0';
             return 0;
         }

@@ -19,6 +19,10 @@ typedef struct tj_kernel {
     size_t code_bytes;
     void *closure;           /* libffi closure, when the reference kernel serves */
     void *backend_handle;    /* JIT resources, released with the kernel */
+    /* a split JIT kernel's parts (NULL otherwise: the reference code serves) */
+    int (*check)(const void *indices);
+    int (*range)(const void *data, const void *indices, const void *updates, void *out,
+                 int64_t begin, int64_t end);
 } tj_kernel;
 
 /* A new kernel for plan: the JIT's when it can serve and the engine asks

@@ -26,6 +26,7 @@ int tj_key_gather_nd(const jit_gather_nd_sig *s, tj_key *k)
     tj_put(k, s->index_type);
     tj_put(k, s->index_policy);
     tj_put(k, s->engine);
+    tj_put(k, s->threads);
     return tj_put_shape(k, &s->data_shape) || tj_put_shape(k, &s->indices_shape) ? -1 : 0;
 }
 
@@ -44,6 +45,7 @@ int tj_key_scatter_update(const jit_scatter_update_sig *s, tj_key *k)
     tj_put(k, s->axis_type == JIT_DTYPE_UNSET ? JIT_I64 : s->axis_type);
     tj_put(k, s->index_policy);
     tj_put(k, s->engine);
+    tj_put(k, s->threads);
     tj_put(k, axis_single);
     if (!axis_single && tj_put_shape(k, a))
         return -1;

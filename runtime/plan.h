@@ -41,6 +41,8 @@ typedef struct tj_plan {
     int64_t indexed_outer_bytes; /* bytes between outer positions on the indexed side */
     int64_t plain_outer_bytes;  /* bytes between outer positions on the plain side */
     int64_t copy_bytes;         /* scatter: data bytes copied to out first; gather: 0 */
+    int64_t units;              /* independent parts of the copies: tuples / outer positions */
+    int threads;                /* most threads a large kernel may use (1: the caller's) */
 
     int64_t data_bytes;
     int64_t indices_elems;
@@ -63,6 +65,8 @@ int tj_scatter_update_plan(const jit_scatter_update_sig *sig, tj_plan *plan,
 int tj_check_dtype(jit_dtype t, const char *what);
 int tj_check_index_type(jit_dtype t, const char *what);
 int tj_check_policy_engine(jit_index_policy p, jit_engine e);
+/* 0 and the number of threads `threads` asks for (>= 1), or -1. */
+int tj_check_threads(int threads, int *out);
 
 /* Number of tuples that must be validated: with shared indices (scatter)
  * each is checked once, not once per outer position. */

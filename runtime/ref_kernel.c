@@ -42,12 +42,17 @@ static int64_t tj_tuple_offset(const tj_plan *p, const void *indices, int64_t fi
     return off;
 }
 
+/* The copies of tuples (o, j) for o in [o0, o1) and, within them, of
+ * flattened tuple numbers [t0, t1). */
 static void tj_ref_copy_blocks(const tj_plan *p, const char *src_base, const void *indices,
-                               char *dst_base)
+                               char *dst_base, int64_t t0, int64_t t1)
 {
-    for (int64_t o = 0; o < p->outer; o++) {
+    int64_t o0 = p->items ? t0 / p->items : 0, o1 = p->items ? (t1 + p->items - 1) / p->items : 0;
+    for (int64_t o = o0; o < o1 && o < p->outer; o++) {
         int64_t tuple0 = o * p->index_outer_elems;
-        for (int64_t j = 0; j < p->items; j++) {
+        int64_t j0 = o == o0 ? t0 - o * p->items : 0;
+        int64_t j1 = t1 - o * p->items < p->items ? t1 - o * p->items : p->items;
+        for (int64_t j = j0; j < j1; j++) {
             int64_t off = tj_tuple_offset(p, indices, tuple0 + j * p->depth);
             int64_t plain = o * p->plain_outer_bytes + j * p->block_bytes;
             int64_t indexed = o * p->indexed_outer_bytes + off;
@@ -74,11 +79,26 @@ int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const vo
         if (rc != JIT_OK)
             return rc;
     }
-    if (p->copy_bytes && out != data)
-        memcpy(out, data, (size_t)p->copy_bytes);
-    if (p->block_bytes == 0 || p->outer == 0 || p->items == 0)
+    return tj_ref_range(p, data, indices, updates, out, 0, p->units);
+}
+
+int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const void *updates,
+                 void *out, int64_t begin, int64_t end)
+{
+    if (begin < 0)
+        begin = 0;
+    if (end > p->units)
+        end = p->units;
+    if (begin >= end)
         return JIT_OK;
-    const void *src = p->indexed == TJ_INDEXED_SRC ? data : updates;
-    tj_ref_copy_blocks(p, src, indices, out);
+    int gather = p->indexed == TJ_INDEXED_SRC;
+    if (p->copy_bytes && out != data) /* scatter: units are outer positions */
+        memcpy((char *)out + begin * p->indexed_outer_bytes,
+               (const char *)data + begin * p->indexed_outer_bytes,
+               (size_t)((end - begin) * p->indexed_outer_bytes));
+    if (p->block_bytes == 0 || p->items == 0)
+        return JIT_OK;
+    int64_t t0 = gather ? begin : begin * p->items, t1 = gather ? end : end * p->items;
+    tj_ref_copy_blocks(p, gather ? data : updates, indices, out, t0, t1);
     return JIT_OK;
 }

@@ -10,6 +10,12 @@
 int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const void *updates,
                void *out);
 
+/* The copies of units [begin, end) of the plan (tuples for a gather, outer
+ * positions for a scatter, with their part of the data copy); indices
+ * must have been validated. */
+int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const void *updates,
+                 void *out, int64_t begin, int64_t end);
+
 /* Buffers NULL where the plan needs bytes: JIT_STATUS_BAD_POINTER with the
  * message set, else JIT_OK. */
 int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,

@@ -102,6 +102,9 @@ int tj_scatter_update_plan(const jit_scatter_update_sig *s, tj_plan *p, jit_shap
     p->index_outer_elems = 0; /* every outer position uses the same indices */
     p->tuple_shape = *ix;
     p->first_dim = a;
+    p->units = p->outer;
+    if (tj_check_threads(s->threads, &p->threads))
+        return -1;
     if (out_shape)
         *out_shape = *d;
     return 0;

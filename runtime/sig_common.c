@@ -1,4 +1,6 @@
 /* Checks that GatherND and ScatterUpdate signatures share. */
+#include <unistd.h>
+
 #include "error.h"
 #include "plan.h"
 
@@ -47,5 +49,18 @@ int tj_check_policy_engine(jit_index_policy p, jit_engine e)
         return tj_error_set("index_policy=%d is not a known policy", (int)p);
     if (e != JIT_ENGINE_AUTO && e != JIT_ENGINE_REFERENCE && e != JIT_ENGINE_JIT)
         return tj_error_set("engine=%d is not a known engine", (int)e);
+    return 0;
+}
+
+int tj_check_threads(int threads, int *out)
+{
+    if (threads < JIT_THREADS_ALL || threads > JIT_THREADS_MAX)
+        return tj_error_set("threads=%d must be in [-1, %d] (-1: one per core)", threads,
+                            JIT_THREADS_MAX);
+    if (threads == JIT_THREADS_ALL) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)(n < JIT_THREADS_MAX ? n : JIT_THREADS_MAX) : 1;
+    }
+    *out = threads > 1 ? threads : 1;
     return 0;
 }

@@ -90,6 +90,7 @@ static int one_gather(uint64_t *rs, int64_t n, jit_engine eng)
     s.index_type = itypes[support_rand_range(rs, 0, 7)];
     s.index_policy = (jit_index_policy)support_rand_range(rs, 0, 3);
     s.engine = eng;
+    s.threads = (int)support_rand_range(rs, -1, 3);
     random_shape(rs, &s.data_shape, r);
     random_shape(rs, &s.indices_shape, q);
     for (int i = 0; i < s.batch_dims; i++)
@@ -142,6 +143,7 @@ static int one_scatter(uint64_t *rs, int64_t n, jit_engine eng)
     s.index_type = itypes[support_rand_range(rs, 0, 7)];
     s.index_policy = (jit_index_policy)support_rand_range(rs, 0, 3);
     s.engine = eng;
+    s.threads = (int)support_rand_range(rs, -1, 3);
     random_shape(rs, &s.data_shape, r);
     random_shape(rs, &s.indices_shape, q);
     s.updates_shape.rank = r - 1 + q;
@@ -223,11 +225,22 @@ static void test_reference_vs_oracle(void **state)
     run(JIT_ENGINE_REFERENCE);
 }
 
+/* Every kernel with more than one unit split into check and range
+ * functions, and run over the thread pool when its signature asks. */
+static void test_split_kernels_vs_oracle(void **state)
+{
+    (void)state;
+    setenv("TENSORJIT_SPLIT_MIN", "1", 1);
+    run(JIT_ENGINE_AUTO);
+    unsetenv("TENSORJIT_SPLIT_MIN");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_auto_vs_oracle),
         cmocka_unit_test(test_reference_vs_oracle),
+        cmocka_unit_test(test_split_kernels_vs_oracle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -263,6 +263,92 @@ static void test_large_kernel_paths(void **state)
     unsetenv("TENSORJIT_PREFETCH");
 }
 
+typedef struct range_job {
+    jit_scatter_update_fn sk;
+    jit_gather_nd_fn gk;
+    const void *data, *indices, *updates;
+    void *out;
+    int64_t begin, end;
+    int status;
+} range_job;
+
+static void *run_range_thread(void *arg)
+{
+    range_job *j = arg;
+    j->status = j->gk ? jit_gather_nd_run_range(j->gk, j->data, j->indices, j->out, j->begin, j->end)
+                      : jit_scatter_update_run_range(j->sk, j->data, j->indices, j->updates,
+                                                     j->out, j->begin, j->end);
+    return NULL;
+}
+
+/* Ranges of the caller's own threads, in any order, give the kernel's bytes. */
+static void split_over_threads(range_job proto, int64_t units)
+{
+    enum { PARTS = 7 };
+    pthread_t t[PARTS];
+    range_job jobs[PARTS];
+    for (int i = 0; i < PARTS; i++) {
+        jobs[i] = proto;
+        jobs[i].begin = units * (PARTS - 1 - i) / PARTS; /* last range first */
+        jobs[i].end = units * (PARTS - i) / PARTS;
+        pthread_create(&t[i], NULL, run_range_thread, &jobs[i]);
+    }
+    for (int i = 0; i < PARTS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(jobs[i].status, 0);
+    }
+}
+
+static void test_caller_split_ranges(void **state)
+{
+    (void)state;
+    for (int engine = 0; engine < 2; engine++) {
+        /* 4096 tuples of 64 bytes: a split kernel under the JIT */
+        jit_gather_nd_sig g = {.dtype = JIT_F32, .index_type = JIT_I32,
+                               .engine = engine ? JIT_ENGINE_REFERENCE : JIT_ENGINE_AUTO,
+                               .data_shape = {2, {512, 16}}, .indices_shape = {2, {4096, 1}}};
+        jit_gather_nd_fn gk = jit_gather_nd_compile(&g);
+        assert_int_equal(jit_gather_nd_units(gk), 4096);
+        static float gdata[512 * 16], o1[4096 * 16], o2[4096 * 16];
+        static int32_t gidx[4096];
+        for (int i = 0; i < 512 * 16; i++)
+            gdata[i] = (float)i;
+        for (int i = 0; i < 4096; i++)
+            gidx[i] = (i * 37) % 512;
+        assert_int_equal(gk(gdata, gidx, o1), 0);
+        assert_int_equal(jit_gather_nd_validate(gk, gidx), 0);
+        memset(o2, 0, sizeof o2);
+        split_over_threads((range_job){.gk = gk, .data = gdata, .indices = gidx, .out = o2}, 4096);
+        assert_memory_equal(o1, o2, sizeof o1);
+        gidx[4000] = 512;
+        assert_int_equal(jit_gather_nd_validate(gk, gidx), JIT_STATUS_BAD_INDEX);
+        assert_string_equal(jit_last_error(),
+                            "indices[4000] = [512] is out of range for data dimension 0 of size 512");
+        assert_int_equal(jit_gather_nd_run_range(gk, NULL, gidx, o2, 0, 1), JIT_STATUS_BAD_POINTER);
+
+        /* scatter, outer positions as units, in place */
+        jit_scatter_update_sig s = {.axis = 1, .dtype = JIT_I32, .index_type = JIT_I64,
+                                    .engine = g.engine, .data_shape = {2, {600, 64}},
+                                    .indices_shape = {1, {3}}, .updates_shape = {2, {600, 3}}};
+        jit_scatter_update_fn sk = jit_scatter_update_compile(&s);
+        assert_int_equal(jit_scatter_update_units(sk), 600);
+        static int32_t sdata[600 * 64], sout[600 * 64], supd[600 * 3], inplace[600 * 64];
+        int64_t sidx[3] = {5, 63, 5}; /* a duplicate: the last wins in every range */
+        for (int i = 0; i < 600 * 64; i++)
+            sdata[i] = inplace[i] = i;
+        for (int i = 0; i < 600 * 3; i++)
+            supd[i] = -i;
+        assert_int_equal(sk(sdata, sidx, supd, sout), 0);
+        assert_int_equal(jit_scatter_update_validate(sk, sidx), 0);
+        split_over_threads((range_job){.sk = sk, .data = inplace, .indices = sidx,
+                                       .updates = supd, .out = inplace}, 600);
+        assert_memory_equal(sout, inplace, sizeof sout);
+        assert_int_equal(sout[64 * 7 + 5], -(7 * 3 + 2));
+        jit_shutdown();
+    }
+    assert_int_equal(jit_gather_nd_units(NULL), -1);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -281,6 +367,7 @@ int main(void)
         cmocka_unit_test_teardown(test_threads_share_one_kernel, teardown),
         cmocka_unit_test_teardown(test_dumps, teardown),
         cmocka_unit_test_teardown(test_large_kernel_paths, teardown),
+        cmocka_unit_test_teardown(test_caller_split_ranges, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,187 @@
+/*
+ * The pool. A job lives on its caller's stack; workers take a pointer to
+ * it under the lock (users++), claim parts through its own atomic
+ * counter, and give it back (users--). The caller returns only when every
+ * part is done and no worker holds the job, so a late worker can never
+ * touch a finished job.
+ *
+ * After a job a worker spins for TJ_POOL_SPIN_NS before it sleeps: waking
+ * a sleeping thread costs 10-20 us here, more than a whole G1 call, and
+ * kernels tend to come back to back (measured: docs/performance.md).
+ */
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#define TJ_POOL_MAX 64
+#define TJ_POOL_SPIN_NS 50000
+
+typedef struct tj_job {
+    tj_pool_fn fn;
+    void *ctx;
+    int64_t units;
+    int parts;
+    atomic_int next;
+    int left;  /* parts not yet done (lock) */
+    int users; /* workers holding the job (lock) */
+    atomic_int quiet; /* left == 0 and users == 0: the caller may return */
+} tj_job;
+
+static pthread_mutex_t tj_pool_busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_mutex_t tj_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tj_pool_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t tj_pool_done = PTHREAD_COND_INITIALIZER;
+static pthread_t tj_workers[TJ_POOL_MAX];
+static int tj_nworkers;
+static int tj_stopping;
+static tj_job *tj_current; /* the job on offer, or NULL (lock) */
+static _Atomic(tj_job *) tj_offer; /* the same, for spinning workers to watch */
+static int tj_sleepers;            /* workers waiting on tj_pool_wake (lock) */
+
+static void tj_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int64_t tj_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Watches for a job for a while without the lock; 1 if one is on offer. */
+static int tj_spin_for_job(void)
+{
+    int64_t until = tj_now_ns() + TJ_POOL_SPIN_NS;
+    for (int i = 1;; i++) {
+        tj_job *j = atomic_load_explicit(&tj_offer, memory_order_acquire);
+        if (j)
+            return 1;
+        if ((i & 255) == 0 && tj_now_ns() > until)
+            return 0;
+        tj_cpu_relax();
+    }
+}
+
+static int tj_job_open(void)
+{
+    return tj_current && atomic_load(&tj_current->next) < tj_current->parts;
+}
+
+/* Runs parts of job until none is left; returns how many it ran. */
+static int tj_run_parts(tj_job *job)
+{
+    int ran = 0;
+    for (int p; (p = atomic_fetch_add(&job->next, 1)) < job->parts; ran++)
+        job->fn(job->ctx, job->units * p / job->parts, job->units * (p + 1) / job->parts);
+    return ran;
+}
+
+static void *tj_worker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&tj_pool_lock);
+    for (;;) {
+        if (!tj_stopping && !tj_job_open()) {
+            pthread_mutex_unlock(&tj_pool_lock);
+            tj_spin_for_job();
+            pthread_mutex_lock(&tj_pool_lock);
+        }
+        while (!tj_stopping && !tj_job_open()) {
+            tj_sleepers++;
+            pthread_cond_wait(&tj_pool_wake, &tj_pool_lock);
+            tj_sleepers--;
+        }
+        if (tj_stopping)
+            break;
+        tj_job *job = tj_current;
+        job->users++;
+        pthread_mutex_unlock(&tj_pool_lock);
+        int ran = tj_run_parts(job);
+        pthread_mutex_lock(&tj_pool_lock);
+        job->left -= ran;
+        job->users--;
+        if (job->left == 0 && job->users == 0) {
+            atomic_store_explicit(&job->quiet, 1, memory_order_release);
+            pthread_cond_broadcast(&tj_pool_done);
+        }
+    }
+    pthread_mutex_unlock(&tj_pool_lock);
+    return NULL;
+}
+
+/* Starts workers up to `want` (lock held); returns how many there are. */
+static int tj_grow(int want)
+{
+    while (tj_nworkers < want && tj_nworkers < TJ_POOL_MAX) {
+        if (pthread_create(&tj_workers[tj_nworkers], NULL, tj_worker, NULL) != 0)
+            break;
+        tj_nworkers++;
+    }
+    return tj_nworkers;
+}
+
+void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx)
+{
+    int parts = threads < units ? threads : (int)units;
+    if (parts <= 1 || pthread_mutex_trylock(&tj_pool_busy) != 0) {
+        fn(ctx, 0, units);
+        return;
+    }
+    tj_job job = {.fn = fn, .ctx = ctx, .units = units, .parts = parts, .left = parts};
+    atomic_init(&job.next, 0);
+    atomic_init(&job.quiet, 0);
+    pthread_mutex_lock(&tj_pool_lock);
+    if (tj_grow(parts - 1) == 0) {
+        pthread_mutex_unlock(&tj_pool_lock);
+        pthread_mutex_unlock(&tj_pool_busy);
+        fn(ctx, 0, units);
+        return;
+    }
+    tj_current = &job;
+    atomic_store_explicit(&tj_offer, &job, memory_order_release);
+    if (tj_sleepers)
+        pthread_cond_broadcast(&tj_pool_wake);
+    pthread_mutex_unlock(&tj_pool_lock);
+
+    int ran = tj_run_parts(&job);
+
+    pthread_mutex_lock(&tj_pool_lock);
+    job.left -= ran;
+    tj_current = NULL; /* no new worker takes it; those holding it finish */
+    atomic_store_explicit(&tj_offer, NULL, memory_order_release);
+    if (job.left == 0 && job.users == 0)
+        atomic_store(&job.quiet, 1);
+    pthread_mutex_unlock(&tj_pool_lock);
+    /* the workers' parts usually end about when ours did: spin, then sleep */
+    int64_t until = tj_now_ns() + TJ_POOL_SPIN_NS;
+    for (int i = 1; !atomic_load_explicit(&job.quiet, memory_order_acquire); i++) {
+        if ((i & 255) == 0 && tj_now_ns() > until)
+            break;
+        tj_cpu_relax();
+    }
+    pthread_mutex_lock(&tj_pool_lock);
+    while (job.left > 0 || job.users > 0)
+        pthread_cond_wait(&tj_pool_done, &tj_pool_lock);
+    pthread_mutex_unlock(&tj_pool_lock);
+    pthread_mutex_unlock(&tj_pool_busy);
+}
+
+void tj_pool_shutdown(void)
+{
+    pthread_mutex_lock(&tj_pool_lock);
+    tj_stopping = 1;
+    pthread_cond_broadcast(&tj_pool_wake);
+    pthread_mutex_unlock(&tj_pool_lock);
+    for (int i = 0; i < tj_nworkers; i++)
+        pthread_join(tj_workers[i], NULL);
+    pthread_mutex_lock(&tj_pool_lock);
+    tj_nworkers = 0;
+    tj_stopping = 0;
+    pthread_mutex_unlock(&tj_pool_lock);
+}

@@ -1,0 +1,19 @@
+/* A small pool of worker threads for large kernels. Threads are started
+ * on first use and kept until jit_shutdown(). */
+#ifndef TJ_POOL_H
+#define TJ_POOL_H
+
+#include <stdint.h>
+
+typedef void (*tj_pool_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Runs fn over [0, units) in up to `threads` contiguous parts, one of them
+ * on the calling thread, and returns when all are done. Never blocks on
+ * another caller: if the pool is busy, or cannot start a thread, the
+ * caller does all of the work itself. */
+void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx);
+
+/* Joins the workers (no pool call may be running). */
+void tj_pool_shutdown(void);
+
+#endif
