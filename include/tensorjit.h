@@ -157,7 +157,9 @@ void jit_free(void *p);
  * wins). validate() checks every index and writes nothing; run_range()
  * then does the copies of units [begin, end), any ranges in any threads,
  * without checking indices again: call it only after validate() returned
- * 0 for the same indices. -1 / non-zero for an unknown kernel. */
+ * 0 for the same indices. -1 / non-zero for an unknown kernel.
+ * JIT-compiled ranges come with kernels compiled with threads > 1 (large
+ * ones); for the others these run the reference code on the plan. */
 int64_t jit_gather_nd_units(jit_gather_nd_fn kernel);
 int jit_gather_nd_validate(jit_gather_nd_fn kernel, const void *indices);
 int jit_gather_nd_run_range(jit_gather_nd_fn kernel, const void *data, const void *indices,

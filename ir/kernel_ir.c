@@ -67,7 +67,9 @@ void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
     const char *sm = getenv("TENSORJIT_SPLIT_MIN");
     int64_t split_min = sm && *sm ? atoll(sm) : TJ_IR_SPLIT_MIN_BYTES;
     int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
-    s->split = !s->unrolled && p->units >= 2 &&
+    /* single-threaded kernels stay whole: the same loop in a separate
+     * range function measured 1.2-1.6x slower on G3 (docs/performance.md) */
+    s->split = p->threads > 1 && !s->unrolled && p->units >= 2 &&
                (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
 }
 
@@ -344,11 +346,25 @@ static void tj_emit_nt_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src)
         tj_loop_end(e, &l, NULL);
 }
 
-/* A block copy. From TJ_IR_INLINE_COPY_MIN bytes on, llvm.memcpy.inline:
- * x86 lowers it to rep movsb, which measured faster than a call to memcpy
- * for 2 KB blocks (S2ip: 1.25x -> 1.0x the static kernel) and slower for
- * 1 KB and 600 B ones (G5, S1), as a static compiler also inlines such
- * copies (gcc: rep movsq). */
+/* One 32-byte move at constant byte offset off. */
+static void tj_emit_move32(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef v32 = LLVMVectorType(e->i32, 8);
+    LLVMValueRef o = tj_i64(e, off);
+    LLVMValueRef v = tj_load(e, v32, tj_byte_gep(e, src, o, "mv.src"), "mv.v");
+    LLVMValueRef to = LLVMBuildPointerCast(e->b, tj_byte_gep(e, dst, o, "mv.dst"),
+                                           LLVMPointerType(v32, 0), "");
+    LLVMSetAlignment(LLVMBuildStore(e->b, v, to), 1);
+}
+
+/* A block copy, as a static compiler would inline it. Below
+ * TJ_IR_STRAIGHT_COPY_MIN bytes llvm.memcpy (LLVM inlines small ones);
+ * up to TJ_IR_INLINE_COPY_MIN straight-line 32-byte moves, the last one
+ * overlapping (gcc: 16 zmm moves for 1 KB): G5 1.05x -> 1.0x and S1
+ * 1.03x -> 0.99x the static kernel, where a call to memcpy or rep movsb
+ * lost; from there llvm.memcpy.inline, which x86 lowers to rep movsb:
+ * S2ip 1.25x -> 1.0x (2 KB blocks). */
 static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
 {
     tj_emit *e = &k->e;
@@ -356,7 +372,16 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         tj_emit_nt_copy(k, dst, src);
         return;
     }
-    if (k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
+    if (k->p->block_bytes >= TJ_IR_STRAIGHT_COPY_MIN && k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
+        for (int64_t off = 0; off + 32 <= k->p->block_bytes; off += 32)
+            tj_emit_move32(k, dst, src, off);
+        if (k->p->block_bytes % 32)
+            tj_emit_move32(k, dst, src, k->p->block_bytes - 32);
+        return;
+    }
+    const char *env = getenv("TENSORJIT_INLINE_COPY_MIN");
+    int64_t inline_min = env && *env ? atoll(env) : TJ_IR_INLINE_COPY_MIN;
+    if (k->p->block_bytes < inline_min) {
         LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
         return;
     }
@@ -524,14 +549,21 @@ static void tj_emit_copy_loops(tj_kir *k)
         tj_loop_begin(e, &lo, "outer", p->outer, NULL);
         o = lo.iv;
     }
-    if (p->items > 1) {
+    /* a short inner loop is written out: LLVM's unroller is off, and a
+     * 3-trip loop per batch cost G2 15% against the static kernel */
+    int inline_items = p->outer > 1 && p->items <= TJ_IR_INNER_UNROLL;
+    if (p->items > 1 && !inline_items) {
         tj_loop_begin(e, &lj, "item", p->items, NULL);
         j = lj.iv;
     }
-    if (k->st.prefetch)
-        tj_emit_prefetch(k, o, j);
-    tj_emit_tuple(k, o, j);
-    if (p->items > 1)
+    for (int64_t n = 0; n < (inline_items ? p->items : 1); n++) {
+        if (inline_items)
+            j = tj_i64(e, n);
+        if (k->st.prefetch)
+            tj_emit_prefetch(k, o, j);
+        tj_emit_tuple(k, o, j);
+    }
+    if (p->items > 1 && !inline_items)
         tj_loop_end(e, &lj, NULL);
     if (p->outer > 1)
         tj_loop_end(e, &lo, NULL);

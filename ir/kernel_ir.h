@@ -17,11 +17,11 @@
 #define TJ_IR_CHECK_SUFFIX "_check"
 #define TJ_IR_RANGE_SUFFIX "_range"
 
-/* Kernels whose copies move at least this many bytes (units x max(block,
- * 64), a cache line at least per unit) are split: a check function, a
- * range function over [begin, end) of their units, and a small main that
- * calls them, on one thread or (sig.threads > 1) over the pool. Below it
- * the main function does everything inline: no call, no thread. */
+/* Kernels of signatures with threads > 1 whose copies move at least this
+ * many bytes (units x max(block, 64), a cache line at least per unit) are
+ * split: a check function, a range function over [begin, end) of their
+ * units, and a small main that runs the range over the pool. Others keep
+ * everything in the main function: no call, no thread. */
 #define TJ_IR_SPLIT_MIN_BYTES (64 << 10)
 
 /* A kernel is straight-line code (every offset a constant) while the index
@@ -53,9 +53,15 @@
  * slower (G5). TENSORJIT_NT=1 turns it on. */
 #define TJ_IR_NT_MIN_BLOCK 256
 
-/* Block copies of this many bytes or more are inlined (rep movsb on x86)
- * rather than calls to memcpy; see tj_emit_block_copy. */
+/* How block copies are emitted, by size (tj_emit_block_copy): straight-line
+ * 32-byte moves from TJ_IR_STRAIGHT_COPY_MIN bytes, rep movsb from
+ * TJ_IR_INLINE_COPY_MIN (TENSORJIT_INLINE_COPY_MIN moves it). */
+#define TJ_IR_STRAIGHT_COPY_MIN 256
 #define TJ_IR_INLINE_COPY_MIN 2048
+
+/* Inner (item) loops of at most this many trips inside an outer loop are
+ * written out (G2: 3 items per batch). */
+#define TJ_IR_INNER_UNROLL 4
 #define TJ_IR_NT_DEFAULT 0
 #define TJ_IR_NT_MIN_OUT (16 << 20)
 

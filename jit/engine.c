@@ -4,6 +4,7 @@
 #include <llvm/Config/llvm-config.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -131,6 +132,14 @@ static void tj_choose_pipeline(tj_engine *en, LLVMCodeGenOptLevel *cg)
         en->pipeline = named[n];
         en->llvm_loop_opts = n == 3;
         *cg = n == 0 ? LLVMCodeGenLevelNone : n == 3 ? LLVMCodeGenLevelAggressive : *cg;
+    }
+    /* TENSORJIT_CODEGEN=0..3: the code generator's own level */
+    const char *c = getenv("TENSORJIT_CODEGEN");
+    if (c && c[0] >= '0' && c[0] <= '3' && c[1] == '\0') {
+        static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+                                                     LLVMCodeGenLevelDefault,
+                                                     LLVMCodeGenLevelAggressive};
+        *cg = levels[c[0] - '0'];
     }
 }
 
@@ -268,6 +277,27 @@ static void tj_session_error(void *ctx, LLVMErrorRef err)
     LLVMDisposeErrorMessage(msg);
 }
 
+/* TENSORJIT_LLVM_ARGS="-opt=value ..." passes options to LLVM, once per
+ * process (LLVM's options are global and cannot be parsed twice), for
+ * experiments; tensorjit sets none of its own. */
+static void tj_llvm_args(void)
+{
+    static int done;
+    const char *v = getenv("TENSORJIT_LLVM_ARGS");
+    if (done || !v || !*v)
+        return;
+    done = 1;
+    static char buf[1024];
+    static const char *argv[32];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    argv[argc++] = "tensorjit";
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && argc < 32;
+         t = strtok_r(NULL, " ", &save))
+        argv[argc++] = t;
+    LLVMParseCommandLineOptions(argc, argv, "tensorjit");
+}
+
 static tj_engine *tj_engine_create(char *why, size_t len)
 {
     double t0 = tj_clock_ms();
@@ -275,6 +305,7 @@ static tj_engine *tj_engine_create(char *why, size_t len)
         snprintf(why, len, "LLVM start-up failed (injected by TENSORJIT_FAULT)");
         return NULL;
     }
+    tj_llvm_args();
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
         snprintf(why, len, "LLVM has no native target for this machine");
         return NULL;

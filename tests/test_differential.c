@@ -225,8 +225,8 @@ static void test_reference_vs_oracle(void **state)
     run(JIT_ENGINE_REFERENCE);
 }
 
-/* Every kernel with more than one unit split into check and range
- * functions, and run over the thread pool when its signature asks. */
+/* Every kernel with more than one unit whose signature asks for threads
+ * split into check and range functions and run over the thread pool. */
 static void test_split_kernels_vs_oracle(void **state)
 {
     (void)state;

@@ -255,6 +255,9 @@ static void test_large_kernel_paths(void **state)
     jit_gather_nd_sig big = {.dtype = JIT_F32, .index_type = JIT_I32,
                              .data_shape = {2, {64, 1024}}, .indices_shape = {2, {100, 1}}};
     jit_matches_reference(big, 0); /* 4 KB blocks: inlined copies */
+    jit_gather_nd_sig odd = {.dtype = JIT_F32, .index_type = JIT_I32,
+                             .data_shape = {2, {50, 150}}, .indices_shape = {2, {40, 1}}};
+    jit_matches_reference(odd, 0); /* 600-byte blocks: 32-byte moves, the last overlapping */
     setenv("TENSORJIT_PREFETCH", "8", 1);
     jit_gather_nd_sig pf = {.dtype = JIT_F32, .index_type = JIT_I64,
                             .data_shape = {3, {2, 1024, 512}}, .indices_shape = {3, {2, 300, 1}},
@@ -303,8 +306,8 @@ static void test_caller_split_ranges(void **state)
 {
     (void)state;
     for (int engine = 0; engine < 2; engine++) {
-        /* 4096 tuples of 64 bytes: a split kernel under the JIT */
-        jit_gather_nd_sig g = {.dtype = JIT_F32, .index_type = JIT_I32,
+        /* 4096 tuples of 64 bytes, threads 2: a split kernel under the JIT */
+        jit_gather_nd_sig g = {.dtype = JIT_F32, .index_type = JIT_I32, .threads = 2,
                                .engine = engine ? JIT_ENGINE_REFERENCE : JIT_ENGINE_AUTO,
                                .data_shape = {2, {512, 16}}, .indices_shape = {2, {4096, 1}}};
         jit_gather_nd_fn gk = jit_gather_nd_compile(&g);
@@ -328,6 +331,7 @@ static void test_caller_split_ranges(void **state)
 
         /* scatter, outer positions as units, in place */
         jit_scatter_update_sig s = {.axis = 1, .dtype = JIT_I32, .index_type = JIT_I64,
+                                    .threads = 2,
                                     .engine = g.engine, .data_shape = {2, {600, 64}},
                                     .indices_shape = {1, {3}}, .updates_shape = {2, {600, 3}}};
         jit_scatter_update_fn sk = jit_scatter_update_compile(&s);
