@@ -361,9 +361,10 @@ static void tj_emit_move32(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_
 /* A block copy, as a static compiler would inline it. Below
  * TJ_IR_STRAIGHT_COPY_MIN bytes llvm.memcpy (LLVM inlines small ones);
  * up to TJ_IR_INLINE_COPY_MIN straight-line 32-byte moves, the last one
- * overlapping (gcc: 16 zmm moves for 1 KB): G5 1.05x -> 1.0x and S1
- * 1.03x -> 0.99x the static kernel, where a call to memcpy or rep movsb
- * lost; from there llvm.memcpy.inline, which x86 lowers to rep movsb:
+ * overlapping (gcc: 16 zmm moves for 1 KB): G5 1.05x -> 1.0x, S1 1.03x ->
+ * 0.99x and (140 B) G2 1.14x -> 0.98x the static kernel, where a call to
+ * memcpy, rep movsb or LLVM's own expansion lost (for 60 B, G1, a
+ * threshold of 32 gained nothing); from there llvm.memcpy.inline, which x86 lowers to rep movsb:
  * S2ip 1.25x -> 1.0x (2 KB blocks). */
 static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
 {

@@ -56,7 +56,7 @@
 /* How block copies are emitted, by size (tj_emit_block_copy): straight-line
  * 32-byte moves from TJ_IR_STRAIGHT_COPY_MIN bytes, rep movsb from
  * TJ_IR_INLINE_COPY_MIN (TENSORJIT_INLINE_COPY_MIN moves it). */
-#define TJ_IR_STRAIGHT_COPY_MIN 256
+#define TJ_IR_STRAIGHT_COPY_MIN 128
 #define TJ_IR_INLINE_COPY_MIN 2048
 
 /* Inner (item) loops of at most this many trips inside an outer loop are

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "npy.h"
 
 #ifndef TJ_CLI_PATH
@@ -339,6 +341,35 @@ static void test_model_check_and_explain(void **state)
     assert_non_null(strstr(out_text, "cache key (the normalized signature"));
 }
 
+/* The bench runs, checks every implementation's output first, and its JSON
+ * has the fields the workloads page asks for. */
+static void test_bench_json(void **state)
+{
+    (void)state;
+    assert_int_equal(run("bench --workload G6 --json --no-compile --rounds 3"), 0);
+    cJSON *j = cJSON_Parse(out_text);
+    assert_non_null(j);
+    assert_true(cJSON_IsArray(j));
+    int impls = 0, jit = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j)
+    {
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "workload");
+        const cJSON *impl = cJSON_GetObjectItemCaseSensitive(e, "impl");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(e, "ns");
+        const cJSON *th = cJSON_GetObjectItemCaseSensitive(e, "threads");
+        assert_string_equal(w->valuestring, "G6");
+        assert_true(cJSON_IsNumber(ns) && ns->valuedouble > 0);
+        assert_true(cJSON_IsNumber(th) && th->valueint >= 1);
+        jit += strcmp(impl->valuestring, "jit") == 0;
+        impls++;
+    }
+    assert_true(impls >= 5); /* jit, jit x2, reference, generic, memcpy (static if cc) */
+    assert_int_equal(jit, 2);
+    cJSON_Delete(j);
+    assert_int_equal(run("bench --workload G9"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_dump_from_flags_and_files),
         cmocka_unit_test(test_verbose_names_the_jit),
         cmocka_unit_test(test_model_check_and_explain),
+        cmocka_unit_test(test_bench_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
