@@ -4,7 +4,9 @@
 #   ./build.sh test   install what is missing, then the whole suite three
 #                     times: LLVM 19 with -Werror, LLVM 19 under
 #                     AddressSanitizer + UndefinedBehaviorSanitizer, and
-#                     LLVM 14 (the oldest supported) with -Werror
+#                     LLVM 14 (the oldest supported) with -Werror; then the
+#                     thread stress test under ThreadSanitizer, each libFuzzer
+#                     harness for TENSORJIT_FUZZ_SECONDS (60), and valgrind
 # TENSORJIT_LLVM=N picks the main LLVM (default 19; 14..22 build);
 # TENSORJIT_LLVM_OLD=N the second one of `test` (default 14, "none" skips it).
 set -euo pipefail
@@ -19,6 +21,10 @@ packages=(gcc make libc6-dev cmake pkg-config "llvm-${llvm}-dev" libffi-dev libc
 if [[ $mode == test && $llvm_old != none ]]; then
     packages+=("llvm-${llvm_old}-dev")
 fi
+if [[ $mode == test ]]; then
+    packages+=(clang-14 libclang-rt-14-dev valgrind)
+fi
+fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-60}
 
 install_missing() {
     local missing=() p
@@ -47,6 +53,57 @@ configure_and_build() {
     cmake --build "$dir" -j"$jobs"
 }
 
+thread_sanitizer() {
+    echo "== ThreadSanitizer: 8 threads compiling and calling (test_stress, test_jit)"
+    cmake -S . -B build-tsan -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
+        -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_TSAN=ON -DTENSORJIT_WERROR=ON >/dev/null
+    cmake --build build-tsan -j"$jobs" --target test_stress test_jit >/dev/null
+    local t
+    for t in test_stress test_jit; do
+        TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
+    done
+}
+
+# Each harness for $fuzz_seconds on a copy of its corpus, all at once.
+fuzz() {
+    echo "== libFuzzer: each harness for ${fuzz_seconds} s"
+    CC=clang-14 cmake -S . -B build-fuzz -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
+        -DTENSORJIT_FUZZ=ON >/dev/null
+    cmake --build build-fuzz -j"$jobs" --target fuzz_signature fuzz_npy fuzz_model \
+        fuzz_differential >/dev/null
+    local work name pids=() failed=0
+    work=$(mktemp -d)
+    for name in signature npy model differential; do
+        mkdir -p "$work/$name"
+        cp tests/fuzz/corpus/"$name"/* "$work/$name/"
+        "build-fuzz/tests/fuzz/fuzz_$name" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+            -artifact_prefix="$work/crash-$name-" "$work/$name" >"$work/$name.log" 2>&1 &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" || failed=1
+    done
+    for name in signature npy model differential; do
+        echo "fuzz_$name: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" |
+            awk '{print $2}') executions"
+    done
+    if ((failed)); then
+        grep -h -A30 "ERROR\|SUMMARY" "$work"/*.log | head -60
+        echo "a fuzzer failed; its input is in $work (crash-*)" >&2
+        return 1
+    fi
+    rm -rf "$work"
+}
+
+memcheck() {
+    echo "== valgrind memcheck: the CLI and a test binary"
+    local vg=(valgrind --quiet --error-exitcode=9 --leak-check=full
+        --errors-for-leak-kinds=definite,indirect,possible)
+    "${vg[@]}" build/tensorjit demo >/dev/null
+    "${vg[@]}" build/tests/test_kernels >/dev/null
+    echo "valgrind: no errors, no leaks"
+}
+
 install_missing
 case "$mode" in
 demo)
@@ -66,6 +123,9 @@ test)
         configure_and_build "build-llvm${llvm_old}" "$llvm_old"
         ctest --test-dir "build-llvm${llvm_old}" --output-on-failure -j"$jobs"
     fi
+    thread_sanitizer
+    fuzz
+    memcheck
     ;;
 *)
     echo "usage: ./build.sh [test]" >&2

@@ -348,7 +348,9 @@ tj_engine *tj_engine_get(char *why, size_t len)
         return NULL;
     }
     tj_the_engine = tj_engine_create(why, len);
-    if (!tj_the_engine)
+    /* a failure is remembered (LLVM is not retried on every compile),
+     * except running out of memory, which may pass */
+    if (!tj_the_engine && !strstr(why, "out of memory"))
         snprintf(tj_engine_failure, sizeof tj_engine_failure, "%s", why);
     return tj_the_engine;
 }

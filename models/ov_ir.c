@@ -391,6 +391,16 @@ static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
  * and a "..." is removed. Comments are copied as they are. Returns a new
  * buffer wrapped in <fragment>...</fragment>, or NULL.
  */
+/* The first `needle` in in[0, len), which need not end in a NUL. */
+static const char *tj_find(const char *in, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(in + i, needle, n) == 0)
+            return in + i;
+    return NULL;
+}
+
 static char *tj_fragment_text(const char *in, size_t len, size_t *out_len)
 {
     char *out = malloc(2 * len + 32);
@@ -402,7 +412,7 @@ static char *tj_fragment_text(const char *in, size_t len, size_t *out_len)
     int in_tag = 0;
     for (size_t i = 0; i < len;) {
         if (!in_tag && len - i >= 4 && memcmp(in + i, "<!--", 4) == 0) {
-            const char *end = strstr(in + i, "-->");
+            const char *end = tj_find(in + i, len - i, "-->");
             size_t n = end ? (size_t)(end - (in + i)) + 3 : len - i;
             memcpy(out + o, in + i, n);
             o += n;

@@ -10,7 +10,10 @@ static int tj_alloc_should_fail(void)
 {
     if (!atomic_load_explicit(&tj_alloc_armed, memory_order_relaxed))
         return 0;
-    return atomic_fetch_sub(&tj_alloc_left, 1) <= 1;
+    if (atomic_fetch_sub(&tj_alloc_left, 1) != 1)
+        return 0;
+    atomic_store(&tj_alloc_armed, 0); /* one failure: what follows must cope */
+    return 1;
 }
 
 void *tj_malloc(size_t size)

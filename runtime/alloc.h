@@ -9,8 +9,10 @@ void *tj_malloc(size_t size);
 void *tj_calloc(size_t count, size_t size);
 void tj_free(void *p);
 
-/* Test hook: the n-th allocation from now fails (1 = the next one), and
- * every one after it until reset; 0 turns failure injection off. */
+/* Test hook: the n-th allocation from now fails (1 = the next one), once;
+ * 0 turns failure injection off. Failing one allocation at a time, each in
+ * turn, tests that every error path cleans up and that what runs after it
+ * (a fallback, a retry) still works. */
 void tj_alloc_fail_after(long n);
 
 #endif
