@@ -59,8 +59,34 @@ static void test_auto_is_jit(void **state)
     assert_string_equal(jit_last_error(), "data is NULL but the signature needs bytes there");
 }
 
+/* The same fault for ScatterUpdate, under every index policy: a working
+ * reference kernel with the reason. */
+static void scatter_fault(const char *stage, const char *why)
+{
+    for (int pol = 0; pol < JIT_INDEX_POLICY_COUNT; pol++) {
+        jit_shutdown();
+        setenv("TENSORJIT_FAULT", stage, 1);
+        jit_scatter_update_sig s = {.axis = 0, .dtype = JIT_F32, .index_type = JIT_I64,
+                                    .index_policy = (jit_index_policy)pol,
+                                    .data_shape = {2, {4, 3}}, .indices_shape = {1, {1}},
+                                    .updates_shape = {2, {1, 3}}};
+        jit_scatter_update_fn fn = jit_scatter_update_compile(&s);
+        unsetenv("TENSORJIT_FAULT");
+        jit_kernel_info info;
+        assert_int_equal(jit_scatter_update_info(fn, &info), 0);
+        assert_int_equal(info.engine, JIT_ENGINE_REFERENCE);
+        if (why)
+            assert_string_equal(info.why, why);
+        int64_t idx = 3;
+        float out[12], upd[3] = {7, 8, 9};
+        assert_int_equal(fn(data, &idx, upd, out), 0);
+        assert_true(out[9] == 7 && out[11] == 9 && out[0] == 0);
+    }
+}
+
 static void test_fault(const char *stage, const char *why)
 {
+    scatter_fault(stage, why);
     jit_shutdown(); /* a new engine, so that start-up runs again */
     setenv("TENSORJIT_FAULT", stage, 1);
     jit_gather_nd_sig s = rows(3);

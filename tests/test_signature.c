@@ -172,6 +172,25 @@ static void test_allocation_failures(void **state)
         assert_int_equal(fn(data, idx, out), 0);
     }
     assert_true(nulls > 0);
+    /* the same for ScatterUpdate, every policy, both engines */
+    for (int pol = 0; pol < JIT_INDEX_POLICY_COUNT; pol++)
+        for (int eng = JIT_ENGINE_AUTO; eng <= JIT_ENGINE_REFERENCE; eng++)
+            for (long n = 1; n < 24; n++) {
+                jit_shutdown();
+                jit_scatter_update_sig u = s_ok();
+                u.index_policy = (jit_index_policy)pol;
+                u.engine = (jit_engine)eng;
+                tj_alloc_fail_after(n);
+                jit_scatter_update_fn fn = jit_scatter_update_compile(&u);
+                tj_alloc_fail_after(0);
+                if (!fn) {
+                    assert_non_null(strstr(jit_last_error(), "out of memory"));
+                    continue;
+                }
+                static float d[24], upd[40], o[24];
+                int32_t ix[5] = {0, 2, 1, 2, 0}; /* axis 1 of data [2,3,4] */
+                assert_int_equal(fn(d, ix, upd, o), 0);
+            }
     jit_shutdown();
     jit_gather_nd_sig s = g_ok();
     jit_kernel_info info;

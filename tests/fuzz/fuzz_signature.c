@@ -15,12 +15,16 @@ static void fuzz_shape(fuzz_input *in, jit_shape *s)
         s->dims[i] = fuzz_value(in);
 }
 
+/* Bytes of a shape, INT64_MAX when the product overflows (the library
+ * accepted the signature, but a partial product taken in another order
+ * may still overflow). */
 static int64_t bytes_of(const jit_shape *s, jit_dtype t)
 {
-    int64_t n = jit_dtype_size(t);
+    int64_t n = 1;
     for (int i = 0; i < s->rank; i++)
-        n *= s->dims[i];
-    return n;
+        if (__builtin_mul_overflow(n, s->dims[i], &n))
+            return INT64_MAX;
+    return __builtin_mul_overflow(n, (int64_t)jit_dtype_size(t), &n) ? INT64_MAX : n;
 }
 
 static void *filled(fuzz_input *in, int64_t n)
