@@ -59,7 +59,10 @@ static int tj_describe(const tj_plan *p, const void *indices, int64_t tuple, int
 
 int tj_report_bad_index(const tj_plan *p, const void *indices)
 {
-    if (p->policy == JIT_INDEX_ZERO_FILL)
+    /* Tuples of k = 0 entries hold no index, and their number is bounded by
+     * nothing (indices [2^40, 2^20, 0] is valid): never loop over them.
+     * With k > 0 the tuples are bounded by the indices' byte count. */
+    if (p->policy == JIT_INDEX_ZERO_FILL || p->depth == 0)
         return JIT_OK;
     int64_t n = tj_plan_tuples_to_check(p);
     for (int64_t t = 0; t < n; t++) {

@@ -111,7 +111,7 @@ int oracle_gather_nd(const jit_gather_nd_sig *sig, const void *data, const void 
             memcpy(tmp + o * es, (const char *)data + oracle_flat(d, dcoord) * es, es);
     }
     /* tuples of an empty output are still validated */
-    if (status == JIT_OK && total == 0 && sig->index_policy != JIT_INDEX_ZERO_FILL) {
+    if (status == JIT_OK && total == 0 && k > 0 && sig->index_policy != JIT_INDEX_ZERO_FILL) {
         int64_t ntuples = 1;
         for (int i = 0; i < q - 1; i++)
             ntuples *= ix->dims[i];

@@ -198,6 +198,20 @@ static void test_gather_k0_copies_whole_batch(void **state)
     assert_int_equal(shape.dims[1], 3);
 }
 
+/* k = 0 with a trillion empty tuples: valid, nothing to check or copy,
+ * and it must return at once (found by fuzzing: the reference kernel
+ * looped over every tuple). */
+static void test_k0_with_huge_tuple_count_returns(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig s = {.dtype = JIT_F32, .index_type = JIT_I32,
+                           .data_shape = {2, {0, 3}},
+                           .indices_shape = {3, {INT64_C(1) << 40, 1 << 20, 0}}};
+    assert_int_equal(gather(s)(NULL, NULL, NULL), 0);
+    s.threads = 2;
+    assert_int_equal(gather(s)(NULL, NULL, NULL), 0);
+}
+
 static void test_zero_sized(void **state)
 {
     (void)state;
@@ -360,6 +374,7 @@ int main(void)
         BOTH_ENGINES(test_scatter_0d_indices),
         BOTH_ENGINES(test_gather_k0_copies_whole_batch),
         BOTH_ENGINES(test_zero_sized),
+        BOTH_ENGINES(test_k0_with_huge_tuple_count_returns),
         BOTH_ENGINES(test_every_element_size),
         BOTH_ENGINES(test_u64_indices_above_int64),
         BOTH_ENGINES(test_null_buffers),
