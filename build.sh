@@ -17,7 +17,7 @@ llvm=${TENSORJIT_LLVM:-19}
 llvm_old=${TENSORJIT_LLVM_OLD:-14}
 jobs=$(nproc 2>/dev/null || echo 2)
 packages=(gcc make libc6-dev cmake pkg-config "llvm-${llvm}-dev" libffi-dev libcmocka-dev
-          libcjson-dev libxml2-dev)
+          libcjson-dev libxml2-dev libssl-dev)
 if [[ $mode == test && $llvm_old != none ]]; then
     packages+=("llvm-${llvm_old}-dev")
 fi

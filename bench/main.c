@@ -89,6 +89,7 @@ int tj_cmd_bench_run(int argc, char **argv)
     int rc = tj_bench_args(argc, argv, &o);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
+    setenv("TENSORJIT_CACHE_DIR", "off", 1); /* compile figures are compiles */
     int first = 1;
     if (o.json)
         printf("[\n");

@@ -135,6 +135,7 @@ typedef struct jit_kernel_info {
     double compile_ms;      /* time spent producing the kernel */
     size_t code_bytes;      /* machine code size; 0 for the reference kernel */
     int64_t out_bytes;      /* bytes the kernel writes to out */
+    int cache_hit;          /* 1: loaded from the on-disk cache, not compiled */
 } jit_kernel_info;
 
 /* 0 and *info filled for a kernel this library returned; -1 otherwise. The
@@ -175,6 +176,20 @@ int jit_scatter_update_run_range(jit_scatter_update_fn kernel, const void *data,
  * GatherND opsets. Free it with jit_free(); NULL for an invalid signature. */
 char *jit_gather_nd_explain(const jit_gather_nd_sig *sig);
 char *jit_scatter_update_explain(const jit_scatter_update_sig *sig);
+
+/* The on-disk cache of compiled kernels (off until opened). Kernels are
+ * then looked up in `dir` before being compiled, and stored there after.
+ * The folder is created 0700; one owned by another user or writable by
+ * group or others is refused (a cache is code: whoever writes it runs
+ * code). Entries are written atomically and checked (key, length, SHA-256
+ * of the object) before use; a bad one is removed and compiled again.
+ * NULL or "" means $TENSORJIT_CACHE_DIR if set. 0, or -1 and
+ * jit_last_error(). jit_shutdown() closes it. */
+int jit_cache_open(const char *dir);
+void jit_cache_close(void);
+/* Entries and bytes in the open cache folder (clear: deletes them first
+ * and reports what it deleted); its path into dir. -1 if none is open. */
+int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len);
 
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while

@@ -22,6 +22,7 @@
 #include "backend.h"
 #include "engine.h"
 #include "kernel_ir.h"
+#include "objcache.h"
 
 static atomic_ullong tj_kernel_serial;
 
@@ -174,13 +175,48 @@ static int tj_load_parts(tj_engine *en, const char *name, tj_backend_kernel *out
     return 0;
 }
 
+/* Loads the object of a split or whole kernel and its parts. */
+static int tj_load_kernel(tj_engine *en, const tj_plan *p, LLVMMemoryBufferRef obj,
+                          const char *name, tj_backend_kernel *out, char *why, size_t len)
+{
+    tj_ir_strategy st;
+    tj_ir_choose(p, &st);
+    int rc = tj_load(en, obj, name, out, why, len);
+    if (rc == 0 && st.split)
+        rc = tj_load_parts(en, name, out, why, len);
+    return rc;
+}
+
+/* A kernel from the on-disk cache; 0 on a hit. */
+static int tj_load_cached(tj_engine *en, const tj_plan *p, const tj_objkey *key,
+                          tj_backend_kernel *out, char *why, size_t len)
+{
+    double t0 = tj_ms();
+    LLVMMemoryBufferRef obj = tj_objcache_load(key);
+    if (!obj)
+        return -1;
+    LLVMContextRef ctx = LLVMContextCreate();
+    out->code_bytes = tj_text_bytes(obj, ctx);
+    LLVMContextDispose(ctx);
+    if (tj_load_kernel(en, p, obj, key->name, out, why, len) != 0)
+        return -1;
+    out->cache_hit = 1;
+    if (tj_debug())
+        fprintf(stderr, "tensorjit: %s: loaded from the disk cache in %.2f ms\n", key->name,
+                tj_ms() - t0);
+    return 0;
+}
+
 static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
-                      tj_backend_kernel *out, char *why, size_t len)
+                      const tj_objkey *key, tj_backend_kernel *out, char *why, size_t len)
 {
     char name[64];
-    snprintf(name, sizeof name, "tj_%s_%llu",
-             p->op == TJ_OP_GATHER_ND ? "gather_nd" : "scatter_update",
-             (unsigned long long)atomic_fetch_add(&tj_kernel_serial, 1));
+    if (key)
+        snprintf(name, sizeof name, "%s", key->name);
+    else
+        snprintf(name, sizeof name, "tj_%s_%llu",
+                 p->op == TJ_OP_GATHER_ND ? "gather_nd" : "scatter_update",
+                 (unsigned long long)atomic_fetch_add(&tj_kernel_serial, 1));
     if (tj_jit_fault("compile")) {
         snprintf(why, len, "compiling the kernel failed (injected by TENSORJIT_FAULT)");
         return -1;
@@ -193,12 +229,10 @@ static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
     double t2 = tj_ms();
     int rc = -1;
     if (obj) {
-        tj_ir_strategy st;
-        tj_ir_choose(p, &st);
         out->code_bytes = tj_text_bytes(obj, ctx);
-        rc = tj_load(en, obj, name, out, why, len);
-        if (rc == 0 && st.split)
-            rc = tj_load_parts(en, name, out, why, len);
+        if (key) /* the bytes, before the JIT takes the buffer */
+            tj_objcache_store(key, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+        rc = tj_load_kernel(en, p, obj, name, out, why, len);
     }
     ms[2] = t2 - t1;
     ms[3] = tj_ms() - t2;
@@ -221,15 +255,36 @@ static tj_engine *tj_started_engine(char *why, size_t len)
     return en;
 }
 
-int tj_backend_compile(const tj_plan *p, tj_backend_kernel *out, char *why, size_t len)
+int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
+                       tj_backend_kernel *out, char *why, size_t len)
 {
     tj_engine *en = tj_started_engine(why, len);
-    LLVMTargetMachineRef tm = en ? tj_engine_acquire_tm(en, why, len) : NULL;
+    if (!en)
+        return -1;
+    tj_objkey key, *cached = NULL;
+    if (tj_objcache_enabled()) {
+        tj_objcache_key(en, p, sig_key, key_len, &key);
+        cached = &key;
+        if (tj_load_cached(en, p, cached, out, why, len) == 0)
+            return 0;
+        why[0] = '\0';
+    }
+    LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
     if (!tm)
         return -1;
-    int rc = tj_compile(en, tm, p, out, why, len);
+    int rc = tj_compile(en, tm, p, cached, out, why, len);
     tj_engine_release_tm(en, tm);
     return rc;
+}
+
+int tj_backend_cache_open(const char *dir, char *why, size_t len)
+{
+    return tj_objcache_open(dir, why, len);
+}
+
+int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen)
+{
+    return tj_objcache_stats(remove, entries, bytes, dir, dlen);
 }
 
 static char *tj_copy_text(const char *s, size_t n)

@@ -15,6 +15,7 @@
 #include "alloc.h"
 #include "kernel_ir.h"
 #include "jit_support.h"
+#include "objcache.h"
 
 static pthread_mutex_t tj_engine_mutex = PTHREAD_MUTEX_INITIALIZER;
 static tj_engine *tj_the_engine;
@@ -208,11 +209,8 @@ static int tj_engine_target(tj_engine *en, char *why, size_t len)
         goto done;
     }
     tj_choose_pipeline(en, &en->codegen_level);
-    /* one machine now, so that a host LLVM cannot target fails at start-up */
-    LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
-    if (!tm)
-        goto done;
-    tj_engine_release_tm(en, tm);
+    /* target machines are made on the first compile: a process whose
+     * kernels all come from the disk cache never needs one (1-2 ms) */
     rc = 0;
 done:
     LLVMDisposeMessage(err);
@@ -331,7 +329,17 @@ static tj_engine *tj_engine_create(char *why, size_t len)
     en->main_jd = LLVMOrcLLJITGetMainJITDylib(en->jit);
     if (tj_engine_define_runtime(en, why, len) != 0)
         goto fail;
+    /* TENSORJIT_CACHE_DIR opts a process into the on-disk cache; a folder
+     * that is refused only means no caching (TENSORJIT_DEBUG says why) */
+    const char *cache = getenv("TENSORJIT_CACHE_DIR");
+    char cwhy[512];
+    if (cache && *cache && strcmp(cache, "off") != 0 && !tj_objcache_enabled() &&
+        tj_objcache_open(cache, cwhy, sizeof cwhy) &&
+        getenv("TENSORJIT_DEBUG"))
+        fprintf(stderr, "tensorjit: %s\n", cwhy);
     en->start_ms = tj_clock_ms() - t0;
+    if (getenv("TENSORJIT_DEBUG"))
+        fprintf(stderr, "tensorjit: engine started in %.2f ms\n", en->start_ms);
     return en;
 fail:
     tj_the_engine = en;

@@ -1,5 +1,8 @@
 /* The public entry points: signature -> plan -> cached kernel. */
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "alloc.h"
 #include "backend.h"
 #include "cache.h"
@@ -77,6 +80,7 @@ static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
     info->compile_ms = k->compile_ms;
     info->code_bytes = k->code_bytes;
     info->out_bytes = k->plan.out_bytes;
+    info->cache_hit = k->cache_hit;
     return 0;
 }
 
@@ -128,9 +132,35 @@ void jit_free(void *p)
     tj_free(p);
 }
 
+int jit_cache_open(const char *dir)
+{
+    char why[512];
+    if (!dir || !*dir)
+        dir = getenv("TENSORJIT_CACHE_DIR");
+    if (!dir || !*dir || strcmp(dir, "off") == 0)
+        return tj_error_set("no cache folder given and TENSORJIT_CACHE_DIR is not set");
+    if (tj_backend_cache_open(dir, why, sizeof why) != 0)
+        return tj_error_set("%s", why);
+    return 0;
+}
+
+int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len)
+{
+    if (tj_backend_cache_stats(clear, entries, bytes, dir, dir_len) != 0)
+        return tj_error_set("no cache folder is open");
+    return 0;
+}
+
+void jit_cache_close(void)
+{
+    char why[8];
+    tj_backend_cache_open(NULL, why, sizeof why);
+}
+
 void jit_shutdown(void)
 {
     tj_pool_shutdown();
     tj_cache_clear();
     tj_backend_shutdown();
+    jit_cache_close();
 }

@@ -15,12 +15,20 @@ typedef struct tj_backend_kernel {
     int (*check)(const void *indices); /* split kernels only, else NULL */
     int (*range)(const void *data, const void *indices, const void *updates, void *out,
                  int64_t begin, int64_t end);
+    int cache_hit; /* loaded from the on-disk cache, not compiled */
 } tj_backend_kernel;
 
 /* Compiles native code for *plan, which stays at this address for the
  * kernel's lifetime (generated code may refer to it). 0 on success; else
  * -1 and `why` says what failed, in words for a user. */
-int tj_backend_compile(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len);
+int tj_backend_compile(const tj_plan *plan, const void *key, size_t key_len, tj_backend_kernel *out,
+                       char *why, size_t why_len);
+
+/* The on-disk cache of compiled objects: 0, or -1 and why (the folder is
+ * refused, or this build has no JIT). NULL closes it. */
+int tj_backend_cache_open(const char *dir, char *why, size_t why_len);
+/* Entries and bytes of the open cache folder (remove: delete them); -1 if none is open. */
+int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen);
 void tj_backend_release(void *handle);
 
 /* The code shape the backend chooses for plan, in words, with the numbers

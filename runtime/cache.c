@@ -145,7 +145,7 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
     }
     pthread_mutex_unlock(&tj_cache_lock);
 
-    tj_kernel *k = tj_kernel_build(plan, engine);
+    tj_kernel *k = tj_kernel_build(plan, key->words, key->len, engine);
 
     pthread_mutex_lock(&tj_cache_lock);
     if (k) {

@@ -32,17 +32,18 @@ static int tj_jit_wanted(jit_engine engine, char *why, size_t len)
     return 1;
 }
 
-static int tj_kernel_engine(tj_kernel *k, jit_engine engine)
+static int tj_kernel_engine(tj_kernel *k, const void *key, size_t key_len, jit_engine engine)
 {
     if (tj_jit_wanted(engine, k->why, sizeof k->why)) {
         tj_backend_kernel bk = {0};
-        if (tj_backend_compile(&k->plan, &bk, k->why, sizeof k->why) == 0) {
+        if (tj_backend_compile(&k->plan, key, key_len, &bk, k->why, sizeof k->why) == 0) {
             k->engine = JIT_ENGINE_JIT;
             k->entry = bk.entry;
             k->code_bytes = bk.code_bytes;
             k->backend_handle = bk.handle;
             k->check = bk.check;
             k->range = bk.range;
+            k->cache_hit = bk.cache_hit;
             k->why[0] = '\0';
             return 0;
         }
@@ -53,7 +54,7 @@ static int tj_kernel_engine(tj_kernel *k, jit_engine engine)
     return tj_closure_bind(k);
 }
 
-tj_kernel *tj_kernel_build(const tj_plan *plan, jit_engine engine)
+tj_kernel *tj_kernel_build(const tj_plan *plan, const void *key, size_t key_len, jit_engine engine)
 {
     double t0 = tj_now_ms();
     tj_kernel *k = tj_calloc(1, sizeof *k);
@@ -62,7 +63,7 @@ tj_kernel *tj_kernel_build(const tj_plan *plan, jit_engine engine)
         return NULL;
     }
     k->plan = *plan;
-    if (tj_kernel_engine(k, engine) != 0) {
+    if (tj_kernel_engine(k, key, key_len, engine) != 0) {
         tj_kernel_destroy(k);
         return NULL;
     }

@@ -23,12 +23,13 @@ typedef struct tj_kernel {
     int (*check)(const void *indices);
     int (*range)(const void *data, const void *indices, const void *updates, void *out,
                  int64_t begin, int64_t end);
+    int cache_hit;
 } tj_kernel;
 
 /* A new kernel for plan: the JIT's when it can serve and the engine asks
  * for it, else the reference kernel behind a closure. NULL only when
  * memory or libffi fail (jit_last_error() says why). */
-tj_kernel *tj_kernel_build(const tj_plan *plan, jit_engine engine);
+tj_kernel *tj_kernel_build(const tj_plan *plan, const void *key, size_t key_len, jit_engine engine);
 void tj_kernel_destroy(tj_kernel *k);
 
 /* The reference kernel behind a function pointer of the op's kernel type:

@@ -94,9 +94,30 @@ void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *d
 
 void tj_cli_print_engine(FILE *f, const jit_kernel_info *info)
 {
-    if (info->engine == JIT_ENGINE_JIT)
+    if (info->engine == JIT_ENGINE_JIT && info->cache_hit)
+        fprintf(f, "engine: jit (from the disk cache in %.2f ms, no compile, %zu bytes of code)\n",
+                info->compile_ms, info->code_bytes);
+    else if (info->engine == JIT_ENGINE_JIT)
         fprintf(f, "engine: jit (compile %.2f ms, %zu bytes of code)\n", info->compile_ms,
                 info->code_bytes);
     else
         fprintf(f, "engine: reference (%s)\n", info->why);
+}
+
+int tj_cli_open_cache(void)
+{
+    char dir[4096];
+    const char *env = getenv("TENSORJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (env && strcmp(env, "off") == 0)
+        return 0;
+    if (env && *env)
+        snprintf(dir, sizeof dir, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s/tensorjit", xdg);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.cache/tensorjit", home);
+    else
+        return 0;
+    return jit_cache_open(dir);
 }

@@ -24,6 +24,12 @@ void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *d
 /* "engine: jit (compile 3.1 ms)" or "engine: reference (<why>)". */
 void tj_cli_print_engine(FILE *f, const jit_kernel_info *info);
 
+/* Opens the on-disk kernel cache as the CLI does by default:
+ * $TENSORJIT_CACHE_DIR ("off": none), else $XDG_CACHE_HOME/tensorjit, else
+ * ~/.cache/tensorjit. A folder that is refused leaves the cache off. */
+int tj_cli_open_cache(void);
+int tj_cmd_cache(int argc, char **argv);
+
 int tj_cmd_gather_nd(int argc, char **argv);
 int tj_cmd_scatter_update(int argc, char **argv);
 int tj_cmd_demo(int argc, char **argv);

@@ -14,6 +14,8 @@ static void tj_usage(FILE *f)
             "  model FILE.xml  compile every GatherND/ScatterUpdate layer of an OpenVINO IR\n"
             "                  model ([--check] [--explain])\n"
             "  check OP ...    JIT vs reference on random inputs of one signature\n"
+            "  cache stats|clear  the on-disk kernel cache (TENSORJIT_CACHE_DIR, or\n"
+            "                  $XDG_CACHE_HOME/tensorjit; TENSORJIT_CACHE_DIR=off: none)\n"
             "  bench           the performance table of the workloads, and compile times\n"
             "                  ([--workload ID] [--json] [--compile] [--no-compile])\n"
             "  demo            run the GatherND-8 batch_dims=2 example of the spec\n"
@@ -41,6 +43,11 @@ int main(int argc, char **argv)
         return tj_cmd_gather_nd(argc - 1, argv + 1);
     if (strcmp(cmd, "scatter-update") == 0)
         return tj_cmd_scatter_update(argc - 1, argv + 1);
+    if (strcmp(cmd, "cache") == 0)
+        return tj_cmd_cache(argc - 1, argv + 1);
+    /* commands that run kernels use the disk cache; bench measures compiles */
+    if (strcmp(cmd, "bench") != 0)
+        tj_cli_open_cache();
     if (strcmp(cmd, "check") == 0)
         return tj_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0)

@@ -1,0 +1,298 @@
+#define _DEFAULT_SOURCE /* fchmod, O_NOFOLLOW */
+#include "objcache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <llvm/Config/llvm-config.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TJ_OBJ_MAGIC "TJKCACHE"
+#define TJ_OBJ_FORMAT 1u
+#define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
+
+typedef struct tj_obj_header {
+    char magic[8];
+    uint32_t format;
+    uint32_t name_len;
+    uint64_t obj_len;
+    unsigned char key[32];
+    unsigned char sum[32];
+} tj_obj_header;
+
+static pthread_mutex_t tj_objcache_lock = PTHREAD_MUTEX_INITIALIZER;
+static char tj_objcache_dir[4096]; /* "" when closed */
+
+static int tj_sha256(const void *a, size_t an, const void *b, size_t bn, unsigned char out[32])
+{
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) && EVP_DigestUpdate(c, a, an) &&
+             (!bn || EVP_DigestUpdate(c, b, bn)) && EVP_DigestFinal_ex(c, out, NULL);
+    EVP_MD_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
+/* mkdir -p, each folder it creates 0700. */
+static int tj_make_dirs(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(path, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* A cache is code: only a folder of our own that nobody else may write. */
+static int tj_check_dir(const char *dir, char *why, size_t len)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return snprintf(why, len, "cache folder %s: %s", dir, strerror(errno)), -1;
+    if (!S_ISDIR(st.st_mode))
+        return snprintf(why, len, "cache folder %s is not a folder (a link or a file)", dir), -1;
+    if (st.st_uid != geteuid())
+        return snprintf(why, len, "cache folder %s is owned by uid %u, not by this process "
+                        "(uid %u): refused, since whoever writes the cache runs code",
+                        dir, (unsigned)st.st_uid, (unsigned)geteuid()), -1;
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return snprintf(why, len, "cache folder %s is writable by group or others (mode %03o): "
+                        "refused, since whoever writes the cache runs code",
+                        dir, (unsigned)(st.st_mode & 0777)), -1;
+    if (access(dir, R_OK | W_OK | X_OK) != 0)
+        return snprintf(why, len, "cache folder %s: %s", dir, strerror(errno)), -1;
+    return 0;
+}
+
+int tj_objcache_open(const char *dir, char *why, size_t len)
+{
+    int rc = 0;
+    pthread_mutex_lock(&tj_objcache_lock);
+    tj_objcache_dir[0] = '\0';
+    if (dir && *dir) {
+        if (strlen(dir) > sizeof tj_objcache_dir - 80)
+            rc = (snprintf(why, len, "cache folder path is too long"), -1);
+        else if (tj_make_dirs(dir) != 0)
+            rc = (snprintf(why, len, "cannot create cache folder %s: %s", dir, strerror(errno)), -1);
+        else if ((rc = tj_check_dir(dir, why, len)) == 0)
+            snprintf(tj_objcache_dir, sizeof tj_objcache_dir, "%s", dir);
+    }
+    pthread_mutex_unlock(&tj_objcache_lock);
+    return rc;
+}
+
+int tj_objcache_enabled(void)
+{
+    pthread_mutex_lock(&tj_objcache_lock);
+    int on = tj_objcache_dir[0] != '\0';
+    pthread_mutex_unlock(&tj_objcache_lock);
+    return on;
+}
+
+/* Everything besides the signature that decides the object's bytes. */
+static size_t tj_engine_identity(const tj_engine *en, char *buf, size_t len)
+{
+    static const char *const knobs[] = {"TENSORJIT_PASSES", "TENSORJIT_UNROLL",
+                                        "TENSORJIT_PREFETCH", "TENSORJIT_NT",
+                                        "TENSORJIT_INLINE_COPY_MIN", "TENSORJIT_SPLIT_MIN",
+                                        "TENSORJIT_VECTOR_WIDTH", "TENSORJIT_LLVM_ARGS",
+                                        "TENSORJIT_FAULT"};
+    size_t n = (size_t)snprintf(buf, len, "tjk%u|LLVM %s|%s|%s|%s|%s|%d|%d", TJ_OBJ_FORMAT,
+                                LLVM_VERSION_STRING, en->triple, en->cpu, en->features,
+                                en->pipeline, en->llvm_loop_opts, (int)en->codegen_level);
+    for (size_t i = 0; i < sizeof knobs / sizeof *knobs && n < len; i++) {
+        const char *v = getenv(knobs[i]);
+        n += (size_t)snprintf(buf + n, len - n, "|%s=%s", knobs[i], v ? v : "");
+    }
+    return n < len ? n : len - 1;
+}
+
+/* The plan as bytes, field by field (no padding). */
+static size_t tj_plan_bytes(const tj_plan *p, int64_t *w, size_t cap)
+{
+    int64_t f[] = {p->op, p->indexed, p->dtype, p->index_type, p->policy, p->elem_size,
+                   p->index_size, p->outer, p->items, p->depth, p->block_bytes,
+                   p->index_outer_elems, p->indexed_outer_bytes, p->plain_outer_bytes,
+                   p->copy_bytes, p->units, p->threads, p->data_bytes, p->indices_elems,
+                   p->updates_bytes, p->out_bytes};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof f / sizeof *f && n < cap; i++)
+        w[n++] = f[i];
+    for (int d = 0; d < p->depth && n + 2 <= cap; d++) {
+        w[n++] = p->dims[d];
+        w[n++] = p->strides[d];
+    }
+    return n * sizeof *w;
+}
+
+void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key, size_t key_len,
+                     tj_objkey *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    char id[4096];
+    int64_t plan[32 + 2 * JIT_MAX_RANK];
+    size_t idn = tj_engine_identity(en, id, sizeof id);
+    size_t pn = tj_plan_bytes(p, plan, sizeof plan / sizeof *plan);
+    unsigned char a[32], b[32];
+    tj_sha256(id, idn, plan, pn, a);
+    tj_sha256(a, sizeof a, sig_key, key_len, b);
+    memcpy(out->digest, b, 32);
+    memcpy(out->name, "tj_", 3);
+    for (int i = 0; i < 16; i++) {
+        out->name[3 + 2 * i] = hex[b[i] >> 4];
+        out->name[4 + 2 * i] = hex[b[i] & 15];
+    }
+    out->name[35] = '\0';
+}
+
+static void tj_entry_path(const tj_objkey *k, const char *dir, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s.tjk", dir, k->name + 3);
+}
+
+/* Reads the whole entry at path into a new buffer; 0 or -1. */
+static int tj_read_entry(const char *path, unsigned char **buf, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size >= (off_t)sizeof(tj_obj_header) &&
+             (uint64_t)st.st_size <= TJ_OBJ_MAX;
+    unsigned char *b = ok ? malloc((size_t)st.st_size) : NULL;
+    size_t got = 0;
+    while (b && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (!b || got != (size_t)st.st_size) {
+        free(b);
+        return -1;
+    }
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
+/* 0 when every field of the entry checks against k. */
+static int tj_entry_valid(const tj_objkey *k, const unsigned char *buf, size_t len)
+{
+    tj_obj_header h;
+    memcpy(&h, buf, sizeof h);
+    size_t nl = strlen(k->name);
+    unsigned char sum[32];
+    if (memcmp(h.magic, TJ_OBJ_MAGIC, 8) != 0 || h.format != TJ_OBJ_FORMAT ||
+        memcmp(h.key, k->digest, 32) != 0 || h.name_len != nl ||
+        h.obj_len != len - sizeof h - nl || memcmp(buf + sizeof h, k->name, nl) != 0)
+        return -1;
+    if (tj_sha256(buf + sizeof h + nl, (size_t)h.obj_len, NULL, 0, sum) != 0 ||
+        memcmp(sum, h.sum, 32) != 0)
+        return -1;
+    return 0;
+}
+
+LLVMMemoryBufferRef tj_objcache_load(const tj_objkey *k)
+{
+    char dir[4096], path[4200];
+    pthread_mutex_lock(&tj_objcache_lock);
+    snprintf(dir, sizeof dir, "%s", tj_objcache_dir);
+    pthread_mutex_unlock(&tj_objcache_lock);
+    if (!dir[0])
+        return NULL;
+    tj_entry_path(k, dir, path, sizeof path);
+    unsigned char *buf;
+    size_t len;
+    if (tj_read_entry(path, &buf, &len) != 0)
+        return NULL;
+    if (tj_entry_valid(k, buf, len) != 0) {
+        unlink(path); /* truncated, corrupted or another key's: never loaded */
+        free(buf);
+        return NULL;
+    }
+    size_t off = sizeof(tj_obj_header) + strlen(k->name);
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+        (const char *)buf + off, len - off, k->name);
+    free(buf);
+    utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
+    return mb;
+}
+
+void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
+{
+    char dir[4096], path[4200], tmp[4300];
+    pthread_mutex_lock(&tj_objcache_lock);
+    snprintf(dir, sizeof dir, "%s", tj_objcache_dir);
+    pthread_mutex_unlock(&tj_objcache_lock);
+    if (!dir[0] || len > TJ_OBJ_MAX)
+        return;
+    tj_entry_path(k, dir, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(), (unsigned long)pthread_self());
+    tj_obj_header h = {.format = TJ_OBJ_FORMAT, .obj_len = len};
+    memcpy(h.magic, TJ_OBJ_MAGIC, 8);
+    memcpy(h.key, k->digest, 32);
+    h.name_len = (uint32_t)strlen(k->name);
+    if (tj_sha256(obj, len, NULL, 0, h.sum) != 0)
+        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    int ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+             write(fd, k->name, h.name_len) == (ssize_t)h.name_len &&
+             write(fd, obj, len) == (ssize_t)len && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    /* rename is atomic: readers see the old entry, none, or this whole one */
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* Counts (and with remove, deletes) the folder's entries. */
+static int tj_walk_entries(int remove, int64_t *entries, int64_t *bytes, char *dir_out, size_t dlen)
+{
+    char dir[4096];
+    pthread_mutex_lock(&tj_objcache_lock);
+    snprintf(dir, sizeof dir, "%s", tj_objcache_dir);
+    pthread_mutex_unlock(&tj_objcache_lock);
+    snprintf(dir_out, dlen, "%s", dir);
+    *entries = *bytes = 0;
+    if (!dir[0])
+        return -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".tjk") != 0)
+            continue;
+        char path[4400];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (remove && unlink(path) != 0)
+            continue;
+        (*entries)++;
+        *bytes += st.st_size;
+    }
+    closedir(d);
+    return 0;
+}
+
+int tj_objcache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen)
+{
+    return tj_walk_entries(remove, entries, bytes, dir, dlen);
+}

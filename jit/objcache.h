@@ -1,0 +1,44 @@
+/*
+ * The on-disk cache of compiled kernels' objects. An entry is the object
+ * the JIT emitted (position-independent, no absolute address: runtime
+ * helpers are named symbols), under a SHA-256 key of everything that
+ * decides its bytes: the signature, the plan, LLVM's version, the target
+ * triple, CPU and sorted features, the pass pipeline, codegen level and
+ * every code-changing environment knob, and the format version.
+ *
+ * File: magic, format, key digest, object length, SHA-256 of the object,
+ * symbol name, object. Written to a temporary file (0600) and renamed, so
+ * a reader never sees half an entry; read back only if every field checks,
+ * otherwise removed (and the kernel compiled again).
+ */
+#ifndef TJ_OBJCACHE_H
+#define TJ_OBJCACHE_H
+
+#include <llvm-c/Core.h>
+#include <stddef.h>
+
+#include "engine.h"
+#include "plan.h"
+
+typedef struct tj_objkey {
+    unsigned char digest[32];
+    char name[48]; /* the kernel's symbol: tj_ + 32 hex digits of the digest */
+} tj_objkey;
+
+/* 0, or -1 and why: the folder cannot be made or is not safe. NULL closes. */
+int tj_objcache_open(const char *dir, char *why, size_t len);
+int tj_objcache_enabled(void);
+
+void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key,
+                     size_t key_len, tj_objkey *out);
+
+/* The entry's object as a new memory buffer, or NULL (a miss; an entry
+ * that fails any check is removed). */
+LLVMMemoryBufferRef tj_objcache_load(const tj_objkey *k);
+/* Best effort: a failed store only costs a compile next time. */
+void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len);
+
+/* Entries and bytes in the open folder; with remove, deletes them. */
+int tj_objcache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen);
+
+#endif

@@ -1,0 +1,232 @@
+/* The on-disk kernel cache: hits across jit_shutdown (as a new process
+ * would see them), entries that are corrupt, truncated or made for another
+ * key (never loaded: removed and compiled again), folders that are not
+ * safe (refused), two processes racing on one key, split kernels. */
+#define _DEFAULT_SOURCE
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tensorjit.h"
+
+static char base[64], dir[128];
+
+static jit_gather_nd_sig sig(int rows, int threads)
+{
+    return (jit_gather_nd_sig){.dtype = JIT_F32, .index_type = JIT_I32, .threads = threads,
+                               .data_shape = {2, {rows, 16}}, .indices_shape = {2, {2048, 1}}};
+}
+
+/* Compiles s with the cache open (as a fresh process: nothing in memory),
+ * checks its output against the reference; returns info.cache_hit. */
+static int compile_and_check(jit_gather_nd_sig s)
+{
+    jit_shutdown();
+    assert_int_equal(jit_cache_open(dir), 0);
+    jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+    jit_kernel_info info;
+    assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+    assert_int_equal(info.engine, JIT_ENGINE_JIT);
+    int rows = (int)s.data_shape.dims[0];
+    static float data[64 * 16], o1[2048 * 16], o2[2048 * 16];
+    static int32_t idx[2048];
+    for (int i = 0; i < rows * 16; i++)
+        data[i] = (float)i;
+    for (int i = 0; i < 2048; i++)
+        idx[i] = (i * 7) % rows;
+    jit_gather_nd_sig r = s;
+    r.engine = JIT_ENGINE_REFERENCE;
+    assert_int_equal(fn(data, idx, o1), 0);
+    assert_int_equal(jit_gather_nd_compile(&r)(data, idx, o2), 0);
+    assert_memory_equal(o1, o2, sizeof(float) * 2048 * 16);
+    return info.cache_hit;
+}
+
+/* The one entry file of the folder (the test keeps one at a time). */
+static void only_entry(char *path, size_t len)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s/*.tjk", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(fgets(path, (int)len, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+}
+
+static void clear(void)
+{
+    int64_t n, b;
+    char d[256];
+    jit_cache_open(dir);
+    assert_int_equal(jit_cache_stats(1, &n, &b, d, sizeof d), 0);
+}
+
+static void test_miss_then_hit(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(64, 0)), 0);
+    assert_int_equal(compile_and_check(sig(64, 0)), 1);
+    char path[512];
+    struct stat st;
+    only_entry(path, sizeof path);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    int64_t n, b;
+    char d[256];
+    assert_int_equal(jit_cache_stats(0, &n, &b, d, sizeof d), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(d, dir);
+}
+
+static void damage(const char *path, int how)
+{
+    if (how == 0) { /* one byte of the object */
+        int fd = open(path, O_RDWR);
+        off_t end = lseek(fd, 0, SEEK_END);
+        unsigned char c;
+        assert_int_equal(pread(fd, &c, 1, end - 20), 1);
+        c ^= 0x40;
+        assert_int_equal(pwrite(fd, &c, 1, end - 20), 1);
+        close(fd);
+    } else { /* half of it */
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(truncate(path, st.st_size / 2), 0);
+    }
+}
+
+static void test_corrupt_and_truncated_entries_are_never_loaded(void **state)
+{
+    (void)state;
+    for (int how = 0; how < 2; how++) {
+        clear();
+        assert_int_equal(compile_and_check(sig(60, 0)), 0);
+        char path[512];
+        only_entry(path, sizeof path);
+        damage(path, how);
+        assert_int_equal(compile_and_check(sig(60, 0)), 0); /* detected, compiled again */
+        assert_int_equal(compile_and_check(sig(60, 0)), 1); /* and stored whole again */
+    }
+}
+
+static void test_entry_of_another_key_is_never_loaded(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(50, 0)), 0);
+    char a[512], b[512], cmd[1200];
+    only_entry(a, sizeof a);
+    snprintf(cmd, sizeof cmd, "mv %s %s.keep", a, a);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(compile_and_check(sig(51, 0)), 0);
+    only_entry(b, sizeof b);
+    snprintf(cmd, sizeof cmd, "mv %s.keep %s", a, b); /* A's bytes under B's name */
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(compile_and_check(sig(51, 0)), 0);
+    assert_int_equal(compile_and_check(sig(51, 0)), 1);
+}
+
+static void test_unsafe_folders_are_refused(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(jit_cache_open(dir), -1);
+    assert_non_null(strstr(jit_last_error(), "is writable by group or others (mode 777)"));
+    assert_int_equal(chmod(dir, 0700), 0);
+    if (geteuid() == 0) { /* only root can give a folder away */
+        assert_int_equal(chown(dir, 4242, 4242), 0);
+        assert_int_equal(jit_cache_open(dir), -1);
+        assert_non_null(strstr(jit_last_error(), "is owned by uid 4242"));
+        assert_int_equal(chown(dir, 0, 0), 0);
+    }
+    char file[256];
+    snprintf(file, sizeof file, "%s/file", base);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    assert_int_equal(jit_cache_open(file), -1);
+    assert_non_null(strstr(jit_last_error(), "is not a folder"));
+    assert_int_equal(jit_cache_open(dir), 0);
+}
+
+static void test_two_processes_race_on_one_key(void **state)
+{
+    (void)state;
+    clear();
+    jit_shutdown();
+    pid_t kids[2];
+    for (int i = 0; i < 2; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            jit_gather_nd_sig s = sig(40, 0);
+            if (jit_cache_open(dir) != 0)
+                _exit(2);
+            jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+            static float data[40 * 16], out[2048 * 16];
+            static int32_t idx[2048];
+            _exit(fn && fn(data, idx, out) == 0 ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        int st;
+        waitpid(kids[i], &st, 0);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    assert_int_equal(compile_and_check(sig(40, 0)), 1); /* one whole entry */
+}
+
+static void test_split_kernels_load_their_parts(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(64, 2)), 0);
+    assert_int_equal(compile_and_check(sig(64, 2)), 1);
+    jit_gather_nd_sig s = sig(64, 2);
+    static int32_t idx[2048];
+    assert_int_equal(jit_gather_nd_validate(jit_gather_nd_compile(&s), idx), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(base, sizeof base, "/tmp/tj_cache_XXXXXX");
+    if (!mkdtemp(base))
+        return -1;
+    snprintf(dir, sizeof dir, "%s/made/by/us", base); /* mkdir -p, 0700 */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+    return system(cmd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_miss_then_hit),
+        cmocka_unit_test(test_corrupt_and_truncated_entries_are_never_loaded),
+        cmocka_unit_test(test_entry_of_another_key_is_never_loaded),
+        cmocka_unit_test(test_unsafe_folders_are_refused),
+        cmocka_unit_test(test_two_processes_race_on_one_key),
+        cmocka_unit_test(test_split_kernels_load_their_parts),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
