@@ -54,12 +54,12 @@ configure_and_build() {
 }
 
 thread_sanitizer() {
-    echo "== ThreadSanitizer: 8 threads compiling and calling (test_stress, test_jit)"
+    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache)"
     cmake -S . -B build-tsan -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
         -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_TSAN=ON -DTENSORJIT_WERROR=ON >/dev/null
-    cmake --build build-tsan -j"$jobs" --target test_stress test_jit >/dev/null
+    cmake --build build-tsan -j"$jobs" --target test_stress test_jit test_diskcache >/dev/null
     local t
-    for t in test_stress test_jit; do
+    for t in test_stress test_jit test_diskcache; do
         TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
     done
 }

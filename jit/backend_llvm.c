@@ -10,6 +10,7 @@
 #include <llvm-c/Object.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -277,9 +278,51 @@ int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
     return rc;
 }
 
+/* Opening the cache says that kernels will be loaded soon: start LLVM (the
+ * LLJIT, about 1.5 ms) on a thread of its own now, so that a first call
+ * that comes later pays only the load. Joined in tj_backend_shutdown. */
+static pthread_mutex_t tj_warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t tj_warm_thread;
+static int tj_warm_running;
+
+static void *tj_warm_main(void *arg)
+{
+    char why[512];
+    (void)arg;
+    tj_started_engine(why, sizeof why);
+    return NULL;
+}
+
+static void tj_warm_join(void)
+{
+    pthread_mutex_lock(&tj_warm_lock);
+    if (tj_warm_running)
+        pthread_join(tj_warm_thread, NULL);
+    tj_warm_running = 0;
+    pthread_mutex_unlock(&tj_warm_lock);
+}
+
 int tj_backend_cache_open(const char *dir, char *why, size_t len)
 {
-    return tj_objcache_open(dir, why, len);
+    static int at_exit;
+    int rc = tj_objcache_open(dir, why, len);
+    if (rc == 0 && dir && *dir) {
+        /* OpenSSL's first digest starts it and registers its own atexit
+         * cleanup: done here, before ours is registered, so that at exit ours
+         * (joining the warm-up thread) runs first and OpenSSL's after it */
+        tj_objcache_warm();
+        pthread_mutex_lock(&tj_warm_lock);
+        /* a process that exits while LLVM starts on this thread would run
+         * LLVM's static destructors under it: exit joins it first (atexit
+         * handlers registered later run earlier than libLLVM's) */
+        if (!at_exit)
+            at_exit = atexit(tj_warm_join) == 0;
+        if (at_exit && !tj_warm_running &&
+            pthread_create(&tj_warm_thread, NULL, tj_warm_main, NULL) == 0)
+            tj_warm_running = 1;
+        pthread_mutex_unlock(&tj_warm_lock);
+    }
+    return rc;
 }
 
 int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen)
@@ -356,6 +399,7 @@ void tj_backend_release(void *handle)
 
 void tj_backend_shutdown(void)
 {
+    tj_warm_join();
     tj_engine_lock();
     tj_engine_destroy();
     tj_engine_unlock();

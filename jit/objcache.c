@@ -92,6 +92,14 @@ int tj_objcache_open(const char *dir, char *why, size_t len)
     return rc;
 }
 
+void tj_objcache_warm(void)
+{
+    /* OpenSSL 3 loads its provider on the first digest of a process (over
+     * a millisecond): done here, off the first call's path */
+    unsigned char d[32];
+    tj_sha256("", 0, NULL, 0, d);
+}
+
 int tj_objcache_enabled(void)
 {
     pthread_mutex_lock(&tj_objcache_lock);

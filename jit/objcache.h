@@ -28,6 +28,8 @@ typedef struct tj_objkey {
 /* 0, or -1 and why: the folder cannot be made or is not safe. NULL closes. */
 int tj_objcache_open(const char *dir, char *why, size_t len);
 int tj_objcache_enabled(void);
+/* Pays the hashing library's one-time start-up now (the warm-up thread). */
+void tj_objcache_warm(void);
 
 void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key,
                      size_t key_len, tj_objkey *out);

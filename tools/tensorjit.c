@@ -24,7 +24,16 @@ static void tj_usage(FILE *f)
             "exit status: 0 success, 2 invalid arguments or signature, 3 index out of range\n");
 }
 
+static int tj_dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    int rc = tj_dispatch(argc, argv);
+    jit_shutdown(); /* every path: kernels freed, LLVM's start-up thread joined */
+    return rc;
+}
+
+static int tj_dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         tj_usage(stderr);
@@ -45,9 +54,13 @@ int main(int argc, char **argv)
         return tj_cmd_scatter_update(argc - 1, argv + 1);
     if (strcmp(cmd, "cache") == 0)
         return tj_cmd_cache(argc - 1, argv + 1);
-    /* commands that run kernels use the disk cache; bench measures compiles */
-    if (strcmp(cmd, "bench") != 0)
-        tj_cli_open_cache();
+    /* the commands that run kernels use the disk cache (bench measures
+     * compiles) */
+    static const char *const cached[] = {"gather-nd", "scatter-update", "model", "check",
+                                         "demo"};
+    for (size_t i = 0; i < sizeof cached / sizeof *cached; i++)
+        if (strcmp(cmd, cached[i]) == 0)
+            tj_cli_open_cache();
     if (strcmp(cmd, "check") == 0)
         return tj_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0)
