@@ -236,8 +236,79 @@ LLVMMemoryBufferRef tj_objcache_load(const tj_objkey *k)
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(
         (const char *)buf + off, len - off, k->name);
     free(buf);
-    utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
+    utimensat(AT_FDCWD, path, NULL, 0); /* recently used: evicted last */
     return mb;
+}
+
+typedef struct tj_entry_stat {
+    char name[64];
+    time_t mtime;
+    long mtime_ns;
+    int64_t bytes;
+} tj_entry_stat;
+
+static int tj_older(const void *a, const void *b)
+{
+    const tj_entry_stat *x = a, *y = b;
+    if (x->mtime != y->mtime)
+        return x->mtime < y->mtime ? -1 : 1;
+    return x->mtime_ns < y->mtime_ns ? -1 : x->mtime_ns > y->mtime_ns;
+}
+
+/* The cap in bytes: TENSORJIT_CACHE_MAX_BYTES, else TJ_OBJCACHE_MAX_BYTES. */
+static int64_t tj_cache_cap(void)
+{
+    const char *v = getenv("TENSORJIT_CACHE_MAX_BYTES");
+    long long n = v && *v ? atoll(v) : 0;
+    return n > 0 ? (int64_t)n : TJ_OBJCACHE_MAX_BYTES;
+}
+
+/* Least recently used first (a load refreshes an entry's mtime), entries
+ * are deleted until the folder holds at most the cap. Other processes may
+ * evict at the same time: a file already gone is fine. */
+static void tj_evict(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t n = 0, cap = 64;
+    tj_entry_stat *all = malloc(cap * sizeof *all);
+    int64_t total = 0;
+    for (struct dirent *e; all && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        char path[4400];
+        struct stat st;
+        if (l < 5 || l >= sizeof all->name || strcmp(e->d_name + l - 4, ".tjk") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            tj_entry_stat *more = realloc(all, 2 * cap * sizeof *all);
+            if (!more)
+                break;
+            all = more;
+            cap *= 2;
+        }
+        memcpy(all[n].name, e->d_name, l + 1); /* l < sizeof name: checked above */
+        all[n].mtime = st.st_mtim.tv_sec;
+        all[n].mtime_ns = st.st_mtim.tv_nsec;
+        all[n].bytes = st.st_size;
+        total += st.st_size;
+        n++;
+    }
+    closedir(d);
+    int64_t limit = tj_cache_cap();
+    if (all && total > limit) {
+        qsort(all, n, sizeof *all, tj_older);
+        for (size_t i = 0; i < n && total > limit; i++) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, all[i].name);
+            if (unlink(path) == 0 || errno == ENOENT)
+                total -= all[i].bytes;
+        }
+    }
+    free(all);
 }
 
 void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
@@ -264,8 +335,11 @@ void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
              write(fd, obj, len) == (ssize_t)len && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     /* rename is atomic: readers see the old entry, none, or this whole one */
-    if (!ok || rename(tmp, path) != 0)
+    if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
+        return;
+    }
+    tj_evict(dir);
 }
 
 /* Counts (and with remove, deletes) the folder's entries. */

@@ -20,6 +20,10 @@
 #include "engine.h"
 #include "plan.h"
 
+/* The folder's size cap (TENSORJIT_CACHE_MAX_BYTES changes it): past it,
+ * the least recently used entries are deleted after each store. */
+#define TJ_OBJCACHE_MAX_BYTES ((int64_t)1 << 30)
+
 typedef struct tj_objkey {
     unsigned char digest[32];
     char name[48]; /* the kernel's symbol: tj_ + 32 hex digits of the digest */

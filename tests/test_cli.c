@@ -390,6 +390,24 @@ static void test_disk_cache_across_processes(void **state)
 #endif
     assert_int_equal(run("cache stats"), 0);
     assert_int_equal(run("cache frobnicate"), 2);
+    /* --precompile fills the cache; a later run finds every layer there */
+    assert_int_equal(run("cache clear"), 0);
+    FILE *f = fopen(path("pre.xml"), "w");
+    fputs("<layer type=\"GatherND\" version=\"opset8\"><data batch_dims=0 /><input><port>"
+          "<dim>4</dim><dim>3</dim></port><port><dim>5</dim><dim>1</dim></port></input></layer>\n"
+          "<layer type=\"GatherND\" version=\"opset5\"><data batch_dims=1 /><input><port>"
+          "<dim>4</dim><dim>3</dim></port><port><dim>4</dim><dim>1</dim></port></input></layer>\n", f);
+    fclose(f);
+    assert_int_equal(run("model @pre.xml --precompile"), 0);
+#ifdef TJ_WITH_JIT
+    assert_non_null(strstr(out_text, "precompiled: 2 kernels in "));
+    assert_non_null(strstr(out_text, "(2 compiled now, 0 already there)"));
+    assert_int_equal(run("model @pre.xml"), 0);
+    int disk = 0;
+    for (const char *p = out_text; (p = strstr(p, "jit (disk cache)")); p++)
+        disk++;
+    assert_int_equal(disk, 2);
+#endif
     /* an exit right after the cache was opened (LLVM still starting on the
      * warm-up thread) is an exit, not a crash in LLVM's destructors */
     for (int i = 0; i < 5; i++)

@@ -162,6 +162,43 @@ static void test_unsafe_folders_are_refused(void **state)
     assert_int_equal(jit_cache_open(dir), 0);
 }
 
+static int64_t cache_bytes(void)
+{
+    int64_t n, b;
+    char d[256];
+    jit_cache_open(dir);
+    assert_int_equal(jit_cache_stats(0, &n, &b, d, sizeof d), 0);
+    return b;
+}
+
+/* Past the size cap the least recently used entry goes: A stored, B
+ * stored, A used again, C stored -> B is evicted. */
+static void test_size_cap_evicts_least_recently_used(void **state)
+{
+    (void)state;
+    clear();
+    compile_and_check(sig(30, 0));
+    compile_and_check(sig(31, 0));
+    compile_and_check(sig(32, 0));
+    int64_t all = cache_bytes();
+    clear();
+    char cap[32];
+    snprintf(cap, sizeof cap, "%lld", (long long)(all - 1));
+    setenv("TENSORJIT_CACHE_MAX_BYTES", cap, 1);
+    assert_int_equal(compile_and_check(sig(30, 0)), 0);
+    usleep(20000);
+    assert_int_equal(compile_and_check(sig(31, 0)), 0);
+    usleep(20000);
+    assert_int_equal(compile_and_check(sig(30, 0)), 1); /* A is used again */
+    usleep(20000);
+    assert_int_equal(compile_and_check(sig(32, 0)), 0); /* over the cap: B goes */
+    assert_true(cache_bytes() <= all - 1);
+    assert_int_equal(compile_and_check(sig(30, 0)), 1);
+    assert_int_equal(compile_and_check(sig(32, 0)), 1);
+    unsetenv("TENSORJIT_CACHE_MAX_BYTES");
+    assert_int_equal(compile_and_check(sig(31, 0)), 0);
+}
+
 static void test_two_processes_race_on_one_key(void **state)
 {
     (void)state;
@@ -228,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_entry_of_another_key_is_never_loaded),
         cmocka_unit_test(test_unsafe_folders_are_refused),
         cmocka_unit_test(test_two_processes_race_on_one_key),
+        cmocka_unit_test(test_size_cap_evicts_least_recently_used),
         cmocka_unit_test(test_split_kernels_load_their_parts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -151,7 +151,7 @@ static int tj_report(const tj_model_run *run)
             continue;
         }
         if (r->info.engine == JIT_ENGINE_JIT)
-            snprintf(engine, sizeof engine, "jit");
+            snprintf(engine, sizeof engine, "jit%s", r->info.cache_hit ? " (disk cache)" : "");
         else
             snprintf(engine, sizeof engine, "reference (%.60s)", r->info.why);
         printf("%-24s %-5s %-16s %-44s %10.2f %10zu", l->name, l->id, tj_op_name(l), engine,
@@ -172,13 +172,15 @@ static int tj_report(const tj_model_run *run)
 }
 
 static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts *opts,
-                         int *check, int *explain, int64_t *jobs)
+                         int *check, int *explain, int64_t *jobs, int *precompile)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--check") == 0) {
             *check = 1;
+        } else if (strcmp(a, "--precompile") == 0) {
+            *precompile = 1;
         } else if (strcmp(a, "--explain") == 0) {
             *explain = 1;
         } else if (strcmp(a, "--dtype") == 0 && v) {
@@ -207,7 +209,8 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
                 return -1;
             i++;
         } else if (strcmp(a, "--help") == 0) {
-            printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N]\n"
+            printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N] "
+                   "[--precompile]\n"
                    "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset 5|8]\n");
             return 1;
         } else if (a[0] == '-' || *path) {
@@ -225,11 +228,15 @@ int tj_cmd_model(int argc, char **argv)
 {
     const char *path = NULL;
     tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
-    int check = 0, explain = 0;
+    int check = 0, explain = 0, precompile = 0;
     int64_t jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-    int rc = tj_model_args(argc, argv, &path, &opts, &check, &explain, &jobs);
+    int rc = tj_model_args(argc, argv, &path, &opts, &check, &explain, &jobs, &precompile);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
+    /* --precompile: every layer into the disk cache, so that a server
+     * started later finds each kernel there; no cache is an error then */
+    if (precompile && tj_cli_open_cache() != 0)
+        return tj_cli_fail("model --precompile: %s", jit_last_error());
     tj_model model;
     char err[512];
     if (tj_model_read(path, &opts, &model, err, sizeof err) != 0)
@@ -252,6 +259,20 @@ int tj_cmd_model(int argc, char **argv)
     if (run.progress && run.usable)
         fprintf(stderr, "\r%*s\r", 40, "");
     int bad = run.usable ? tj_report(&run) : 0;
+    if (precompile) {
+        int64_t entries, bytes;
+        char dir[4096];
+        int hits = 0, done = 0;
+        for (int i = 0; i < model.count; i++) {
+            done += run.results[i].compiled && run.results[i].info.engine == JIT_ENGINE_JIT;
+            hits += run.results[i].compiled && run.results[i].info.cache_hit;
+        }
+        if (jit_cache_stats(0, &entries, &bytes, dir, sizeof dir) == 0)
+            printf("\nprecompiled: %d kernel%s in %s (%d compiled now, %d already there); "
+                   "the cache holds %lld kernels, %lld bytes\n",
+                   done, done == 1 ? "" : "s", dir, done - hits, hits, (long long)entries,
+                   (long long)bytes);
+    }
     pthread_mutex_destroy(&run.print_lock);
     free(run.results);
     tj_model_free(&model);
