@@ -125,6 +125,15 @@ typedef int (*jit_scatter_update_fn)(const void *data, const void *indices,
 jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig);
 jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *sig);
 
+/* Tiered compilation: returns at once a pointer that works from its first
+ * call (the reference kernel) and switches to the JIT kernel when a
+ * background thread has compiled it, with no lock on the call path. The
+ * switch point costs a few tens of ns per call (docs/performance.md): for
+ * the smallest kernels call jit_*_compile again once jit_*_info says
+ * "jit" (a cache hit) and use that direct pointer. */
+jit_gather_nd_fn jit_gather_nd_compile_async(const jit_gather_nd_sig *sig);
+jit_scatter_update_fn jit_scatter_update_compile_async(const jit_scatter_update_sig *sig);
+
 /* Output shape of a valid signature; -1 and jit_last_error() otherwise. */
 int jit_gather_nd_output_shape(const jit_gather_nd_sig *sig, jit_shape *out);
 int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape *out);

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "plan.h"
 #include "pool.h"
+#include "tiered.h"
 
 jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
 {
@@ -54,6 +55,44 @@ jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *s
     return k ? (jit_scatter_update_fn)k->entry : NULL;
 }
 
+/* A tiered kernel unless the reference one is asked for (nothing to switch to). */
+static tj_kernel *tj_async(const tj_key *key, const tj_plan *plan, jit_engine engine)
+{
+    const char *off = getenv("TENSORJIT_JIT");
+    if (engine == JIT_ENGINE_REFERENCE || (off && (!strcmp(off, "off") || !strcmp(off, "0"))))
+        return tj_cache_get(key, plan, engine);
+    tj_kernel *k = tj_cache_find(key); /* compiled already: the direct pointer */
+    return k ? k : tj_tiered_get(key, plan);
+}
+
+jit_gather_nd_fn jit_gather_nd_compile_async(const jit_gather_nd_sig *sig)
+{
+    tj_plan plan;
+    tj_key key;
+    if (!sig) {
+        tj_error_set("the GatherND signature is NULL");
+        return NULL;
+    }
+    if (tj_gather_nd_plan(sig, &plan, NULL) != 0 || tj_key_gather_nd(sig, &key) != 0)
+        return NULL;
+    tj_kernel *k = tj_async(&key, &plan, sig->engine);
+    return k ? (jit_gather_nd_fn)k->entry : NULL;
+}
+
+jit_scatter_update_fn jit_scatter_update_compile_async(const jit_scatter_update_sig *sig)
+{
+    tj_plan plan;
+    tj_key key;
+    if (!sig) {
+        tj_error_set("the ScatterUpdate signature is NULL");
+        return NULL;
+    }
+    if (tj_scatter_update_plan(sig, &plan, NULL) != 0 || tj_key_scatter_update(sig, &key) != 0)
+        return NULL;
+    tj_kernel *k = tj_async(&key, &plan, sig->engine);
+    return k ? (jit_scatter_update_fn)k->entry : NULL;
+}
+
 int jit_gather_nd_output_shape(const jit_gather_nd_sig *sig, jit_shape *out)
 {
     tj_plan plan;
@@ -73,10 +112,15 @@ int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape
 static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
 {
     const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
+    int tiered = 0;
+    if (!k && fn && (k = tj_tiered_current(fn)))
+        tiered = 1;
     if (!k || !info || k->plan.op != op)
         return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
     info->engine = k->engine;
-    info->why = k->why;
+    info->why = tiered && k->engine == JIT_ENGINE_REFERENCE
+                    ? "tiered: the JIT kernel is not ready yet (or could not be made)"
+                    : k->why;
     info->compile_ms = k->compile_ms;
     info->code_bytes = k->code_bytes;
     info->out_bytes = k->plan.out_bytes;
@@ -159,6 +203,7 @@ void jit_cache_close(void)
 
 void jit_shutdown(void)
 {
+    tj_tiered_shutdown(); /* joins background compiles, which use the cache */
     tj_pool_shutdown();
     tj_cache_clear();
     tj_backend_shutdown();

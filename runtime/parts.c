@@ -5,10 +5,13 @@
 #include "cache.h"
 #include "error.h"
 #include "ref_kernel.h"
+#include "tiered.h"
 
 static const tj_kernel *tj_parts_kernel(tj_entry_fn fn, tj_op op)
 {
     const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
+    if (!k && fn)
+        k = tj_tiered_current(fn);
     if (!k || k->plan.op != op) {
         tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
         return NULL;

@@ -1,0 +1,160 @@
+/*
+ * Tiered kernels. The entry point is a libffi closure (like the reference
+ * kernel's) whose handler loads the current implementation with one
+ * acquire load and calls it: the reference kernel until the background
+ * compile finishes, the JIT kernel after. The switch is a release store;
+ * calls in flight finish on whichever they loaded. Both implementations
+ * stay alive until jit_shutdown(), so no call ever runs freed code.
+ *
+ * The switch point costs a libffi closure call (tens of ns, measured in
+ * docs/performance.md): worth it for kernels of microseconds; for the
+ * smallest ones, ask jit_*_compile again once the info says "jit" and call
+ * the direct pointer.
+ */
+#include "tiered.h"
+
+#include <ffi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+
+typedef struct tj_tiered {
+    tj_kernel front;                 /* what users hold: its entry is the closure */
+    _Atomic(tj_kernel *) current;    /* what the closure calls now */
+    tj_kernel *reference;            /* kept until shutdown */
+    unsigned char key[sizeof(((tj_key *)0)->words)];
+    size_t key_len;
+    pthread_t compiler;
+    int has_compiler;
+    ffi_closure *closure;
+    ffi_cif cif;
+    ffi_type *args[4];
+    struct tj_tiered *next;
+} tj_tiered;
+
+static pthread_mutex_t tj_tiered_lock = PTHREAD_MUTEX_INITIALIZER;
+static tj_tiered *tj_all;
+
+static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
+{
+    (void)cif;
+    tj_tiered *t = user;
+    tj_kernel *k = atomic_load_explicit(&t->current, memory_order_acquire);
+    int rc;
+    if (k->plan.op == TJ_OP_GATHER_ND)
+        rc = ((jit_gather_nd_fn)k->entry)(*(const void **)args[0], *(const void **)args[1],
+                                           *(void **)args[2]);
+    else
+        rc = ((jit_scatter_update_fn)k->entry)(*(const void **)args[0], *(const void **)args[1],
+                                                *(const void **)args[2], *(void **)args[3]);
+    *(ffi_sarg *)ret = rc;
+}
+
+/* The JIT kernel, through the ordinary cache (so jit_*_compile later returns
+ * its direct pointer); then the switch. */
+static void *tj_tiered_compile(void *arg)
+{
+    tj_tiered *t = arg;
+    tj_key key;
+    key.len = t->key_len;
+    memcpy(key.words, t->key, t->key_len);
+    tj_kernel *k = tj_cache_get(&key, &t->front.plan, JIT_ENGINE_AUTO);
+    if (k && k->engine == JIT_ENGINE_JIT)
+        atomic_store_explicit(&t->current, k, memory_order_release);
+    return NULL;
+}
+
+static int tj_tiered_bind(tj_tiered *t)
+{
+    unsigned nargs = t->front.plan.op == TJ_OP_GATHER_ND ? 3 : 4;
+    void *code;
+    for (unsigned i = 0; i < nargs; i++)
+        t->args[i] = &ffi_type_pointer;
+    t->closure = ffi_closure_alloc(sizeof(ffi_closure), &code);
+    if (!t->closure)
+        return -1;
+    if (ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, nargs, &ffi_type_sint, t->args) != FFI_OK ||
+        ffi_prep_closure_loc(t->closure, &t->cif, tj_tiered_call, t, code) != FFI_OK) {
+        ffi_closure_free(t->closure);
+        return -1;
+    }
+    t->front.entry = (tj_entry_fn)code;
+    return 0;
+}
+
+static tj_tiered *tj_find(const tj_key *key)
+{
+    for (tj_tiered *t = tj_all; t; t = t->next)
+        if (t->key_len == key->len && memcmp(t->key, key->words, key->len) == 0)
+            return t;
+    return NULL;
+}
+
+tj_kernel *tj_tiered_get(const tj_key *key, const tj_plan *plan)
+{
+    pthread_mutex_lock(&tj_tiered_lock);
+    tj_tiered *t = tj_find(key);
+    if (t) {
+        pthread_mutex_unlock(&tj_tiered_lock);
+        return &t->front;
+    }
+    t = tj_calloc(1, sizeof *t);
+    tj_kernel *ref = t ? tj_kernel_build(plan, key->words, key->len, JIT_ENGINE_REFERENCE) : NULL;
+    if (!t || !ref) {
+        tj_free(t);
+        pthread_mutex_unlock(&tj_tiered_lock);
+        tj_error_set("out of memory making a tiered kernel");
+        return NULL;
+    }
+    t->front.plan = *plan;
+    t->reference = ref;
+    t->key_len = key->len;
+    memcpy(t->key, key->words, key->len);
+    atomic_init(&t->current, ref);
+    if (tj_tiered_bind(t) != 0) {
+        tj_kernel_destroy(ref);
+        tj_free(t);
+        pthread_mutex_unlock(&tj_tiered_lock);
+        tj_error_set("libffi could not make a tiered kernel's entry point");
+        return NULL;
+    }
+    t->front.engine = JIT_ENGINE_REFERENCE;
+    /* no thread: it stays on the reference kernel, which works */
+    t->has_compiler = pthread_create(&t->compiler, NULL, tj_tiered_compile, t) == 0;
+    t->next = tj_all;
+    tj_all = t;
+    pthread_mutex_unlock(&tj_tiered_lock);
+    return &t->front;
+}
+
+const tj_kernel *tj_tiered_current(tj_entry_fn fn)
+{
+    const tj_kernel *k = NULL;
+    pthread_mutex_lock(&tj_tiered_lock);
+    for (tj_tiered *t = tj_all; t; t = t->next)
+        if (t->front.entry == fn) {
+            k = atomic_load_explicit(&t->current, memory_order_acquire);
+            break;
+        }
+    pthread_mutex_unlock(&tj_tiered_lock);
+    return k;
+}
+
+void tj_tiered_shutdown(void)
+{
+    pthread_mutex_lock(&tj_tiered_lock);
+    tj_tiered *all = tj_all;
+    tj_all = NULL;
+    pthread_mutex_unlock(&tj_tiered_lock);
+    for (tj_tiered *t = all, *next; t; t = next) {
+        next = t->next;
+        if (t->has_compiler)
+            pthread_join(t->compiler, NULL);
+        ffi_closure_free(t->closure);
+        tj_kernel_destroy(t->reference);
+        tj_free(t);
+    }
+}
