@@ -7,6 +7,10 @@ typedef struct tj_compile_summary {
     double first_ms, next_ms, worst_ms, hit_ns;
     double per_workload_ms[32];
     int not_jit;
+    double disk_first_ms; /* a second process, cache opened 5 ms before */
+    double disk_cold_ms;  /* the same, called right after opening */
+    double disk_next_ms;
+    int disk_misses;
 } tj_compile_summary;
 
 /* Runs `runs` child processes of this executable; 0 or -1 (printed). */

@@ -97,6 +97,68 @@ typedef struct tj_compile_stats {
     int nfirst, nnext[16], nhit, not_jit;
 } tj_compile_stats;
 
+/* A process that opens the disk cache in dir (as a server would at start,
+ * waiting wait_ms before its first call), then compiles every workload:
+ * prints "<ms of the first call> <ms of the next ones, median> <hits>". */
+static int tj_disk_child(const char *dir, int wait_ms)
+{
+    double ms[32];
+    int n = 0, hits = 0;
+    if (jit_cache_open(dir) != 0)
+        return tj_cli_fail("bench: %s", jit_last_error());
+    if (wait_ms) {
+        struct timespec ts = {0, (long)wait_ms * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < tj_workload_count; i++) {
+        const tj_workload *w = &tj_workloads[i];
+        jit_kernel_info info = {0};
+        if (w->in_place)
+            continue;
+        double t0 = tj_now_ns();
+        if (w->is_scatter)
+            jit_scatter_update_info(jit_scatter_update_compile(&w->scatter), &info);
+        else
+            jit_gather_nd_info(jit_gather_nd_compile(&w->gather), &info);
+        ms[n++] = (tj_now_ns() - t0) / 1e6;
+        hits += info.cache_hit;
+    }
+    printf("%.4f %.4f %d\n", ms[0], tj_median(ms + 1, n - 1), hits);
+    jit_shutdown();
+    return 0;
+}
+
+/* Second-process figures of the disk cache: fill a fresh folder once,
+ * then `runs` processes load from it. */
+static int tj_disk_figures(const char *self, int runs, int wait_ms, double *first, double *next,
+                           int *misses)
+{
+    char dir[] = "/tmp/tensorjit-bench-cache-XXXXXX", cmd[4400];
+    double f[64], x[64];
+    if (!mkdtemp(dir))
+        return -1;
+    *misses = 0;
+    for (int r = 0; r <= runs; r++) {
+        snprintf(cmd, sizeof cmd, "'%s' bench --disk-child %s %d", self, dir, wait_ms);
+        FILE *p = popen(cmd, "r");
+        int hits = 0;
+        if (!p || fscanf(p, "%lf %lf %d", &f[r > 0 ? r - 1 : 0], &x[r > 0 ? r - 1 : 0], &hits) != 3) {
+            if (p)
+                pclose(p);
+            return -1;
+        }
+        pclose(p);
+        if (r > 0)
+            *misses += hits < tj_workload_count - 1;
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        return -1;
+    *first = tj_median(f, runs);
+    *next = tj_median(x, runs);
+    return 0;
+}
+
 static int tj_run_child(const char *self, int first, tj_compile_stats *st)
 {
     char cmd[4200];
@@ -156,6 +218,10 @@ int tj_bench_compile_collect(int runs, tj_compile_summary *out)
     out->next_ms = tj_median(all, nall);
     out->hit_ns = tj_median(st.hit, st.nhit);
     out->not_jit = st.not_jit;
+    if (tj_disk_figures(self, runs, 5, &out->disk_first_ms, &out->disk_next_ms,
+                        &out->disk_misses) != 0 ||
+        tj_disk_figures(self, runs, 0, &out->disk_cold_ms, &out->disk_next_ms, &out->disk_misses) != 0)
+        return tj_cli_fail("bench: the disk cache runs failed"), -1;
     return 0;
 }
 
@@ -169,6 +235,10 @@ void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_jso
         printf(",{\"workload\": \"*\", \"impl\": \"compile-first\", \"ms\": %.3f}\n", c->first_ms);
         printf(",{\"workload\": \"*\", \"impl\": \"compile-next\", \"ms\": %.3f}\n", c->next_ms);
         printf(",{\"workload\": \"G6\", \"impl\": \"cache-hit\", \"ns\": %.1f}\n", c->hit_ns);
+        printf(",{\"workload\": \"*\", \"impl\": \"disk-hit-first\", \"ms\": %.3f}\n",
+               c->disk_first_ms);
+        printf(",{\"workload\": \"*\", \"impl\": \"disk-hit-next\", \"ms\": %.3f}\n",
+               c->disk_next_ms);
         return;
     }
     printf("compile (median over %d processes; each compiles every workload once)\n", c->runs);
@@ -179,12 +249,18 @@ void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_jso
     printf("  next compiles, all workloads: %.2f ms\n", c->next_ms);
     printf("  slowest compile seen: %.2f ms\n", c->worst_ms);
     printf("  cache hit: %.0f ns\n", c->hit_ns);
+    printf("  disk cache, a second process: first call %.2f ms (cache opened 5 ms before; "
+           "%.2f ms right after opening), next ones %.2f ms%s\n",
+           c->disk_first_ms, c->disk_cold_ms, c->disk_next_ms,
+           c->disk_misses ? " (SOME WERE NOT HITS)" : ", every one a hit");
     if (c->not_jit)
         printf("  NOTE: %d compiles were served by the reference kernel\n", c->not_jit);
 }
 
 int tj_cmd_bench(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--disk-child") == 0)
+        return tj_disk_child(argv[2], atoi(argv[3]));
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--compile-child") == 0) {
             int64_t child;
