@@ -11,86 +11,111 @@
 #include "pool.h"
 #include "tiered.h"
 
-jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
+/* What differs between the ops at this level: how a signature becomes a
+ * key and a plan. Everything after is shared. */
+typedef struct tj_op_sig {
+    const char *name;
+    jit_engine engine;
+    int (*key)(const void *sig, tj_key *key);
+    int (*plan)(const void *sig, tj_plan *plan);
+    const void *sig;
+} tj_op_sig;
+
+static int tj_gather_key(const void *s, tj_key *k)
+{
+    return tj_key_gather_nd(s, k);
+}
+
+static int tj_gather_plan(const void *s, tj_plan *p)
+{
+    return tj_gather_nd_plan(s, p, NULL);
+}
+
+static int tj_scatter_key(const void *s, tj_key *k)
+{
+    return tj_key_scatter_update(s, k);
+}
+
+static int tj_scatter_plan(const void *s, tj_plan *p)
+{
+    return tj_scatter_update_plan(s, p, NULL);
+}
+
+static tj_op_sig tj_gather_sig(const jit_gather_nd_sig *sig)
+{
+    return (tj_op_sig){"GatherND", sig ? sig->engine : JIT_ENGINE_AUTO, tj_gather_key,
+                       tj_gather_plan, sig};
+}
+
+static tj_op_sig tj_scatter_sig(const jit_scatter_update_sig *sig)
+{
+    return (tj_op_sig){"ScatterUpdate", sig ? sig->engine : JIT_ENGINE_AUTO, tj_scatter_key,
+                       tj_scatter_plan, sig};
+}
+
+/* The cached kernel, or a new one. A hit does no checking or planning: a
+ * key in the cache proves its signature valid. */
+static tj_entry_fn tj_compile(tj_op_sig o)
 {
     tj_plan plan;
     tj_key key;
-    if (!sig) {
-        tj_error_set("the GatherND signature is NULL");
+    if (!o.sig) {
+        tj_error_set("the %s signature is NULL", o.name);
         return NULL;
     }
-    int keyed = tj_key_gather_nd(sig, &key) == 0;
+    int keyed = o.key(o.sig, &key) == 0;
     tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
     if (k)
-        return (jit_gather_nd_fn)k->entry;
-    if (tj_gather_nd_plan(sig, &plan, NULL) != 0)
+        return k->entry;
+    if (o.plan(o.sig, &plan) != 0)
         return NULL;
     if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
         tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
         return NULL;
     }
-    k = tj_cache_get(&key, &plan, sig->engine);
-    return k ? (jit_gather_nd_fn)k->entry : NULL;
+    k = tj_cache_get(&key, &plan, o.engine);
+    return k ? k->entry : NULL;
+}
+
+/* A tiered kernel, unless the reference one is asked for (nothing to
+ * switch to) or the JIT kernel is there already (its direct pointer). */
+static tj_entry_fn tj_compile_async(tj_op_sig o)
+{
+    tj_plan plan;
+    tj_key key;
+    if (!o.sig) {
+        tj_error_set("the %s signature is NULL", o.name);
+        return NULL;
+    }
+    if (o.plan(o.sig, &plan) != 0 || o.key(o.sig, &key) != 0)
+        return NULL;
+    const char *off = getenv("TENSORJIT_JIT");
+    tj_kernel *k;
+    if (o.engine == JIT_ENGINE_REFERENCE || (off && (!strcmp(off, "off") || !strcmp(off, "0"))))
+        k = tj_cache_get(&key, &plan, o.engine);
+    else if (!(k = tj_cache_find(&key)))
+        k = tj_tiered_get(&key, &plan);
+    return k ? k->entry : NULL;
+}
+
+jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
+{
+    return (jit_gather_nd_fn)tj_compile(tj_gather_sig(sig));
 }
 
 jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *sig)
 {
-    tj_plan plan;
-    tj_key key;
-    if (!sig) {
-        tj_error_set("the ScatterUpdate signature is NULL");
-        return NULL;
-    }
-    int keyed = tj_key_scatter_update(sig, &key) == 0;
-    tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
-    if (k)
-        return (jit_scatter_update_fn)k->entry;
-    if (tj_scatter_update_plan(sig, &plan, NULL) != 0)
-        return NULL;
-    if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
-        tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
-        return NULL;
-    }
-    k = tj_cache_get(&key, &plan, sig->engine);
-    return k ? (jit_scatter_update_fn)k->entry : NULL;
-}
-
-/* A tiered kernel unless the reference one is asked for (nothing to switch to). */
-static tj_kernel *tj_async(const tj_key *key, const tj_plan *plan, jit_engine engine)
-{
-    const char *off = getenv("TENSORJIT_JIT");
-    if (engine == JIT_ENGINE_REFERENCE || (off && (!strcmp(off, "off") || !strcmp(off, "0"))))
-        return tj_cache_get(key, plan, engine);
-    tj_kernel *k = tj_cache_find(key); /* compiled already: the direct pointer */
-    return k ? k : tj_tiered_get(key, plan);
+    return (jit_scatter_update_fn)tj_compile(tj_scatter_sig(sig));
 }
 
 jit_gather_nd_fn jit_gather_nd_compile_async(const jit_gather_nd_sig *sig)
 {
-    tj_plan plan;
-    tj_key key;
-    if (!sig) {
-        tj_error_set("the GatherND signature is NULL");
-        return NULL;
-    }
-    if (tj_gather_nd_plan(sig, &plan, NULL) != 0 || tj_key_gather_nd(sig, &key) != 0)
-        return NULL;
-    tj_kernel *k = tj_async(&key, &plan, sig->engine);
-    return k ? (jit_gather_nd_fn)k->entry : NULL;
+    return (jit_gather_nd_fn)tj_compile_async(tj_gather_sig(sig));
 }
 
 jit_scatter_update_fn jit_scatter_update_compile_async(const jit_scatter_update_sig *sig)
 {
-    tj_plan plan;
-    tj_key key;
-    if (!sig) {
-        tj_error_set("the ScatterUpdate signature is NULL");
-        return NULL;
-    }
-    if (tj_scatter_update_plan(sig, &plan, NULL) != 0 || tj_key_scatter_update(sig, &key) != 0)
-        return NULL;
-    tj_kernel *k = tj_async(&key, &plan, sig->engine);
-    return k ? (jit_scatter_update_fn)k->entry : NULL;
+    return (jit_scatter_update_fn)tj_compile_async(tj_scatter_sig(sig));
 }
 
 int jit_gather_nd_output_shape(const jit_gather_nd_sig *sig, jit_shape *out)
@@ -151,24 +176,24 @@ static char *tj_dump(const tj_plan *plan, jit_dump_kind kind)
     return text;
 }
 
-char *jit_gather_nd_dump(const jit_gather_nd_sig *sig, jit_dump_kind kind)
+static char *tj_dump_sig(tj_op_sig o, jit_dump_kind kind)
 {
     tj_plan plan;
-    if (!sig) {
-        tj_error_set("the GatherND signature is NULL");
+    if (!o.sig) {
+        tj_error_set("the %s signature is NULL", o.name);
         return NULL;
     }
-    return tj_gather_nd_plan(sig, &plan, NULL) == 0 ? tj_dump(&plan, kind) : NULL;
+    return o.plan(o.sig, &plan) == 0 ? tj_dump(&plan, kind) : NULL;
+}
+
+char *jit_gather_nd_dump(const jit_gather_nd_sig *sig, jit_dump_kind kind)
+{
+    return tj_dump_sig(tj_gather_sig(sig), kind);
 }
 
 char *jit_scatter_update_dump(const jit_scatter_update_sig *sig, jit_dump_kind kind)
 {
-    tj_plan plan;
-    if (!sig) {
-        tj_error_set("the ScatterUpdate signature is NULL");
-        return NULL;
-    }
-    return tj_scatter_update_plan(sig, &plan, NULL) == 0 ? tj_dump(&plan, kind) : NULL;
+    return tj_dump_sig(tj_scatter_sig(sig), kind);
 }
 
 void jit_free(void *p)
