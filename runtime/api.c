@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "cache.h"
 #include "error.h"
+#include "kernel.h"
 #include "plan.h"
 #include "pool.h"
 #include "tiered.h"
@@ -89,9 +90,9 @@ static tj_entry_fn tj_compile_async(tj_op_sig o)
     }
     if (o.plan(o.sig, &plan) != 0 || o.key(o.sig, &key) != 0)
         return NULL;
-    const char *off = getenv("TENSORJIT_JIT");
+    char why[128];
     tj_kernel *k;
-    if (o.engine == JIT_ENGINE_REFERENCE || (off && (!strcmp(off, "off") || !strcmp(off, "0"))))
+    if (!tj_jit_wanted(o.engine, why, sizeof why))
         k = tj_cache_get(&key, &plan, o.engine);
     else if (!(k = tj_cache_find(&key)))
         k = tj_tiered_get(&key, &plan);

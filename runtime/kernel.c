@@ -17,8 +17,7 @@ static double tj_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* 1 when the JIT should try; else 0 with the reason in why. */
-static int tj_jit_wanted(jit_engine engine, char *why, size_t len)
+int tj_jit_wanted(jit_engine engine, char *why, size_t len)
 {
     if (engine == JIT_ENGINE_REFERENCE) {
         snprintf(why, len, "the signature asks for the reference engine");
