@@ -23,7 +23,12 @@ cJSON *support_load_cases(const char *file)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
+    char *buf = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (!buf) {
+        fclose(f);
+        fprintf(stderr, "cannot read %s\n", path);
+        return NULL;
+    }
     size_t got = fread(buf, 1, (size_t)n, f);
     fclose(f);
     buf[got] = '\0';

@@ -1,4 +1,4 @@
-/* Every vector of ../shared/cases through the public API: each valid case
+/* Every vector of tests/cases (a copy of ../shared/cases) through the public API: each valid case
  * as recorded, then again for every other element type and index type that
  * holds its values exactly, through both engines; every invalid entry is
  * refused (signature) or makes the kernel fail without writing (index). */
