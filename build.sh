@@ -54,12 +54,12 @@ configure_and_build() {
 }
 
 thread_sanitizer() {
-    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache, test_tiered)"
+    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache, test_tiered, test_limits)"
     cmake -S . -B build-tsan -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
         -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_TSAN=ON -DTENSORJIT_WERROR=ON >/dev/null
-    cmake --build build-tsan -j"$jobs" --target test_stress test_jit test_diskcache test_tiered >/dev/null
+    cmake --build build-tsan -j"$jobs" --target test_stress test_jit test_diskcache test_tiered test_limits >/dev/null
     local t
-    for t in test_stress test_jit test_diskcache test_tiered; do
+    for t in test_stress test_jit test_diskcache test_tiered test_limits; do
         TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
     done
 }

@@ -70,7 +70,8 @@ typedef enum jit_engine {
 enum jit_status {
     JIT_OK = 0,
     JIT_STATUS_BAD_INDEX = 1, /* an index is out of range under the policy */
-    JIT_STATUS_BAD_POINTER = 2 /* a NULL buffer where the signature needs bytes */
+    JIT_STATUS_BAD_POINTER = 2, /* a NULL buffer where the signature needs bytes */
+    JIT_STATUS_RELEASED = 3     /* the kernel was released under the kernel limit */
 };
 
 typedef struct jit_shape {
@@ -199,6 +200,37 @@ void jit_cache_close(void);
 /* Entries and bytes in the open cache folder (clear: deletes them first
  * and reports what it deleted); its path into dir. -1 if none is open. */
 int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len);
+
+/* The kernel limit: a cap on the JIT kernels this process keeps, by count
+ * and/or bytes of machine code (0: no cap, the default; or
+ * TENSORJIT_MAX_KERNELS and TENSORJIT_MAX_CODE_BYTES, read when the first
+ * kernel is made). Every pointer jit_*_compile(_async) returns is a hold
+ * on its kernel; jit_*_release drops one, once the caller's last call of
+ * it has returned. When the JIT kernels exceed the cap, those nobody holds
+ * are released (their code freed through their resource tracker), least
+ * recently released first. Held kernels never are: the cap is exceeded
+ * rather than freeing code a caller may be running. A released kernel's
+ * pointer is never handed out again: its signature compiles to a new
+ * pointer, and a late call of the old one returns JIT_STATUS_RELEASED and
+ * touches no buffer. JIT kernels made while a cap is set are called
+ * through an 8-byte stub (an indirect jump); kernels made without a cap,
+ * reference kernels and tiered kernels are never released (releasing them
+ * only drops the hold). Stubs exist on x86-64 only: elsewhere
+ * jit_set_kernel_limit returns -1. Returns 0, or -1 and jit_last_error(). */
+int jit_set_kernel_limit(int64_t max_kernels, int64_t max_code_bytes);
+int jit_gather_nd_release(jit_gather_nd_fn kernel);
+int jit_scatter_update_release(jit_scatter_update_fn kernel);
+
+typedef struct jit_kernel_stats {
+    int64_t jit_kernels;    /* JIT kernels alive in this process */
+    int64_t code_bytes;     /* their machine code */
+    int64_t held;           /* of them, held by a caller */
+    int64_t releasable;     /* of them, idle and releasable: next to go */
+    int64_t released;       /* released under the cap so far */
+    int64_t max_kernels;    /* the cap (0: none) */
+    int64_t max_code_bytes;
+} jit_kernel_stats;
+int jit_get_kernel_stats(jit_kernel_stats *out);
 
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while

@@ -8,8 +8,10 @@
 #include "cache.h"
 #include "error.h"
 #include "kernel.h"
+#include "limit.h"
 #include "plan.h"
 #include "pool.h"
+#include "stub.h"
 #include "tiered.h"
 
 /* What differs between the ops at this level: how a signature becomes a
@@ -67,7 +69,7 @@ static tj_entry_fn tj_compile(tj_op_sig o)
     int keyed = o.key(o.sig, &key) == 0;
     tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
     if (k)
-        return k->entry;
+        return k->user_entry;
     if (o.plan(o.sig, &plan) != 0)
         return NULL;
     if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
@@ -75,7 +77,7 @@ static tj_entry_fn tj_compile(tj_op_sig o)
         return NULL;
     }
     k = tj_cache_get(&key, &plan, o.engine);
-    return k ? k->entry : NULL;
+    return k ? k->user_entry : NULL;
 }
 
 /* A tiered kernel, unless the reference one is asked for (nothing to
@@ -96,7 +98,7 @@ static tj_entry_fn tj_compile_async(tj_op_sig o)
         k = tj_cache_get(&key, &plan, o.engine);
     else if (!(k = tj_cache_find(&key)))
         k = tj_tiered_get(&key, &plan);
-    return k ? k->entry : NULL;
+    return k ? k->user_entry : NULL;
 }
 
 jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig)
@@ -141,12 +143,16 @@ static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
     int tiered = 0;
     if (!k && fn && (k = tj_tiered_current(fn)))
         tiered = 1;
+    if (fn && tj_is_released(fn))
+        return tj_error_set("this kernel was released under the kernel limit");
     if (!k || !info || k->plan.op != op)
         return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
     info->engine = k->engine;
+    /* a JIT kernel's own string would go with it when the limit releases it */
     info->why = tiered && k->engine == JIT_ENGINE_REFERENCE
                     ? "tiered: the JIT kernel is not ready yet (or could not be made)"
-                    : k->why;
+                : k->engine == JIT_ENGINE_JIT ? ""
+                                              : k->why;
     info->compile_ms = k->compile_ms;
     info->code_bytes = k->code_bytes;
     info->out_bytes = k->plan.out_bytes;
@@ -232,6 +238,7 @@ void jit_shutdown(void)
     tj_tiered_shutdown(); /* joins background compiles, which use the cache */
     tj_pool_shutdown();
     tj_cache_clear();
+    tj_stub_shutdown(); /* after the cache: no kernel points at a stub now */
     tj_backend_shutdown();
     jit_cache_close();
 }

@@ -4,6 +4,11 @@
  * in parallel. While a key is being built its slot says so, and other
  * threads asking for the same key wait for it: a signature is compiled
  * once and everyone gets the same pointer.
+ *
+ * Kernels that the limit may release sit, while nobody holds them, on the
+ * idle list, oldest release first; releasing one unlinks it here (under
+ * the lock), points its stub at the "released" handler, and only then,
+ * outside the lock, removes its code (its resource tracker).
  */
 #include "cache.h"
 
@@ -13,14 +18,19 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "limit.h"
+#include "stub.h"
 
 typedef struct tj_slot {
     tj_kernel *kernel; /* NULL while building */
     unsigned char *key;
     size_t key_len;
     uint64_t key_hash;
+    int64_t holds;     /* compiles that returned it minus releases */
+    int idle;          /* on the idle list */
     struct tj_slot *next_by_key;
     struct tj_slot *next_by_entry;
+    struct tj_slot *idle_prev, *idle_next;
 } tj_slot;
 
 static pthread_mutex_t tj_cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -29,6 +39,12 @@ static tj_slot **tj_by_key;
 static tj_slot **tj_by_entry;
 static size_t tj_buckets; /* a power of two */
 static size_t tj_count;
+
+/* the limit and what it counts (lock held) */
+static int tj_limit_known;           /* TENSORJIT_MAX_* read, or a limit set */
+static int64_t tj_max_kernels, tj_max_bytes; /* 0: no limit */
+static int64_t tj_jit_live, tj_jit_bytes, tj_released;
+static tj_slot *tj_idle_head, *tj_idle_tail; /* head: released first */
 
 static uint64_t tj_entry_hash(tj_entry_fn fn)
 {
@@ -68,6 +84,112 @@ static void tj_unlink_key(tj_slot *s)
             *p = s->next_by_key;
             return;
         }
+}
+
+static void tj_unlink_entry(tj_slot *s)
+{
+    size_t b = tj_entry_hash(s->kernel->entry) & (tj_buckets - 1);
+    for (tj_slot **p = &tj_by_entry[b]; *p; p = &(*p)->next_by_entry)
+        if (*p == s) {
+            *p = s->next_by_entry;
+            return;
+        }
+}
+
+static void tj_idle_append(tj_slot *s)
+{
+    s->idle = 1;
+    s->idle_next = NULL;
+    s->idle_prev = tj_idle_tail;
+    if (tj_idle_tail)
+        tj_idle_tail->idle_next = s;
+    else
+        tj_idle_head = s;
+    tj_idle_tail = s;
+}
+
+static void tj_idle_remove(tj_slot *s)
+{
+    if (s->idle_prev)
+        s->idle_prev->idle_next = s->idle_next;
+    else
+        tj_idle_head = s->idle_next;
+    if (s->idle_next)
+        s->idle_next->idle_prev = s->idle_prev;
+    else
+        tj_idle_tail = s->idle_prev;
+    s->idle = 0;
+    s->idle_prev = s->idle_next = NULL;
+}
+
+/* The kernel, with one more hold (lock held). */
+static tj_kernel *tj_hold(tj_slot *s)
+{
+    if (s->idle)
+        tj_idle_remove(s);
+    s->holds++;
+    return s->kernel;
+}
+
+static int tj_releasable(const tj_slot *s)
+{
+    return s->kernel->user_entry != s->kernel->entry; /* behind a stub */
+}
+
+static void tj_limit_load(void)
+{
+    if (tj_limit_known)
+        return;
+    tj_limit_known = 1;
+    if (tj_stub_supported())
+        tj_limit_from_env(&tj_max_kernels, &tj_max_bytes);
+}
+
+static int tj_over_limit(void)
+{
+    return (tj_max_kernels > 0 && tj_jit_live > tj_max_kernels) ||
+           (tj_max_bytes > 0 && tj_jit_bytes > tj_max_bytes);
+}
+
+/* A newly built kernel joins the counts (lock held); while a limit is set
+ * a JIT kernel gets a stub, which makes it releasable. */
+static void tj_adopt(tj_slot *s)
+{
+    tj_kernel *k = s->kernel;
+    s->holds = 1;
+    if (k->engine != JIT_ENGINE_JIT)
+        return;
+    tj_jit_live++;
+    tj_jit_bytes += (int64_t)k->code_bytes;
+    tj_limit_load();
+    if (tj_max_kernels > 0 || tj_max_bytes > 0) {
+        tj_entry_fn stub = tj_stub_new(k->entry);
+        if (stub) /* else it stays, unreleasable, like kernels made without a limit */
+            k->user_entry = stub;
+    }
+}
+
+/* Unlinks idle kernels, oldest first, until the counts fit the limit (lock
+ * held); returns them, linked through next_by_key, for tj_free_slots. */
+static tj_slot *tj_take_over_limit(void)
+{
+    tj_slot *out = NULL;
+    while (tj_over_limit() && tj_idle_head) {
+        tj_slot *s = tj_idle_head;
+        tj_idle_remove(s);
+        tj_unlink_key(s);
+        tj_unlink_entry(s);
+        tj_count--;
+        tj_jit_live--;
+        tj_jit_bytes -= (int64_t)s->kernel->code_bytes;
+        tj_released++;
+        /* from here on a late call of the old pointer returns
+         * JIT_STATUS_RELEASED instead of entering code about to be freed */
+        tj_stub_point(s->kernel->user_entry, tj_released_entry(s->kernel->plan.op));
+        s->next_by_key = out;
+        out = s;
+    }
+    return out;
 }
 
 /* Doubles the tables when they fill up; on allocation failure the old
@@ -129,6 +251,16 @@ static void tj_slot_free(tj_slot *s)
     tj_free(s);
 }
 
+/* Frees slots taken by tj_take_over_limit, outside the lock: removing a
+ * resource tracker takes ORC's own locks and some microseconds. */
+static void tj_free_slots(tj_slot *list)
+{
+    for (tj_slot *s = list, *next; s; s = next) {
+        next = s->next_by_key;
+        tj_slot_free(s);
+    }
+}
+
 tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engine)
 {
     uint64_t h = tj_key_hash(key);
@@ -139,7 +271,7 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
         s = tj_find_key(key, h);
     }
     if (s || !(s = tj_reserve(key, h))) {
-        tj_kernel *k = s ? s->kernel : NULL;
+        tj_kernel *k = s ? tj_hold(s) : NULL;
         pthread_mutex_unlock(&tj_cache_lock);
         return k;
     }
@@ -147,10 +279,13 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
 
     tj_kernel *k = tj_kernel_build(plan, key->words, key->len, engine);
 
+    tj_slot *released = NULL;
     pthread_mutex_lock(&tj_cache_lock);
     if (k) {
         s->kernel = k;
+        tj_adopt(s);
         tj_link_entry(s);
+        released = tj_take_over_limit();
     } else { /* out of memory: let a waiter try again */
         tj_unlink_key(s);
         tj_count--;
@@ -158,6 +293,7 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
     }
     pthread_cond_broadcast(&tj_cache_built);
     pthread_mutex_unlock(&tj_cache_lock);
+    tj_free_slots(released);
     return k;
 }
 
@@ -166,24 +302,81 @@ tj_kernel *tj_cache_find(const tj_key *key)
     uint64_t h = tj_key_hash(key);
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_key(key, h);
-    tj_kernel *k = s ? s->kernel : NULL;
+    tj_kernel *k = s && s->kernel ? tj_hold(s) : NULL;
     pthread_mutex_unlock(&tj_cache_lock);
     return k;
 }
 
-const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)
+/* The slot of the kernel handed out as fn, a stub or a direct pointer
+ * (lock held). */
+static tj_slot *tj_find_entry(tj_entry_fn fn)
 {
-    const tj_kernel *k = NULL;
-    pthread_mutex_lock(&tj_cache_lock);
+    tj_entry_fn target;
+    if (tj_stub_target(fn, &target))
+        fn = target; /* a released stub's target is no kernel's entry */
     if (tj_buckets)
         for (tj_slot *s = tj_by_entry[tj_entry_hash(fn) & (tj_buckets - 1)]; s;
              s = s->next_by_entry)
-            if (s->kernel->entry == fn) {
-                k = s->kernel;
-                break;
-            }
+            if (s->kernel->entry == fn)
+                return s;
+    return NULL;
+}
+
+const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)
+{
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_slot *s = tj_find_entry(fn);
     pthread_mutex_unlock(&tj_cache_lock);
-    return k;
+    return s ? s->kernel : NULL;
+}
+
+tj_release_result tj_cache_release(tj_entry_fn fn, tj_op op)
+{
+    tj_release_result rc = TJ_RELEASE_OK;
+    tj_slot *released = NULL;
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_slot *s = tj_find_entry(fn);
+    if (!s || s->kernel->plan.op != op)
+        rc = TJ_RELEASE_UNKNOWN;
+    else if (s->holds == 0)
+        rc = TJ_RELEASE_NOT_HELD;
+    else if (--s->holds == 0 && tj_releasable(s)) {
+        tj_idle_append(s);
+        released = tj_take_over_limit();
+    }
+    pthread_mutex_unlock(&tj_cache_lock);
+    tj_free_slots(released);
+    return rc;
+}
+
+void tj_cache_set_limit(int64_t max_kernels, int64_t max_code_bytes)
+{
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_limit_known = 1;
+    tj_max_kernels = max_kernels;
+    tj_max_bytes = max_code_bytes;
+    tj_slot *released = tj_take_over_limit();
+    pthread_mutex_unlock(&tj_cache_lock);
+    tj_free_slots(released);
+}
+
+void tj_cache_stats(jit_kernel_stats *out)
+{
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_limit_load();
+    *out = (jit_kernel_stats){.jit_kernels = tj_jit_live,
+                              .code_bytes = tj_jit_bytes,
+                              .released = tj_released,
+                              .max_kernels = tj_max_kernels,
+                              .max_code_bytes = tj_max_bytes};
+    for (size_t i = 0; i < tj_buckets; i++)
+        for (tj_slot *s = tj_by_key[i]; s; s = s->next_by_key) {
+            if (!s->kernel || s->kernel->engine != JIT_ENGINE_JIT)
+                continue;
+            out->held += s->holds > 0;
+            out->releasable += s->idle;
+        }
+    pthread_mutex_unlock(&tj_cache_lock);
 }
 
 void tj_cache_clear(void)
@@ -198,5 +391,9 @@ void tj_cache_clear(void)
     tj_free(tj_by_entry);
     tj_by_key = tj_by_entry = NULL;
     tj_buckets = tj_count = 0;
+    tj_idle_head = tj_idle_tail = NULL;
+    tj_limit_known = 0;
+    tj_max_kernels = tj_max_bytes = 0;
+    tj_jit_live = tj_jit_bytes = tj_released = 0;
     pthread_mutex_unlock(&tj_cache_lock);
 }

@@ -66,6 +66,7 @@ tj_kernel *tj_kernel_build(const tj_plan *plan, const void *key, size_t key_len,
         tj_kernel_destroy(k);
         return NULL;
     }
+    k->user_entry = k->entry;
     k->compile_ms = tj_now_ms() - t0;
     return k;
 }

@@ -12,7 +12,10 @@ typedef void (*tj_entry_fn)(void);
 
 typedef struct tj_kernel {
     tj_plan plan;
-    tj_entry_fn entry;       /* what the user calls, cast to the op's kernel type */
+    tj_entry_fn entry;       /* the code, cast to the op's kernel type; what
+                                generated code passes its helpers as `self` */
+    tj_entry_fn user_entry;  /* what callers get: entry, or a stub in front of
+                                it when the kernel limit may release it */
     jit_engine engine;       /* JIT_ENGINE_JIT or JIT_ENGINE_REFERENCE */
     char why[512];           /* why the reference kernel serves ("" for JIT) */
     double compile_ms;

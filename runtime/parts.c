@@ -4,6 +4,7 @@
  * (small kernels, where a thread would not pay anyway). */
 #include "cache.h"
 #include "error.h"
+#include "limit.h"
 #include "ref_kernel.h"
 #include "tiered.h"
 
@@ -12,6 +13,10 @@ static const tj_kernel *tj_parts_kernel(tj_entry_fn fn, tj_op op)
     const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
     if (!k && fn)
         k = tj_tiered_current(fn);
+    if (!k && fn && tj_is_released(fn)) {
+        tj_error_set("this kernel was released under the kernel limit");
+        return NULL;
+    }
     if (!k || k->plan.op != op) {
         tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
         return NULL;

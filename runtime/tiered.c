@@ -81,7 +81,7 @@ static int tj_tiered_bind(tj_tiered *t)
         ffi_closure_free(t->closure);
         return -1;
     }
-    t->front.entry = (tj_entry_fn)code;
+    t->front.entry = t->front.user_entry = (tj_entry_fn)code;
     return 0;
 }
 

@@ -1,0 +1,125 @@
+/*
+ * The kernel limit, as callers see it: jit_set_kernel_limit, the releases,
+ * the stats, and what a released kernel's pointer does when it is called
+ * all the same. The bookkeeping is in cache.c, under the cache's lock.
+ */
+#include "limit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "error.h"
+#include "stub.h"
+#include "tiered.h"
+
+static void tj_env_count(const char *name, int64_t *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return;
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno || *end || n < 0) {
+        const char *dbg = getenv("TENSORJIT_DEBUG");
+        if (dbg && *dbg && strcmp(dbg, "0") != 0)
+            fprintf(stderr, "tensorjit: %s=%s ignored: not a whole number >= 0\n", name, v);
+        return;
+    }
+    *out = n;
+}
+
+void tj_limit_from_env(int64_t *max_kernels, int64_t *max_code_bytes)
+{
+    tj_env_count("TENSORJIT_MAX_KERNELS", max_kernels);
+    tj_env_count("TENSORJIT_MAX_CODE_BYTES", max_code_bytes);
+}
+
+static int tj_released_status(void)
+{
+    tj_error_set("this kernel was released under the kernel limit (jit_set_kernel_limit) "
+                 "after its last hold was dropped; compile its signature again");
+    return JIT_STATUS_RELEASED;
+}
+
+static int tj_released_gather(const void *data, const void *indices, void *out)
+{
+    (void)data, (void)indices, (void)out;
+    return tj_released_status();
+}
+
+static int tj_released_scatter(const void *data, const void *indices, const void *updates,
+                               void *out)
+{
+    (void)data, (void)indices, (void)updates, (void)out;
+    return tj_released_status();
+}
+
+tj_entry_fn tj_released_entry(tj_op op)
+{
+    return op == TJ_OP_GATHER_ND ? (tj_entry_fn)tj_released_gather
+                                 : (tj_entry_fn)tj_released_scatter;
+}
+
+int tj_is_released(tj_entry_fn fn)
+{
+    tj_entry_fn target;
+    return tj_stub_target(fn, &target) && (target == (tj_entry_fn)tj_released_gather ||
+                                           target == (tj_entry_fn)tj_released_scatter);
+}
+
+int jit_set_kernel_limit(int64_t max_kernels, int64_t max_code_bytes)
+{
+    if (max_kernels < 0 || max_code_bytes < 0)
+        return tj_error_set("jit_set_kernel_limit: max_kernels %" PRId64
+                            " and max_code_bytes %" PRId64 " must be >= 0 (0: no limit)",
+                            max_kernels, max_code_bytes);
+    if ((max_kernels || max_code_bytes) && !tj_stub_supported())
+        return tj_error_set("jit_set_kernel_limit: kernels can be released only on x86-64 "
+                            "(they need entry stubs, which this build has not)");
+    tj_cache_set_limit(max_kernels, max_code_bytes);
+    return 0;
+}
+
+static int tj_release(tj_entry_fn fn, tj_op op, const char *api)
+{
+    if (!fn)
+        return tj_error_set("%s: the kernel is NULL", api);
+    if (tj_is_released(fn))
+        return tj_error_set("%s: this kernel was released under the kernel limit already", api);
+    const tj_kernel *tiered = tj_tiered_current(fn);
+    if (tiered && tiered->plan.op == op)
+        return 0; /* tiered kernels live until jit_shutdown */
+    switch (tj_cache_release(fn, op)) {
+    case TJ_RELEASE_OK:
+        return 0;
+    case TJ_RELEASE_NOT_HELD:
+        return tj_error_set("%s: the kernel is released more times than it was compiled", api);
+    default:
+        return tj_error_set("%s: not a %s kernel returned by this library (or freed by "
+                            "jit_shutdown)", api, op == TJ_OP_GATHER_ND ? "GatherND"
+                                                                        : "ScatterUpdate");
+    }
+}
+
+int jit_gather_nd_release(jit_gather_nd_fn kernel)
+{
+    return tj_release((tj_entry_fn)kernel, TJ_OP_GATHER_ND, "jit_gather_nd_release");
+}
+
+int jit_scatter_update_release(jit_scatter_update_fn kernel)
+{
+    return tj_release((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE, "jit_scatter_update_release");
+}
+
+int jit_get_kernel_stats(jit_kernel_stats *out)
+{
+    if (!out)
+        return tj_error_set("jit_get_kernel_stats: NULL argument");
+    tj_cache_stats(out);
+    return 0;
+}
