@@ -6,6 +6,7 @@
 
 typedef enum tj_impl {
     TJ_IMPL_JIT,
+    TJ_IMPL_JIT_STUB,    /* the same JIT kernel through a kernel-limit entry stub */
     TJ_IMPL_JIT_THREADS, /* the JIT kernel compiled with threads = TJ_BENCH_THREADS */
     TJ_IMPL_REFERENCE,
     TJ_IMPL_GENERIC,
@@ -20,6 +21,7 @@ typedef struct tj_bench_case {
     void *data, *indices, *updates, *out, *check;
     jit_gather_nd_fn jit_g, ref_g, jit2_g;
     jit_scatter_update_fn jit_s, ref_s, jit2_s;
+    void (*stub)(void); /* NULL where there are no stubs */
     void *static_fn;
     double ns[TJ_IMPL_COUNT]; /* median ns per call; 0 when not run */
 } tj_bench_case;

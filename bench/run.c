@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "bench_run.h"
+#include "stub.h" /* the library's own: what a kernel limit puts in front of a kernel */
 
 static double tj_now_ns(void)
 {
@@ -142,6 +143,7 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
         snprintf(why, len, "%s: %s", w->id, jit_last_error());
         return -1;
     }
+    c->stub = tj_stub_new(s->scatter ? (tj_entry_fn)c->jit_s : (tj_entry_fn)c->jit_g);
     c->static_fn = tj_static_find(static_lib, w->id);
     return 0;
 }
@@ -164,6 +166,10 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
     case TJ_IMPL_JIT:
         return s->scatter ? c->jit_s(c->data, c->indices, c->updates, c->out)
                           : c->jit_g(c->data, c->indices, c->out);
+    case TJ_IMPL_JIT_STUB:
+        return s->scatter ? ((jit_scatter_update_fn)c->stub)(c->data, c->indices, c->updates,
+                                                             c->out)
+                          : ((jit_gather_nd_fn)c->stub)(c->data, c->indices, c->out);
     case TJ_IMPL_JIT_THREADS:
         return s->scatter ? c->jit2_s(c->data, c->indices, c->updates, c->out)
                           : c->jit2_g(c->data, c->indices, c->out);
@@ -192,15 +198,15 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
 
 int tj_bench_available(const tj_bench_case *c, tj_impl i)
 {
-    return i != TJ_IMPL_STATIC || c->static_fn;
+    return (i != TJ_IMPL_STATIC || c->static_fn) && (i != TJ_IMPL_JIT_STUB || c->stub);
 }
 
 /* Every implementation must write the same bytes as the first one that
  * ran (the static kernel when there is one). */
 int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
 {
-    const tj_impl order[] = {TJ_IMPL_STATIC, TJ_IMPL_JIT, TJ_IMPL_JIT_THREADS, TJ_IMPL_REFERENCE,
-                             TJ_IMPL_GENERIC};
+    const tj_impl order[] = {TJ_IMPL_STATIC,      TJ_IMPL_JIT,       TJ_IMPL_JIT_STUB,
+                             TJ_IMPL_JIT_THREADS, TJ_IMPL_REFERENCE, TJ_IMPL_GENERIC};
     int have = 0;
     size_t n = (size_t)c->s.out_bytes;
     void *pristine = NULL;
@@ -284,7 +290,7 @@ void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
 
 const char *tj_impl_name(tj_impl i)
 {
-    static const char *const names[TJ_IMPL_COUNT] = {"jit", "jit", "reference", "generic",
-                                                     "static", "memcpy"};
+    static const char *const names[TJ_IMPL_COUNT] = {"jit", "jit stub", "jit", "reference",
+                                                     "generic", "static", "memcpy"};
     return (unsigned)i < TJ_IMPL_COUNT ? names[i] : "?";
 }
