@@ -222,6 +222,8 @@ int tj_bench_compile_collect(int runs, tj_compile_summary *out)
                         &out->disk_misses) != 0 ||
         tj_disk_figures(self, runs, 0, &out->disk_cold_ms, &out->disk_next_ms, &out->disk_misses) != 0)
         return tj_cli_fail("bench: the disk cache runs failed"), -1;
+    if (tj_bench_limit_figures(&out->limit_reload_ms, &out->release_ns) != 0)
+        return tj_cli_fail("bench: the kernel-limit run failed: %s", jit_last_error()), -1;
     return 0;
 }
 
@@ -239,6 +241,10 @@ void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_jso
                c->disk_first_ms);
         printf(",{\"workload\": \"*\", \"impl\": \"disk-hit-next\", \"ms\": %.3f}\n",
                c->disk_next_ms);
+        printf(",{\"workload\": \"G6,S3\", \"impl\": \"limit-reload\", \"ms\": %.3f}\n",
+               c->limit_reload_ms);
+        printf(",{\"workload\": \"G6,S3\", \"impl\": \"release\", \"ns\": %.1f}\n",
+               c->release_ns);
         return;
     }
     printf("compile (median over %d processes; each compiles every workload once)\n", c->runs);
@@ -253,6 +259,9 @@ void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_jso
            "%.2f ms right after opening), next ones %.2f ms%s\n",
            c->disk_first_ms, c->disk_cold_ms, c->disk_next_ms,
            c->disk_misses ? " (SOME WERE NOT HITS)" : ", every one a hit");
+    printf("  kernel limit 1, G6 and S3 in turn: a released kernel asked for again %.3f ms "
+           "(disk load + releasing the other), jit_*_release %.0f ns\n",
+           c->limit_reload_ms, c->release_ns);
     if (c->not_jit)
         printf("  NOTE: %d compiles were served by the reference kernel\n", c->not_jit);
 }
