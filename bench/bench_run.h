@@ -7,6 +7,7 @@
 typedef enum tj_impl {
     TJ_IMPL_JIT,
     TJ_IMPL_JIT_STUB,    /* the same JIT kernel through a kernel-limit entry stub */
+    TJ_IMPL_TIERED,      /* the tiered kernel of the signature, after its switch */
     TJ_IMPL_JIT_THREADS, /* the JIT kernel compiled with threads = TJ_BENCH_THREADS */
     TJ_IMPL_REFERENCE,
     TJ_IMPL_GENERIC,
@@ -19,8 +20,8 @@ typedef struct tj_bench_case {
     const tj_workload *w;
     tj_bench_shape s;
     void *data, *indices, *updates, *out, *check;
-    jit_gather_nd_fn jit_g, ref_g, jit2_g;
-    jit_scatter_update_fn jit_s, ref_s, jit2_s;
+    jit_gather_nd_fn jit_g, ref_g, jit2_g, tiered_g;
+    jit_scatter_update_fn jit_s, ref_s, jit2_s, tiered_s;
     void (*stub)(void); /* NULL where there are no stubs */
     void *static_fn;
     double ns[TJ_IMPL_COUNT]; /* median ns per call; 0 when not run */

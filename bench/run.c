@@ -108,6 +108,22 @@ static void *tj_alloc_pattern(int64_t bytes, int salt)
     return p;
 }
 
+/* Waits (up to 2 s) for the tiered kernel to run the JIT kernel. */
+static int tj_wait_switch(tj_bench_case *c)
+{
+    for (int i = 0; i < 2000; i++) {
+        jit_kernel_info info = {0};
+        if (c->s.scatter ? jit_scatter_update_info(c->tiered_s, &info)
+                         : jit_gather_nd_info(c->tiered_g, &info))
+            return -1;
+        if (info.engine == JIT_ENGINE_JIT)
+            return 0;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
 int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, char *why,
                      size_t len)
 {
@@ -129,17 +145,21 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
     jit_scatter_update_sig sr = w->scatter, st = w->scatter;
     gr.engine = sr.engine = JIT_ENGINE_REFERENCE;
     gt.threads = st.threads = TJ_BENCH_THREADS;
+    /* tiered first, so that its entry switches to the kernel compiled here */
     if (s->scatter) {
+        c->tiered_s = jit_scatter_update_compile_async(&w->scatter);
         c->jit_s = jit_scatter_update_compile(&w->scatter);
         c->ref_s = jit_scatter_update_compile(&sr);
         c->jit2_s = jit_scatter_update_compile(&st);
     } else {
+        c->tiered_g = jit_gather_nd_compile_async(&w->gather);
         c->jit_g = jit_gather_nd_compile(&w->gather);
         c->ref_g = jit_gather_nd_compile(&gr);
         c->jit2_g = jit_gather_nd_compile(&gt);
     }
-    if (s->scatter ? !c->jit_s || !c->ref_s || !c->jit2_s
-                   : !c->jit_g || !c->ref_g || !c->jit2_g) {
+    if (s->scatter ? !c->jit_s || !c->ref_s || !c->jit2_s || !c->tiered_s
+                   : !c->jit_g || !c->ref_g || !c->jit2_g || !c->tiered_g ||
+                         tj_wait_switch(c) != 0) {
         snprintf(why, len, "%s: %s", w->id, jit_last_error());
         return -1;
     }
@@ -170,6 +190,9 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
         return s->scatter ? ((jit_scatter_update_fn)c->stub)(c->data, c->indices, c->updates,
                                                              c->out)
                           : ((jit_gather_nd_fn)c->stub)(c->data, c->indices, c->out);
+    case TJ_IMPL_TIERED:
+        return s->scatter ? c->tiered_s(c->data, c->indices, c->updates, c->out)
+                          : c->tiered_g(c->data, c->indices, c->out);
     case TJ_IMPL_JIT_THREADS:
         return s->scatter ? c->jit2_s(c->data, c->indices, c->updates, c->out)
                           : c->jit2_g(c->data, c->indices, c->out);
@@ -206,7 +229,8 @@ int tj_bench_available(const tj_bench_case *c, tj_impl i)
 int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
 {
     const tj_impl order[] = {TJ_IMPL_STATIC,      TJ_IMPL_JIT,       TJ_IMPL_JIT_STUB,
-                             TJ_IMPL_JIT_THREADS, TJ_IMPL_REFERENCE, TJ_IMPL_GENERIC};
+                             TJ_IMPL_TIERED,      TJ_IMPL_JIT_THREADS, TJ_IMPL_REFERENCE,
+                             TJ_IMPL_GENERIC};
     int have = 0;
     size_t n = (size_t)c->s.out_bytes;
     void *pristine = NULL;
@@ -290,7 +314,8 @@ void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
 
 const char *tj_impl_name(tj_impl i)
 {
-    static const char *const names[TJ_IMPL_COUNT] = {"jit", "jit stub", "jit", "reference",
-                                                     "generic", "static", "memcpy"};
+    static const char *const names[TJ_IMPL_COUNT] = {"jit",     "jit stub", "tiered",
+                                                     "jit",     "reference", "generic",
+                                                     "static",  "memcpy"};
     return (unsigned)i < TJ_IMPL_COUNT ? names[i] : "?";
 }

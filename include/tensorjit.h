@@ -128,10 +128,12 @@ jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *s
 
 /* Tiered compilation: returns at once a pointer that works from its first
  * call (the reference kernel) and switches to the JIT kernel when a
- * background thread has compiled it, with no lock on the call path. The
- * switch point costs a few tens of ns per call (docs/performance.md): for
- * the smallest kernels call jit_*_compile again once jit_*_info says
- * "jit" (a cache hit) and use that direct pointer. */
+ * background thread has compiled it, with no lock on the call path. On
+ * x86-64 the pointer is an entry stub, one indirect jump: about 1 ns per
+ * call over the direct pointer (docs/performance.md). Elsewhere it is a
+ * libffi closure, tens of ns: there, for the smallest kernels, call
+ * jit_*_compile again once jit_*_info says "jit" (a cache hit) and use that
+ * direct pointer. */
 jit_gather_nd_fn jit_gather_nd_compile_async(const jit_gather_nd_sig *sig);
 jit_scatter_update_fn jit_scatter_update_compile_async(const jit_scatter_update_sig *sig);
 
