@@ -4,6 +4,7 @@
  * released (made without a cap, reference, tiered), the environment
  * variables, and threads compiling, calling and releasing under a small
  * cap (run under TSan in CI). */
+#define _DEFAULT_SOURCE /* setenv */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -262,6 +263,24 @@ static void test_reference_and_tiered_kernels_stay(void **state)
     assert_true(gather_ok(tiered));
 }
 
+/* Without stubs (other architectures; here TENSORJIT_FAULT=stub) a kernel
+ * could not be released without its address coming back: none is. */
+static void test_without_stubs_nothing_is_released(void **state)
+{
+    (void)state;
+    assert_int_equal(jit_set_kernel_limit(1, 0), 0);
+    setenv("TENSORJIT_FAULT", "stub", 1);
+    jit_gather_nd_fn a = compile_ok(8), b = compile_ok(9);
+    unsetenv("TENSORJIT_FAULT");
+    assert_int_equal(jit_gather_nd_release(a), 0);
+    assert_int_equal(jit_gather_nd_release(b), 0);
+    jit_kernel_stats s = stats();
+    assert_int_equal(s.jit_kernels, 2); /* over the cap, but nothing may go */
+    assert_int_equal(s.released, 0);
+    assert_int_equal(s.releasable, 0);
+    assert_true(gather_ok(a) && gather_ok(b));
+}
+
 static void test_limits_from_the_environment(void **state)
 {
     (void)state;
@@ -331,6 +350,7 @@ int main(void)
         cmocka_unit_test_setup(test_a_released_pointer_is_never_handed_out_again, setup),
         cmocka_unit_test_setup(test_release_errors, setup),
         cmocka_unit_test_setup(test_reference_and_tiered_kernels_stay, setup),
+        cmocka_unit_test_setup(test_without_stubs_nothing_is_released, setup),
         cmocka_unit_test_setup(test_limits_from_the_environment, setup),
         cmocka_unit_test_setup(test_threads_compile_call_and_release, setup),
     };

@@ -2,11 +2,13 @@
  * switch to the JIT kernel when its background compile is done, and give
  * the same bytes all along, also while threads call them during the
  * switch (run under TSan in CI). */
+#define _DEFAULT_SOURCE /* setenv */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -116,6 +118,30 @@ static void test_threads_call_through_the_switch(void **state)
     jit_shutdown();
 }
 
+/* Where there are no entry stubs (not x86-64; here TENSORJIT_FAULT=stub)
+ * the tiered entry is a libffi closure: the same answers, the same switch. */
+static void test_without_stubs_a_closure_switches(void **state)
+{
+    (void)state;
+    setenv("TENSORJIT_FAULT", "stub", 1);
+    jit_gather_nd_sig s = gsig();
+    s.index_policy = JIT_INDEX_NEGATIVE_WRAPS; /* another signature: a fresh switch */
+    jit_gather_nd_fn fn = jit_gather_nd_compile_async(&s);
+    unsetenv("TENSORJIT_FAULT");
+    assert_non_null(fn);
+    assert_true(gather_ok(fn));
+    wait_for_jit(fn);
+    assert_true(gather_ok(fn));
+    jit_gather_nd_fn direct = jit_gather_nd_compile(&s);
+    assert_ptr_not_equal((void *)(uintptr_t)direct, (void *)(uintptr_t)fn);
+    gidx[3] = -1; /* wraps to 99 */
+    float out[2400];
+    assert_int_equal(fn(gdata, gidx, out), 0);
+    assert_memory_equal(out + 3 * 8, gdata + 99 * 8, 8 * sizeof(float));
+    gidx[3] = 3;
+    jit_shutdown();
+}
+
 static void test_scatter_and_reference_requests(void **state)
 {
     (void)state;
@@ -140,6 +166,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_answers_at_once_then_switches),
         cmocka_unit_test(test_threads_call_through_the_switch),
+        cmocka_unit_test(test_without_stubs_a_closure_switches),
         cmocka_unit_test(test_scatter_and_reference_requests),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
