@@ -44,4 +44,8 @@ void tj_static_close(void *handle);
 
 int tj_cmd_bench_run(int argc, char **argv);
 
+/* CLOCK_MONOTONIC in ns, and the median of v[0..n) (sorts v; 0 if n is 0). */
+double tj_bench_now_ns(void);
+double tj_bench_median(double *v, int n);
+
 #endif

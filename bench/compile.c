@@ -15,43 +15,22 @@
 #include "bench_compile.h"
 #include "cli.h"
 
-static double tj_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int tj_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double tj_median(double *v, int n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, (size_t)n, sizeof *v, tj_cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Compiles w through the public API; returns ms, or -1. *jit says whether
  * the JIT served. */
 static double tj_compile_ms(const tj_workload *w, int *jit)
 {
     jit_kernel_info info = {0};
-    double t0 = tj_now_ns();
+    double t0 = tj_bench_now_ns();
     if (w->is_scatter) {
         jit_scatter_update_fn fn = jit_scatter_update_compile(&w->scatter);
-        double t = (tj_now_ns() - t0) / 1e6;
+        double t = (tj_bench_now_ns() - t0) / 1e6;
         if (!fn || jit_scatter_update_info(fn, &info))
             return -1;
         *jit = info.engine == JIT_ENGINE_JIT;
         return t;
     }
     jit_gather_nd_fn fn = jit_gather_nd_compile(&w->gather);
-    double t = (tj_now_ns() - t0) / 1e6;
+    double t = (tj_bench_now_ns() - t0) / 1e6;
     if (!fn || jit_gather_nd_info(fn, &info))
         return -1;
     *jit = info.engine == JIT_ENGINE_JIT;
@@ -64,14 +43,14 @@ static double tj_hit_ns(const tj_workload *w)
     enum { N = 20001 };
     static double v[N];
     for (int i = 0; i < N; i++) {
-        double t0 = tj_now_ns();
+        double t0 = tj_bench_now_ns();
         if (w->is_scatter)
             (void)jit_scatter_update_compile(&w->scatter);
         else
             (void)jit_gather_nd_compile(&w->gather);
-        v[i] = tj_now_ns() - t0;
+        v[i] = tj_bench_now_ns() - t0;
     }
-    return tj_median(v, N);
+    return tj_bench_median(v, N);
 }
 
 /* One child: compile every workload, starting at `first`; print
@@ -115,15 +94,15 @@ static int tj_disk_child(const char *dir, int wait_ms)
         jit_kernel_info info = {0};
         if (w->in_place)
             continue;
-        double t0 = tj_now_ns();
+        double t0 = tj_bench_now_ns();
         if (w->is_scatter)
             jit_scatter_update_info(jit_scatter_update_compile(&w->scatter), &info);
         else
             jit_gather_nd_info(jit_gather_nd_compile(&w->gather), &info);
-        ms[n++] = (tj_now_ns() - t0) / 1e6;
+        ms[n++] = (tj_bench_now_ns() - t0) / 1e6;
         hits += info.cache_hit;
     }
-    printf("%.4f %.4f %d\n", ms[0], tj_median(ms + 1, n - 1), hits);
+    printf("%.4f %.4f %d\n", ms[0], tj_bench_median(ms + 1, n - 1), hits);
     jit_shutdown();
     return 0;
 }
@@ -154,8 +133,8 @@ static int tj_disk_figures(const char *self, int runs, int wait_ms, double *firs
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         return -1;
-    *first = tj_median(f, runs);
-    *next = tj_median(x, runs);
+    *first = tj_bench_median(f, runs);
+    *next = tj_bench_median(x, runs);
     return 0;
 }
 
@@ -205,7 +184,7 @@ int tj_bench_compile_collect(int runs, tj_compile_summary *out)
     static double all[1024];
     int nall = 0;
     for (int i = 0; i < tj_workload_count; i++) {
-        out->per_workload_ms[i] = tj_median(st.next[i], st.nnext[i]);
+        out->per_workload_ms[i] = tj_bench_median(st.next[i], st.nnext[i]);
         for (int k = 0; k < st.nnext[i]; k++) {
             all[nall++] = st.next[i][k];
             out->worst_ms = st.next[i][k] > out->worst_ms ? st.next[i][k] : out->worst_ms;
@@ -214,9 +193,9 @@ int tj_bench_compile_collect(int runs, tj_compile_summary *out)
     for (int k = 0; k < st.nfirst; k++)
         out->worst_ms = st.first[k] > out->worst_ms ? st.first[k] : out->worst_ms;
     out->runs = runs;
-    out->first_ms = tj_median(st.first, st.nfirst);
-    out->next_ms = tj_median(all, nall);
-    out->hit_ns = tj_median(st.hit, st.nhit);
+    out->first_ms = tj_bench_median(st.first, st.nfirst);
+    out->next_ms = tj_bench_median(all, nall);
+    out->hit_ns = tj_bench_median(st.hit, st.nhit);
     out->not_jit = st.not_jit;
     if (tj_disk_figures(self, runs, 5, &out->disk_first_ms, &out->disk_next_ms,
                         &out->disk_misses) != 0 ||

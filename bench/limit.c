@@ -6,49 +6,35 @@
  * releases the other, idle one through its resource tracker. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "bench.h"
 #include "bench_compile.h"
-
-static double tj_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int tj_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* One compile and one release of w: ns of each into *c and *r, and whether
  * a JIT kernel came from the disk cache; -1 when a call fails. */
 static int tj_churn_once(const tj_workload *w, double *c, double *r, int *from_disk)
 {
     jit_kernel_info info = {0};
-    double t0 = tj_now_ns(), t1, t2;
+    double t0 = tj_bench_now_ns(), t1, t2;
     if (w->is_scatter) {
         jit_scatter_update_fn fn = jit_scatter_update_compile(&w->scatter);
-        t1 = tj_now_ns();
+        t1 = tj_bench_now_ns();
         if (!fn || jit_scatter_update_info(fn, &info) != 0)
             return -1;
-        t2 = tj_now_ns();
+        t2 = tj_bench_now_ns();
         if (jit_scatter_update_release(fn) != 0)
             return -1;
     } else {
         jit_gather_nd_fn fn = jit_gather_nd_compile(&w->gather);
-        t1 = tj_now_ns();
+        t1 = tj_bench_now_ns();
         if (!fn || jit_gather_nd_info(fn, &info) != 0)
             return -1;
-        t2 = tj_now_ns();
+        t2 = tj_bench_now_ns();
         if (jit_gather_nd_release(fn) != 0)
             return -1;
     }
     *c = t1 - t0;
-    *r = tj_now_ns() - t2;
+    *r = tj_bench_now_ns() - t2;
     *from_disk = info.engine == JIT_ENGINE_JIT && info.cache_hit;
     return 0;
 }
@@ -71,9 +57,7 @@ int tj_bench_limit_figures(double *reload_ms, double *release_ns)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0 || rc != 0 || !disk)
         return -1;
-    qsort(c, ROUNDS, sizeof *c, tj_cmp);
-    qsort(r, ROUNDS, sizeof *r, tj_cmp);
-    *reload_ms = c[ROUNDS / 2] / 1e6;
-    *release_ns = r[ROUNDS / 2];
+    *reload_ms = tj_bench_median(c, ROUNDS) / 1e6;
+    *release_ns = tj_bench_median(r, ROUNDS);
     return 0;
 }

@@ -17,13 +17,6 @@
 #include "bench_run.h"
 #include "stub.h" /* the library's own: what a kernel limit puts in front of a kernel */
 
-static double tj_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static uint64_t tj_rng(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -265,17 +258,11 @@ int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
 /* Calls per timed batch, so that a batch takes about target_ns. */
 static int64_t tj_batch_size(tj_bench_case *c, tj_impl i, double target_ns)
 {
-    double t0 = tj_now_ns();
+    double t0 = tj_bench_now_ns();
     tj_bench_call(c, i);
-    double one = tj_now_ns() - t0;
+    double one = tj_bench_now_ns() - t0;
     int64_t n = one > 0 ? (int64_t)(target_ns / one) : 1000;
     return n < 1 ? 1 : n > 1000000 ? 1000000 : n;
-}
-
-static int tj_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
@@ -296,19 +283,17 @@ void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
             /* one untimed call first, for every implementation: its caches
              * and (jit x2) its pool thread are warm when the batch starts */
             tj_bench_call(c, (tj_impl)i);
-            double t0 = tj_now_ns();
+            double t0 = tj_bench_now_ns();
             for (int64_t k = 0; k < n[i]; k++)
                 tj_bench_call(c, (tj_impl)i);
-            samples[i][r] = (tj_now_ns() - t0) / (double)n[i];
+            samples[i][r] = (tj_bench_now_ns() - t0) / (double)n[i];
         }
     for (int i = 0; i < TJ_IMPL_COUNT; i++) {
         if (!tj_bench_available(c, (tj_impl)i)) {
             c->ns[i] = 0;
             continue;
         }
-        qsort(samples[i], (size_t)rounds, sizeof(double), tj_cmp);
-        c->ns[i] = rounds % 2 ? samples[i][rounds / 2]
-                              : (samples[i][rounds / 2 - 1] + samples[i][rounds / 2]) / 2;
+        c->ns[i] = tj_bench_median(samples[i], rounds);
     }
 }
 
