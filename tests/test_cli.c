@@ -1,6 +1,7 @@
 /* The tensorjit binary run as a user runs it: .npy files in (written here
  * byte by byte, not with the library's writer), .npy out, exit codes 0, 2
  * and 3, and exactly one stderr line per error. */
+#define _DEFAULT_SOURCE /* setenv, unsetenv */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -371,6 +373,38 @@ static void test_bench_json(void **state)
     assert_int_equal(run("bench --workload G9"), 2);
 }
 
+/* With no TENSORJIT_CACHE_DIR, the commands that run kernels use
+ * $XDG_CACHE_HOME/tensorjit (gather-nd and scatter-update once returned
+ * before opening it, and nothing caught it: the other tests set the
+ * variable, which the library opens by itself). */
+static void test_default_cache_folder(void **state)
+{
+    (void)state;
+    char xdg[512];
+    snprintf(xdg, sizeof xdg, "%s", path("xdg"));
+    unsetenv("TENSORJIT_CACHE_DIR");
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    int first = run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
+                    "@supd.npy --axis 1 --verbose -o @x1.npy");
+    char err1[sizeof err_text];
+    snprintf(err1, sizeof err1, "%s", err_text);
+    int second = run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
+                     "@supd.npy --axis 1 --verbose -o @x2.npy");
+    setenv("TENSORJIT_CACHE_DIR", path("cache"), 1);
+    unsetenv("XDG_CACHE_HOME");
+    assert_int_equal(first, 0);
+    assert_int_equal(second, 0);
+#ifdef TJ_WITH_JIT
+    assert_true(strncmp(err1, "engine: jit (compile ", 21) == 0);
+    assert_true(strncmp(err_text, "engine: jit (from the disk cache in ", 36) == 0);
+    char folder[600];
+    snprintf(folder, sizeof folder, "%s/tensorjit", xdg);
+    struct stat st;
+    assert_int_equal(stat(folder, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+#endif
+}
+
 static void test_disk_cache_across_processes(void **state)
 {
     (void)state;
@@ -426,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_dump_from_flags_and_files),
         cmocka_unit_test(test_verbose_names_the_jit),
+        cmocka_unit_test(test_default_cache_folder),
         cmocka_unit_test(test_model_check_and_explain),
         cmocka_unit_test(test_bench_json),
         cmocka_unit_test(test_disk_cache_across_processes),
