@@ -24,6 +24,8 @@
 #include "engine.h"
 #include "kernel_ir.h"
 #include "objcache.h"
+#include "jit_support.h"
+#include "objload.h"
 
 static atomic_ullong tj_kernel_serial;
 
@@ -132,6 +134,10 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
         snprintf(why, len, "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
         return -1;
     }
+    if (!tj_engine_lljit(en, why, len)) {
+        LLVMDisposeMemoryBuffer(obj);
+        return -1;
+    }
     tj_engine_clear_session(en);
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(en->main_jd);
     LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(en->jit, rt, obj);
@@ -188,23 +194,102 @@ static int tj_load_kernel(tj_engine *en, const tj_plan *p, LLVMMemoryBufferRef o
     return rc;
 }
 
+/* Kernel code loaded by objload.c has no resource tracker: its handle is
+ * the loader's, tagged in the low bit (both are aligned pointers). */
+static void *tj_own_handle(tj_objload *l)
+{
+    return (void *)((uintptr_t)l | 1);
+}
+
+static tj_objload *tj_own_of(void *handle)
+{
+    return (uintptr_t)handle & 1 ? (tj_objload *)((uintptr_t)handle & ~(uintptr_t)1) : NULL;
+}
+
+/* TENSORJIT_OBJLOAD=llvm: cached objects go through LLJIT (for comparing). */
+static int tj_own_loader_wanted(void)
+{
+    const char *v = getenv("TENSORJIT_OBJLOAD");
+    return !(v && strcmp(v, "llvm") == 0);
+}
+
+/* The cached object through objload.c: no LLJIT needed. 0, or -1 when the
+ * loader refuses it (why says so; the caller tries LLJIT). */
+static int tj_load_own(const tj_plan *p, const void *obj, size_t n, const char *name,
+                       tj_backend_kernel *out, char *why, size_t len)
+{
+    static const tj_objload_symbol runtime[] = {
+        {TJ_RT_BAD_INDEX, (void *)(uintptr_t)tj_rt_bad_index},
+        {TJ_RT_BAD_POINTER, (void *)(uintptr_t)tj_rt_bad_pointer},
+        {TJ_RT_PARALLEL, (void *)(uintptr_t)tj_rt_parallel},
+        {"memcpy", (void *)(uintptr_t)memcpy},
+        {"memmove", (void *)(uintptr_t)memmove},
+        {"memset", (void *)(uintptr_t)memset},
+    };
+    if (tj_jit_fault("load")) {
+        snprintf(why, len, "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
+        return -1;
+    }
+    tj_objload *l = tj_objload_load(obj, n, runtime, sizeof runtime / sizeof *runtime, why, len);
+    if (!l)
+        return -1;
+    char sym[128];
+    tj_ir_strategy st;
+    tj_ir_choose(p, &st);
+    void *entry = tj_objload_find(l, name), *check = NULL, *range = NULL;
+    if (st.split) {
+        snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
+        check = tj_objload_find(l, sym);
+        snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_RANGE_SUFFIX);
+        range = tj_objload_find(l, sym);
+    }
+    if (!entry || (st.split && (!check || !range))) {
+        tj_objload_free(l);
+        snprintf(why, len, "the cached object lacks the kernel's functions");
+        return -1;
+    }
+    out->entry = (tj_entry_fn)(uintptr_t)entry;
+    out->check = (int (*)(const void *))(uintptr_t)check;
+    out->range = (int (*)(const void *, const void *, const void *, void *, int64_t,
+                          int64_t))(uintptr_t)range;
+    out->code_bytes = tj_objload_text_bytes(l);
+    out->handle = tj_own_handle(l);
+    return 0;
+}
+
+/* The cached object through LLJIT. */
+static int tj_load_lljit(tj_engine *en, const tj_plan *p, const void *obj, size_t n,
+                         const char *name, tj_backend_kernel *out, char *why, size_t len)
+{
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, n, name);
+    LLVMContextRef ctx = LLVMContextCreate();
+    out->code_bytes = tj_text_bytes(mb, ctx);
+    LLVMContextDispose(ctx);
+    return tj_load_kernel(en, p, mb, name, out, why, len);
+}
+
 /* A kernel from the on-disk cache; 0 on a hit. */
 static int tj_load_cached(tj_engine *en, const tj_plan *p, const tj_objkey *key,
                           tj_backend_kernel *out, char *why, size_t len)
 {
     double t0 = tj_ms();
-    LLVMMemoryBufferRef obj = tj_objcache_load(key);
-    if (!obj)
+    const void *obj;
+    size_t n;
+    void *entry = tj_objcache_load(key, &obj, &n);
+    if (!entry)
         return -1;
-    LLVMContextRef ctx = LLVMContextCreate();
-    out->code_bytes = tj_text_bytes(obj, ctx);
-    LLVMContextDispose(ctx);
-    if (tj_load_kernel(en, p, obj, key->name, out, why, len) != 0)
+    int own = tj_own_loader_wanted() &&
+              tj_load_own(p, obj, n, key->name, out, why, len) == 0;
+    if (!own && tj_debug() && why[0])
+        fprintf(stderr, "tensorjit: %s: %s; loading it through LLJIT\n", key->name, why);
+    int rc = own ? 0 : tj_load_lljit(en, p, obj, n, key->name, out, why, len);
+    free(entry);
+    if (rc != 0)
         return -1;
     out->cache_hit = 1;
     if (tj_debug())
-        fprintf(stderr, "tensorjit: %s: loaded from the disk cache in %.2f ms\n", key->name,
-                tj_ms() - t0);
+        fprintf(stderr, "tensorjit: %s: loaded from the disk cache in %.2f ms (%s)\n", key->name,
+                tj_ms() - t0, own ? "tensorjit's loader" : "LLJIT");
     return 0;
 }
 
@@ -394,7 +479,11 @@ void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
 
 void tj_backend_release(void *handle)
 {
-    tj_remove_tracker(handle); /* ORC is thread-safe */
+    tj_objload *own = tj_own_of(handle);
+    if (own)
+        tj_objload_free(own);
+    else
+        tj_remove_tracker(handle); /* ORC is thread-safe */
 }
 
 void tj_backend_shutdown(void)

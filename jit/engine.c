@@ -296,6 +296,9 @@ static void tj_llvm_args(void)
     LLVMParseCommandLineOptions(argc, argv, "tensorjit");
 }
 
+/* The engine's identity: target, CPU, features, pipeline (all a cache key
+ * needs). The LLJIT comes later, on first need (tj_engine_lljit): a process
+ * whose kernels all come from the disk cache never creates one. */
 static tj_engine *tj_engine_create(char *why, size_t len)
 {
     double t0 = tj_clock_ms();
@@ -315,20 +318,11 @@ static tj_engine *tj_engine_create(char *why, size_t len)
     }
     pthread_mutex_init(&en->pool_lock, NULL);
     pthread_mutex_init(&en->session_lock, NULL);
-    LLVMErrorRef err = NULL;
-    if (tj_engine_target(en, why, len) != 0)
-        goto fail;
-    err = LLVMOrcCreateLLJIT(&en->jit, LLVMOrcCreateLLJITBuilder());
-    if (err) {
-        tj_engine_error(err, "creating the LLJIT", why, len);
-        en->jit = NULL;
-        goto fail;
+    if (tj_engine_target(en, why, len) != 0) {
+        tj_the_engine = en;
+        tj_engine_destroy();
+        return NULL;
     }
-    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(en->jit),
-                                            tj_session_error, en);
-    en->main_jd = LLVMOrcLLJITGetMainJITDylib(en->jit);
-    if (tj_engine_define_runtime(en, why, len) != 0)
-        goto fail;
     /* TENSORJIT_CACHE_DIR opts a process into the on-disk cache; a folder
      * that is refused only means no caching (TENSORJIT_DEBUG says why) */
     const char *cache = getenv("TENSORJIT_CACHE_DIR");
@@ -341,10 +335,47 @@ static tj_engine *tj_engine_create(char *why, size_t len)
     if (getenv("TENSORJIT_DEBUG"))
         fprintf(stderr, "tensorjit: engine started in %.2f ms\n", en->start_ms);
     return en;
-fail:
-    tj_the_engine = en;
-    tj_engine_destroy();
-    return NULL;
+}
+
+/* Creates the LLJIT (engine lock held); 0, or -1 and why. */
+static int tj_engine_start_lljit(tj_engine *en, char *why, size_t len)
+{
+    double t0 = tj_clock_ms();
+    LLVMErrorRef err = LLVMOrcCreateLLJIT(&en->jit, LLVMOrcCreateLLJITBuilder());
+    if (err) {
+        tj_engine_error(err, "creating the LLJIT", why, len);
+        en->jit = NULL;
+        return -1;
+    }
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(en->jit),
+                                            tj_session_error, en);
+    en->main_jd = LLVMOrcLLJITGetMainJITDylib(en->jit);
+    if (tj_engine_define_runtime(en, why, len) != 0) {
+        LLVMErrorRef derr = LLVMOrcDisposeLLJIT(en->jit);
+        if (derr)
+            LLVMConsumeError(derr);
+        en->jit = NULL;
+        return -1;
+    }
+    if (getenv("TENSORJIT_DEBUG"))
+        fprintf(stderr, "tensorjit: LLJIT created in %.2f ms\n", tj_clock_ms() - t0);
+    return 0;
+}
+
+LLVMOrcLLJITRef tj_engine_lljit(tj_engine *en, char *why, size_t len)
+{
+    tj_engine_lock();
+    if (!en->jit_ready && !en->jit_failure[0]) {
+        if (tj_engine_start_lljit(en, en->jit_failure, sizeof en->jit_failure) == 0)
+            en->jit_ready = 1;
+        else if (strstr(en->jit_failure, "out of memory")) /* may pass: try again later */
+            snprintf(why, len, "%s", en->jit_failure), en->jit_failure[0] = '\0';
+    }
+    if (!en->jit_ready && en->jit_failure[0])
+        snprintf(why, len, "%s", en->jit_failure);
+    LLVMOrcLLJITRef jit = en->jit_ready ? en->jit : NULL;
+    tj_engine_unlock();
+    return jit;
 }
 
 tj_engine *tj_engine_get(char *why, size_t len)

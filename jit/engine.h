@@ -30,6 +30,8 @@ typedef struct tj_engine {
     double start_ms;  /* time it took to create */
     pthread_mutex_t session_lock;
     char session_error[512]; /* the last error ORC reported to the session */
+    int jit_ready;           /* jit and main_jd are made, runtime symbols defined */
+    char jit_failure[512];   /* why the LLJIT could not be made, once it failed */
 } tj_engine;
 
 /* A target machine for one compile, and giving it back. NULL (and why) if
@@ -48,6 +50,10 @@ void tj_engine_unlock(void);
 /* The engine, created on first use (lock held). NULL when LLVM cannot
  * start; why says what failed, and later calls return the same reason. */
 tj_engine *tj_engine_get(char *why, size_t why_len);
+
+/* The engine's LLJIT, created on first use (takes the engine lock); NULL
+ * and why when LLVM cannot make it (remembered, like a failed start). */
+LLVMOrcLLJITRef tj_engine_lljit(tj_engine *en, char *why, size_t why_len);
 
 /* Frees the engine (lock held); the next tj_engine_get starts a new one. */
 void tj_engine_destroy(void);

@@ -214,7 +214,7 @@ static int tj_entry_valid(const tj_objkey *k, const unsigned char *buf, size_t l
     return 0;
 }
 
-LLVMMemoryBufferRef tj_objcache_load(const tj_objkey *k)
+void *tj_objcache_load(const tj_objkey *k, const void **obj, size_t *obj_len)
 {
     char dir[4096], path[4200];
     pthread_mutex_lock(&tj_objcache_lock);
@@ -233,11 +233,10 @@ LLVMMemoryBufferRef tj_objcache_load(const tj_objkey *k)
         return NULL;
     }
     size_t off = sizeof(tj_obj_header) + strlen(k->name);
-    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(
-        (const char *)buf + off, len - off, k->name);
-    free(buf);
+    *obj = buf + off;
+    *obj_len = len - off;
     utimensat(AT_FDCWD, path, NULL, 0); /* recently used: evicted last */
-    return mb;
+    return buf;
 }
 
 typedef struct tj_entry_stat {

@@ -38,9 +38,10 @@ void tj_objcache_warm(void);
 void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key,
                      size_t key_len, tj_objkey *out);
 
-/* The entry's object as a new memory buffer, or NULL (a miss; an entry
+/* The entry, checked, as a buffer to free(); *obj points at its object
+ * inside it and *obj_len is the object's size. NULL on a miss (an entry
  * that fails any check is removed). */
-LLVMMemoryBufferRef tj_objcache_load(const tj_objkey *k);
+void *tj_objcache_load(const tj_objkey *k, const void **obj, size_t *obj_len);
 /* Best effort: a failed store only costs a compile next time. */
 void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len);
 
