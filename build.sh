@@ -95,6 +95,27 @@ fuzz() {
     rm -rf "$work"
 }
 
+# The kernel suites twice over one disk cache folder, under the sanitizers:
+# the second pass runs every kernel as tensorjit's own loader mapped it
+# from disk (jit/objload.c), the first as LLJIT loaded it after compiling.
+from_disk_cache() {
+    echo "== the kernel suites again, every kernel from the disk cache (ASan + UBSan)"
+    local cache pass suites="test_conformance|test_kernels|test_differential|test_guard|test_limits"
+    cache=$(mktemp -d)
+    for pass in fill load; do
+        if ! TENSORJIT_CACHE_DIR="$cache" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+            UBSAN_OPTIONS=print_stacktrace=1 \
+            ctest --test-dir build-asan -R "$suites" --output-on-failure -j"$jobs" \
+            >"$cache.log" 2>&1; then
+            cat "$cache.log"
+            return 1
+        fi
+        echo "$pass: $(grep "tests passed" "$cache.log")"
+    done
+    echo "$(find "$cache" -name '*.tjk' | wc -l) kernels in the cache"
+    rm -rf "$cache" "$cache.log"
+}
+
 memcheck() {
     echo "== valgrind memcheck: the CLI and a test binary"
     local vg=(valgrind --quiet --error-exitcode=9 --leak-check=full
@@ -118,6 +139,7 @@ test)
     configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --test-dir build-asan --output-on-failure -j"$jobs"
+    from_disk_cache
     if [[ $llvm_old != none ]]; then
         echo "== build and test (LLVM ${llvm_old}, -Werror)"
         configure_and_build "build-llvm${llvm_old}" "$llvm_old"
