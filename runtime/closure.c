@@ -3,6 +3,7 @@
  * plan as user data. This is the fallback the JIT returns when it cannot
  * serve, so callers never branch on the engine. */
 #include <ffi.h>
+#include <pthread.h>
 
 #include "alloc.h"
 #include "error.h"
@@ -34,6 +35,26 @@ static void tj_scatter_trampoline(ffi_cif *cif, void *ret, void **args, void *us
     *(ffi_sarg *)ret = rc;
 }
 
+/* libffi sets its closure allocator up on the first ffi_closure_alloc of a
+ * process with an unlocked check of a flag; two threads making their first
+ * kernels at once race there (ThreadSanitizer caught it). The first
+ * allocation is done once, under pthread_once, before any other. */
+static pthread_once_t tj_ffi_once = PTHREAD_ONCE_INIT;
+
+static void tj_ffi_first_alloc(void)
+{
+    void *code;
+    ffi_closure *c = ffi_closure_alloc(sizeof(ffi_closure), &code);
+    if (c)
+        ffi_closure_free(c);
+}
+
+void *tj_closure_alloc(void **code)
+{
+    pthread_once(&tj_ffi_once, tj_ffi_first_alloc);
+    return ffi_closure_alloc(sizeof(ffi_closure), code);
+}
+
 int tj_closure_bind(tj_kernel *k)
 {
     tj_closure *c = tj_calloc(1, sizeof *c);
@@ -42,7 +63,7 @@ int tj_closure_bind(tj_kernel *k)
     unsigned nargs = k->plan.op == TJ_OP_GATHER_ND ? 3 : 4;
     for (unsigned i = 0; i < nargs; i++)
         c->args[i] = &ffi_type_pointer;
-    c->closure = ffi_closure_alloc(sizeof(ffi_closure), &c->code);
+    c->closure = tj_closure_alloc(&c->code);
     if (!c->closure) {
         tj_free(c);
         return tj_error_set("libffi could not allocate a closure for the reference kernel");

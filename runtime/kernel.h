@@ -41,6 +41,8 @@ void tj_kernel_destroy(tj_kernel *k);
 /* The reference kernel behind a function pointer of the op's kernel type:
  * a libffi closure whose user data is the kernel itself. */
 int tj_closure_bind(tj_kernel *k);
+/* ffi_closure_alloc, after libffi's one-time set-up has run once (closure.c). */
+void *tj_closure_alloc(void **code);
 void tj_closure_free(tj_kernel *k);
 
 #endif

@@ -80,7 +80,7 @@ static int tj_tiered_bind(tj_tiered *t)
     void *code;
     for (unsigned i = 0; i < nargs; i++)
         t->args[i] = &ffi_type_pointer;
-    t->closure = ffi_closure_alloc(sizeof(ffi_closure), &code);
+    t->closure = tj_closure_alloc(&code);
     if (!t->closure)
         return -1;
     if (ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, nargs, &ffi_type_sint, t->args) != FFI_OK ||
