@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <llvm/Config/llvm-config.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -99,6 +100,11 @@ int tj_objcache_open(const char *dir, char *why, size_t len)
     }
     pthread_mutex_unlock(&tj_objcache_lock);
     return rc;
+}
+
+void tj_objcache_init_crypto(void)
+{
+    OPENSSL_init_crypto(0, NULL);
 }
 
 void tj_objcache_warm(void)

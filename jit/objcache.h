@@ -34,6 +34,9 @@ int tj_objcache_open(const char *dir, char *why, size_t len);
 int tj_objcache_enabled(void);
 /* Pays the hashing library's one-time start-up now (the warm-up thread). */
 void tj_objcache_warm(void);
+/* Initializes OpenSSL (microseconds; it registers its atexit cleanup then),
+ * without the first digest's provider load. */
+void tj_objcache_init_crypto(void);
 
 void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key,
                      size_t key_len, tj_objkey *out);
