@@ -24,7 +24,6 @@
 #include "engine.h"
 #include "kernel_ir.h"
 #include "objcache.h"
-#include "jit_support.h"
 #include "objload.h"
 
 static atomic_ullong tj_kernel_serial;
@@ -218,19 +217,11 @@ static int tj_own_loader_wanted(void)
 static int tj_load_own(const tj_plan *p, const void *obj, size_t n, const char *name,
                        tj_backend_kernel *out, char *why, size_t len)
 {
-    static const tj_objload_symbol runtime[] = {
-        {TJ_RT_BAD_INDEX, (void *)(uintptr_t)tj_rt_bad_index},
-        {TJ_RT_BAD_POINTER, (void *)(uintptr_t)tj_rt_bad_pointer},
-        {TJ_RT_PARALLEL, (void *)(uintptr_t)tj_rt_parallel},
-        {"memcpy", (void *)(uintptr_t)memcpy},
-        {"memmove", (void *)(uintptr_t)memmove},
-        {"memset", (void *)(uintptr_t)memset},
-    };
     if (tj_jit_fault("load")) {
         snprintf(why, len, "loading the kernel's object failed (injected by TENSORJIT_FAULT)");
         return -1;
     }
-    tj_objload *l = tj_objload_load(obj, n, runtime, sizeof runtime / sizeof *runtime, why, len);
+    tj_objload *l = tj_objload_load(obj, n, tj_runtime_symbols, TJ_RUNTIME_SYMBOLS, why, len);
     if (!l)
         return -1;
     char sym[128];

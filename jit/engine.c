@@ -224,29 +224,35 @@ done:
  * LLVMOrcCSymbolMapPair); the pointer typedef kept its name in 14..22. */
 typedef __typeof__(*(LLVMOrcCSymbolMapPairs)0) tj_symbol_pair;
 
-/* The runtime functions generated code calls, defined by name so that
- * objects carry no absolute address. */
+const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS] = {
+    {TJ_RT_BAD_INDEX, (void *)(uintptr_t)tj_rt_bad_index},
+    {TJ_RT_BAD_POINTER, (void *)(uintptr_t)tj_rt_bad_pointer},
+    {TJ_RT_PARALLEL, (void *)(uintptr_t)tj_rt_parallel},
+    {"memcpy", (void *)(uintptr_t)memcpy},
+    {"memmove", (void *)(uintptr_t)memmove},
+    {"memset", (void *)(uintptr_t)memset},
+};
+
+/* The runtime functions, defined by name so that objects carry no absolute
+ * address. */
 static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
 {
     LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported |
                                     LLVMJITSymbolGenericFlagsCallable,
                                 0};
-    tj_symbol_pair syms[3] = {
-        {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_INDEX),
-         {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_index, flags}},
-        {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_BAD_POINTER),
-         {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_bad_pointer, flags}},
-        {LLVMOrcLLJITMangleAndIntern(en->jit, TJ_RT_PARALLEL),
-         {(LLVMOrcExecutorAddress)(uintptr_t)tj_rt_parallel, flags}},
-    };
-    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, 3);
+    tj_symbol_pair syms[TJ_RUNTIME_SYMBOLS];
+    for (size_t i = 0; i < TJ_RUNTIME_SYMBOLS; i++)
+        syms[i] = (tj_symbol_pair){
+            LLVMOrcLLJITMangleAndIntern(en->jit, tj_runtime_symbols[i].name),
+            {(LLVMOrcExecutorAddress)(uintptr_t)tj_runtime_symbols[i].address, flags}};
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(syms, TJ_RUNTIME_SYMBOLS);
     LLVMErrorRef err = LLVMOrcJITDylibDefine(en->main_jd, mu);
     if (err) {
         LLVMOrcDisposeMaterializationUnit(mu);
         tj_engine_error(err, "defining the runtime symbols", why, len);
         return -1;
     }
-    /* memcpy and memset from the process (RuntimeDyld on 14-16 needs it) */
+    /* anything else from the process (RuntimeDyld on 14-16 looks there) */
     LLVMOrcDefinitionGeneratorRef gen;
     err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
         &gen, LLVMOrcLLJITGetGlobalPrefix(en->jit), NULL, NULL);

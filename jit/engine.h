@@ -12,6 +12,8 @@
 
 #include <pthread.h>
 
+#include "objload.h"
+
 #define TJ_TM_POOL 16
 
 typedef struct tj_engine {
@@ -33,6 +35,12 @@ typedef struct tj_engine {
     int jit_ready;           /* jit and main_jd are made, runtime symbols defined */
     char jit_failure[512];   /* why the LLJIT could not be made, once it failed */
 } tj_engine;
+
+/* What generated code may call: the runtime's cold paths and the C
+ * library's block copies. Defined in the LLJIT by name, and given to the
+ * loader of cached objects. */
+#define TJ_RUNTIME_SYMBOLS 6
+extern const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS];
 
 /* A target machine for one compile, and giving it back. NULL (and why) if
  * LLVM cannot make one. */
