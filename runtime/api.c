@@ -8,11 +8,11 @@
 #include "cache.h"
 #include "error.h"
 #include "kernel.h"
-#include "limit.h"
 #include "plan.h"
 #include "pool.h"
 #include "stub.h"
 #include "tiered.h"
+#include "user_kernel.h"
 
 /* What differs between the ops at this level: how a signature becomes a
  * key and a plan. Everything after is shared. */
@@ -139,13 +139,11 @@ int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape
 
 static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
 {
-    const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
-    int tiered = 0;
-    if (!k && fn && (k = tj_tiered_current(fn)))
-        tiered = 1;
-    if (fn && tj_is_released(fn))
-        return tj_error_set("this kernel was released under the kernel limit");
-    if (!k || !info || k->plan.op != op)
+    int tiered;
+    const tj_kernel *k = tj_user_kernel(fn, op, &tiered);
+    if (!k)
+        return -1;
+    if (!info)
         return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
     info->engine = k->engine;
     /* a JIT kernel's own string would go with it when the limit releases it */

@@ -2,26 +2,14 @@
  * threads. Split JIT kernels serve them with their generated check and
  * range functions; every other kernel with the reference code on its plan
  * (small kernels, where a thread would not pay anyway). */
-#include "cache.h"
 #include "error.h"
-#include "limit.h"
 #include "ref_kernel.h"
-#include "tiered.h"
+#include "user_kernel.h"
 
 static const tj_kernel *tj_parts_kernel(tj_entry_fn fn, tj_op op)
 {
-    const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
-    if (!k && fn)
-        k = tj_tiered_current(fn);
-    if (!k && fn && tj_is_released(fn)) {
-        tj_error_set("this kernel was released under the kernel limit");
-        return NULL;
-    }
-    if (!k || k->plan.op != op) {
-        tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
-        return NULL;
-    }
-    return k;
+    int tiered;
+    return tj_user_kernel(fn, op, &tiered);
 }
 
 static int tj_validate(tj_entry_fn fn, tj_op op, const void *indices)

@@ -105,34 +105,34 @@ done:
     return stub;
 }
 
-int tj_stub_target(tj_entry_fn fn, tj_entry_fn *target)
+/* The slot of the stub at fn, or NULL when fn is no stub's address. */
+static _Atomic uintptr_t *tj_slot_at(tj_entry_fn fn)
 {
     uintptr_t p = (uintptr_t)fn;
     size_t n = atomic_load_explicit(&tj_narenas, memory_order_acquire);
     for (size_t i = 0; i < n; i++) {
         uintptr_t a = (uintptr_t)tj_arenas[i];
-        if (p < a || p >= a + TJ_STUB_CODE || (p - a) % TJ_STUB_BYTES)
-            continue;
-        uintptr_t t = atomic_load_explicit(tj_slot_of(tj_arenas[i], (p - a) / TJ_STUB_BYTES),
-                                           memory_order_acquire);
-        if (!t) /* not handed out yet */
-            return 0;
-        *target = (tj_entry_fn)t;
-        return 1;
+        if (p >= a && p < a + TJ_STUB_CODE && (p - a) % TJ_STUB_BYTES == 0)
+            return tj_slot_of(tj_arenas[i], (p - a) / TJ_STUB_BYTES);
     }
-    return 0;
+    return NULL;
+}
+
+int tj_stub_target(tj_entry_fn fn, tj_entry_fn *target)
+{
+    _Atomic uintptr_t *slot = tj_slot_at(fn);
+    uintptr_t t = slot ? atomic_load_explicit(slot, memory_order_acquire) : 0;
+    if (!t) /* no stub, or one not handed out yet */
+        return 0;
+    *target = (tj_entry_fn)t;
+    return 1;
 }
 
 void tj_stub_point(tj_entry_fn stub, tj_entry_fn target)
 {
-    uintptr_t p = (uintptr_t)stub;
-    size_t n = atomic_load_explicit(&tj_narenas, memory_order_acquire);
-    for (size_t i = 0; i < n; i++) {
-        uintptr_t a = (uintptr_t)tj_arenas[i];
-        if (p >= a && p < a + TJ_STUB_CODE)
-            atomic_store_explicit(tj_slot_of(tj_arenas[i], (p - a) / TJ_STUB_BYTES),
-                                  (uintptr_t)target, memory_order_release);
-    }
+    _Atomic uintptr_t *slot = tj_slot_at(stub);
+    if (slot)
+        atomic_store_explicit(slot, (uintptr_t)target, memory_order_release);
 }
 
 void tj_stub_shutdown(void)

@@ -1,0 +1,23 @@
+#include "user_kernel.h"
+
+#include "cache.h"
+#include "error.h"
+#include "limit.h"
+#include "tiered.h"
+
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered)
+{
+    const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
+    *tiered = 0;
+    if (!k && fn && (k = tj_tiered_current(fn)))
+        *tiered = 1;
+    if (!k && fn && tj_is_released(fn)) {
+        tj_error_set("this kernel was released under the kernel limit");
+        return NULL;
+    }
+    if (!k || k->plan.op != op) {
+        tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
+        return NULL;
+    }
+    return k;
+}

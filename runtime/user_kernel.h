@@ -1,0 +1,13 @@
+/* The kernel behind a pointer a caller holds, for the queries that take
+ * one (info, units, validate, run_range). */
+#ifndef TJ_USER_KERNEL_H
+#define TJ_USER_KERNEL_H
+
+#include "kernel.h"
+
+/* The op's kernel behind fn: a cached kernel (direct or behind its stub) or
+ * what a tiered kernel runs now (*tiered = 1). NULL with jit_last_error()
+ * set when fn is a released kernel, another op's, or none of ours. */
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered);
+
+#endif
