@@ -42,35 +42,34 @@ static int tj_index_signed(jit_dtype t)
     return t == JIT_I8 || t == JIT_I16 || t == JIT_I32 || t == JIT_I64;
 }
 
-void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s)
+void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
-    /* TENSORJIT_UNROLL=N moves the budget, for measuring it */
-    const char *env = getenv("TENSORJIT_UNROLL");
+    memset(s, 0, sizeof *s);
     s->tuples = p->outer * p->items;
     s->checks = tj_plan_tuples_to_check(p);
-    s->budget = env && *env ? atoll(env) : TJ_IR_UNROLL_BUDGET;
+    s->budget = cfg->unroll.set ? cfg->unroll.value : TJ_IR_UNROLL_BUDGET;
     int64_t width = p->depth > 1 ? p->depth : 1;
     int64_t most = s->tuples > s->checks ? s->tuples : s->checks;
     s->entries = most > INT64_MAX / width ? INT64_MAX : most * width;
     s->unrolled = s->entries <= s->budget;
-    const char *pf = getenv("TENSORJIT_PREFETCH");
-    int64_t distance = pf && *pf ? atoll(pf) : TJ_IR_PREFETCH_DISTANCE;
+    int64_t distance = cfg->prefetch.set ? cfg->prefetch.value : TJ_IR_PREFETCH_DISTANCE;
     s->prefetch = distance > 0 && p->indexed == TJ_INDEXED_SRC && !s->unrolled && p->depth > 0 &&
                           p->data_bytes >= TJ_IR_PREFETCH_MIN_DATA && s->tuples > distance
                       ? distance
                       : 0;
-    const char *nt = getenv("TENSORJIT_NT");
-    s->nontemporal = (nt && *nt ? strcmp(nt, "0") != 0 : TJ_IR_NT_DEFAULT) && !s->unrolled &&
+    s->nontemporal = (cfg->nontemporal.set ? cfg->nontemporal.value : TJ_IR_NT_DEFAULT) &&
+                     !s->unrolled &&
                      p->block_bytes >= TJ_IR_NT_MIN_BLOCK && p->block_bytes % 16 == 0 &&
                      s->tuples * p->block_bytes >= TJ_IR_NT_MIN_OUT;
-    /* TENSORJIT_SPLIT_MIN=N moves the threshold (tests force splitting) */
-    const char *sm = getenv("TENSORJIT_SPLIT_MIN");
-    int64_t split_min = sm && *sm ? atoll(sm) : TJ_IR_SPLIT_MIN_BYTES;
+    int64_t split_min = cfg->split_min.set ? cfg->split_min.value : TJ_IR_SPLIT_MIN_BYTES;
     int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
     /* single-threaded kernels stay whole: the same loop in a separate
      * range function measured 1.2-1.6x slower on G3 (docs/performance.md) */
     s->split = p->threads > 1 && !s->unrolled && p->units >= 2 &&
                (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
+    s->inline_copy_min =
+        cfg->inline_copy_min.set ? cfg->inline_copy_min.value : TJ_IR_INLINE_COPY_MIN;
+    snprintf(s->vector_width, sizeof s->vector_width, "%s", cfg->vector_width);
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -389,9 +388,7 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
             tj_emit_move32(k, dst, src, k->p->block_bytes - 32);
         return;
     }
-    const char *env = getenv("TENSORJIT_INLINE_COPY_MIN");
-    int64_t inline_min = env && *env ? atoll(env) : TJ_IR_INLINE_COPY_MIN;
-    if (k->p->block_bytes < inline_min) {
+    if (k->p->block_bytes < k->st.inline_copy_min) {
         LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
         return;
     }
@@ -580,16 +577,15 @@ static void tj_emit_copy_loops(tj_kir *k)
 }
 
 /* Attributes every function of a kernel carries. */
-static void tj_function_attrs(tj_emit *e, LLVMValueRef fn)
+static void tj_function_attrs(tj_emit *e, const tj_ir_strategy *st, LLVMValueRef fn)
 {
     tj_add_attr(e, fn, LLVMAttributeFunctionIndex, "nounwind");
     /* Without this LLVM assumes the function may need 512-bit vectors and
      * uses zmm registers even where the CPU prefers 256 (clang always sets
      * it); TENSORJIT_VECTOR_WIDTH=512 asks for zmm on purpose. */
-    const char *width = getenv("TENSORJIT_VECTOR_WIDTH");
     tj_add_string_attr(e, fn, "min-legal-vector-width", "0");
-    if (width && *width)
-        tj_add_string_attr(e, fn, "prefer-vector-width", width);
+    if (st->vector_width[0])
+        tj_add_string_attr(e, fn, "prefer-vector-width", st->vector_width);
 }
 
 /* data, indices, [updates,] out of fn from its first parameters; a
@@ -626,7 +622,7 @@ static void tj_emit_signature(tj_kir *k, const char *name)
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, scatter ? 4 : 3, 0);
     e->fn = k->main_fn = LLVMAddFunction(e->mod, name, fty);
     tj_bind_buffers(k, e->fn, scatter);
-    tj_function_attrs(e, e->fn);
+    tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
 }
 
@@ -646,7 +642,7 @@ static LLVMValueRef tj_emit_check_function(tj_kir *k, const char *name)
     e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_CHECK_SUFFIX, buf, sizeof buf), fty);
     k->indices = LLVMGetParam(e->fn, 0);
     LLVMSetValueName2(k->indices, "indices", 7);
-    tj_function_attrs(e, e->fn);
+    tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     tj_emit_validation(k);
     LLVMBuildRet(e->b, tj_i32(e, 0));
@@ -668,7 +664,7 @@ static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
     k->end = LLVMGetParam(e->fn, 5);
     LLVMSetValueName2(k->begin, "begin", 5);
     LLVMSetValueName2(k->end, "end", 3);
-    tj_function_attrs(e, e->fn);
+    tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     tj_emit_data_copy(k);
     tj_emit_copies(k);
@@ -715,13 +711,13 @@ static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range
     LLVMBuildRet(e->b, r);
 }
 
-LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const char *name, char *why,
-                           size_t why_len)
+LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
+                           const char *name, char *why, size_t why_len)
 {
     tj_kir k = {0};
     tj_emit *e = &k.e;
     k.p = p;
-    tj_ir_choose(p, &k.st);
+    k.st = *st;
     e->ctx = ctx;
     e->mod = LLVMModuleCreateWithNameInContext(name, ctx);
     e->b = LLVMCreateBuilderInContext(ctx);

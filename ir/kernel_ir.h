@@ -5,6 +5,7 @@
 #include <llvm-c/Core.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "plan.h"
 
 /* Runtime functions the generated code calls on its cold paths, by name
@@ -74,13 +75,18 @@ typedef struct tj_ir_strategy {
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
     int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_BYTES) */
+    int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
+    char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
 } tj_ir_strategy;
 
-void tj_ir_choose(const tj_plan *p, tj_ir_strategy *s);
+/* How the kernel of p is generated, decided once per kernel from the plan
+ * and the configuration's code-changing knobs; the generator and the
+ * loaders take the result as it is. */
+void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s);
 
-/* A new module in ctx holding one function `name` of the kernel ABI; NULL
- * (and why) if the plan cannot be built. */
-LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const char *name, char *why,
-                           size_t why_len);
+/* A new module in ctx holding one function `name` of the kernel ABI, as
+ * st says; NULL (and why) if the plan cannot be built. */
+LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
+                           const char *name, char *why, size_t why_len);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "config.h"
 #include "engine.h"
 #include "kernel_ir.h"
 #include "objcache.h"
@@ -38,17 +39,16 @@ static double tj_ms(void)
 /* TENSORJIT_DEBUG=1 prints where each compile spends its time. */
 static int tj_debug(void)
 {
-    const char *v = getenv("TENSORJIT_DEBUG");
-    return v && *v && strcmp(v, "0") != 0;
+    return tj_config_get()->debug;
 }
 
 /* The module for plan in ctx, optionally optimized, for the engine's target. */
 static LLVMModuleRef tj_build_module(tj_engine *en, LLVMTargetMachineRef tm, LLVMContextRef ctx,
-                                     const tj_plan *p, const char *name, int optimize, double *ms,
-                                     char *why, size_t len)
+                                     const tj_plan *p, const tj_ir_strategy *st, const char *name,
+                                     int optimize, double *ms, char *why, size_t len)
 {
     double t0 = tj_ms();
-    LLVMModuleRef mod = tj_ir_kernel(ctx, p, name, why, len);
+    LLVMModuleRef mod = tj_ir_kernel(ctx, p, st, name, why, len);
     if (!mod)
         return NULL;
     if (tj_jit_fault("link")) {
@@ -67,12 +67,12 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMTargetMachineRef tm, LLV
     ms[0] = tj_ms() - t0;
     if (!optimize)
         return mod;
-    const char *custom = getenv("TENSORJIT_PASSES");
+    const char *custom = tj_config_get()->codegen.passes;
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetLoopInterleaving(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, en->llvm_loop_opts);
-    LLVMErrorRef err = LLVMRunPasses(mod, custom && *custom ? custom : en->pipeline, tm, opts);
+    LLVMErrorRef err = LLVMRunPasses(mod, *custom ? custom : en->pipeline, tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     ms[1] = tj_ms() - t0 - ms[0];
     if (err) {
@@ -182,13 +182,11 @@ static int tj_load_parts(tj_engine *en, const char *name, tj_backend_kernel *out
 }
 
 /* Loads the object of a split or whole kernel and its parts. */
-static int tj_load_kernel(tj_engine *en, const tj_plan *p, LLVMMemoryBufferRef obj,
+static int tj_load_kernel(tj_engine *en, const tj_ir_strategy *st, LLVMMemoryBufferRef obj,
                           const char *name, tj_backend_kernel *out, char *why, size_t len)
 {
-    tj_ir_strategy st;
-    tj_ir_choose(p, &st);
     int rc = tj_load(en, obj, name, out, why, len);
-    if (rc == 0 && st.split)
+    if (rc == 0 && st->split)
         rc = tj_load_parts(en, name, out, why, len);
     return rc;
 }
@@ -208,13 +206,12 @@ static tj_objload *tj_own_of(void *handle)
 /* TENSORJIT_OBJLOAD=llvm: cached objects go through LLJIT (for comparing). */
 static int tj_own_loader_wanted(void)
 {
-    const char *v = getenv("TENSORJIT_OBJLOAD");
-    return !(v && strcmp(v, "llvm") == 0);
+    return !tj_config_get()->objload_llvm;
 }
 
 /* The cached object through objload.c: no LLJIT needed. 0, or -1 when the
  * loader refuses it (why says so; the caller tries LLJIT). */
-static int tj_load_own(const tj_plan *p, const void *obj, size_t n, const char *name,
+static int tj_load_own(const tj_ir_strategy *st, const void *obj, size_t n, const char *name,
                        tj_backend_kernel *out, char *why, size_t len)
 {
     if (tj_jit_fault("load")) {
@@ -225,16 +222,14 @@ static int tj_load_own(const tj_plan *p, const void *obj, size_t n, const char *
     if (!l)
         return -1;
     char sym[128];
-    tj_ir_strategy st;
-    tj_ir_choose(p, &st);
     void *entry = tj_objload_find(l, name), *check = NULL, *range = NULL;
-    if (st.split) {
+    if (st->split) {
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
         check = tj_objload_find(l, sym);
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_RANGE_SUFFIX);
         range = tj_objload_find(l, sym);
     }
-    if (!entry || (st.split && (!check || !range))) {
+    if (!entry || (st->split && (!check || !range))) {
         tj_objload_free(l);
         snprintf(why, len, "the cached object lacks the kernel's functions");
         return -1;
@@ -249,18 +244,18 @@ static int tj_load_own(const tj_plan *p, const void *obj, size_t n, const char *
 }
 
 /* The cached object through LLJIT. */
-static int tj_load_lljit(tj_engine *en, const tj_plan *p, const void *obj, size_t n,
+static int tj_load_lljit(tj_engine *en, const tj_ir_strategy *st, const void *obj, size_t n,
                          const char *name, tj_backend_kernel *out, char *why, size_t len)
 {
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, n, name);
     LLVMContextRef ctx = LLVMContextCreate();
     out->code_bytes = tj_text_bytes(mb, ctx);
     LLVMContextDispose(ctx);
-    return tj_load_kernel(en, p, mb, name, out, why, len);
+    return tj_load_kernel(en, st, mb, name, out, why, len);
 }
 
 /* A kernel from the on-disk cache; 0 on a hit. */
-static int tj_load_cached(tj_engine *en, const tj_plan *p, const tj_objkey *key,
+static int tj_load_cached(tj_engine *en, const tj_ir_strategy *st, const tj_objkey *key,
                           tj_backend_kernel *out, char *why, size_t len)
 {
     double t0 = tj_ms();
@@ -270,10 +265,10 @@ static int tj_load_cached(tj_engine *en, const tj_plan *p, const tj_objkey *key,
     if (!entry)
         return -1;
     int own = tj_own_loader_wanted() &&
-              tj_load_own(p, obj, n, key->name, out, why, len) == 0;
+              tj_load_own(st, obj, n, key->name, out, why, len) == 0;
     if (!own && tj_debug() && why[0])
         fprintf(stderr, "tensorjit: %s: %s; loading it through LLJIT\n", key->name, why);
-    int rc = own ? 0 : tj_load_lljit(en, p, obj, n, key->name, out, why, len);
+    int rc = own ? 0 : tj_load_lljit(en, st, obj, n, key->name, out, why, len);
     free(entry);
     if (rc != 0)
         return -1;
@@ -285,7 +280,8 @@ static int tj_load_cached(tj_engine *en, const tj_plan *p, const tj_objkey *key,
 }
 
 static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
-                      const tj_objkey *key, tj_backend_kernel *out, char *why, size_t len)
+                      const tj_ir_strategy *st, const tj_objkey *key, tj_backend_kernel *out,
+                      char *why, size_t len)
 {
     char name[64];
     if (key)
@@ -300,7 +296,7 @@ static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
     }
     double ms[4] = {0}, t0 = tj_ms();
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = tj_build_module(en, tm, ctx, p, name, 1, ms, why, len);
+    LLVMModuleRef mod = tj_build_module(en, tm, ctx, p, st, name, 1, ms, why, len);
     double t1 = tj_ms();
     LLVMMemoryBufferRef obj = mod ? tj_emit(tm, mod, LLVMObjectFile, why, len) : NULL;
     double t2 = tj_ms();
@@ -309,7 +305,7 @@ static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
         out->code_bytes = tj_text_bytes(obj, ctx);
         if (key) /* the bytes, before the JIT takes the buffer */
             tj_objcache_store(key, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
-        rc = tj_load_kernel(en, p, obj, name, out, why, len);
+        rc = tj_load_kernel(en, st, obj, name, out, why, len);
     }
     ms[2] = t2 - t1;
     ms[3] = tj_ms() - t2;
@@ -338,18 +334,21 @@ int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
     tj_engine *en = tj_started_engine(why, len);
     if (!en)
         return -1;
+    const tj_codegen_config *cfg = &tj_config_get()->codegen;
+    tj_ir_strategy st;
+    tj_ir_choose(p, cfg, &st);
     tj_objkey key, *cached = NULL;
     if (tj_objcache_enabled()) {
-        tj_objcache_key(en, p, sig_key, key_len, &key);
+        tj_objcache_key(en, cfg, p, sig_key, key_len, &key);
         cached = &key;
-        if (tj_load_cached(en, p, cached, out, why, len) == 0)
+        if (tj_load_cached(en, &st, cached, out, why, len) == 0)
             return 0;
         why[0] = '\0';
     }
     LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
     if (!tm)
         return -1;
-    int rc = tj_compile(en, tm, p, cached, out, why, len);
+    int rc = tj_compile(en, tm, p, &st, cached, out, why, len);
     tj_engine_release_tm(en, tm);
     return rc;
 }
@@ -423,9 +422,12 @@ static char *tj_dump_with(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan 
                           tj_dump_kind kind, char *why, size_t len)
 {
     const char *name = p->op == TJ_OP_GATHER_ND ? "tj_gather_nd" : "tj_scatter_update";
+    tj_ir_strategy st;
+    tj_ir_choose(p, &tj_config_get()->codegen, &st);
     LLVMContextRef ctx = LLVMContextCreate();
     double ms[2];
-    LLVMModuleRef mod = tj_build_module(en, tm, ctx, p, name, kind != TJ_DUMP_IR, ms, why, len);
+    LLVMModuleRef mod =
+        tj_build_module(en, tm, ctx, p, &st, name, kind != TJ_DUMP_IR, ms, why, len);
     char *text = NULL;
     if (mod && kind == TJ_DUMP_ASM) {
         LLVMMemoryBufferRef buf = tj_emit(tm, mod, LLVMAssemblyFile, why, len);
@@ -461,7 +463,7 @@ char *tj_backend_dump(const tj_plan *p, tj_dump_kind kind, char *why, size_t len
 void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
 {
     tj_ir_strategy st;
-    tj_ir_choose(p, &st);
+    tj_ir_choose(p, &tj_config_get()->codegen, &st);
     if (st.unrolled)
         snprintf(buf, len, "fully unrolled: %" PRId64 " index entries <= unroll budget %" PRId64
                  " (every offset a constant)", st.entries, st.budget);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "config.h"
 #include "kernel_ir.h"
 #include "jit_support.h"
 #include "objcache.h"
@@ -33,8 +34,7 @@ void tj_engine_unlock(void)
 
 int tj_jit_fault(const char *stage)
 {
-    const char *v = getenv("TENSORJIT_FAULT");
-    return v && strcmp(v, stage) == 0;
+    return tj_config_fault(stage);
 }
 
 void tj_engine_error(LLVMErrorRef err, const char *what, char *why, size_t why_len)
@@ -124,19 +124,19 @@ static void tj_choose_pipeline(tj_engine *en, LLVMCodeGenOptLevel *cg)
 {
     static const char *const named[] = {"default<O0>", "default<O1>", "default<O2>",
                                         "default<O3>"};
-    const char *v = getenv("TENSORJIT_OPT");
+    const char *v = tj_config_get()->codegen.opt;
     en->pipeline = tj_fast_pipeline;
     en->llvm_loop_opts = 0;
     *cg = LLVMCodeGenLevelDefault;
-    if (v && v[0] == 'O' && v[1] >= '0' && v[1] <= '3' && v[2] == '\0') {
+    if (v[0] == 'O' && v[1] >= '0' && v[1] <= '3' && v[2] == '\0') {
         int n = v[1] - '0';
         en->pipeline = named[n];
         en->llvm_loop_opts = n == 3;
         *cg = n == 0 ? LLVMCodeGenLevelNone : n == 3 ? LLVMCodeGenLevelAggressive : *cg;
     }
     /* TENSORJIT_CODEGEN=0..3: the code generator's own level */
-    const char *c = getenv("TENSORJIT_CODEGEN");
-    if (c && c[0] >= '0' && c[0] <= '3' && c[1] == '\0') {
+    const char *c = tj_config_get()->codegen.codegen;
+    if (c[0] >= '0' && c[0] <= '3' && c[1] == '\0') {
         static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                                      LLVMCodeGenLevelDefault,
                                                      LLVMCodeGenLevelAggressive};
@@ -275,8 +275,7 @@ static void tj_session_error(void *ctx, LLVMErrorRef err)
     pthread_mutex_lock(&en->session_lock);
     snprintf(en->session_error, sizeof en->session_error, "%s", msg ? msg : "?");
     pthread_mutex_unlock(&en->session_lock);
-    const char *dbg = getenv("TENSORJIT_DEBUG");
-    if (dbg && *dbg && strcmp(dbg, "0") != 0)
+    if (tj_config_get()->debug)
         fprintf(stderr, "tensorjit: JIT session error: %s\n", msg);
     LLVMDisposeErrorMessage(msg);
 }
@@ -287,8 +286,8 @@ static void tj_session_error(void *ctx, LLVMErrorRef err)
 static void tj_llvm_args(void)
 {
     static int done;
-    const char *v = getenv("TENSORJIT_LLVM_ARGS");
-    if (done || !v || !*v)
+    const char *v = tj_config_get()->codegen.llvm_args;
+    if (done || !*v)
         return;
     done = 1;
     static char buf[1024];
@@ -331,14 +330,14 @@ static tj_engine *tj_engine_create(char *why, size_t len)
     }
     /* TENSORJIT_CACHE_DIR opts a process into the on-disk cache; a folder
      * that is refused only means no caching (TENSORJIT_DEBUG says why) */
-    const char *cache = getenv("TENSORJIT_CACHE_DIR");
+    const tj_config *cfg = tj_config_get();
+    const char *cache = cfg->cache_dir;
     char cwhy[512];
-    if (cache && *cache && strcmp(cache, "off") != 0 && !tj_objcache_enabled() &&
-        tj_objcache_open(cache, cwhy, sizeof cwhy) &&
-        getenv("TENSORJIT_DEBUG"))
+    if (*cache && strcmp(cache, "off") != 0 && !tj_objcache_enabled() &&
+        tj_objcache_open(cache, cwhy, sizeof cwhy) && cfg->debug)
         fprintf(stderr, "tensorjit: %s\n", cwhy);
     en->start_ms = tj_clock_ms() - t0;
-    if (getenv("TENSORJIT_DEBUG"))
+    if (cfg->debug)
         fprintf(stderr, "tensorjit: engine started in %.2f ms\n", en->start_ms);
     return en;
 }
@@ -363,7 +362,7 @@ static int tj_engine_start_lljit(tj_engine *en, char *why, size_t len)
         en->jit = NULL;
         return -1;
     }
-    if (getenv("TENSORJIT_DEBUG"))
+    if (tj_config_get()->debug)
         fprintf(stderr, "tensorjit: LLJIT created in %.2f ms\n", tj_clock_ms() - t0);
     return 0;
 }

@@ -1,6 +1,8 @@
 #define _DEFAULT_SOURCE /* fchmod, O_NOFOLLOW */
 #include "objcache.h"
 
+#include "config.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -123,22 +125,14 @@ int tj_objcache_enabled(void)
     return on;
 }
 
-/* Everything besides the signature that decides the object's bytes. */
+/* The engine's part of what decides the object's bytes (the environment's
+ * part is the codegen configuration, hashed as it is). */
 static size_t tj_engine_identity(const tj_engine *en, char *buf, size_t len)
 {
-    static const char *const knobs[] = {"TENSORJIT_PASSES", "TENSORJIT_UNROLL",
-                                        "TENSORJIT_PREFETCH", "TENSORJIT_NT",
-                                        "TENSORJIT_INLINE_COPY_MIN", "TENSORJIT_SPLIT_MIN",
-                                        "TENSORJIT_VECTOR_WIDTH", "TENSORJIT_LLVM_ARGS",
-                                        "TENSORJIT_FAULT"};
-    size_t n = (size_t)snprintf(buf, len, "tjk%u|LLVM %s|%s|%s|%s|%s|%d|%d", TJ_OBJ_FORMAT,
-                                LLVM_VERSION_STRING, en->triple, en->cpu, en->features,
-                                en->pipeline, en->llvm_loop_opts, (int)en->codegen_level);
-    for (size_t i = 0; i < sizeof knobs / sizeof *knobs && n < len; i++) {
-        const char *v = getenv(knobs[i]);
-        n += (size_t)snprintf(buf + n, len - n, "|%s=%s", knobs[i], v ? v : "");
-    }
-    return n < len ? n : len - 1;
+    int n = snprintf(buf, len, "tjk%u|LLVM %s|%s|%s|%s|%s|%d|%d", TJ_OBJ_FORMAT,
+                     LLVM_VERSION_STRING, en->triple, en->cpu, en->features, en->pipeline,
+                     en->llvm_loop_opts, (int)en->codegen_level);
+    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 /* The plan as bytes, field by field (no padding). */
@@ -159,17 +153,19 @@ static size_t tj_plan_bytes(const tj_plan *p, int64_t *w, size_t cap)
     return n * sizeof *w;
 }
 
-void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key, size_t key_len,
-                     tj_objkey *out)
+void tj_objcache_key(const tj_engine *en, const tj_codegen_config *cfg, const tj_plan *p,
+                     const void *sig_key, size_t key_len, tj_objkey *out)
 {
     static const char hex[] = "0123456789abcdef";
     char id[4096];
     int64_t plan[32 + 2 * JIT_MAX_RANK];
     size_t idn = tj_engine_identity(en, id, sizeof id);
     size_t pn = tj_plan_bytes(p, plan, sizeof plan / sizeof *plan);
-    unsigned char a[32], b[32];
-    tj_sha256(id, idn, plan, pn, a);
-    tj_sha256(a, sizeof a, sig_key, key_len, b);
+    unsigned char a[32], b[32], c[32];
+    tj_sha256(id, idn, cfg, sizeof *cfg, a);
+    tj_sha256(a, sizeof a, plan, pn, b);
+    tj_sha256(b, sizeof b, sig_key, key_len, c);
+    memcpy(b, c, sizeof b);
     memcpy(out->digest, b, 32);
     memcpy(out->name, "tj_", 3);
     for (int i = 0; i < 16; i++) {
@@ -272,9 +268,8 @@ static int tj_older(const void *a, const void *b)
 /* The cap in bytes: TENSORJIT_CACHE_MAX_BYTES, else TJ_OBJCACHE_MAX_BYTES. */
 static int64_t tj_cache_cap(void)
 {
-    const char *v = getenv("TENSORJIT_CACHE_MAX_BYTES");
-    long long n = v && *v ? atoll(v) : 0;
-    return n > 0 ? (int64_t)n : TJ_OBJCACHE_MAX_BYTES;
+    int64_t n = tj_config_get()->cache_max_bytes;
+    return n > 0 ? n : TJ_OBJCACHE_MAX_BYTES;
 }
 
 /* Least recently used first (a load refreshes an entry's mtime), entries

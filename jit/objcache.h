@@ -17,11 +17,13 @@
 #include <llvm-c/Core.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "engine.h"
 #include "plan.h"
 
 /* The folder's size cap (TENSORJIT_CACHE_MAX_BYTES changes it): past it,
- * the least recently used entries are deleted after each store. */
+ * the least recently used entries are deleted, when a store finds the
+ * folder may be over it (or has not been looked at for a while). */
 #define TJ_OBJCACHE_MAX_BYTES ((int64_t)1 << 30)
 
 typedef struct tj_objkey {
@@ -38,8 +40,10 @@ void tj_objcache_warm(void);
  * without the first digest's provider load. */
 void tj_objcache_init_crypto(void);
 
-void tj_objcache_key(const tj_engine *en, const tj_plan *p, const void *sig_key,
-                     size_t key_len, tj_objkey *out);
+/* The key of a kernel: the engine's identity, the code-changing
+ * configuration (cfg, hashed whole), the plan and the signature's key. */
+void tj_objcache_key(const tj_engine *en, const tj_codegen_config *cfg, const tj_plan *p,
+                     const void *sig_key, size_t key_len, tj_objkey *out);
 
 /* The entry, checked, as a buffer to free(); *obj points at its object
  * inside it and *obj_len is the object's size. NULL on a miss (an entry

@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "cache.h"
+#include "config.h"
 #include "error.h"
 #include "kernel.h"
 #include "plan.h"
@@ -210,7 +211,7 @@ int jit_cache_open(const char *dir)
 {
     char why[512];
     if (!dir || !*dir)
-        dir = getenv("TENSORJIT_CACHE_DIR");
+        dir = tj_config_get()->cache_dir;
     if (!dir || !*dir || strcmp(dir, "off") == 0)
         return tj_error_set("no cache folder given and TENSORJIT_CACHE_DIR is not set");
     if (tj_backend_cache_open(dir, why, sizeof why) != 0)
@@ -239,4 +240,5 @@ void jit_shutdown(void)
     tj_stub_shutdown(); /* after the cache: no kernel points at a stub now */
     tj_backend_shutdown();
     jit_cache_close();
+    tj_config_reset(); /* the next call reads the environment again */
 }

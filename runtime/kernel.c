@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "config.h"
 #include "error.h"
 #include "kernel.h"
 
@@ -23,9 +24,9 @@ int tj_jit_wanted(jit_engine engine, char *why, size_t len)
         snprintf(why, len, "the signature asks for the reference engine");
         return 0;
     }
-    const char *env = getenv("TENSORJIT_JIT");
-    if (env && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)) {
-        snprintf(why, len, "TENSORJIT_JIT=%s", env);
+    const tj_config *cfg = tj_config_get();
+    if (cfg->jit_off) {
+        snprintf(why, len, "TENSORJIT_JIT=%s", cfg->jit);
         return 0;
     }
     return 1;

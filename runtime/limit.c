@@ -5,38 +5,24 @@
  */
 #include "limit.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
+#include "config.h"
 #include "error.h"
 #include "stub.h"
 #include "tiered.h"
 
-static void tj_env_count(const char *name, int64_t *out)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno || *end || n < 0) {
-        const char *dbg = getenv("TENSORJIT_DEBUG");
-        if (dbg && *dbg && strcmp(dbg, "0") != 0)
-            fprintf(stderr, "tensorjit: %s=%s ignored: not a whole number >= 0\n", name, v);
-        return;
-    }
-    *out = n;
-}
-
 void tj_limit_from_env(int64_t *max_kernels, int64_t *max_code_bytes)
 {
-    tj_env_count("TENSORJIT_MAX_KERNELS", max_kernels);
-    tj_env_count("TENSORJIT_MAX_CODE_BYTES", max_code_bytes);
+    const tj_config *cfg = tj_config_get();
+    if (cfg->max_kernels.set)
+        *max_kernels = cfg->max_kernels.value;
+    if (cfg->max_code_bytes.set)
+        *max_code_bytes = cfg->max_code_bytes.value;
 }
 
 static int tj_released_status(void)

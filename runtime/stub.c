@@ -18,6 +18,8 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "stub.h"
 
+#include "config.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -77,8 +79,7 @@ static unsigned char *tj_arena_new(void)
  * reach the paths that do without them. */
 static int tj_stub_fault(void)
 {
-    const char *v = getenv("TENSORJIT_FAULT");
-    return v && strcmp(v, "stub") == 0;
+    return tj_config_fault("stub");
 }
 
 tj_entry_fn tj_stub_new(tj_entry_fn target)

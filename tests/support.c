@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "half.h"
 
 #ifndef TJ_CASES_DIR
@@ -209,6 +210,21 @@ void support_expect_jit(const jit_kernel_info *info, const char *what)
     (void)info;
     (void)what;
 #endif
+}
+
+void support_setenv(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    jit_shutdown();
+}
+
+void support_unsetenv(const char *name)
+{
+    unsetenv(name);
+    tj_config_reset();
 }
 
 long support_env_long(const char *name, long dflt)

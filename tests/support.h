@@ -33,6 +33,16 @@ int64_t support_rand_range(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi]
  * (in a build with the JIT, and TENSORJIT_JIT not off). */
 void support_expect_jit(const jit_kernel_info *info, const char *what);
 
+/* Sets (value non-NULL) or unsets a TENSORJIT_* variable and calls
+ * jit_shutdown(), since the library reads its environment on first use
+ * and again only after a shutdown: every kernel held is gone then. */
+void support_setenv(const char *name, const char *value);
+
+/* Unsets a TENSORJIT_* variable and has the library read its environment
+ * again at its next call, with the kernels it holds kept (a test hook of
+ * the library's internals: programs call jit_shutdown for that). */
+void support_unsetenv(const char *name);
+
 /* Environment variable as an integer, or dflt. */
 long support_env_long(const char *name, long dflt);
 

@@ -230,9 +230,9 @@ static void test_reference_vs_oracle(void **state)
 static void test_split_kernels_vs_oracle(void **state)
 {
     (void)state;
-    setenv("TENSORJIT_SPLIT_MIN", "1", 1);
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
     run(JIT_ENGINE_AUTO);
-    unsetenv("TENSORJIT_SPLIT_MIN");
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
 }
 
 int main(void)

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 static char base[64], dir[128];
@@ -184,7 +185,7 @@ static void test_size_cap_evicts_least_recently_used(void **state)
     clear();
     char cap[32];
     snprintf(cap, sizeof cap, "%lld", (long long)(all - 1));
-    setenv("TENSORJIT_CACHE_MAX_BYTES", cap, 1);
+    support_setenv("TENSORJIT_CACHE_MAX_BYTES", cap);
     assert_int_equal(compile_and_check(sig(30, 0)), 0);
     usleep(20000);
     assert_int_equal(compile_and_check(sig(31, 0)), 0);
@@ -195,7 +196,7 @@ static void test_size_cap_evicts_least_recently_used(void **state)
     assert_true(cache_bytes() <= all - 1);
     assert_int_equal(compile_and_check(sig(30, 0)), 1);
     assert_int_equal(compile_and_check(sig(32, 0)), 1);
-    unsetenv("TENSORJIT_CACHE_MAX_BYTES");
+    support_setenv("TENSORJIT_CACHE_MAX_BYTES", NULL);
     assert_int_equal(compile_and_check(sig(31, 0)), 0);
 }
 

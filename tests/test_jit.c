@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 static jit_gather_nd_sig rows(int n)
@@ -64,14 +65,13 @@ static void test_auto_is_jit(void **state)
 static void scatter_fault(const char *stage, const char *why)
 {
     for (int pol = 0; pol < JIT_INDEX_POLICY_COUNT; pol++) {
-        jit_shutdown();
-        setenv("TENSORJIT_FAULT", stage, 1);
+        support_setenv("TENSORJIT_FAULT", stage);
         jit_scatter_update_sig s = {.axis = 0, .dtype = JIT_F32, .index_type = JIT_I64,
                                     .index_policy = (jit_index_policy)pol,
                                     .data_shape = {2, {4, 3}}, .indices_shape = {1, {1}},
                                     .updates_shape = {2, {1, 3}}};
         jit_scatter_update_fn fn = jit_scatter_update_compile(&s);
-        unsetenv("TENSORJIT_FAULT");
+        support_unsetenv("TENSORJIT_FAULT");
         jit_kernel_info info;
         assert_int_equal(jit_scatter_update_info(fn, &info), 0);
         assert_int_equal(info.engine, JIT_ENGINE_REFERENCE);
@@ -87,11 +87,10 @@ static void scatter_fault(const char *stage, const char *why)
 static void test_fault(const char *stage, const char *why)
 {
     scatter_fault(stage, why);
-    jit_shutdown(); /* a new engine, so that start-up runs again */
-    setenv("TENSORJIT_FAULT", stage, 1);
+    support_setenv("TENSORJIT_FAULT", stage); /* a new engine: start-up runs again */
     jit_gather_nd_sig s = rows(3);
     jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
-    unsetenv("TENSORJIT_FAULT");
+    support_unsetenv("TENSORJIT_FAULT");
     assert_non_null(fn);
     expect_engine(fn, JIT_ENGINE_REFERENCE, why);
     if (why)
@@ -133,11 +132,10 @@ static void test_fault_link(void **state)
 {
     (void)state;
     test_fault("link", NULL);
-    jit_shutdown();
-    setenv("TENSORJIT_FAULT", "link", 1);
+    support_setenv("TENSORJIT_FAULT", "link");
     jit_gather_nd_sig s = rows(3);
     jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
-    unsetenv("TENSORJIT_FAULT");
+    support_unsetenv("TENSORJIT_FAULT");
     jit_kernel_info info;
     assert_int_equal(jit_gather_nd_info(fn, &info), 0);
     assert_non_null(strstr(info.why, "loading the kernel: "));
@@ -270,26 +268,25 @@ static void test_large_kernel_paths(void **state)
     (void)state;
     jit_gather_nd_sig nt = {.dtype = JIT_F32, .index_type = JIT_I64,
                             .data_shape = {2, {1024, 64}}, .indices_shape = {2, {65536, 1}}};
-    setenv("TENSORJIT_NT", "1", 1);
+    support_setenv("TENSORJIT_NT", "1");
     jit_matches_reference(nt, 0);
     jit_shutdown();
     jit_matches_reference(nt, 4); /* not 16-byte aligned: the cached path */
     nt.index_policy = JIT_INDEX_ZERO_FILL;
     jit_matches_reference(nt, 0);
-    unsetenv("TENSORJIT_NT");
-    jit_shutdown();
+    support_setenv("TENSORJIT_NT", NULL);
     jit_gather_nd_sig big = {.dtype = JIT_F32, .index_type = JIT_I32,
                              .data_shape = {2, {64, 1024}}, .indices_shape = {2, {100, 1}}};
     jit_matches_reference(big, 0); /* 4 KB blocks: inlined copies */
     jit_gather_nd_sig odd = {.dtype = JIT_F32, .index_type = JIT_I32,
                              .data_shape = {2, {50, 150}}, .indices_shape = {2, {40, 1}}};
     jit_matches_reference(odd, 0); /* 600-byte blocks: 32-byte moves, the last overlapping */
-    setenv("TENSORJIT_PREFETCH", "8", 1);
+    support_setenv("TENSORJIT_PREFETCH", "8");
     jit_gather_nd_sig pf = {.dtype = JIT_F32, .index_type = JIT_I64,
                             .data_shape = {3, {2, 1024, 512}}, .indices_shape = {3, {2, 300, 1}},
                             .batch_dims = 1, .index_policy = JIT_INDEX_ZERO_FILL};
     jit_matches_reference(pf, 0);
-    unsetenv("TENSORJIT_PREFETCH");
+    support_setenv("TENSORJIT_PREFETCH", NULL);
 }
 
 typedef struct range_job {

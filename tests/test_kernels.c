@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 static jit_engine engine_under_test;
@@ -324,11 +325,11 @@ static void test_cache_identity_and_info(void **state)
 static void test_env_forces_reference(void **state)
 {
     (void)state;
-    setenv("TENSORJIT_JIT", "off", 1);
+    support_setenv("TENSORJIT_JIT", "off");
     jit_gather_nd_sig s = rows_sig(JIT_INDEX_ERROR, 4);
     s.engine = JIT_ENGINE_AUTO;
     jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
-    unsetenv("TENSORJIT_JIT");
+    support_unsetenv("TENSORJIT_JIT");
     jit_kernel_info info;
     assert_non_null(fn);
     assert_int_equal(jit_gather_nd_info(fn, &info), 0);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 #define ROWS_MAX 64
@@ -268,10 +269,10 @@ static void test_reference_and_tiered_kernels_stay(void **state)
 static void test_without_stubs_nothing_is_released(void **state)
 {
     (void)state;
+    support_setenv("TENSORJIT_FAULT", "stub");
     assert_int_equal(jit_set_kernel_limit(1, 0), 0);
-    setenv("TENSORJIT_FAULT", "stub", 1);
     jit_gather_nd_fn a = compile_ok(8), b = compile_ok(9);
-    unsetenv("TENSORJIT_FAULT");
+    support_unsetenv("TENSORJIT_FAULT");
     assert_int_equal(jit_gather_nd_release(a), 0);
     assert_int_equal(jit_gather_nd_release(b), 0);
     jit_kernel_stats s = stats();
@@ -284,8 +285,8 @@ static void test_without_stubs_nothing_is_released(void **state)
 static void test_limits_from_the_environment(void **state)
 {
     (void)state;
-    setenv("TENSORJIT_MAX_KERNELS", "2", 1);
     setenv("TENSORJIT_MAX_CODE_BYTES", "lots", 1); /* ignored: not a number */
+    support_setenv("TENSORJIT_MAX_KERNELS", "2");
     jit_gather_nd_fn a = compile_ok(8);
     jit_kernel_stats s = stats();
     assert_int_equal(s.max_kernels, 2);

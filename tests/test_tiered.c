@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 static jit_gather_nd_sig gsig(void)
@@ -123,11 +124,11 @@ static void test_threads_call_through_the_switch(void **state)
 static void test_without_stubs_a_closure_switches(void **state)
 {
     (void)state;
-    setenv("TENSORJIT_FAULT", "stub", 1);
+    support_setenv("TENSORJIT_FAULT", "stub");
     jit_gather_nd_sig s = gsig();
     s.index_policy = JIT_INDEX_NEGATIVE_WRAPS; /* another signature: a fresh switch */
     jit_gather_nd_fn fn = jit_gather_nd_compile_async(&s);
-    unsetenv("TENSORJIT_FAULT");
+    support_unsetenv("TENSORJIT_FAULT");
     assert_non_null(fn);
     assert_true(gather_ok(fn));
     wait_for_jit(fn);
