@@ -299,6 +299,24 @@ static void test_verbose_names_the_jit(void **state)
 #endif
 }
 
+/* TENSORJIT_DEBUG=0 is off in every layer (the engine used to print its
+ * start-up time for any value); =1 prints, so the test can see a print. */
+static void test_debug_zero_prints_nothing(void **state)
+{
+    (void)state;
+#ifdef TJ_WITH_JIT
+    setenv("TENSORJIT_DEBUG", "1", 1);
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "--engine jit -o @d.npy"), 0);
+    assert_non_null(strstr(err_text, "tensorjit: engine started in "));
+    setenv("TENSORJIT_DEBUG", "0", 1);
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "--engine jit -o @d.npy"), 0);
+    unsetenv("TENSORJIT_DEBUG");
+    assert_string_equal(err_text, "");
+#endif
+}
+
 static void test_model_check_and_explain(void **state)
 {
     (void)state;
@@ -460,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_dump_from_flags_and_files),
         cmocka_unit_test(test_verbose_names_the_jit),
+        cmocka_unit_test(test_debug_zero_prints_nothing),
         cmocka_unit_test(test_default_cache_folder),
         cmocka_unit_test(test_model_check_and_explain),
         cmocka_unit_test(test_bench_json),
