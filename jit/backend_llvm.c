@@ -303,9 +303,17 @@ static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
     int rc = -1;
     if (obj) {
         out->code_bytes = tj_text_bytes(obj, ctx);
-        if (key) /* the bytes, before the JIT takes the buffer */
-            tj_objcache_store(key, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+        /* the JIT takes the buffer: keep the bytes for the disk cache, which
+         * stores them only once they have loaded and linked */
+        LLVMMemoryBufferRef copy =
+            key ? LLVMCreateMemoryBufferWithMemoryRangeCopy(LLVMGetBufferStart(obj),
+                                                            LLVMGetBufferSize(obj), name)
+                : NULL;
         rc = tj_load_kernel(en, st, obj, name, out, why, len);
+        if (copy && rc == 0)
+            tj_objcache_store(key, LLVMGetBufferStart(copy), LLVMGetBufferSize(copy));
+        if (copy)
+            LLVMDisposeMemoryBuffer(copy);
     }
     ms[2] = t2 - t1;
     ms[3] = tj_ms() - t2;

@@ -208,15 +208,19 @@ static int tj_read_entry(const char *path, unsigned char **buf, size_t *len)
     return 0;
 }
 
-/* 0 when every field of the entry checks against k. */
+/* 0 when every field of the entry checks against k. The lengths are
+ * compared before anything is read past the header: an entry shorter than
+ * its header and name must not make len - sizeof h - nl wrap around. */
 static int tj_entry_valid(const tj_objkey *k, const unsigned char *buf, size_t len)
 {
     tj_obj_header h;
+    if (len < sizeof h)
+        return -1;
     memcpy(&h, buf, sizeof h);
     size_t nl = strlen(k->name);
     unsigned char sum[32];
     if (memcmp(h.magic, TJ_OBJ_MAGIC, 8) != 0 || h.format != TJ_OBJ_FORMAT ||
-        memcmp(h.key, k->digest, 32) != 0 || h.name_len != nl ||
+        memcmp(h.key, k->digest, 32) != 0 || h.name_len != nl || len - sizeof h < nl ||
         h.obj_len != len - sizeof h - nl || memcmp(buf + sizeof h, k->name, nl) != 0)
         return -1;
     if (tj_sha256(buf + sizeof h + nl, (size_t)h.obj_len, NULL, 0, sum) != 0 ||

@@ -92,9 +92,25 @@ static void test_miss_then_hit(void **state)
     assert_string_equal(d, dir);
 }
 
+/* The entry's header as the format defines it: magic, format, name
+ * length, object length at byte 16, key, checksum. */
+#define ENTRY_HEADER 88
+#define ENTRY_OBJ_LEN_AT 16
+
 static void damage(const char *path, int how)
 {
-    if (how == 0) { /* one byte of the object */
+    if (how == 2) { /* shorter than header + name, with an object length that
+                     * len - header - name_len wraps around to */
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        int fd = open(path, O_RDWR);
+        uint32_t name_len;
+        assert_int_equal(pread(fd, &name_len, 4, 12), 4);
+        uint64_t kept = ENTRY_HEADER + 10, obj_len = kept - ENTRY_HEADER - name_len;
+        assert_int_equal(pwrite(fd, &obj_len, 8, ENTRY_OBJ_LEN_AT), 8);
+        close(fd);
+        assert_int_equal(truncate(path, (off_t)kept), 0);
+    } else if (how == 0) { /* one byte of the object */
         int fd = open(path, O_RDWR);
         off_t end = lseek(fd, 0, SEEK_END);
         unsigned char c;
@@ -112,7 +128,7 @@ static void damage(const char *path, int how)
 static void test_corrupt_and_truncated_entries_are_never_loaded(void **state)
 {
     (void)state;
-    for (int how = 0; how < 2; how++) {
+    for (int how = 0; how < 3; how++) {
         clear();
         assert_int_equal(compile_and_check(sig(60, 0)), 0);
         char path[512];
@@ -138,6 +154,28 @@ static void test_entry_of_another_key_is_never_loaded(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(compile_and_check(sig(51, 0)), 0);
     assert_int_equal(compile_and_check(sig(51, 0)), 1);
+}
+
+/* An object that fails to load and link (here LLVM meets a symbol nobody
+ * defines) is not stored: the next process would only fail on it again. */
+static void test_an_object_that_fails_to_load_is_not_stored(void **state)
+{
+    (void)state;
+    clear();
+    support_setenv("TENSORJIT_FAULT", "link");
+    assert_int_equal(jit_cache_open(dir), 0);
+    jit_gather_nd_sig s = sig(44, 0);
+    jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
+    jit_kernel_info info;
+    assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+    assert_int_equal(info.engine, JIT_ENGINE_REFERENCE);
+    int64_t n, b;
+    char d[256];
+    assert_int_equal(jit_cache_stats(0, &n, &b, d, sizeof d), 0);
+    assert_int_equal(n, 0);
+    support_setenv("TENSORJIT_FAULT", NULL);
+    assert_int_equal(compile_and_check(sig(44, 0)), 0); /* what loads is stored */
+    assert_int_equal(compile_and_check(sig(44, 0)), 1);
 }
 
 static void test_unsafe_folders_are_refused(void **state)
@@ -264,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_miss_then_hit),
         cmocka_unit_test(test_corrupt_and_truncated_entries_are_never_loaded),
         cmocka_unit_test(test_entry_of_another_key_is_never_loaded),
+        cmocka_unit_test(test_an_object_that_fails_to_load_is_not_stored),
         cmocka_unit_test(test_unsafe_folders_are_refused),
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
