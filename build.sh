@@ -25,6 +25,8 @@ if [[ $mode == test ]]; then
     packages+=(clang-14 libclang-rt-14-dev valgrind)
 fi
 fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-60}
+# each race of test_release_race under ASan and under TSan (2 s elsewhere)
+stress_seconds=${TENSORJIT_STRESS_SECONDS:-10}
 
 install_missing() {
     local missing=() p
@@ -54,13 +56,15 @@ configure_and_build() {
 }
 
 thread_sanitizer() {
-    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache, test_tiered, test_limits)"
+    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache, test_tiered, test_limits, test_release_race ${stress_seconds} s a test)"
     cmake -S . -B build-tsan -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
         -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_TSAN=ON -DTENSORJIT_WERROR=ON >/dev/null
-    cmake --build build-tsan -j"$jobs" --target test_stress test_jit test_diskcache test_tiered test_limits >/dev/null
+    cmake --build build-tsan -j"$jobs" --target test_stress test_jit test_diskcache test_tiered test_limits \
+        test_release_race >/dev/null
     local t
-    for t in test_stress test_jit test_diskcache test_tiered test_limits; do
-        TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
+    for t in test_stress test_jit test_diskcache test_tiered test_limits test_release_race; do
+        TENSORJIT_STRESS_SECONDS=$stress_seconds \
+            TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
     done
 }
 
@@ -137,8 +141,8 @@ test)
     ctest --test-dir build --output-on-failure -j"$jobs"
     echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer (LLVM ${llvm})"
     configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir build-asan --output-on-failure -j"$jobs"
+    TENSORJIT_STRESS_SECONDS=$stress_seconds ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+        UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
     from_disk_cache
     if [[ $llvm_old != none ]]; then
         echo "== build and test (LLVM ${llvm_old}, -Werror)"

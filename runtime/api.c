@@ -141,11 +141,14 @@ int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape
 static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
 {
     int tiered;
-    const tj_kernel *k = tj_user_kernel(fn, op, &tiered);
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel(fn, op, &tiered, &pin);
     if (!k)
         return -1;
-    if (!info)
+    if (!info) {
+        tj_user_kernel_done(&pin);
         return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
+    }
     info->engine = k->engine;
     /* a JIT kernel's own string would go with it when the limit releases it */
     info->why = tiered && k->engine == JIT_ENGINE_REFERENCE
@@ -156,6 +159,7 @@ static int tj_info(tj_entry_fn fn, tj_op op, jit_kernel_info *info)
     info->code_bytes = k->code_bytes;
     info->out_bytes = k->plan.out_bytes;
     info->cache_hit = k->cache_hit;
+    tj_user_kernel_done(&pin);
     return 0;
 }
 

@@ -6,9 +6,17 @@
  * once and everyone gets the same pointer.
  *
  * Kernels that the limit may release sit, while nobody holds them, on the
- * idle list, oldest release first; releasing one unlinks it here (under
- * the lock), points its stub at the "released" handler, and only then,
- * outside the lock, removes its code (its resource tracker).
+ * idle list, oldest release first. Releasing one takes three steps: under
+ * the lock, its entry is unlinked (no query finds it) and its stub points
+ * at the "released" handler; outside the lock, its code is removed (its
+ * resource tracker: ORC's locks and some microseconds); under the lock
+ * again, its key is unlinked. Until then a compile of the same key waits,
+ * as for a key being built: the new kernel's symbols would otherwise meet
+ * the old ones, still defined in the JIT, and fail as duplicates.
+ *
+ * Queries of a kernel by its pointer (info, units, validate, run_range)
+ * pin it while they read it: a pinned kernel is not released, so the
+ * query never reads a kernel freed under it.
  */
 #include "cache.h"
 
@@ -27,8 +35,11 @@ typedef struct tj_slot {
     size_t key_len;
     uint64_t key_hash;
     int64_t holds;     /* compiles that returned it minus releases */
+    int64_t pins;      /* queries reading the kernel now */
     int idle;          /* on the idle list */
+    int releasing;     /* released: its code is being removed, its key still linked */
     struct tj_slot *next_by_key;
+    struct tj_slot *next_released;
     struct tj_slot *next_by_entry;
     struct tj_slot *idle_prev, *idle_next;
 } tj_slot;
@@ -169,24 +180,26 @@ static void tj_adopt(tj_slot *s)
     }
 }
 
-/* Unlinks idle kernels, oldest first, until the counts fit the limit (lock
- * held); returns them, linked through next_by_key, for tj_free_slots. */
+/* Takes idle kernels that no query pins, oldest first, until the counts
+ * fit the limit (lock held); returns them, linked through next_released,
+ * for tj_free_slots. Their keys stay linked, marked releasing. */
 static tj_slot *tj_take_over_limit(void)
 {
     tj_slot *out = NULL;
-    while (tj_over_limit() && tj_idle_head) {
-        tj_slot *s = tj_idle_head;
+    for (tj_slot *s = tj_idle_head, *next; s && tj_over_limit(); s = next) {
+        next = s->idle_next;
+        if (s->pins)
+            continue; /* taken when its last query unpins it */
         tj_idle_remove(s);
-        tj_unlink_key(s);
         tj_unlink_entry(s);
-        tj_count--;
+        s->releasing = 1;
         tj_jit_live--;
         tj_jit_bytes -= (int64_t)s->kernel->code_bytes;
         tj_released++;
         /* from here on a late call of the old pointer returns
          * JIT_STATUS_RELEASED instead of entering code about to be freed */
         tj_stub_point(s->kernel->user_entry, tj_released_entry(s->kernel->plan.op));
-        s->next_by_key = out;
+        s->next_released = out;
         out = s;
     }
     return out;
@@ -218,7 +231,7 @@ static int tj_grow(void)
     for (tj_slot *s = all, *next; s; s = next) {
         next = s->next_by_key;
         tj_link_key(s);
-        if (s->kernel)
+        if (s->kernel && !s->releasing)
             tj_link_entry(s);
     }
     return 0;
@@ -251,12 +264,26 @@ static void tj_slot_free(tj_slot *s)
     tj_free(s);
 }
 
-/* Frees slots taken by tj_take_over_limit, outside the lock: removing a
- * resource tracker takes ORC's own locks and some microseconds. */
+/* Frees the kernels of slots taken by tj_take_over_limit (called without
+ * the lock: removing a resource tracker takes ORC's own locks), then
+ * unlinks their keys, which wakes compiles of the same keys. */
 static void tj_free_slots(tj_slot *list)
 {
+    if (!list)
+        return;
+    for (tj_slot *s = list; s; s = s->next_released) {
+        tj_kernel_destroy(s->kernel);
+        s->kernel = NULL;
+    }
+    pthread_mutex_lock(&tj_cache_lock);
+    for (tj_slot *s = list; s; s = s->next_released) {
+        tj_unlink_key(s);
+        tj_count--;
+    }
+    pthread_cond_broadcast(&tj_cache_built);
+    pthread_mutex_unlock(&tj_cache_lock);
     for (tj_slot *s = list, *next; s; s = next) {
-        next = s->next_by_key;
+        next = s->next_released;
         tj_slot_free(s);
     }
 }
@@ -266,7 +293,7 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
     uint64_t h = tj_key_hash(key);
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_key(key, h);
-    while (s && !s->kernel) { /* another thread builds it */
+    while (s && (!s->kernel || s->releasing)) { /* being built, or its code removed */
         pthread_cond_wait(&tj_cache_built, &tj_cache_lock);
         s = tj_find_key(key, h);
     }
@@ -302,7 +329,7 @@ tj_kernel *tj_cache_find(const tj_key *key)
     uint64_t h = tj_key_hash(key);
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_key(key, h);
-    tj_kernel *k = s && s->kernel ? tj_hold(s) : NULL;
+    tj_kernel *k = s && s->kernel && !s->releasing ? tj_hold(s) : NULL;
     pthread_mutex_unlock(&tj_cache_lock);
     return k;
 }
@@ -326,8 +353,36 @@ const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)
 {
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_entry(fn);
+    const tj_kernel *k = s ? s->kernel : NULL; /* the slot may go once unlocked */
     pthread_mutex_unlock(&tj_cache_lock);
-    return s ? s->kernel : NULL;
+    return k;
+}
+
+const tj_kernel *tj_cache_pin(tj_entry_fn fn, tj_cache_pinned *pin)
+{
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_slot *s = tj_find_entry(fn);
+    const tj_kernel *k = NULL;
+    if (s) {
+        s->pins++;
+        k = s->kernel;
+    }
+    pthread_mutex_unlock(&tj_cache_lock);
+    pin->slot = s;
+    return k;
+}
+
+void tj_cache_unpin(tj_cache_pinned *pin)
+{
+    tj_slot *s = pin->slot, *released = NULL;
+    if (!s)
+        return;
+    pin->slot = NULL;
+    pthread_mutex_lock(&tj_cache_lock);
+    if (--s->pins == 0 && s->idle)
+        released = tj_take_over_limit(); /* what the pin kept back */
+    pthread_mutex_unlock(&tj_cache_lock);
+    tj_free_slots(released);
 }
 
 tj_release_result tj_cache_release(tj_entry_fn fn, tj_op op)
@@ -371,7 +426,7 @@ void tj_cache_stats(jit_kernel_stats *out)
                               .max_code_bytes = tj_max_bytes};
     for (size_t i = 0; i < tj_buckets; i++)
         for (tj_slot *s = tj_by_key[i]; s; s = s->next_by_key) {
-            if (!s->kernel || s->kernel->engine != JIT_ENGINE_JIT)
+            if (!s->kernel || s->releasing || s->kernel->engine != JIT_ENGINE_JIT)
                 continue;
             out->held += s->holds > 0;
             out->releasable += s->idle;

@@ -24,9 +24,19 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
 tj_kernel *tj_cache_find(const tj_key *key);
 
 /* The kernel whose entry (or stub) is fn, or NULL. The pointer stays valid
- * while the kernel is held, and until tj_cache_clear() if it is not
+ * while the kernel is held (generated code asks this of itself while it
+ * runs, so its caller holds it), and until tj_cache_clear() if it is not
  * released. */
 const tj_kernel *tj_cache_find_entry(tj_entry_fn fn);
+
+/* The same, pinned: the kernel limit does not release a pinned kernel, so
+ * the pointer stays valid until tj_cache_unpin(pin), held or not. For the
+ * queries that callers may make of any pointer, released ones too. */
+typedef struct tj_cache_pinned {
+    void *slot;
+} tj_cache_pinned;
+const tj_kernel *tj_cache_pin(tj_entry_fn fn, tj_cache_pinned *pin);
+void tj_cache_unpin(tj_cache_pinned *pin);
 
 typedef enum tj_release_result {
     TJ_RELEASE_OK,

@@ -1,13 +1,13 @@
 #include "user_kernel.h"
 
-#include "cache.h"
 #include "error.h"
 #include "limit.h"
 #include "tiered.h"
 
-const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered)
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered, tj_cache_pinned *pin)
 {
-    const tj_kernel *k = fn ? tj_cache_find_entry(fn) : NULL;
+    pin->slot = NULL;
+    const tj_kernel *k = fn ? tj_cache_pin(fn, pin) : NULL;
     *tiered = 0;
     if (!k && fn && (k = tj_tiered_current(fn)))
         *tiered = 1;
@@ -16,8 +16,14 @@ const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered)
         return NULL;
     }
     if (!k || k->plan.op != op) {
+        tj_cache_unpin(pin);
         tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
         return NULL;
     }
     return k;
+}
+
+void tj_user_kernel_done(tj_cache_pinned *pin)
+{
+    tj_cache_unpin(pin);
 }

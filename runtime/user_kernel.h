@@ -3,11 +3,14 @@
 #ifndef TJ_USER_KERNEL_H
 #define TJ_USER_KERNEL_H
 
+#include "cache.h"
 #include "kernel.h"
 
-/* The op's kernel behind fn: a cached kernel (direct or behind its stub) or
- * what a tiered kernel runs now (*tiered = 1). NULL with jit_last_error()
+/* The op's kernel behind fn: a cached kernel (direct or behind its stub),
+ * pinned until tj_user_kernel_done(pin), or what a tiered kernel runs now
+ * (*tiered = 1; it lives until jit_shutdown). NULL with jit_last_error()
  * set when fn is a released kernel, another op's, or none of ours. */
-const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered);
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered, tj_cache_pinned *pin);
+void tj_user_kernel_done(tj_cache_pinned *pin);
 
 #endif
