@@ -44,6 +44,11 @@ void tj_static_close(void *handle);
 
 int tj_cmd_bench_run(int argc, char **argv);
 
+/* A new folder $TMPDIR/tensorjit-bench-WHAT-XXXXXX (else under /tmp) in
+ * dir; 0 or -1. tj_bench_rmdir removes it with what it holds. */
+int tj_bench_tmpdir(const char *what, char *dir, size_t len);
+int tj_bench_rmdir(const char *dir);
+
 /* CLOCK_MONOTONIC in ns, and the median of v[0..n) (sorts v; 0 if n is 0). */
 double tj_bench_now_ns(void);
 double tj_bench_median(double *v, int n);

@@ -112,9 +112,9 @@ static int tj_disk_child(const char *dir, int wait_ms)
 static int tj_disk_figures(const char *self, int runs, int wait_ms, double *first, double *next,
                            int *misses)
 {
-    char dir[] = "/tmp/tensorjit-bench-cache-XXXXXX", cmd[4400];
+    char dir[4096], cmd[4400];
     double f[64], x[64];
-    if (!mkdtemp(dir))
+    if (tj_bench_tmpdir("cache", dir, sizeof dir) != 0)
         return -1;
     *misses = 0;
     for (int r = 0; r <= runs; r++) {
@@ -124,14 +124,14 @@ static int tj_disk_figures(const char *self, int runs, int wait_ms, double *firs
         if (!p || fscanf(p, "%lf %lf %d", &f[r > 0 ? r - 1 : 0], &x[r > 0 ? r - 1 : 0], &hits) != 3) {
             if (p)
                 pclose(p);
+            tj_bench_rmdir(dir);
             return -1;
         }
         pclose(p);
         if (r > 0)
             *misses += hits < tj_workload_count - 1;
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (tj_bench_rmdir(dir) != 0)
         return -1;
     *first = tj_bench_median(f, runs);
     *next = tj_bench_median(x, runs);

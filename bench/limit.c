@@ -44,8 +44,8 @@ int tj_bench_limit_figures(double *reload_ms, double *release_ns)
     enum { ROUNDS = 41 };
     double c[ROUNDS], r[ROUNDS];
     const tj_workload *ws[2] = {tj_workload_find("G6"), tj_workload_find("S3")};
-    char dir[] = "/tmp/tensorjit-bench-limit-XXXXXX", cmd[128];
-    if (!ws[0] || !ws[1] || !mkdtemp(dir))
+    char dir[4096];
+    if (!ws[0] || !ws[1] || tj_bench_tmpdir("limit", dir, sizeof dir) != 0)
         return -1;
     int disk = 1, rc = jit_cache_open(dir) == 0 && jit_set_kernel_limit(1, 0) == 0 ? 0 : -1;
     for (int i = 0; rc == 0 && i < 2; i++) /* fills the folder: compiles, not measured */
@@ -54,8 +54,7 @@ int tj_bench_limit_figures(double *reload_ms, double *release_ns)
     for (int i = 0; rc == 0 && disk && i < ROUNDS; i++)
         rc = tj_churn_once(ws[i % 2], &c[i], &r[i], &disk);
     jit_shutdown();
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0 || rc != 0 || !disk)
+    if (tj_bench_rmdir(dir) != 0 || rc != 0 || !disk)
         return -1;
     *reload_ms = tj_bench_median(c, ROUNDS) / 1e6;
     *release_ns = tj_bench_median(r, ROUNDS);

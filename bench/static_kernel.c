@@ -87,8 +87,8 @@ static void tj_emit_kernel(FILE *f, const tj_workload *w, const tj_bench_shape *
 
 int tj_static_build(const tj_workload *const *ws, int n, void **handle, char *why, size_t len)
 {
-    char dir[] = "/tmp/tensorjit-bench-XXXXXX", src[128], so[128], cmd[512];
-    if (!mkdtemp(dir)) {
+    char dir[4096], src[4200], so[4200], cmd[12800];
+    if (tj_bench_tmpdir("static", dir, sizeof dir) != 0) {
         snprintf(why, len, "cannot make a temporary folder");
         return -1;
     }
@@ -97,6 +97,7 @@ int tj_static_build(const tj_workload *const *ws, int n, void **handle, char *wh
     FILE *f = fopen(src, "w");
     if (!f) {
         snprintf(why, len, "cannot write %s", src);
+        tj_bench_rmdir(dir);
         return -1;
     }
     fprintf(f, "#include <stdint.h>\n#include <string.h>\n\n");
@@ -111,11 +112,13 @@ int tj_static_build(const tj_workload *const *ws, int n, void **handle, char *wh
              src, dir);
     int rc = system(cmd);
     *handle = rc == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!*handle)
+    if (!*handle) { /* the folder stays, for its cc.log */
         snprintf(why, len, "no static kernel: '%s -O3 -march=native' failed (see %s/cc.log)", cc,
                  dir);
-    unlink(so);
-    return *handle ? 0 : -1;
+        return -1;
+    }
+    tj_bench_rmdir(dir); /* the loaded object stays mapped */
+    return 0;
 }
 
 void *tj_static_find(void *handle, const char *id)

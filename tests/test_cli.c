@@ -2,6 +2,7 @@
  * byte by byte, not with the library's writer), .npy out, exit codes 0, 2
  * and 3, and exactly one stderr line per error. */
 #define _DEFAULT_SOURCE /* setenv, unsetenv */
+#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -362,12 +363,27 @@ static void test_model_check_and_explain(void **state)
     assert_non_null(strstr(out_text, "cache key (the normalized signature"));
 }
 
+/* The bench's scratch folders in the temporary directory. */
+static size_t bench_folders(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char pattern[256];
+    snprintf(pattern, sizeof pattern, "%s/tensorjit-bench-*", tmp && *tmp ? tmp : "/tmp");
+    glob_t g;
+    size_t n = glob(pattern, 0, NULL, &g) == 0 ? g.gl_pathc : 0;
+    globfree(&g);
+    return n;
+}
+
 /* The bench runs, checks every implementation's output first, and its JSON
  * has the fields the workloads page asks for. */
 static void test_bench_json(void **state)
 {
     (void)state;
+    /* it leaves no scratch folder behind (it used to leave one a run) */
+    size_t before = bench_folders();
     assert_int_equal(run("bench --workload G6 --json --no-compile --rounds 3"), 0);
+    assert_int_equal(bench_folders(), before);
     cJSON *j = cJSON_Parse(out_text);
     assert_non_null(j);
     assert_true(cJSON_IsArray(j));
