@@ -178,6 +178,28 @@ static void test_an_object_that_fails_to_load_is_not_stored(void **state)
     assert_int_equal(compile_and_check(sig(44, 0)), 1);
 }
 
+/* Every knob of the configuration that changes code is in the key: an
+ * entry compiled under other knobs is not served, and comes back with
+ * them. */
+static void test_code_knobs_are_in_the_key(void **state)
+{
+    (void)state;
+    static const char *const knobs[][2] = {
+        {"TENSORJIT_UNROLL", "1000"},        {"TENSORJIT_VECTOR_WIDTH", "128"},
+        {"TENSORJIT_INLINE_COPY_MIN", "64"}, {"TENSORJIT_PASSES", "function(instcombine)"},
+        {"TENSORJIT_CODEGEN", "1"},
+    };
+    clear();
+    assert_int_equal(compile_and_check(sig(24, 0)), 0);
+    for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
+        support_setenv(knobs[i][0], knobs[i][1]);
+        assert_int_equal(compile_and_check(sig(24, 0)), 0);
+        assert_int_equal(compile_and_check(sig(24, 0)), 1);
+        support_setenv(knobs[i][0], NULL);
+        assert_int_equal(compile_and_check(sig(24, 0)), 1);
+    }
+}
+
 static void test_unsafe_folders_are_refused(void **state)
 {
     (void)state;
@@ -303,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_and_truncated_entries_are_never_loaded),
         cmocka_unit_test(test_entry_of_another_key_is_never_loaded),
         cmocka_unit_test(test_an_object_that_fails_to_load_is_not_stored),
+        cmocka_unit_test(test_code_knobs_are_in_the_key),
         cmocka_unit_test(test_unsafe_folders_are_refused),
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
