@@ -1,5 +1,6 @@
 /*
- * tensorjit: shape-specialized GatherND and ScatterUpdate kernels.
+ * tensorjit: shape-specialized kernels of the indexing family: GatherND,
+ * Gather, ScatterUpdate and ScatterNDUpdate.
  *
  * A caller describes one layer by a signature (static shapes, attributes,
  * element and index types, index policy) and gets back a plain C function
@@ -55,6 +56,8 @@ typedef enum jit_index_policy {
     JIT_INDEX_NEGATIVE_WRAPS, /* [-dim, dim) accepted, negative counts from the end; else error */
     JIT_INDEX_CLAMP,         /* clamp into [0, dim-1]; error only when dim is 0 */
     JIT_INDEX_ZERO_FILL,     /* gather: the slice is zeros; scatter: the update is dropped */
+    JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL, /* [-dim, dim) accepted, negative counts from the
+                                           end; anything else as zero-fill (Gather-8) */
     JIT_INDEX_POLICY_COUNT
 } jit_index_policy;
 
@@ -112,6 +115,70 @@ typedef struct jit_scatter_update_sig {
     jit_shape updates_shape;
 } jit_scatter_update_sig;
 
+/* Gather (OpenVINO Gather-1/-7/-8, ONNX Gather, tf.gather, numpy take):
+ * out[p0..p(axis-1), i_b..i_(q-1), rest...] =
+ *     data[p0..p(axis-1), indices[p0..p(b-1), i_b..i_(q-1)], rest...]. */
+typedef struct jit_gather_sig {
+    int opset;                   /* 1, 7 or 8 (0 means 8); only checks differ (1: no batch_dims) */
+    int64_t axis;                /* in [-rank(data), rank(data) - 1] */
+    int batch_dims;              /* in [-rank(indices), rank(indices)], <= axis once normalized */
+    jit_dtype dtype;             /* data and output */
+    jit_dtype index_type;        /* any integer type */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape data_shape;
+    jit_shape indices_shape;
+} jit_gather_sig;
+
+/* ScatterNDUpdate-3 (ONNX ScatterND, tf.tensor_scatter_nd_update): out =
+ * copy(data), then out[indices[j..., :]] = updates[j...] in row-major order
+ * of j (the last duplicate wins). */
+typedef struct jit_scatter_nd_update_sig {
+    int opset;                   /* 3 (0 means 3) */
+    jit_dtype dtype;
+    jit_dtype updates_dtype;     /* UNSET means dtype; otherwise must equal it */
+    jit_dtype index_type;
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape data_shape;
+    jit_shape indices_shape;     /* [..., k], k <= rank(data) */
+    jit_shape updates_shape;     /* indices.shape[:-1] + data.shape[k:] */
+} jit_scatter_nd_update_sig;
+
+/* Every op of the family, for the generic API (jit_compile & co). */
+typedef enum jit_op {
+    JIT_OP_NONE = 0,
+    JIT_OP_GATHER_ND,
+    JIT_OP_SCATTER_UPDATE,
+    JIT_OP_GATHER,
+    JIT_OP_SCATTER_ND_UPDATE,
+    JIT_OP_COUNT
+} jit_op;
+
+/* One signature for every op: the typed signatures above are its views.
+ * Fields an op does not take are ignored (jit_op_describe says which it
+ * takes). */
+typedef struct jit_sig {
+    jit_op op;
+    int opset;                   /* the op's version; 0: its default */
+    int64_t axis;
+    int batch_dims;
+    jit_dtype dtype;
+    jit_dtype updates_dtype;     /* UNSET means dtype */
+    jit_dtype index_type;
+    jit_dtype axis_type;         /* an axis given as a tensor (JIT_ATTR_AXIS_TENSOR): its
+                                    element type, UNSET meaning i64 */
+    jit_shape axis_shape;        /* and its shape: a scalar or [1] */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape data_shape;
+    jit_shape indices_shape;
+    jit_shape updates_shape;
+} jit_sig;
+
 /* Kernels. Buffers are dense, row-major, of the signature's sizes; out must
  * not overlap the inputs, except that a scatter may run in place
  * (out == data), which skips the copy. A bad index returns
@@ -119,12 +186,19 @@ typedef struct jit_scatter_update_sig {
 typedef int (*jit_gather_nd_fn)(const void *data, const void *indices, void *out);
 typedef int (*jit_scatter_update_fn)(const void *data, const void *indices,
                                      const void *updates, void *out);
+typedef jit_gather_nd_fn jit_gather_fn;
+typedef jit_scatter_update_fn jit_scatter_nd_update_fn;
+/* A kernel of any op, from the generic API: a jit_gather_nd_fn when the
+ * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn. */
+typedef void (*jit_kernel)(void);
 
 /* NULL for an invalid signature (jit_last_error() names the rule, the input
  * and the numbers). Never NULL for a valid one: when the JIT cannot serve,
  * the pointer runs the reference kernel. */
 jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig);
 jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *sig);
+jit_gather_fn jit_gather_compile(const jit_gather_sig *sig);
+jit_scatter_nd_update_fn jit_scatter_nd_update_compile(const jit_scatter_nd_update_sig *sig);
 
 /* Tiered compilation: returns at once a pointer that works from its first
  * call (the reference kernel) and switches to the JIT kernel when a
@@ -148,6 +222,7 @@ typedef struct jit_kernel_info {
     size_t code_bytes;      /* machine code size; 0 for the reference kernel */
     int64_t out_bytes;      /* bytes the kernel writes to out */
     int cache_hit;          /* 1: loaded from the on-disk cache, not compiled */
+    jit_op op;              /* the op the kernel computes */
 } jit_kernel_info;
 
 /* 0 and *info filled for a kernel this library returned; -1 otherwise. The
@@ -233,6 +308,66 @@ typedef struct jit_kernel_stats {
     int64_t max_code_bytes;
 } jit_kernel_stats;
 int jit_get_kernel_stats(jit_kernel_stats *out);
+
+/* The other ops' typed calls: the same as GatherND's. Info, release and
+ * the parts API take their kernels through the generic calls below
+ * (jit_info((jit_kernel)fn, &info)). */
+jit_gather_fn jit_gather_compile_async(const jit_gather_sig *sig);
+int jit_gather_output_shape(const jit_gather_sig *sig, jit_shape *out);
+char *jit_gather_explain(const jit_gather_sig *sig);
+char *jit_gather_dump(const jit_gather_sig *sig, jit_dump_kind kind);
+jit_scatter_nd_update_fn jit_scatter_nd_update_compile_async(const jit_scatter_nd_update_sig *sig);
+int jit_scatter_nd_update_output_shape(const jit_scatter_nd_update_sig *sig, jit_shape *out);
+char *jit_scatter_nd_update_explain(const jit_scatter_nd_update_sig *sig);
+char *jit_scatter_nd_update_dump(const jit_scatter_nd_update_sig *sig, jit_dump_kind kind);
+
+/*
+ * The generic API: every op through one signature (jit_sig) and one kernel
+ * type (jit_kernel). The typed calls above are thin wrappers of these. A
+ * kernel from either is the same pointer for the same signature.
+ */
+jit_kernel jit_compile(const jit_sig *sig);
+jit_kernel jit_compile_async(const jit_sig *sig);
+int jit_output_shape(const jit_sig *sig, jit_shape *out);
+char *jit_explain(const jit_sig *sig);
+char *jit_dump(const jit_sig *sig, jit_dump_kind kind);
+int jit_info(jit_kernel kernel, jit_kernel_info *info);
+int jit_release(jit_kernel kernel);
+int64_t jit_units(jit_kernel kernel);
+int jit_validate(jit_kernel kernel, const void *indices);
+/* updates is ignored by ops without updates. */
+int jit_run_range(jit_kernel kernel, const void *data, const void *indices, const void *updates,
+                  void *out, int64_t begin, int64_t end);
+/* Calls any kernel with its op's arguments (updates ignored by gathers),
+ * after looking it up: for tools and tests; hot paths call the typed
+ * pointer. Returns the kernel's status, or JIT_STATUS_BAD_POINTER for a
+ * pointer that is no kernel of this library. */
+int jit_call(jit_kernel kernel, const void *data, const void *indices, const void *updates,
+             void *out);
+
+/* Attributes a signature of an op takes (jit_op_info.attrs). */
+enum jit_op_attr {
+    JIT_ATTR_AXIS = 1,        /* jit_sig.axis, required */
+    JIT_ATTR_BATCH_DIMS = 2,  /* jit_sig.batch_dims, default 0 */
+    JIT_ATTR_UPDATES = 4,     /* updates_shape and updates_dtype: a scatter */
+    JIT_ATTR_AXIS_TENSOR = 8  /* the axis is a model's tensor: axis_type, axis_shape */
+};
+
+typedef struct jit_op_info {
+    jit_op op;
+    const char *name;         /* "GatherND" */
+    const char *command;      /* the CLI's subcommand: "gather-nd" */
+    unsigned attrs;           /* enum jit_op_attr bits */
+    int has_updates;          /* kernel is int (*)(data, indices, updates, out) */
+    int opsets[4];            /* the versions it takes, 0-terminated */
+    int default_opset;        /* what opset 0 means */
+    unsigned index_types;     /* the index types it takes: bit (1 << jit_dtype) each */
+} jit_op_info;
+
+/* 0 and *out for a known op, else -1. jit_op_from_name takes the CLI's
+ * name ("gather-nd") or the op's ("GatherND"); JIT_OP_NONE if unknown. */
+int jit_op_describe(jit_op op, jit_op_info *out);
+jit_op jit_op_from_name(const char *name);
 
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while

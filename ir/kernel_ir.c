@@ -45,8 +45,8 @@ static int tj_index_signed(jit_dtype t)
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
     memset(s, 0, sizeof *s);
-    s->tuples = p->outer * p->items;
-    s->checks = tj_plan_tuples_to_check(p);
+    s->tuples = p->visits;
+    s->checks = tj_policy_fills(p->policy) ? 0 : p->tuples;
     s->budget = cfg->unroll.set ? cfg->unroll.value : TJ_IR_UNROLL_BUDGET;
     int64_t width = p->depth > 1 ? p->depth : 1;
     int64_t most = s->tuples > s->checks ? s->tuples : s->checks;
@@ -112,7 +112,12 @@ static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *
         LLVMValueRef high = LLVMBuildICmp(e->b, LLVMIntUGT, v, top, "above");
         return LLVMBuildSelect(e->b, high, top, v, "clamp");
     }
+    case JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL:
     case JIT_INDEX_ZERO_FILL: {
+        if (k->p->policy == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL && k->idx_signed) {
+            LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), "is.negative");
+            v = LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_i64(e, dim), "wrapped"), v, "wrap");
+        }
         LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, v, tj_i64(e, dim), "in.range");
         *valid = *valid ? LLVMBuildAnd(e->b, *valid, in, "valid") : in;
         return v;
@@ -176,7 +181,7 @@ static void tj_emit_pointer_checks(tj_kir *k)
         int needed;
     } bufs[] = {{k->data, p->data_bytes > 0},
                 {k->indices, p->indices_elems > 0},
-                {k->updates, k->updates && p->updates_bytes > 0},
+                {k->updates, p->has_updates && p->updates_bytes > 0},
                 {k->out, p->out_bytes > 0}};
     unsigned id = LLVMLookupIntrinsicID("llvm.umin", 9);
     LLVMValueRef umin = LLVMGetIntrinsicDeclaration(e->mod, id, &e->i64, 1);
@@ -267,7 +272,7 @@ static void tj_emit_validation(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
-    if (p->policy == JIT_INDEX_ZERO_FILL || k->st.checks == 0 || p->depth == 0)
+    if (k->st.checks == 0 || p->depth == 0) /* nothing to check, or a filling policy */
         return;
     LLVMValueRef args[2] = {tj_self(k), k->indices};
     if (p->policy == JIT_INDEX_CLAMP) {
@@ -317,9 +322,9 @@ static void tj_emit_data_copy(tj_kir *k)
     LLVMBuildCondBr(e->b, same, done, copy);
     LLVMPositionBuilderAtEnd(e->b, copy);
     if (k->begin) {
-        LLVMValueRef off = tj_mul(e, k->begin, k->p->indexed_outer_bytes, "range.off");
+        LLVMValueRef off = tj_mul(e, k->begin, k->p->unit_copy_bytes, "range.off");
         LLVMValueRef n = LLVMBuildSub(e->b, k->end, k->begin, "range.units");
-        size = tj_mul(e, n, k->p->indexed_outer_bytes, "range.bytes");
+        size = tj_mul(e, n, k->p->unit_copy_bytes, "range.bytes");
         dst = tj_byte_gep(e, k->out, off, "range.dst");
         src = tj_byte_gep(e, k->data, off, "range.src");
     }
@@ -400,26 +405,40 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
     LLVMBuildCall2(e->b, fty, fn, args, 4, "");
 }
 
-/* Prefetches the source block of the tuple `distance` after tuple t (the
- * last one near the end, so indices are never read past their buffer).
- * Plain (not inbounds) address arithmetic: under zero-fill or clamp a bad
- * index may make the address wild, and a prefetch never faults. */
-static void tj_emit_prefetch(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
+/* Where the nest stands: offsets in the index stream (elements) and on
+ * the indexed and dense sides (bytes), constants when unrolled. */
+typedef struct tj_vcursor {
+    LLVMValueRef index, indexed, dense;
+} tj_vcursor;
+
+/* c advanced by i iterations of level v. */
+static tj_vcursor tj_advance(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMValueRef i)
+{
+    tj_emit *e = &k->e;
+    c.index = tj_add(e, c.index, tj_mul(e, i, v->index_step, "lv.index"), "at.index");
+    c.indexed = tj_add(e, c.indexed, tj_mul(e, i, v->indexed_step, "lv.indexed"), "at.indexed");
+    c.dense = tj_add(e, c.dense, tj_mul(e, i, v->dense_step, "lv.dense"), "at.dense");
+    return c;
+}
+
+/* Prefetches the source block `distance` iterations ahead on the innermost
+ * level v, whose iteration i is at cursor c (the last one near the end, so
+ * indices are never read past their buffer). Plain (not inbounds) address
+ * arithmetic: under a filling or clamping policy a bad index may make the
+ * address wild, and a prefetch never faults. */
+static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMValueRef i)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
-    int64_t total = k->st.tuples;
-    LLVMValueRef t = tj_add(e, tj_mul(e, o, p->items, "pf.outer"), j, "pf.tuple");
-    LLVMValueRef ahead = tj_add(e, t, tj_i64(e, k->st.prefetch), "pf.ahead");
-    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, tj_i64(e, total), "pf.in");
-    ahead = LLVMBuildSelect(e->b, in, ahead, tj_i64(e, total - 1), "pf.at");
-    LLVMValueRef batch = p->outer > 1 ? (p->items > 1 ? LLVMBuildUDiv(e->b, ahead, tj_i64(e, p->items), "pf.batch") : ahead)
-                                      : tj_i64(e, 0);
-    LLVMValueRef off = tj_mul(e, batch, p->indexed_outer_bytes, "pf.batch.off");
-    LLVMValueRef first = tj_mul(e, ahead, p->depth, "pf.first");
+    LLVMValueRef ahead = tj_add(e, i, tj_i64(e, k->st.prefetch), "pf.ahead");
+    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, tj_i64(e, v->trip), "pf.in");
+    LLVMValueRef steps = LLVMBuildSub(e->b, LLVMBuildSelect(e->b, in, ahead, tj_i64(e, v->trip - 1),
+                                                            "pf.at"), i, "pf.steps");
+    LLVMValueRef first = tj_add(e, c.index, tj_mul(e, steps, v->index_step, "pf.index"), "pf.first");
+    LLVMValueRef off = tj_add(e, c.indexed, tj_mul(e, steps, v->indexed_step, "pf.side"), "pf.base");
     for (int d = 0; d < p->depth; d++) {
-        LLVMValueRef i = d ? tj_add(e, first, tj_i64(e, d), "pf.index.i") : first;
-        off = tj_add(e, off, tj_mul(e, tj_load_index(k, i), p->strides[d], "pf.entry"), "pf.off");
+        LLVMValueRef x = d ? tj_add(e, first, tj_i64(e, d), "pf.index.i") : first;
+        off = tj_add(e, off, tj_mul(e, tj_load_index(k, x), p->strides[d], "pf.entry"), "pf.off");
     }
     LLVMValueRef addr = LLVMBuildGEP2(e->b, e->i8, k->data, &off, 1, "pf.addr");
     unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
@@ -436,27 +455,22 @@ static void tj_emit_prefetch(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
     }
 }
 
-/* One indexed block copy for outer position o and item j. */
-static void tj_emit_tuple(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
+/* One indexed block copy, of the tuple at cursor c. */
+static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
-    LLVMValueRef first = tj_add(e, tj_mul(e, o, p->index_outer_elems, "tuple.outer"),
-                                tj_mul(e, j, p->depth, "tuple.item"), "tuple");
     LLVMValueRef off = tj_i64(e, 0), valid = NULL;
     for (int d = 0; d < p->depth; d++) {
-        LLVMValueRef i = d ? tj_add(e, first, tj_i64(e, d), "index.i") : first;
+        LLVMValueRef i = d ? tj_add(e, c.index, tj_i64(e, d), "index.i") : c.index;
         LLVMValueRef pos = tj_position(k, tj_load_index(k, i), d, &valid);
         off = tj_add(e, off, tj_mul(e, pos, p->strides[d], "entry.off"), "block.off");
     }
-    LLVMValueRef indexed = tj_add(e, tj_mul(e, o, p->indexed_outer_bytes, "indexed.outer"), off,
-                                  "indexed.off");
-    LLVMValueRef plain = tj_add(e, tj_mul(e, o, p->plain_outer_bytes, "plain.outer"),
-                                tj_mul(e, j, p->block_bytes, "plain.item"), "plain.off");
+    LLVMValueRef indexed = tj_add(e, c.indexed, off, "indexed.off");
     int gather = p->indexed == TJ_INDEXED_SRC;
     LLVMValueRef src = gather ? tj_byte_gep(e, k->data, indexed, "slice.src")
-                              : tj_byte_gep(e, k->updates, plain, "block.src");
-    LLVMValueRef dst = gather ? tj_byte_gep(e, k->out, plain, "slice.dst")
+                              : tj_byte_gep(e, k->updates, c.dense, "block.src");
+    LLVMValueRef dst = gather ? tj_byte_gep(e, k->out, c.dense, "slice.dst")
                               : tj_byte_gep(e, k->out, indexed, "block.dst");
     LLVMValueRef size = tj_i64(e, p->block_bytes);
     if (!valid) {
@@ -470,10 +484,40 @@ static void tj_emit_tuple(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
     tj_emit_block_copy(k, dst, src, size);
     LLVMBuildBr(e->b, next);
     LLVMPositionBuilderAtEnd(e->b, skip);
-    if (gather) /* zero-fill: the slice is zeros; a scatter drops the update */
+    if (gather) /* a filling policy: the slice is zeros; a scatter drops the update */
         LLVMBuildMemSet(e->b, dst, LLVMConstInt(e->i8, 0, 0), size, 1);
     LLVMBuildBr(e->b, next);
     LLVMPositionBuilderAtEnd(e->b, next);
+}
+
+/* Levels [l, nlevels) from cursor c: counted loops with constant trip
+ * counts, or written out when the kernel is unrolled, and for a short
+ * innermost level inside a loop (LLVM's unroller is off, and a 3-trip
+ * loop per batch cost G2 against the static kernel: docs/performance.md). */
+static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    if (l == p->nlevels) {
+        tj_emit_tuple(k, c);
+        return;
+    }
+    const tj_level *v = &p->levels[l];
+    int innermost = l == p->nlevels - 1;
+    if (k->st.unrolled || (innermost && l > 0 && v->trip <= TJ_IR_INNER_UNROLL)) {
+        for (int64_t i = 0; i < v->trip; i++)
+            tj_emit_nest(k, l + 1, tj_advance(k, c, v, tj_i64(e, i)));
+        return;
+    }
+    char name[16];
+    snprintf(name, sizeof name, "level%d", l);
+    tj_loop lp;
+    tj_loop_begin(e, &lp, name, v->trip, NULL);
+    tj_vcursor at = tj_advance(k, c, v, lp.iv);
+    if (innermost && k->st.prefetch)
+        tj_emit_prefetch(k, c, v, lp.iv);
+    tj_emit_nest(k, l + 1, at);
+    tj_loop_end(e, &lp, NULL);
 }
 
 static void tj_emit_copy_loops(tj_kir *k);
@@ -483,7 +527,7 @@ static void tj_emit_copy_loops(tj_kir *k);
 static void tj_emit_copies(tj_kir *k)
 {
     tj_emit *e = &k->e;
-    if (!k->st.nontemporal || k->p->block_bytes == 0 || k->st.tuples == 0) {
+    if (!k->st.nontemporal || k->p->visits == 0) {
         tj_emit_copy_loops(k);
         return;
     }
@@ -505,75 +549,39 @@ static void tj_emit_copies(tj_kir *k)
     LLVMPositionBuilderAtEnd(e->b, done);
 }
 
-/* The copies of units [begin, end): GatherND's tuples, flattened over
- * (outer, item), or ScatterUpdate's outer positions. */
+/* The copies of units [begin, end): each unit's position on the unit
+ * levels (a division per level by a constant), then the other levels. */
 static void tj_emit_range_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
-    tj_loop l, lj;
-    tj_loop_begin_range(e, &l, p->indexed == TJ_INDEXED_SRC ? "tuple" : "outer", k->begin,
-                        k->end);
-    LLVMValueRef o = tj_i64(e, 0), j = tj_i64(e, 0);
-    if (p->indexed == TJ_INDEXED_SRC) {
-        LLVMValueRef t = l.iv, n = tj_i64(e, p->items);
-        o = p->outer == 1 ? o : p->items == 1 ? t : LLVMBuildUDiv(e->b, t, n, "tuple.outer");
-        j = p->items == 1 ? j : p->outer == 1 ? t : LLVMBuildURem(e->b, t, n, "tuple.item");
-    } else {
-        o = l.iv;
-        if (p->items > 1) {
-            tj_loop_begin(e, &lj, "item", p->items, NULL);
-            j = lj.iv;
-        }
+    tj_loop l;
+    tj_loop_begin_range(e, &l, "unit", k->begin, k->end);
+    tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
+    LLVMValueRef rest = l.iv;
+    for (int u = p->unit_levels - 1; u >= 0; u--) {
+        const tj_level *v = &p->levels[u];
+        LLVMValueRef n = tj_i64(e, v->trip);
+        LLVMValueRef i = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
+        if (u)
+            rest = LLVMBuildUDiv(e->b, rest, n, "unit.rest");
+        c = tj_advance(k, c, v, i);
     }
-    if (k->st.prefetch)
-        tj_emit_prefetch(k, o, j);
-    tj_emit_tuple(k, o, j);
-    if (p->indexed == TJ_INDEXED_DST && p->items > 1)
-        tj_loop_end(e, &lj, NULL);
+    tj_emit_nest(k, p->unit_levels, c);
     tj_loop_end(e, &l, NULL);
 }
 
 static void tj_emit_copy_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
-    const tj_plan *p = k->p;
-    if (p->block_bytes == 0 || k->st.tuples == 0)
+    if (k->p->visits == 0)
         return;
     if (k->begin) {
         tj_emit_range_loops(k);
         return;
     }
-    if (k->st.unrolled) {
-        for (int64_t o = 0; o < p->outer; o++)
-            for (int64_t j = 0; j < p->items; j++)
-                tj_emit_tuple(k, tj_i64(e, o), tj_i64(e, j));
-        return;
-    }
-    tj_loop lo, lj;
-    LLVMValueRef o = tj_i64(e, 0), j = tj_i64(e, 0);
-    if (p->outer > 1) {
-        tj_loop_begin(e, &lo, "outer", p->outer, NULL);
-        o = lo.iv;
-    }
-    /* a short inner loop is written out: LLVM's unroller is off, and a
-     * 3-trip loop per batch cost G2 15% against the static kernel */
-    int inline_items = p->outer > 1 && p->items <= TJ_IR_INNER_UNROLL;
-    if (p->items > 1 && !inline_items) {
-        tj_loop_begin(e, &lj, "item", p->items, NULL);
-        j = lj.iv;
-    }
-    for (int64_t n = 0; n < (inline_items ? p->items : 1); n++) {
-        if (inline_items)
-            j = tj_i64(e, n);
-        if (k->st.prefetch)
-            tj_emit_prefetch(k, o, j);
-        tj_emit_tuple(k, o, j);
-    }
-    if (p->items > 1 && !inline_items)
-        tj_loop_end(e, &lj, NULL);
-    if (p->outer > 1)
-        tj_loop_end(e, &lo, NULL);
+    tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
+    tj_emit_nest(k, 0, c);
 }
 
 /* Attributes every function of a kernel carries. */
@@ -594,7 +602,7 @@ static void tj_function_attrs(tj_emit *e, const tj_ir_strategy *st, LLVMValueRef
 static void tj_bind_buffers(tj_kir *k, LLVMValueRef fn, int with_updates)
 {
     tj_emit *e = &k->e;
-    int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
+    int scatter = k->p->indexed == TJ_INDEXED_DST;
     k->data = LLVMGetParam(fn, 0);
     k->indices = LLVMGetParam(fn, 1);
     k->updates = with_updates ? LLVMGetParam(fn, 2) : NULL;
@@ -617,11 +625,11 @@ static void tj_bind_buffers(tj_kir *k, LLVMValueRef fn, int with_updates)
 static void tj_emit_signature(tj_kir *k, const char *name)
 {
     tj_emit *e = &k->e;
-    int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
+    int with_updates = k->p->has_updates;
     LLVMTypeRef params[4] = {e->ptr, e->ptr, e->ptr, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, scatter ? 4 : 3, 0);
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, with_updates ? 4 : 3, 0);
     e->fn = k->main_fn = LLVMAddFunction(e->mod, name, fty);
-    tj_bind_buffers(k, e->fn, scatter);
+    tj_bind_buffers(k, e->fn, with_updates);
     tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
 }
@@ -678,9 +686,8 @@ static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
 static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range)
 {
     tj_emit *e = &k->e;
-    int scatter = k->p->op == TJ_OP_SCATTER_UPDATE;
     e->fn = k->main_fn;
-    tj_bind_buffers(k, e->fn, scatter);
+    tj_bind_buffers(k, e->fn, k->p->has_updates);
     LLVMPositionBuilderAtEnd(e->b, LLVMGetLastBasicBlock(e->fn));
     tj_emit_pointer_checks(k);
     LLVMTypeRef cty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);

@@ -279,6 +279,19 @@ static int tj_load_cached(tj_engine *en, const tj_ir_strategy *st, const tj_objk
     return 0;
 }
 
+/* "tj_gather_nd", and "tj_gather_nd_7" for serial 7: what dumps show. */
+static void tj_kernel_name(const tj_plan *p, long long serial, char *buf, size_t len)
+{
+    jit_op_info info = {.command = "kernel"};
+    jit_op_describe(p->op, &info);
+    int n = snprintf(buf, len, "tj_%s", info.command);
+    for (int i = 0; i < n && (size_t)i < len; i++)
+        if (buf[i] == '-')
+            buf[i] = '_';
+    if (serial >= 0 && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "_%lld", serial);
+}
+
 static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
                       const tj_ir_strategy *st, const tj_objkey *key, tj_backend_kernel *out,
                       char *why, size_t len)
@@ -287,9 +300,7 @@ static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
     if (key)
         snprintf(name, sizeof name, "%s", key->name);
     else
-        snprintf(name, sizeof name, "tj_%s_%llu",
-                 p->op == TJ_OP_GATHER_ND ? "gather_nd" : "scatter_update",
-                 (unsigned long long)atomic_fetch_add(&tj_kernel_serial, 1));
+        tj_kernel_name(p, (long long)atomic_fetch_add(&tj_kernel_serial, 1), name, sizeof name);
     if (tj_jit_fault("compile")) {
         snprintf(why, len, "compiling the kernel failed (injected by TENSORJIT_FAULT)");
         return -1;
@@ -429,7 +440,8 @@ static char *tj_copy_text(const char *s, size_t n)
 static char *tj_dump_with(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
                           tj_dump_kind kind, char *why, size_t len)
 {
-    const char *name = p->op == TJ_OP_GATHER_ND ? "tj_gather_nd" : "tj_scatter_update";
+    char name[64];
+    tj_kernel_name(p, -1, name, sizeof name);
     tj_ir_strategy st;
     tj_ir_choose(p, &tj_config_get()->codegen, &st);
     LLVMContextRef ctx = LLVMContextCreate();

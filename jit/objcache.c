@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 1u
+#define TJ_OBJ_FORMAT 2u /* 2: the plan of levels */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {
@@ -135,17 +135,23 @@ static size_t tj_engine_identity(const tj_engine *en, char *buf, size_t len)
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-/* The plan as bytes, field by field (no padding). */
+/* The plan as bytes, field by field (no padding): what the code is made
+ * of (the fields for messages are the runtime's, not the code's). */
 static size_t tj_plan_bytes(const tj_plan *p, int64_t *w, size_t cap)
 {
-    int64_t f[] = {p->op, p->indexed, p->dtype, p->index_type, p->policy, p->elem_size,
-                   p->index_size, p->outer, p->items, p->depth, p->block_bytes,
-                   p->index_outer_elems, p->indexed_outer_bytes, p->plain_outer_bytes,
-                   p->copy_bytes, p->units, p->threads, p->data_bytes, p->indices_elems,
-                   p->updates_bytes, p->out_bytes};
+    int64_t f[] = {p->op, p->indexed, p->has_updates, p->dtype, p->index_type, p->policy,
+                   p->elem_size, p->index_size, p->nlevels, p->unit_levels, p->units, p->visits,
+                   p->depth, p->block_bytes, p->copy_bytes, p->unit_copy_bytes, p->tuples,
+                   p->threads, p->data_bytes, p->indices_elems, p->updates_bytes, p->out_bytes};
     size_t n = 0;
     for (size_t i = 0; i < sizeof f / sizeof *f && n < cap; i++)
         w[n++] = f[i];
+    for (int l = 0; l < p->nlevels && n + 4 <= cap; l++) {
+        w[n++] = p->levels[l].trip;
+        w[n++] = p->levels[l].index_step;
+        w[n++] = p->levels[l].indexed_step;
+        w[n++] = p->levels[l].dense_step;
+    }
     for (int d = 0; d < p->depth && n + 2 <= cap; d++) {
         w[n++] = p->dims[d];
         w[n++] = p->strides[d];
@@ -158,7 +164,7 @@ void tj_objcache_key(const tj_engine *en, const tj_codegen_config *cfg, const tj
 {
     static const char hex[] = "0123456789abcdef";
     char id[4096];
-    int64_t plan[32 + 2 * JIT_MAX_RANK];
+    int64_t plan[32 + 4 * TJ_MAX_LEVELS + 2 * JIT_MAX_RANK];
     size_t idn = tj_engine_identity(en, id, sizeof id);
     size_t pn = tj_plan_bytes(p, plan, sizeof plan / sizeof *plan);
     unsigned char a[32], b[32], c[32];

@@ -37,7 +37,7 @@ static int tj_describe(const tj_plan *p, const void *indices, int64_t tuple, int
     size_t used = 0;
     int64_t base = tuple * p->depth;
     tj_format_position(&p->tuple_shape, tuple, pos, sizeof pos);
-    if (p->op == TJ_OP_GATHER_ND) {
+    if (p->tuple_form) {
         val[used++] = '[';
         for (int e = 0; e < p->depth && used + 24 < sizeof val; e++) {
             if (e)
@@ -62,9 +62,9 @@ int tj_report_bad_index(const tj_plan *p, const void *indices)
     /* Tuples of k = 0 entries hold no index, and their number is bounded by
      * nothing (indices [2^40, 2^20, 0] is valid): never loop over them.
      * With k > 0 the tuples are bounded by the indices' byte count. */
-    if (p->policy == JIT_INDEX_ZERO_FILL || p->depth == 0)
+    if (tj_policy_fills(p->policy) || p->depth == 0)
         return JIT_OK;
-    int64_t n = tj_plan_tuples_to_check(p);
+    int64_t n = p->tuples;
     for (int64_t t = 0; t < n; t++) {
         for (int e = 0; e < p->depth; e++) {
             int64_t v = tj_index_load(indices, p->index_type, t * p->depth + e), pos;

@@ -27,6 +27,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "limit.h"
+#include "op.h"
 #include "stub.h"
 
 typedef struct tj_slot {
@@ -198,7 +199,7 @@ static tj_slot *tj_take_over_limit(void)
         tj_released++;
         /* from here on a late call of the old pointer returns
          * JIT_STATUS_RELEASED instead of entering code about to be freed */
-        tj_stub_point(s->kernel->user_entry, tj_released_entry(s->kernel->plan.op));
+        tj_stub_point(s->kernel->user_entry, tj_abi_of(&s->kernel->plan)->released);
         s->next_released = out;
         out = s;
     }
@@ -385,13 +386,13 @@ void tj_cache_unpin(tj_cache_pinned *pin)
     tj_free_slots(released);
 }
 
-tj_release_result tj_cache_release(tj_entry_fn fn, tj_op op)
+tj_release_result tj_cache_release(tj_entry_fn fn, jit_op op)
 {
     tj_release_result rc = TJ_RELEASE_OK;
     tj_slot *released = NULL;
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_entry(fn);
-    if (!s || s->kernel->plan.op != op)
+    if (!s || (op != JIT_OP_NONE && s->kernel->plan.op != op))
         rc = TJ_RELEASE_UNKNOWN;
     else if (s->holds == 0)
         rc = TJ_RELEASE_NOT_HELD;

@@ -44,9 +44,9 @@ typedef enum tj_release_result {
     TJ_RELEASE_NOT_HELD  /* released as many times as it was handed out */
 } tj_release_result;
 
-/* Drops one hold of the op's kernel handed out as fn; the last one makes a
+/* Drops one hold of the op's kernel (JIT_OP_NONE: any op's) handed out as fn; the last one makes a
  * releasable kernel idle, and the limit may then release it. */
-tj_release_result tj_cache_release(tj_entry_fn fn, tj_op op);
+tj_release_result tj_cache_release(tj_entry_fn fn, jit_op op);
 
 /* Sets the limit (0: none) and releases what it allows at once. */
 void tj_cache_set_limit(int64_t max_kernels, int64_t max_code_bytes);

@@ -8,7 +8,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "kernel.h"
-#include "ref_kernel.h"
+#include "op.h"
 
 typedef struct tj_closure {
     ffi_closure *closure;
@@ -16,24 +16,6 @@ typedef struct tj_closure {
     ffi_cif cif;
     ffi_type *args[4];
 } tj_closure;
-
-static void tj_gather_trampoline(ffi_cif *cif, void *ret, void **args, void *user)
-{
-    (void)cif;
-    const tj_kernel *k = user;
-    int rc = tj_ref_run(&k->plan, *(const void **)args[0], *(const void **)args[1], NULL,
-                        *(void **)args[2]);
-    *(ffi_sarg *)ret = rc;
-}
-
-static void tj_scatter_trampoline(ffi_cif *cif, void *ret, void **args, void *user)
-{
-    (void)cif;
-    const tj_kernel *k = user;
-    int rc = tj_ref_run(&k->plan, *(const void **)args[0], *(const void **)args[1],
-                        *(const void **)args[2], *(void **)args[3]);
-    *(ffi_sarg *)ret = rc;
-}
 
 /* libffi sets its closure allocator up on the first ffi_closure_alloc of a
  * process with an unlocked check of a flag; two threads making their first
@@ -60,7 +42,8 @@ int tj_closure_bind(tj_kernel *k)
     tj_closure *c = tj_calloc(1, sizeof *c);
     if (!c)
         return tj_error_set("out of memory binding the reference kernel");
-    unsigned nargs = k->plan.op == TJ_OP_GATHER_ND ? 3 : 4;
+    const tj_abi *abi = tj_abi_of(&k->plan);
+    unsigned nargs = abi->nargs;
     for (unsigned i = 0; i < nargs; i++)
         c->args[i] = &ffi_type_pointer;
     c->closure = tj_closure_alloc(&c->code);
@@ -69,7 +52,7 @@ int tj_closure_bind(tj_kernel *k)
         return tj_error_set("libffi could not allocate a closure for the reference kernel");
     }
     void (*fun)(ffi_cif *, void *, void **, void *) =
-        nargs == 3 ? tj_gather_trampoline : tj_scatter_trampoline;
+        (void (*)(ffi_cif *, void *, void **, void *))abi->ref_trampoline;
     if (ffi_prep_cif(&c->cif, FFI_DEFAULT_ABI, nargs, &ffi_type_sint, c->args) != FFI_OK ||
         ffi_prep_closure_loc(c->closure, &c->cif, fun, k, c->code) != FFI_OK) {
         ffi_closure_free(c->closure);

@@ -21,6 +21,7 @@ static const char *const tj_policy_names[JIT_INDEX_POLICY_COUNT] = {
     [JIT_INDEX_NEGATIVE_WRAPS] = "negative-wraps",
     [JIT_INDEX_CLAMP] = "clamp",
     [JIT_INDEX_ZERO_FILL] = "zero-fill",
+    [JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL] = "negative-wraps-zero-fill",
 };
 
 static const char *const tj_engine_names[JIT_ENGINE_COUNT] = {

@@ -1,6 +1,6 @@
-/* jit_*_explain: what tensorjit makes of a signature, in words: the
- * canonical plan, the code shape the generator chooses and why, the cache
- * key, and the output shape under both GatherND opsets. */
+/* jit_explain: what tensorjit makes of a signature, in words: the op's own
+ * description (its attributes, inputs and output shape), the canonical
+ * plan, the code shape the generator chooses and why, and the cache key. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "error.h"
 #include "key.h"
+#include "op.h"
 #include "plan.h"
 #include "shape.h"
 
@@ -32,7 +33,7 @@ static void tj_put(tj_text *t, const char *fmt, ...)
 
 static void tj_put_plan(tj_text *t, const tj_plan *p)
 {
-    int gather = p->op == TJ_OP_GATHER_ND;
+    int gather = p->indexed == TJ_INDEXED_SRC;
     jit_shape dims = {p->depth, {0}};
     for (int i = 0; i < p->depth; i++)
         dims.dims[i] = p->dims[i];
@@ -40,36 +41,43 @@ static void tj_put_plan(tj_text *t, const tj_plan *p)
     for (int i = 0; i < p->depth; i++)
         strides.dims[i] = p->strides[i];
     char b1[512], b2[512];
-    tj_put(t, "plan (an indexed block copy):\n");
-    tj_put(t, "  %-22s %" PRId64 "\n", gather ? "batches (outer)" : "outer positions", p->outer);
-    tj_put(t, "  %-22s %" PRId64 "\n", gather ? "tuples per batch" : "indices", p->items);
+    tj_put(t, "plan (an indexed block copy over %d level%s, outermost first):\n", p->nlevels,
+           p->nlevels == 1 ? "" : "s");
+    for (int l = 0; l < p->nlevels; l++) {
+        const tj_level *v = &p->levels[l];
+        tj_put(t, "  level %d%-14s %" PRId64 " x: index +%" PRId64 ", %s +%" PRId64
+                  " bytes, %s +%" PRId64 " bytes\n",
+               l, l < p->unit_levels ? " (units)" : "", v->trip, v->index_step,
+               gather ? "data" : "out", v->indexed_step, gather ? "out" : "updates",
+               v->dense_step);
+    }
     tj_put(t, "  %-22s %d: data dims %d.. sizes %s, byte strides %s\n", "index depth", p->depth,
            p->first_dim, tj_shape_format(&dims, b1, sizeof b1),
            tj_shape_format(&strides, b2, sizeof b2));
-    tj_put(t, "  %-22s %" PRId64 " bytes (%" PRId64 " elements of %d bytes)\n",
+    tj_put(t, "  %-22s %" PRId64 " bytes (%" PRId64 " elements of %d bytes), %" PRId64
+              " of them\n",
            gather ? "slice per tuple" : "block per update", p->block_bytes,
-           p->elem_size ? p->block_bytes / p->elem_size : 0, p->elem_size);
-    tj_put(t, "  %-22s %s, %" PRId64 " bytes apart per outer position\n", "indexed side",
-           gather ? "source (data)" : "destination (out)", p->indexed_outer_bytes);
-    tj_put(t, "  %-22s %s, %" PRId64 " bytes per outer position\n", "dense side",
-           gather ? "out" : "updates", p->plain_outer_bytes);
-    if (!gather)
+           p->elem_size ? p->block_bytes / p->elem_size : 0, p->elem_size, p->visits);
+    tj_put(t, "  %-22s %s; dense side %s\n", "indexed side",
+           gather ? "source (data)" : "destination (out)", gather ? "out" : "updates");
+    if (p->copy_bytes)
         tj_put(t, "  %-22s %" PRId64 " bytes (skipped when out == data)\n", "data copied first",
                p->copy_bytes);
-    tj_put(t, "  %-22s %" PRId64 " tuples (%s), policy %s\n", "validated first",
-           tj_plan_tuples_to_check(p), gather ? "every batch's own" : "shared by every outer",
-           jit_index_policy_name(p->policy));
+    tj_put(t, "  %-22s %" PRId64 " (threads split them; %d at most)\n", "units", p->units,
+           p->threads);
+    tj_put(t, "  %-22s %" PRId64 " tuples, policy %s\n", "validated first",
+           tj_policy_fills(p->policy) ? 0 : p->tuples, jit_index_policy_name(p->policy));
     tj_put(t, "  %-22s data %" PRId64 ", indices %" PRId64 " x %d, %s %" PRId64 ", out %" PRId64
               "\n", "bytes", p->data_bytes, p->indices_elems, p->index_size,
            gather ? "slices" : "updates", gather ? p->out_bytes : p->updates_bytes, p->out_bytes);
 }
 
-/* The key is the normalized signature as int64 words: op letter, then
+/* The key is the normalized signature as int64 words: the op, then
  * attributes, types, policy, engine and shapes (rank, dims...). */
 static void tj_put_key(tj_text *t, const tj_key *k)
 {
     size_t n = k->len / sizeof(int64_t);
-    tj_put(t, "cache key (the normalized signature, %zu words): %c", n, (char)k->words[0]);
+    tj_put(t, "cache key (the normalized signature, %zu words): op %" PRId64, n, k->words[0]);
     for (size_t i = 1; i < n && t->len + 32 < t->cap; i++)
         tj_put(t, " %" PRId64, k->words[i]);
     tj_put(t, ", hash %016" PRIx64 "\n", tj_key_hash(k));
@@ -93,59 +101,16 @@ static void tj_put_strategy(tj_text *t, const tj_plan *p)
     tj_put(t, "strategy: %s\n", buf);
 }
 
-char *jit_gather_nd_explain(const jit_gather_nd_sig *sig)
+char *jit_explain(const jit_sig *sig)
 {
     tj_plan p;
     tj_key k;
-    jit_shape out8, out5;
     tj_text t;
-    if (!sig) {
-        tj_error_set("the GatherND signature is NULL");
+    if (tj_sig_plan(sig, &p, NULL) || tj_key_sig(sig, &k) || tj_text_init(&t))
         return NULL;
-    }
-    jit_gather_nd_sig s5 = *sig, s8 = *sig;
-    s5.opset = 5;
-    s8.opset = 8;
-    /* the plan of the signature as given, after both output shapes */
-    if (tj_gather_nd_plan(&s8, &p, &out8) || tj_gather_nd_plan(&s5, &p, &out5) ||
-        tj_gather_nd_plan(sig, &p, NULL) || tj_text_init(&t))
-        return NULL;
-    tj_key_gather_nd(sig, &k);
-    char b1[512], b2[512];
-    tj_put(&t, "GatherND-%d, batch_dims %d, data %s %s, indices %s %s, index policy %s\n",
-           sig->opset ? sig->opset : 8, sig->batch_dims, jit_dtype_name(sig->dtype),
-           tj_shape_format(&sig->data_shape, b1, sizeof b1), jit_dtype_name(sig->index_type),
-           tj_shape_format(&sig->indices_shape, b2, sizeof b2),
-           jit_index_policy_name(sig->index_policy));
-    tj_put(&t, "output shape: %s (opset 8), %s (opset 5)\n", tj_shape_format(&out8, b1, sizeof b1),
-           tj_shape_format(&out5, b2, sizeof b2));
-    tj_put_plan(&t, &p);
-    tj_put_strategy(&t, &p);
-    tj_put_key(&t, &k);
-    return t.buf;
-}
-
-char *jit_scatter_update_explain(const jit_scatter_update_sig *sig)
-{
-    tj_plan p;
-    tj_key k;
-    jit_shape out;
-    tj_text t;
-    if (!sig) {
-        tj_error_set("the ScatterUpdate signature is NULL");
-        return NULL;
-    }
-    if (tj_scatter_update_plan(sig, &p, &out) || tj_text_init(&t))
-        return NULL;
-    tj_key_scatter_update(sig, &k);
-    char b1[512], b2[512], b3[512];
-    tj_put(&t, "ScatterUpdate-3, axis %" PRId64 ", data %s %s, indices %s %s, updates %s, "
-               "index policy %s\n",
-           sig->axis, jit_dtype_name(sig->dtype), tj_shape_format(&sig->data_shape, b1, sizeof b1),
-           jit_dtype_name(sig->index_type), tj_shape_format(&sig->indices_shape, b2, sizeof b2),
-           tj_shape_format(&sig->updates_shape, b3, sizeof b3),
-           jit_index_policy_name(sig->index_policy));
-    tj_put(&t, "output shape: %s (the data shape)\n", tj_shape_format(&out, b1, sizeof b1));
+    char head[2048];
+    tj_op_find(sig->op)->describe(sig, head, sizeof head);
+    tj_put(&t, "%s", head);
     tj_put_plan(&t, &p);
     tj_put_strategy(&t, &p);
     tj_put_key(&t, &k);

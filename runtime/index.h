@@ -35,6 +35,7 @@ static inline int tj_index_resolve(int64_t v, int64_t dim, jit_index_policy p, i
 {
     switch (p) {
     case JIT_INDEX_NEGATIVE_WRAPS:
+    case JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL:
         if (v < 0 && v >= -dim)
             v += dim;
         break;

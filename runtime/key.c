@@ -1,5 +1,7 @@
 #include "key.h"
 
+#include "op.h"
+
 static void tj_put(tj_key *k, int64_t v)
 {
     k->words[k->len / sizeof(int64_t)] = v;
@@ -16,41 +18,27 @@ static int tj_put_shape(tj_key *k, const jit_shape *s)
     return 0;
 }
 
-int tj_key_gather_nd(const jit_gather_nd_sig *s, tj_key *k)
+int tj_key_sig(const jit_sig *sig, tj_key *k)
 {
-    k->len = 0;
-    tj_put(k, 'G');
-    tj_put(k, s->opset ? s->opset : 8);
-    tj_put(k, s->batch_dims);
-    tj_put(k, s->dtype);
-    tj_put(k, s->index_type);
-    tj_put(k, s->index_policy);
-    tj_put(k, s->engine);
-    tj_put(k, s->threads);
-    return tj_put_shape(k, &s->data_shape) || tj_put_shape(k, &s->indices_shape) ? -1 : 0;
-}
-
-int tj_key_scatter_update(const jit_scatter_update_sig *s, tj_key *k)
-{
-    const jit_shape *a = &s->axis_shape;
-    int64_t r = s->data_shape.rank;
-    int axis_single = a->rank == 0 || (a->rank == 1 && a->dims[0] == 1);
-    k->len = 0;
-    tj_put(k, 'S');
-    tj_put(k, s->axis < 0 ? s->axis + r : s->axis);
-    tj_put(k, s->axis < -r ? 1 : 0); /* keeps -r-1 apart from a valid spelling */
-    tj_put(k, s->dtype);
-    tj_put(k, s->updates_dtype == JIT_DTYPE_UNSET ? s->dtype : s->updates_dtype);
-    tj_put(k, s->index_type);
-    tj_put(k, s->axis_type == JIT_DTYPE_UNSET ? JIT_I64 : s->axis_type);
-    tj_put(k, s->index_policy);
-    tj_put(k, s->engine);
-    tj_put(k, s->threads);
-    tj_put(k, axis_single);
-    if (!axis_single && tj_put_shape(k, a))
+    const tj_op_def *def = tj_op_find(sig->op);
+    if (!def)
         return -1;
-    return tj_put_shape(k, &s->data_shape) || tj_put_shape(k, &s->indices_shape) ||
-                   tj_put_shape(k, &s->updates_shape)
+    jit_sig s = *sig;
+    tj_sig_normalize(def, &s);
+    k->len = 0;
+    tj_put(k, s.op);
+    tj_put(k, s.opset);
+    tj_put(k, s.axis);
+    tj_put(k, s.batch_dims);
+    tj_put(k, s.dtype);
+    tj_put(k, s.updates_dtype);
+    tj_put(k, s.index_type);
+    tj_put(k, s.axis_type);
+    tj_put(k, s.index_policy);
+    tj_put(k, s.engine);
+    tj_put(k, s.threads);
+    return tj_put_shape(k, &s.axis_shape) || tj_put_shape(k, &s.data_shape) ||
+                   tj_put_shape(k, &s.indices_shape) || tj_put_shape(k, &s.updates_shape)
                ? -1
                : 0;
 }

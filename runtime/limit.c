@@ -12,6 +12,8 @@
 
 #include "cache.h"
 #include "config.h"
+#include "op.h"
+#include "typed_api.h"
 #include "error.h"
 #include "stub.h"
 #include "tiered.h"
@@ -25,37 +27,10 @@ void tj_limit_from_env(int64_t *max_kernels, int64_t *max_code_bytes)
         *max_code_bytes = cfg->max_code_bytes.value;
 }
 
-static int tj_released_status(void)
-{
-    tj_error_set("this kernel was released under the kernel limit (jit_set_kernel_limit) "
-                 "after its last hold was dropped; compile its signature again");
-    return JIT_STATUS_RELEASED;
-}
-
-static int tj_released_gather(const void *data, const void *indices, void *out)
-{
-    (void)data, (void)indices, (void)out;
-    return tj_released_status();
-}
-
-static int tj_released_scatter(const void *data, const void *indices, const void *updates,
-                               void *out)
-{
-    (void)data, (void)indices, (void)updates, (void)out;
-    return tj_released_status();
-}
-
-tj_entry_fn tj_released_entry(tj_op op)
-{
-    return op == TJ_OP_GATHER_ND ? (tj_entry_fn)tj_released_gather
-                                 : (tj_entry_fn)tj_released_scatter;
-}
-
 int tj_is_released(tj_entry_fn fn)
 {
     tj_entry_fn target;
-    return tj_stub_target(fn, &target) && (target == (tj_entry_fn)tj_released_gather ||
-                                           target == (tj_entry_fn)tj_released_scatter);
+    return tj_stub_target(fn, &target) && tj_abi_is_released_handler(target);
 }
 
 int jit_set_kernel_limit(int64_t max_kernels, int64_t max_code_bytes)
@@ -71,35 +46,34 @@ int jit_set_kernel_limit(int64_t max_kernels, int64_t max_code_bytes)
     return 0;
 }
 
-static int tj_release(tj_entry_fn fn, tj_op op, const char *api)
+int tj_release_of(jit_kernel kernel, jit_op op, const char *api)
 {
+    tj_entry_fn fn = (tj_entry_fn)kernel;
     if (!fn)
         return tj_error_set("%s: the kernel is NULL", api);
     if (tj_is_released(fn))
         return tj_error_set("%s: this kernel was released under the kernel limit already", api);
     const tj_kernel *tiered = tj_tiered_current(fn);
-    if (tiered && tiered->plan.op == op)
+    if (tiered && (op == JIT_OP_NONE || tiered->plan.op == op))
         return 0; /* tiered kernels live until jit_shutdown */
     switch (tj_cache_release(fn, op)) {
     case TJ_RELEASE_OK:
         return 0;
     case TJ_RELEASE_NOT_HELD:
         return tj_error_set("%s: the kernel is released more times than it was compiled", api);
-    default:
-        return tj_error_set("%s: not a %s kernel returned by this library (or freed by "
-                            "jit_shutdown)", api, op == TJ_OP_GATHER_ND ? "GatherND"
-                                                                        : "ScatterUpdate");
+    default: {
+        jit_op_info info = {.name = ""};
+        jit_op_describe(op, &info);
+        tj_error_clear();
+        return tj_error_set("%s: not a %s%skernel returned by this library (or freed by "
+                            "jit_shutdown)", api, info.name, *info.name ? " " : "");
+    }
     }
 }
 
-int jit_gather_nd_release(jit_gather_nd_fn kernel)
+int jit_release(jit_kernel kernel)
 {
-    return tj_release((tj_entry_fn)kernel, TJ_OP_GATHER_ND, "jit_gather_nd_release");
-}
-
-int jit_scatter_update_release(jit_scatter_update_fn kernel)
-{
-    return tj_release((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE, "jit_scatter_update_release");
+    return tj_release_of(kernel, JIT_OP_NONE, "jit_release");
 }
 
 int jit_get_kernel_stats(jit_kernel_stats *out)

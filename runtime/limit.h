@@ -11,11 +11,6 @@
  * stderr under TENSORJIT_DEBUG). */
 void tj_limit_from_env(int64_t *max_kernels, int64_t *max_code_bytes);
 
-/* What the stub of a released kernel of op jumps to: a function of the
- * op's kernel type that returns JIT_STATUS_RELEASED and says why in
- * jit_last_error(). */
-tj_entry_fn tj_released_entry(tj_op op);
-
 /* 1 when fn is the stub of a released kernel. */
 int tj_is_released(tj_entry_fn fn);
 

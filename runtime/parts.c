@@ -1,17 +1,18 @@
-/* jit_*_units / validate / run_range: a kernel's work for the caller's own
+/* jit_units / validate / run_range: a kernel's work for the caller's own
  * threads. Split JIT kernels serve them with their generated check and
  * range functions; every other kernel with the reference code on its plan
  * (small kernels, where a thread would not pay anyway). Each query pins
  * the kernel while it runs (user_kernel.h). */
 #include "error.h"
 #include "ref_kernel.h"
+#include "typed_api.h"
 #include "user_kernel.h"
 
-static int tj_validate(tj_entry_fn fn, tj_op op, const void *indices)
+int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
 {
     int tiered, rc;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel(fn, op, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
     if (!indices && k->plan.indices_elems) {
@@ -41,60 +42,42 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
     return tj_ref_range(&k->plan, data, indices, updates, out, begin, end);
 }
 
-static int tj_run_range(tj_entry_fn fn, tj_op op, const void *data, const void *indices,
-                        const void *updates, void *out, int64_t begin, int64_t end)
+int tj_run_range_of(jit_kernel fn, jit_op op, const void *data, const void *indices,
+                    const void *updates, void *out, int64_t begin, int64_t end)
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel(fn, op, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    int rc = tj_range_of(k, data, indices, updates, out, begin, end);
+    int rc = tj_range_of(k, data, indices, k->plan.has_updates ? updates : NULL, out, begin,
+                         end);
     tj_user_kernel_done(&pin);
     return rc;
 }
 
-static int64_t tj_units(tj_entry_fn fn, tj_op op)
+int64_t tj_units_of(jit_kernel fn, jit_op op)
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel(fn, op, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     int64_t units = k ? k->plan.units : -1;
     tj_user_kernel_done(&pin);
     return units;
 }
 
-int64_t jit_gather_nd_units(jit_gather_nd_fn kernel)
+int64_t jit_units(jit_kernel kernel)
 {
-    return tj_units((tj_entry_fn)kernel, TJ_OP_GATHER_ND);
+    return tj_units_of(kernel, JIT_OP_NONE);
 }
 
-int jit_gather_nd_validate(jit_gather_nd_fn kernel, const void *indices)
+int jit_validate(jit_kernel kernel, const void *indices)
 {
-    return tj_validate((tj_entry_fn)kernel, TJ_OP_GATHER_ND, indices);
+    return tj_validate_of(kernel, JIT_OP_NONE, indices);
 }
 
-int jit_gather_nd_run_range(jit_gather_nd_fn kernel, const void *data, const void *indices,
-                            void *out, int64_t begin, int64_t end)
+int jit_run_range(jit_kernel kernel, const void *data, const void *indices, const void *updates,
+                  void *out, int64_t begin, int64_t end)
 {
-    return tj_run_range((tj_entry_fn)kernel, TJ_OP_GATHER_ND, data, indices, NULL, out, begin,
-                        end);
-}
-
-int64_t jit_scatter_update_units(jit_scatter_update_fn kernel)
-{
-    return tj_units((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE);
-}
-
-int jit_scatter_update_validate(jit_scatter_update_fn kernel, const void *indices)
-{
-    return tj_validate((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE, indices);
-}
-
-int jit_scatter_update_run_range(jit_scatter_update_fn kernel, const void *data,
-                                 const void *indices, const void *updates, void *out,
-                                 int64_t begin, int64_t end)
-{
-    return tj_run_range((tj_entry_fn)kernel, TJ_OP_SCATTER_UPDATE, data, indices, updates, out,
-                        begin, end);
+    return tj_run_range_of(kernel, JIT_OP_NONE, data, indices, updates, out, begin, end);
 }

@@ -1,15 +1,23 @@
 /*
- * The canonical plan: GatherND and ScatterUpdate both reduce to an indexed
- * block copy. For every outer position o and item j, a tuple of `depth`
- * indices selects a block of `block_bytes` on the indexed side; the block
- * on the other (plain) side is at o * plain_outer_bytes + j * block_bytes.
+ * The canonical plan: every op of the family is an indexed block copy
+ * over a short nest of levels (XLA's one gather and one scatter with
+ * dimension numbers, at a smaller scale).
  *
- *   GatherND:      indexed side = source (data), plain side = out
- *   ScatterUpdate: indexed side = destination (out), plain side = updates,
- *                  after out = copy(data) unless out == data
+ * The nest visits every combination of its levels' iterations, outermost
+ * first. Iteration i of level l adds i * index_step elements to the offset
+ * in the index stream, i * indexed_step bytes on the indexed side and
+ * i * dense_step bytes on the dense side. At each point the `depth`
+ * indices there (consecutive elements) select, through dims and strides,
+ * one block of block_bytes on the indexed side, copied to or from the
+ * block at the dense offset:
  *
- * The reference kernel and the IR generator both run from this struct; the
- * op-specific code only translates a signature into it.
+ *   gathers:  indexed side = source (data), dense side = out
+ *   scatters: indexed side = destination (out), dense side = updates,
+ *             after out = copy(data) unless out == data
+ *
+ * The reference kernel and the IR generator run this struct and nothing
+ * else: the ops' own code (runtime/op_*.c) only checks a signature and
+ * fills it in.
  */
 #ifndef TJ_PLAN_H
 #define TJ_PLAN_H
@@ -18,30 +26,45 @@
 
 #include "tensorjit.h"
 
-typedef enum tj_op { TJ_OP_GATHER_ND = 1, TJ_OP_SCATTER_UPDATE = 2 } tj_op;
-
 typedef enum tj_side { TJ_INDEXED_SRC = 1, TJ_INDEXED_DST = 2 } tj_side;
 
+/* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
+ * before merging (tj_plan_finish merges what it can). */
+#define TJ_MAX_LEVELS (JIT_MAX_RANK + 2)
+
+typedef struct tj_level {
+    int64_t trip;         /* iterations */
+    int64_t index_step;   /* index elements per iteration */
+    int64_t indexed_step; /* bytes per iteration, indexed side */
+    int64_t dense_step;   /* bytes per iteration, dense side */
+} tj_level;
+
 typedef struct tj_plan {
-    tj_op op;
+    jit_op op;
     tj_side indexed;
+    int has_updates;            /* the kernel takes (data, indices, updates, out) */
     jit_dtype dtype;
     jit_dtype index_type;
     jit_index_policy policy;
     int elem_size;
     int index_size;
 
-    int64_t outer;              /* batch count (gather) / outer count (scatter) */
-    int64_t items;              /* tuples per batch / index count */
-    int depth;                  /* indices per tuple: k (gather) / 1 (scatter) */
+    int nlevels;
+    tj_level levels[TJ_MAX_LEVELS];
+    /* The first unit_levels levels are independent (no two of their
+     * iterations write the same bytes): their iterations, flattened, are
+     * the units that threads may split. 0: one unit, the whole nest. */
+    int unit_levels;
+    int64_t units;              /* product of the unit levels' trips */
+    int64_t visits;             /* product of every level's trip: blocks copied */
+
+    int depth;                  /* indices per tuple (consecutive index elements) */
     int64_t dims[JIT_MAX_RANK]; /* size of the dimension each tuple entry addresses */
     int64_t strides[JIT_MAX_RANK]; /* byte stride of each of those dimensions */
-    int64_t block_bytes;        /* bytes of one slice / one update block */
-    int64_t index_outer_elems;  /* index elements between outer positions (0: shared) */
-    int64_t indexed_outer_bytes; /* bytes between outer positions on the indexed side */
-    int64_t plain_outer_bytes;  /* bytes between outer positions on the plain side */
-    int64_t copy_bytes;         /* scatter: data bytes copied to out first; gather: 0 */
-    int64_t units;              /* independent parts of the copies: tuples / outer positions */
+    int64_t block_bytes;        /* bytes of one block */
+    int64_t copy_bytes;         /* scatters: data bytes copied to out first; gathers: 0 */
+    int64_t unit_copy_bytes;    /* of them, the bytes of one unit (units split the copy too) */
+    int64_t tuples;             /* tuples in indices, each validated once before any copy */
     int threads;                /* most threads a large kernel may use (1: the caller's) */
 
     int64_t data_bytes;
@@ -49,30 +72,51 @@ typedef struct tj_plan {
     int64_t updates_bytes;
     int64_t out_bytes;
 
-    /* For messages: the shape that positions of tuples are counted in
-     * (gather: indices.shape[:-1]; scatter: indices.shape) and the data
-     * dimension that tuple entry 0 addresses. */
+    /* For messages: the shape that positions of tuples are counted in,
+     * whether a tuple is printed as one (the op's indices end in a tuple
+     * dim: "[3,1]") or as a plain value, and the data dimension that
+     * tuple entry 0 addresses. */
     jit_shape tuple_shape;
+    int tuple_form;
     int first_dim;
 } tj_plan;
 
-/* 0 and *plan, or -1 with jit_last_error() naming the rule broken. */
-int tj_gather_nd_plan(const jit_gather_nd_sig *sig, tj_plan *plan, jit_shape *out_shape);
-int tj_scatter_update_plan(const jit_scatter_update_sig *sig, tj_plan *plan,
-                           jit_shape *out_shape);
+/* Starts a plan: its identity, types and policy (checked by the caller). */
+void tj_plan_init(tj_plan *p, const jit_sig *s, tj_side indexed, int has_updates);
 
-/* Checks shared by both ops: element type, index type, policy, engine. */
+/* Appends a level; unit says whether its iterations are independent (the
+ * unit levels must come first). */
+void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed_step,
+                   int64_t dense_step, int unit);
+
+/* After the levels, dims, strides, sizes and copy: drops levels of one
+ * trip, merges neighbours that walk as one, and computes units, visits,
+ * tuples and the copy's unit bytes. 0, or -1 when a count overflows. */
+int tj_plan_finish(tj_plan *p);
+
+/* Checks shared by every op: element type, index type, policy, engine. */
 int tj_check_dtype(jit_dtype t, const char *what);
 int tj_check_index_type(jit_dtype t, const char *what);
+/* The index type among those of jit_op_info.index_types (types), with the
+ * op's name in the message. */
+int tj_check_index_type_of(jit_dtype t, unsigned types, const char *op);
+/* An axis given as a tensor: an integer type, a scalar or [1]. */
+int tj_check_axis_tensor(const jit_sig *s);
+
+#define TJ_TYPE_BIT(t) (1u << (t))
+#define TJ_INDEX_TYPES_ALL                                                                    \
+    (TJ_TYPE_BIT(JIT_I8) | TJ_TYPE_BIT(JIT_U8) | TJ_TYPE_BIT(JIT_I16) | TJ_TYPE_BIT(JIT_U16) |  \
+     TJ_TYPE_BIT(JIT_I32) | TJ_TYPE_BIT(JIT_U32) | TJ_TYPE_BIT(JIT_I64) | TJ_TYPE_BIT(JIT_U64))
+#define TJ_INDEX_TYPES_I32_I64 (TJ_TYPE_BIT(JIT_I32) | TJ_TYPE_BIT(JIT_I64))
 int tj_check_policy_engine(jit_index_policy p, jit_engine e);
 /* 0 and the number of threads `threads` asks for (>= 1), or -1. */
 int tj_check_threads(int threads, int *out);
 
-/* Number of tuples that must be validated: with shared indices (scatter)
- * each is checked once, not once per outer position. */
-static inline int64_t tj_plan_tuples_to_check(const tj_plan *p)
+/* Policies under which an index out of range is no error: the block is
+ * zeros (gathers) or the update is dropped (scatters). */
+static inline int tj_policy_fills(jit_index_policy p)
 {
-    return p->index_outer_elems ? p->outer * p->items : p->items;
+    return p == JIT_INDEX_ZERO_FILL || p == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL;
 }
 
 #endif

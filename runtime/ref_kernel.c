@@ -1,4 +1,4 @@
-/* The reference kernel: the plan's loop nest, interpreted. Indices are
+/* The reference kernel: the plan's nest, interpreted. Indices are
  * validated in a pass of their own before anything is written, so a bad
  * index leaves out as it was (for an in-place scatter: no half update). */
 #include "ref_kernel.h"
@@ -16,7 +16,7 @@ int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,
         which = "data";
     else if (!indices && p->indices_elems)
         which = "indices";
-    else if (p->op == TJ_OP_SCATTER_UPDATE && !updates && p->updates_bytes)
+    else if (p->has_updates && !updates && p->updates_bytes)
         which = "updates";
     else if (!out && p->out_bytes)
         which = "out";
@@ -27,8 +27,8 @@ int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,
 }
 
 /* Byte offset of the block a tuple selects, or -1 when the policy drops
- * it (only zero-fill gets here with a bad tuple: the others were
- * validated first). */
+ * it (only the filling policies get here with a bad tuple: under the
+ * others every tuple was validated first). */
 static int64_t tj_tuple_offset(const tj_plan *p, const void *indices, int64_t first)
 {
     int64_t off = 0;
@@ -42,29 +42,53 @@ static int64_t tj_tuple_offset(const tj_plan *p, const void *indices, int64_t fi
     return off;
 }
 
-/* The copies of tuples (o, j) for o in [o0, o1) and, within them, of
- * flattened tuple numbers [t0, t1). */
-static void tj_ref_copy_blocks(const tj_plan *p, const char *src_base, const void *indices,
-                               char *dst_base, int64_t t0, int64_t t1)
+/* Where the nest stands: offsets in the index stream and on both sides. */
+typedef struct tj_cursor {
+    int64_t index, indexed, dense;
+} tj_cursor;
+
+typedef struct tj_buffers {
+    const char *data, *updates;
+    const void *indices;
+    char *out;
+} tj_buffers;
+
+static void tj_ref_block(const tj_plan *p, const tj_buffers *b, const tj_cursor *c)
 {
-    int64_t o0 = p->items ? t0 / p->items : 0, o1 = p->items ? (t1 + p->items - 1) / p->items : 0;
-    for (int64_t o = o0; o < o1 && o < p->outer; o++) {
-        int64_t tuple0 = o * p->index_outer_elems;
-        int64_t j0 = o == o0 ? t0 - o * p->items : 0;
-        int64_t j1 = t1 - o * p->items < p->items ? t1 - o * p->items : p->items;
-        for (int64_t j = j0; j < j1; j++) {
-            int64_t off = tj_tuple_offset(p, indices, tuple0 + j * p->depth);
-            int64_t plain = o * p->plain_outer_bytes + j * p->block_bytes;
-            int64_t indexed = o * p->indexed_outer_bytes + off;
-            if (p->indexed == TJ_INDEXED_SRC) {
-                if (off < 0)
-                    memset(dst_base + plain, 0, (size_t)p->block_bytes);
-                else
-                    memcpy(dst_base + plain, src_base + indexed, (size_t)p->block_bytes);
-            } else if (off >= 0) {
-                memcpy(dst_base + indexed, src_base + plain, (size_t)p->block_bytes);
+    int64_t off = tj_tuple_offset(p, b->indices, c->index);
+    size_t n = (size_t)p->block_bytes;
+    if (p->indexed == TJ_INDEXED_SRC) {
+        if (off < 0)
+            memset(b->out + c->dense, 0, n);
+        else
+            memcpy(b->out + c->dense, b->data + c->indexed + off, n);
+    } else if (off >= 0) {
+        memcpy(b->out + c->indexed + off, b->updates + c->dense, n);
+    }
+}
+
+/* Every point of levels [from, nlevels) from cursor c, in row-major order. */
+static void tj_ref_levels(const tj_plan *p, const tj_buffers *b, int from, tj_cursor c)
+{
+    int64_t iv[TJ_MAX_LEVELS] = {0};
+    for (;;) {
+        tj_ref_block(p, b, &c);
+        int l = p->nlevels - 1;
+        for (; l >= from; l--) {
+            const tj_level *v = &p->levels[l];
+            if (++iv[l] < v->trip) {
+                c.index += v->index_step;
+                c.indexed += v->indexed_step;
+                c.dense += v->dense_step;
+                break;
             }
+            iv[l] = 0;
+            c.index -= (v->trip - 1) * v->index_step;
+            c.indexed -= (v->trip - 1) * v->indexed_step;
+            c.dense -= (v->trip - 1) * v->dense_step;
         }
+        if (l < from)
+            return;
     }
 }
 
@@ -74,11 +98,9 @@ int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const vo
     int rc = tj_check_buffers(p, data, indices, updates, out);
     if (rc != JIT_OK)
         return rc;
-    if (p->policy != JIT_INDEX_ZERO_FILL) {
-        rc = tj_report_bad_index(p, indices);
-        if (rc != JIT_OK)
-            return rc;
-    }
+    rc = tj_report_bad_index(p, indices);
+    if (rc != JIT_OK)
+        return rc;
     return tj_ref_range(p, data, indices, updates, out, 0, p->units);
 }
 
@@ -91,14 +113,24 @@ int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const 
         end = p->units;
     if (begin >= end)
         return JIT_OK;
-    int gather = p->indexed == TJ_INDEXED_SRC;
-    if (p->copy_bytes && out != data) /* scatter: units are outer positions */
-        memcpy((char *)out + begin * p->indexed_outer_bytes,
-               (const char *)data + begin * p->indexed_outer_bytes,
-               (size_t)((end - begin) * p->indexed_outer_bytes));
-    if (p->block_bytes == 0 || p->items == 0)
+    if (p->copy_bytes && out != data) /* a scatter: each unit copies its part first */
+        memcpy((char *)out + begin * p->unit_copy_bytes,
+               (const char *)data + begin * p->unit_copy_bytes,
+               (size_t)((end - begin) * p->unit_copy_bytes));
+    if (p->visits == 0)
         return JIT_OK;
-    int64_t t0 = gather ? begin : begin * p->items, t1 = gather ? end : end * p->items;
-    tj_ref_copy_blocks(p, gather ? data : updates, indices, out, t0, t1);
+    tj_buffers b = {data, updates, indices, out};
+    for (int64_t u = begin; u < end; u++) {
+        tj_cursor c = {0, 0, 0};
+        for (int64_t l = p->unit_levels - 1, rest = u; l >= 0; l--) {
+            const tj_level *v = &p->levels[l];
+            int64_t i = rest % v->trip;
+            rest /= v->trip;
+            c.index += i * v->index_step;
+            c.indexed += i * v->indexed_step;
+            c.dense += i * v->dense_step;
+        }
+        tj_ref_levels(p, &b, p->unit_levels, c);
+    }
     return JIT_OK;
 }

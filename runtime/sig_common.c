@@ -1,8 +1,9 @@
-/* Checks that GatherND and ScatterUpdate signatures share. */
+/* Checks that the ops' signatures share. */
 #include <unistd.h>
 
 #include "error.h"
 #include "plan.h"
+#include "shape.h"
 
 static int tj_dtype_is_subbyte(jit_dtype t)
 {
@@ -41,6 +42,29 @@ int tj_check_index_type(jit_dtype t, const char *what)
                             "(i8, u8, i16, u16, i32, u32, i64, u64)",
                             what, jit_dtype_name(t));
     }
+}
+
+int tj_check_index_type_of(jit_dtype t, unsigned types, const char *op)
+{
+    if (tj_check_index_type(t, "indices"))
+        return -1;
+    if ((unsigned)t < 32 && (types & TJ_TYPE_BIT(t)))
+        return 0;
+    return tj_error_set("indices element type %s: %s takes i32 or i64 indices", jit_dtype_name(t),
+                        op);
+}
+
+int tj_check_axis_tensor(const jit_sig *s)
+{
+    if (s->axis_type != JIT_DTYPE_UNSET && tj_check_index_type(s->axis_type, "axis"))
+        return -1;
+    const jit_shape *a = &s->axis_shape;
+    if (a->rank < 0 || a->rank > 1 || (a->rank == 1 && a->dims[0] != 1)) {
+        char buf[64];
+        return tj_error_set("axis must be a scalar or a 1-D tensor of one element, got shape %s",
+                            tj_shape_format(a, buf, sizeof buf));
+    }
+    return 0;
 }
 
 int tj_check_policy_engine(jit_index_policy p, jit_engine e)

@@ -18,6 +18,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "op.h"
 #include "stub.h"
 
 typedef struct tj_tiered {
@@ -42,14 +43,10 @@ static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
     (void)cif;
     tj_tiered *t = user;
     tj_kernel *k = atomic_load_explicit(&t->current, memory_order_acquire);
-    int rc;
-    if (k->plan.op == TJ_OP_GATHER_ND)
-        rc = ((jit_gather_nd_fn)k->entry)(*(const void **)args[0], *(const void **)args[1],
-                                           *(void **)args[2]);
-    else
-        rc = ((jit_scatter_update_fn)k->entry)(*(const void **)args[0], *(const void **)args[1],
-                                                *(const void **)args[2], *(void **)args[3]);
-    *(ffi_sarg *)ret = rc;
+    const tj_abi *abi = tj_abi_of(&k->plan);
+    const void *updates = abi->nargs == 4 ? *(const void **)args[2] : NULL;
+    *(ffi_sarg *)ret = abi->call(k->entry, *(const void **)args[0], *(const void **)args[1],
+                                 updates, *(void **)args[abi->nargs - 1]);
 }
 
 /* The JIT kernel, through the ordinary cache (so jit_*_compile later returns
@@ -76,7 +73,7 @@ static int tj_tiered_bind(tj_tiered *t)
         t->front.entry = t->front.user_entry = stub;
         return 0;
     }
-    unsigned nargs = t->front.plan.op == TJ_OP_GATHER_ND ? 3 : 4;
+    unsigned nargs = tj_abi_of(&t->front.plan)->nargs;
     void *code;
     for (unsigned i = 0; i < nargs; i++)
         t->args[i] = &ffi_type_pointer;

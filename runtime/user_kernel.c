@@ -4,7 +4,7 @@
 #include "limit.h"
 #include "tiered.h"
 
-const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered, tj_cache_pinned *pin)
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache_pinned *pin)
 {
     pin->slot = NULL;
     const tj_kernel *k = fn ? tj_cache_pin(fn, pin) : NULL;
@@ -15,7 +15,7 @@ const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered, tj_cache_
         tj_error_set("this kernel was released under the kernel limit");
         return NULL;
     }
-    if (!k || k->plan.op != op) {
+    if (!k || (op != JIT_OP_NONE && k->plan.op != op)) {
         tj_cache_unpin(pin);
         tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
         return NULL;

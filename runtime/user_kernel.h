@@ -6,11 +6,11 @@
 #include "cache.h"
 #include "kernel.h"
 
-/* The op's kernel behind fn: a cached kernel (direct or behind its stub),
+/* The op's kernel behind fn (op JIT_OP_NONE: any op's): a cached kernel (direct or behind its stub),
  * pinned until tj_user_kernel_done(pin), or what a tiered kernel runs now
  * (*tiered = 1; it lives until jit_shutdown). NULL with jit_last_error()
  * set when fn is a released kernel, another op's, or none of ours. */
-const tj_kernel *tj_user_kernel(tj_entry_fn fn, tj_op op, int *tiered, tj_cache_pinned *pin);
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache_pinned *pin);
 void tj_user_kernel_done(tj_cache_pinned *pin);
 
 #endif

@@ -32,7 +32,7 @@ int64_t oracle_read_index(jit_dtype t, const void *p, int64_t i)
 /* -1 when the policy rejects v for a dim of size n, else the position. */
 static int64_t oracle_resolve(jit_index_policy p, int64_t v, int64_t n)
 {
-    if (p == JIT_INDEX_NEGATIVE_WRAPS && v < 0)
+    if ((p == JIT_INDEX_NEGATIVE_WRAPS || p == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL) && v < 0)
         v += n;
     if (p == JIT_INDEX_CLAMP) {
         if (n == 0)
@@ -43,6 +43,12 @@ static int64_t oracle_resolve(jit_index_policy p, int64_t v, int64_t n)
             v = n - 1;
     }
     return v >= 0 && v < n ? v : -1;
+}
+
+/* Policies under which a bad index is no error (zeros, or a dropped update). */
+static int oracle_fills(jit_index_policy p)
+{
+    return p == JIT_INDEX_ZERO_FILL || p == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL;
 }
 
 static int64_t oracle_flat(const jit_shape *s, const int64_t *coord)
@@ -101,7 +107,7 @@ int oracle_gather_nd(const jit_gather_nd_sig *sig, const void *data, const void 
         }
         for (int i = b + k; i < d->rank; i++)
             dcoord[i] = coord[q - 1 + (i - b - k)];
-        if (bad && sig->index_policy != JIT_INDEX_ZERO_FILL) {
+        if (bad && !oracle_fills(sig->index_policy)) {
             status = JIT_STATUS_BAD_INDEX;
             break;
         }
@@ -111,7 +117,7 @@ int oracle_gather_nd(const jit_gather_nd_sig *sig, const void *data, const void 
             memcpy(tmp + o * es, (const char *)data + oracle_flat(d, dcoord) * es, es);
     }
     /* tuples of an empty output are still validated */
-    if (status == JIT_OK && total == 0 && k > 0 && sig->index_policy != JIT_INDEX_ZERO_FILL) {
+    if (status == JIT_OK && total == 0 && k > 0 && !oracle_fills(sig->index_policy)) {
         int64_t ntuples = 1;
         for (int i = 0; i < q - 1; i++)
             ntuples *= ix->dims[i];
@@ -135,7 +141,7 @@ int oracle_scatter_update(const jit_scatter_update_sig *sig, const void *data,
     int r = d->rank, a = (int)(sig->axis < 0 ? sig->axis + r : sig->axis), q = ix->rank;
     int es = jit_dtype_size(sig->dtype);
     int64_t nidx = oracle_elems(ix), dn = oracle_elems(d), un = oracle_elems(u);
-    if (sig->index_policy != JIT_INDEX_ZERO_FILL)
+    if (!oracle_fills(sig->index_policy))
         for (int64_t i = 0; i < nidx; i++)
             if (oracle_resolve(sig->index_policy, oracle_read_index(sig->index_type, indices, i),
                                d->dims[a]) < 0)

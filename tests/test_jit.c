@@ -197,9 +197,9 @@ static void test_dumps(void **state)
     assert_non_null(strstr(ir, "define i32 @tj_gather_nd("));
     assert_non_null(strstr(ir, "noalias"));
     assert_non_null(strstr(ir, "check.fail:"));
-    assert_non_null(strstr(ir, "item.loop:"));
+    assert_non_null(strstr(ir, "level0.loop:"));
     assert_non_null(strstr(ir, "%slice.src"));
-    assert_non_null(strstr(ir, "icmp eq i64 %item.next, 40"));
+    assert_non_null(strstr(ir, "icmp eq i64 %level0.next, 40"));
     jit_free(ir);
     jit_gather_nd_sig small = rows(2); /* unrolled: no loop at all */
     ir = jit_gather_nd_dump(&small, JIT_DUMP_IR);

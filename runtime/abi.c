@@ -1,0 +1,76 @@
+/* The two argument lists of the family's kernels, gathers (data, indices,
+ * out) and scatters (data, indices, updates, out), and what depends on
+ * them alone: calling an entry, the reference kernel's libffi trampoline,
+ * and the handler a released kernel's stub jumps to. A plan says which
+ * (has_updates); nothing here depends on the op. */
+#include <ffi.h>
+
+#include "error.h"
+#include "op.h"
+#include "ref_kernel.h"
+
+static int tj_released_status(void)
+{
+    tj_error_set("this kernel was released under the kernel limit (jit_set_kernel_limit) "
+                 "after its last hold was dropped; compile its signature again");
+    return JIT_STATUS_RELEASED;
+}
+
+static int tj_released_gather(const void *data, const void *indices, void *out)
+{
+    (void)data, (void)indices, (void)out;
+    return tj_released_status();
+}
+
+static int tj_released_scatter(const void *data, const void *indices, const void *updates,
+                               void *out)
+{
+    (void)data, (void)indices, (void)updates, (void)out;
+    return tj_released_status();
+}
+
+static void tj_gather_trampoline(void *cif, void *ret, void **args, void *user)
+{
+    (void)cif;
+    const tj_kernel *k = user;
+    int rc = tj_ref_run(&k->plan, *(const void **)args[0], *(const void **)args[1], NULL,
+                        *(void **)args[2]);
+    *(ffi_sarg *)ret = rc;
+}
+
+static void tj_scatter_trampoline(void *cif, void *ret, void **args, void *user)
+{
+    (void)cif;
+    const tj_kernel *k = user;
+    int rc = tj_ref_run(&k->plan, *(const void **)args[0], *(const void **)args[1],
+                        *(const void **)args[2], *(void **)args[3]);
+    *(ffi_sarg *)ret = rc;
+}
+
+static int tj_call_gather(tj_entry_fn fn, const void *data, const void *indices,
+                          const void *updates, void *out)
+{
+    (void)updates;
+    return ((jit_gather_nd_fn)fn)(data, indices, out);
+}
+
+static int tj_call_scatter(tj_entry_fn fn, const void *data, const void *indices,
+                           const void *updates, void *out)
+{
+    return ((jit_scatter_update_fn)fn)(data, indices, updates, out);
+}
+
+static const tj_abi tj_abis[2] = {
+    {3, tj_gather_trampoline, (tj_entry_fn)tj_released_gather, tj_call_gather},
+    {4, tj_scatter_trampoline, (tj_entry_fn)tj_released_scatter, tj_call_scatter},
+};
+
+const tj_abi *tj_abi_of(const tj_plan *p)
+{
+    return &tj_abis[p->has_updates ? 1 : 0];
+}
+
+int tj_abi_is_released_handler(tj_entry_fn target)
+{
+    return target == tj_abis[0].released || target == tj_abis[1].released;
+}

@@ -1,0 +1,125 @@
+/* ScatterNDUpdate-3 (ONNX ScatterND, tf.tensor_scatter_nd_update): one
+ * level over the tuples of indices, each of k indices selecting a block of
+ * out, written in row-major order of the tuples (the last duplicate
+ * wins). Tuples may collide, so the level is not a unit level: one thread
+ * does the copies. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "op.h"
+#include "shape.h"
+#include "typed_api.h"
+
+static int tj_scatter_nd_update_check(const jit_sig *s)
+{
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape, *u = &s->updates_shape;
+    int opset = s->opset ? s->opset : 3;
+    if (opset != 3 && opset != 15)
+        return tj_error_set("opset=%d must be 3 or 15", s->opset);
+    if (tj_check_dtype(s->dtype, "data") ||
+        tj_check_index_type_of(s->index_type, TJ_INDEX_TYPES_I32_I64, "ScatterNDUpdate") ||
+        tj_check_policy_engine(s->index_policy, s->engine))
+        return -1;
+    if (s->updates_dtype != JIT_DTYPE_UNSET && s->updates_dtype != s->dtype)
+        return tj_error_set("updates element type %s must equal data element type %s",
+                            jit_dtype_name(s->updates_dtype), jit_dtype_name(s->dtype));
+    if (tj_shape_check(d, "data", 1) || tj_shape_check(ix, "indices", 1) ||
+        tj_shape_check(u, "updates", 0))
+        return -1;
+    int64_t k = ix->dims[ix->rank - 1];
+    if (k > d->rank)
+        return tj_error_set("indices.shape[-1]=%" PRId64 " must not exceed rank(data)=%d", k,
+                            d->rank);
+    jit_shape want = {.rank = ix->rank - 1 + d->rank - (int)k};
+    if (want.rank > JIT_MAX_RANK)
+        return tj_error_set("rank(updates) would be %d, above the maximum rank %d", want.rank,
+                            JIT_MAX_RANK);
+    int n = 0;
+    for (int i = 0; i < ix->rank - 1; i++)
+        want.dims[n++] = ix->dims[i];
+    for (int i = (int)k; i < d->rank; i++)
+        want.dims[n++] = d->dims[i];
+    char buf[256];
+    if (u->rank != want.rank)
+        return tj_error_set("rank(updates)=%d must equal rank(indices)-1+rank(data)-%" PRId64
+                            "=%d (expected updates shape %s)",
+                            u->rank, k, want.rank, tj_shape_format(&want, buf, sizeof buf));
+    for (int i = 0; i < want.rank; i++)
+        if (u->dims[i] != want.dims[i])
+            return tj_error_set("updates.shape[%d]=%" PRId64 " must equal %" PRId64
+                                " (expected updates shape %s = indices.shape[:-1] + "
+                                "data.shape[%" PRId64 ":])",
+                                i, u->dims[i], want.dims[i],
+                                tj_shape_format(&want, buf, sizeof buf), k);
+    return 0;
+}
+
+static int tj_scatter_nd_update_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
+{
+    if (tj_scatter_nd_update_check(s))
+        return -1;
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
+    int k = (int)ix->dims[ix->rank - 1];
+    *out = *d;
+    tj_plan_init(p, s, TJ_INDEXED_DST, 1);
+    int64_t idx_bytes, tuples, slice_elems, stride;
+    if (tj_shape_bytes(d, p->elem_size, "data", &p->data_bytes) ||
+        tj_shape_bytes(ix, p->index_size, "indices", &idx_bytes) ||
+        tj_shape_bytes(&s->updates_shape, p->elem_size, "updates", &p->updates_bytes))
+        return -1;
+    p->indices_elems = idx_bytes / p->index_size;
+    p->out_bytes = p->data_bytes;
+    p->copy_bytes = p->data_bytes;
+    if (tj_shape_product(ix, 0, ix->rank - 1, &tuples) ||
+        tj_shape_product(d, k, d->rank, &slice_elems) ||
+        tj_mul_i64(slice_elems, p->elem_size, &p->block_bytes))
+        return tj_error_set("a partial product of the data or indices shape overflows int64");
+    stride = p->block_bytes;
+    for (int i = k - 1; i >= 0; i--) {
+        p->dims[i] = d->dims[i];
+        p->strides[i] = stride;
+        if (tj_mul_i64(stride, d->dims[i], &stride))
+            return tj_error_set("data has more bytes than int64 holds");
+    }
+    p->depth = k;
+    tj_plan_level(p, tuples, k, 0, p->block_bytes, 0);
+    p->tuple_shape.rank = ix->rank - 1;
+    for (int i = 0; i < ix->rank - 1; i++)
+        p->tuple_shape.dims[i] = ix->dims[i];
+    p->tuple_form = 1;
+    return 0;
+}
+
+static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t len)
+{
+    char b1[512], b2[512], b3[512];
+    snprintf(buf, len,
+             "ScatterNDUpdate-%d, data %s %s, indices %s %s, updates %s, index policy %s\n"
+             "output shape: %s (the data shape)\n",
+             s->opset ? s->opset : 3, jit_dtype_name(s->dtype),
+             tj_shape_format(&s->data_shape, b1, sizeof b1), jit_dtype_name(s->index_type),
+             tj_shape_format(&s->indices_shape, b2, sizeof b2),
+             tj_shape_format(&s->updates_shape, b3, sizeof b3),
+             jit_index_policy_name(s->index_policy), b1);
+}
+
+const tj_op_def tj_op_scatter_nd_update = {
+    .info = {.op = JIT_OP_SCATTER_ND_UPDATE, .name = "ScatterNDUpdate",
+             .command = "scatter-nd-update", .attrs = JIT_ATTR_UPDATES, .has_updates = 1,
+             .opsets = {3, 15}, .default_opset = 3, .index_types = TJ_INDEX_TYPES_I32_I64},
+    .plan = tj_scatter_nd_update_plan,
+    .describe = tj_scatter_nd_update_describe,
+};
+
+static jit_sig tj_scatter_nd_update_sig_of(const jit_scatter_nd_update_sig *t)
+{
+    return (jit_sig){.op = JIT_OP_SCATTER_ND_UPDATE, .opset = t->opset, .dtype = t->dtype,
+                     .updates_dtype = t->updates_dtype, .index_type = t->index_type,
+                     .index_policy = t->index_policy, .engine = t->engine,
+                     .threads = t->threads, .data_shape = t->data_shape,
+                     .indices_shape = t->indices_shape, .updates_shape = t->updates_shape};
+}
+
+TJ_TYPED_API(scatter_nd_update, "ScatterNDUpdate", jit_scatter_nd_update_sig,
+             jit_scatter_nd_update_fn, tj_scatter_nd_update_sig_of)

@@ -1,0 +1,56 @@
+/* What every op's signature shares: normalization for the key, and the
+ * plan with the checks every op makes. */
+#include "error.h"
+#include "op.h"
+
+/* v counted from the end (in [-n, -1]) brought into [0, n); other values,
+ * valid or not, stay as they are, so that no two meanings meet. */
+static int64_t tj_from_end(int64_t v, int64_t n)
+{
+    return v < 0 && v >= -n ? v + n : v;
+}
+
+void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
+{
+    unsigned attrs = def->info.attrs;
+    if (s->opset == 0)
+        s->opset = def->info.default_opset;
+    s->axis = attrs & JIT_ATTR_AXIS ? tj_from_end(s->axis, s->data_shape.rank) : 0;
+    if (attrs & JIT_ATTR_AXIS_TENSOR) {
+        const jit_shape *a = &s->axis_shape; /* a scalar and [1] mean the same */
+        if (a->rank == 0 || (a->rank == 1 && a->dims[0] == 1))
+            s->axis_shape = (jit_shape){0};
+        if (s->axis_type == JIT_DTYPE_UNSET)
+            s->axis_type = JIT_I64;
+    } else {
+        s->axis_type = JIT_DTYPE_UNSET;
+        s->axis_shape = (jit_shape){0};
+    }
+    if (attrs & JIT_ATTR_BATCH_DIMS)
+        s->batch_dims = (int)tj_from_end(s->batch_dims, s->indices_shape.rank);
+    else
+        s->batch_dims = 0;
+    if (!(attrs & JIT_ATTR_UPDATES)) {
+        s->updates_dtype = JIT_DTYPE_UNSET;
+        s->updates_shape = (jit_shape){0};
+    } else if (s->updates_dtype == JIT_DTYPE_UNSET) {
+        s->updates_dtype = s->dtype;
+    }
+    if (def->normalize)
+        def->normalize(s);
+}
+
+int tj_sig_plan(const jit_sig *s, tj_plan *p, jit_shape *out_shape)
+{
+    jit_shape out;
+    if (!s)
+        return tj_error_set("the signature is NULL");
+    const tj_op_def *def = tj_op_find(s->op);
+    if (!def || def->plan(s, p, &out) != 0)
+        return -1;
+    if (tj_check_threads(s->threads, &p->threads) || tj_plan_finish(p))
+        return -1;
+    if (out_shape)
+        *out_shape = out;
+    return 0;
+}
