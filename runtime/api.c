@@ -81,8 +81,10 @@ static tj_entry_fn tj_compile(tj_op_sig o)
     return k ? k->user_entry : NULL;
 }
 
-/* A tiered kernel, unless the reference one is asked for (nothing to
- * switch to) or the JIT kernel is there already (its direct pointer). */
+/* A tiered kernel, unless the JIT is not wanted (the signature or
+ * TENSORJIT_JIT asks for the reference kernel: nothing to switch to) or the
+ * JIT kernel is in the cache already (its pointer, as jit_*_compile gives
+ * it). */
 static tj_entry_fn tj_compile_async(tj_op_sig o)
 {
     tj_plan plan;

@@ -52,7 +52,7 @@ static size_t tj_buckets; /* a power of two */
 static size_t tj_count;
 
 /* the limit and what it counts (lock held) */
-static int tj_limit_known;           /* TENSORJIT_MAX_* read, or a limit set */
+static int tj_limit_known;           /* TENSORJIT_MAX_* taken from the configuration, or a limit set */
 static int64_t tj_max_kernels, tj_max_bytes; /* 0: no limit */
 static int64_t tj_jit_live, tj_jit_bytes, tj_released;
 static tj_slot *tj_idle_head, *tj_idle_tail; /* head: released first */
