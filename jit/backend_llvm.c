@@ -36,7 +36,8 @@ static double tj_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* TENSORJIT_DEBUG=1 prints where each compile spends its time. */
+/* TENSORJIT_DEBUG (set and not "0") prints where each compile and load
+ * spends its time. */
 static int tj_debug(void)
 {
     return tj_config_get()->debug;
@@ -361,9 +362,11 @@ int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
     return rc;
 }
 
-/* Opening the cache says that kernels will be loaded soon: start LLVM (the
- * LLJIT, about 1.5 ms) on a thread of its own now, so that a first call
- * that comes later pays only the load. Joined in tj_backend_shutdown. */
+/* Opening the cache says that kernels will be loaded soon: start the
+ * engine (LLVM's native target, the host's CPU and features; not the
+ * LLJIT, which a kernel loaded by objload.c never needs) on a thread of its
+ * own now, so that a first call that comes later pays only the load.
+ * Joined in tj_backend_shutdown, or at exit. */
 static pthread_mutex_t tj_warm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t tj_warm_thread;
 static int tj_warm_running;

@@ -267,7 +267,9 @@ static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
 /* ORC reports the cause of a failed materialization (say, a symbol not
  * found) to the session, and the caller only learns that it failed; the
  * default reporter prints the cause to stderr. Kept here instead, for the
- * kernel's reason (engine lock held); printed only if TENSORJIT_DEBUG. */
+ * kernel's reason (under the session lock: ORC calls this from the
+ * compiling thread, without the engine lock); printed only under
+ * TENSORJIT_DEBUG. */
 static void tj_session_error(void *ctx, LLVMErrorRef err)
 {
     tj_engine *en = ctx;
