@@ -2,7 +2,7 @@
  * The kernel of one signature, as LLVM IR. What it gains from knowing the
  * signature at compile time: every shape, stride, block size and trip
  * count is a constant, so offsets fold, loops have known trip counts and
- * each block copy is a fixed-size memcpy that LLVM lowers to vector moves.
+ * each block copy has a fixed size, emitted by size (tj_emit_block_copy).
  *
  * Shape of every kernel:
  *   1. check.ptr   buffers the signature needs are non-NULL (cold path
@@ -13,7 +13,10 @@
  *   3. copy.data   scatter only: out = data unless out == data
  *   4. tuple       the indexed block copies, in row-major order of the
  *                  indices (last duplicate wins)
- * Small signatures are fully unrolled; others get counted loops.
+ * Small signatures are fully unrolled; others get counted loops. A split
+ * kernel (TJ_IR_SPLIT_MIN_BYTES) has step 2 in a check function and steps
+ * 3-4 in a range function; its main does step 1, calls the check, and has
+ * tj_rt_parallel run the range over the pool.
  */
 #include "kernel_ir.h"
 
@@ -402,8 +405,9 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
 
 /* Prefetches the source block of the tuple `distance` after tuple t (the
  * last one near the end, so indices are never read past their buffer).
- * Plain (not inbounds) address arithmetic: under zero-fill or clamp a bad
- * index may make the address wild, and a prefetch never faults. */
+ * Plain (not inbounds) address arithmetic on the raw index (not wrapped,
+ * clamped or checked): under negative-wraps, clamp or zero-fill it may
+ * make the address wild, and a prefetch never faults. */
 static void tj_emit_prefetch(tj_kir *k, LLVMValueRef o, LLVMValueRef j)
 {
     tj_emit *e = &k->e;
