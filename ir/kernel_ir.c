@@ -67,7 +67,8 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     int64_t split_min = cfg->split_min.set ? cfg->split_min.value : TJ_IR_SPLIT_MIN_BYTES;
     int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
     /* single-threaded kernels stay whole: the same loop in a separate
-     * range function measured 1.2-1.6x slower on G3 (docs/performance.md) */
+     * range function measured slower on G3, for a cause we did not find
+     * (docs/performance.md, 'Parallel execution') */
     s->split = p->threads > 1 && !s->unrolled && p->units >= 2 &&
                (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
     s->inline_copy_min =
@@ -166,9 +167,9 @@ static LLVMValueRef tj_self(tj_kir *k)
 }
 
 /* One branch for every buffer the signature needs: the unsigned minimum of
- * their addresses is 0 only if one is NULL. A test per pointer cost
- * per-call kernels 0.15-0.3x of their time (G6, S3), this about a third
- * of that. */
+ * their addresses is 0 only if one is NULL. A test and branch per pointer
+ * cost the per-call kernels (G6, S3) a visible share of their time, this
+ * about a third of it (docs/performance.md, 'The targets'). */
 static void tj_emit_pointer_checks(tj_kir *k)
 {
     tj_emit *e = &k->e;
@@ -372,11 +373,12 @@ static void tj_emit_move32(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_
 /* A block copy, as a static compiler would inline it. Below
  * TJ_IR_STRAIGHT_COPY_MIN bytes llvm.memcpy (LLVM inlines small ones);
  * up to TJ_IR_INLINE_COPY_MIN straight-line 32-byte moves, the last one
- * overlapping (gcc: 16 zmm moves for 1 KB): G5 1.05x -> 1.0x, S1 1.03x ->
- * 0.99x and (140 B) G2 1.14x -> 0.98x the static kernel, where a call to
- * memcpy, rep movsb or LLVM's own expansion lost (for 60 B, G1, a
- * threshold of 32 gained nothing); from there llvm.memcpy.inline, which x86 lowers to rep movsb:
- * S2ip 1.25x -> 1.0x (2 KB blocks). */
+ * overlapping (gcc: 16 zmm moves for 1 KB), which brought G5, S1 and G2
+ * to the static kernel's speed where a call to memcpy, rep movsb or LLVM's
+ * own expansion lost (for 60 B, G1, a threshold of 32 gained nothing);
+ * from there llvm.memcpy.inline, which x86 lowers to rep movsb and which
+ * brought S2ip's 2 KB blocks to the static kernel's speed
+ * (docs/performance.md, 'Block copies'). */
 static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
 {
     tj_emit *e = &k->e;
@@ -561,7 +563,8 @@ static void tj_emit_copy_loops(tj_kir *k)
         o = lo.iv;
     }
     /* a short inner loop is written out: LLVM's unroller is off, and a
-     * 3-trip loop per batch cost G2 15% against the static kernel */
+     * 3-trip loop per batch made G2 slower than the static kernel
+     * (docs/performance.md, 'Unroll budget') */
     int inline_items = p->outer > 1 && p->items <= TJ_IR_INNER_UNROLL;
     if (p->items > 1 && !inline_items) {
         tj_loop_begin(e, &lj, "item", p->items, NULL);

@@ -31,32 +31,32 @@
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above
- * it, counted loops with constant trip counts. Measured on LLVM 19 (README,
- * "How a kernel is generated"): unrolled element gathers run up to 2.3x
- * faster per call, but their compile time grows about 0.6 ms per entry,
- * while a loop costs 5-8 ms whatever the size; 16 entries keep an unrolled
- * compile under 8 ms. TENSORJIT_UNROLL=N moves it, for measuring. */
+ * it, counted loops with constant trip counts. Unrolled element gathers run
+ * faster per call than loops, but their compile time grows with every
+ * entry while a loop's does not grow with its size; the budget keeps an
+ * unrolled compile no slower than a loop's (docs/performance.md, 'Unroll
+ * budget'). TENSORJIT_UNROLL=N moves it, for measuring. */
 #define TJ_IR_UNROLL_BUDGET 16
 
-/* Gathers from data larger than TJ_IR_PREFETCH_MIN_DATA can prefetch the
- * source of the tuple N ahead: the kernel knows the index stream, which an
- * ahead-of-time compiler does not. Off by default: measured on the
- * workloads it gained at most 3% (G4) and cost up to 60% (G3, whose 4-byte
- * copies hit in cache), docs/performance.md. TENSORJIT_PREFETCH=N turns it
- * on with distance N. */
+/* Loop kernels gathering from at least TJ_IR_PREFETCH_MIN_DATA bytes of
+ * data can prefetch the source of the tuple N ahead: the kernel knows the
+ * index stream, which an ahead-of-time compiler does not. Off by default:
+ * on the workloads it gained next to nothing (G4) and made G3, whose
+ * 4-byte copies hit in cache, much slower (docs/performance.md,
+ * 'Prefetch'). TENSORJIT_PREFETCH=N turns it on with distance N. */
 #define TJ_IR_PREFETCH_MIN_DATA (2 << 20)
 #define TJ_IR_PREFETCH_DISTANCE 0
 
 /* With TENSORJIT_NT=1, loop kernels whose blocks have at least
  * TJ_IR_NT_MIN_BLOCK bytes (a multiple of 16) and whose copies write at
  * least TJ_IR_NT_MIN_OUT bytes in all (meant to be more than the caches
- * hold) use non-temporal stores: no read-for-ownership of lines
- * that are overwritten whole, as glibc's memcpy does for large copies.
- * Below that the written lines may still be cached (a scatter into the
- * same rows call after call) and streaming them out costs (measured in
- * docs/performance.md). Off by default: on these machines a 64 MB output
- * still fits the host's last-level cache, and streaming it out was 7%
- * slower (G5). TENSORJIT_NT=1 turns it on. */
+ * hold) use non-temporal stores: no read-for-ownership of lines that are
+ * overwritten whole, as glibc's memcpy does for large copies. Below that
+ * the written lines may still be cached (a scatter into the same rows call
+ * after call) and streaming them out costs. Off by default: on the
+ * project's machine a 64 MB output still fits the host's last-level cache,
+ * and streaming it out made G5 and S2ip slower (docs/performance.md,
+ * 'Block copies'). */
 #define TJ_IR_NT_DEFAULT 0
 #define TJ_IR_NT_MIN_BLOCK 256
 #define TJ_IR_NT_MIN_OUT (16 << 20)

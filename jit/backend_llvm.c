@@ -407,8 +407,10 @@ int tj_backend_cache_open(const char *dir, char *why, size_t len)
             pthread_create(&tj_warm_thread, NULL, tj_warm_main, NULL) == 0)
             tj_warm_running = 1;
         pthread_mutex_unlock(&tj_warm_lock);
-        /* OpenSSL's first digest loads its provider (about 1.5 ms): here,
-         * while the engine starts on the other thread */
+        /* OpenSSL's first digest loads its provider, which costs more than
+         * the rest of a cached first call (docs/performance.md, 'Disk cache
+         * and tiered kernels'): here, while the engine starts on the other
+         * thread */
         tj_objcache_warm();
     }
     return rc;

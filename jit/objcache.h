@@ -40,7 +40,7 @@ int tj_objcache_enabled(void);
 /* Pays the hashing library's one-time start-up now (jit_cache_open calls
  * it on its own thread while the engine starts on the warm-up thread). */
 void tj_objcache_warm(void);
-/* Initializes OpenSSL (microseconds; it registers its atexit cleanup then),
+/* Initializes OpenSSL (cheap; it registers its atexit cleanup then),
  * without the first digest's provider load. */
 void tj_objcache_init_crypto(void);
 
