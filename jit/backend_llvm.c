@@ -3,7 +3,9 @@
  * in memory -> loaded into the LLJIT under its own resource tracker ->
  * function pointer. The object is emitted by our target machine (PIC,
  * small code model) rather than by LLJIT's IR layer, so the same bytes can
- * later be cached on disk and loaded again.
+ * later be cached on disk and loaded again: a cached object is mapped by
+ * objload.c, without the LLJIT, or loaded into the LLJIT when that loader
+ * refuses it.
  */
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
