@@ -84,7 +84,8 @@ void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMVal
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next);
 
 /* Adds an enum attribute by name to a function (idx 0 = return, ~0 = the
- * function, k = parameter k); names missing in this LLVM are skipped. */
+ * function, k >= 1 = parameter k counted from 1); names missing in this
+ * LLVM are skipped. */
 void tj_add_attr(const tj_emit *e, LLVMValueRef fn, unsigned idx, const char *name);
 void tj_add_string_attr(const tj_emit *e, LLVMValueRef fn, const char *key, const char *value);
 

@@ -2,7 +2,7 @@
  * The kernel of one signature, as LLVM IR. What it gains from knowing the
  * signature at compile time: every shape, stride, block size and trip
  * count is a constant, so offsets fold, loops have known trip counts and
- * each block copy is a fixed-size memcpy that LLVM lowers to vector moves.
+ * each block copy has a fixed size, emitted by size (tj_emit_block_copy).
  *
  * Shape of every kernel:
  *   1. check.ptr   buffers the signature needs are non-NULL (cold path
@@ -13,7 +13,10 @@
  *   3. copy.data   scatter only: out = data unless out == data
  *   4. tuple       the indexed block copies, in row-major order of the
  *                  indices (last duplicate wins)
- * Small signatures are fully unrolled; others get counted loops.
+ * Small signatures are fully unrolled; others get counted loops. A split
+ * kernel (TJ_IR_SPLIT_MIN_BYTES) has step 2 in a check function and steps
+ * 3-4 in a range function; its main does step 1, calls the check, and has
+ * tj_rt_parallel run the range over the pool.
  */
 #include "kernel_ir.h"
 
@@ -64,7 +67,8 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     int64_t split_min = cfg->split_min.set ? cfg->split_min.value : TJ_IR_SPLIT_MIN_BYTES;
     int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
     /* single-threaded kernels stay whole: the same loop in a separate
-     * range function measured 1.2-1.6x slower on G3 (docs/performance.md) */
+     * range function measured slower on G3, for a cause we did not find
+     * (docs/performance.md, 'Parallel execution') */
     s->split = p->threads > 1 && !s->unrolled && p->units >= 2 &&
                (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
     s->inline_copy_min =
@@ -168,9 +172,9 @@ static LLVMValueRef tj_self(tj_kir *k)
 }
 
 /* One branch for every buffer the signature needs: the unsigned minimum of
- * their addresses is 0 only if one is NULL. A test per pointer cost
- * per-call kernels 0.15-0.3x of their time (G6, S3), this about a third
- * of that. */
+ * their addresses is 0 only if one is NULL. A test and branch per pointer
+ * cost the per-call kernels (G6, S3) a visible share of their time, this
+ * about a third of it (docs/performance.md, 'The targets'). */
 static void tj_emit_pointer_checks(tj_kir *k)
 {
     tj_emit *e = &k->e;
@@ -306,7 +310,7 @@ static void tj_emit_validation(tj_kir *k)
 }
 
 /* out = data, unless out == data; in the range function only the part of
- * outer positions [begin, end). */
+ * units [begin, end). */
 static void tj_emit_data_copy(tj_kir *k)
 {
     tj_emit *e = &k->e;
@@ -374,11 +378,12 @@ static void tj_emit_move32(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_
 /* A block copy, as a static compiler would inline it. Below
  * TJ_IR_STRAIGHT_COPY_MIN bytes llvm.memcpy (LLVM inlines small ones);
  * up to TJ_IR_INLINE_COPY_MIN straight-line 32-byte moves, the last one
- * overlapping (gcc: 16 zmm moves for 1 KB): G5 1.05x -> 1.0x, S1 1.03x ->
- * 0.99x and (140 B) G2 1.14x -> 0.98x the static kernel, where a call to
- * memcpy, rep movsb or LLVM's own expansion lost (for 60 B, G1, a
- * threshold of 32 gained nothing); from there llvm.memcpy.inline, which x86 lowers to rep movsb:
- * S2ip 1.25x -> 1.0x (2 KB blocks). */
+ * overlapping (gcc: 16 zmm moves for 1 KB), which brought G5, S1 and G2
+ * to the static kernel's speed where a call to memcpy, rep movsb or LLVM's
+ * own expansion lost (for 60 B, G1, a threshold of 32 gained nothing);
+ * from there llvm.memcpy.inline, which x86 lowers to rep movsb and which
+ * brought S2ip's 2 KB blocks to the static kernel's speed
+ * (docs/performance.md, 'Block copies'). */
 static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
 {
     tj_emit *e = &k->e;
@@ -424,8 +429,9 @@ static tj_vcursor tj_advance(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMVal
 /* Prefetches the source block `distance` iterations ahead on the innermost
  * level v, whose iteration i is at cursor c (the last one near the end, so
  * indices are never read past their buffer). Plain (not inbounds) address
- * arithmetic: under a filling or clamping policy a bad index may make the
- * address wild, and a prefetch never faults. */
+ * arithmetic on the raw index (not wrapped, clamped or checked): under a
+ * policy other than error it may make the address wild, and a prefetch
+ * never faults. */
 static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMValueRef i)
 {
     tj_emit *e = &k->e;

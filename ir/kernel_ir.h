@@ -8,8 +8,10 @@
 #include "config.h"
 #include "plan.h"
 
-/* Runtime functions the generated code calls on its cold paths, by name
- * (the engine defines them), so that objects hold no absolute address. */
+/* Runtime functions the generated code calls (bad index, bad pointer: its
+ * cold paths; parallel: a split kernel's copies over the pool), by name
+ * (the engine defines them, and gives them to objload.c), so that objects
+ * hold no absolute address. */
 #define TJ_RT_BAD_INDEX "tj_rt_bad_index"
 #define TJ_RT_BAD_POINTER "tj_rt_bad_pointer"
 #define TJ_RT_PARALLEL "tj_rt_parallel"
@@ -18,57 +20,63 @@
 #define TJ_IR_CHECK_SUFFIX "_check"
 #define TJ_IR_RANGE_SUFFIX "_range"
 
-/* Kernels of signatures with threads > 1 whose copies move at least this
- * many bytes (units x max(block, 64), a cache line at least per unit) are
- * split: a check function, a range function over [begin, end) of their
- * units, and a small main that runs the range over the pool. Others keep
- * everything in the main function: no call, no thread. */
+/* Loop kernels (not unrolled) of signatures with threads > 1, of at least
+ * two units, whose copies move at least this many bytes (units x
+ * max(block, 64), a cache line at least per unit) are split: a check
+ * function, a range function over [begin, end) of their units, and a small
+ * main that checks the buffers, calls the check and runs the range over
+ * the pool. Others keep everything in the main function: no call, no
+ * thread. */
 #define TJ_IR_SPLIT_MIN_BYTES (64 << 10)
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above
- * it, counted loops with constant trip counts. Measured on LLVM 19 (README,
- * "How a kernel is generated"): unrolled element gathers run up to 2.3x
- * faster per call, but their compile time grows about 0.6 ms per entry,
- * while a loop costs 5-8 ms whatever the size; 16 entries keep an unrolled
- * compile under 8 ms. TENSORJIT_UNROLL=N moves it, for measuring. */
+ * it, counted loops with constant trip counts. Unrolled element gathers run
+ * faster per call than loops, but their compile time grows with every
+ * entry while a loop's does not grow with its size; the budget keeps an
+ * unrolled compile no slower than a loop's (docs/performance.md, 'Unroll
+ * budget'). TENSORJIT_UNROLL=N moves it, for measuring. */
 #define TJ_IR_UNROLL_BUDGET 16
 
-/* Gathers from data larger than TJ_IR_PREFETCH_MIN_DATA can prefetch the
- * source of the tuple N ahead: the kernel knows the index stream, which an
- * ahead-of-time compiler does not. Off by default: measured on the
- * workloads it gained at most 3% (G4) and cost up to 60% (G3, whose 4-byte
- * copies hit in cache), docs/performance.md. TENSORJIT_PREFETCH=N turns it
- * on with distance N. */
+/* Loop kernels gathering from at least TJ_IR_PREFETCH_MIN_DATA bytes of
+ * data can prefetch the source of the tuple N ahead: the kernel knows the
+ * index stream, which an ahead-of-time compiler does not. Off by default:
+ * on the workloads it gained next to nothing (G4) and made G3, whose
+ * 4-byte copies hit in cache, much slower (docs/performance.md,
+ * 'Prefetch'). TENSORJIT_PREFETCH=N turns it on with distance N. */
 #define TJ_IR_PREFETCH_MIN_DATA (2 << 20)
 #define TJ_IR_PREFETCH_DISTANCE 0
 
-/* Blocks of at least TJ_IR_NT_MIN_BLOCK bytes (a multiple of 16) whose
- * copies write at least TJ_IR_NT_MIN_OUT bytes in all, far more than the
- * caches hold, use non-temporal stores: no read-for-ownership of lines
- * that are overwritten whole, as glibc's memcpy does for large copies.
- * Below that the written lines may still be cached (a scatter into the
- * same rows call after call) and streaming them out costs (measured in
- * docs/performance.md). Off by default: on these machines a 64 MB output
- * still fits the host's last-level cache, and streaming it out was 7%
- * slower (G5). TENSORJIT_NT=1 turns it on. */
+/* With TENSORJIT_NT=1, loop kernels whose blocks have at least
+ * TJ_IR_NT_MIN_BLOCK bytes (a multiple of 16) and whose copies write at
+ * least TJ_IR_NT_MIN_OUT bytes in all (meant to be more than the caches
+ * hold) use non-temporal stores: no read-for-ownership of lines that are
+ * overwritten whole, as glibc's memcpy does for large copies. Below that
+ * the written lines may still be cached (a scatter into the same rows call
+ * after call) and streaming them out costs. Off by default: on the
+ * project's machine a 64 MB output still fits the host's last-level cache,
+ * and streaming it out made G5 and S2ip slower (docs/performance.md,
+ * 'Block copies'). */
+#define TJ_IR_NT_DEFAULT 0
 #define TJ_IR_NT_MIN_BLOCK 256
+#define TJ_IR_NT_MIN_OUT (16 << 20)
 
-/* How block copies are emitted, by size (tj_emit_block_copy): straight-line
- * 32-byte moves from TJ_IR_STRAIGHT_COPY_MIN bytes, rep movsb from
- * TJ_IR_INLINE_COPY_MIN (TENSORJIT_INLINE_COPY_MIN moves it). */
+/* How block copies are emitted, by size (tj_emit_block_copy): llvm.memcpy
+ * below TJ_IR_STRAIGHT_COPY_MIN bytes, straight-line 32-byte moves from
+ * there to TJ_IR_INLINE_COPY_MIN, and llvm.memcpy.inline (rep movsb) from
+ * the inline-copy threshold on. TENSORJIT_INLINE_COPY_MIN moves only that
+ * last threshold: the straight-line range stays [TJ_IR_STRAIGHT_COPY_MIN,
+ * TJ_IR_INLINE_COPY_MIN) whatever it says. */
 #define TJ_IR_STRAIGHT_COPY_MIN 128
 #define TJ_IR_INLINE_COPY_MIN 2048
 
-/* Inner (item) loops of at most this many trips inside an outer loop are
- * written out (G2: 3 items per batch). */
+/* An innermost level of at most this many trips inside a loop is written
+ * out (G2: 3 tuples per batch). */
 #define TJ_IR_INNER_UNROLL 4
-#define TJ_IR_NT_DEFAULT 0
-#define TJ_IR_NT_MIN_OUT (16 << 20)
 
 typedef struct tj_ir_strategy {
     int unrolled;      /* 1: fully unrolled; 0: counted loops */
-    int64_t tuples;    /* tuples the copy visits (outer * items) */
+    int64_t tuples;    /* tuples the copy visits (the plan's visits) */
     int64_t checks;    /* tuples the validation pass visits */
     int64_t entries;   /* index entries read: max(tuples, checks) x max(depth, 1) */
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
@@ -84,8 +92,9 @@ typedef struct tj_ir_strategy {
  * loaders take the result as it is. */
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s);
 
-/* A new module in ctx holding one function `name` of the kernel ABI, as
- * st says; NULL (and why) if the plan cannot be built. */
+/* A new module in ctx holding the function `name` of the kernel ABI, as
+ * st says, and for a split kernel also `name`_check and `name`_range;
+ * NULL (and why) if the plan cannot be built. */
 LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
                            const char *name, char *why, size_t why_len);
 

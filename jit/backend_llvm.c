@@ -3,7 +3,9 @@
  * in memory -> loaded into the LLJIT under its own resource tracker ->
  * function pointer. The object is emitted by our target machine (PIC,
  * small code model) rather than by LLJIT's IR layer, so the same bytes can
- * later be cached on disk and loaded again.
+ * later be cached on disk and loaded again: a cached object is mapped by
+ * objload.c, without the LLJIT, or loaded into the LLJIT when that loader
+ * refuses it.
  */
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -36,7 +38,8 @@ static double tj_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* TENSORJIT_DEBUG=1 prints where each compile spends its time. */
+/* TENSORJIT_DEBUG (set and not "0") prints where each compile and load
+ * spends its time. */
 static int tj_debug(void)
 {
     return tj_config_get()->debug;
@@ -372,9 +375,11 @@ int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
     return rc;
 }
 
-/* Opening the cache says that kernels will be loaded soon: start LLVM (the
- * LLJIT, about 1.5 ms) on a thread of its own now, so that a first call
- * that comes later pays only the load. Joined in tj_backend_shutdown. */
+/* Opening the cache says that kernels will be loaded soon: start the
+ * engine (LLVM's native target, the host's CPU and features; not the
+ * LLJIT, which a kernel loaded by objload.c never needs) on a thread of its
+ * own now, so that a first call that comes later pays only the load.
+ * Joined in tj_backend_shutdown, or at exit. */
 static pthread_mutex_t tj_warm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t tj_warm_thread;
 static int tj_warm_running;
@@ -415,8 +420,10 @@ int tj_backend_cache_open(const char *dir, char *why, size_t len)
             pthread_create(&tj_warm_thread, NULL, tj_warm_main, NULL) == 0)
             tj_warm_running = 1;
         pthread_mutex_unlock(&tj_warm_lock);
-        /* OpenSSL's first digest loads its provider (about 1.5 ms): here,
-         * while the engine starts on the other thread */
+        /* OpenSSL's first digest loads its provider, which costs more than
+         * the rest of a cached first call (docs/performance.md, 'Disk cache
+         * and tiered kernels'): here, while the engine starts on the other
+         * thread */
         tj_objcache_warm();
     }
     return rc;

@@ -103,10 +103,9 @@ static char *tj_strdup(const char *s)
  * already in SSA with constant shapes, so CSE, the loop vectorizer (for the
  * validation pass and the copy loops), instcombine and CFG cleanup do the
  * work. LLVM's own unrolling, interleaving and SLP are off: tensorjit
- * decides unrolling itself (kernel_ir.h), and they tripled compile time
- * for no gain we could measure. Measured on the workload signatures
- * (LLVM 19, 9 compiles): default<O2> 124 ms, default<O2> without those
- * 74 ms, "fast" 55-65 ms (README, "Compile time").
+ * decides unrolling itself (kernel_ir.h), and they added compile time for
+ * no gain we could measure; "fast" compiles faster still than default<O2>
+ * without them (docs/performance.md, 'Pass pipeline (compile time)').
  * TENSORJIT_OPT=O0|O1|O2|O3 selects LLVM's default<On> instead (O3 with
  * LLVM's loop options on); TENSORJIT_PASSES overrides the string.
  */
@@ -210,7 +209,9 @@ static int tj_engine_target(tj_engine *en, char *why, size_t len)
     }
     tj_choose_pipeline(en, &en->codegen_level);
     /* target machines are made on the first compile: a process whose
-     * kernels all come from the disk cache never needs one (1-2 ms) */
+     * kernels all come from the disk cache never needs one, and making
+     * one costs more than loading a cached kernel (docs/performance.md,
+     * 'Disk cache and tiered kernels') */
     rc = 0;
 done:
     LLVMDisposeMessage(err);
@@ -267,7 +268,9 @@ static int tj_engine_define_runtime(tj_engine *en, char *why, size_t len)
 /* ORC reports the cause of a failed materialization (say, a symbol not
  * found) to the session, and the caller only learns that it failed; the
  * default reporter prints the cause to stderr. Kept here instead, for the
- * kernel's reason (engine lock held); printed only if TENSORJIT_DEBUG. */
+ * kernel's reason (under the session lock: ORC calls this from the
+ * compiling thread, without the engine lock); printed only under
+ * TENSORJIT_DEBUG. */
 static void tj_session_error(void *ctx, LLVMErrorRef err)
 {
     tj_engine *en = ctx;

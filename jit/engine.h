@@ -1,8 +1,10 @@
-/* One LLVM ORC LLJIT per process, created lazily under the engine lock.
- * Compiles run in parallel: each borrows a target machine for the host CPU
- * from a pool (a TargetMachine is not safe to share during codegen), uses
- * its own LLVMContext, and adds its object to the LLJIT, which is
- * thread-safe. */
+/* One engine per process: the host's target, CPU, features and pass
+ * pipeline, made on first use; its LLVM ORC LLJIT only when a kernel is
+ * compiled or a cached object must go through it (tj_engine_lljit), since
+ * objload.c maps cached objects without one. Compiles run in parallel:
+ * each borrows a target machine for the host CPU from a pool (a
+ * TargetMachine is not safe to share during codegen), uses its own
+ * LLVMContext, and adds its object to the LLJIT, which is thread-safe. */
 #ifndef TJ_ENGINE_H
 #define TJ_ENGINE_H
 
@@ -36,9 +38,10 @@ typedef struct tj_engine {
     char jit_failure[512];   /* why the LLJIT could not be made, once it failed */
 } tj_engine;
 
-/* What generated code may call: the runtime's cold paths and the C
- * library's block copies. Defined in the LLJIT by name, and given to the
- * loader of cached objects. */
+/* What generated code may call: the runtime's functions (jit_support.h:
+ * cold paths and the thread pool) and the C library's block copies.
+ * Defined in the LLJIT by name, and given to the loader of cached
+ * objects. */
 #define TJ_RUNTIME_SYMBOLS 6
 extern const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS];
 

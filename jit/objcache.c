@@ -34,8 +34,8 @@ static pthread_mutex_t tj_objcache_lock = PTHREAD_MUTEX_INITIALIZER;
 static char tj_objcache_dir[4096]; /* "" when closed */
 /* The folder's bytes as of the last scan plus what this process stored
  * since (-1: not scanned yet). Scanning lists and stats every entry; doing
- * it after every store made filling a folder quadratic (the test suite with
- * the cache on: 92 s instead of 36). It now runs when the estimate passes
+ * it after every store made filling a folder quadratic (docs/performance.md,
+ * 'Disk cache and tiered kernels'). It now runs when the estimate passes
  * the cap, and every TJ_SCAN_EVERY stores for what other processes wrote. */
 static int64_t tj_folder_bytes = -1;
 static int tj_stores_since_scan;
@@ -111,8 +111,10 @@ void tj_objcache_init_crypto(void)
 
 void tj_objcache_warm(void)
 {
-    /* OpenSSL 3 loads its provider on the first digest of a process (over
-     * a millisecond): done here, off the first call's path */
+    /* OpenSSL 3 loads its provider on the first digest of a process, which
+     * costs more than the rest of a cached first call (docs/performance.md,
+     * 'Disk cache and tiered kernels'): done here, off the first call's
+     * path */
     unsigned char d[32];
     tj_sha256("", 0, NULL, 0, d);
 }

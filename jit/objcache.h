@@ -6,10 +6,13 @@
  * triple, CPU and sorted features, the pass pipeline, codegen level and
  * every code-changing environment knob, and the format version.
  *
- * File: magic, format, key digest, object length, SHA-256 of the object,
- * symbol name, object. Written to a temporary file (0600) and renamed, so
- * a reader never sees half an entry; read back only if every field checks,
- * otherwise removed (and the kernel compiled again).
+ * File: a header (magic, format, symbol name length, object length, key
+ * digest, SHA-256 of the object), the symbol name, the object. Written to
+ * a temporary file (0600) and renamed, so a reader never sees half an
+ * entry; read back only if every field checks. An entry whose contents
+ * fail a check is removed; a file that is not a regular file of this user,
+ * writable by nobody else and of a possible size, is only skipped. Either
+ * way the kernel is compiled again.
  */
 #ifndef TJ_OBJCACHE_H
 #define TJ_OBJCACHE_H
@@ -34,9 +37,10 @@ typedef struct tj_objkey {
 /* 0, or -1 and why: the folder cannot be made or is not safe. NULL closes. */
 int tj_objcache_open(const char *dir, char *why, size_t len);
 int tj_objcache_enabled(void);
-/* Pays the hashing library's one-time start-up now (the warm-up thread). */
+/* Pays the hashing library's one-time start-up now (jit_cache_open calls
+ * it on its own thread while the engine starts on the warm-up thread). */
 void tj_objcache_warm(void);
-/* Initializes OpenSSL (microseconds; it registers its atexit cleanup then),
+/* Initializes OpenSSL (cheap; it registers its atexit cleanup then),
  * without the first digest's provider load. */
 void tj_objcache_init_crypto(void);
 
@@ -47,7 +51,7 @@ void tj_objcache_key(const tj_engine *en, const tj_codegen_config *cfg, const tj
 
 /* The entry, checked, as a buffer to free(); *obj points at its object
  * inside it and *obj_len is the object's size. NULL on a miss (an entry
- * that fails any check is removed). */
+ * whose contents fail a check is removed). */
 void *tj_objcache_load(const tj_objkey *k, const void **obj, size_t *obj_len);
 /* Best effort: a failed store only costs a compile next time. */
 void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len);

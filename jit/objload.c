@@ -1,9 +1,10 @@
 /*
  * A loader for tensorjit's own cached kernel objects. A second process
  * whose kernels come from the disk cache should not have to start LLVM's
- * JIT for them: creating the LLJIT costs 0.7-1.2 ms in a fresh process
- * (first touches of libLLVM's pages, mostly), more than everything else on
- * a first call's path together, and kept a cached first call above 1 ms.
+ * JIT for them: creating the LLJIT in a fresh process (first touches of
+ * libLLVM's pages, mostly) costs more than everything else on a first
+ * call's path together (docs/performance.md, 'Disk cache and tiered
+ * kernels').
  *
  * The objects are ours: position-independent x86-64 code from our own
  * target machine, executable and read-only sections only, calling a few

@@ -41,8 +41,10 @@ jit_kernel jit_compile(const jit_sig *sig)
     return k ? k->user_entry : NULL;
 }
 
-/* A tiered kernel, unless the reference one is asked for (nothing to
- * switch to) or the JIT kernel is there already (its direct pointer). */
+/* A tiered kernel, unless the JIT is not wanted (the signature or
+ * TENSORJIT_JIT asks for the reference kernel: nothing to switch to) or the
+ * JIT kernel is in the cache already (its pointer, as jit_compile gives
+ * it). */
 jit_kernel jit_compile_async(const jit_sig *sig)
 {
     tj_plan plan;

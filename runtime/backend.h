@@ -18,9 +18,12 @@ typedef struct tj_backend_kernel {
     int cache_hit; /* loaded from the on-disk cache, not compiled */
 } tj_backend_kernel;
 
-/* Compiles native code for *plan, which stays at this address for the
- * kernel's lifetime (generated code may refer to it). 0 on success; else
- * -1 and `why` says what failed, in words for a user. */
+/* Native code for *plan, compiled or loaded from the disk cache (key, the
+ * signature's key, is part of the cache's key). Neither the backend nor the
+ * code keeps a pointer to plan: every number of it is a constant in the
+ * code, and the runtime functions the code calls (jit_support.h) find the
+ * plan through the kernel cache by the kernel's entry address. 0 on
+ * success; else -1 and `why` says what failed, in words for a user. */
 int tj_backend_compile(const tj_plan *plan, const void *key, size_t key_len, tj_backend_kernel *out,
                        char *why, size_t why_len);
 

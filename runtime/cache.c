@@ -1,15 +1,15 @@
 /*
- * The kernel cache. Lookups and inserts hold one mutex for a few hundred
- * nanoseconds; a miss is built outside it, so different signatures compile
- * in parallel. While a key is being built its slot says so, and other
+ * The kernel cache. Lookups and inserts hold one mutex only for a hash
+ * table lookup or insert; a miss is built outside it, so different
+ * signatures compile in parallel. While a key is being built its slot says so, and other
  * threads asking for the same key wait for it: a signature is compiled
  * once and everyone gets the same pointer.
  *
  * Kernels that the limit may release sit, while nobody holds them, on the
  * idle list, oldest release first. Releasing one takes three steps: under
  * the lock, its entry is unlinked (no query finds it) and its stub points
- * at the "released" handler; outside the lock, its code is removed (its
- * resource tracker: ORC's locks and some microseconds); under the lock
+ * at the "released" handler; outside the lock, its code is removed
+ * (removing its resource tracker takes ORC's own locks); under the lock
  * again, its key is unlinked. Until then a compile of the same key waits,
  * as for a key being built: the new kernel's symbols would otherwise meet
  * the old ones, still defined in the JIT, and fail as duplicates.
@@ -53,7 +53,7 @@ static size_t tj_buckets; /* a power of two */
 static size_t tj_count;
 
 /* the limit and what it counts (lock held) */
-static int tj_limit_known;           /* TENSORJIT_MAX_* read, or a limit set */
+static int tj_limit_known;           /* TENSORJIT_MAX_* taken from the configuration, or a limit set */
 static int64_t tj_max_kernels, tj_max_bytes; /* 0: no limit */
 static int64_t tj_jit_live, tj_jit_bytes, tj_released;
 static tj_slot *tj_idle_head, *tj_idle_tail; /* head: released first */

@@ -1,5 +1,6 @@
 /* The kernel cache: signature key -> kernel, and entry pointer -> kernel
- * for the info queries. Thread-safe; a miss is compiled once, outside the
+ * for the info queries and for the runtime functions that generated code
+ * calls with its own entry address (jit_support.h). Thread-safe; a miss is compiled once, outside the
  * lock (other signatures compile meanwhile), and every thread asking for
  * the same new signature gets the same pointer.
  *

@@ -1,6 +1,6 @@
 /* Binds the reference kernel to one plan behind a plain C function pointer
  * of the kernel ABI, with no extra argument: a libffi closure carries the
- * plan as user data. This is the fallback the JIT returns when it cannot
+ * kernel (and so its plan) as user data. This is the fallback the JIT returns when it cannot
  * serve, so callers never branch on the engine. */
 #include <ffi.h>
 #include <pthread.h>

@@ -2,8 +2,8 @@
  * read into one struct on first use and again after jit_shutdown(), so
  * that each layer asks this struct instead of the environment, and the
  * disk cache's key covers every knob that changes generated code by
- * hashing one sub-struct whole. README.md, "Environment", is the table of
- * them all. */
+ * hashing one sub-struct whole. README.md, "Environment variables", is the
+ * table of them all. */
 #ifndef TJ_CONFIG_H
 #define TJ_CONFIG_H
 

@@ -73,7 +73,7 @@ static void tj_put_plan(tj_text *t, const tj_plan *p)
 }
 
 /* The key is the normalized signature as int64 words: the op, then
- * attributes, types, policy, engine and shapes (rank, dims...). */
+ * attributes, types, policy, engine, threads and shapes (rank, dims...). */
 static void tj_put_key(tj_text *t, const tj_key *k)
 {
     size_t n = k->len / sizeof(int64_t);

@@ -1,6 +1,7 @@
-/* Runtime functions that generated kernels call on their cold paths. They
- * take the kernel's own entry address, find its plan and write the same
- * message the reference kernel writes. */
+/* Runtime functions that generated kernels call: on their cold paths
+ * (to write the same message the reference kernel writes) and to run a
+ * split kernel over the pool. They take the kernel's own entry address and
+ * find its plan through the kernel cache (tj_cache_find_entry). */
 #ifndef TJ_JIT_SUPPORT_H
 #define TJ_JIT_SUPPORT_H
 

@@ -29,12 +29,13 @@ typedef struct tj_kernel {
     int cache_hit;
 } tj_kernel;
 
-/* A new kernel for plan: the JIT's when it can serve and the engine asks
- * for it, else the reference kernel behind a closure. NULL only when
- * memory or libffi fail (jit_last_error() says why). */
 /* 1 when the JIT should try for this engine (the signature's choice and
  * TENSORJIT_JIT); else 0 with the reason in why. */
 int tj_jit_wanted(jit_engine engine, char *why, size_t len);
+/* A new kernel for plan (copied into it; key names it in the disk cache):
+ * the JIT's when it can serve and the engine asks for it, else the
+ * reference kernel behind a closure. NULL only when memory or libffi fail
+ * (jit_last_error() says why). */
 tj_kernel *tj_kernel_build(const tj_plan *plan, const void *key, size_t key_len, jit_engine engine);
 void tj_kernel_destroy(tj_kernel *k);
 

@@ -6,9 +6,11 @@
 
 #include "kernel.h"
 
-/* TENSORJIT_MAX_KERNELS and TENSORJIT_MAX_CODE_BYTES, each left alone
- * when unset; a value that is not a whole number >= 0 is ignored (said on
- * stderr under TENSORJIT_DEBUG). */
+/* TENSORJIT_MAX_KERNELS and TENSORJIT_MAX_CODE_BYTES as the configuration
+ * holds them (config.h: the environment read once, on first use and again
+ * after jit_shutdown), each left alone when unset; a value that is not a
+ * whole number >= 0 was ignored when read (said on stderr under
+ * TENSORJIT_DEBUG). */
 void tj_limit_from_env(int64_t *max_kernels, int64_t *max_code_bytes);
 
 /* 1 when fn is the stub of a released kernel. */

@@ -1,7 +1,7 @@
 /* jit_units / validate / run_range: a kernel's work for the caller's own
  * threads. Split JIT kernels serve them with their generated check and
- * range functions; every other kernel with the reference code on its plan
- * (small kernels, where a thread would not pay anyway). Each query pins
+ * range functions; every other kernel (one thread asked for, or too small
+ * to split) with the reference code on its plan. Each query pins
  * the kernel while it runs (user_kernel.h). */
 #include "error.h"
 #include "ref_kernel.h"

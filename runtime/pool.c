@@ -5,9 +5,10 @@
  * part is done and no worker holds the job, so a late worker can never
  * touch a finished job.
  *
- * After a job a worker spins for TJ_POOL_SPIN_NS before it sleeps: waking
- * a sleeping thread costs 10-20 us here, more than a whole G1 call, and
- * kernels tend to come back to back (measured: docs/performance.md).
+ * After a job a worker spins for TJ_POOL_SPIN_NS before it sleeps, and so
+ * does the caller waiting for the workers' parts: waking a sleeping thread
+ * costs more than a whole G1 call, and kernels tend to come back to back
+ * (docs/performance.md, 'Parallel execution').
  */
 #include "pool.h"
 

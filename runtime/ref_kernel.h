@@ -10,9 +10,9 @@
 int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const void *updates,
                void *out);
 
-/* The copies of units [begin, end) of the plan (tuples for a gather, outer
- * positions for a scatter, with their part of the data copy); indices
- * must have been validated. */
+/* The copies of units [begin, end) of the plan (the iterations of its unit
+ * levels, each with its part of a scatter's data copy); indices must have
+ * been validated. */
 int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const void *updates,
                  void *out, int64_t begin, int64_t end);
 

@@ -8,8 +8,10 @@
  * jit_shutdown), so a released kernel's pointer is never handed out again;
  * releasing points its slot at a handler that returns
  * JIT_STATUS_RELEASED, so a late call fails cleanly instead of running
- * freed memory. The indirect jump costs about a cycle (measured by
- * `tensorjit bench --stub`).
+ * freed memory. Tiered kernels (tiered.c) use the same stubs as their
+ * switch from the reference kernel to the JIT kernel. The indirect jump shows only on the per-call workloads
+ * (the `jit stub` row of `tensorjit bench`; docs/performance.md, 'Kernel
+ * limit').
  *
  * An arena is 32 KiB of stub code followed by 32 KiB of slots. The code is
  * written once, before it becomes executable, and never again (W^X); only

@@ -2,12 +2,14 @@
  * Tiered kernels. The entry point is an entry stub (stub.c), whose slot
  * first holds the reference kernel's entry and, once the background
  * compile is done, the JIT kernel's: the switch is one atomic store and the
- * call path one indirect jump, no lock, about 1 ns (the `tiered` row of
- * `tensorjit bench`). Calls in flight finish on whichever they jumped to.
+ * call path one indirect jump, no lock (the `tiered` row of `tensorjit
+ * bench`; docs/performance.md, 'Disk cache and tiered kernels'). Calls in
+ * flight finish on whichever they jumped to.
  * Both implementations stay alive until jit_shutdown(), so no call ever
  * runs freed code. Where there are no stubs (not x86-64) the entry is a
  * libffi closure whose handler loads the current implementation with one
- * acquire load and calls it: tens of ns per call.
+ * acquire load and calls it, several times the cost of a small kernel
+ * (same section).
  */
 #include "tiered.h"
 
