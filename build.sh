@@ -11,7 +11,8 @@
 #   ./build.sh install-check   a Release build installed to a temporary
 #                     prefix: only jit_* exported, the SONAME, the example
 #                     built against it (find_package, pkg-config, static),
-#                     the Python package installed offline and its tests
+#                     the Python package installed offline and its tests,
+#                     and the .deb of cpack -G DEB holding the same files
 # TENSORJIT_LLVM=N picks the main LLVM (default 19; 14..22 build);
 # TENSORJIT_LLVM_OLD=N the second one of `test` (default 14, "none" skips it).
 set -euo pipefail
@@ -31,7 +32,7 @@ if [[ $mode == test ]]; then
 fi
 if [[ $mode == test || $mode == install-check ]]; then
     packages+=(python3-numpy python3-pytest python3-setuptools python3-venv python3-pip
-               groff-base)
+               groff-base dpkg-dev)
 fi
 fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-60}
 
@@ -198,6 +199,21 @@ install_check() {
     fi
     "$work/example-static" | tail -1
     unset PKG_CONFIG_PATH
+
+    echo "-- cpack -G DEB: the same files under /usr"
+    local deb
+    if ! (cd build-release && cpack -G DEB >"$work/cpack.log" 2>&1); then
+        cat "$work/cpack.log" >&2
+        return 1
+    fi
+    deb=build-release/tensorjit_$(sed -n 's/^project(tensorjit VERSION \([0-9.]*\).*/\1/p' \
+        CMakeLists.txt)_$(dpkg --print-architecture).deb
+    if ! diff <(dpkg-deb -c "$deb" | awk '$6 !~ /\/$/ {print $6}' | sed 's|^\./usr/||' | sort) \
+        <(cd "$prefix" && find . ! -type d | sed 's|^\./||' | sort); then
+        echo "$deb does not hold the files cmake --install puts in place" >&2
+        return 1
+    fi
+    echo "$deb: $(dpkg-deb -f "$deb" Depends)"
 
     echo "-- python/: pip install offline into a venv, then its tests on the installed library"
     /usr/bin/python3 -m venv --system-site-packages "$work/venv"

@@ -57,3 +57,17 @@ if(TENSORJIT_BUILD_CLI)
   install(FILES ${PROJECT_SOURCE_DIR}/tools/tensorjit.1
           DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()
+
+# cpack -G DEB (from the build folder): one .deb with the layout above under
+# /usr; its Depends come from dpkg-shlibdeps (libllvm, libffi, libssl,
+# libxml2 for the CLI, libc).
+set(CPACK_PACKAGE_NAME tensorjit)
+set(CPACK_PACKAGE_VENDOR tensorjit)
+set(CPACK_PACKAGE_CONTACT "tensorjit maintainers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Shape-specialized GatherND and ScatterUpdate kernels, JIT-compiled by LLVM")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+include(CPack)
