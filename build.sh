@@ -6,7 +6,13 @@
 #                     AddressSanitizer + UndefinedBehaviorSanitizer, and
 #                     LLVM 14 (the oldest supported) with -Werror; then the
 #                     thread stress test under ThreadSanitizer, each libFuzzer
-#                     harness for TENSORJIT_FUZZ_SECONDS (60), and valgrind
+#                     harness for TENSORJIT_FUZZ_SECONDS (60), valgrind, and
+#                     the install check below
+#   ./build.sh install-check   a Release build installed to a temporary
+#                     prefix: only jit_* exported, the SONAME, the example
+#                     built against it (find_package, pkg-config, static),
+#                     the Python package installed offline and its tests,
+#                     and the .deb of cpack -G DEB holding the same files
 # TENSORJIT_LLVM=N picks the main LLVM (default 19; 14..22 build);
 # TENSORJIT_LLVM_OLD=N the second one of `test` (default 14, "none" skips it).
 set -euo pipefail
@@ -23,6 +29,10 @@ if [[ $mode == test && $llvm_old != none ]]; then
 fi
 if [[ $mode == test ]]; then
     packages+=(clang-14 libclang-rt-14-dev valgrind)
+fi
+if [[ $mode == test || $mode == install-check ]]; then
+    packages+=(python3-numpy python3-pytest python3-setuptools python3-venv python3-pip
+               groff-base dpkg-dev)
 fi
 fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-60}
 # each race of test_release_race under ASan and under TSan (2 s elsewhere)
@@ -129,6 +139,102 @@ memcheck() {
     echo "valgrind: no errors, no leaks"
 }
 
+# The installed tree as its users see it (SPEC.md section 7).
+install_check() {
+    echo "== install check: cmake --install, exported symbols, the example, the Python package"
+    local work prefix lib so
+    work=$(mktemp -d)
+    prefix=$work/prefix
+    cmake -S . -B build-release -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
+        -DCMAKE_BUILD_TYPE=Release -DTENSORJIT_WERROR=ON -DTENSORJIT_BUILD_TESTS=OFF >/dev/null
+    cmake --build build-release -j"$jobs" >/dev/null
+    cmake --install build-release --prefix "$prefix" >/dev/null
+    lib=$prefix/lib
+    so=$lib/libtensorjit.so.0
+
+    local exported others missing soname
+    exported=$(nm -D --defined-only "$so" | awk '{print $3}' | sort)
+    others=$(grep -v '^jit_' <<<"$exported" || true)
+    if [[ -n $others ]]; then
+        echo "libtensorjit.so exports symbols other than jit_*:" >&2
+        echo "$others" >&2
+        return 1
+    fi
+    missing=$(comm -23 <(grep -o '\bjit_[a-z0-9_]*(' include/tensorjit.h | tr -d '(' | sort -u) \
+        <(echo "$exported"))
+    if [[ -n $missing ]]; then
+        echo "libtensorjit.so does not export these functions of tensorjit.h: ${missing//$'\n'/ }" >&2
+        return 1
+    fi
+    soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    if [[ $soname != libtensorjit.so.0 ]]; then
+        echo "libtensorjit.so's SONAME is '$soname', not libtensorjit.so.0" >&2
+        return 1
+    fi
+    echo "libtensorjit.so.0: SONAME $soname, $(wc -l <<<"$exported") symbols exported, all jit_*"
+    for f in include/tensorjit.h lib/libtensorjit.a lib/pkgconfig/tensorjit.pc \
+        lib/cmake/tensorjit/tensorjitConfig.cmake lib/cmake/tensorjit/tensorjitConfigVersion.cmake \
+        bin/tensorjit share/man/man1/tensorjit.1; do
+        [[ -f $prefix/$f ]] || { echo "cmake --install did not install $f" >&2; return 1; }
+    done
+    "$prefix/bin/tensorjit" --version
+    groff -man -ww -z "$prefix/share/man/man1/tensorjit.1"
+
+    echo "-- examples/gather_embedding.c: find_package(tensorjit), pkg-config, pkg-config --static"
+    cmake -S examples -B "$work/example" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null
+    cmake --build "$work/example" >/dev/null
+    "$work/example/gather_embedding" | tail -1
+    local cflags libs static_libs
+    export PKG_CONFIG_PATH=$lib/pkgconfig
+    cflags=$(pkg-config --cflags tensorjit)
+    libs=$(pkg-config --libs tensorjit)
+    static_libs=$(pkg-config --static --libs tensorjit)
+    # shellcheck disable=SC2086 # word splitting of the flags is meant
+    cc -std=c11 -Wall -Wextra -Werror examples/gather_embedding.c $cflags $libs \
+        -Wl,-rpath,"$lib" -o "$work/example-pc"
+    "$work/example-pc" | tail -1
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Wextra -Werror examples/gather_embedding.c $cflags \
+        ${static_libs//-ltensorjit/-l:libtensorjit.a} -o "$work/example-static"
+    if readelf -d "$work/example-static" | grep -q libtensorjit; then
+        echo "the static link still needs libtensorjit.so" >&2
+        return 1
+    fi
+    "$work/example-static" | tail -1
+    unset PKG_CONFIG_PATH
+
+    echo "-- cpack -G DEB: the same files under /usr"
+    local deb
+    if ! (cd build-release && cpack -G DEB >"$work/cpack.log" 2>&1); then
+        cat "$work/cpack.log" >&2
+        return 1
+    fi
+    deb=build-release/tensorjit_$(sed -n 's/^project(tensorjit VERSION \([0-9.]*\).*/\1/p' \
+        CMakeLists.txt)_$(dpkg --print-architecture).deb
+    if ! diff <(dpkg-deb -c "$deb" | awk '$6 !~ /\/$/ {print $6}' | sed 's|^\./usr/||' | sort) \
+        <(cd "$prefix" && find . ! -type d | sed 's|^\./||' | sort); then
+        echo "$deb does not hold the files cmake --install puts in place" >&2
+        return 1
+    fi
+    echo "$deb: $(dpkg-deb -f "$deb" Depends)"
+
+    echo "-- python/: pip install offline into a venv, then its tests on the installed library"
+    /usr/bin/python3 -m venv --system-site-packages "$work/venv"
+    cp -r python "$work/python"
+    rm -rf "$work/python/build" "$work/python"/*.egg-info
+    "$work/venv/bin/pip" install --quiet --no-build-isolation --no-index "$work/python"
+    # the installed package (not python/), on the installed library
+    if ! (cd "$work" && unset TENSORJIT_LIBRARY && export TENSORJIT_PREFIX=$prefix &&
+        "$work/venv/bin/python" -c \
+            'import sys, tensorjit; sys.exit(not tensorjit.__file__.startswith(sys.prefix))' &&
+        "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$work/python/tests"); then
+        echo "the Python package's tests failed (tree kept in $work)" >&2
+        return 1
+    fi
+    rm -rf "$work"
+}
+
 install_missing
 case "$mode" in
 demo)
@@ -139,6 +245,7 @@ test)
     echo "== build and test (LLVM ${llvm}, -Werror)"
     configure_and_build build "$llvm"
     ctest --test-dir build --output-on-failure -j"$jobs"
+    install_check
     echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer (LLVM ${llvm})"
     configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
     TENSORJIT_STRESS_SECONDS=$stress_seconds ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -153,8 +260,11 @@ test)
     fuzz
     memcheck
     ;;
+install-check)
+    install_check
+    ;;
 *)
-    echo "usage: ./build.sh [test]" >&2
+    echo "usage: ./build.sh [test|install-check]" >&2
     exit 2
     ;;
 esac
