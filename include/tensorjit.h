@@ -369,6 +369,12 @@ typedef struct jit_op_info {
 int jit_op_describe(jit_op op, jit_op_info *out);
 jit_op jit_op_from_name(const char *name);
 
+/* The index tuples of a valid signature: each is *depth consecutive
+ * elements of indices, entry e addressing a data dimension of size
+ * dims[e] (what a valid index must stay below). 0, or -1 and
+ * jit_last_error() for an invalid signature. */
+int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK]);
+
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while
  * another thread uses the library. */

@@ -119,24 +119,24 @@ static void test_whole_model(void **state)
     assert_string_equal(g->name, "gather");
     assert_string_equal(g->id, "2");
     assert_true(g->usable);
-    assert_int_equal(g->op, TJ_LAYER_GATHER_ND);
-    assert_int_equal(g->gather.opset, 8);
-    assert_int_equal(g->gather.batch_dims, 1);
-    assert_int_equal(g->gather.dtype, JIT_F16);      /* from the Parameter's element_type */
-    assert_int_equal(g->gather.index_type, JIT_I32); /* from the Parameter's port precision */
-    assert_int_equal(g->gather.data_shape.rank, 3);
-    assert_int_equal(g->gather.indices_shape.dims[1], 2);
+    assert_int_equal(g->sig.op, JIT_OP_GATHER_ND);
+    assert_int_equal(g->sig.opset, 8);
+    assert_int_equal(g->sig.batch_dims, 1);
+    assert_int_equal(g->sig.dtype, JIT_F16);      /* from the Parameter's element_type */
+    assert_int_equal(g->sig.index_type, JIT_I32); /* from the Parameter's port precision */
+    assert_int_equal(g->sig.data_shape.rank, 3);
+    assert_int_equal(g->sig.indices_shape.dims[1], 2);
     assert_string_equal(g->note, "");
     assert_true(s->usable);
-    assert_int_equal(s->scatter.axis, -1); /* read from the .bin at offset 16 */
-    assert_int_equal(s->scatter.axis_type, JIT_I64);
-    assert_int_equal(s->scatter.axis_shape.rank, 0);
-    assert_int_equal(s->scatter.dtype, JIT_F32);
-    assert_int_equal(s->scatter.index_type, JIT_I64);
-    assert_int_equal(s->scatter.updates_shape.dims[1], 2);
-    jit_scatter_update_fn fn = jit_scatter_update_compile(&s->scatter);
+    assert_int_equal(s->sig.axis, -1); /* read from the .bin at offset 16 */
+    assert_int_equal(s->sig.axis_type, JIT_I64);
+    assert_int_equal(s->sig.axis_shape.rank, 0);
+    assert_int_equal(s->sig.dtype, JIT_F32);
+    assert_int_equal(s->sig.index_type, JIT_I64);
+    assert_int_equal(s->sig.updates_shape.dims[1], 2);
+    jit_kernel fn = jit_compile(&s->sig);
     assert_non_null(fn);
-    jit_gather_nd_fn gn = jit_gather_nd_compile(&g->gather);
+    jit_kernel gn = jit_compile(&g->sig);
     assert_non_null(gn);
     tj_model_free(&m);
     jit_shutdown();
@@ -232,11 +232,11 @@ static void test_spec_fragments(void **state)
                      0);
     assert_true(m.fragment);
     assert_int_equal(m.count, 2);
-    assert_int_equal(m.layers[0].gather.batch_dims, 2); /* the unquoted value */
-    assert_int_equal(m.layers[0].gather.opset, 5);
-    assert_int_equal(m.layers[0].gather.index_type, JIT_I32);
+    assert_int_equal(m.layers[0].sig.batch_dims, 2); /* the unquoted value */
+    assert_int_equal(m.layers[0].sig.opset, 5);
+    assert_int_equal(m.layers[0].sig.index_type, JIT_I32);
     jit_shape out;
-    assert_int_equal(jit_gather_nd_output_shape(&m.layers[0].gather, &out), 0);
+    assert_int_equal(jit_output_shape(&m.layers[0].sig, &out), 0);
     assert_int_equal(out.rank, m.layers[0].ir_output.rank); /* [60,3,35] either way */
     assert_int_equal(out.dims[0], 60);
     assert_non_null(strstr(m.layers[0].note, "dtype f32 (default: the IR names none)"));
@@ -249,9 +249,9 @@ static void test_spec_fragments(void **state)
     assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
                      0);
     assert_true(m.layers[1].usable);
-    assert_int_equal(m.layers[1].scatter.axis, 1);
-    assert_int_equal(m.layers[1].scatter.axis_shape.rank, 1);
-    assert_non_null(jit_scatter_update_compile(&m.layers[1].scatter));
+    assert_int_equal(m.layers[1].sig.axis, 1);
+    assert_int_equal(m.layers[1].sig.axis_shape.rank, 1);
+    assert_non_null(jit_compile(&m.layers[1].sig));
     tj_model_free(&m);
     jit_shutdown();
 }
