@@ -24,6 +24,8 @@ static const tj_ov_op tj_ov_ops[] = {
     {"ScatterNDUpdate", JIT_OP_SCATTER_ND_UPDATE,
      {{3, 3, JIT_INDEX_ERROR}, {15, 15, JIT_INDEX_NEGATIVE_WRAPS}},
      .updates_port = 2, .axis_port = -1},
+    {"GatherElements", JIT_OP_GATHER_ELEMENTS, {{6, 6, JIT_INDEX_ERROR}},
+     .updates_port = -1, .axis_port = -1, .axis_attr = "axis"},
 };
 
 const tj_ov_op *tj_ov_op_find(const char *type)

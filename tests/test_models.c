@@ -205,6 +205,46 @@ static void test_dynamic_dims(void **state)
     tj_model_free(&m);
 }
 
+/* GatherElements-6 as OpenVINO's IR writes it (axis an attribute of
+ * <data>), read, compiled and run on the spec's 2x2 example. */
+static void test_gather_elements_layer(void **state)
+{
+    (void)state;
+    const char frag[] = "<layer id=\"3\" name=\"ge\" type=\"GatherElements\" version=\"opset6\">"
+                        "<data axis=\"1\"/><input>"
+                        "<port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>2</dim></port>"
+                        "<port id=\"1\" precision=\"I32\"><dim>2</dim><dim>2</dim></port>"
+                        "</input><output><port id=\"2\"><dim>2</dim><dim>2</dim></port>"
+                        "</output></layer>";
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "ge", NULL, &opts, &m, err, sizeof err),
+                     0);
+    assert_int_equal(m.count, 1);
+    assert_true(m.layers[0].usable);
+    const jit_sig *s = &m.layers[0].sig;
+    assert_int_equal(s->op, JIT_OP_GATHER_ELEMENTS);
+    assert_int_equal(s->opset, 6);
+    assert_int_equal(s->axis, 1);
+    assert_int_equal(s->index_type, JIT_I32);
+    float data[4] = {1, 2, 3, 4}, out[4], want[4] = {1, 2, 3, 3};
+    int32_t idx[4] = {0, 1, 0, 0};
+    jit_kernel fn = jit_compile(s);
+    assert_non_null(fn);
+    assert_int_equal(jit_call(fn, data, idx, NULL, out), 0);
+    assert_memory_equal(out, want, sizeof want);
+    tj_model_free(&m);
+    const char no_axis[] = "<layer type=\"GatherElements\" version=\"opset6\"><input>"
+                           "<port><dim>2</dim></port><port><dim>2</dim></port></input></layer>";
+    assert_int_equal(tj_model_parse(no_axis, strlen(no_axis), "ge", NULL, &opts, &m, err,
+                                    sizeof err), 0);
+    assert_false(m.layers[0].usable);
+    assert_string_equal(m.layers[0].skip, "<data> has no axis attribute");
+    tj_model_free(&m);
+    jit_shutdown();
+}
+
 /* Exactly as the GatherND-5/8 and ScatterUpdate-3 specs print them. */
 static void test_spec_fragments(void **state)
 {
@@ -318,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_whole_model),   cmocka_unit_test(test_axis_not_known),
         cmocka_unit_test(test_truncated_bin), cmocka_unit_test(test_dynamic_dims),
         cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_gather_elements_layer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
