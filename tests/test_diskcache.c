@@ -1,7 +1,9 @@
 /* The on-disk kernel cache: hits across jit_shutdown (as a new process
  * would see them), entries that are corrupt, truncated or made for another
  * key (never loaded: removed and compiled again), folders that are not
- * safe (refused), two processes racing on one key, split kernels. */
+ * safe (refused), two processes racing on one key, split kernels; every
+ * header field damaged, hostile files where an entry goes, and eviction
+ * over many entries. */
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
@@ -238,6 +240,129 @@ static void test_split_kernels_load_their_parts(void **state)
     assert_int_equal(jit_gather_nd_validate(jit_gather_nd_compile(&s), idx), 0);
 }
 
+/* An entry damaged in each field of its header (magic, format, name
+ * length, object length, key, checksum, the name after it), made writable
+ * by group, emptied, or replaced by a link to a good copy: never loaded,
+ * compiled again, and stored whole again in its place. */
+static void test_hostile_entries_are_never_loaded(void **state)
+{
+    (void)state;
+    /* offsets in the 88-byte header: magic 0, format 8, name_len 12,
+     * obj_len 16, key 24, sum 56; the name follows it */
+    static const long bytes[] = {0, 8, 12, 16, 24, 56, 88 + 3};
+    enum { BYTES = sizeof bytes / sizeof *bytes };
+    for (int how = 0; how < BYTES + 3; how++) {
+        clear();
+        assert_int_equal(compile_and_check(sig(44, 0)), 0);
+        char path[512], copy[600];
+        only_entry(path, sizeof path);
+        if (how < BYTES) {
+            int fd = open(path, O_RDWR);
+            unsigned char c;
+            assert_int_equal(pread(fd, &c, 1, bytes[how]), 1);
+            c ^= 0x01;
+            assert_int_equal(pwrite(fd, &c, 1, bytes[how]), 1);
+            close(fd);
+        } else if (how == BYTES) {
+            assert_int_equal(chmod(path, 0620), 0);
+        } else if (how == BYTES + 1) {
+            assert_int_equal(truncate(path, 0), 0);
+        } else {
+            snprintf(copy, sizeof copy, "%s.copy", path);
+            assert_int_equal(rename(path, copy), 0);
+            assert_int_equal(symlink(copy, path), 0);
+        }
+        assert_int_equal(compile_and_check(sig(44, 0)), 0); /* refused, compiled again */
+        assert_int_equal(compile_and_check(sig(44, 0)), 1); /* and stored whole again */
+        struct stat st;
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 0777, 0600);
+        if (how == BYTES + 2)
+            unlink(copy);
+    }
+}
+
+/* A folder where the entry would go: the store fails cleanly (no temporary
+ * file left), the kernel still works, and stats count no entry. */
+static void test_entry_path_taken_by_a_folder(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(45, 0)), 0);
+    char path[512];
+    only_entry(path, sizeof path);
+    clear();
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(compile_and_check(sig(45, 0)), 0);
+    assert_int_equal(compile_and_check(sig(45, 0)), 0); /* still nothing cached */
+    int64_t n, b;
+    char d[256];
+    assert_int_equal(jit_cache_stats(0, &n, &b, d, sizeof d), 0);
+    assert_int_equal(n, 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls %s | grep -v '\\.tjk$')\"", dir);
+    assert_int_equal(system(cmd), 0); /* no .tmp left behind */
+    assert_int_equal(rmdir(path), 0);
+}
+
+/* Eviction over more entries than its first table holds (64), ordered by
+ * the seconds of their mtimes: exactly the oldest go, until the folder
+ * fits; other files, and folders named like entries, are left alone. */
+static void test_eviction_over_many_entries(void **state)
+{
+    (void)state;
+    enum { FAKES = 70, FAKE_BYTES = 1000, EVICTED = 35 };
+    clear();
+    assert_int_equal(compile_and_check(sig(46, 0)), 0);
+    int64_t real = cache_bytes();
+    clear();
+    char path[512];
+    static char junk[FAKE_BYTES];
+    memset(junk, 'x', sizeof junk);
+    for (int i = 0; i < FAKES; i++) {
+        snprintf(path, sizeof path, "%s/fake%02d.tjk", dir, i);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+        fclose(f);
+        /* seconds apart, the newest fake long before the real entry */
+        struct timespec t[2] = {{.tv_sec = 1000000000 + 10 * i}, {.tv_sec = 1000000000 + 10 * i}};
+        assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not an entry\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/folder.tjk", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%lld",
+             (long long)(real + (FAKES - EVICTED) * FAKE_BYTES + FAKE_BYTES / 2));
+    setenv("TENSORJIT_CACHE_MAX_BYTES", cap, 1);
+    assert_int_equal(compile_and_check(sig(46, 0)), 0); /* stored: the scan evicts */
+    unsetenv("TENSORJIT_CACHE_MAX_BYTES");
+    for (int i = 0; i < FAKES; i++) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/fake%02d.tjk", dir, i);
+        if ((stat(path, &st) == 0) != (i >= EVICTED))
+            fail_msg("fake entry %d: %s, expected the %d oldest evicted", i,
+                     i >= EVICTED ? "evicted" : "kept", EVICTED);
+    }
+    assert_int_equal(compile_and_check(sig(46, 0)), 1); /* the newest stays */
+    struct stat st;
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    assert_int_equal(stat(path, &st), 0);
+    snprintf(path, sizeof path, "%s/folder.tjk", dir);
+    assert_int_equal(stat(path, &st), 0);
+    int64_t n, b;
+    char d[256];
+    assert_int_equal(jit_cache_stats(1, &n, &b, d, sizeof d), 0); /* clear: entries only */
+    assert_int_equal(n, 1 + FAKES - EVICTED);
+    assert_int_equal(rmdir(path), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -267,6 +392,9 @@ int main(void)
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
         cmocka_unit_test(test_split_kernels_load_their_parts),
+        cmocka_unit_test(test_hostile_entries_are_never_loaded),
+        cmocka_unit_test(test_entry_path_taken_by_a_folder),
+        cmocka_unit_test(test_eviction_over_many_entries),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
