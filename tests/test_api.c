@@ -127,12 +127,12 @@ static void test_invalid_signatures(void **state)
     assert_null(jit_scatter_update_compile_async(&s));
     expect_error("axis");
 
-    /* rank 1 where at least 2 is needed is named by its number */
-    s = ssig();
-    s.data_shape = (jit_shape){1, {6}};
-    s.updates_shape = (jit_shape){1, {3}};
-    s.axis = 0;
-    assert_non_null(jit_scatter_update_compile(&s)); /* rank 1 is fine for ScatterUpdate */
+    /* a negative rank is named by its number */
+    g = gsig();
+    g.data_shape.rank = -1;
+    assert_null(jit_gather_nd_compile(&g));
+    expect_error("rank(data)=-1 must be at least 1");
+    /* batch_dims beyond the indices' rank */
     g = gsig();
     g.batch_dims = 1;
     g.indices_shape = (jit_shape){1, {5}};

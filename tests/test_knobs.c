@@ -331,6 +331,12 @@ static int child_ir_knobs(void)
     CHECK(strstr(ir, "prefer-vector-width"), "no vector width attribute in the IR");
     jit_free(ir);
     expect_jit(gather_rows(s, 0, 1023, 1024), "prefetch");
+    s.threads = 2; /* split: the range function prefetches too */
+    ir = jit_gather_nd_dump(&s, JIT_DUMP_IR);
+    CHECK(ir, "dump: %s", jit_last_error());
+    CHECK(strstr(ir, "_range(") && strstr(ir, "llvm.prefetch"), "no prefetching range function");
+    jit_free(ir);
+    expect_jit(gather_rows(s, 0, 1023, -5), "prefetch, split");
     /* batches too: the prefetch address walks the outer dimension */
     jit_gather_nd_sig b = {.dtype = JIT_F32, .index_type = JIT_I32, .batch_dims = 1,
                            .data_shape = {3, {2, 1024, 512}},

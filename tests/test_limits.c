@@ -250,6 +250,9 @@ static void test_reference_and_tiered_kernels_stay(void **state)
     rs.engine = JIT_ENGINE_REFERENCE;
     jit_gather_nd_fn ref = jit_gather_nd_compile(&rs);
     assert_non_null(ref);
+    jit_kernel_stats st = stats(); /* a reference kernel is no JIT kernel */
+    assert_int_equal(st.jit_kernels, 0);
+    assert_int_equal(st.held, 0);
     assert_int_equal(jit_gather_nd_release(ref), 0);
 
     jit_gather_nd_sig ts = gsig(21);
