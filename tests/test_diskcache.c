@@ -3,7 +3,8 @@
  * key (never loaded: removed and compiled again), folders that are not
  * safe (refused), two processes racing on one key, split kernels; every
  * header field damaged, hostile files where an entry goes, and eviction
- * over many entries. */
+ * over many entries; entries whose checksum is right but whose object is
+ * not what tensorjit makes. */
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
+#include <openssl/evp.h>
 
 #include "tensorjit.h"
 
@@ -363,6 +366,102 @@ static void test_eviction_over_many_entries(void **state)
     assert_int_equal(rmdir(path), 0);
 }
 
+/* Rewrites the object of the entry at path with edit() and puts its right
+ * SHA-256 in the header (sum at offset 56; name_len at 12; the object
+ * after the 88-byte header and the name): what a writer of the folder
+ * could do, so the checksum no longer vouches for the object. */
+static void rewrite_entry(const char *path, void (*edit)(unsigned char *obj, size_t len))
+{
+    static unsigned char buf[1 << 20];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    uint32_t name_len;
+    memcpy(&name_len, buf + 12, 4);
+    assert_true(n > 88 + name_len);
+    unsigned char *obj = buf + 88 + name_len;
+    size_t len = n - 88 - name_len;
+    edit(obj, len);
+    unsigned int sum_len = 0;
+    assert_int_equal(EVP_Digest(obj, len, buf + 56, &sum_len, EVP_sha256(), NULL), 1);
+    assert_int_equal(sum_len, 32);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+}
+
+/* Every "tj_" symbol name becomes "tk_": the kernel's function is gone. */
+static void rename_functions(unsigned char *obj, size_t len)
+{
+    int renamed = 0;
+    for (size_t i = 0; i + 4 < len; i++)
+        if (memcmp(obj + i, "tj_", 3) == 0 && obj[i + 3] != 'r') /* not tj_rt_* */
+            obj[i + 1] = 'k', renamed++;
+    assert_true(renamed > 0);
+}
+
+/* Only the validation function of a split kernel is renamed ("_check" ->
+ * "_chekk"): its main function is there, its parts are not. */
+static void rename_check_function(unsigned char *obj, size_t len)
+{
+    int renamed = 0;
+    for (size_t i = 0; i + 6 <= len; i++)
+        if (memcmp(obj + i, "_check", 6) == 0)
+            obj[i + 4] = 'k', renamed++;
+    assert_true(renamed > 0);
+}
+
+/* The code section marked writable: not what our code generator makes. */
+static void writable_code(unsigned char *obj, size_t len)
+{
+    Elf64_Ehdr h;
+    memcpy(&h, obj, sizeof h);
+    assert_true(h.e_shoff + (size_t)h.e_shnum * sizeof(Elf64_Shdr) <= len);
+    int marked = 0;
+    for (size_t i = 0; i < h.e_shnum; i++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, obj + h.e_shoff + i * sizeof sh, sizeof sh);
+        if (sh.sh_flags & SHF_EXECINSTR) {
+            sh.sh_flags |= SHF_WRITE;
+            memcpy(obj + h.e_shoff + i * sizeof sh, &sh, sizeof sh);
+            marked = 1;
+        }
+    }
+    assert_true(marked);
+}
+
+/* An entry whose checksum is right but whose object is not what tensorjit
+ * makes. Without the kernel's function (or a split kernel's validation
+ * function), neither loader takes it: compiled again and stored whole. With a writable code section, tensorjit's loader
+ * refuses it and LLJIT (which maps sections itself) loads it: a hit that
+ * still runs right. */
+static void test_valid_checksum_foreign_objects(void **state)
+{
+    (void)state;
+    char path[512];
+    clear();
+    assert_int_equal(compile_and_check(sig(47, 0)), 0);
+    only_entry(path, sizeof path);
+    rewrite_entry(path, rename_functions);
+    assert_int_equal(compile_and_check(sig(47, 0)), 0); /* not loaded: compiled */
+    assert_int_equal(compile_and_check(sig(47, 0)), 1); /* and stored whole again */
+
+    clear();
+    assert_int_equal(compile_and_check(sig(48, 2)), 0); /* a split kernel: three functions */
+    only_entry(path, sizeof path);
+    rewrite_entry(path, rename_check_function);
+    assert_int_equal(compile_and_check(sig(48, 2)), 0);
+    assert_int_equal(compile_and_check(sig(48, 2)), 1);
+
+    clear();
+    assert_int_equal(compile_and_check(sig(49, 0)), 0);
+    only_entry(path, sizeof path);
+    rewrite_entry(path, writable_code);
+    assert_int_equal(compile_and_check(sig(49, 0)), 1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -395,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_hostile_entries_are_never_loaded),
         cmocka_unit_test(test_entry_path_taken_by_a_folder),
         cmocka_unit_test(test_eviction_over_many_entries),
+        cmocka_unit_test(test_valid_checksum_foreign_objects),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
