@@ -134,15 +134,16 @@ memcheck() {
 # -O0, atomic counters: see TENSORJIT_COVERAGE in CMakeLists.txt), printed
 # for the library (runtime/ ir/ jit/) and for models/ + tools/. The step
 # fails if the library's line or branch coverage falls below the ratchet:
-# the figures measured when it was last raised, rounded down. Raise it
+# the figures measured when it was last raised, rounded down to a whole
+# percent (thread timing moves them by up to 0.3% run to run). Raise it
 # when tests add coverage; never lower it to pass. What stays uncovered
 # and why: docs/coverage.md.
 # --exclude-unreachable-branches drops the branches gcc attaches to lines
 # with no code of their own (a closing brace), which are no decision of the
 # source (it changed nothing when measured). --exclude-throw-branches is not
 # used: C has no exceptions, so there is nothing for it to exclude.
-coverage_min_lines=92.6
-coverage_min_branches=78.0
+coverage_min_lines=96
+coverage_min_branches=86
 coverage() {
     echo "== coverage (gcovr): the whole suite, Debug -O0 --coverage"
     cmake -S . -B build-coverage -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
