@@ -284,7 +284,10 @@ static void test_cache_without_a_folder(void **state)
     assert_int_equal(jit_cache_stats(0, &entries, &bytes, dir, sizeof dir), -1);
     expect_error("no cache folder is open");
     assert_string_equal(dir, "");
-
+#ifndef TJ_WITH_JIT
+    assert_int_equal(jit_cache_open("/tmp"), -1);
+    expect_error("this build has no JIT backend");
+#else
     /* the variable is the folder when none is named */
     char base[] = "/tmp/tj_api_XXXXXX";
     assert_non_null(mkdtemp(base));
@@ -322,6 +325,7 @@ static void test_cache_without_a_folder(void **state)
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", base);
     assert_int_equal(system(cmd), 0);
+#endif
     if (saved)
         setenv("TENSORJIT_CACHE_DIR", saved, 1);
     else
