@@ -564,14 +564,18 @@ static void tj_emit_range_loops(tj_kir *k)
     tj_loop l;
     tj_loop_begin_range(e, &l, "unit", k->begin, k->end);
     tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
-    LLVMValueRef rest = l.iv;
+    LLVMValueRef rest = l.iv, at[TJ_MAX_LEVELS];
     for (int u = p->unit_levels - 1; u >= 0; u--) {
-        const tj_level *v = &p->levels[u];
-        LLVMValueRef n = tj_i64(e, v->trip);
-        LLVMValueRef i = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
+        LLVMValueRef n = tj_i64(e, p->levels[u].trip);
+        at[u] = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
         if (u)
             rest = LLVMBuildUDiv(e->b, rest, n, "unit.rest");
-        c = tj_advance(k, c, v, i);
+    }
+    for (int u = 0; u < p->unit_levels; u++) {
+        /* no level below the units: the innermost unit level is the loop */
+        if (u == p->nlevels - 1 && k->st.prefetch)
+            tj_emit_prefetch(k, c, &p->levels[u], at[u]);
+        c = tj_advance(k, c, &p->levels[u], at[u]);
     }
     tj_emit_nest(k, p->unit_levels, c);
     tj_loop_end(e, &l, NULL);

@@ -484,6 +484,80 @@ static void test_disk_cache_across_processes(void **state)
         assert_int_equal(run("gather-nd --bogus"), 2);
 }
 
+/* Without -o the result is printed: every element type the .npy reader
+ * takes, in its own notation (values chosen by hand: the extremes of each
+ * integer type; f16 normal, subnormal, infinite). */
+static void test_prints_every_element_type(void **state)
+{
+    (void)state;
+    int32_t gi[2] = {2, 0}, hi[4] = {2, 1, 3, 0};
+    write_npy("gi.npy", "<i4", "(2, 1)", gi, sizeof gi);
+    write_npy("hi.npy", "<i4", "(4, 1)", hi, sizeof hi);
+    uint8_t b[3] = {1, 0, 0};
+    int8_t i1[3] = {-3, 7, -128};
+    uint8_t u1[3] = {200, 1, 255};
+    int16_t i2[3] = {-300, 0, 32767};
+    uint16_t u2[3] = {65535, 1, 2};
+    uint32_t u4[3] = {4000000000u, 0, 7};
+    int64_t i8[3] = {-9, 0, INT64_MIN};
+    uint64_t u8[3] = {UINT64_MAX, 0, 5};
+    double f8[3] = {0.25, 0, -1e300};
+    uint16_t f2[4] = {0x3c00, 0x0001, 0xc100, 0x7c00}; /* 1, 2^-24, -2.5, inf */
+    const struct {
+        const char *descr;
+        const void *v;
+        size_t bytes;
+        const char *want;
+    } cases[] = {
+        {"|b1", b, sizeof b, "[false, true]\n"},
+        {"|i1", i1, sizeof i1, "[-128, -3]\n"},
+        {"|u1", u1, sizeof u1, "[255, 200]\n"},
+        {"<i2", i2, sizeof i2, "[32767, -300]\n"},
+        {"<u2", u2, sizeof u2, "[2, 65535]\n"},
+        {"<u4", u4, sizeof u4, "[7, 4000000000]\n"},
+        {"<i8", i8, sizeof i8, "[-9223372036854775808, -9]\n"},
+        {"<u8", u8, sizeof u8, "[5, 18446744073709551615]\n"},
+        {"<f8", f8, sizeof f8, "[-1e+300, 0.25]\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_npy("typed.npy", cases[i].descr, "(3,)", cases[i].v, cases[i].bytes);
+        assert_int_equal(run("gather-nd --data @typed.npy --indices @gi.npy"), 0);
+        if (strcmp(out_text, cases[i].want) != 0)
+            fail_msg("%s printed %s, expected %s", cases[i].descr, out_text, cases[i].want);
+    }
+    write_npy("typed.npy", "<f2", "(4,)", f2, sizeof f2);
+    assert_int_equal(run("gather-nd --data @typed.npy --indices @hi.npy"), 0);
+    assert_string_equal(out_text, "[-2.5, 5.96046e-08, inf, 1]\n");
+}
+
+static void expect_ends_with(const char *text, const char *end)
+{
+    size_t n = strlen(text), m = strlen(end);
+    if (n < m || strcmp(text + n - m, end) != 0)
+        fail_msg("output ends \"%s\", expected \"%s\"", n > 40 ? text + n - 40 : text, end);
+}
+
+/* A printed result stops after 1000 elements with "...", and nothing after
+ * it (it once went on with an empty ", " per element left). */
+static void test_prints_at_most_1000_elements(void **state)
+{
+    (void)state;
+    static int32_t v[1005], ix[1005];
+    for (int i = 0; i < 1005; i++)
+        v[i] = i, ix[i] = i;
+    write_npy("long.npy", "<i4", "(1005,)", v, sizeof v);
+    write_npy("longi.npy", "<i4", "(1005, 1)", ix, sizeof ix);
+    assert_int_equal(run("gather-nd --data @long.npy --indices @longi.npy"), 0);
+    expect_ends_with(out_text, ", 997, 998, 999, ...]\n");
+    assert_int_equal(strncmp(out_text, "[0, 1, 2, ", 10), 0);
+    /* two levels: the rows after the cut are not printed either */
+    write_npy("longi2.npy", "<i4", "(335, 3, 1)", ix, 1005 * sizeof *ix);
+    assert_int_equal(run("gather-nd --data @long.npy --indices @longi2.npy"), 0);
+    expect_ends_with(out_text, " [996, 997, 998],\n [999, ...]]\n");
+    assert_int_equal(run("gather-nd --data @long.npy --indices @longi.npy --batch-dims 99"), 2);
+    assert_string_equal(err_text, "tensorjit: --batch-dims=99 is outside [-32, 32]\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -494,6 +568,8 @@ int main(void)
         cmocka_unit_test(test_invalid_signature_exit_2),
         cmocka_unit_test(test_scatter_update_example),
         cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_prints_every_element_type),
+        cmocka_unit_test(test_prints_at_most_1000_elements),
         cmocka_unit_test(test_dump_from_flags_and_files),
         cmocka_unit_test(test_verbose_names_the_jit),
         cmocka_unit_test(test_debug_zero_prints_nothing),
