@@ -82,7 +82,7 @@ static void tj_shape_text(const jit_shape *s, char *buf, size_t len)
 static void tj_list_layer(const tj_model_layer *l, int explain)
 {
     char a[200], b[200], c[200], o[200], op[96];
-    printf("  %-24s id %-5s %-16s", l->name, l->id, tj_op_name(l, op, sizeof op));
+    printf("  %-24s id %-5s %-18s", l->name, l->id, tj_op_name(l, op, sizeof op));
     if (!l->usable) {
         printf("skipped: %s\n", l->skip);
         return;
@@ -128,7 +128,7 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
 static int tj_report(const tj_model_run *run)
 {
     int bad = 0;
-    printf("\n%-24s %-5s %-16s %-44s %10s %10s%s\n", "layer", "id", "op", "engine",
+    printf("\n%-24s %-5s %-18s %-44s %10s %10s%s\n", "layer", "id", "op", "engine",
            "compile ms", "code bytes", run->check ? "  check" : "");
     for (int i = 0; i < run->model->count; i++) {
         const tj_model_layer *l = &run->model->layers[i];
@@ -137,7 +137,7 @@ static int tj_report(const tj_model_run *run)
             continue;
         char engine[256], op[96];
         if (!r->compiled) {
-            printf("%-24s %-5s %-16s refused: %s\n", l->name, l->id,
+            printf("%-24s %-5s %-18s refused: %s\n", l->name, l->id,
                    tj_op_name(l, op, sizeof op), r->error);
             bad = 1;
             continue;
@@ -146,7 +146,7 @@ static int tj_report(const tj_model_run *run)
             snprintf(engine, sizeof engine, "jit%s", r->info.cache_hit ? " (disk cache)" : "");
         else
             snprintf(engine, sizeof engine, "reference (%.60s)", r->info.why);
-        printf("%-24s %-5s %-16s %-44s %10.2f %10zu", l->name, l->id,
+        printf("%-24s %-5s %-18s %-44s %10.2f %10zu", l->name, l->id,
                tj_op_name(l, op, sizeof op), engine,
                r->info.compile_ms, r->info.code_bytes);
         if (run->check) {
