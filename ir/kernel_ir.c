@@ -728,11 +728,25 @@ static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range
     LLVMBuildRet(e->b, r);
 }
 
+/* The reductions the generator compiles (the others go to the reference
+ * kernel): none yet. */
+static int tj_ir_reduces(const tj_plan *p)
+{
+    (void)p;
+    return 0;
+}
+
 LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
                            const char *name, char *why, size_t why_len)
 {
     tj_kir k = {0};
     tj_emit *e = &k.e;
+    if (p->reduction != JIT_REDUCTION_NONE && !tj_ir_reduces(p)) {
+        snprintf(why, why_len, "the JIT does not compile reduction %s%s yet: the reference "
+                 "kernel serves", jit_reduction_name(p->reduction),
+                 p->no_init_val ? " without init value" : "");
+        return NULL;
+    }
     k.p = p;
     k.st = *st;
     e->ctx = ctx;

@@ -1,5 +1,7 @@
-/* IEEE half and bfloat16 <-> float, for printing tensors and for tests
- * that write f16 vectors. Round to nearest even. */
+/* IEEE half and bfloat16 <-> float, round to nearest even: the reductions'
+ * arithmetic on f16 and bf16 (through f32), and the CLI's and the tests'
+ * printing and writing of such tensors (header-only, so they include it
+ * from here). A NaN becomes the quiet NaN of its sign. */
 #ifndef TJ_HALF_H
 #define TJ_HALF_H
 
@@ -38,10 +40,13 @@ static inline uint16_t tj_float_to_half(float f)
         return sign | 0x7c00 | (absx > 0x7f800000 ? 0x200 : 0);
     if (absx >= 0x477ff000) /* rounds to >= 65520: overflow to inf */
         return sign | 0x7c00;
-    if (absx < 0x38800000) { /* subnormal half */
-        float a;
-        memcpy(&a, &absx, sizeof a);
-        return sign | (uint16_t)(int)__builtin_roundevenf(a * 16777216.0f);
+    if (absx < 0x38800000) { /* subnormal half: round(|f| * 2^24) to even, in integers */
+        uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000, s = 126 - e;
+        if (e == 0 || s > 24) /* below half the smallest subnormal */
+            return sign;
+        uint32_t q = m >> s, rem = m & ((1u << s) - 1), half = 1u << (s - 1);
+        q += rem > half || (rem == half && (q & 1));
+        return sign | (uint16_t)q;
     }
     uint32_t r = absx + 0xfff + ((absx >> 13) & 1) - 0x38000000;
     return sign | (uint16_t)(r >> 13);
