@@ -345,9 +345,6 @@ def test_scatter_update_info():
 # Not yet in the C library
 
 @pytest.mark.parametrize("call", [
-    lambda: tensorjit.gather(np.zeros(3), np.array([0]), axis=0),
-    lambda: tensorjit.gather_elements(np.zeros(3), np.array([0]), 0, index_policy="clamp"),
-    lambda: tensorjit.scatter_nd_update(np.zeros(3), np.array([[0]]), np.zeros(1)),
     lambda: tensorjit.scatter_elements_update(np.zeros(3), np.array([0]), np.zeros(1), 0,
                                               reduction="sum", use_init_val=False,
                                               out=np.zeros(3)),
