@@ -134,9 +134,34 @@ static void build(fuzz_input *in, jit_sig *s)
             u->dims[n++] = d->dims[i];
         break;
     }
+    case JIT_OP_SCATTER_ELEMENTS_UPDATE: {
+        small_shape(in, d, 1, 4);
+        int r = d->rank, a = fuzz_byte(in) % r;
+        ix->rank = r;
+        for (int i = 0; i < r; i++) /* along axis any size; elsewhere at most data's */
+            ix->dims[i] = i == a ? fuzz_byte(in) % 5 : fuzz_byte(in) % (d->dims[i] + 1);
+        *u = *ix;
+        s->axis = sign_of(in, a, r);
+        break;
+    }
     default:
         __builtin_trap();
     }
+}
+
+/* A reduction the op's version takes (only its latest has any), and
+ * use_init_val either way. */
+static void pick_reduction(fuzz_input *in, const jit_op_info *oi, jit_sig *s)
+{
+    int last = 0;
+    while (last + 1 < 4 && oi->opsets[last + 1])
+        last++;
+    jit_reduction r = (jit_reduction)(fuzz_byte(in) % JIT_REDUCTION_COUNT);
+    if ((oi->attrs & JIT_ATTR_REDUCTION) && s->opset == oi->opsets[last] &&
+        (oi->reductions & (1u << r)) && !(r == JIT_REDUCTION_MEAN && s->dtype == JIT_BOOL))
+        s->reduction = r;
+    if (oi->attrs & JIT_ATTR_INIT_VAL)
+        s->no_init_val = fuzz_byte(in) & 1;
 }
 
 static void fuzz_op(fuzz_input *in, jit_op op)
@@ -159,6 +184,7 @@ static void fuzz_op(fuzz_input *in, jit_op op)
     s.index_policy = (jit_index_policy)(fuzz_byte(in) % JIT_INDEX_POLICY_COUNT);
     s.threads = fuzz_byte(in) % 3;
     build(in, &s);
+    pick_reduction(in, &oi, &s);
     jit_sig rs = s;
     rs.engine = JIT_ENGINE_REFERENCE;
     jit_kernel fj = jit_compile(&s), fr = jit_compile(&rs);

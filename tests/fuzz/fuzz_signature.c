@@ -78,6 +78,9 @@ static void fuzz_op(fuzz_input *in, jit_op op)
     s.index_policy = (jit_index_policy)(fuzz_byte(in) % (JIT_INDEX_POLICY_COUNT + 1));
     s.engine = JIT_ENGINE_REFERENCE; /* fuzz_differential runs the JIT */
     s.threads = (int)fuzz_signed(in);
+    /* out-of-range reductions too */
+    s.reduction = (jit_reduction)(fuzz_byte(in) % (JIT_REDUCTION_COUNT + 1));
+    s.no_init_val = fuzz_byte(in) & 1;
     if (oi.attrs & JIT_ATTR_AXIS_TENSOR)
         fuzz_shape(in, &s.axis_shape);
     fuzz_shape(in, &s.data_shape);
