@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "reduce_ir.h"
 
 typedef struct tj_kir {
     tj_emit e;
@@ -461,6 +462,15 @@ static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMVal
     }
 }
 
+/* A block to out: copied, or a scatter's reduced into it. */
+static void tj_emit_block_write(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
+{
+    if (k->p->reduction != JIT_REDUCTION_NONE)
+        tj_ir_reduce_block(&k->e, k->p, dst, src);
+    else
+        tj_emit_block_copy(k, dst, src, size);
+}
+
 /* One indexed block copy, of the tuple at cursor c. */
 static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
 {
@@ -480,14 +490,14 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
                               : tj_byte_gep(e, k->out, indexed, "block.dst");
     LLVMValueRef size = tj_i64(e, p->block_bytes);
     if (!valid) {
-        tj_emit_block_copy(k, dst, src, size);
+        tj_emit_block_write(k, dst, src, size);
         return;
     }
     LLVMBasicBlockRef copy = tj_block(e, "tuple.copy"), skip = tj_block(e, "tuple.invalid");
     LLVMBasicBlockRef next = tj_block(e, "tuple.next");
     LLVMBuildCondBr(e->b, valid, copy, skip);
     LLVMPositionBuilderAtEnd(e->b, copy);
-    tj_emit_block_copy(k, dst, src, size);
+    tj_emit_block_write(k, dst, src, size);
     LLVMBuildBr(e->b, next);
     LLVMPositionBuilderAtEnd(e->b, skip);
     if (gather) /* a filling policy: the slice is zeros; a scatter drops the update */
@@ -728,14 +738,6 @@ static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range
     LLVMBuildRet(e->b, r);
 }
 
-/* The reductions the generator compiles (the others go to the reference
- * kernel): none yet. */
-static int tj_ir_reduces(const tj_plan *p)
-{
-    (void)p;
-    return 0;
-}
-
 LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
                            const char *name, char *why, size_t why_len)
 {
@@ -744,7 +746,7 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
     if (p->reduction != JIT_REDUCTION_NONE && !tj_ir_reduces(p)) {
         snprintf(why, why_len, "the JIT does not compile reduction %s%s yet: the reference "
                  "kernel serves", jit_reduction_name(p->reduction),
-                 p->no_init_val ? " without init value" : "");
+                 p->no_init_val ? " without data's values (use_init_val false)" : "");
         return NULL;
     }
     k.p = p;
