@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "reduce.h"
 #include "reduce_ir.h"
 
 typedef struct tj_kir {
@@ -39,6 +40,8 @@ typedef struct tj_kir {
     LLVMValueRef main_fn; /* the kernel's entry: what the runtime knows it by */
     LLVMValueRef data, indices, updates, out;
     LLVMValueRef begin, end; /* the range function's bounds; NULL elsewhere */
+    tj_reduce_pass pass;     /* a reduction: which walk of the nest is emitted */
+    LLVMValueRef scratch;    /* a mean's counts (tj_rt_scratch), else NULL */
 } tj_kir;
 
 static int tj_index_signed(jit_dtype t)
@@ -62,7 +65,7 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
                       ? distance
                       : 0;
     s->nontemporal = (cfg->nontemporal.set ? cfg->nontemporal.value : TJ_IR_NT_DEFAULT) &&
-                     !s->unrolled &&
+                     !s->unrolled && p->reduction == JIT_REDUCTION_NONE &&
                      p->block_bytes >= TJ_IR_NT_MIN_BLOCK && p->block_bytes % 16 == 0 &&
                      s->tuples * p->block_bytes >= TJ_IR_NT_MIN_OUT;
     int64_t split_min = cfg->split_min.set ? cfg->split_min.value : TJ_IR_SPLIT_MIN_BYTES;
@@ -70,7 +73,8 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     /* single-threaded kernels stay whole: the same loop in a separate
      * range function measured slower on G3, for a cause we did not find
      * (docs/performance.md, 'Parallel execution') */
-    s->split = p->threads > 1 && !s->unrolled && p->units >= 2 &&
+    /* the passes of a mean or use_init_val=false are one thread's */
+    s->split = p->threads > 1 && !s->unrolled && p->units >= 2 && !tj_reduce_needs_passes(p) &&
                (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
     s->inline_copy_min =
         cfg->inline_copy_min.set ? cfg->inline_copy_min.value : TJ_IR_INLINE_COPY_MIN;
@@ -462,13 +466,20 @@ static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMVal
     }
 }
 
-/* A block to out: copied, or a scatter's reduced into it. */
-static void tj_emit_block_write(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
+/* A block to out: copied, or a scatter's reduced into it (the block
+ * starts at byte `indexed` of out). */
+static void tj_emit_block_write(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size,
+                                LLVMValueRef indexed)
 {
-    if (k->p->reduction != JIT_REDUCTION_NONE)
-        tj_ir_reduce_block(&k->e, k->p, dst, src);
-    else
+    tj_emit *e = &k->e;
+    if (k->p->reduction == JIT_REDUCTION_NONE) {
         tj_emit_block_copy(k, dst, src, size);
+        return;
+    }
+    tj_reduce_at at = {dst, src, NULL, k->scratch};
+    if (k->scratch)
+        at.first = LLVMBuildUDiv(e->b, indexed, tj_i64(e, k->p->elem_size), "first.elem");
+    tj_ir_reduce_block(e, k->p, k->pass, &at);
 }
 
 /* One indexed block copy, of the tuple at cursor c. */
@@ -490,14 +501,14 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
                               : tj_byte_gep(e, k->out, indexed, "block.dst");
     LLVMValueRef size = tj_i64(e, p->block_bytes);
     if (!valid) {
-        tj_emit_block_write(k, dst, src, size);
+        tj_emit_block_write(k, dst, src, size, indexed);
         return;
     }
     LLVMBasicBlockRef copy = tj_block(e, "tuple.copy"), skip = tj_block(e, "tuple.invalid");
     LLVMBasicBlockRef next = tj_block(e, "tuple.next");
     LLVMBuildCondBr(e->b, valid, copy, skip);
     LLVMPositionBuilderAtEnd(e->b, copy);
-    tj_emit_block_write(k, dst, src, size);
+    tj_emit_block_write(k, dst, src, size, indexed);
     LLVMBuildBr(e->b, next);
     LLVMPositionBuilderAtEnd(e->b, skip);
     if (gather) /* a filling policy: the slice is zeros; a scatter drops the update */
@@ -537,6 +548,47 @@ static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
 }
 
 static void tj_emit_copy_loops(tj_kir *k);
+static void tj_emit_copies(tj_kir *k);
+
+/* A mean's counts: the calling thread's scratch, asked for before anything
+ * is written, so that running short (JIT_STATUS_NO_MEMORY) writes nothing. */
+static void tj_emit_scratch(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    int64_t bytes = tj_ir_reduce_scratch_bytes(k->p);
+    if (bytes == 0)
+        return;
+    LLVMTypeRef fty = LLVMFunctionType(e->ptr, &e->i64, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_SCRATCH);
+    if (!fn)
+        fn = LLVMAddFunction(e->mod, TJ_RT_SCRATCH, fty);
+    LLVMValueRef n = tj_i64(e, bytes);
+    k->scratch = LLVMBuildCall2(e->b, fty, fn, &n, 1, "scratch");
+    LLVMValueRef none = LLVMBuildICmp(e->b, LLVMIntEQ, k->scratch, LLVMConstNull(e->ptr),
+                                      "no.scratch");
+    LLVMBasicBlockRef fail = tj_block(e, "scratch.fail"), ok = tj_block(e, "scratch.ok");
+    LLVMBuildCondBr(e->b, none, fail, ok);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMBuildRet(e->b, tj_i32(e, JIT_STATUS_NO_MEMORY));
+    LLVMPositionBuilderAtEnd(e->b, ok);
+}
+
+/* The copies; a reduction that needs them walks the nest before (the
+ * positions' start) and after (a mean's division) its updates. */
+static void tj_emit_passes(tj_kir *k)
+{
+    const tj_plan *p = k->p;
+    if (tj_reduce_needs_passes(p)) {
+        k->pass = TJ_PASS_START;
+        tj_emit_copies(k);
+    }
+    k->pass = TJ_PASS_REDUCE;
+    tj_emit_copies(k);
+    if (p->reduction == JIT_REDUCTION_MEAN) {
+        k->pass = TJ_PASS_FINISH;
+        tj_emit_copies(k);
+    }
+}
 
 /* With non-temporal stores: the loops twice, for a 16-byte aligned out
  * (streaming stores, then a fence that orders them) and for any other. */
@@ -695,7 +747,7 @@ static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
     tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     tj_emit_data_copy(k);
-    tj_emit_copies(k);
+    tj_emit_passes(k);
     LLVMBuildRet(e->b, tj_i32(e, 0));
     k->begin = k->end = NULL;
     return e->fn;
@@ -743,12 +795,6 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
 {
     tj_kir k = {0};
     tj_emit *e = &k.e;
-    if (p->reduction != JIT_REDUCTION_NONE && !tj_ir_reduces(p)) {
-        snprintf(why, why_len, "the JIT does not compile reduction %s%s yet: the reference "
-                 "kernel serves", jit_reduction_name(p->reduction),
-                 p->no_init_val ? " without data's values (use_init_val false)" : "");
-        return NULL;
-    }
     k.p = p;
     k.st = *st;
     e->ctx = ctx;
@@ -770,8 +816,9 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
     } else {
         tj_emit_pointer_checks(&k);
         tj_emit_validation(&k);
+        tj_emit_scratch(&k);
         tj_emit_data_copy(&k);
-        tj_emit_copies(&k);
+        tj_emit_passes(&k);
         LLVMBuildRet(e->b, tj_i32(e, 0));
     }
     LLVMDisposeBuilder(e->b);

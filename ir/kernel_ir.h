@@ -15,6 +15,7 @@
 #define TJ_RT_BAD_INDEX "tj_rt_bad_index"
 #define TJ_RT_BAD_POINTER "tj_rt_bad_pointer"
 #define TJ_RT_PARALLEL "tj_rt_parallel"
+#define TJ_RT_SCRATCH "tj_rt_scratch"
 
 /* Suffixes of the exported check and range functions of a split kernel. */
 #define TJ_IR_CHECK_SUFFIX "_check"

@@ -16,6 +16,8 @@
 
 #include <stdio.h>
 
+#include "reduce.h"
+
 typedef struct tj_rir {
     tj_emit *e;
     const tj_plan *p;
@@ -225,35 +227,146 @@ static LLVMValueRef tj_combine(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
     }
 }
 
-/* out element at dst + off = reduction(it, the update at src + off). */
-static void tj_reduce_one(const tj_rir *r, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef off)
+static LLVMValueRef tj_widen(const tj_rir *r, LLVMValueRef v)
+{
+    return tj_unsigned(r->p->dtype) ? LLVMBuildZExt(r->e->b, v, r->e->i64, "wide")
+                                    : LLVMBuildSExt(r->e->b, v, r->e->i64, "wide");
+}
+
+/* The element type's neutral value of the reduction, as runtime/reduce.c
+ * defines it (its bytes, here a constant). */
+static LLVMValueRef tj_neutral(const tj_rir *r, LLVMTypeRef t)
+{
+    unsigned char bytes[8] = {0};
+    uint64_t bits = 0;
+    tj_reduce_neutral(r->p, bytes, 1);
+    for (int i = r->p->elem_size - 1; i >= 0; i--)
+        bits = bits << 8 | bytes[i]; /* little-endian */
+    LLVMTypeRef it = LLVMIntTypeInContext(r->e->ctx, (unsigned)r->p->elem_size * 8);
+    LLVMValueRef c = LLVMConstInt(it, bits, 0);
+    return t == it ? c : LLVMConstBitCast(c, t);
+}
+
+/* i64 slots of the scratch: counts at [0, elems), wide sums after them. */
+static LLVMValueRef tj_slot(const tj_rir *r, const tj_reduce_at *at, LLVMValueRef q, int sum)
 {
     tj_emit *e = r->e;
-    LLVMTypeRef t = tj_elem_type(r);
-    LLVMValueRef pd = tj_byte_gep(e, dst, off, "red.dst"), ps = tj_byte_gep(e, src, off, "red.src");
-    LLVMValueRef v = tj_combine(r, tj_load(e, t, pd, "red.out"), tj_load(e, t, ps, "red.upd"));
-    LLVMValueRef to = LLVMBuildPointerCast(e->b, pd, LLVMPointerType(t, 0), "");
-    LLVMSetAlignment(LLVMBuildStore(e->b, v, to), 1);
+    LLVMValueRef n = sum ? tj_add(e, q, tj_i64(e, r->p->out_bytes / r->p->elem_size), "sum.q") : q;
+    LLVMValueRef p = tj_byte_gep(e, at->scratch, tj_mul(e, n, 8, "slot.off"), "slot");
+    return LLVMBuildPointerCast(e->b, p, LLVMPointerType(e->i64, 0), "");
 }
 
-int tj_ir_reduces(const tj_plan *p)
+static void tj_store(const tj_rir *r, LLVMValueRef v, LLVMValueRef ptr, LLVMTypeRef t)
 {
-    /* the passes over positions of mean and no_init_val are the reference
-     * kernel's for now */
-    return p->reduction != JIT_REDUCTION_MEAN && !p->no_init_val;
+    LLVMValueRef to = LLVMBuildPointerCast(r->e->b, ptr, LLVMPointerType(t, 0), "");
+    LLVMSetAlignment(LLVMBuildStore(r->e->b, v, to), 1);
 }
 
-void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, LLVMValueRef dst, LLVMValueRef src)
+static LLVMValueRef tj_load_slot(const tj_rir *r, LLVMValueRef slot)
+{
+    return LLVMBuildLoad2(r->e->b, r->e->i64, slot, "slot.v");
+}
+
+/* The mean of a float sum (in out) over count, in the element type. */
+static LLVMValueRef tj_float_mean(const tj_rir *r, LLVMValueRef v, LLVMValueRef count)
+{
+    LLVMBuilderRef bd = r->e->b;
+    switch (r->p->dtype) {
+    case JIT_F64: return LLVMBuildFDiv(bd, v, LLVMBuildSIToFP(bd, count, r->f64, ""), "mean");
+    case JIT_F32: return LLVMBuildFDiv(bd, v, LLVMBuildSIToFP(bd, count, r->f32, ""), "mean");
+    case JIT_F16:
+        return tj_f32_to_half(r, LLVMBuildFDiv(bd, tj_half_to_f32(r, v),
+                                               LLVMBuildSIToFP(bd, count, r->f32, ""), "mean"));
+    default:
+        return tj_f32_to_bf16(r, LLVMBuildFDiv(bd, tj_bf16_to_f32(r, v),
+                                               LLVMBuildSIToFP(bd, count, r->f32, ""), "mean"));
+    }
+}
+
+/* floor(sum / count) (count > 0), cut to the element type. */
+static LLVMValueRef tj_int_mean(const tj_rir *r, LLVMValueRef sum, LLVMValueRef count,
+                                LLVMTypeRef t)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef q;
+    if (tj_unsigned(r->p->dtype)) {
+        q = LLVMBuildUDiv(bd, sum, count, "mean");
+    } else {
+        q = LLVMBuildSDiv(bd, sum, count, "quot");
+        LLVMValueRef inexact = LLVMBuildICmp(bd, LLVMIntNE, LLVMBuildSRem(bd, sum, count, ""),
+                                             tj_i64(r->e, 0), "");
+        LLVMValueRef neg = LLVMBuildICmp(bd, LLVMIntSLT, sum, tj_i64(r->e, 0), "");
+        LLVMValueRef down = LLVMBuildZExt(bd, LLVMBuildAnd(bd, inexact, neg, ""), r->e->i64, "");
+        q = LLVMBuildSub(bd, q, down, "mean"); /* toward negative infinity */
+    }
+    return LLVMBuildTrunc(bd, q, t, "mean.t");
+}
+
+static int tj_wide(const tj_plan *p)
+{
+    return p->reduction == JIT_REDUCTION_MEAN && tj_reduce_wide_sum(p);
+}
+
+/* Element e (at byte off of the block) in one pass. */
+static void tj_pass_one(const tj_rir *r, tj_reduce_pass pass, const tj_reduce_at *at,
+                        LLVMValueRef e_idx, LLVMValueRef off)
+{
+    tj_emit *e = r->e;
+    const tj_plan *p = r->p;
+    LLVMTypeRef t = tj_elem_type(r);
+    int mean = p->reduction == JIT_REDUCTION_MEAN, wide = tj_wide(p);
+    LLVMValueRef pd = tj_byte_gep(e, at->dst, off, "red.dst");
+    LLVMValueRef q = mean ? tj_add(e, at->first, e_idx, "red.q") : NULL;
+    LLVMValueRef count = mean ? tj_slot(r, at, q, 0) : NULL, sum = wide ? tj_slot(r, at, q, 1) : NULL;
+    if (pass == TJ_PASS_START) {
+        if (count)
+            LLVMBuildStore(e->b, tj_i64(e, p->no_init_val ? 0 : 1), count);
+        if (sum)
+            LLVMBuildStore(e->b, p->no_init_val ? tj_i64(e, 0) : tj_widen(r, tj_load(e, t, pd, "")),
+                           sum);
+        else if (p->no_init_val)
+            tj_store(r, tj_neutral(r, t), pd, t);
+        return;
+    }
+    if (pass == TJ_PASS_FINISH) {
+        LLVMValueRef c = tj_load_slot(r, count);
+        LLVMValueRef hit = LLVMBuildICmp(e->b, LLVMIntSGT, c, tj_i64(e, 0), "hit");
+        LLVMValueRef safe = LLVMBuildSelect(e->b, hit, c, tj_i64(e, 1), "count");
+        LLVMValueRef old = tj_load(e, t, pd, "red.out");
+        LLVMValueRef m = wide ? tj_int_mean(r, tj_load_slot(r, sum), safe, t)
+                              : tj_float_mean(r, old, safe);
+        tj_store(r, LLVMBuildSelect(e->b, hit, m, old, "red.mean"), pd, t);
+        LLVMBuildStore(e->b, tj_i64(e, 0), count); /* divided once */
+        return;
+    }
+    LLVMValueRef u = tj_load(e, t, tj_byte_gep(e, at->src, off, "red.src"), "red.upd");
+    if (count)
+        LLVMBuildStore(e->b, LLVMBuildAdd(e->b, tj_load_slot(r, count), tj_i64(e, 1), ""), count);
+    if (sum)
+        LLVMBuildStore(e->b, LLVMBuildAdd(e->b, tj_load_slot(r, sum), tj_widen(r, u), ""), sum);
+    else
+        tj_store(r, tj_combine(r, tj_load(e, t, pd, "red.out"), u), pd, t);
+}
+
+int64_t tj_ir_reduce_scratch_bytes(const tj_plan *p)
+{
+    if (p->reduction != JIT_REDUCTION_MEAN)
+        return 0;
+    return p->out_bytes / p->elem_size * 8 * (tj_wide(p) ? 2 : 1);
+}
+
+void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, tj_reduce_pass pass,
+                        const tj_reduce_at *at)
 {
     tj_rir r = {e, p, LLVMFloatTypeInContext(e->ctx), LLVMDoubleTypeInContext(e->ctx)};
     int64_t n = p->block_bytes / p->elem_size;
     if (n <= TJ_IR_REDUCE_UNROLL) {
         for (int64_t i = 0; i < n; i++)
-            tj_reduce_one(&r, dst, src, tj_i64(e, i * p->elem_size));
+            tj_pass_one(&r, pass, at, tj_i64(e, i), tj_i64(e, i * p->elem_size));
         return;
     }
     tj_loop l;
     tj_loop_begin(e, &l, "elem", n, NULL);
-    tj_reduce_one(&r, dst, src, tj_mul(e, l.iv, p->elem_size, "elem.off"));
+    tj_pass_one(&r, pass, at, l.iv, tj_mul(e, l.iv, p->elem_size, "elem.off"));
     tj_loop_end(e, &l, NULL);
 }

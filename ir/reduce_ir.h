@@ -9,12 +9,27 @@
  * longer ones in a loop that LLVM vectorizes. */
 #define TJ_IR_REDUCE_UNROLL 8
 
-/* 1 when the generator compiles p's reduction (else the reference kernel
- * serves, and says why). */
-int tj_ir_reduces(const tj_plan *p);
+/* What a walk of the nest does with each block of a reduction: mean and
+ * use_init_val=false walk it three times (runtime/ref_kernel.c does the
+ * same): set up the positions hit, reduce, then divide (mean). */
+typedef enum tj_reduce_pass {
+    TJ_PASS_START,  /* count = 1 or 0, wide sum = out or 0, or out = neutral */
+    TJ_PASS_REDUCE, /* the updates, in order */
+    TJ_PASS_FINISH  /* mean: out = sum / count, once per position */
+} tj_reduce_pass;
 
-/* out[dst + e] = reduction(out[dst + e], updates[src + e]) for every
- * element e of one block, in order. */
-void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, LLVMValueRef dst, LLVMValueRef src);
+/* The block a pass works on: dst and src point at out's and the updates'
+ * block, first is its first element's number in out, scratch the counts
+ * (then the wide sums) of the kernel's positions (NULL: none needed). */
+typedef struct tj_reduce_at {
+    LLVMValueRef dst, src, first, scratch;
+} tj_reduce_at;
+
+/* Bytes of scratch p's kernel needs per call (0: none). */
+int64_t tj_ir_reduce_scratch_bytes(const tj_plan *p);
+
+/* One pass of the reduction over one block, element by element, in order. */
+void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, tj_reduce_pass pass,
+                        const tj_reduce_at *at);
 
 #endif

@@ -229,6 +229,7 @@ const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS] = {
     {TJ_RT_BAD_INDEX, (void *)(uintptr_t)tj_rt_bad_index},
     {TJ_RT_BAD_POINTER, (void *)(uintptr_t)tj_rt_bad_pointer},
     {TJ_RT_PARALLEL, (void *)(uintptr_t)tj_rt_parallel},
+    {TJ_RT_SCRATCH, (void *)(uintptr_t)tj_rt_scratch},
     {"memcpy", (void *)(uintptr_t)memcpy},
     {"memmove", (void *)(uintptr_t)memmove},
     {"memset", (void *)(uintptr_t)memset},

@@ -4,6 +4,7 @@
 #include "pool.h"
 #include "error.h"
 #include "ref_kernel.h"
+#include "scratch.h"
 
 int tj_rt_bad_index(const void *self, const void *indices)
 {
@@ -23,6 +24,15 @@ int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
         return JIT_STATUS_BAD_POINTER;
     tj_error_set("a buffer is NULL but the signature needs bytes there");
     return JIT_STATUS_BAD_POINTER;
+}
+
+void *tj_rt_scratch(int64_t bytes)
+{
+    void *s = bytes > 0 ? tj_scratch((size_t)bytes) : NULL;
+    if (!s)
+        tj_error_set("out of memory for the counts of a reduction (%lld bytes)",
+                     (long long)bytes);
+    return s;
 }
 
 typedef struct tj_parallel_job {

@@ -5,9 +5,15 @@
 #ifndef TJ_JIT_SUPPORT_H
 #define TJ_JIT_SUPPORT_H
 
+#include <stdint.h>
+
 int tj_rt_bad_index(const void *self, const void *indices);
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
                       const void *updates, const void *out);
+
+/* The calling thread's scratch for a reduction's passes (runtime/
+ * scratch.h), or NULL with jit_last_error() set. */
+void *tj_rt_scratch(int64_t bytes);
 
 /* A split kernel's copies over the pool, up to its plan's thread count. */
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
