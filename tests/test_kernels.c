@@ -337,6 +337,45 @@ static void test_env_forces_reference(void **state)
     assert_string_equal(info.why, "TENSORJIT_JIT=off");
 }
 
+/* Every reduction and use_init_val is a kernel of its own (a key that
+ * left them out served the first one compiled for all), and each computes
+ * its own result: the example of SPEC section 5 worked by hand. */
+static void test_reductions_are_kernels_of_their_own(void **state)
+{
+    (void)state;
+    static const jit_reduction reds[] = {JIT_REDUCTION_NONE, JIT_REDUCTION_SUM,
+                                         JIT_REDUCTION_PROD, JIT_REDUCTION_MIN,
+                                         JIT_REDUCTION_MAX, JIT_REDUCTION_MEAN};
+    /* data [1, 2, 3, 4]; updates 10, 20, 30 to positions 1, 1, 3 */
+    static const int32_t want[][2][4] = {
+        {{1, 20, 3, 30}, {1, 20, 3, 30}},   /* none: the last wins either way */
+        {{1, 32, 3, 34}, {1, 30, 3, 30}},   /* sum; without data: 10+20, 30 */
+        {{1, 400, 3, 120}, {1, 200, 3, 30}}, /* prod */
+        {{1, 2, 3, 4}, {1, 10, 3, 30}},     /* min */
+        {{1, 20, 3, 30}, {1, 20, 3, 30}},   /* max */
+        {{1, 10, 3, 17}, {1, 15, 3, 30}},   /* mean: floor(32/3), floor(34/2) */
+    };
+    const int32_t data[4] = {1, 2, 3, 4}, upd[3] = {10, 20, 30};
+    const int64_t idx[3] = {1, 1, 3};
+    jit_kernel seen[12] = {0};
+    for (int r = 0; r < 6; r++)
+        for (int ni = 0; ni < 2; ni++) {
+            jit_sig s = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .opset = 12, .dtype = JIT_I32,
+                         .index_type = JIT_I64, .engine = engine_under_test,
+                         .reduction = reds[r], .no_init_val = ni,
+                         .data_shape = {1, {4}}, .indices_shape = {1, {3}},
+                         .updates_shape = {1, {3}}};
+            jit_kernel k = jit_compile(&s);
+            assert_non_null(k);
+            int32_t out[4];
+            assert_int_equal(jit_call(k, data, idx, upd, out), 0);
+            assert_memory_equal(out, want[r][ni], sizeof out);
+            seen[2 * r + ni] = k;
+            for (int j = 0; j < 2 * r + ni; j++) /* none ignores use_init_val */
+                assert_true(seen[j] != k || (r == 0 && j == 0));
+        }
+}
+
 static int use_auto(void **state)
 {
     (void)state;
@@ -380,6 +419,7 @@ int main(void)
         BOTH_ENGINES(test_u64_indices_above_int64),
         BOTH_ENGINES(test_null_buffers),
         BOTH_ENGINES(test_cache_identity_and_info),
+        BOTH_ENGINES(test_reductions_are_kernels_of_their_own),
         cmocka_unit_test_teardown(test_env_forces_reference, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
