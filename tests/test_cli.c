@@ -554,6 +554,46 @@ static void test_check_explain_dump_new_ops(void **state)
  * input port 2 (a Const the fragment does not carry: --axis gives it),
  * batch_dims a <data> attribute; GatherElements' axis an attribute;
  * ScatterNDUpdate's inputs data, indices, updates. */
+/* Layers with reductions: read (reduction, use_init_val), listed, compiled
+ * and checked against the reference kernel, the JIT in a JIT build. */
+static void test_model_check_reduction_layers(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "<layer id=\"1\" name=\"agg\" type=\"ScatterNDUpdate\" version=\"opset15\">"
+        "<data reduction=\"sum\"/><input>"
+        "<port precision=\"FP32\"><dim>50</dim><dim>8</dim></port>"
+        "<port precision=\"I64\"><dim>300</dim><dim>1</dim></port>"
+        "<port precision=\"FP32\"><dim>300</dim><dim>8</dim></port></input></layer>\n"
+        "<layer id=\"2\" name=\"avg\" type=\"ScatterElementsUpdate\" version=\"opset12\">"
+        "<data reduction=\"mean\" use_init_val=\"false\"/><input>"
+        "<port precision=\"I32\"><dim>6</dim><dim>9</dim></port>"
+        "<port precision=\"I32\"><dim>6</dim><dim>4</dim></port>"
+        "<port precision=\"I32\"><dim>6</dim><dim>4</dim></port><port/></input></layer>\n"
+        "<layer id=\"3\" name=\"odd\" type=\"ScatterElementsUpdate\" version=\"opset12\">"
+        "<data reduction=\"median\"/><input><port><dim>2</dim></port><port><dim>2</dim></port>"
+        "<port><dim>2</dim></port><port/></input></layer>\n";
+    FILE *f = fopen(path("red.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @red.xml --check --axis 1"), 0);
+    assert_non_null(strstr(out_text, ", reduction sum, index policy negative-wraps -> [50,8]"));
+    assert_non_null(strstr(out_text, ", reduction mean (use_init_val false), index policy "
+                                     "negative-wraps -> [6,9]"));
+    assert_non_null(strstr(out_text, "skipped: reduction 'median' is not one of none, sum, sub, "
+                                     "prod, min, max, mean"));
+    const char *table = strstr(out_text, "\nlayer ");
+    assert_non_null(table);
+    for (const char *row = strchr(table + 1, '\n'); row; row = strchr(row + 1, '\n')) {
+        if (row[1] == '\0')
+            break;
+#ifdef TJ_WITH_JIT
+        assert_non_null(strstr(row, " jit"));
+#endif
+        assert_non_null(strstr(row, "ok (8 runs, bad index included)"));
+    }
+}
+
 static void test_model_check_new_layers(void **state)
 {
     (void)state;
@@ -825,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_scatter_nd_update_command),
         cmocka_unit_test(test_check_explain_dump_new_ops),
         cmocka_unit_test(test_model_check_new_layers),
+        cmocka_unit_test(test_model_check_reduction_layers),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_prints_every_element_type),
         cmocka_unit_test(test_prints_at_most_1000_elements),

@@ -106,6 +106,9 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
     }
     if (info.attrs & JIT_ATTR_AXIS)
         printf(", axis %lld", (long long)s->axis);
+    if ((info.attrs & JIT_ATTR_REDUCTION) && s->reduction != JIT_REDUCTION_NONE)
+        printf(", reduction %s%s", jit_reduction_name(s->reduction),
+               s->no_init_val ? " (use_init_val false)" : "");
     if (info.attrs & JIT_ATTR_BATCH_DIMS)
         printf(", batch_dims %d", s->batch_dims);
     if (s->index_policy != JIT_INDEX_ERROR)
