@@ -1,7 +1,8 @@
 /* `tensorjit demo`: the README's first command. The specifications' own
  * example layers (GatherND-8 examples 1, 6 and 7, with batch_dims 0, 2 and
  * 3, ScatterUpdate-3 example 2, Gather-8 with batch_dims 1 and an index
- * beyond the axis, ScatterNDUpdate-3 with tuples of 3), read from built-in
+ * beyond the axis, ScatterNDUpdate-3 with tuples of 3, ScatterElementsUpdate-12
+ * with a mean), read from built-in
  * IR fragments by the model reader; for each: the plan, a few lines of IR,
  * the output checked against the spec's, and the time per call of the JIT
  * kernel against the reference kernel. */
@@ -46,6 +47,10 @@ static const float snd_data[] = {11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 23,
                                  26, 27, 28, 29, 31, 32, 33, 34, 35, 36, 37, 38, 39};
 static const int64_t snd_idx[] = {0, 0, 0, 2, 2, 2, 1, 0, 0, 1, 2, 2};
 static const float snd_upd[] = {91, 92, 81, 82};
+static const float seu_data[] = {11, 12, 13, 14, 15, 16};
+static const int64_t seu_idx[] = {0, 1, 0, 2};
+static const float seu_upd[] = {23, 38, 32, 7};
+static const float seu_out[] = {22, 25, 10, 14, 15, 16}; /* (11+23+32)/3, (12+38)/2, (13+7)/2 */
 static const float snd_out[] = {91, 12, 13, 14, 15, 16, 17, 18, 19, 81, 22, 23, 24, 25,
                                 26, 27, 28, 82, 31, 32, 33, 34, 35, 36, 37, 38, 92};
 
@@ -79,6 +84,13 @@ static const tj_demo tj_demos[] = {
      "<port><dim>3</dim><dim>3</dim><dim>3</dim></port>"
      "<port><dim>2</dim><dim>2</dim><dim>3</dim></port>" PORT2(2, 2) "</input></layer>",
      0, snd_data, snd_idx, snd_upd, snd_out},
+    {"ScatterElementsUpdate-12: reduction mean, updates applied in order",
+     "<layer id=\"1\" type=\"ScatterElementsUpdate\" version=\"opset12\">"
+     "<data reduction=\"mean\" use_init_val=\"true\"/><input>"
+     "<port><dim>1</dim><dim>2</dim><dim>3</dim></port>"
+     "<port><dim>1</dim><dim>1</dim><dim>4</dim></port>"
+     "<port><dim>1</dim><dim>1</dim><dim>4</dim></port><port><dim>1</dim></port></input></layer>",
+     2, seu_data, seu_idx, seu_upd, seu_out},
 };
 
 static double tj_now_ns(void)
