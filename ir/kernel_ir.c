@@ -492,6 +492,12 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
         LLVMValueRef i = d ? tj_add(e, c.index, tj_i64(e, d), "index.i") : c.index;
         LLVMValueRef pos = tj_position(k, tj_load_index(k, i), d, &valid);
         off = tj_add(e, off, tj_mul(e, pos, p->strides[d], "entry.off"), "block.off");
+        if (d == 0 && p->row_units && k->begin) { /* a range of rows: its tuples only */
+            LLVMValueRef rel = LLVMBuildSub(e->b, pos, k->begin, "row.rel");
+            LLVMValueRef span = LLVMBuildSub(e->b, k->end, k->begin, "row.span");
+            LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, rel, span, "row.in");
+            valid = valid ? LLVMBuildAnd(e->b, valid, in, "valid") : in;
+        }
     }
     LLVMValueRef indexed = tj_add(e, c.indexed, off, "indexed.off");
     int gather = p->indexed == TJ_INDEXED_SRC;
@@ -623,6 +629,10 @@ static void tj_emit_range_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
+    if (p->row_units) { /* every tuple; tj_emit_tuple keeps those of the rows */
+        tj_emit_nest(k, 0, (tj_vcursor){tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)});
+        return;
+    }
     tj_loop l;
     tj_loop_begin_range(e, &l, "unit", k->begin, k->end);
     tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};

@@ -2,7 +2,7 @@
  * level over the tuples of indices, each of k indices selecting a block of
  * out, written (or, -15, reduced) in row-major order of the tuples (the
  * last duplicate wins). Tuples may collide, so the level is not a unit
- * level: one thread does the copies. */
+ * level; threads split the rows of out instead (plan.h, row_units). */
 #include <inttypes.h>
 #include <stdio.h>
 

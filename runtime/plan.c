@@ -80,6 +80,23 @@ static void tj_plan_merge(tj_plan *p)
     p->unit_levels = units;
 }
 
+/* Whether every update of a unit-less scatter stays in the row of data
+ * dimension 0 its first index selects: the block, the other entries' reach
+ * and the levels' steps on the indexed side fit in one row, and the rows
+ * tile the data copied first. */
+static int tj_plan_rows(const tj_plan *p)
+{
+    if (p->unit_levels || p->indexed != TJ_INDEXED_DST || p->depth < 1 || p->first_dim != 0 ||
+        p->dims[0] < 2 || p->copy_bytes != p->dims[0] * p->strides[0])
+        return 0;
+    int64_t reach = p->block_bytes;
+    for (int e = 1; e < p->depth; e++)
+        reach += (p->dims[e] - 1) * p->strides[e];
+    for (int l = 0; l < p->nlevels; l++)
+        reach += (p->levels[l].trip - 1) * p->levels[l].indexed_step;
+    return reach <= p->strides[0];
+}
+
 int tj_plan_finish(tj_plan *p)
 {
     int64_t visits = 1, units = 1;
@@ -96,6 +113,10 @@ int tj_plan_finish(tj_plan *p)
     }
     if (p->block_bytes == 0) /* empty blocks: nothing to copy, however many */
         visits = 0;
+    if (tj_plan_rows(p)) {
+        p->row_units = 1;
+        units = p->dims[0];
+    }
     p->visits = visits;
     p->units = units;
     p->unit_copy_bytes = units ? p->copy_bytes / units : 0;

@@ -61,7 +61,13 @@ typedef struct tj_plan {
      * iterations write the same bytes): their iterations, flattened, are
      * the units that threads may split. 0: one unit, the whole nest. */
     int unit_levels;
-    int64_t units;              /* product of the unit levels' trips */
+    int64_t units;              /* product of the unit levels' trips, or (row_units) rows */
+    /* A scatter with no unit level whose every update lands inside one row
+     * of data dimension 0 (the row its first index selects): its units are
+     * those rows, and a range of units applies, in order, the updates that
+     * land in its rows. So threads split a ScatterNDUpdate by destination
+     * rows: each row sees its updates in order, as with one thread. */
+    int row_units;
     int64_t visits;             /* product of every level's trip: blocks copied */
 
     int depth;                  /* indices per tuple (consecutive index elements) */

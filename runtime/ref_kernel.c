@@ -64,7 +64,22 @@ struct tj_run {
     char *out;
     int64_t *count, *sum;
     tj_visit_fn visit;
+    int64_t row_begin, row_end; /* row units: the rows this range applies */
 };
+
+/* Row units: whether the tuple at index element `first` lands in the
+ * range's rows (a dropped one does not matter: it is visited as dropped). */
+static int tj_in_rows(const tj_run *r, int64_t first)
+{
+    const tj_plan *p = r->p;
+    int64_t pos;
+    if (!p->row_units)
+        return 1;
+    if (!tj_index_resolve(tj_index_load(r->indices, p->index_type, first), p->dims[0], p->policy,
+                          &pos))
+        return 1;
+    return pos >= r->row_begin && pos < r->row_end;
+}
 
 static void tj_visit_copy(const tj_run *r, const tj_cursor *c, int64_t off)
 {
@@ -152,7 +167,8 @@ static void tj_ref_levels(const tj_run *r, int from, tj_cursor c)
     const tj_plan *p = r->p;
     int64_t iv[TJ_MAX_LEVELS] = {0};
     for (;;) {
-        r->visit(r, &c, tj_tuple_offset(p, r->indices, c.index));
+        if (tj_in_rows(r, c.index))
+            r->visit(r, &c, tj_tuple_offset(p, r->indices, c.index));
         int l = p->nlevels - 1;
         for (; l >= from; l--) {
             const tj_level *v = &p->levels[l];
@@ -177,6 +193,12 @@ static void tj_ref_units(tj_run *r, tj_visit_fn fn, int64_t begin, int64_t end)
 {
     const tj_plan *p = r->p;
     r->visit = fn;
+    if (p->row_units) { /* every tuple, those of rows [begin, end) applied */
+        r->row_begin = begin;
+        r->row_end = end;
+        tj_ref_levels(r, 0, (tj_cursor){0, 0, 0});
+        return;
+    }
     for (int64_t u = begin; u < end; u++) {
         tj_cursor c = {0, 0, 0};
         for (int64_t l = p->unit_levels - 1, rest = u; l >= 0; l--) {
@@ -232,7 +254,7 @@ int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const 
         end = p->units;
     if (begin >= end)
         return JIT_OK;
-    tj_run r = {p, data, updates, indices, out, NULL, NULL, NULL};
+    tj_run r = {p, data, updates, indices, out, NULL, NULL, NULL, 0, 0};
     if (tj_ref_scratch(&r) != 0) /* before anything is written */
         return JIT_STATUS_NO_MEMORY;
     if (p->copy_bytes && out != data) /* a scatter: each unit copies its part first */
