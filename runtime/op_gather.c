@@ -23,10 +23,9 @@ static int tj_gather_check(const jit_sig *s, int *axis, int *batch)
     if (tj_shape_check(d, "data", 1) || tj_shape_check(ix, "indices", 0))
         return -1;
     int r = d->rank, q = ix->rank;
-    if (s->axis < -r || s->axis > r - 1)
-        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
-                            s->axis, -r, r - 1);
-    int a = (int)(s->axis < 0 ? s->axis + r : s->axis), b = s->batch_dims;
+    int a = 0, b = s->batch_dims;
+    if (tj_check_axis(s, &a))
+        return -1;
     if (opset == 1 && b != 0)
         return tj_error_set("batch_dims=%d: Gather-1 has no batch_dims (use opset 7 or 8)", b);
     if (b < -q || b > q)

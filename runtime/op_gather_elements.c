@@ -25,10 +25,9 @@ static int tj_gather_elements_check(const jit_sig *s, int *axis)
     int r = d->rank;
     if (ix->rank != r)
         return tj_error_set("rank(indices)=%d must equal rank(data)=%d", ix->rank, r);
-    if (s->axis < -r || s->axis > r - 1)
-        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
-                            s->axis, -r, r - 1);
-    int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    int a = 0;
+    if (tj_check_axis(s, &a))
+        return -1;
     for (int i = 0; i < r; i++)
         if (i != a && ix->dims[i] != d->dims[i])
             return tj_error_set("indices.shape[%d]=%" PRId64 " must equal data.shape[%d]=%" PRId64
@@ -52,23 +51,7 @@ static int tj_gather_elements_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
         tj_shape_bytes(out, p->elem_size, "output", &p->out_bytes))
         return -1;
     p->indices_elems = idx_bytes / p->index_size;
-    p->block_bytes = p->elem_size;
-    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], ds = p->elem_size, is = 1;
-    for (int i = d->rank - 1; i >= 0; i--) {
-        data_stride[i] = ds;
-        index_stride[i] = is;
-        if (tj_mul_i64(ds, d->dims[i], &ds) || tj_mul_i64(is, ix->dims[i], &is))
-            return tj_error_set("a partial product of the data or indices shape overflows int64");
-    }
-    for (int i = 0; i < d->rank; i++)
-        tj_plan_level(p, ix->dims[i], index_stride[i], i == a ? 0 : data_stride[i],
-                      index_stride[i] * p->elem_size, 1);
-    p->depth = 1;
-    p->dims[0] = d->dims[a];
-    p->strides[0] = data_stride[a];
-    p->tuple_shape = *ix;
-    p->first_dim = a;
-    return 0;
+    return tj_plan_element_levels(p, d, ix, a);
 }
 
 static void tj_gather_elements_describe(const jit_sig *s, char *buf, size_t len)

@@ -32,10 +32,9 @@ static int tj_seu_check_shapes(const jit_sig *s, int *axis)
     if (u->rank != ix->rank || memcmp(u->dims, ix->dims, sizeof(int64_t) * (size_t)r) != 0)
         return tj_error_set("updates shape %s must equal indices shape %s",
                             tj_shape_format(u, b1, sizeof b1), tj_shape_format(ix, b2, sizeof b2));
-    if (s->axis < -r || s->axis > r - 1)
-        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
-                            s->axis, -r, r - 1);
-    int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    int a = 0;
+    if (tj_check_axis(s, &a))
+        return -1;
     for (int i = 0; i < r; i++)
         if (i != a && ix->dims[i] > d->dims[i])
             return tj_error_set("indices.shape[%d]=%" PRId64 " must not exceed data.shape[%d]=%" PRId64
@@ -53,9 +52,8 @@ static int tj_seu_check(const jit_sig *s, int *axis)
     if (tj_check_dtype(s->dtype, "data") || tj_check_index_type(s->index_type, "indices") ||
         tj_check_policy_engine(s->index_policy, s->engine) || tj_check_axis_tensor(s))
         return -1;
-    if (s->updates_dtype != JIT_DTYPE_UNSET && s->updates_dtype != s->dtype)
-        return tj_error_set("updates element type %s must equal data element type %s",
-                            jit_dtype_name(s->updates_dtype), jit_dtype_name(s->dtype));
+    if (tj_check_updates_dtype(s))
+        return -1;
     return tj_seu_check_shapes(s, axis);
 }
 
@@ -78,29 +76,7 @@ static int tj_seu_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
         return -1;
     p->indices_elems = idx_bytes / p->index_size;
     p->out_bytes = p->copy_bytes = p->data_bytes;
-    p->block_bytes = p->elem_size;
-    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], ds = p->elem_size, is = 1;
-    for (int i = d->rank - 1; i >= 0; i--) {
-        data_stride[i] = ds;
-        index_stride[i] = is;
-        if (tj_mul_i64(ds, d->dims[i], &ds) || tj_mul_i64(is, ix->dims[i], &is))
-            return tj_error_set("a partial product of the data or indices shape overflows int64");
-    }
-    /* the levels before the axis write rows of their own; a unit level
-     * must also cover its rows of data whole (the copy is split with it):
-     * indices as long as data there */
-    int units = 1;
-    for (int i = 0; i < d->rank; i++) {
-        units = units && i < a && ix->dims[i] == d->dims[i];
-        tj_plan_level(p, ix->dims[i], index_stride[i], i == a ? 0 : data_stride[i],
-                      index_stride[i] * p->elem_size, units);
-    }
-    p->depth = 1;
-    p->dims[0] = d->dims[a];
-    p->strides[0] = data_stride[a];
-    p->tuple_shape = *ix;
-    p->first_dim = a;
-    return 0;
+    return tj_plan_element_levels(p, d, ix, a);
 }
 
 static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)

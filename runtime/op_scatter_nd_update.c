@@ -21,9 +21,8 @@ static int tj_scatter_nd_update_check(const jit_sig *s)
         tj_check_index_type_of(s->index_type, TJ_INDEX_TYPES_I32_I64, "ScatterNDUpdate") ||
         tj_check_policy_engine(s->index_policy, s->engine))
         return -1;
-    if (s->updates_dtype != JIT_DTYPE_UNSET && s->updates_dtype != s->dtype)
-        return tj_error_set("updates element type %s must equal data element type %s",
-                            jit_dtype_name(s->updates_dtype), jit_dtype_name(s->dtype));
+    if (tj_check_updates_dtype(s))
+        return -1;
     if (tj_shape_check(d, "data", 1) || tj_shape_check(ix, "indices", 1) ||
         tj_shape_check(u, "updates", 0))
         return -1;

@@ -16,9 +16,8 @@ static int tj_scatter_update_check_types(const jit_sig *s)
     if (tj_check_dtype(s->dtype, "data") || tj_check_index_type(s->index_type, "indices") ||
         tj_check_policy_engine(s->index_policy, s->engine))
         return -1;
-    if (s->updates_dtype != JIT_DTYPE_UNSET && s->updates_dtype != s->dtype)
-        return tj_error_set("updates element type %s must equal data element type %s",
-                            jit_dtype_name(s->updates_dtype), jit_dtype_name(s->dtype));
+    if (tj_check_updates_dtype(s))
+        return -1;
     return tj_check_axis_tensor(s);
 }
 
@@ -31,10 +30,9 @@ static int tj_scatter_update_check_shapes(const jit_sig *s, int *axis)
         tj_shape_check(u, "updates", 0))
         return -1;
     int r = d->rank;
-    if (s->axis < -r || s->axis > r - 1)
-        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
-                            s->axis, -r, r - 1);
-    int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    int a = 0;
+    if (tj_check_axis(s, &a))
+        return -1;
     jit_shape want = {.rank = r - 1 + ix->rank};
     if (want.rank > JIT_MAX_RANK)
         return tj_error_set("rank(updates) would be rank(indices)+rank(data)-1=%d, above the "

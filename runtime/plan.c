@@ -46,6 +46,30 @@ void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed
         p->unit_levels = p->nlevels;
 }
 
+int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix, int a)
+{
+    int gather = p->indexed == TJ_INDEXED_SRC, units = 1;
+    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], ds = p->elem_size, is = 1;
+    for (int i = d->rank - 1; i >= 0; i--) {
+        data_stride[i] = ds;
+        index_stride[i] = is;
+        if (tj_mul_i64(ds, d->dims[i], &ds) || tj_mul_i64(is, ix->dims[i], &is))
+            return tj_error_set("a partial product of the data or indices shape overflows int64");
+    }
+    for (int i = 0; i < d->rank; i++) {
+        units = gather || (units && i < a && ix->dims[i] == d->dims[i]);
+        tj_plan_level(p, ix->dims[i], index_stride[i], i == a ? 0 : data_stride[i],
+                      index_stride[i] * p->elem_size, units);
+    }
+    p->block_bytes = p->elem_size;
+    p->depth = 1;
+    p->dims[0] = d->dims[a];
+    p->strides[0] = data_stride[a];
+    p->tuple_shape = *ix;
+    p->first_dim = a;
+    return 0;
+}
+
 /* Level b walks on from where a's last iteration ends: one level of
  * a.trip * b.trip iterations does the same. */
 static int tj_continues(const tj_level *a, const tj_level *b)

@@ -106,6 +106,16 @@ int tj_plan_reduction(tj_plan *p, const jit_sig *s, unsigned allowed, const char
 void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed_step,
                    int64_t dense_step, int unit);
 
+/* The levels of an op with one index per element (GatherElements,
+ * ScatterElementsUpdate): one per dimension of indices, walking indices
+ * and the dense side densely and the indexed side (data's strides) on
+ * every dimension but the axis, whose position the index gives (depth 1).
+ * A gather's levels are all unit levels; a scatter's only those before
+ * the axis where indices span data (two elements of different rows never
+ * collide, and its copy is split with the rows). 0, or -1 on overflow. */
+int tj_plan_element_levels(tj_plan *p, const jit_shape *data, const jit_shape *indices,
+                           int axis);
+
 /* After the levels, dims, strides, sizes and copy: drops levels of one
  * trip, merges neighbours that walk as one, and computes units, visits,
  * tuples and the copy's unit bytes. 0, or -1 when a count overflows. */
@@ -119,6 +129,10 @@ int tj_check_index_type(jit_dtype t, const char *what);
 int tj_check_index_type_of(jit_dtype t, unsigned types, const char *op);
 /* An axis given as a tensor: an integer type, a scalar or [1]. */
 int tj_check_axis_tensor(const jit_sig *s);
+/* s->axis in [-rank(data), rank(data) - 1]: 0 and *axis in [0, rank), or -1. */
+int tj_check_axis(const jit_sig *s, int *axis);
+/* The updates' element type unset or data's. */
+int tj_check_updates_dtype(const jit_sig *s);
 
 #define TJ_TYPE_BIT(t) (1u << (t))
 #define TJ_INDEX_TYPES_ALL                                                                    \

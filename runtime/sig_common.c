@@ -1,6 +1,8 @@
 /* Checks that the ops' signatures share. */
 #include <unistd.h>
 
+#include <inttypes.h>
+
 #include "error.h"
 #include "plan.h"
 #include "shape.h"
@@ -64,6 +66,24 @@ int tj_check_axis_tensor(const jit_sig *s)
         return tj_error_set("axis must be a scalar or a 1-D tensor of one element, got shape %s",
                             tj_shape_format(a, buf, sizeof buf));
     }
+    return 0;
+}
+
+int tj_check_axis(const jit_sig *s, int *axis)
+{
+    int r = s->data_shape.rank;
+    if (s->axis < -r || s->axis > r - 1)
+        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
+                            s->axis, -r, r - 1);
+    *axis = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    return 0;
+}
+
+int tj_check_updates_dtype(const jit_sig *s)
+{
+    if (s->updates_dtype != JIT_DTYPE_UNSET && s->updates_dtype != s->dtype)
+        return tj_error_set("updates element type %s must equal data element type %s",
+                            jit_dtype_name(s->updates_dtype), jit_dtype_name(s->dtype));
     return 0;
 }
 
