@@ -141,6 +141,58 @@ static void test_scatter_rules(void **state)
                      (void *)(uintptr_t)jit_scatter_update_compile(&b));
 }
 
+/* A valid ScatterNDUpdate signature (generic). */
+static jit_sig scatter_nd_ok(void)
+{
+    return (jit_sig){.op = JIT_OP_SCATTER_ND_UPDATE, .dtype = JIT_F32, .index_type = JIT_I32,
+                     .data_shape = {3, {3, 3, 3}}, .indices_shape = {2, {2, 1}},
+                     .updates_shape = {3, {2, 3, 3}}};
+}
+
+/* Refused by jit_compile and jit_output_shape, with exactly msg. */
+static void refuse(jit_sig s, const char *msg)
+{
+    if (jit_compile(&s))
+        fail_msg("accepted; expected: %s", msg);
+    assert_string_equal(jit_last_error(), msg);
+    jit_shape out;
+    assert_int_equal(jit_output_shape(&s, &out), -1);
+    assert_string_equal(jit_last_error(), msg);
+}
+
+/* One full tuple (k = rank(data), one of them) updates a single element:
+ * the spec's updates shape is [], and OpenVINO also takes a tensor of one
+ * element there (the 1x1 vector of scatter_nd_update.json gives [1]). */
+static void test_scatter_nd_update_single_element(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_nd_ok();
+    s.indices_shape = (jit_shape){1, {3}};
+    s.updates_shape = (jit_shape){0};
+    assert_non_null(jit_compile(&s));
+    s.updates_shape = (jit_shape){1, {1}};
+    assert_non_null(jit_compile(&s));
+    s.updates_shape = (jit_shape){2, {1, 1}};
+    assert_non_null(jit_compile(&s));
+    s.updates_shape = (jit_shape){1, {2}};
+    refuse(s, "updates of shape [2] must be a scalar or hold a single element (expected updates "
+              "shape [] = indices.shape[:-1] + data.shape[3:])");
+    s.updates_shape = (jit_shape){2, {1, 0}};
+    refuse(s, "updates of shape [1,0] must be a scalar or hold a single element (expected "
+              "updates shape [] = indices.shape[:-1] + data.shape[3:])");
+    /* and it writes that element, in place too */
+    float data[27] = {0}, upd = 7.0f;
+    int32_t idx[3] = {2, 1, 0};
+    s.updates_shape = (jit_shape){1, {1}};
+    assert_int_equal(jit_call(jit_compile(&s), data, idx, &upd, data), 0);
+    for (int i = 0; i < 27; i++)
+        assert_true(data[i] == (i == 2 * 9 + 1 * 3 + 0 ? 7.0f : 0.0f));
+    /* with more than one tuple the updates' shape is not [] */
+    s.indices_shape = (jit_shape){2, {2, 3}};
+    refuse(s, "updates.shape[0]=1 must equal 2 (expected updates shape [2] = "
+              "indices.shape[:-1] + data.shape[3:])");
+}
+
 /* Every allocation of the compile path (cache, kernel, JIT engine,
  * closure) fails in turn: the call returns NULL with "out of memory", or a
  * working kernel (the reference one if the JIT could not start, saying
@@ -208,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_gather_rules),
         cmocka_unit_test(test_gather_partial_product_overflow),
         cmocka_unit_test(test_scatter_rules),
+        cmocka_unit_test(test_scatter_nd_update_single_element),
         cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
