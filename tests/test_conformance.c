@@ -6,7 +6,8 @@
  * invalid entry is refused (signature) or makes the kernel fail without
  * writing (index), on both engines. Entries that need what jit_sig cannot
  * say yet (a reduction, ScatterElementsUpdate: issue 14) are counted as
- * skipped and the count printed, never passed. */
+ * skipped and the count printed, never passed. The tests' oracle must
+ * agree with every vector too: the differential test trusts it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "oracle.h"
 #include "support.h"
 
 static const jit_dtype all_dtypes[] = {JIT_BOOL, JIT_I8,  JIT_U8,  JIT_I16, JIT_U16,
@@ -149,6 +151,33 @@ static int run_case(const cJSON *c, jit_sig sig, int inplace, int exact)
     return ran;
 }
 
+/* The tests' own oracle agrees with the case as recorded, shape and
+ * bytes, out of place and in place: the vectors check the oracle that the
+ * differential test trusts. */
+static void oracle_case(const cJSON *c)
+{
+    jit_sig sig = support_sig(c);
+    int has_updates = op_info(sig.op).has_updates;
+    buffers b;
+    if (!load_buffers(c, &sig, has_updates, 0, &b))
+        fail_msg("%s: recorded values do not fit the recorded types", case_name(c));
+    jit_shape shape;
+    oracle_output_shape(&sig, &shape);
+    expect_shape(&shape, field(c, "expected_shape"), case_name(c));
+    size_t bytes = (size_t)b.nwant * (size_t)jit_dtype_size(sig.dtype);
+    char *out = malloc(bytes + 1);
+    assert_int_equal(oracle_run(&sig, b.data, b.idx, b.upd, out), JIT_OK);
+    if (memcmp(out, b.want, bytes) != 0)
+        fail_msg("%s: the oracle's output differs from expected", case_name(c));
+    if (has_updates) {
+        assert_int_equal(oracle_run(&sig, b.data, b.idx, b.upd, b.data), JIT_OK);
+        if (memcmp(b.data, b.want, bytes) != 0)
+            fail_msg("%s: the oracle's output in place differs from expected", case_name(c));
+    }
+    free(out);
+    free_buffers(&b);
+}
+
 /* The case as recorded, then in every other type: runs made. */
 static int run_all_types(const cJSON *c, jit_engine eng, int inplace)
 {
@@ -191,6 +220,7 @@ static void run_file(const char *file)
             continue;
         }
         ncases++;
+        oracle_case(c);
         int has_updates = op_info(rec.op).has_updates;
         for (int e = 0; e < NENGINES; e++)
             for (int inplace = 0; inplace <= has_updates; inplace++)
@@ -320,6 +350,10 @@ static void refuse_index(const cJSON *c, jit_sig sig)
         fail_msg("%s: message '%s' does not name the index", src, msg);
     if (sig.engine == JIT_ENGINE_AUTO)
         printf("  bad index: %s\n", msg);
+    /* the oracle agrees: a bad index, nothing written */
+    assert_int_equal(oracle_run(&sig, data, idx, upd, out), JIT_STATUS_BAD_INDEX);
+    for (size_t i = 0; i < ob + CANARY; i++)
+        assert_int_equal((unsigned char)out[i], 0x5a);
     if (info.has_updates) {
         memcpy(before, data, (size_t)(nd * es));
         assert_int_equal(call_kernel(fn, &info, data, idx, upd, data, 0), JIT_STATUS_BAD_INDEX);
