@@ -350,6 +350,29 @@ static void test_new_ops_key(void **state)
     jit_shutdown();
 }
 
+/* A cached kernel proves its key valid, so a spelling the checks refuse
+ * must never share a valid signature's key: else jit_compile would accept
+ * it or not depending on what was compiled before. */
+static void test_refused_spelling_never_hits_the_cache(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    /* GatherND: batch_dims must not be negative (-1 is not q-1 there) */
+    jit_sig nd = {.op = JIT_OP_GATHER_ND, .batch_dims = 1, .dtype = JIT_F32,
+                  .index_type = JIT_I32, .data_shape = {2, {2, 4}},
+                  .indices_shape = {2, {2, 1}}};
+    assert_non_null(jit_compile(&nd));
+    nd.batch_dims = -1;
+    refuse(nd, "batch_dims=-1 must not be negative");
+    /* Gather-1: no batch_dims, not even -rank(indices) for 0 */
+    jit_sig g = gather_ok();
+    g.opset = 1, g.batch_dims = 0;
+    assert_non_null(jit_compile(&g));
+    g.batch_dims = -2;
+    refuse(g, "batch_dims=-2: Gather-1 has no batch_dims (use opset 7 or 8)");
+    jit_shutdown();
+}
+
 /* Every allocation of the compile path (cache, kernel, JIT engine,
  * closure) fails in turn: the call returns NULL with "out of memory", or a
  * working kernel (the reference one if the JIT could not start, saying
@@ -422,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_scatter_nd_update_rules),
         cmocka_unit_test(test_scatter_nd_update_single_element),
         cmocka_unit_test(test_new_ops_key),
+        cmocka_unit_test(test_refused_spelling_never_hits_the_cache),
         cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
