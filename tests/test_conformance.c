@@ -268,6 +268,36 @@ static void test_scatter_nd_update_cases(void **state)
     run_file("scatter_nd_update.json");
 }
 
+/* The one op of the family not built yet (issue 14): the op named by an
+ * entry this library does not know must be that one, nothing misspelt. */
+static int not_built(const cJSON *c)
+{
+    const cJSON *op = field(c, "op");
+    if (!cJSON_IsString(op) || strcmp(op->valuestring, "ScatterElementsUpdate") != 0)
+        fail_msg("%s: unknown op", case_name(c));
+    return 1;
+}
+
+/* Read and counted until the op exists; then run as every other file. */
+static void test_scatter_elements_update_cases(void **state)
+{
+    (void)state;
+    if (jit_op_from_name("ScatterElementsUpdate") != JIT_OP_NONE) {
+        run_file("scatter_elements_update.json");
+        return;
+    }
+    cJSON *cases = support_load_cases("scatter_elements_update.json");
+    assert_non_null(cases);
+    int skipped = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+        skipped += not_built(c);
+    printf("scatter_elements_update.json: %d cases SKIPPED: ScatterElementsUpdate is not built "
+           "yet (issue 14)\n",
+           skipped);
+    cJSON_Delete(cases);
+}
+
 /* The message must name an input or attribute of the op. */
 static void expect_named(const char *msg, const char *src)
 {
@@ -374,7 +404,7 @@ static void run_invalid_entry(const cJSON *c, invalid_counts *n)
 {
     jit_sig sig = support_sig(c);
     if (sig.op == JIT_OP_NONE) {
-        n->no_op++;
+        n->no_op += not_built(c);
         return;
     }
     if (strcmp(support_reduction(c), "none") != 0) {
@@ -444,6 +474,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gather_cases, teardown),
         cmocka_unit_test_teardown(test_gather_elements_cases, teardown),
         cmocka_unit_test_teardown(test_scatter_nd_update_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_elements_update_cases, teardown),
         cmocka_unit_test_teardown(test_invalid_cases, teardown),
         cmocka_unit_test_teardown(test_invalid_family_cases, teardown),
     };
