@@ -319,6 +319,12 @@ static jit_scatter_update_sig oracle_scatter_update_sig(const jit_sig *s)
                                     .updates_shape = s->updates_shape};
 }
 
+int oracle_has(jit_op op)
+{
+    return op == JIT_OP_GATHER_ND || op == JIT_OP_SCATTER_UPDATE || op == JIT_OP_GATHER ||
+           op == JIT_OP_GATHER_ELEMENTS || op == JIT_OP_SCATTER_ND_UPDATE;
+}
+
 int oracle_run(const jit_sig *sig, const void *data, const void *indices, const void *updates,
                void *out)
 {

@@ -28,7 +28,9 @@ int oracle_gather_elements(const jit_sig *sig, const void *data, const void *ind
 int oracle_scatter_nd_update(const jit_sig *sig, const void *data, const void *indices,
                              const void *updates, void *out);
 
-/* Any op of a jit_sig (updates ignored by gathers). */
+/* 1 for the ops the oracle implements (the five above). */
+int oracle_has(jit_op op);
+/* Any op of a jit_sig that oracle_has (updates ignored by gathers). */
 int oracle_run(const jit_sig *sig, const void *data, const void *indices, const void *updates,
                void *out);
 /* The output shape of a valid signature, from the spec's formulas. */

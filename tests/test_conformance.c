@@ -4,10 +4,11 @@
  * other element type and every index type the op takes that holds its
  * values exactly, through both engines (scatters also in place); every
  * invalid entry is refused (signature) or makes the kernel fail without
- * writing (index), on both engines. Entries that need what jit_sig cannot
- * say yet (a reduction, ScatterElementsUpdate: issue 14) are counted as
- * skipped and the count printed, never passed. The tests' oracle must
- * agree with every vector too: the differential test trusts it. */
+ * writing (index), on both engines. Entries that need what these tests
+ * do not pass to the library yet (a reduction; ScatterElementsUpdate
+ * while it is not built: issue 14) are counted as skipped and the count
+ * printed, never passed. The tests' oracle must agree with every vector
+ * of the ops it has: the differential test trusts it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,10 +154,12 @@ static int run_case(const cJSON *c, jit_sig sig, int inplace, int exact)
 
 /* The tests' own oracle agrees with the case as recorded, shape and
  * bytes, out of place and in place: the vectors check the oracle that the
- * differential test trusts. */
-static void oracle_case(const cJSON *c)
+ * differential test trusts. 0 (not checked) for an op it lacks. */
+static int oracle_case(const cJSON *c)
 {
     jit_sig sig = support_sig(c);
+    if (!oracle_has(sig.op))
+        return 0;
     int has_updates = op_info(sig.op).has_updates;
     buffers b;
     if (!load_buffers(c, &sig, has_updates, 0, &b))
@@ -176,6 +179,7 @@ static void oracle_case(const cJSON *c)
     }
     free(out);
     free_buffers(&b);
+    return 1;
 }
 
 /* The case as recorded, then in every other type: runs made. */
@@ -208,7 +212,7 @@ static void run_file(const char *file)
 {
     cJSON *cases = support_load_cases(file);
     assert_non_null(cases);
-    int ncases = 0, skipped = 0, runs[NENGINES] = {0};
+    int ncases = 0, skipped = 0, oracle = 0, runs[NENGINES] = {0};
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
@@ -220,7 +224,7 @@ static void run_file(const char *file)
             continue;
         }
         ncases++;
-        oracle_case(c);
+        oracle += oracle_case(c);
         int has_updates = op_info(rec.op).has_updates;
         for (int e = 0; e < NENGINES; e++)
             for (int inplace = 0; inplace <= has_updates; inplace++)
@@ -230,9 +234,12 @@ static void run_file(const char *file)
            ncases, runs[0], jit_engine_name(engines[0]), runs[1], jit_engine_name(engines[1]),
            strstr(file, "scatter") ? " x in place" : "");
     if (skipped)
-        printf("%s: %d cases SKIPPED: their reduction is not none, and jit_sig has no "
-               "reduction yet (issue 14)\n",
+        printf("%s: %d cases SKIPPED: their reduction is not none, and these tests pass none "
+               "to the library yet (issue 14)\n",
                file, skipped);
+    if (oracle < ncases)
+        printf("%s: the oracle checked against %d cases only: it has no %s\n", file, oracle,
+               op_info(support_sig(cJSON_GetArrayItem(cases, 0)).op).name);
     assert_int_equal(ncases + skipped, cJSON_GetArraySize(cases));
     assert_true(ncases > 0);
     cJSON_Delete(cases);
@@ -381,9 +388,11 @@ static void refuse_index(const cJSON *c, jit_sig sig)
     if (sig.engine == JIT_ENGINE_AUTO)
         printf("  bad index: %s\n", msg);
     /* the oracle agrees: a bad index, nothing written */
-    assert_int_equal(oracle_run(&sig, data, idx, upd, out), JIT_STATUS_BAD_INDEX);
-    for (size_t i = 0; i < ob + CANARY; i++)
-        assert_int_equal((unsigned char)out[i], 0x5a);
+    if (oracle_has(sig.op)) {
+        assert_int_equal(oracle_run(&sig, data, idx, upd, out), JIT_STATUS_BAD_INDEX);
+        for (size_t i = 0; i < ob + CANARY; i++)
+            assert_int_equal((unsigned char)out[i], 0x5a);
+    }
     if (info.has_updates) {
         memcpy(before, data, (size_t)(nd * es));
         assert_int_equal(call_kernel(fn, &info, data, idx, upd, data, 0), JIT_STATUS_BAD_INDEX);
@@ -440,8 +449,8 @@ static void run_invalid_file(const char *file)
                "(issue 14)\n",
                file, n.no_op);
     if (n.reduction)
-        printf("%s: %d entries SKIPPED: they need a reduction other than none, which jit_sig "
-               "cannot express yet (issue 14)\n",
+        printf("%s: %d entries SKIPPED: they need a reduction other than none, which these "
+               "tests do not pass to the library yet (issue 14)\n",
                file, n.reduction);
     assert_int_equal(n.sig + n.idx + n.no_op + n.reduction, cJSON_GetArraySize(cases));
     cJSON_Delete(cases);
