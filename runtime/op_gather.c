@@ -111,11 +111,22 @@ static void tj_gather_describe(const jit_sig *s, char *buf, size_t len)
              jit_index_policy_name(s->index_policy), b3);
 }
 
+/* batch_dims counted from the end means its positive spelling (Gather-7
+ * and -8). Gather-1 takes none: there it stays as written, refused unless
+ * 0, so that no spelling shares the key of a valid one. */
+static void tj_gather_normalize(jit_sig *s)
+{
+    int q = s->indices_shape.rank;
+    if (s->opset != 1 && s->batch_dims < 0 && s->batch_dims >= -q)
+        s->batch_dims += q;
+}
+
 const tj_op_def tj_op_gather = {
     .info = {.op = JIT_OP_GATHER, .name = "Gather", .command = "gather",
              .attrs = JIT_ATTR_AXIS | JIT_ATTR_AXIS_TENSOR | JIT_ATTR_BATCH_DIMS,
              .opsets = {1, 7, 8}, .default_opset = 8, .index_types = TJ_INDEX_TYPES_ALL},
     .plan = tj_gather_plan,
+    .normalize = tj_gather_normalize,
     .describe = tj_gather_describe,
 };
 

@@ -11,6 +11,20 @@
 #include "shape.h"
 #include "typed_api.h"
 
+/* Where the updates' shape would be a scalar (one k = rank(data) tuple),
+ * OpenVINO's spec lets it be "a tensor with single element", and its own
+ * 1x1 test passes shape [1] (tests/cases/scatter_nd_update.json). */
+static int tj_scatter_nd_update_one_element(const jit_shape *u, int k)
+{
+    int64_t n = 0;
+    char buf[256];
+    if (tj_shape_product(u, 0, u->rank, &n) == 0 && n == 1)
+        return 0;
+    return tj_error_set("updates of shape %s must be a scalar or hold a single element "
+                        "(expected updates shape [] = indices.shape[:-1] + data.shape[%d:])",
+                        tj_shape_format(u, buf, sizeof buf), k);
+}
+
 static int tj_scatter_nd_update_check(const jit_sig *s)
 {
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape, *u = &s->updates_shape;
@@ -40,6 +54,8 @@ static int tj_scatter_nd_update_check(const jit_sig *s)
     for (int i = (int)k; i < d->rank; i++)
         want.dims[n++] = d->dims[i];
     char buf[256];
+    if (want.rank == 0 && u->rank > 0)
+        return tj_scatter_nd_update_one_element(u, (int)k);
     if (u->rank != want.rank)
         return tj_error_set("rank(updates)=%d must equal rank(indices)-1+rank(data)-%" PRId64
                             "=%d (expected updates shape %s)",

@@ -26,9 +26,10 @@ void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
         s->axis_type = JIT_DTYPE_UNSET;
         s->axis_shape = (jit_shape){0};
     }
-    if (attrs & JIT_ATTR_BATCH_DIMS)
-        s->batch_dims = (int)tj_from_end(s->batch_dims, s->indices_shape.rank);
-    else
+    /* batch_dims stays as written: whether one counted from the end is
+     * valid is the op's rule (GatherND refuses it, Gather's normalize takes
+     * it), and a key must never make a refused spelling hit the cache */
+    if (!(attrs & JIT_ATTR_BATCH_DIMS))
         s->batch_dims = 0;
     if (!(attrs & JIT_ATTR_UPDATES)) {
         s->updates_dtype = JIT_DTYPE_UNSET;

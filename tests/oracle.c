@@ -167,3 +167,211 @@ int oracle_scatter_update(const jit_scatter_update_sig *sig, const void *data,
     }
     return JIT_OK;
 }
+
+/* An axis or batch_dims counted from the end (negative) brought into [0, n]. */
+static int oracle_from_end(int64_t v, int n)
+{
+    return (int)(v < 0 ? v + n : v);
+}
+
+/* 1 when each of the n indices is valid for its data dimension: entry i
+ * addresses dims[i % depth] (depth entries per tuple). Every index is
+ * checked, used or not, before anything is written. */
+static int oracle_all_valid(const jit_sig *sig, const void *indices, int64_t n,
+                            const int64_t *dims, int depth)
+{
+    if (depth == 0 || oracle_fills(sig->index_policy))
+        return 1;
+    for (int64_t i = 0; i < n; i++)
+        if (oracle_resolve(sig->index_policy, oracle_read_index(sig->index_type, indices, i),
+                           dims[i % depth]) < 0)
+            return 0;
+    return 1;
+}
+
+/* Gather: data.shape[:axis] + indices.shape[b:] + data.shape[axis+1:] */
+static void oracle_gather_shape(const jit_sig *sig, jit_shape *out)
+{
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    int a = oracle_from_end(sig->axis, d->rank);
+    int b = oracle_from_end(sig->batch_dims, ix->rank);
+    out->rank = 0;
+    for (int i = 0; i < a; i++)
+        out->dims[out->rank++] = d->dims[i];
+    for (int i = b; i < ix->rank; i++)
+        out->dims[out->rank++] = ix->dims[i];
+    for (int i = a + 1; i < d->rank; i++)
+        out->dims[out->rank++] = d->dims[i];
+}
+
+/* out[p0..p(a-1), i_b..i_(q-1), rest...] =
+ *     data[p0..p(a-1), indices[p0..p(b-1), i_b..i_(q-1)], rest...] */
+int oracle_gather(const jit_sig *sig, const void *data, const void *indices, void *out)
+{
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    int r = d->rank, a = oracle_from_end(sig->axis, r);
+    int b = oracle_from_end(sig->batch_dims, ix->rank), nidx = ix->rank - b;
+    int64_t es = jit_dtype_size(sig->dtype), dim = d->dims[a];
+    if (!oracle_all_valid(sig, indices, oracle_elems(ix), &dim, 1))
+        return JIT_STATUS_BAD_INDEX;
+    jit_shape os;
+    oracle_gather_shape(sig, &os);
+    int64_t total = oracle_elems(&os), coord[JIT_MAX_RANK] = {0};
+    for (int64_t o = 0; o < total; o++, oracle_next(os.dims, os.rank, coord)) {
+        int64_t icoord[JIT_MAX_RANK], dcoord[JIT_MAX_RANK];
+        for (int i = 0; i < b; i++) /* the batch: b <= a, so data's first coordinates */
+            icoord[i] = coord[i];
+        for (int i = 0; i < nidx; i++)
+            icoord[b + i] = coord[a + i];
+        int64_t t = oracle_resolve(
+            sig->index_policy, oracle_read_index(sig->index_type, indices, oracle_flat(ix, icoord)),
+            dim);
+        char *dst = (char *)out + o * es;
+        if (t < 0) { /* only the filling policies get here */
+            memset(dst, 0, (size_t)es);
+            continue;
+        }
+        for (int i = 0; i < a; i++)
+            dcoord[i] = coord[i];
+        dcoord[a] = t;
+        for (int i = a + 1; i < r; i++)
+            dcoord[i] = coord[a + nidx + (i - a - 1)];
+        memcpy(dst, (const char *)data + oracle_flat(d, dcoord) * es, (size_t)es);
+    }
+    return JIT_OK;
+}
+
+/* out[i...] = data[i... with its axis coordinate replaced by indices[i...]] */
+int oracle_gather_elements(const jit_sig *sig, const void *data, const void *indices, void *out)
+{
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    int a = oracle_from_end(sig->axis, d->rank);
+    int64_t es = jit_dtype_size(sig->dtype), dim = d->dims[a], total = oracle_elems(ix);
+    if (!oracle_all_valid(sig, indices, total, &dim, 1))
+        return JIT_STATUS_BAD_INDEX;
+    int64_t coord[JIT_MAX_RANK] = {0};
+    for (int64_t o = 0; o < total; o++, oracle_next(ix->dims, ix->rank, coord)) {
+        int64_t t = oracle_resolve(sig->index_policy,
+                                   oracle_read_index(sig->index_type, indices, o), dim);
+        char *dst = (char *)out + o * es;
+        if (t < 0) {
+            memset(dst, 0, (size_t)es);
+            continue;
+        }
+        int64_t dcoord[JIT_MAX_RANK];
+        memcpy(dcoord, coord, sizeof dcoord);
+        dcoord[a] = t;
+        memcpy(dst, (const char *)data + oracle_flat(d, dcoord) * es, (size_t)es);
+    }
+    return JIT_OK;
+}
+
+/* out = copy(data); then, tuple after tuple in row-major order of
+ * indices[j..., :], out[t0..t(k-1), s...] = updates[j..., s...]. */
+int oracle_scatter_nd_update(const jit_sig *sig, const void *data, const void *indices,
+                             const void *updates, void *out)
+{
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    int r = d->rank, q = ix->rank, k = (int)ix->dims[q - 1];
+    int64_t es = jit_dtype_size(sig->dtype), tuples = 1, slice = 1;
+    for (int i = 0; i < q - 1; i++)
+        tuples *= ix->dims[i];
+    for (int i = k; i < r; i++)
+        slice *= d->dims[i];
+    if (!oracle_all_valid(sig, indices, oracle_elems(ix), d->dims, k))
+        return JIT_STATUS_BAD_INDEX;
+    if (out != data && oracle_elems(d))
+        memcpy(out, data, (size_t)(oracle_elems(d) * es));
+    for (int64_t j = 0; j < tuples; j++) {
+        int64_t dcoord[JIT_MAX_RANK] = {0}, scoord[JIT_MAX_RANK] = {0};
+        int bad = 0;
+        for (int e = 0; e < k; e++) {
+            dcoord[e] = oracle_resolve(sig->index_policy,
+                                       oracle_read_index(sig->index_type, indices, j * k + e),
+                                       d->dims[e]);
+            bad |= dcoord[e] < 0;
+        }
+        if (bad) /* a filling policy: the update is dropped */
+            continue;
+        for (int64_t s = 0; s < slice; s++, oracle_next(d->dims + k, r - k, scoord)) {
+            for (int i = k; i < r; i++)
+                dcoord[i] = scoord[i - k];
+            memcpy((char *)out + oracle_flat(d, dcoord) * es,
+                   (const char *)updates + (j * slice + s) * es, (size_t)es);
+        }
+    }
+    return JIT_OK;
+}
+
+static jit_gather_nd_sig oracle_gather_nd_sig(const jit_sig *s)
+{
+    return (jit_gather_nd_sig){.opset = s->opset, .batch_dims = s->batch_dims, .dtype = s->dtype,
+                               .index_type = s->index_type, .index_policy = s->index_policy,
+                               .data_shape = s->data_shape, .indices_shape = s->indices_shape};
+}
+
+static jit_scatter_update_sig oracle_scatter_update_sig(const jit_sig *s)
+{
+    return (jit_scatter_update_sig){.axis = s->axis, .dtype = s->dtype,
+                                    .index_type = s->index_type, .index_policy = s->index_policy,
+                                    .data_shape = s->data_shape,
+                                    .indices_shape = s->indices_shape,
+                                    .updates_shape = s->updates_shape};
+}
+
+int oracle_has(jit_op op)
+{
+    return op == JIT_OP_GATHER_ND || op == JIT_OP_SCATTER_UPDATE || op == JIT_OP_GATHER ||
+           op == JIT_OP_GATHER_ELEMENTS || op == JIT_OP_SCATTER_ND_UPDATE;
+}
+
+int oracle_run(const jit_sig *sig, const void *data, const void *indices, const void *updates,
+               void *out)
+{
+    switch (sig->op) {
+    case JIT_OP_GATHER_ND: {
+        jit_gather_nd_sig s = oracle_gather_nd_sig(sig);
+        return oracle_gather_nd(&s, data, indices, out);
+    }
+    case JIT_OP_SCATTER_UPDATE: {
+        jit_scatter_update_sig s = oracle_scatter_update_sig(sig);
+        return oracle_scatter_update(&s, data, indices, updates, out);
+    }
+    case JIT_OP_GATHER: return oracle_gather(sig, data, indices, out);
+    case JIT_OP_GATHER_ELEMENTS: return oracle_gather_elements(sig, data, indices, out);
+    case JIT_OP_SCATTER_ND_UPDATE: return oracle_scatter_nd_update(sig, data, indices, updates, out);
+    default: abort();
+    }
+}
+
+/* GatherND-8: indices.shape[:-1] + data.shape[b+k:]; GatherND-5 multiplies
+ * the first b dims into one. */
+static void oracle_gather_nd_shape(const jit_sig *sig, jit_shape *out)
+{
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    int b = sig->batch_dims, q = ix->rank, k = (int)ix->dims[q - 1], first = 0;
+    out->rank = 0;
+    if (sig->opset == 5 && b > 1) {
+        int64_t batch = 1;
+        for (int i = 0; i < b; i++)
+            batch *= ix->dims[i];
+        out->dims[out->rank++] = batch;
+        first = b;
+    }
+    for (int i = first; i < q - 1; i++)
+        out->dims[out->rank++] = ix->dims[i];
+    for (int i = b + k; i < d->rank; i++)
+        out->dims[out->rank++] = d->dims[i];
+}
+
+void oracle_output_shape(const jit_sig *sig, jit_shape *out)
+{
+    switch (sig->op) {
+    case JIT_OP_GATHER_ND: oracle_gather_nd_shape(sig, out); return;
+    case JIT_OP_GATHER: oracle_gather_shape(sig, out); return;
+    case JIT_OP_GATHER_ELEMENTS: *out = sig->indices_shape; return;
+    case JIT_OP_SCATTER_UPDATE:
+    case JIT_OP_SCATTER_ND_UPDATE: *out = sig->data_shape; return;
+    default: abort();
+    }
+}

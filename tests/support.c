@@ -182,6 +182,32 @@ jit_scatter_update_sig support_scatter_sig(const cJSON *c)
     return s;
 }
 
+jit_sig support_sig(const cJSON *c)
+{
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");
+    jit_sig s = {0};
+    s.op = cJSON_IsString(op) ? jit_op_from_name(op->valuestring) : JIT_OP_NONE;
+    s.opset = support_int(c, "version", 0);
+    s.axis = support_int(c, "axis", 0);
+    s.batch_dims = support_int(c, "batch_dims", 0);
+    s.dtype = support_dtype(c, "dtype", JIT_F32);
+    s.updates_dtype = support_dtype(c, "updates_dtype", JIT_DTYPE_UNSET);
+    s.index_type = support_dtype(c, "index_type", JIT_I32);
+    s.axis_type = support_dtype(c, "axis_type", JIT_DTYPE_UNSET);
+    s.axis_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "axis_shape"));
+    s.index_policy = support_policy(c);
+    s.data_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "data_shape"));
+    s.indices_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "indices_shape"));
+    s.updates_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "updates_shape"));
+    return s;
+}
+
+const char *support_reduction(const cJSON *c)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "reduction");
+    return cJSON_IsString(v) ? v->valuestring : "none";
+}
+
 uint64_t support_rand(uint64_t *s)
 {
     /* splitmix64 */

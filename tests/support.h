@@ -25,6 +25,15 @@ void *support_values(const cJSON *arr, jit_dtype t, int64_t *count, int exact);
 jit_gather_nd_sig support_gather_sig(const cJSON *c);
 jit_scatter_update_sig support_scatter_sig(const cJSON *c);
 
+/* The generic signature of a case of any op: the op its `op` field names
+ * (JIT_OP_NONE when this library lacks it), `version` as the opset. An
+ * axis recorded as null (a tensor whose value is unknown) reads as 0: such
+ * entries are about the axis tensor's type or shape, not its value. */
+jit_sig support_sig(const cJSON *c);
+
+/* The case's `reduction`, "none" when it has none. */
+const char *support_reduction(const cJSON *c);
+
 /* Deterministic PRNG for the randomized tests. */
 uint64_t support_rand(uint64_t *state);
 int64_t support_rand_range(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */

@@ -1,7 +1,14 @@
-/* Every vector of tests/cases (a copy of ../shared/cases) through the public API: each valid case
- * as recorded, then again for every other element type and index type that
- * holds its values exactly, through both engines; every invalid entry is
- * refused (signature) or makes the kernel fail without writing (index). */
+/* Every vector of tests/cases (a copy of ../shared/cases) through the
+ * public generic API, one runner for every op (the op named by the
+ * vector's `op` field): each valid case as recorded, then again for every
+ * other element type and every index type the op takes that holds its
+ * values exactly, through both engines (scatters also in place); every
+ * invalid entry is refused (signature) or makes the kernel fail without
+ * writing (index), on both engines. Entries that need what these tests
+ * do not pass to the library yet (a reduction; ScatterElementsUpdate
+ * while it is not built: issue 14) are counted as skipped and the count
+ * printed, never passed. The tests' oracle must agree with every vector
+ * of the ops it has: the differential test trusts it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "oracle.h"
 #include "support.h"
 
 static const jit_dtype all_dtypes[] = {JIT_BOOL, JIT_I8,  JIT_U8,  JIT_I16, JIT_U16,
@@ -19,8 +27,8 @@ static const jit_dtype all_dtypes[] = {JIT_BOOL, JIT_I8,  JIT_U8,  JIT_I16, JIT_
 static const jit_dtype index_dtypes[] = {JIT_I8,  JIT_U8,  JIT_I16, JIT_U16,
                                          JIT_I32, JIT_U32, JIT_I64, JIT_U64};
 static const jit_engine engines[] = {JIT_ENGINE_AUTO, JIT_ENGINE_REFERENCE};
-
-static int runs;
+#define NENGINES 2
+#define CANARY 16 /* bytes past the output that must stay as they were */
 
 static const char *case_name(const cJSON *c)
 {
@@ -28,160 +36,276 @@ static const char *case_name(const cJSON *c)
     return cJSON_IsString(s) ? s->valuestring : "?";
 }
 
+static const cJSON *field(const cJSON *c, const char *name)
+{
+    return cJSON_GetObjectItemCaseSensitive(c, name);
+}
+
+static jit_op_info op_info(jit_op op)
+{
+    jit_op_info info;
+    assert_int_equal(jit_op_describe(op, &info), 0);
+    return info;
+}
+
 static void expect_shape(const jit_shape *got, const cJSON *want, const char *name)
 {
     jit_shape w = support_shape(want);
     if (got->rank != w.rank || memcmp(got->dims, w.dims, sizeof(int64_t) * (size_t)w.rank)) {
-        fail_msg("%s: output shape rank %d differs from expected rank %d", name, got->rank,
-                 w.rank);
+        char a[256] = "", b[256] = "";
+        for (int i = 0; i < got->rank; i++)
+            snprintf(a + strlen(a), sizeof a - strlen(a), "%lld,", (long long)got->dims[i]);
+        for (int i = 0; i < w.rank; i++)
+            snprintf(b + strlen(b), sizeof b - strlen(b), "%lld,", (long long)w.dims[i]);
+        fail_msg("%s: output shape [%s] differs from expected [%s]", name, a, b);
     }
 }
 
-/* One valid gather case with the given types and engine; skipped (0) when
- * the values are not exact in those types. */
-static int run_gather(const cJSON *c, jit_dtype dt, jit_dtype it, jit_engine eng, int exact)
+/* The kernel's own argument list: gathers (data, indices, out), scatters
+ * (data, indices, updates, out). In place goes through jit_call, so that
+ * both ways of calling a kernel meet the vectors. */
+static int call_kernel(jit_kernel fn, const jit_op_info *info, const void *data,
+                       const void *idx, const void *upd, void *out, int inplace)
 {
-    jit_gather_nd_sig sig = support_gather_sig(c);
-    sig.dtype = dt;
-    sig.index_type = it;
-    sig.engine = eng;
-    int64_t nd, ni, ne;
-    void *data = support_values(cJSON_GetObjectItemCaseSensitive(c, "data"), dt, &nd, exact);
-    void *idx = support_values(cJSON_GetObjectItemCaseSensitive(c, "indices"), it, &ni, exact);
-    void *want = support_values(cJSON_GetObjectItemCaseSensitive(c, "expected"), dt, &ne, exact);
+    if (inplace)
+        return jit_call(fn, data, idx, upd, out);
+    if (info->has_updates)
+        return ((jit_scatter_update_fn)fn)(data, idx, upd, out);
+    return ((jit_gather_nd_fn)fn)(data, idx, out);
+}
+
+/* The kernel of sig, which must be valid; with engine AUTO it must be JIT
+ * code (in a JIT build). */
+static jit_kernel compile_valid(const jit_sig *sig, const char *name)
+{
+    jit_kernel fn = jit_compile(sig);
+    if (!fn)
+        fail_msg("%s (%s/%s, %s): refused: %s", name, jit_dtype_name(sig->dtype),
+                 jit_dtype_name(sig->index_type), jit_engine_name(sig->engine),
+                 jit_last_error());
+    jit_kernel_info info;
+    assert_int_equal(jit_info(fn, &info), 0);
+    assert_int_equal(info.op, sig->op);
+    if (sig->engine == JIT_ENGINE_AUTO)
+        support_expect_jit(&info, name);
+    return fn;
+}
+
+typedef struct buffers {
+    void *data, *idx, *upd, *want;
+    int64_t nwant;
+} buffers;
+
+static void free_buffers(buffers *b)
+{
+    free(b->data);
+    free(b->idx);
+    free(b->upd);
+    free(b->want);
+}
+
+/* 1 when every value of the case is exact in the signature's types. */
+static int load_buffers(const cJSON *c, const jit_sig *sig, int has_updates, int exact,
+                        buffers *b)
+{
+    int64_t n;
+    memset(b, 0, sizeof *b);
+    b->data = support_values(field(c, "data"), sig->dtype, &n, exact);
+    b->idx = support_values(field(c, "indices"), sig->index_type, &n, exact);
+    b->want = support_values(field(c, "expected"), sig->dtype, &b->nwant, exact);
+    if (has_updates)
+        b->upd = support_values(field(c, "updates"), sig->dtype, &n, exact);
+    return b->data && b->idx && b->want && (!has_updates || b->upd);
+}
+
+/* One valid case with the types and engine of sig; 0 (skipped) when the
+ * values are not exact in those types. */
+static int run_case(const cJSON *c, jit_sig sig, int inplace, int exact)
+{
+    const char *name = case_name(c);
+    jit_op_info info = op_info(sig.op);
+    buffers b;
     int ran = 0;
-    if (data && idx && want) {
-        const char *name = case_name(c);
-        jit_gather_nd_fn fn = jit_gather_nd_compile(&sig);
-        if (!fn)
-            fail_msg("%s (%s/%s): refused: %s", name, jit_dtype_name(dt), jit_dtype_name(it),
-                     jit_last_error());
-        jit_kernel_info info;
-        assert_int_equal(jit_gather_nd_info(fn, &info), 0);
-        if (eng == JIT_ENGINE_AUTO)
-            support_expect_jit(&info, name);
+    if (load_buffers(c, &sig, info.has_updates, exact, &b)) {
+        jit_kernel fn = compile_valid(&sig, name);
         jit_shape shape;
-        assert_int_equal(jit_gather_nd_output_shape(&sig, &shape), 0);
-        expect_shape(&shape, cJSON_GetObjectItemCaseSensitive(c, "expected_shape"), name);
-        size_t bytes = (size_t)ne * (size_t)jit_dtype_size(dt);
-        char *out = malloc(bytes + 16);
-        memset(out, 0xa5, bytes + 16);
-        int rc = fn(data, idx, out);
+        assert_int_equal(jit_output_shape(&sig, &shape), 0);
+        expect_shape(&shape, field(c, "expected_shape"), name);
+        size_t bytes = (size_t)b.nwant * (size_t)jit_dtype_size(sig.dtype);
+        char *out = inplace ? b.data : malloc(bytes + CANARY);
+        if (!inplace)
+            memset(out, 0xa5, bytes + CANARY);
+        int rc = call_kernel(fn, &info, b.data, b.idx, b.upd, out, inplace);
         if (rc != 0)
             fail_msg("%s: kernel returned %d: %s", name, rc, jit_last_error());
-        if (memcmp(out, want, bytes) != 0)
-            fail_msg("%s (%s/%s, %s): output differs from expected", name, jit_dtype_name(dt),
-                     jit_dtype_name(it), jit_engine_name(eng));
-        for (int i = 0; i < 16; i++)
+        if (memcmp(out, b.want, bytes) != 0)
+            fail_msg("%s (%s/%s, %s%s): output differs from expected", name,
+                     jit_dtype_name(sig.dtype), jit_dtype_name(sig.index_type),
+                     jit_engine_name(sig.engine), inplace ? ", in place" : "");
+        for (int i = 0; !inplace && i < CANARY; i++)
             assert_int_equal((unsigned char)out[bytes + i], 0xa5);
-        free(out);
-        ran = 1;
-    }
-    free(data);
-    free(idx);
-    free(want);
-    return ran;
-}
-
-static int run_scatter(const cJSON *c, jit_dtype dt, jit_dtype it, jit_engine eng, int inplace,
-                       int exact)
-{
-    jit_scatter_update_sig sig = support_scatter_sig(c);
-    sig.dtype = dt;
-    sig.index_type = it;
-    sig.engine = eng;
-    int64_t nd, ni, nu, ne;
-    void *data = support_values(cJSON_GetObjectItemCaseSensitive(c, "data"), dt, &nd, exact);
-    void *idx = support_values(cJSON_GetObjectItemCaseSensitive(c, "indices"), it, &ni, exact);
-    void *upd = support_values(cJSON_GetObjectItemCaseSensitive(c, "updates"), dt, &nu, exact);
-    void *want = support_values(cJSON_GetObjectItemCaseSensitive(c, "expected"), dt, &ne, exact);
-    int ran = 0;
-    if (data && idx && upd && want) {
-        const char *name = case_name(c);
-        jit_scatter_update_fn fn = jit_scatter_update_compile(&sig);
-        if (!fn)
-            fail_msg("%s: refused: %s", name, jit_last_error());
-        jit_kernel_info info;
-        assert_int_equal(jit_scatter_update_info(fn, &info), 0);
-        if (eng == JIT_ENGINE_AUTO)
-            support_expect_jit(&info, name);
-        jit_shape shape;
-        assert_int_equal(jit_scatter_update_output_shape(&sig, &shape), 0);
-        expect_shape(&shape, cJSON_GetObjectItemCaseSensitive(c, "expected_shape"), name);
-        size_t bytes = (size_t)ne * (size_t)jit_dtype_size(dt);
-        char *out = inplace ? data : malloc(bytes + 1);
-        int rc = fn(data, idx, upd, out);
-        if (rc != 0)
-            fail_msg("%s: kernel returned %d: %s", name, rc, jit_last_error());
-        if (memcmp(out, want, bytes) != 0)
-            fail_msg("%s (%s/%s, %s%s): output differs from expected", name, jit_dtype_name(dt),
-                     jit_dtype_name(it), jit_engine_name(eng), inplace ? ", in place" : "");
         if (!inplace)
             free(out);
         ran = 1;
     }
-    free(data);
-    free(idx);
-    free(upd);
-    free(want);
+    free_buffers(&b);
     return ran;
+}
+
+/* The tests' own oracle agrees with the case as recorded, shape and
+ * bytes, out of place and in place: the vectors check the oracle that the
+ * differential test trusts. 0 (not checked) for an op it lacks. */
+static int oracle_case(const cJSON *c)
+{
+    jit_sig sig = support_sig(c);
+    if (!oracle_has(sig.op))
+        return 0;
+    int has_updates = op_info(sig.op).has_updates;
+    buffers b;
+    if (!load_buffers(c, &sig, has_updates, 0, &b))
+        fail_msg("%s: recorded values do not fit the recorded types", case_name(c));
+    jit_shape shape;
+    oracle_output_shape(&sig, &shape);
+    expect_shape(&shape, field(c, "expected_shape"), case_name(c));
+    size_t bytes = (size_t)b.nwant * (size_t)jit_dtype_size(sig.dtype);
+    char *out = malloc(bytes + 1);
+    assert_int_equal(oracle_run(&sig, b.data, b.idx, b.upd, out), JIT_OK);
+    if (memcmp(out, b.want, bytes) != 0)
+        fail_msg("%s: the oracle's output differs from expected", case_name(c));
+    if (has_updates) {
+        assert_int_equal(oracle_run(&sig, b.data, b.idx, b.upd, b.data), JIT_OK);
+        if (memcmp(b.data, b.want, bytes) != 0)
+            fail_msg("%s: the oracle's output in place differs from expected", case_name(c));
+    }
+    free(out);
+    free_buffers(&b);
+    return 1;
+}
+
+/* The case as recorded, then in every other type: runs made. */
+static int run_all_types(const cJSON *c, jit_engine eng, int inplace)
+{
+    jit_sig rec = support_sig(c);
+    jit_op_info info = op_info(rec.op);
+    rec.engine = eng;
+    if (!run_case(c, rec, inplace, 0)) /* as recorded: must run */
+        fail_msg("%s: recorded values do not fit the recorded types", case_name(c));
+    int runs = 1;
+    for (size_t d = 0; d < sizeof all_dtypes / sizeof *all_dtypes; d++) {
+        jit_sig s = rec;
+        s.dtype = all_dtypes[d];
+        runs += run_case(c, s, inplace, 1);
+    }
+    for (size_t i = 0; i < sizeof index_dtypes / sizeof *index_dtypes; i++) {
+        if (!(info.index_types & (1u << index_dtypes[i])))
+            continue; /* the op refuses it (the signature tests check that) */
+        jit_sig s = rec;
+        s.index_type = index_dtypes[i];
+        runs += run_case(c, s, inplace, 1);
+    }
+    return runs;
+}
+
+/* Every case of a file of valid vectors; those with a reduction other than
+ * none are skipped (jit_sig cannot ask for one yet: issue 14). */
+static void run_file(const char *file)
+{
+    cJSON *cases = support_load_cases(file);
+    assert_non_null(cases);
+    int ncases = 0, skipped = 0, oracle = 0, runs[NENGINES] = {0};
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        jit_sig rec = support_sig(c);
+        if (rec.op == JIT_OP_NONE)
+            fail_msg("%s: unknown op in %s", case_name(c), file);
+        if (strcmp(support_reduction(c), "none") != 0) {
+            skipped++;
+            continue;
+        }
+        ncases++;
+        oracle += oracle_case(c);
+        int has_updates = op_info(rec.op).has_updates;
+        for (int e = 0; e < NENGINES; e++)
+            for (int inplace = 0; inplace <= has_updates; inplace++)
+                runs[e] += run_all_types(c, engines[e], inplace);
+    }
+    printf("%s: %d cases, %d runs on the %s engine, %d on the %s engine (types%s)\n", file,
+           ncases, runs[0], jit_engine_name(engines[0]), runs[1], jit_engine_name(engines[1]),
+           strstr(file, "scatter") ? " x in place" : "");
+    if (skipped)
+        printf("%s: %d cases SKIPPED: their reduction is not none, and these tests pass none "
+               "to the library yet (issue 14)\n",
+               file, skipped);
+    if (oracle < ncases)
+        printf("%s: the oracle checked against %d cases only: it has no %s\n", file, oracle,
+               op_info(support_sig(cJSON_GetArrayItem(cases, 0)).op).name);
+    assert_int_equal(ncases + skipped, cJSON_GetArraySize(cases));
+    assert_true(ncases > 0);
+    cJSON_Delete(cases);
+}
+
+static void test_gather_nd_cases(void **state)
+{
+    (void)state;
+    run_file("gather_nd.json");
+}
+
+static void test_scatter_update_cases(void **state)
+{
+    (void)state;
+    run_file("scatter_update.json");
 }
 
 static void test_gather_cases(void **state)
 {
     (void)state;
-    cJSON *cases = support_load_cases("gather_nd.json");
-    assert_non_null(cases);
-    int ncases = 0, before = runs;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases)
-    {
-        jit_gather_nd_sig rec = support_gather_sig(c);
-        ncases++;
-        for (size_t e = 0; e < 2; e++) {
-            /* as recorded: must run */
-            if (!run_gather(c, rec.dtype, rec.index_type, engines[e], 0))
-                fail_msg("%s: recorded values do not fit the recorded types", case_name(c));
-            runs++;
-            for (size_t d = 0; d < sizeof all_dtypes / sizeof *all_dtypes; d++)
-                runs += run_gather(c, all_dtypes[d], rec.index_type, engines[e], 1);
-            for (size_t i = 0; i < sizeof index_dtypes / sizeof *index_dtypes; i++)
-                runs += run_gather(c, rec.dtype, index_dtypes[i], engines[e], 1);
-        }
-    }
-    printf("gather_nd.json: %d cases, %d runs (types x engines)\n", ncases, runs - before);
-    assert_int_equal(ncases, cJSON_GetArraySize(cases));
-    cJSON_Delete(cases);
+    run_file("gather.json");
 }
 
-static void test_scatter_cases(void **state)
+static void test_gather_elements_cases(void **state)
 {
     (void)state;
-    cJSON *cases = support_load_cases("scatter_update.json");
+    run_file("gather_elements.json");
+}
+
+static void test_scatter_nd_update_cases(void **state)
+{
+    (void)state;
+    run_file("scatter_nd_update.json");
+}
+
+/* The one op of the family not built yet (issue 14): the op named by an
+ * entry this library does not know must be that one, nothing misspelt. */
+static int not_built(const cJSON *c)
+{
+    const cJSON *op = field(c, "op");
+    if (!cJSON_IsString(op) || strcmp(op->valuestring, "ScatterElementsUpdate") != 0)
+        fail_msg("%s: unknown op", case_name(c));
+    return 1;
+}
+
+/* Read and counted until the op exists; then run as every other file. */
+static void test_scatter_elements_update_cases(void **state)
+{
+    (void)state;
+    if (jit_op_from_name("ScatterElementsUpdate") != JIT_OP_NONE) {
+        run_file("scatter_elements_update.json");
+        return;
+    }
+    cJSON *cases = support_load_cases("scatter_elements_update.json");
     assert_non_null(cases);
-    int ncases = 0, before = runs;
+    int skipped = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
-    {
-        jit_scatter_update_sig rec = support_scatter_sig(c);
-        ncases++;
-        for (size_t e = 0; e < 2; e++)
-            for (int inplace = 0; inplace < 2; inplace++) {
-                if (!run_scatter(c, rec.dtype, rec.index_type, engines[e], inplace, 0))
-                    fail_msg("%s: recorded values do not fit the recorded types", case_name(c));
-                runs++;
-                for (size_t d = 0; d < sizeof all_dtypes / sizeof *all_dtypes; d++)
-                    runs += run_scatter(c, all_dtypes[d], rec.index_type, engines[e], inplace, 1);
-                for (size_t i = 0; i < sizeof index_dtypes / sizeof *index_dtypes; i++)
-                    runs += run_scatter(c, rec.dtype, index_dtypes[i], engines[e], inplace, 1);
-            }
-    }
-    printf("scatter_update.json: %d cases, %d runs (types x engines x in-place)\n", ncases,
-           runs - before);
+        skipped += not_built(c);
+    printf("scatter_elements_update.json: %d cases SKIPPED: ScatterElementsUpdate is not built "
+           "yet (issue 14)\n",
+           skipped);
     cJSON_Delete(cases);
 }
 
-/* The message must name an input of the op. */
+/* The message must name an input or attribute of the op. */
 static void expect_named(const char *msg, const char *src)
 {
     static const char *const inputs[] = {"data", "indices", "updates", "axis", "batch_dims"};
@@ -191,98 +315,157 @@ static void expect_named(const char *msg, const char *src)
     fail_msg("%s: message '%s' names no input", src, msg);
 }
 
-static void refuse_signature(const cJSON *c, int is_gather)
+static void refuse_signature(const cJSON *c, jit_sig sig)
 {
     const char *src = case_name(c);
-    void *fn;
-    if (is_gather) {
-        jit_gather_nd_sig s = support_gather_sig(c);
-        fn = (void *)(uintptr_t)jit_gather_nd_compile(&s);
-    } else {
-        jit_scatter_update_sig s = support_scatter_sig(c);
-        fn = (void *)(uintptr_t)jit_scatter_update_compile(&s);
-    }
-    if (fn)
-        fail_msg("%s: accepted an invalid signature", src);
-    expect_named(jit_last_error(), src);
-    printf("  refused: %s\n", jit_last_error());
+    if (jit_compile(&sig))
+        fail_msg("%s (%s engine): accepted an invalid signature", src,
+                 jit_engine_name(sig.engine));
+    const char *msg = jit_last_error();
+    if (!*msg)
+        fail_msg("%s: refused with no message", src);
+    expect_named(msg, src);
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", msg);
+    jit_shape shape;
+    assert_int_equal(jit_output_shape(&sig, &shape), -1);
+    assert_string_equal(jit_last_error(), copy); /* the same rule, whichever call */
+    if (sig.engine == JIT_ENGINE_AUTO)
+        printf("  refused: %s\n", copy);
 }
 
-/* A valid signature with an out-of-range index: non-zero status, the
- * output untouched, and a message that names the position. */
-static void refuse_index(const cJSON *c, int is_gather)
+/* The entry's values in type t, or n elements of fill (+ their position,
+ * when step is set) when it records none (invalid.json's ScatterUpdate
+ * entries give only indices). */
+static void *values_or(const cJSON *c, const char *name, jit_dtype t, int64_t n, int step)
+{
+    if (field(c, name))
+        return support_values(field(c, name), t, NULL, 0);
+    cJSON *arr = cJSON_CreateArray();
+    for (int64_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(step ? (double)(i % 100 + 1) : 0));
+    void *v = support_values(arr, t, NULL, 0);
+    cJSON_Delete(arr);
+    return v;
+}
+
+static int64_t elems(const jit_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++)
+        n *= s->dims[i];
+    return n;
+}
+
+/* A valid signature with an out-of-range index: a bad-index status, the
+ * output untouched (in place: data unchanged), and a message that names
+ * the position. */
+static void refuse_index(const cJSON *c, jit_sig sig)
 {
     const char *src = case_name(c);
-    int64_t n;
-    int rc;
-    unsigned char out[4096];
-    memset(out, 0x5a, sizeof out);
-    if (is_gather) {
-        jit_gather_nd_sig s = support_gather_sig(c);
-        void *data = support_values(cJSON_GetObjectItemCaseSensitive(c, "data"), s.dtype, &n, 0);
-        void *idx = support_values(cJSON_GetObjectItemCaseSensitive(c, "indices"), s.index_type,
-                                   &n, 0);
-        jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
-        assert_non_null(fn);
-        rc = fn(data, idx, out);
-        free(data);
-        free(idx);
-    } else {
-        jit_scatter_update_sig s = support_scatter_sig(c);
-        int64_t dn = 1, un = 1;
-        for (int i = 0; i < s.data_shape.rank; i++)
-            dn *= s.data_shape.dims[i];
-        for (int i = 0; i < s.updates_shape.rank; i++)
-            un *= s.updates_shape.dims[i];
-        float data[256] = {0}, upd[256];
-        for (int i = 0; i < 256; i++)
-            upd[i] = (float)i + 1;
-        assert_true(dn <= 256 && un <= 256);
-        void *idx = support_values(cJSON_GetObjectItemCaseSensitive(c, "indices"), s.index_type,
-                                   &n, 0);
-        jit_scatter_update_fn fn = jit_scatter_update_compile(&s);
-        assert_non_null(fn);
-        rc = fn(data, idx, upd, out);
-        assert_int_not_equal(rc, 0);
-        /* in place: data must come back unchanged */
-        float before[256];
-        memcpy(before, data, sizeof data);
-        assert_int_not_equal(fn(data, idx, upd, data), 0);
-        assert_memory_equal(before, data, sizeof data);
-        free(idx);
-    }
+    jit_op_info info = op_info(sig.op);
+    jit_kernel fn = compile_valid(&sig, src);
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&sig, &os), 0);
+    int64_t es = jit_dtype_size(sig.dtype), nd = elems(&sig.data_shape);
+    size_t ob = (size_t)(elems(&os) * es);
+    char *data = values_or(c, "data", sig.dtype, nd, 0);
+    char *idx = values_or(c, "indices", sig.index_type, 0, 0);
+    char *upd = info.has_updates
+                    ? values_or(c, "updates", sig.dtype, elems(&sig.updates_shape), 1)
+                    : NULL;
+    char *out = malloc(ob + CANARY), *before = malloc((size_t)(nd * es) + 1);
+    assert_true(data && idx && out && before && (upd || !info.has_updates));
+    memset(out, 0x5a, ob + CANARY);
+    int rc = call_kernel(fn, &info, data, idx, upd, out, 0);
     if (rc != JIT_STATUS_BAD_INDEX)
         fail_msg("%s: kernel returned %d for an out-of-range index", src, rc);
-    for (size_t i = 0; i < sizeof out; i++)
-        assert_int_equal(out[i], 0x5a);
-    if (!strstr(jit_last_error(), "out of range") || !strstr(jit_last_error(), "indices["))
-        fail_msg("%s: message '%s' does not name the index", src, jit_last_error());
-    printf("  bad index: %s\n", jit_last_error());
+    for (size_t i = 0; i < ob + CANARY; i++)
+        assert_int_equal((unsigned char)out[i], 0x5a);
+    const char *msg = jit_last_error();
+    if (!strstr(msg, "out of range") || !strstr(msg, "indices["))
+        fail_msg("%s: message '%s' does not name the index", src, msg);
+    if (sig.engine == JIT_ENGINE_AUTO)
+        printf("  bad index: %s\n", msg);
+    /* the oracle agrees: a bad index, nothing written */
+    if (oracle_has(sig.op)) {
+        assert_int_equal(oracle_run(&sig, data, idx, upd, out), JIT_STATUS_BAD_INDEX);
+        for (size_t i = 0; i < ob + CANARY; i++)
+            assert_int_equal((unsigned char)out[i], 0x5a);
+    }
+    if (info.has_updates) {
+        memcpy(before, data, (size_t)(nd * es));
+        assert_int_equal(call_kernel(fn, &info, data, idx, upd, data, 0), JIT_STATUS_BAD_INDEX);
+        assert_memory_equal(before, data, (size_t)(nd * es));
+    }
+    free(data);
+    free(idx);
+    free(upd);
+    free(out);
+    free(before);
+}
+
+typedef struct invalid_counts {
+    int sig, idx, no_op, reduction;
+} invalid_counts;
+
+static void run_invalid_entry(const cJSON *c, invalid_counts *n)
+{
+    jit_sig sig = support_sig(c);
+    if (sig.op == JIT_OP_NONE) {
+        n->no_op += not_built(c);
+        return;
+    }
+    if (strcmp(support_reduction(c), "none") != 0) {
+        n->reduction++;
+        return;
+    }
+    int is_sig = strcmp(field(c, "kind")->valuestring, "signature") == 0;
+    for (int e = 0; e < NENGINES; e++) {
+        sig.engine = engines[e];
+        if (is_sig)
+            refuse_signature(c, sig);
+        else
+            refuse_index(c, sig);
+    }
+    if (is_sig)
+        n->sig++;
+    else
+        n->idx++;
+}
+
+static void run_invalid_file(const char *file)
+{
+    cJSON *cases = support_load_cases(file);
+    assert_non_null(cases);
+    invalid_counts n = {0};
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+        run_invalid_entry(c, &n);
+    printf("%s: %d signatures refused, %d bad-index runs refused (each on both engines)\n", file,
+           n.sig, n.idx);
+    if (n.no_op)
+        printf("%s: %d entries SKIPPED: their op (ScatterElementsUpdate) is not built yet "
+               "(issue 14)\n",
+               file, n.no_op);
+    if (n.reduction)
+        printf("%s: %d entries SKIPPED: they need a reduction other than none, which these "
+               "tests do not pass to the library yet (issue 14)\n",
+               file, n.reduction);
+    assert_int_equal(n.sig + n.idx + n.no_op + n.reduction, cJSON_GetArraySize(cases));
+    cJSON_Delete(cases);
 }
 
 static void test_invalid_cases(void **state)
 {
     (void)state;
-    cJSON *cases = support_load_cases("invalid.json");
-    assert_non_null(cases);
-    int sig = 0, idx = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases)
-    {
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(c, "kind");
-        const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");
-        int is_gather = strcmp(op->valuestring, "GatherND") == 0;
-        if (strcmp(kind->valuestring, "signature") == 0) {
-            refuse_signature(c, is_gather);
-            sig++;
-        } else {
-            refuse_index(c, is_gather);
-            idx++;
-        }
-    }
-    printf("invalid.json: %d signatures refused, %d bad-index runs refused\n", sig, idx);
-    assert_int_equal(sig + idx, cJSON_GetArraySize(cases));
-    cJSON_Delete(cases);
+    run_invalid_file("invalid.json");
+}
+
+static void test_invalid_family_cases(void **state)
+{
+    (void)state;
+    run_invalid_file("invalid_family.json");
 }
 
 static int teardown(void **state)
@@ -295,9 +478,14 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_gather_nd_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_update_cases, teardown),
         cmocka_unit_test_teardown(test_gather_cases, teardown),
-        cmocka_unit_test_teardown(test_scatter_cases, teardown),
+        cmocka_unit_test_teardown(test_gather_elements_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_nd_update_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_elements_update_cases, teardown),
         cmocka_unit_test_teardown(test_invalid_cases, teardown),
+        cmocka_unit_test_teardown(test_invalid_family_cases, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

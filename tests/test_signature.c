@@ -141,6 +141,238 @@ static void test_scatter_rules(void **state)
                      (void *)(uintptr_t)jit_scatter_update_compile(&b));
 }
 
+/* The generic signature of each new op, valid as it stands. */
+static jit_sig gather_ok(void)
+{
+    return (jit_sig){.op = JIT_OP_GATHER, .axis = 1, .batch_dims = 1, .dtype = JIT_F32,
+                     .index_type = JIT_I32, .data_shape = {3, {2, 3, 4}},
+                     .indices_shape = {2, {2, 5}}};
+}
+
+static jit_sig gather_elements_ok(void)
+{
+    return (jit_sig){.op = JIT_OP_GATHER_ELEMENTS, .axis = 1, .dtype = JIT_F32,
+                     .index_type = JIT_I64, .data_shape = {2, {3, 3}},
+                     .indices_shape = {2, {3, 7}}};
+}
+
+static jit_sig scatter_nd_ok(void)
+{
+    return (jit_sig){.op = JIT_OP_SCATTER_ND_UPDATE, .dtype = JIT_F32, .index_type = JIT_I32,
+                     .data_shape = {3, {3, 3, 3}}, .indices_shape = {2, {2, 1}},
+                     .updates_shape = {3, {2, 3, 3}}};
+}
+
+/* Refused by jit_compile and jit_output_shape, with exactly msg. */
+static void refuse(jit_sig s, const char *msg)
+{
+    if (jit_compile(&s))
+        fail_msg("accepted; expected: %s", msg);
+    assert_string_equal(jit_last_error(), msg);
+    jit_shape out;
+    assert_int_equal(jit_output_shape(&s, &out), -1);
+    assert_string_equal(jit_last_error(), msg);
+}
+
+static void *ptr(jit_sig s)
+{
+    jit_kernel k = jit_compile(&s);
+    if (!k)
+        fail_msg("refused: %s", jit_last_error());
+    return (void *)(uintptr_t)k;
+}
+
+static void test_gather_v1_7_8_rules(void **state)
+{
+    (void)state;
+    jit_sig s = gather_ok();
+    assert_non_null(jit_compile(&s));
+    s = gather_ok(), s.axis = 3;
+    refuse(s, "axis=3 must be in [-rank(data), rank(data)-1] = [-3, 2]");
+    s = gather_ok(), s.axis = -4;
+    refuse(s, "axis=-4 must be in [-rank(data), rank(data)-1] = [-3, 2]");
+    s = gather_ok(), s.batch_dims = 2, s.indices_shape = (jit_shape){2, {2, 3}};
+    refuse(s, "batch_dims=2 must not exceed axis=1 (both counted from the front)");
+    /* -1 is batch_dims 1 of rank-2 indices; with axis 0 that exceeds it */
+    s = gather_ok(), s.axis = -3, s.batch_dims = -1;
+    refuse(s, "batch_dims=1 must not exceed axis=0 (both counted from the front)");
+    s = gather_ok(), s.batch_dims = 3;
+    refuse(s, "batch_dims=3 must be in [-rank(indices), rank(indices)] = [-2, 2]");
+    s = gather_ok(), s.batch_dims = -3;
+    refuse(s, "batch_dims=-3 must be in [-rank(indices), rank(indices)] = [-2, 2]");
+    s = gather_ok(), s.opset = 1;
+    refuse(s, "batch_dims=1: Gather-1 has no batch_dims (use opset 7 or 8)");
+    s = gather_ok(), s.opset = 1, s.batch_dims = 0;
+    assert_non_null(jit_compile(&s));
+    s = gather_ok(), s.opset = 5;
+    refuse(s, "opset=5 must be 1, 7 or 8");
+    s = gather_ok(), s.indices_shape.dims[0] = 3;
+    refuse(s, "data.shape[0]=2 must equal indices.shape[0]=3 (batch dimension 0 of "
+              "batch_dims=1)");
+    s = gather_ok(), s.index_type = JIT_F32;
+    refuse(s, "indices element type f32 must be an integer type (i8, u8, i16, u16, i32, u32, "
+              "i64, u64)");
+    s = gather_ok(), s.axis_shape = (jit_shape){1, {2}};
+    refuse(s, "axis must be a scalar or a 1-D tensor of one element, got shape [2]");
+    s = gather_ok(), s.data_shape.rank = 0, s.axis = 0, s.batch_dims = 0;
+    refuse(s, "rank(data)=0 (a scalar) must be at least 1");
+    /* 0-D indices and every integer index type are Gather's */
+    s = gather_ok(), s.batch_dims = 0, s.indices_shape.rank = 0, s.index_type = JIT_U16;
+    assert_non_null(jit_compile(&s));
+}
+
+static void test_gather_elements_rules(void **state)
+{
+    (void)state;
+    jit_sig s = gather_elements_ok();
+    assert_non_null(jit_compile(&s));
+    s = gather_elements_ok(), s.indices_shape = (jit_shape){2, {2, 1}};
+    refuse(s, "indices.shape[0]=2 must equal data.shape[0]=3 (every dimension but axis 1)");
+    s = gather_elements_ok(), s.index_type = JIT_U32;
+    refuse(s, "indices element type u32: GatherElements takes i32 or i64 indices");
+    s = gather_elements_ok(), s.index_type = JIT_I16;
+    refuse(s, "indices element type i16: GatherElements takes i32 or i64 indices");
+    s = gather_elements_ok(), s.axis = -3;
+    refuse(s, "axis=-3 must be in [-rank(data), rank(data)-1] = [-2, 1]");
+    s = gather_elements_ok(), s.indices_shape = (jit_shape){3, {3, 3, 1}};
+    refuse(s, "rank(indices)=3 must equal rank(data)=2");
+    s = gather_elements_ok(), s.opset = 7;
+    refuse(s, "opset=7 must be 6");
+    jit_op_info info;
+    assert_int_equal(jit_op_describe(JIT_OP_GATHER_ELEMENTS, &info), 0);
+    assert_int_equal(info.index_types, (1u << JIT_I32) | (1u << JIT_I64));
+}
+
+static void test_scatter_nd_update_rules(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_nd_ok();
+    assert_non_null(jit_compile(&s));
+    s = scatter_nd_ok(), s.indices_shape = (jit_shape){2, {2, 4}};
+    refuse(s, "indices.shape[-1]=4 must not exceed rank(data)=3");
+    s = scatter_nd_ok(), s.updates_shape = (jit_shape){2, {3, 3}};
+    refuse(s, "rank(updates)=2 must equal rank(indices)-1+rank(data)-1=3 (expected updates "
+              "shape [2,3,3])");
+    s = scatter_nd_ok(), s.updates_shape.dims[2] = 2;
+    refuse(s, "updates.shape[2]=2 must equal 3 (expected updates shape [2,3,3] = "
+              "indices.shape[:-1] + data.shape[1:])");
+    s = scatter_nd_ok(), s.updates_dtype = JIT_I32;
+    refuse(s, "updates element type i32 must equal data element type f32");
+    s = scatter_nd_ok(), s.index_type = JIT_U32;
+    refuse(s, "indices element type u32: ScatterNDUpdate takes i32 or i64 indices");
+    s = scatter_nd_ok(), s.opset = 12;
+    refuse(s, "opset=12 must be 3 or 15");
+    s = scatter_nd_ok(), s.indices_shape.rank = 0, s.updates_shape.rank = 0;
+    refuse(s, "rank(indices)=0 (a scalar) must be at least 1");
+}
+
+/* One full tuple (k = rank(data), one of them) updates a single element:
+ * the spec's updates shape is [], and OpenVINO also takes a tensor of one
+ * element there (the 1x1 vector of scatter_nd_update.json gives [1]). */
+static void test_scatter_nd_update_single_element(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_nd_ok();
+    s.indices_shape = (jit_shape){1, {3}};
+    s.updates_shape = (jit_shape){0};
+    assert_non_null(jit_compile(&s));
+    s.updates_shape = (jit_shape){1, {1}};
+    assert_non_null(jit_compile(&s));
+    s.updates_shape = (jit_shape){2, {1, 1}};
+    assert_non_null(jit_compile(&s));
+    s.updates_shape = (jit_shape){1, {2}};
+    refuse(s, "updates of shape [2] must be a scalar or hold a single element (expected updates "
+              "shape [] = indices.shape[:-1] + data.shape[3:])");
+    s.updates_shape = (jit_shape){2, {1, 0}};
+    refuse(s, "updates of shape [1,0] must be a scalar or hold a single element (expected "
+              "updates shape [] = indices.shape[:-1] + data.shape[3:])");
+    /* and it writes that element, in place too */
+    float data[27] = {0}, upd = 7.0f;
+    int32_t idx[3] = {2, 1, 0};
+    s.updates_shape = (jit_shape){1, {1}};
+    assert_int_equal(jit_call(jit_compile(&s), data, idx, &upd, data), 0);
+    for (int i = 0; i < 27; i++)
+        assert_true(data[i] == (i == 2 * 9 + 1 * 3 + 0 ? 7.0f : 0.0f));
+    /* with more than one tuple the updates' shape is not [] */
+    s.indices_shape = (jit_shape){2, {2, 3}};
+    refuse(s, "updates.shape[0]=1 must equal 2 (expected updates shape [2] = "
+              "indices.shape[:-1] + data.shape[3:])");
+}
+
+/* The key is the signature's meaning: spellings of one meaning share a
+ * kernel, fields the op does not take are ignored, and the typed calls
+ * give the generic call's pointer; a field that changes what the kernel
+ * does gives another. */
+static void test_new_ops_key(void **state)
+{
+    (void)state;
+    jit_sig a = gather_ok(), b = gather_ok();
+    a.axis = -1, b.axis = 2; /* rank(data) 3 */
+    assert_ptr_equal(ptr(a), ptr(b));
+    a = gather_ok(), b = gather_ok();
+    a.batch_dims = -1; /* rank(indices) 2: batch_dims 1 */
+    assert_ptr_equal(ptr(a), ptr(b));
+    a = gather_ok(), b = gather_ok();
+    b.opset = 8;
+    assert_ptr_equal(ptr(a), ptr(b));
+    b.opset = 7;
+    assert_ptr_not_equal(ptr(a), ptr(b));
+    b = gather_ok(), b.axis_type = JIT_I64, b.axis_shape = (jit_shape){1, {1}};
+    assert_ptr_equal(ptr(a), ptr(b));
+    b = gather_ok(), b.index_policy = JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL;
+    assert_ptr_not_equal(ptr(a), ptr(b));
+    jit_gather_sig typed = {.axis = -2, .batch_dims = 1, .dtype = JIT_F32, .index_type = JIT_I32,
+                            .data_shape = a.data_shape, .indices_shape = a.indices_shape};
+    assert_ptr_equal((void *)(uintptr_t)jit_gather_compile(&typed), ptr(a));
+
+    a = gather_elements_ok(), b = gather_elements_ok();
+    a.axis = -1;
+    assert_ptr_equal(ptr(a), ptr(b));
+    a.opset = 6, a.batch_dims = 1, a.updates_shape = (jit_shape){1, {4}};
+    assert_ptr_equal(ptr(a), ptr(b));
+    a = gather_elements_ok(), a.index_type = JIT_I32;
+    assert_ptr_not_equal(ptr(a), ptr(b));
+    jit_gather_elements_sig ge = {.axis = 1, .dtype = JIT_F32, .index_type = JIT_I64,
+                                  .data_shape = b.data_shape, .indices_shape = b.indices_shape};
+    assert_ptr_equal((void *)(uintptr_t)jit_gather_elements_compile(&ge), ptr(b));
+
+    a = scatter_nd_ok(), b = scatter_nd_ok();
+    a.opset = 3, a.updates_dtype = JIT_F32, a.axis = 2, a.batch_dims = 1;
+    assert_ptr_equal(ptr(a), ptr(b));
+    a = scatter_nd_ok(), a.opset = 15;
+    assert_ptr_not_equal(ptr(a), ptr(b));
+    a = scatter_nd_ok(), a.index_policy = JIT_INDEX_ZERO_FILL;
+    assert_ptr_not_equal(ptr(a), ptr(b));
+    jit_scatter_nd_update_sig sn = {.dtype = JIT_F32, .index_type = JIT_I32,
+                                    .data_shape = b.data_shape, .indices_shape = b.indices_shape,
+                                    .updates_shape = b.updates_shape};
+    assert_ptr_equal((void *)(uintptr_t)jit_scatter_nd_update_compile(&sn), ptr(b));
+    jit_shutdown();
+}
+
+/* A cached kernel proves its key valid, so a spelling the checks refuse
+ * must never share a valid signature's key: else jit_compile would accept
+ * it or not depending on what was compiled before. */
+static void test_refused_spelling_never_hits_the_cache(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    /* GatherND: batch_dims must not be negative (-1 is not q-1 there) */
+    jit_sig nd = {.op = JIT_OP_GATHER_ND, .batch_dims = 1, .dtype = JIT_F32,
+                  .index_type = JIT_I32, .data_shape = {2, {2, 4}},
+                  .indices_shape = {2, {2, 1}}};
+    assert_non_null(jit_compile(&nd));
+    nd.batch_dims = -1;
+    refuse(nd, "batch_dims=-1 must not be negative");
+    /* Gather-1: no batch_dims, not even -rank(indices) for 0 */
+    jit_sig g = gather_ok();
+    g.opset = 1, g.batch_dims = 0;
+    assert_non_null(jit_compile(&g));
+    g.batch_dims = -2;
+    refuse(g, "batch_dims=-2: Gather-1 has no batch_dims (use opset 7 or 8)");
+    jit_shutdown();
+}
+
 /* Every allocation of the compile path (cache, kernel, JIT engine,
  * closure) fails in turn: the call returns NULL with "out of memory", or a
  * working kernel (the reference one if the JIT could not start, saying
@@ -208,6 +440,12 @@ int main(void)
         cmocka_unit_test(test_gather_rules),
         cmocka_unit_test(test_gather_partial_product_overflow),
         cmocka_unit_test(test_scatter_rules),
+        cmocka_unit_test(test_gather_v1_7_8_rules),
+        cmocka_unit_test(test_gather_elements_rules),
+        cmocka_unit_test(test_scatter_nd_update_rules),
+        cmocka_unit_test(test_scatter_nd_update_single_element),
+        cmocka_unit_test(test_new_ops_key),
+        cmocka_unit_test(test_refused_spelling_never_hits_the_cache),
         cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
