@@ -1,6 +1,7 @@
 /* Building a plan's nest, and its canonical form: levels of one trip
  * dropped, neighbours that walk as one level merged, so that every way of
  * writing the same copy gets the same (shortest) nest. */
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -26,9 +27,16 @@ int tj_plan_reduction(tj_plan *p, const jit_sig *s, unsigned allowed, const char
     jit_reduction r = s->reduction;
     if ((unsigned)r >= JIT_REDUCTION_COUNT)
         return tj_error_set("reduction=%d is not a known reduction", (int)r);
-    if (!(allowed & (1u << r)))
-        return tj_error_set("reduction %s is not one of %s-%d's", jit_reduction_name(r), op,
-                            version);
+    if (!(allowed & (1u << r))) {
+        char names[96] = "";
+        size_t n = 0;
+        for (int i = 0; i < JIT_REDUCTION_COUNT && n < sizeof names; i++)
+            if (allowed & (1u << i))
+                n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                      jit_reduction_name((jit_reduction)i));
+        return tj_error_set("reduction=%s is not a reduction of %s-%d (%s)",
+                            jit_reduction_name(r), op, version, names);
+    }
     if (r == JIT_REDUCTION_MEAN && s->dtype == JIT_BOOL)
         return tj_error_set("reduction mean is not defined for bool data");
     p->reduction = r;

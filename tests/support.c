@@ -199,6 +199,10 @@ jit_sig support_sig(const cJSON *c)
     s.data_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "data_shape"));
     s.indices_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "indices_shape"));
     s.updates_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "updates_shape"));
+    if (jit_reduction_from_name(support_reduction(c), &s.reduction) != 0)
+        s.reduction = JIT_REDUCTION_COUNT; /* a name the library does not know: refused */
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(c, "use_init_val");
+    s.no_init_val = cJSON_IsFalse(init);
     return s;
 }
 

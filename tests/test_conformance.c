@@ -4,11 +4,11 @@
  * other element type and every index type the op takes that holds its
  * values exactly, through both engines (scatters also in place); every
  * invalid entry is refused (signature) or makes the kernel fail without
- * writing (index), on both engines. Entries that need what these tests
- * do not pass to the library yet (a reduction; ScatterElementsUpdate
- * while it is not built: issue 14) are counted as skipped and the count
- * printed, never passed. The tests' oracle must agree with every vector
- * of the ops it has: the differential test trusts it. */
+ * writing (index), on both engines. A case with a reduction runs in its
+ * recorded element type only (its arithmetic is that type's) and every
+ * index type. The tests' oracle (which replaces: reductions have theirs in
+ * test_reductions.c) must agree with every vector of the ops it has: the
+ * differential test trusts it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,8 +158,8 @@ static int run_case(const cJSON *c, jit_sig sig, int inplace, int exact)
 static int oracle_case(const cJSON *c)
 {
     jit_sig sig = support_sig(c);
-    if (!oracle_has(sig.op))
-        return 0;
+    if (!oracle_has(sig.op) || sig.reduction != JIT_REDUCTION_NONE)
+        return 0; /* the oracle replaces; test_reductions has its own of reductions */
     int has_updates = op_info(sig.op).has_updates;
     buffers b;
     if (!load_buffers(c, &sig, has_updates, 0, &b))
@@ -191,7 +191,10 @@ static int run_all_types(const cJSON *c, jit_engine eng, int inplace)
     if (!run_case(c, rec, inplace, 0)) /* as recorded: must run */
         fail_msg("%s: recorded values do not fit the recorded types", case_name(c));
     int runs = 1;
-    for (size_t d = 0; d < sizeof all_dtypes / sizeof *all_dtypes; d++) {
+    /* a reduction's arithmetic is its type's (wrapping, rounding, an
+     * integer mean's floor): its values are checked in the recorded type */
+    for (size_t d = 0; rec.reduction == JIT_REDUCTION_NONE && d < sizeof all_dtypes / sizeof *all_dtypes;
+         d++) {
         jit_sig s = rec;
         s.dtype = all_dtypes[d];
         runs += run_case(c, s, inplace, 1);
@@ -206,23 +209,18 @@ static int run_all_types(const cJSON *c, jit_engine eng, int inplace)
     return runs;
 }
 
-/* Every case of a file of valid vectors; those with a reduction other than
- * none are skipped (jit_sig cannot ask for one yet: issue 14). */
+/* Every case of a file of valid vectors. */
 static void run_file(const char *file)
 {
     cJSON *cases = support_load_cases(file);
     assert_non_null(cases);
-    int ncases = 0, skipped = 0, oracle = 0, runs[NENGINES] = {0};
+    int ncases = 0, oracle = 0, runs[NENGINES] = {0};
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
         jit_sig rec = support_sig(c);
         if (rec.op == JIT_OP_NONE)
             fail_msg("%s: unknown op in %s", case_name(c), file);
-        if (strcmp(support_reduction(c), "none") != 0) {
-            skipped++;
-            continue;
-        }
         ncases++;
         oracle += oracle_case(c);
         int has_updates = op_info(rec.op).has_updates;
@@ -233,14 +231,10 @@ static void run_file(const char *file)
     printf("%s: %d cases, %d runs on the %s engine, %d on the %s engine (types%s)\n", file,
            ncases, runs[0], jit_engine_name(engines[0]), runs[1], jit_engine_name(engines[1]),
            strstr(file, "scatter") ? " x in place" : "");
-    if (skipped)
-        printf("%s: %d cases SKIPPED: their reduction is not none, and these tests pass none "
-               "to the library yet (issue 14)\n",
-               file, skipped);
     if (oracle < ncases)
         printf("%s: the oracle checked against %d cases only: it has no %s\n", file, oracle,
                op_info(support_sig(cJSON_GetArrayItem(cases, 0)).op).name);
-    assert_int_equal(ncases + skipped, cJSON_GetArraySize(cases));
+    assert_int_equal(ncases, cJSON_GetArraySize(cases));
     assert_true(ncases > 0);
     cJSON_Delete(cases);
 }
@@ -275,40 +269,17 @@ static void test_scatter_nd_update_cases(void **state)
     run_file("scatter_nd_update.json");
 }
 
-/* The one op of the family not built yet (issue 14): the op named by an
- * entry this library does not know must be that one, nothing misspelt. */
-static int not_built(const cJSON *c)
-{
-    const cJSON *op = field(c, "op");
-    if (!cJSON_IsString(op) || strcmp(op->valuestring, "ScatterElementsUpdate") != 0)
-        fail_msg("%s: unknown op", case_name(c));
-    return 1;
-}
-
-/* Read and counted until the op exists; then run as every other file. */
 static void test_scatter_elements_update_cases(void **state)
 {
     (void)state;
-    if (jit_op_from_name("ScatterElementsUpdate") != JIT_OP_NONE) {
-        run_file("scatter_elements_update.json");
-        return;
-    }
-    cJSON *cases = support_load_cases("scatter_elements_update.json");
-    assert_non_null(cases);
-    int skipped = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases)
-        skipped += not_built(c);
-    printf("scatter_elements_update.json: %d cases SKIPPED: ScatterElementsUpdate is not built "
-           "yet (issue 14)\n",
-           skipped);
-    cJSON_Delete(cases);
+    run_file("scatter_elements_update.json");
 }
 
 /* The message must name an input or attribute of the op. */
 static void expect_named(const char *msg, const char *src)
 {
-    static const char *const inputs[] = {"data", "indices", "updates", "axis", "batch_dims"};
+    static const char *const inputs[] = {"data", "indices", "updates", "axis", "batch_dims",
+                                         "reduction"};
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
         if (strstr(msg, inputs[i]))
             return;
@@ -406,20 +377,14 @@ static void refuse_index(const cJSON *c, jit_sig sig)
 }
 
 typedef struct invalid_counts {
-    int sig, idx, no_op, reduction;
+    int sig, idx;
 } invalid_counts;
 
 static void run_invalid_entry(const cJSON *c, invalid_counts *n)
 {
     jit_sig sig = support_sig(c);
-    if (sig.op == JIT_OP_NONE) {
-        n->no_op += not_built(c);
-        return;
-    }
-    if (strcmp(support_reduction(c), "none") != 0) {
-        n->reduction++;
-        return;
-    }
+    if (sig.op == JIT_OP_NONE)
+        fail_msg("%s: unknown op", case_name(c));
     int is_sig = strcmp(field(c, "kind")->valuestring, "signature") == 0;
     for (int e = 0; e < NENGINES; e++) {
         sig.engine = engines[e];
@@ -444,15 +409,7 @@ static void run_invalid_file(const char *file)
         run_invalid_entry(c, &n);
     printf("%s: %d signatures refused, %d bad-index runs refused (each on both engines)\n", file,
            n.sig, n.idx);
-    if (n.no_op)
-        printf("%s: %d entries SKIPPED: their op (ScatterElementsUpdate) is not built yet "
-               "(issue 14)\n",
-               file, n.no_op);
-    if (n.reduction)
-        printf("%s: %d entries SKIPPED: they need a reduction other than none, which these "
-               "tests do not pass to the library yet (issue 14)\n",
-               file, n.reduction);
-    assert_int_equal(n.sig + n.idx + n.no_op + n.reduction, cJSON_GetArraySize(cases));
+    assert_int_equal(n.sig + n.idx, cJSON_GetArraySize(cases));
     cJSON_Delete(cases);
 }
 
