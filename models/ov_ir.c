@@ -396,10 +396,15 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
         }
         out->sig.opset = m->versions[v].version;
     } else {
-        out->sig.opset = d->opts->opset ? d->opts->opset : info.default_opset;
+        /* --opset where it is one of this op's versions (a fragment may mix
+         * layer types), else the op's default */
+        int given = 0;
+        for (int i = 0; i < 4 && info.opsets[i]; i++)
+            given |= info.opsets[i] == d->opts->opset;
+        out->sig.opset = given ? d->opts->opset : info.default_opset;
         snprintf(out->note, sizeof out->note, "%s%s%s read as %s-%d%s",
                  version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
-                 m->type, out->sig.opset, d->opts->opset ? " (--opset)" : "");
+                 m->type, out->sig.opset, given ? " (--opset)" : "");
     }
     for (int i = 0; i < 4 && m->versions[i].version; i++)
         if (m->versions[i].version == out->sig.opset)

@@ -13,6 +13,8 @@
 
 static int tj_scatter_update_check_types(const jit_sig *s)
 {
+    if (s->opset != 0 && s->opset != 3)
+        return tj_error_set("opset=%d must be 3", s->opset);
     if (tj_check_dtype(s->dtype, "data") || tj_check_index_type(s->index_type, "indices") ||
         tj_check_policy_engine(s->index_policy, s->engine))
         return -1;

@@ -196,7 +196,9 @@ static void test_scatter_through_a_closure(void **state)
 }
 
 /* Asked for twice before its compile is done, a signature gets the same
- * tiered pointer (one background compile, not two). */
+ * tiered pointer (one background compile, not two); on a loaded machine
+ * the compile may finish between the two calls, and the second then gets
+ * the JIT kernel's own pointer, which the first has switched to. */
 static void test_twice_before_the_switch_is_one_kernel(void **state)
 {
     (void)state;
@@ -205,7 +207,10 @@ static void test_twice_before_the_switch_is_one_kernel(void **state)
     jit_gather_nd_fn a = jit_gather_nd_compile_async(&s);
     jit_gather_nd_fn b = jit_gather_nd_compile_async(&s); /* microseconds later */
     assert_non_null(a);
-    assert_ptr_equal((void *)(uintptr_t)a, (void *)(uintptr_t)b);
+    if (b != a) {
+        assert_int_equal(engine_of(a), JIT_ENGINE_JIT);
+        assert_ptr_equal((void *)(uintptr_t)b, (void *)(uintptr_t)jit_gather_nd_compile(&s));
+    }
     assert_true(gather_ok(b));
     wait_for_jit(a);
     assert_true(gather_ok(a));
