@@ -5,6 +5,7 @@
  * (async compiles, explain, dump). Each refusal returns its error value,
  * writes nothing it should not, and says why in jit_last_error(). */
 #define _DEFAULT_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -162,6 +163,72 @@ static void test_enum_names_out_of_range(void **state)
     assert_int_equal(p, JIT_INDEX_ZERO_FILL); /* a failure leaves it alone */
     assert_string_equal(jit_engine_name(JIT_ENGINE_COUNT), "unknown");
     assert_string_equal(jit_engine_name(JIT_ENGINE_JIT), "jit");
+    jit_reduction r = JIT_REDUCTION_MAX;
+    assert_string_equal(jit_reduction_name(JIT_REDUCTION_COUNT), "unknown");
+    assert_string_equal(jit_reduction_name(JIT_REDUCTION_MEAN), "mean");
+    assert_int_equal(jit_reduction_from_name(NULL, &r), -1);
+    assert_int_equal(jit_reduction_from_name("sum", NULL), -1);
+    assert_int_equal(jit_reduction_from_name("average", &r), -1);
+    assert_int_equal(r, JIT_REDUCTION_MAX); /* a failure leaves it alone */
+    assert_int_equal(jit_reduction_from_name("mul", &r), 0); /* ONNX's name */
+    assert_int_equal(r, JIT_REDUCTION_PROD);
+    jit_op_info info;
+    assert_int_equal(jit_op_describe(JIT_OP_COUNT, &info), -1);
+    assert_non_null(strstr(jit_last_error(), "is not an op of this library"));
+    assert_int_equal(jit_op_describe(JIT_OP_GATHER, NULL), -1);
+    assert_int_equal(jit_op_from_name(NULL), JIT_OP_NONE);
+    assert_int_equal(jit_op_from_name("gather-everything"), JIT_OP_NONE);
+    assert_int_equal(jit_op_from_name("SCATTER-ND-UPDATE"), JIT_OP_SCATTER_ND_UPDATE);
+}
+
+/* A mean's counts are the calling thread's scratch: when a thread cannot
+ * get it, its call returns JIT_STATUS_NO_MEMORY and writes nothing, on
+ * both engines; the next call that can runs. */
+typedef struct mean_call {
+    jit_kernel k;
+    long fail_after;
+    int status;
+    float out[4];
+} mean_call;
+
+static void *call_mean(void *arg)
+{
+    mean_call *m = arg;
+    static const float mdata[4] = {1, 2, 3, 4}, upd[3] = {10, 20, 30};
+    static const int64_t idx[3] = {1, 1, 3};
+    tj_alloc_fail_after(m->fail_after); /* in a fresh thread: its first scratch */
+    m->status = jit_call(m->k, mdata, idx, upd, m->out);
+    tj_alloc_fail_after(0);
+    return NULL;
+}
+
+static void test_mean_without_scratch(void **state)
+{
+    (void)state;
+    for (int eng = 0; eng < 2; eng++)
+        for (long n = 1; n <= 3; n++) {
+            jit_sig s = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .dtype = JIT_F32,
+                         .index_type = JIT_I64, .reduction = JIT_REDUCTION_MEAN,
+                         .engine = eng ? JIT_ENGINE_REFERENCE : JIT_ENGINE_AUTO,
+                         .data_shape = {1, {4}}, .indices_shape = {1, {3}},
+                         .updates_shape = {1, {3}}};
+            mean_call m = {.k = jit_compile(&s), .fail_after = n,
+                           .out = {-1, -1, -1, -1}};
+            assert_non_null(m.k);
+            pthread_t t;
+            assert_int_equal(pthread_create(&t, NULL, call_mean, &m), 0);
+            pthread_join(t, NULL);
+            if (m.status == JIT_STATUS_NO_MEMORY) {
+                for (int i = 0; i < 4; i++)
+                    assert_true(m.out[i] == -1); /* nothing written */
+            } else { /* the failing allocation was not the scratch's */
+                assert_int_equal(m.status, JIT_OK);
+                const float want[4] = {1, 32.0f / 3, 3, 17};
+                assert_memory_equal(m.out, want, sizeof want);
+            }
+            assert_true(n > 1 || m.status == JIT_STATUS_NO_MEMORY);
+        }
+    jit_shutdown();
 }
 
 static int fake_kernel(const void *a, const void *b, void *c)
@@ -416,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_dump_kind_out_of_range),
         cmocka_unit_test(test_cache_without_a_folder),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_mean_without_scratch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
