@@ -15,6 +15,7 @@
 #include "reduce_ir.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "reduce.h"
 
@@ -240,11 +241,20 @@ static LLVMValueRef tj_neutral(const tj_rir *r, LLVMTypeRef t)
     unsigned char bytes[8] = {0};
     uint64_t bits = 0;
     tj_reduce_neutral(r->p, bytes, 1);
+    if (r->p->dtype == JIT_F32 || r->p->dtype == JIT_F64) { /* +-inf, 1 or 0: exact */
+        double v;
+        if (r->p->dtype == JIT_F32) {
+            float f;
+            memcpy(&f, bytes, sizeof f);
+            v = f;
+        } else {
+            memcpy(&v, bytes, sizeof v);
+        }
+        return LLVMConstReal(t, v);
+    }
     for (int i = r->p->elem_size - 1; i >= 0; i--)
         bits = bits << 8 | bytes[i]; /* little-endian */
-    LLVMTypeRef it = LLVMIntTypeInContext(r->e->ctx, (unsigned)r->p->elem_size * 8);
-    LLVMValueRef c = LLVMConstInt(it, bits, 0);
-    return t == it ? c : LLVMConstBitCast(c, t);
+    return LLVMConstInt(t, bits, 0);
 }
 
 /* i64 slots of the scratch: counts at [0, elems), wide sums after them. */
