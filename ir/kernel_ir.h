@@ -74,6 +74,24 @@
  * out (G2: 3 tuples per batch). */
 #define TJ_IR_INNER_UNROLL 4
 
+/* Element gathers (blocks of one 4- or 8-byte element, out written
+ * contiguously by the innermost loop) load TJ_IR_GATHER_BYTES of elements
+ * per step with llvm.masked.gather (x86: vpgatherdd/vpgatherdq; LLVM
+ * splits a vector wider than the target's registers), their offsets
+ * computed in a vector from one load of the index tuples, the policy
+ * applied lane by lane, zero-fill as the gather's mask. They pay where
+ * the indices alone scatter the reads over data (G4's random elements: a
+ * scalar loop at about one and a half times the static kernel's time,
+ * gathers well below it), and not where the innermost level also walks
+ * data in order, one row per element (G3's batch dims): there the scalar
+ * loop, whose addresses advance row by row, was faster than gathers
+ * (docs/performance.md, 'Vector gathers'); TJ_IR_GATHER_ORDERED keeps
+ * those levels scalar. The error policy's indices are validated in the
+ * separate pass as everywhere: fusing the check into the gather pass
+ * would write out before a bad index is found. */
+#define TJ_IR_GATHER_BYTES 64
+#define TJ_IR_GATHER_ORDERED 0
+
 typedef struct tj_ir_strategy {
     int unrolled;      /* 1: fully unrolled; 0: counted loops */
     int64_t tuples;    /* tuples the copy visits (the plan's visits) */
@@ -85,6 +103,7 @@ typedef struct tj_ir_strategy {
     int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_BYTES) */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
+    int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */
 } tj_ir_strategy;
 
 /* How the kernel of p is generated, decided once per kernel from the plan
