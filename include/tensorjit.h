@@ -1,6 +1,6 @@
 /*
  * tensorjit: shape-specialized kernels of the indexing family: GatherND,
- * Gather, ScatterUpdate and ScatterNDUpdate.
+ * Gather, GatherElements, ScatterUpdate and ScatterNDUpdate.
  *
  * A caller describes one layer by a signature (static shapes, attributes,
  * element and index types, index policy) and gets back a plain C function
@@ -131,6 +131,19 @@ typedef struct jit_gather_sig {
     jit_shape indices_shape;
 } jit_gather_sig;
 
+/* GatherElements (OpenVINO GatherElements-6, ONNX, torch.gather):
+ * out[i...] = data[i... with its axis coordinate replaced by indices[i...]]. */
+typedef struct jit_gather_elements_sig {
+    int64_t axis;                /* in [-rank(data), rank(data) - 1] */
+    jit_dtype dtype;
+    jit_dtype index_type;        /* i32 or i64 */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape data_shape;
+    jit_shape indices_shape;     /* rank(data); data's dims except along axis */
+} jit_gather_elements_sig;
+
 /* ScatterNDUpdate-3 (ONNX ScatterND, tf.tensor_scatter_nd_update): out =
  * copy(data), then out[indices[j..., :]] = updates[j...] in row-major order
  * of j (the last duplicate wins). */
@@ -154,6 +167,7 @@ typedef enum jit_op {
     JIT_OP_SCATTER_UPDATE,
     JIT_OP_GATHER,
     JIT_OP_SCATTER_ND_UPDATE,
+    JIT_OP_GATHER_ELEMENTS,
     JIT_OP_COUNT
 } jit_op;
 
@@ -187,6 +201,7 @@ typedef int (*jit_gather_nd_fn)(const void *data, const void *indices, void *out
 typedef int (*jit_scatter_update_fn)(const void *data, const void *indices,
                                      const void *updates, void *out);
 typedef jit_gather_nd_fn jit_gather_fn;
+typedef jit_gather_nd_fn jit_gather_elements_fn;
 typedef jit_scatter_update_fn jit_scatter_nd_update_fn;
 /* A kernel of any op, from the generic API: a jit_gather_nd_fn when the
  * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn. */
@@ -198,6 +213,7 @@ typedef void (*jit_kernel)(void);
 jit_gather_nd_fn jit_gather_nd_compile(const jit_gather_nd_sig *sig);
 jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *sig);
 jit_gather_fn jit_gather_compile(const jit_gather_sig *sig);
+jit_gather_elements_fn jit_gather_elements_compile(const jit_gather_elements_sig *sig);
 jit_scatter_nd_update_fn jit_scatter_nd_update_compile(const jit_scatter_nd_update_sig *sig);
 
 /* Tiered compilation: returns at once a pointer that works from its first
@@ -316,6 +332,10 @@ jit_gather_fn jit_gather_compile_async(const jit_gather_sig *sig);
 int jit_gather_output_shape(const jit_gather_sig *sig, jit_shape *out);
 char *jit_gather_explain(const jit_gather_sig *sig);
 char *jit_gather_dump(const jit_gather_sig *sig, jit_dump_kind kind);
+jit_gather_elements_fn jit_gather_elements_compile_async(const jit_gather_elements_sig *sig);
+int jit_gather_elements_output_shape(const jit_gather_elements_sig *sig, jit_shape *out);
+char *jit_gather_elements_explain(const jit_gather_elements_sig *sig);
+char *jit_gather_elements_dump(const jit_gather_elements_sig *sig, jit_dump_kind kind);
 jit_scatter_nd_update_fn jit_scatter_nd_update_compile_async(const jit_scatter_nd_update_sig *sig);
 int jit_scatter_nd_update_output_shape(const jit_scatter_nd_update_sig *sig, jit_shape *out);
 char *jit_scatter_nd_update_explain(const jit_scatter_nd_update_sig *sig);
@@ -368,6 +388,12 @@ typedef struct jit_op_info {
  * name ("gather-nd") or the op's ("GatherND"); JIT_OP_NONE if unknown. */
 int jit_op_describe(jit_op op, jit_op_info *out);
 jit_op jit_op_from_name(const char *name);
+
+/* The index tuples of a valid signature: each is *depth consecutive
+ * elements of indices, entry e addressing a data dimension of size
+ * dims[e] (what a valid index must stay below). 0, or -1 and
+ * jit_last_error() for an invalid signature. */
+int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK]);
 
 /* Frees every kernel and all library state. Kernels returned before are
  * invalid afterwards; the library may be used again. Not to be called while

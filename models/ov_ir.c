@@ -4,8 +4,9 @@
  * precision><dim>..</dim></port>...</input><output>...</output></layer>
  * </layers><edges><edge from-layer from-port to-layer to-port/></edges>.
  * Element types come from a port's precision or, failing that, from the
- * layer feeding it; ScatterUpdate's axis from the Const that feeds port 3,
- * read from the .bin at its offset.
+ * layer feeding it; an axis given as an input (ScatterUpdate, Gather) from
+ * the Const that feeds that port, read from the .bin at its offset. Which
+ * port and attribute holds what is the layer type's entry in ov_ops.c.
  */
 #include "ov_ir.h"
 
@@ -189,28 +190,6 @@ static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, tj_model_layer 
     return 0;
 }
 
-static void tj_read_gather(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
-{
-    char buf[64];
-    jit_gather_nd_sig *s = &out->gather;
-    s->opset = out->opset;
-    if (tj_attr(tj_child(layer, "data"), "batch_dims", buf, sizeof buf)) {
-        char *end;
-        long v = strtol(buf, &end, 10);
-        if (end == buf || *end) {
-            snprintf(out->skip, sizeof out->skip, "batch_dims '%s' is not an integer", buf);
-            return;
-        }
-        s->batch_dims = (int)v;
-    }
-    if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
-        tj_input_shape(layer, 1, &s->indices_shape, out, "indices"))
-        return;
-    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
-    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
-    out->usable = 1;
-}
-
 /* Reads `size` bytes at `offset` of the .bin; 0 or -1 with why. */
 static int tj_read_bin(const tj_doc *d, long long offset, long long size, void *buf, char *why,
                        size_t len)
@@ -251,17 +230,19 @@ static int64_t tj_int_value(const unsigned char *b, jit_dtype t)
     }
 }
 
-/* ScatterUpdate's axis: the Const feeding input port 3, read from the .bin. */
-static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+/* The axis: the Const feeding input `port_no`, read from the .bin. */
+static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model_layer *out)
 {
-    jit_scatter_update_sig *s = &out->scatter;
+    jit_sig *s = &out->sig;
     char id[32], pid[32], from_port[32], buf[64], why[200];
-    xmlNodePtr port = tj_port(layer, "input", 3);
+    xmlNodePtr port = tj_port(layer, "input", port_no);
     if (!port || !tj_attr(layer, "id", id, sizeof id) || !tj_attr(port, "id", pid, sizeof pid))
-        return snprintf(out->skip, sizeof out->skip, "input port 3 (axis) is missing"), -1;
+        return snprintf(out->skip, sizeof out->skip, "input port %d (axis) is missing",
+                        port_no), -1;
     xmlNodePtr src = tj_producer(d, id, pid, from_port, sizeof from_port);
     if (!src)
-        return snprintf(out->skip, sizeof out->skip, "no edge feeds input port 3 (axis)"), -1;
+        return snprintf(out->skip, sizeof out->skip, "no edge feeds input port %d (axis)",
+                        port_no), -1;
     if (!tj_attr(src, "type", buf, sizeof buf) || strcmp(buf, "Const") != 0) {
         char name[64];
         tj_attr(src, "name", name, sizeof name);
@@ -291,74 +272,136 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
     return 0;
 }
 
-static void tj_read_scatter(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+/* An integer attribute of <data>: 1 and *v when present, 0 when absent,
+ * -1 (and the reason in skip) when it is no integer. */
+static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t *v, tj_model_layer *out)
 {
-    jit_scatter_update_sig *s = &out->scatter;
-    char why[160];
-    if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
-        tj_input_shape(layer, 1, &s->indices_shape, out, "indices") ||
-        tj_input_shape(layer, 2, &s->updates_shape, out, "updates"))
-        return;
-    if (tj_port_shape(tj_port(layer, "input", 3), &s->axis_shape, why, sizeof why) != 0) {
-        snprintf(out->skip, sizeof out->skip, "input port 3 (axis): %s", why);
-        return;
-    }
-    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
-    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
-    s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", 2));
-    if (d->fragment) {
-        if (!d->opts->have_axis) {
-            snprintf(out->skip, sizeof out->skip,
-                     "a fragment carries no constants: give the axis with --axis");
-            return;
-        }
-        s->axis = d->opts->axis;
-        s->axis_type = JIT_I64;
-        size_t used = strlen(out->note);
-        snprintf(out->note + used, sizeof out->note - used, "%saxis %lld (from --axis)",
-                 used ? ", " : "", (long long)s->axis);
-    } else if (tj_read_axis(d, layer, out) != 0) {
-        return;
-    }
-    out->usable = 1;
+    char buf[64];
+    if (!name || !tj_attr(tj_child(layer, "data"), name, buf, sizeof buf))
+        return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(buf, &end, 10);
+    if (end == buf || *end || errno)
+        return snprintf(out->skip, sizeof out->skip, "%s '%s' is not an integer", name, buf), -1;
+    *v = x;
+    return 1;
 }
 
-/* 1 and the op if the layer is one tensorjit compiles. */
-static int tj_layer_kind(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+static void tj_note(tj_model_layer *out, const char *fmt, long long v)
 {
-    char type[64], version[32];
-    tj_attr(layer, "type", type, sizeof type);
-    tj_attr(layer, "version", version, sizeof version);
-    if (strcmp(type, "GatherND") == 0) {
-        out->op = TJ_LAYER_GATHER_ND;
-        int dflt = d->opts->opset ? d->opts->opset : 8;
-        out->opset = strcmp(version, "opset5") == 0 ? 5 : strcmp(version, "opset8") == 0 ? 8 : dflt;
-        if (strcmp(version, "opset5") && strcmp(version, "opset8"))
-            snprintf(out->note, sizeof out->note, "%s%s%s read as opset%d (--opset)",
-                     version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
-                     out->opset);
-        return 1;
+    size_t used = strlen(out->note);
+    snprintf(out->note + used, sizeof out->note - used, "%s", used ? ", " : "");
+    used = strlen(out->note);
+    snprintf(out->note + used, sizeof out->note - used, fmt, v);
+}
+
+/* The axis of a layer that takes one: an attribute, or a Const input (a
+ * fragment carries no constants: --axis gives it). 0 or -1. */
+static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                         tj_model_layer *out)
+{
+    jit_sig *s = &out->sig;
+    char why[160];
+    if (m->axis_attr) {
+        int got = tj_int_attr(layer, m->axis_attr, &s->axis, out);
+        if (got == 0)
+            snprintf(out->skip, sizeof out->skip, "<data> has no %s attribute", m->axis_attr);
+        return got == 1 ? 0 : -1;
     }
-    if (strcmp(type, "ScatterUpdate") == 0) {
-        out->op = TJ_LAYER_SCATTER_UPDATE;
-        out->opset = 3;
-        return 1;
+    if (tj_port_shape(tj_port(layer, "input", m->axis_port), &s->axis_shape, why, sizeof why)) {
+        snprintf(out->skip, sizeof out->skip, "input port %d (axis): %s", m->axis_port, why);
+        return -1;
     }
+    if (!d->fragment)
+        return tj_read_axis(d, layer, m->axis_port, out);
+    if (!d->opts->have_axis) {
+        snprintf(out->skip, sizeof out->skip,
+                 "a fragment carries no constants: give the axis with --axis");
+        return -1;
+    }
+    s->axis = d->opts->axis;
+    s->axis_type = JIT_I64;
+    tj_note(out, "axis %lld (from --axis)", (long long)s->axis);
     return 0;
 }
 
-static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, int position, tj_model_layer *out)
+/* The signature of a layer of type m; usable, or skip says why not. */
+static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+{
+    jit_sig *s = &out->sig;
+    int64_t batch_dims = 0;
+    if (tj_int_attr(layer, m->batch_dims_attr, &batch_dims, out) < 0)
+        return;
+    s->batch_dims = (int)batch_dims;
+    if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
+        tj_input_shape(layer, 1, &s->indices_shape, out, "indices") ||
+        (m->updates_port >= 0 &&
+         tj_input_shape(layer, m->updates_port, &s->updates_shape, out, "updates")))
+        return;
+    if ((m->axis_port >= 0 || m->axis_attr) && tj_layer_axis(d, layer, m, out) != 0)
+        return;
+    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
+    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
+    if (m->updates_port >= 0)
+        s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", m->updates_port));
+    out->usable = 1;
+}
+
+/* The op's version in force in opset N (the IR's `version`) and its index
+ * policy; a version that names no opset takes --opset or the op's
+ * default, noted. */
+static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                             tj_model_layer *out)
+{
+    char version[32] = "";
+    int n = 0, consumed = 0;
+    tj_attr(layer, "version", version, sizeof version);
+    int named = sscanf(version, "opset%d%n", &n, &consumed) == 1 && version[consumed] == '\0';
+    jit_op_info info;
+    jit_op_describe(m->op, &info);
+    if (named) {
+        int v = -1;
+        for (int i = 0; i < 4 && m->versions[i].version; i++)
+            if (n >= m->versions[i].opset)
+                v = i;
+        if (v < 0) {
+            snprintf(out->skip, sizeof out->skip, "%s is older than %s's first version (opset%d)",
+                     version, m->type, m->versions[0].opset);
+            return;
+        }
+        out->sig.opset = m->versions[v].version;
+    } else {
+        out->sig.opset = d->opts->opset ? d->opts->opset : info.default_opset;
+        snprintf(out->note, sizeof out->note, "%s%s%s read as %s-%d%s",
+                 version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
+                 m->type, out->sig.opset, d->opts->opset ? " (--opset)" : "");
+    }
+    for (int i = 0; i < 4 && m->versions[i].version; i++)
+        if (m->versions[i].version == out->sig.opset)
+            out->sig.index_policy = m->versions[i].policy;
+}
+
+/* The layer type's entry if tensorjit compiles the layer, else NULL. */
+static const tj_ov_op *tj_layer_kind(xmlNodePtr layer)
+{
+    char type[64];
+    return tj_attr(layer, "type", type, sizeof type) ? tj_ov_op_find(type) : NULL;
+}
+
+static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, int position,
+                          tj_model_layer *out)
 {
     char why[160];
+    snprintf(out->type, sizeof out->type, "%s", m->type);
+    out->sig.op = m->op;
     tj_attr(layer, "id", out->id, sizeof out->id);
     if (!tj_attr(layer, "name", out->name, sizeof out->name))
-        snprintf(out->name, sizeof out->name, "%s#%d (line %d)",
-                 out->op == TJ_LAYER_GATHER_ND ? "GatherND" : "ScatterUpdate", position,
+        snprintf(out->name, sizeof out->name, "%s#%d (line %d)", m->type, position,
                  (int)layer->line);
-    if (out->op == TJ_LAYER_GATHER_ND)
-        tj_read_gather(d, layer, out);
-    else
-        tj_read_scatter(d, layer, out);
+    tj_layer_version(d, layer, m, out);
+    if (!out->skip[0])
+        tj_read_op(d, layer, m, out);
     xmlNodePtr port = tj_port(layer, "output", 0);
     out->ir_output_known = port && tj_port_shape(port, &out->ir_output, why, sizeof why) == 0;
 }
@@ -366,17 +409,17 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, int position, tj_mo
 static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
 {
     int n = 0;
-    tj_model_layer probe;
     for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next)
-        n += tj_is(l, "layer") && tj_layer_kind(d, l, &probe);
+        n += tj_is(l, "layer") && tj_layer_kind(l);
     m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
     if (!m->layers)
         return tj_fail(err, len, "%s: out of memory", d->name);
     for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next) {
-        tj_model_layer one;
-        memset(&one, 0, sizeof one);
-        if (tj_is(l, "layer") && tj_layer_kind(d, l, &one)) {
-            tj_read_layer(d, l, m->count + 1, &one);
+        const tj_ov_op *op = tj_is(l, "layer") ? tj_layer_kind(l) : NULL;
+        if (op) {
+            tj_model_layer one;
+            memset(&one, 0, sizeof one);
+            tj_read_layer(d, l, op, m->count + 1, &one);
             m->layers[m->count++] = one;
         }
     }

@@ -1,8 +1,8 @@
 /*
- * Reading OpenVINO IR (.xml + .bin) for its GatherND and ScatterUpdate
- * layers: each becomes a tensorjit signature, or a reason why it cannot
- * (dynamic dims, an axis that is not a constant, ...). Also reads a bare
- * <layer> fragment as the operation specs print it.
+ * Reading OpenVINO IR (.xml + .bin) for its indexing layers (the types of
+ * models/ov_ops.c): each becomes a tensorjit signature, or a reason why it
+ * cannot (dynamic dims, an axis that is not a constant, ...). Also reads a
+ * bare <layer> fragment as the operation specs print it.
  */
 #ifndef TJ_OV_IR_H
 #define TJ_OV_IR_H
@@ -11,18 +11,33 @@
 
 #include "tensorjit.h"
 
-typedef enum tj_layer_op { TJ_LAYER_GATHER_ND = 1, TJ_LAYER_SCATTER_UPDATE = 2 } tj_layer_op;
+/* An OpenVINO layer type tensorjit compiles (models/ov_ops.c). */
+typedef struct tj_ov_op {
+    const char *type;             /* the layer's `type` */
+    jit_op op;
+    /* {first opset, the op's version from it, its index policy}, ascending */
+    struct {
+        int opset, version;
+        jit_index_policy policy;
+    } versions[4];
+    int updates_port;             /* input port of the updates; -1: none */
+    int axis_port;                /* input port of the axis, a Const; -1: none */
+    const char *axis_attr;        /* or the <data> attribute of the axis */
+    const char *batch_dims_attr;  /* the <data> attribute of batch_dims, if any */
+} tj_ov_op;
+
+/* The entry of a layer type, or NULL; every type, "A/B/...", for messages. */
+const tj_ov_op *tj_ov_op_find(const char *type);
+const char *tj_ov_op_types(void);
 
 typedef struct tj_model_layer {
     char name[128];
     char id[32];
-    tj_layer_op op;
-    int opset;                 /* 5 or 8 for GatherND, 3 for ScatterUpdate */
+    char type[64];             /* the layer's type, e.g. "GatherND" */
     int usable;                /* 0: skip, see `skip` */
     char skip[256];            /* why it cannot be compiled ("" when usable) */
     char note[256];            /* defaults taken, e.g. for fragments */
-    jit_gather_nd_sig gather;
-    jit_scatter_update_sig scatter;
+    jit_sig sig;               /* op and opset (the op's version) included */
     jit_shape ir_output;       /* the output port's shape as the IR states it */
     int ir_output_known;
 } tj_model_layer;
@@ -36,8 +51,9 @@ typedef struct tj_model {
 typedef struct tj_model_opts {
     jit_dtype dtype;      /* for fragments, which name no types; default f32 */
     jit_dtype index_type; /* default i64 */
-    int opset;            /* GatherND layers without a version: 5 or 8 (0 means 8) */
-    int have_axis;        /* a fragment's ScatterUpdate axis */
+    int opset;            /* the op's version for layers whose version attribute is no
+                             opsetN (0: the op's default) */
+    int have_axis;        /* a fragment's axis (a Const it cannot carry) */
     int64_t axis;
 } tj_model_opts;
 

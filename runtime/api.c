@@ -68,6 +68,19 @@ int jit_output_shape(const jit_sig *sig, jit_shape *out)
     return tj_sig_plan(sig, &plan, out);
 }
 
+int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK])
+{
+    tj_plan plan;
+    if (!depth || !dims)
+        return tj_error_set("jit_index_dims: NULL argument");
+    if (tj_sig_plan(sig, &plan, NULL) != 0)
+        return -1;
+    *depth = plan.depth;
+    for (int e = 0; e < plan.depth; e++)
+        dims[e] = plan.dims[e];
+    return 0;
+}
+
 int tj_info_of(jit_kernel fn, jit_op op, jit_kernel_info *info)
 {
     int tiered;

@@ -119,24 +119,24 @@ static void test_whole_model(void **state)
     assert_string_equal(g->name, "gather");
     assert_string_equal(g->id, "2");
     assert_true(g->usable);
-    assert_int_equal(g->op, TJ_LAYER_GATHER_ND);
-    assert_int_equal(g->gather.opset, 8);
-    assert_int_equal(g->gather.batch_dims, 1);
-    assert_int_equal(g->gather.dtype, JIT_F16);      /* from the Parameter's element_type */
-    assert_int_equal(g->gather.index_type, JIT_I32); /* from the Parameter's port precision */
-    assert_int_equal(g->gather.data_shape.rank, 3);
-    assert_int_equal(g->gather.indices_shape.dims[1], 2);
+    assert_int_equal(g->sig.op, JIT_OP_GATHER_ND);
+    assert_int_equal(g->sig.opset, 8);
+    assert_int_equal(g->sig.batch_dims, 1);
+    assert_int_equal(g->sig.dtype, JIT_F16);      /* from the Parameter's element_type */
+    assert_int_equal(g->sig.index_type, JIT_I32); /* from the Parameter's port precision */
+    assert_int_equal(g->sig.data_shape.rank, 3);
+    assert_int_equal(g->sig.indices_shape.dims[1], 2);
     assert_string_equal(g->note, "");
     assert_true(s->usable);
-    assert_int_equal(s->scatter.axis, -1); /* read from the .bin at offset 16 */
-    assert_int_equal(s->scatter.axis_type, JIT_I64);
-    assert_int_equal(s->scatter.axis_shape.rank, 0);
-    assert_int_equal(s->scatter.dtype, JIT_F32);
-    assert_int_equal(s->scatter.index_type, JIT_I64);
-    assert_int_equal(s->scatter.updates_shape.dims[1], 2);
-    jit_scatter_update_fn fn = jit_scatter_update_compile(&s->scatter);
+    assert_int_equal(s->sig.axis, -1); /* read from the .bin at offset 16 */
+    assert_int_equal(s->sig.axis_type, JIT_I64);
+    assert_int_equal(s->sig.axis_shape.rank, 0);
+    assert_int_equal(s->sig.dtype, JIT_F32);
+    assert_int_equal(s->sig.index_type, JIT_I64);
+    assert_int_equal(s->sig.updates_shape.dims[1], 2);
+    jit_kernel fn = jit_compile(&s->sig);
     assert_non_null(fn);
-    jit_gather_nd_fn gn = jit_gather_nd_compile(&g->gather);
+    jit_kernel gn = jit_compile(&g->sig);
     assert_non_null(gn);
     tj_model_free(&m);
     jit_shutdown();
@@ -205,6 +205,46 @@ static void test_dynamic_dims(void **state)
     tj_model_free(&m);
 }
 
+/* GatherElements-6 as OpenVINO's IR writes it (axis an attribute of
+ * <data>), read, compiled and run on the spec's 2x2 example. */
+static void test_gather_elements_layer(void **state)
+{
+    (void)state;
+    const char frag[] = "<layer id=\"3\" name=\"ge\" type=\"GatherElements\" version=\"opset6\">"
+                        "<data axis=\"1\"/><input>"
+                        "<port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>2</dim></port>"
+                        "<port id=\"1\" precision=\"I32\"><dim>2</dim><dim>2</dim></port>"
+                        "</input><output><port id=\"2\"><dim>2</dim><dim>2</dim></port>"
+                        "</output></layer>";
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "ge", NULL, &opts, &m, err, sizeof err),
+                     0);
+    assert_int_equal(m.count, 1);
+    assert_true(m.layers[0].usable);
+    const jit_sig *s = &m.layers[0].sig;
+    assert_int_equal(s->op, JIT_OP_GATHER_ELEMENTS);
+    assert_int_equal(s->opset, 6);
+    assert_int_equal(s->axis, 1);
+    assert_int_equal(s->index_type, JIT_I32);
+    float data[4] = {1, 2, 3, 4}, out[4], want[4] = {1, 2, 3, 3};
+    int32_t idx[4] = {0, 1, 0, 0};
+    jit_kernel fn = jit_compile(s);
+    assert_non_null(fn);
+    assert_int_equal(jit_call(fn, data, idx, NULL, out), 0);
+    assert_memory_equal(out, want, sizeof want);
+    tj_model_free(&m);
+    const char no_axis[] = "<layer type=\"GatherElements\" version=\"opset6\"><input>"
+                           "<port><dim>2</dim></port><port><dim>2</dim></port></input></layer>";
+    assert_int_equal(tj_model_parse(no_axis, strlen(no_axis), "ge", NULL, &opts, &m, err,
+                                    sizeof err), 0);
+    assert_false(m.layers[0].usable);
+    assert_string_equal(m.layers[0].skip, "<data> has no axis attribute");
+    tj_model_free(&m);
+    jit_shutdown();
+}
+
 /* Exactly as the GatherND-5/8 and ScatterUpdate-3 specs print them. */
 static void test_spec_fragments(void **state)
 {
@@ -232,11 +272,11 @@ static void test_spec_fragments(void **state)
                      0);
     assert_true(m.fragment);
     assert_int_equal(m.count, 2);
-    assert_int_equal(m.layers[0].gather.batch_dims, 2); /* the unquoted value */
-    assert_int_equal(m.layers[0].gather.opset, 5);
-    assert_int_equal(m.layers[0].gather.index_type, JIT_I32);
+    assert_int_equal(m.layers[0].sig.batch_dims, 2); /* the unquoted value */
+    assert_int_equal(m.layers[0].sig.opset, 5);
+    assert_int_equal(m.layers[0].sig.index_type, JIT_I32);
     jit_shape out;
-    assert_int_equal(jit_gather_nd_output_shape(&m.layers[0].gather, &out), 0);
+    assert_int_equal(jit_output_shape(&m.layers[0].sig, &out), 0);
     assert_int_equal(out.rank, m.layers[0].ir_output.rank); /* [60,3,35] either way */
     assert_int_equal(out.dims[0], 60);
     assert_non_null(strstr(m.layers[0].note, "dtype f32 (default: the IR names none)"));
@@ -249,9 +289,9 @@ static void test_spec_fragments(void **state)
     assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
                      0);
     assert_true(m.layers[1].usable);
-    assert_int_equal(m.layers[1].scatter.axis, 1);
-    assert_int_equal(m.layers[1].scatter.axis_shape.rank, 1);
-    assert_non_null(jit_scatter_update_compile(&m.layers[1].scatter));
+    assert_int_equal(m.layers[1].sig.axis, 1);
+    assert_int_equal(m.layers[1].sig.axis_shape.rank, 1);
+    assert_non_null(jit_compile(&m.layers[1].sig));
     tj_model_free(&m);
     jit_shutdown();
 }
@@ -318,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_whole_model),   cmocka_unit_test(test_axis_not_known),
         cmocka_unit_test(test_truncated_bin), cmocka_unit_test(test_dynamic_dims),
         cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_gather_elements_layer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

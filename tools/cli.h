@@ -30,8 +30,8 @@ void tj_cli_print_engine(FILE *f, const jit_kernel_info *info);
 int tj_cli_open_cache(void);
 int tj_cmd_cache(int argc, char **argv);
 
-int tj_cmd_gather_nd(int argc, char **argv);
-int tj_cmd_scatter_update(int argc, char **argv);
+/* tensorjit OP ...: one kernel of the op on .npy files (or by flags). */
+int tj_cmd_op(jit_op op, int argc, char **argv);
 int tj_cmd_demo(int argc, char **argv);
 int tj_cmd_bench(int argc, char **argv);
 int tj_cmd_model(int argc, char **argv);

@@ -1,9 +1,10 @@
-/* `tensorjit demo`: the README's first command. The specification's own
+/* `tensorjit demo`: the README's first command. The specifications' own
  * example layers (GatherND-8 examples 1, 6 and 7, with batch_dims 0, 2 and
- * 3, and ScatterUpdate-3 example 2), read from built-in IR fragments by the
- * model reader; for each: the plan, a few lines of IR, the output checked
- * against the spec's, and the time per call of the JIT kernel against the
- * reference kernel. */
+ * 3, ScatterUpdate-3 example 2, Gather-8 with batch_dims 1 and an index
+ * beyond the axis, ScatterNDUpdate-3 with tuples of 3), read from built-in
+ * IR fragments by the model reader; for each: the plan, a few lines of IR,
+ * the output checked against the spec's, and the time per call of the JIT
+ * kernel against the reference kernel. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +36,18 @@ static const float su_data[] = {-1, 1, -1, 3, 4, -1, 6, -1, 8, 9, -1, 11, 1, 13,
 static const int64_t su_idx[] = {0, 2};
 static const float su_upd[] = {1, 1, 1, 1, 1, 2};
 static const float su_out[] = {1, 1, 1, 3, 4, 1, 6, 1, 8, 9, 1, 11, 2, 13, 14};
+static const float g8_data[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+                                15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40};
+static const int64_t g8_idx[] = {1, 2, 200, 4, 200, 2};
+static const float g8_out[] = {5,  6,  7,  8,  9,  10, 11, 12, 0,  0,  0,  0,
+                               37, 38, 39, 40, 0,  0,  0,  0,  29, 30, 31, 32};
+static const float snd_data[] = {11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 23, 24, 25,
+                                 26, 27, 28, 29, 31, 32, 33, 34, 35, 36, 37, 38, 39};
+static const int64_t snd_idx[] = {0, 0, 0, 2, 2, 2, 1, 0, 0, 1, 2, 2};
+static const float snd_upd[] = {91, 92, 81, 82};
+static const float snd_out[] = {91, 12, 13, 14, 15, 16, 17, 18, 19, 81, 22, 23, 24, 25,
+                                26, 27, 28, 82, 31, 32, 33, 34, 35, 36, 37, 38, 92};
 
 #define PORT2(a, b) "<port><dim>" #a "</dim><dim>" #b "</dim></port>"
 static const tj_demo tj_demos[] = {
@@ -56,6 +69,16 @@ static const tj_demo tj_demos[] = {
      "<layer ... type=\"ScatterUpdate\"><input>" PORT2(3, 5)
      "<port><dim>2</dim></port>" PORT2(3, 2) "<port><dim>1</dim></port></input></layer>",
      1, su_data, su_idx, su_upd, su_out},
+    {"Gather-8: batch_dims 1, axis 2, an index beyond the axis gives zeros",
+     "<layer id=\"1\" type=\"Gather\" version=\"opset8\"><data batch_dims=1 /><input>"
+     "<port><dim>2</dim><dim>1</dim><dim>5</dim><dim>4</dim></port>" PORT2(2, 3)
+     "<port><dim>1</dim></port></input></layer>",
+     2, g8_data, g8_idx, NULL, g8_out},
+    {"ScatterNDUpdate-3: tuples of 3 indices, single elements",
+     "<layer id=\"1\" type=\"ScatterNDUpdate\" version=\"opset4\"><input>"
+     "<port><dim>3</dim><dim>3</dim><dim>3</dim></port>"
+     "<port><dim>2</dim><dim>2</dim><dim>3</dim></port>" PORT2(2, 2) "</input></layer>",
+     0, snd_data, snd_idx, snd_upd, snd_out},
 };
 
 static double tj_now_ns(void)
@@ -65,27 +88,19 @@ static double tj_now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Best of 5 rounds of 20000 calls, ns per call. */
-static double tj_time_gather(jit_gather_nd_fn fn, const tj_demo *d, float *out)
+/* Best of 5 rounds of 20000 calls, ns per call: the kernel called as a
+ * program would, through its own pointer type. */
+static double tj_time(jit_kernel fn, int has_updates, const tj_demo *d, float *out)
 {
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
         double t0 = tj_now_ns();
-        for (int i = 0; i < 20000; i++)
-            fn(d->data, d->indices, out);
-        double t = (tj_now_ns() - t0) / 20000;
-        best = t < best ? t : best;
-    }
-    return best;
-}
-
-static double tj_time_scatter(jit_scatter_update_fn fn, const tj_demo *d, float *out)
-{
-    double best = 1e30;
-    for (int r = 0; r < 5; r++) {
-        double t0 = tj_now_ns();
-        for (int i = 0; i < 20000; i++)
-            fn(d->data, d->indices, d->updates, out);
+        if (has_updates)
+            for (int i = 0; i < 20000; i++)
+                ((jit_scatter_update_fn)fn)(d->data, d->indices, d->updates, out);
+        else
+            for (int i = 0; i < 20000; i++)
+                ((jit_gather_nd_fn)fn)(d->data, d->indices, out);
         double t = (tj_now_ns() - t0) / 20000;
         best = t < best ? t : best;
     }
@@ -117,38 +132,21 @@ static int tj_demo_one(const tj_demo *d, const tj_model_layer *l)
     int status;
     jit_kernel_info info;
     jit_shape shape;
-    char *ex;
-    if (l->op == TJ_LAYER_GATHER_ND) {
-        jit_gather_nd_sig ref = l->gather;
-        ref.engine = JIT_ENGINE_REFERENCE;
-        jit_gather_nd_fn fn = jit_gather_nd_compile(&l->gather), fr = jit_gather_nd_compile(&ref);
-        if (!fn || !fr || jit_gather_nd_info(fn, &info) || jit_gather_nd_output_shape(&l->gather, &shape))
-            return tj_cli_fail("demo: %s", jit_last_error());
-        ex = jit_gather_nd_explain(&l->gather);
-        printf("%s", ex ? ex : "");
-        jit_free(ex);
-        tj_print_ir_head(jit_gather_nd_dump(&l->gather, JIT_DUMP_IR_OPT), 8);
-        status = fn(d->data, d->indices, out);
-        tj = tj_time_gather(fn, d, out);
-        tr = tj_time_gather(fr, d, out);
-        fn(d->data, d->indices, out);
-    } else {
-        jit_scatter_update_sig ref = l->scatter;
-        ref.engine = JIT_ENGINE_REFERENCE;
-        jit_scatter_update_fn fn = jit_scatter_update_compile(&l->scatter);
-        jit_scatter_update_fn fr = jit_scatter_update_compile(&ref);
-        if (!fn || !fr || jit_scatter_update_info(fn, &info) ||
-            jit_scatter_update_output_shape(&l->scatter, &shape))
-            return tj_cli_fail("demo: %s", jit_last_error());
-        ex = jit_scatter_update_explain(&l->scatter);
-        printf("%s", ex ? ex : "");
-        jit_free(ex);
-        tj_print_ir_head(jit_scatter_update_dump(&l->scatter, JIT_DUMP_IR_OPT), 8);
-        status = fn(d->data, d->indices, d->updates, out);
-        tj = tj_time_scatter(fn, d, out);
-        tr = tj_time_scatter(fr, d, out);
-        fn(d->data, d->indices, d->updates, out);
-    }
+    jit_op_info op;
+    jit_sig ref = l->sig;
+    ref.engine = JIT_ENGINE_REFERENCE;
+    jit_kernel fn = jit_compile(&l->sig), fr = jit_compile(&ref);
+    if (!fn || !fr || jit_info(fn, &info) || jit_output_shape(&l->sig, &shape) ||
+        jit_op_describe(l->sig.op, &op))
+        return tj_cli_fail("demo: %s", jit_last_error());
+    char *ex = jit_explain(&l->sig);
+    printf("%s", ex ? ex : "");
+    jit_free(ex);
+    tj_print_ir_head(jit_dump(&l->sig, JIT_DUMP_IR_OPT), 8);
+    status = jit_call(fn, d->data, d->indices, d->updates, out);
+    tj = tj_time(fn, op.has_updates, d, out);
+    tr = tj_time(fr, op.has_updates, d, out);
+    jit_call(fn, d->data, d->indices, d->updates, out);
     if (status != JIT_OK)
         return tj_cli_fail("demo: %s", jit_last_error());
     printf("output:\n");

@@ -1,7 +1,7 @@
-/* `tensorjit model FILE.xml`: every GatherND and ScatterUpdate layer of an
- * OpenVINO IR model (or of spec-style <layer> fragments), listed, compiled
- * by worker threads, and reported in a table; --check runs each kernel
- * against the reference on random data. */
+/* `tensorjit model FILE.xml`: every indexing layer of an OpenVINO IR model
+ * (or of spec-style <layer> fragments), listed, compiled by worker
+ * threads, and reported in a table; --check runs each kernel against the
+ * reference on random data. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,17 +34,10 @@ typedef struct tj_model_run {
 
 static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int check)
 {
-    if (l->op == TJ_LAYER_GATHER_ND) {
-        jit_gather_nd_fn fn = jit_gather_nd_compile(&l->gather);
-        r->compiled = fn && jit_gather_nd_info(fn, &r->info) == 0;
-        if (r->compiled && check)
-            tj_check_gather_nd(&l->gather, 8, 42, (int64_t)1 << 30, &r->check);
-    } else {
-        jit_scatter_update_fn fn = jit_scatter_update_compile(&l->scatter);
-        r->compiled = fn && jit_scatter_update_info(fn, &r->info) == 0;
-        if (r->compiled && check)
-            tj_check_scatter_update(&l->scatter, 8, 42, (int64_t)1 << 30, &r->check);
-    }
+    jit_kernel fn = jit_compile(&l->sig);
+    r->compiled = fn && jit_info(fn, &r->info) == 0;
+    if (r->compiled && check)
+        tj_check_layer(&l->sig, 8, 42, (int64_t)1 << 30, &r->check);
     if (!r->compiled)
         snprintf(r->error, sizeof r->error, "%s", jit_last_error());
 }
@@ -69,11 +62,11 @@ static void *tj_model_worker(void *arg)
     }
 }
 
-static const char *tj_op_name(const tj_model_layer *l)
+/* "GatherND-8": the layer's type and the op's version read from it. */
+static const char *tj_op_name(const tj_model_layer *l, char *buf, size_t len)
 {
-    if (l->op == TJ_LAYER_SCATTER_UPDATE)
-        return "ScatterUpdate-3";
-    return l->opset == 5 ? "GatherND-5" : "GatherND-8";
+    snprintf(buf, len, "%s-%d", l->type, l->sig.opset);
+    return buf;
 }
 
 static void tj_shape_text(const jit_shape *s, char *buf, size_t len)
@@ -88,39 +81,37 @@ static void tj_shape_text(const jit_shape *s, char *buf, size_t len)
 /* One line: name, id, op, signature, output shape (or why it is skipped). */
 static void tj_list_layer(const tj_model_layer *l, int explain)
 {
-    char a[200], b[200], c[200], o[200];
-    printf("  %-24s id %-5s %-16s", l->name, l->id, tj_op_name(l));
+    char a[200], b[200], c[200], o[200], op[96];
+    printf("  %-24s id %-5s %-16s", l->name, l->id, tj_op_name(l, op, sizeof op));
     if (!l->usable) {
         printf("skipped: %s\n", l->skip);
         return;
     }
-    jit_shape out;
-    char *ex = NULL;
-    if (l->op == TJ_LAYER_GATHER_ND) {
-        const jit_gather_nd_sig *s = &l->gather;
-        tj_shape_text(&s->data_shape, a, sizeof a);
-        tj_shape_text(&s->indices_shape, b, sizeof b);
-        printf("data %s %s, indices %s %s, batch_dims %d", jit_dtype_name(s->dtype), a,
-               jit_dtype_name(s->index_type), b, s->batch_dims);
-        if (jit_gather_nd_output_shape(s, &out) == 0) {
-            tj_shape_text(&out, o, sizeof o);
-            printf(" -> %s", o);
-        }
-        ex = explain ? jit_gather_nd_explain(s) : NULL;
-    } else {
-        const jit_scatter_update_sig *s = &l->scatter;
-        tj_shape_text(&s->data_shape, a, sizeof a);
-        tj_shape_text(&s->indices_shape, b, sizeof b);
+    const jit_sig *s = &l->sig;
+    jit_op_info info = {.attrs = 0};
+    jit_op_describe(s->op, &info);
+    tj_shape_text(&s->data_shape, a, sizeof a);
+    tj_shape_text(&s->indices_shape, b, sizeof b);
+    printf("data %s %s, indices %s %s", jit_dtype_name(s->dtype), a, jit_dtype_name(s->index_type),
+           b);
+    if (info.attrs & JIT_ATTR_UPDATES) {
         tj_shape_text(&s->updates_shape, c, sizeof c);
-        printf("data %s %s, indices %s %s, updates %s, axis %lld", jit_dtype_name(s->dtype), a,
-               jit_dtype_name(s->index_type), b, c, (long long)s->axis);
-        if (jit_scatter_update_output_shape(s, &out) == 0) {
-            tj_shape_text(&out, o, sizeof o);
-            printf(" -> %s", o);
-        }
-        ex = explain ? jit_scatter_update_explain(s) : NULL;
+        printf(", updates %s", c);
     }
-    if (l->ir_output_known && (l->ir_output.rank != out.rank ||
+    if (info.attrs & JIT_ATTR_AXIS)
+        printf(", axis %lld", (long long)s->axis);
+    if (info.attrs & JIT_ATTR_BATCH_DIMS)
+        printf(", batch_dims %d", s->batch_dims);
+    if (s->index_policy != JIT_INDEX_ERROR)
+        printf(", index policy %s", jit_index_policy_name(s->index_policy));
+    jit_shape out;
+    int shaped = jit_output_shape(s, &out) == 0;
+    if (shaped) {
+        tj_shape_text(&out, o, sizeof o);
+        printf(" -> %s", o);
+    }
+    char *ex = explain ? jit_explain(s) : NULL;
+    if (shaped && l->ir_output_known && (l->ir_output.rank != out.rank ||
                                memcmp(l->ir_output.dims, out.dims, sizeof(int64_t) * (size_t)out.rank))) {
         tj_shape_text(&l->ir_output, o, sizeof o);
         printf(" (the IR's output port says %s)", o);
@@ -144,9 +135,10 @@ static int tj_report(const tj_model_run *run)
         const tj_layer_result *r = &run->results[i];
         if (!l->usable)
             continue;
-        char engine[256];
+        char engine[256], op[96];
         if (!r->compiled) {
-            printf("%-24s %-5s %-16s refused: %s\n", l->name, l->id, tj_op_name(l), r->error);
+            printf("%-24s %-5s %-16s refused: %s\n", l->name, l->id,
+                   tj_op_name(l, op, sizeof op), r->error);
             bad = 1;
             continue;
         }
@@ -154,7 +146,8 @@ static int tj_report(const tj_model_run *run)
             snprintf(engine, sizeof engine, "jit%s", r->info.cache_hit ? " (disk cache)" : "");
         else
             snprintf(engine, sizeof engine, "reference (%.60s)", r->info.why);
-        printf("%-24s %-5s %-16s %-44s %10.2f %10zu", l->name, l->id, tj_op_name(l), engine,
+        printf("%-24s %-5s %-16s %-44s %10.2f %10zu", l->name, l->id,
+               tj_op_name(l, op, sizeof op), engine,
                r->info.compile_ms, r->info.code_bytes);
         if (run->check) {
             const tj_check_result *c = &r->check;
@@ -200,8 +193,8 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             i++;
         } else if (strcmp(a, "--opset") == 0 && v) {
             int64_t o;
-            if (tj_cli_int("--opset", v, 5, 8, &o) || (o != 5 && o != 8))
-                return tj_cli_fail("--opset=%s must be 5 or 8", v), -1;
+            if (tj_cli_int("--opset", v, 1, 100, &o))
+                return -1;
             opts->opset = (int)o;
             i++;
         } else if (strcmp(a, "--jobs") == 0 && v) {
@@ -211,7 +204,9 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
         } else if (strcmp(a, "--help") == 0) {
             printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N] "
                    "[--precompile]\n"
-                   "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset 5|8]\n");
+                   "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset V]\n"
+                   "layers: %s; --opset V: the op's version where the IR names no opset\n",
+                   tj_ov_op_types());
             return 1;
         } else if (a[0] == '-' || *path) {
             return tj_cli_fail("model: unexpected argument '%s'", a), -1;
@@ -244,8 +239,8 @@ int tj_cmd_model(int argc, char **argv)
     tj_model_run run = {.model = &model, .check = check, .progress = isatty(2)};
     run.results = calloc((size_t)(model.count ? model.count : 1), sizeof *run.results);
     pthread_mutex_init(&run.print_lock, NULL);
-    printf("%s: %d GatherND/ScatterUpdate layer%s%s\n", path, model.count,
-           model.count == 1 ? "" : "s", model.fragment ? " (a fragment: no <net>)" : "");
+    printf("%s: %d indexing layer%s%s\n", path, model.count, model.count == 1 ? "" : "s",
+           model.fragment ? " (a fragment: no <net>)" : "");
     for (int i = 0; i < model.count; i++) {
         tj_list_layer(&model.layers[i], explain);
         run.usable += model.layers[i].usable;

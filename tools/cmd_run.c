@@ -1,5 +1,8 @@
-/* `tensorjit gather-nd` and `tensorjit scatter-update`: run one kernel on
- * .npy files through the public API, as a user of the library would. */
+/* `tensorjit OP` for every op of the library (gather-nd, gather,
+ * scatter-update, ...): run one kernel on .npy files through the public
+ * generic API, as a user of the library would. What an op takes (its
+ * attributes, updates, versions) comes from jit_op_describe: nothing here
+ * knows one op from another. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +12,11 @@
 #include "npy.h"
 
 typedef struct tj_run_opts {
+    jit_op_info op;
     const char *data, *indices, *updates, *output;
     int64_t batch_dims, opset, axis;
     int have_axis, verbose;
-    const char *gather_only, *scatter_only; /* an option given to the wrong command */
+    const char *wrong;                      /* an option the op does not take */
     int dump;                               /* -1 none, else a jit_dump_kind */
     int explain;
     int check;                              /* tensorjit check: differential runs */
@@ -54,25 +58,47 @@ static const struct option tj_run_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static void tj_run_usage(const char *cmd)
+/* "5|8" or "1, 7 or 8": the op's versions. */
+static void tj_opsets_text(const jit_op_info *op, const char *sep, const char *last, char *buf,
+                           size_t len)
 {
-    if (strcmp(cmd, "gather-nd") == 0)
-        printf("usage: tensorjit gather-nd --data D.npy --indices I.npy [--batch-dims B]\n"
-               "                           [--opset 5|8] [-o OUT.npy] [options]\n");
-    else
-        printf("usage: tensorjit scatter-update --data D.npy --indices I.npy --updates U.npy\n"
-               "                                --axis A [-o OUT.npy] [options]\n");
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 4 && op->opsets[i] && n < len; i++) {
+        const char *before = i == 0 ? "" : (i + 1 < 4 && op->opsets[i + 1]) ? sep : last;
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", before, op->opsets[i]);
+    }
+}
+
+static int tj_has_versions(const jit_op_info *op)
+{
+    return op->opsets[1] != 0;
+}
+
+static void tj_run_usage(const jit_op_info *op)
+{
+    char versions[64];
+    tj_opsets_text(op, "|", "|", versions, sizeof versions);
+    printf("usage: tensorjit %s --data D.npy --indices I.npy%s%s%s%s%s%s [-o OUT.npy] "
+           "[options]\n",
+           op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates U.npy" : "",
+           op->attrs & JIT_ATTR_AXIS ? " --axis A" : "",
+           op->attrs & JIT_ATTR_BATCH_DIMS ? " [--batch-dims B]" : "",
+           tj_has_versions(op) ? " [--opset " : "", tj_has_versions(op) ? versions : "",
+           tj_has_versions(op) ? "]" : "");
     printf("signature from flags instead of files (with --dump-ir, --dump-asm, --explain):\n"
-           "  --data-shape 2x3x4 --indices-shape 2x1 [--updates-shape ...]\n"
+           "  --data-shape 2x3x4 --indices-shape 2x1%s\n"
            "  --dtype f32 --index-type i64 (defaults f32 and i64); '' or 'scalar' for 0-D\n"
            "options:\n"
            "  --dump-ir[=opt]            print the kernel's LLVM IR (before / after optimization)\n"
            "  --dump-asm                 print the kernel's machine code\n"
            "  --explain                  print the plan, the code shape chosen, the cache key\n"
            "  --engine jit|reference     engine to run (default jit; falls back to reference)\n"
-           "  --index-policy P           error|negative-wraps|clamp|zero-fill (default error)\n"
+           "  --index-policy P           error|negative-wraps|clamp|zero-fill|\n"
+           "                             negative-wraps-zero-fill (default error)\n"
            "  -o, --output OUT.npy       write the result; without it, print it\n"
-           "  --verbose                  say on stderr which engine ran and why\n");
+           "  --verbose                  say on stderr which engine ran and why\n",
+           op->attrs & JIT_ATTR_UPDATES ? " --updates-shape ..." : "");
 }
 
 /* "2x3x4" (or "" / "scalar" for rank 0) into a shape. */
@@ -107,27 +133,58 @@ static int tj_parse_type(const char *opt, const char *text, jit_dtype *t)
     return 0;
 }
 
+/* Notes an option the op does not take; reported after parsing, so that
+ * --help still works. */
+static int tj_wrong(tj_run_opts *o, const char *option)
+{
+    if (!o->wrong)
+        o->wrong = option;
+    return 0;
+}
+
+/* 0 when the op takes the attribute; else the option is noted and 1. */
+static int tj_takes(tj_run_opts *o, unsigned attr, const char *option)
+{
+    if (o->op.attrs & attr)
+        return 0;
+    tj_wrong(o, option);
+    return 1;
+}
+
+static int tj_run_opset(tj_run_opts *o, const char *arg)
+{
+    char versions[64];
+    if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
+        return -1;
+    for (int i = 0; i < 4 && o->op.opsets[i]; i++)
+        if (o->op.opsets[i] == o->opset)
+            return 0;
+    tj_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
+    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
+}
+
 static int tj_run_option(tj_run_opts *o, int c, const char *arg)
 {
     switch (c) {
     case OPT_DATA: o->data = arg; return 0;
     case OPT_INDICES: o->indices = arg; return 0;
-    case OPT_UPDATES: o->updates = arg; o->scatter_only = "--updates"; return 0;
+    case OPT_UPDATES:
+        o->updates = arg;
+        return tj_takes(o, JIT_ATTR_UPDATES, "--updates");
     case 'o': o->output = arg; return 0;
     case OPT_VERBOSE: o->verbose = 1; return 0;
     case OPT_BATCH_DIMS:
-        o->gather_only = "--batch-dims";
-        return tj_cli_int("--batch-dims", arg, 0, JIT_MAX_RANK, &o->batch_dims);
+        if (tj_takes(o, JIT_ATTR_BATCH_DIMS, "--batch-dims"))
+            return 0;
+        return tj_cli_int("--batch-dims", arg, -JIT_MAX_RANK, JIT_MAX_RANK, &o->batch_dims);
     case OPT_OPSET:
-        o->gather_only = "--opset";
-        if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
-            return -1;
-        if (o->opset != 5 && o->opset != 8)
-            return tj_cli_fail("--opset=%s must be 5 or 8", arg), -1;
-        return 0;
+        if (!tj_has_versions(&o->op))
+            return tj_wrong(o, "--opset");
+        return tj_run_opset(o, arg);
     case OPT_AXIS:
         o->have_axis = 1;
-        o->scatter_only = "--axis";
+        if (tj_takes(o, JIT_ATTR_AXIS, "--axis"))
+            return 0;
         return tj_cli_int("--axis", arg, -JIT_MAX_RANK, JIT_MAX_RANK, &o->axis);
     case OPT_ENGINE:
         if (strcmp(arg, "jit") == 0)
@@ -139,8 +196,8 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         return 0;
     case OPT_POLICY:
         if (jit_index_policy_from_name(arg, &o->policy) != 0)
-            return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp or "
-                               "zero-fill", arg), -1;
+            return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp, "
+                               "zero-fill or negative-wraps-zero-fill", arg), -1;
         return 0;
     case OPT_DUMP_IR:
         if (!arg)
@@ -164,7 +221,9 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         return tj_parse_shape("--data-shape", arg, &o->data_shape);
     case OPT_INDICES_SHAPE: o->have_indices_shape = 1;
         return tj_parse_shape("--indices-shape", arg, &o->indices_shape);
-    case OPT_UPDATES_SHAPE: o->have_updates_shape = 1; o->scatter_only = "--updates-shape";
+    case OPT_UPDATES_SHAPE: o->have_updates_shape = 1;
+        if (tj_takes(o, JIT_ATTR_UPDATES, "--updates-shape"))
+            return 0;
         return tj_parse_shape("--updates-shape", arg, &o->updates_shape);
     case OPT_DTYPE: return tj_parse_type("--dtype", arg, &o->dtype);
     case OPT_INDEX_TYPE: return tj_parse_type("--index-type", arg, &o->index_type);
@@ -173,13 +232,15 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
 }
 
 /* 0, 1 for --help (exit 0), or -1 after printing the error. */
-static int tj_run_parse(const char *cmd, int argc, char **argv, int check, tj_run_opts *o)
+static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
+                        tj_run_opts *o)
 {
+    const char *cmd = op->command;
     memset(o, 0, sizeof *o);
+    o->op = *op;
     o->check = check;
     o->runs = 100;
     o->seed = 1;
-    o->opset = 8;
     o->dump = -1;
     o->dtype = JIT_F32;
     o->index_type = JIT_I64;
@@ -188,7 +249,7 @@ static int tj_run_parse(const char *cmd, int argc, char **argv, int check, tj_ru
     int c;
     while ((c = getopt_long(argc, argv, "o:", tj_run_options, NULL)) != -1) {
         if (c == OPT_HELP) {
-            tj_run_usage(cmd);
+            tj_run_usage(op);
             return 1;
         }
         if (c == '?' || c == ':') {
@@ -200,9 +261,8 @@ static int tj_run_parse(const char *cmd, int argc, char **argv, int check, tj_ru
     }
     if (optind < argc)
         return tj_cli_fail("%s: unexpected argument '%s'", cmd, argv[optind]), -1;
-    const char *wrong = strcmp(cmd, "gather-nd") == 0 ? o->scatter_only : o->gather_only;
-    if (wrong)
-        return tj_cli_fail("%s is not an option of %s", wrong, cmd), -1;
+    if (o->wrong)
+        return tj_cli_fail("%s is not an option of %s", o->wrong, cmd), -1;
     int by_flags = o->have_data_shape || o->have_indices_shape || o->have_updates_shape;
     if (by_flags && (o->data || o->indices || o->updates))
         return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
@@ -215,6 +275,13 @@ static int tj_run_parse(const char *cmd, int argc, char **argv, int check, tj_ru
         return tj_cli_fail("%s: --data-shape and --indices-shape are required", cmd), -1;
     if (!by_flags && (!o->data || !o->indices))
         return tj_cli_fail("%s: --data and --indices are required", cmd), -1;
+    int have_updates = o->data ? o->updates != NULL : o->have_updates_shape;
+    int updates = (op->attrs & JIT_ATTR_UPDATES) && !have_updates;
+    int axis = (op->attrs & JIT_ATTR_AXIS) && !o->have_axis;
+    if (updates || axis)
+        return tj_cli_fail("%s:%s%s%s%s %s required", cmd, updates ? " --updates" : "",
+                           updates && !o->data ? "-shape" : "", updates && axis ? " and" : "",
+                           axis ? " --axis" : "", updates && axis ? "are" : "is"), -1;
     return 0;
 }
 
@@ -274,120 +341,71 @@ static int tj_check_report(const tj_check_result *r, const char *what)
     return r->failed ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
 }
 
-static int tj_gather_nd_run(const tj_run_opts *o, const jit_gather_nd_sig *sig,
-                            const tj_npy *data, const tj_npy *idx)
+/* The signature the options and the .npy headers give. */
+static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy *idx,
+                          const tj_npy *upd)
+{
+    jit_sig sig = {.op = o->op.op, .opset = (int)o->opset, .axis = o->axis,
+                   .batch_dims = (int)o->batch_dims, .dtype = o->dtype,
+                   .index_type = o->index_type, .index_policy = o->policy, .engine = o->engine,
+                   .data_shape = o->data_shape, .indices_shape = o->indices_shape,
+                   .updates_shape = o->updates_shape};
+    if (o->data) {
+        sig.dtype = data->dtype;
+        sig.index_type = idx->dtype;
+        sig.data_shape = data->shape;
+        sig.indices_shape = idx->shape;
+        if (o->updates) {
+            sig.updates_dtype = upd->dtype;
+            sig.updates_shape = upd->shape;
+        }
+    }
+    return sig;
+}
+
+static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy *data,
+                         const tj_npy *idx, const tj_npy *upd)
 {
     if (o->check) {
         tj_check_result r;
         jit_shape shape;
-        if (jit_gather_nd_output_shape(sig, &shape) != 0)
+        if (jit_output_shape(sig, &shape) != 0)
             return tj_cli_fail("%s", jit_last_error());
         if (o->explain)
-            tj_print_dump(jit_gather_nd_explain(sig));
-        tj_check_gather_nd(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
-        return tj_check_report(&r, "gather-nd");
+            tj_print_dump(jit_explain(sig));
+        tj_check_layer(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
+        return tj_check_report(&r, o->op.command);
     }
     if (o->explain)
-        return tj_print_dump(jit_gather_nd_explain(sig));
+        return tj_print_dump(jit_explain(sig));
     if (o->dump >= 0)
-        return tj_print_dump(jit_gather_nd_dump(sig, (jit_dump_kind)o->dump));
+        return tj_print_dump(jit_dump(sig, (jit_dump_kind)o->dump));
     jit_shape out_shape;
     jit_kernel_info info;
-    jit_gather_nd_fn fn = jit_gather_nd_compile(sig);
-    if (!fn || jit_gather_nd_output_shape(sig, &out_shape) || jit_gather_nd_info(fn, &info))
+    jit_kernel fn = jit_compile(sig);
+    if (!fn || jit_output_shape(sig, &out_shape) || jit_info(fn, &info))
         return tj_cli_fail("%s", jit_last_error());
     void *out = tj_alloc_out(info.out_bytes);
     if (!out)
         return tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
-    return tj_finish(o, sig->dtype, &out_shape, out, &info, fn(data->data, idx->data, out));
+    int status = jit_call(fn, data->data, idx->data, upd->data, out);
+    return tj_finish(o, sig->dtype, &out_shape, out, &info, status);
 }
 
-static int tj_gather_nd_main(int argc, char **argv, int check)
-{
-    tj_run_opts o;
-    tj_npy data = {0}, idx = {0};
-    int rc = tj_run_parse("gather-nd", argc, argv, check, &o);
-    if (rc)
-        return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
-    jit_gather_nd_sig sig = {.opset = (int)o.opset, .batch_dims = (int)o.batch_dims,
-                             .dtype = o.dtype, .index_type = o.index_type,
-                             .index_policy = o.policy, .engine = o.engine,
-                             .data_shape = o.data_shape, .indices_shape = o.indices_shape};
-    if (o.data) {
-        if (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx)) {
-            rc = TJ_EXIT_USAGE;
-            goto done;
-        }
-        sig.dtype = data.dtype;
-        sig.index_type = idx.dtype;
-        sig.data_shape = data.shape;
-        sig.indices_shape = idx.shape;
-    }
-    rc = tj_gather_nd_run(&o, &sig, &data, &idx);
-done:
-    tj_npy_free(&data);
-    tj_npy_free(&idx);
-    jit_shutdown();
-    return rc;
-}
-
-static int tj_scatter_update_run(const tj_run_opts *o, const jit_scatter_update_sig *sig,
-                                 const tj_npy *data, const tj_npy *idx, const tj_npy *upd)
-{
-    if (o->check) {
-        tj_check_result r;
-        jit_shape shape;
-        if (jit_scatter_update_output_shape(sig, &shape) != 0)
-            return tj_cli_fail("%s", jit_last_error());
-        if (o->explain)
-            tj_print_dump(jit_scatter_update_explain(sig));
-        tj_check_scatter_update(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
-        return tj_check_report(&r, "scatter-update");
-    }
-    if (o->explain)
-        return tj_print_dump(jit_scatter_update_explain(sig));
-    if (o->dump >= 0)
-        return tj_print_dump(jit_scatter_update_dump(sig, (jit_dump_kind)o->dump));
-    jit_kernel_info info;
-    jit_scatter_update_fn fn = jit_scatter_update_compile(sig);
-    if (!fn || jit_scatter_update_info(fn, &info))
-        return tj_cli_fail("%s", jit_last_error());
-    void *out = tj_alloc_out(info.out_bytes);
-    if (!out)
-        return tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
-    return tj_finish(o, sig->dtype, &sig->data_shape, out, &info,
-                     fn(data->data, idx->data, upd->data, out));
-}
-
-static int tj_scatter_update_main(int argc, char **argv, int check)
+static int tj_op_main(const jit_op_info *op, int argc, char **argv, int check)
 {
     tj_run_opts o;
     tj_npy data = {0}, idx = {0}, upd = {0};
-    int rc = tj_run_parse("scatter-update", argc, argv, check, &o);
+    int rc = tj_run_parse(op, argc, argv, check, &o);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
-    if ((o.data ? !o.updates : !o.have_updates_shape) || !o.have_axis)
-        return tj_cli_fail("scatter-update: --updates%s and --axis are required",
-                           o.data ? "" : "-shape");
-    jit_scatter_update_sig sig = {.axis = o.axis, .dtype = o.dtype, .index_type = o.index_type,
-                                  .index_policy = o.policy, .engine = o.engine,
-                                  .data_shape = o.data_shape, .indices_shape = o.indices_shape,
-                                  .updates_shape = o.updates_shape};
-    if (o.data) {
-        if (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx) ||
-            tj_load("--updates", o.updates, &upd)) {
-            rc = TJ_EXIT_USAGE;
-            goto done;
-        }
-        sig.dtype = data.dtype;
-        sig.updates_dtype = upd.dtype;
-        sig.index_type = idx.dtype;
-        sig.data_shape = data.shape;
-        sig.indices_shape = idx.shape;
-        sig.updates_shape = upd.shape;
+    if (o.data && (tj_load("--data", o.data, &data) || tj_load("--indices", o.indices, &idx) ||
+                   (o.updates && tj_load("--updates", o.updates, &upd)))) {
+        rc = TJ_EXIT_USAGE;
+    } else {
+        jit_sig sig = tj_run_sig(&o, &data, &idx, &upd);
+        rc = tj_run_kernel(&o, &sig, &data, &idx, &upd);
     }
-    rc = tj_scatter_update_run(&o, &sig, &data, &idx, &upd);
-done:
     tj_npy_free(&data);
     tj_npy_free(&idx);
     tj_npy_free(&upd);
@@ -395,30 +413,29 @@ done:
     return rc;
 }
 
-int tj_cmd_gather_nd(int argc, char **argv)
+int tj_cmd_op(jit_op op, int argc, char **argv)
 {
-    return tj_gather_nd_main(argc, argv, 0);
+    jit_op_info info;
+    if (jit_op_describe(op, &info) != 0)
+        return tj_cli_fail("%s", jit_last_error());
+    return tj_op_main(&info, argc, argv, 0);
 }
 
-int tj_cmd_scatter_update(int argc, char **argv)
-{
-    return tj_scatter_update_main(argc, argv, 0);
-}
-
-/* tensorjit check gather-nd|scatter-update SIGNATURE [--runs N] [--seed S] */
+/* tensorjit check OP SIGNATURE [--runs N] [--seed S] */
 int tj_cmd_check(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "gather-nd") == 0)
-        return tj_gather_nd_main(argc - 1, argv + 1, 1);
-    if (argc >= 2 && strcmp(argv[1], "scatter-update") == 0)
-        return tj_scatter_update_main(argc - 1, argv + 1, 1);
+    jit_op_info info;
+    if (argc >= 2 && jit_op_describe(jit_op_from_name(argv[1]), &info) == 0)
+        return tj_op_main(&info, argc - 1, argv + 1, 1);
     if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: tensorjit check gather-nd|scatter-update --data-shape .. --indices-shape "
-               "..\n       [--updates-shape .. --axis A] [--dtype T] [--index-type T] "
-               "[--batch-dims B]\n       [--index-policy P] [--runs N] [--seed S] [--explain]\n"
-               "runs the JIT kernel and the reference kernel on N random inputs (the last with "
-               "a bad index)\nand prints 'N passed, M failed'; exit 1 if any failed\n");
+        printf("usage: tensorjit check OP --data-shape .. --indices-shape ..\n"
+               "       [--updates-shape ..] [--axis A] [--batch-dims B] [--opset V] [--dtype T]\n"
+               "       [--index-type T] [--index-policy P] [--runs N] [--seed S] [--explain]\n"
+               "runs the JIT kernel and the reference kernel of OP (gather-nd, gather, ...) on N\n"
+               "random inputs (the last with a bad index) and prints 'N passed, M failed';\n"
+               "exit 1 if any failed\n");
         return TJ_EXIT_OK;
     }
-    return tj_cli_fail("check: give gather-nd or scatter-update and a signature (try --help)");
+    return tj_cli_fail("check: give an op (gather-nd, gather, scatter-update, ...) and a "
+                       "signature (try --help)");
 }

@@ -67,98 +67,97 @@ static void tj_record(tj_check_result *r, int ok, const char *what, int run)
     r->failed++;
 }
 
-void tj_check_gather_nd(const jit_gather_nd_sig *sig, int runs, uint64_t seed,
-                        int64_t max_bytes, tj_check_result *r)
+/* The buffers of one signature: inputs, and the JIT's and the
+ * reference's outputs (one guard byte each past the end). */
+typedef struct tj_buffers {
+    int64_t data, indices, updates, out; /* bytes */
+    unsigned char *d, *i, *u, *o1, *o2;
+} tj_buffers;
+
+static int tj_buffers_alloc(tj_buffers *b)
 {
-    memset(r, 0, sizeof *r);
-    jit_gather_nd_sig ref = *sig, jit = *sig;
-    ref.engine = JIT_ENGINE_REFERENCE;
-    jit.engine = JIT_ENGINE_AUTO;
-    jit_gather_nd_fn fj = jit_gather_nd_compile(&jit), fr = jit_gather_nd_compile(&ref);
-    jit_kernel_info info;
-    if (!fj || !fr || jit_gather_nd_info(fj, &info)) {
-        snprintf(r->first_failure, sizeof r->first_failure, "%s", jit_last_error());
-        r->failed = r->runs = 1;
-        return;
-    }
-    const jit_shape *ds = &sig->data_shape, *is = &sig->indices_shape;
-    int64_t db = tj_elems(ds) * jit_dtype_size(sig->dtype);
-    int64_t in = tj_elems(is), ib = in * jit_dtype_size(sig->index_type);
-    if (db + ib + 2 * info.out_bytes > max_bytes) {
-        r->skipped = 1;
-        snprintf(r->first_failure, sizeof r->first_failure, "skipped: %lld bytes of buffers",
-                 (long long)(db + ib + 2 * info.out_bytes));
-        return;
-    }
-    int depth = (int)is->dims[is->rank - 1];
-    void *data = malloc((size_t)db + 1), *idx = malloc((size_t)ib + 1);
-    unsigned char *o1 = malloc((size_t)info.out_bytes + 1), *o2 = malloc((size_t)info.out_bytes + 1);
-    for (int run = 0; data && idx && o1 && o2 && run < runs; run++) {
-        int bad = run == runs - 1 && runs > 1;
-        tj_fill(&seed, data, db);
-        tj_fill_indices(&seed, sig->index_type, idx, in, ds->dims + sig->batch_dims, depth, bad);
-        memset(o1, 0x5a, (size_t)info.out_bytes + 1);
-        memset(o2, 0x5a, (size_t)info.out_bytes + 1);
-        int s1 = fj(data, idx, o1), s2 = fr(data, idx, o2);
-        int same = s1 == s2 && memcmp(o1, o2, (size_t)info.out_bytes + 1) == 0;
-        tj_record(r, same, s1 != s2 ? "status differs" : "output bytes differ", run);
-    }
-    free(data);
-    free(idx);
-    free(o1);
-    free(o2);
+    b->d = malloc((size_t)b->data + 1);
+    b->i = malloc((size_t)b->indices + 1);
+    b->u = malloc((size_t)b->updates + 1);
+    b->o1 = malloc((size_t)b->out + 1);
+    b->o2 = malloc((size_t)b->out + 1);
+    return b->d && b->i && b->u && b->o1 && b->o2 ? 0 : -1;
 }
 
-void tj_check_scatter_update(const jit_scatter_update_sig *sig, int runs, uint64_t seed,
-                             int64_t max_bytes, tj_check_result *r)
+static void tj_buffers_free(tj_buffers *b)
+{
+    free(b->d);
+    free(b->i);
+    free(b->u);
+    free(b->o1);
+    free(b->o2);
+}
+
+/* One run: the JIT against the reference, then (scatters) the JIT in
+ * place, whose result must be the reference's, or data untouched on a bad
+ * index. */
+static const char *tj_check_once(jit_kernel fj, jit_kernel fr, int in_place, tj_buffers *b)
+{
+    memset(b->o1, 0x5a, (size_t)b->out + 1);
+    memset(b->o2, 0x5a, (size_t)b->out + 1);
+    int s1 = jit_call(fj, b->d, b->i, b->u, b->o1), s2 = jit_call(fr, b->d, b->i, b->u, b->o2);
+    if (s1 != s2)
+        return "status differs";
+    if (memcmp(b->o1, b->o2, (size_t)b->out + 1) != 0)
+        return "output bytes differ";
+    if (!in_place)
+        return NULL;
+    memcpy(b->o1, b->d, (size_t)b->data);
+    int s3 = jit_call(fj, b->o1, b->i, b->u, b->o1);
+    if (s3 != s2 || memcmp(b->o1, s2 ? b->d : b->o2, (size_t)b->data) != 0)
+        return "in place differs";
+    return NULL;
+}
+
+void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
+                    tj_check_result *r)
 {
     memset(r, 0, sizeof *r);
-    jit_scatter_update_sig ref = *sig, jit = *sig;
+    jit_sig ref = *sig, jit = *sig;
     ref.engine = JIT_ENGINE_REFERENCE;
     jit.engine = JIT_ENGINE_AUTO;
-    jit_scatter_update_fn fj = jit_scatter_update_compile(&jit);
-    jit_scatter_update_fn fr = jit_scatter_update_compile(&ref);
-    if (!fj || !fr) {
+    jit_kernel fj = jit_compile(&jit), fr = jit_compile(&ref);
+    jit_kernel_info info;
+    jit_op_info op;
+    int depth;
+    int64_t dims[JIT_MAX_RANK];
+    if (!fj || !fr || jit_info(fj, &info) || jit_op_describe(sig->op, &op) ||
+        jit_index_dims(sig, &depth, dims)) {
         snprintf(r->first_failure, sizeof r->first_failure, "%s", jit_last_error());
         r->failed = r->runs = 1;
         return;
     }
-    const jit_shape *ds = &sig->data_shape;
-    int es = jit_dtype_size(sig->dtype);
-    int64_t db = tj_elems(ds) * es, ub = tj_elems(&sig->updates_shape) * es;
-    int64_t in = tj_elems(&sig->indices_shape), ib = in * jit_dtype_size(sig->index_type);
-    if (3 * db + ub + ib > max_bytes) {
+    tj_buffers b = {0};
+    int64_t n_idx = tj_elems(&sig->indices_shape);
+    b.data = tj_elems(&sig->data_shape) * jit_dtype_size(sig->dtype);
+    b.indices = n_idx * jit_dtype_size(sig->index_type);
+    b.updates = op.has_updates ? tj_elems(&sig->updates_shape) * jit_dtype_size(sig->dtype) : 0;
+    b.out = info.out_bytes;
+    int64_t total = b.data + b.indices + b.updates + 2 * b.out;
+    if (total > max_bytes) {
         r->skipped = 1;
         snprintf(r->first_failure, sizeof r->first_failure, "skipped: %lld bytes of buffers",
-                 (long long)(3 * db + ub + ib));
+                 (long long)total);
         return;
     }
-    int a = (int)(sig->axis < 0 ? sig->axis + ds->rank : sig->axis);
-    unsigned char *data = malloc((size_t)db + 1), *o1 = malloc((size_t)db + 1);
-    unsigned char *o2 = malloc((size_t)db + 1);
-    void *idx = malloc((size_t)ib + 1), *upd = malloc((size_t)ub + 1);
-    for (int run = 0; data && o1 && o2 && idx && upd && run < runs; run++) {
-        int bad = run == runs - 1 && runs > 1;
-        tj_fill(&seed, data, db);
-        tj_fill(&seed, upd, ub);
-        tj_fill_indices(&seed, sig->index_type, idx, in, &ds->dims[a], 1, bad);
-        memset(o1, 0x5a, (size_t)db + 1);
-        memset(o2, 0x5a, (size_t)db + 1);
-        int s1 = fj(data, idx, upd, o1), s2 = fr(data, idx, upd, o2);
-        int same = s1 == s2 && memcmp(o1, o2, (size_t)db + 1) == 0;
-        const char *what = s1 != s2 ? "status differs" : "output bytes differ";
-        /* in place: the same bytes in data itself, or data untouched */
-        memcpy(o1, data, (size_t)db);
-        int s3 = fj(o1, idx, upd, o1);
-        if (same && !(s3 == s2 && memcmp(o1, s2 ? data : o2, (size_t)db) == 0)) {
-            same = 0;
-            what = "in place differs";
-        }
-        tj_record(r, same, what, run);
+    int allocated = tj_buffers_alloc(&b) == 0;
+    if (!allocated) {
+        snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld bytes",
+                 (long long)total);
+        r->failed = r->runs = 1;
     }
-    free(data);
-    free(o1);
-    free(o2);
-    free(idx);
-    free(upd);
+    for (int run = 0; allocated && run < runs; run++) {
+        tj_fill(&seed, b.d, b.data);
+        tj_fill(&seed, b.u, b.updates);
+        tj_fill_indices(&seed, sig->index_type, b.i, n_idx, dims, depth,
+                        run == runs - 1 && runs > 1);
+        const char *what = tj_check_once(fj, fr, op.has_updates, &b);
+        tj_record(r, what == NULL, what, run);
+    }
+    tj_buffers_free(&b);
 }

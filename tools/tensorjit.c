@@ -4,15 +4,29 @@
 
 #include "cli.h"
 
+/* "gather-nd, scatter-update, ...": every op's command. */
+static const char *tj_op_commands(void)
+{
+    static char buf[256];
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
+        jit_op_info info;
+        if (jit_op_describe((jit_op)op, &info) == 0 && n < sizeof buf)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? ", " : "", info.command);
+    }
+    return buf;
+}
+
 static void tj_usage(FILE *f)
 {
     fprintf(f,
             "usage: tensorjit COMMAND [options]\n"
             "commands:\n"
-            "  gather-nd       run GatherND on .npy files (--help for options)\n"
-            "  scatter-update  run ScatterUpdate on .npy files (--help for options)\n"
-            "  model FILE.xml  compile every GatherND/ScatterUpdate layer of an OpenVINO IR\n"
-            "                  model ([--check] [--explain])\n"
+            "  OP              run one op on .npy files (OP --help for its options):\n"
+            "                  %s\n"
+            "  model FILE.xml  compile every indexing layer of an OpenVINO IR model\n"
+            "                  ([--check] [--explain])\n"
             "  check OP ...    JIT vs reference on random inputs of one signature\n"
             "  cache stats|clear  the on-disk kernel cache (TENSORJIT_CACHE_DIR, or\n"
             "                  $XDG_CACHE_HOME/tensorjit; TENSORJIT_CACHE_DIR=off: none)\n"
@@ -21,7 +35,8 @@ static void tj_usage(FILE *f)
             "  demo            run the GatherND-8 batch_dims=2 example of the spec\n"
             "  --version       print the version\n"
             "  --help          print this help\n"
-            "exit status: 0 success, 2 invalid arguments or signature, 3 index out of range\n");
+            "exit status: 0 success, 2 invalid arguments or signature, 3 index out of range\n",
+            tj_op_commands());
 }
 
 static int tj_dispatch(int argc, char **argv);
@@ -52,15 +67,18 @@ static int tj_dispatch(int argc, char **argv)
         return tj_cmd_cache(argc - 1, argv + 1);
     /* the commands that run kernels use the disk cache (bench measures
      * compiles), opened first: LLVM then starts while the inputs are read */
-    static const char *const cached[] = {"gather-nd", "scatter-update", "model", "check",
-                                         "demo"};
+    jit_op op = jit_op_from_name(cmd);
+    jit_op_info info;
+    int is_op = op != JIT_OP_NONE && jit_op_describe(op, &info) == 0 &&
+                strcmp(cmd, info.command) == 0;
+    static const char *const cached[] = {"model", "check", "demo"};
     for (size_t i = 0; i < sizeof cached / sizeof *cached; i++)
-        if (strcmp(cmd, cached[i]) == 0)
+        if (is_op || strcmp(cmd, cached[i]) == 0) {
             tj_cli_open_cache();
-    if (strcmp(cmd, "gather-nd") == 0)
-        return tj_cmd_gather_nd(argc - 1, argv + 1);
-    if (strcmp(cmd, "scatter-update") == 0)
-        return tj_cmd_scatter_update(argc - 1, argv + 1);
+            break;
+        }
+    if (is_op)
+        return tj_cmd_op(op, argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return tj_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0)

@@ -24,10 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const tj_model_layer *l = &m.layers[i];
         if (!l->usable)
             continue;
-        if (l->op == TJ_LAYER_GATHER_ND)
-            jit_gather_nd_output_shape(&l->gather, &out);
-        else
-            jit_scatter_update_output_shape(&l->scatter, &out);
+        jit_output_shape(&l->sig, &out);
     }
     tj_model_free(&m);
     return 0;

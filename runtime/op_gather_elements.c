@@ -1,0 +1,102 @@
+/* GatherElements (OpenVINO GatherElements-6, ONNX, torch.gather): a level
+ * per dimension of indices, each index selecting one element of data
+ * along the axis, at its own coordinates elsewhere. Indices have data's
+ * rank and, except along the axis, its dims (OpenVINO's rule; torch would
+ * take smaller ones). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "op.h"
+#include "shape.h"
+#include "typed_api.h"
+
+static int tj_gather_elements_check(const jit_sig *s, int *axis)
+{
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
+    if (s->opset != 0 && s->opset != 6)
+        return tj_error_set("opset=%d must be 6", s->opset);
+    if (tj_check_dtype(s->dtype, "data") ||
+        tj_check_index_type_of(s->index_type, TJ_INDEX_TYPES_I32_I64, "GatherElements") ||
+        tj_check_policy_engine(s->index_policy, s->engine))
+        return -1;
+    if (tj_shape_check(d, "data", 1) || tj_shape_check(ix, "indices", 1))
+        return -1;
+    int r = d->rank;
+    if (ix->rank != r)
+        return tj_error_set("rank(indices)=%d must equal rank(data)=%d", ix->rank, r);
+    if (s->axis < -r || s->axis > r - 1)
+        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
+                            s->axis, -r, r - 1);
+    int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    for (int i = 0; i < r; i++)
+        if (i != a && ix->dims[i] != d->dims[i])
+            return tj_error_set("indices.shape[%d]=%" PRId64 " must equal data.shape[%d]=%" PRId64
+                                " (every dimension but axis %d)",
+                                i, ix->dims[i], i, d->dims[i], a);
+    *axis = a;
+    return 0;
+}
+
+static int tj_gather_elements_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
+{
+    int a = 0;
+    if (tj_gather_elements_check(s, &a))
+        return -1;
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
+    *out = *ix;
+    tj_plan_init(p, s, TJ_INDEXED_SRC, 0);
+    int64_t idx_bytes;
+    if (tj_shape_bytes(d, p->elem_size, "data", &p->data_bytes) ||
+        tj_shape_bytes(ix, p->index_size, "indices", &idx_bytes) ||
+        tj_shape_bytes(out, p->elem_size, "output", &p->out_bytes))
+        return -1;
+    p->indices_elems = idx_bytes / p->index_size;
+    p->block_bytes = p->elem_size;
+    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], ds = p->elem_size, is = 1;
+    for (int i = d->rank - 1; i >= 0; i--) {
+        data_stride[i] = ds;
+        index_stride[i] = is;
+        if (tj_mul_i64(ds, d->dims[i], &ds) || tj_mul_i64(is, ix->dims[i], &is))
+            return tj_error_set("a partial product of the data or indices shape overflows int64");
+    }
+    for (int i = 0; i < d->rank; i++)
+        tj_plan_level(p, ix->dims[i], index_stride[i], i == a ? 0 : data_stride[i],
+                      index_stride[i] * p->elem_size, 1);
+    p->depth = 1;
+    p->dims[0] = d->dims[a];
+    p->strides[0] = data_stride[a];
+    p->tuple_shape = *ix;
+    p->first_dim = a;
+    return 0;
+}
+
+static void tj_gather_elements_describe(const jit_sig *s, char *buf, size_t len)
+{
+    char b1[512], b2[512];
+    snprintf(buf, len,
+             "GatherElements-6, axis %" PRId64 ", data %s %s, indices %s %s, index policy %s\n"
+             "output shape: %s (the indices shape)\n",
+             s->axis, jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, b1, sizeof b1),
+             jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, b2, sizeof b2),
+             jit_index_policy_name(s->index_policy), b2);
+}
+
+const tj_op_def tj_op_gather_elements = {
+    .info = {.op = JIT_OP_GATHER_ELEMENTS, .name = "GatherElements",
+             .command = "gather-elements", .attrs = JIT_ATTR_AXIS, .opsets = {6},
+             .default_opset = 6, .index_types = TJ_INDEX_TYPES_I32_I64},
+    .plan = tj_gather_elements_plan,
+    .describe = tj_gather_elements_describe,
+};
+
+static jit_sig tj_gather_elements_sig_of(const jit_gather_elements_sig *t)
+{
+    return (jit_sig){.op = JIT_OP_GATHER_ELEMENTS, .axis = t->axis, .dtype = t->dtype,
+                     .index_type = t->index_type, .index_policy = t->index_policy,
+                     .engine = t->engine, .threads = t->threads, .data_shape = t->data_shape,
+                     .indices_shape = t->indices_shape};
+}
+
+TJ_TYPED_API(gather_elements, "GatherElements", jit_gather_elements_sig, jit_gather_elements_fn,
+             tj_gather_elements_sig_of)
