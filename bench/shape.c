@@ -63,6 +63,26 @@ static void tj_gather(const jit_sig *g, tj_bench_shape *s)
     s->out_bytes = tj_prod(d, 0, b) * pre * per_batch * s->block;
 }
 
+/* GatherElements: one level per dim of indices (its shape is the
+ * output's); the axis level moves through indices and out but not data,
+ * where the index takes its place. */
+static void tj_gather_elements(const jit_sig *g, tj_bench_shape *s)
+{
+    const jit_shape *d = &g->data_shape, *ix = &g->indices_shape;
+    int r = d->rank, a = (int)(g->axis < 0 ? g->axis + r : g->axis);
+    s->block = s->elem_size;
+    for (int i = 0; i < r; i++) {
+        int64_t inner = tj_prod(ix, i + 1, r), stride = tj_prod(d, i + 1, r) * s->elem_size;
+        tj_level(s, ix->dims[i], inner, i == a ? 0 : stride, inner * s->elem_size);
+        if (i == a) {
+            s->depth = 1;
+            s->dims[0] = d->dims[a];
+            s->strides[0] = stride;
+        }
+    }
+    s->out_bytes = s->index_count * s->elem_size;
+}
+
 /* ScatterUpdate: per position before the axis, per index, the block
  * behind the axis. */
 static void tj_scatter_update(const jit_sig *u, tj_bench_shape *s)
@@ -103,6 +123,7 @@ void tj_bench_shape_of(const tj_workload *w, tj_bench_shape *s)
     switch (g->op) {
     case JIT_OP_GATHER_ND: tj_gather_nd(g, s); break;
     case JIT_OP_GATHER: tj_gather(g, s); break;
+    case JIT_OP_GATHER_ELEMENTS: tj_gather_elements(g, s); break;
     case JIT_OP_SCATTER_UPDATE: tj_scatter_update(g, s); break;
     case JIT_OP_SCATTER_ND_UPDATE: tj_scatter_nd_update(g, s); break;
     default: break;

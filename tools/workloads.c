@@ -10,6 +10,9 @@
 #define GATHER(ax, bd, dt, it, ds, is)                                                      \
     {.op = JIT_OP_GATHER, .opset = 8, .axis = ax, .batch_dims = bd, .dtype = dt,            \
      .index_type = it, .data_shape = ds, .indices_shape = is}
+#define GATHER_ELEMENTS(ax, dt, it, ds, is)                                                 \
+    {.op = JIT_OP_GATHER_ELEMENTS, .opset = 6, .axis = ax, .dtype = dt, .index_type = it,     \
+     .data_shape = ds, .indices_shape = is}
 #define SCATTER(ax, dt, it, ds, is, us)                                                     \
     {.op = JIT_OP_SCATTER_UPDATE, .axis = ax, .dtype = dt, .index_type = it,    \
      .data_shape = ds, .indices_shape = is, .updates_shape = us}
@@ -36,6 +39,9 @@ const tj_workload tj_workloads[] = {
      GATHER(0, 0, JIT_F32, JIT_I64, SH(50000, 768), SH(8, 512))},
     {"G8", "Gather-8 KV-cache reorder: rows chosen per batch", 0, TJ_FILL_RANDOM, NULL,
      GATHER(1, 1, JIT_F16, JIT_I32, SH(16, 4096, 128), SH(16, 256))},
+    {"G9", "GatherElements-6: a permutation per row, one index per element", 0,
+     TJ_FILL_ROW_PERMUTATION, NULL,
+     GATHER_ELEMENTS(1, JIT_F32, JIT_I64, SH(256, 1000), SH(256, 1000))},
     {"S1", "copy + scatter of 600-byte blocks", 0, TJ_FILL_DISTINCT, NULL,
      SCATTER(1, JIT_F32, JIT_I32, SH(100, 256, 10, 15), SH(16, 8), SH(100, 16, 8, 10, 15))},
     {"S2", "KV-cache style row update, copy + scatter", 0, TJ_FILL_DISTINCT, NULL,
