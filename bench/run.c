@@ -201,8 +201,8 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
                    ? ((tj_static_scatter_fn)c->static_fn)(c->data, c->indices, c->updates, c->out)
                    : ((tj_static_gather_fn)c->static_fn)(c->data, c->indices, c->out);
     case TJ_IMPL_MEMCPY:
-        if (!s->scatter) {
-            memcpy(c->out, c->data, (size_t)s->out_bytes);
+        if (!s->scatter) { /* from check: data may be smaller than out */
+            memcpy(c->out, c->check, (size_t)s->out_bytes);
         } else {
             if (c->out != c->data)
                 memcpy(c->out, c->data, (size_t)s->data_bytes);
