@@ -45,6 +45,20 @@ static int tj_index_signed(jit_dtype t)
     return t == JIT_I8 || t == JIT_I16 || t == JIT_I32 || t == JIT_I64;
 }
 
+/* Bytes of data that the addresses of one vector of the innermost level
+ * v can fall in: every tuple entry's dimension, plus the level's own step
+ * across the lanes (capped at INT64_MAX). */
+static int64_t tj_gather_span(const tj_plan *p, const tj_level *v, int64_t lanes)
+{
+    int64_t span = p->elem_size;
+    for (int d = 0; d < p->depth; d++)
+        span += (p->dims[d] - 1) * p->strides[d]; /* each term within data_bytes */
+    int64_t walk = v->indexed_step < 0 ? -v->indexed_step : v->indexed_step;
+    if (walk > (INT64_MAX - span) / lanes)
+        return INT64_MAX;
+    return span + (lanes - 1) * walk;
+}
+
 /* Lanes of the vector gathers for p's innermost level (see
  * TJ_IR_GATHER_BYTES), or 0: the scalar loop. */
 static int64_t tj_gather_lanes(const tj_plan *p, const tj_ir_strategy *s)
@@ -56,10 +70,10 @@ static int64_t tj_gather_lanes(const tj_plan *p, const tj_ir_strategy *s)
     const tj_level *v = &p->levels[p->nlevels - 1];
     int64_t lanes = TJ_IR_GATHER_BYTES / p->elem_size;
     if (v->dense_step != p->block_bytes || v->index_step != p->depth || v->trip < lanes ||
-        (v->indexed_step != 0 && !TJ_IR_GATHER_ORDERED) || v->indexed_step % p->elem_size != 0)
+        v->indexed_step % p->elem_size != 0 || tj_gather_span(p, v, lanes) < TJ_IR_GATHER_MIN_SPAN)
         return 0;
     for (int d = 0; d < p->depth; d++)
-        if (p->strides[d] % p->elem_size != 0)
+        if (p->strides[d] % p->elem_size != 0 || p->dims[d] == 0)
             return 0;
     return lanes;
 }

@@ -79,18 +79,21 @@
  * per step with llvm.masked.gather (x86: vpgatherdd/vpgatherdq; LLVM
  * splits a vector wider than the target's registers), their offsets
  * computed in a vector from one load of the index tuples, the policy
- * applied lane by lane, zero-fill as the gather's mask. They pay where
- * the indices alone scatter the reads over data (G4's random elements: a
- * scalar loop at about one and a half times the static kernel's time,
- * gathers well below it), and not where the innermost level also walks
- * data in order, one row per element (G3's batch dims): there the scalar
- * loop, whose addresses advance row by row, was faster than gathers
- * (docs/performance.md, 'Vector gathers'); TJ_IR_GATHER_ORDERED keeps
- * those levels scalar. The error policy's indices are validated in the
- * separate pass as everywhere: fusing the check into the gather pass
+ * applied lane by lane, zero-fill as the gather's mask.
+ * They pay where one vector's addresses spread over a large part of data
+ * (G4's random elements from 64 MB: the scalar loop took about one and a
+ * half times the static kernel's time, gathers less than it), and lose
+ * where they fall in a small window that the first-level cache holds
+ * (G9's 4 KB rows, G3's rows of about 1 KB, one row per lane): there a
+ * gather costs the same loads as the scalar loop and more instructions,
+ * and the scalar loop measured faster (docs/performance.md, 'Vector
+ * gathers'). So only kernels whose vector spans at least
+ * TJ_IR_GATHER_MIN_SPAN bytes of data use them; in between, the
+ * difference was within the noise. The error policy's indices are still
+ * validated in a pass of their own: checking them in the gather pass
  * would write out before a bad index is found. */
 #define TJ_IR_GATHER_BYTES 64
-#define TJ_IR_GATHER_ORDERED 0
+#define TJ_IR_GATHER_MIN_SPAN (1 << 20)
 
 typedef struct tj_ir_strategy {
     int unrolled;      /* 1: fully unrolled; 0: counted loops */
