@@ -412,27 +412,28 @@ static void tj_emit_nt_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src)
         tj_loop_end(e, &l, NULL);
 }
 
-/* One 32-byte move at constant byte offset off. */
-static void tj_emit_move32(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off)
+/* One move of `bytes` (32 or 64) at constant byte offset off. */
+static void tj_emit_move(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off, int bytes)
 {
     tj_emit *e = &k->e;
-    LLVMTypeRef v32 = LLVMVectorType(e->i32, 8);
+    LLVMTypeRef vt = LLVMVectorType(e->i32, (unsigned)bytes / 4);
     LLVMValueRef o = tj_i64(e, off);
-    LLVMValueRef v = tj_load(e, v32, tj_byte_gep(e, src, o, "mv.src"), "mv.v");
+    LLVMValueRef v = tj_load(e, vt, tj_byte_gep(e, src, o, "mv.src"), "mv.v");
     LLVMValueRef to = LLVMBuildPointerCast(e->b, tj_byte_gep(e, dst, o, "mv.dst"),
-                                           LLVMPointerType(v32, 0), "");
+                                           LLVMPointerType(vt, 0), "");
     LLVMSetAlignment(LLVMBuildStore(e->b, v, to), 1);
 }
 
 /* A block copy, as a static compiler would inline it. Below
  * TJ_IR_STRAIGHT_COPY_MIN bytes llvm.memcpy (LLVM inlines small ones);
  * up to TJ_IR_INLINE_COPY_MIN straight-line 32-byte moves, the last one
- * overlapping (gcc: 16 zmm moves for 1 KB), which brought G5, S1 and G2
+ * overlapping, or TJ_IR_WIDE_MOVE-byte moves for blocks of a multiple of
+ * that (gcc: 16 zmm moves for 1 KB), which brought G5, S1 and G2
  * to the static kernel's speed where a call to memcpy, rep movsb or LLVM's
- * own expansion lost (for 60 B, G1, a threshold of 32 gained nothing);
- * from there llvm.memcpy.inline, which x86 lowers to rep movsb and which
- * brought S2ip's 2 KB blocks to the static kernel's speed
- * (docs/performance.md, 'Block copies'). */
+ * own expansion lost (for 60 B, G1, a threshold of 32 gained nothing),
+ * and G7's 3 KB rows, where rep movsb lost to glibc's vector loop in the
+ * static kernel; from there llvm.memcpy.inline, which x86 lowers to rep
+ * movsb (docs/performance.md, 'Block copies'). */
 static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
 {
     tj_emit *e = &k->e;
@@ -441,10 +442,11 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         return;
     }
     if (k->p->block_bytes >= TJ_IR_STRAIGHT_COPY_MIN && k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
-        for (int64_t off = 0; off + 32 <= k->p->block_bytes; off += 32)
-            tj_emit_move32(k, dst, src, off);
-        if (k->p->block_bytes % 32)
-            tj_emit_move32(k, dst, src, k->p->block_bytes - 32);
+        int m = k->p->block_bytes % TJ_IR_WIDE_MOVE == 0 ? TJ_IR_WIDE_MOVE : 32;
+        for (int64_t off = 0; off + m <= k->p->block_bytes; off += m)
+            tj_emit_move(k, dst, src, off, m);
+        if (k->p->block_bytes % m)
+            tj_emit_move(k, dst, src, k->p->block_bytes - m, m);
         return;
     }
     if (k->p->block_bytes < k->st.inline_copy_min) {

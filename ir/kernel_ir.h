@@ -62,13 +62,21 @@
 #define TJ_IR_NT_MIN_OUT (16 << 20)
 
 /* How block copies are emitted, by size (tj_emit_block_copy): llvm.memcpy
- * below TJ_IR_STRAIGHT_COPY_MIN bytes, straight-line 32-byte moves from
- * there to TJ_IR_INLINE_COPY_MIN, and llvm.memcpy.inline (rep movsb) from
+ * below TJ_IR_STRAIGHT_COPY_MIN bytes, straight-line 32- or 64-byte moves
+ * from there to TJ_IR_INLINE_COPY_MIN, and llvm.memcpy.inline (rep movsb) from
  * the inline-copy threshold on. TENSORJIT_INLINE_COPY_MIN moves only that
  * last threshold: the straight-line range stays [TJ_IR_STRAIGHT_COPY_MIN,
  * TJ_IR_INLINE_COPY_MIN) whatever it says. */
 #define TJ_IR_STRAIGHT_COPY_MIN 128
-#define TJ_IR_INLINE_COPY_MIN 2048
+#define TJ_IR_INLINE_COPY_MIN 4096
+
+/* Straight-line copies of blocks that are a multiple of TJ_IR_WIDE_MOVE
+ * bytes move that many at a time (one zmm where the target prefers
+ * 512-bit vectors, two ymm where it prefers 256: LLVM splits them), as gcc
+ * does for G8's 256-byte rows; other sizes keep 32-byte moves, since an
+ * overlapping 64-byte last move made G2's 140-byte slices slower
+ * (docs/performance.md, 'Block copies'). */
+#define TJ_IR_WIDE_MOVE 64
 
 /* An innermost level of at most this many trips inside a loop is written
  * out (G2: 3 tuples per batch). */
