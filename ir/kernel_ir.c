@@ -442,7 +442,9 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         return;
     }
     if (k->p->block_bytes >= TJ_IR_STRAIGHT_COPY_MIN && k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
-        int m = k->p->block_bytes % TJ_IR_WIDE_MOVE == 0 ? TJ_IR_WIDE_MOVE : 32;
+        int wide = k->p->block_bytes % TJ_IR_WIDE_MOVE == 0 &&
+                   k->st.tuples >= TJ_IR_WIDE_MOVE_MIN_BYTES / k->p->block_bytes;
+        int m = wide ? TJ_IR_WIDE_MOVE : 32;
         for (int64_t off = 0; off + m <= k->p->block_bytes; off += m)
             tj_emit_move(k, dst, src, off, m);
         if (k->p->block_bytes % m)

@@ -71,12 +71,17 @@
 #define TJ_IR_INLINE_COPY_MIN 4096
 
 /* Straight-line copies of blocks that are a multiple of TJ_IR_WIDE_MOVE
- * bytes move that many at a time (one zmm where the target prefers
- * 512-bit vectors, two ymm where it prefers 256: LLVM splits them), as gcc
- * does for G8's 256-byte rows; other sizes keep 32-byte moves, since an
- * overlapping 64-byte last move made G2's 140-byte slices slower
- * (docs/performance.md, 'Block copies'). */
+ * bytes, in kernels whose copies move at least TJ_IR_WIDE_MOVE_MIN_BYTES,
+ * move that many at a time (one zmm where the target prefers 512-bit
+ * vectors, two ymm where it prefers 256: LLVM splits them), as gcc does
+ * for G8's 256-byte rows. Other sizes keep 32-byte moves, since an
+ * overlapping 64-byte last move made G2's 140-byte slices slower; and so
+ * do small kernels: on the project's host a call that touches zmm
+ * registers costs on the order of a hundred ns more, which made S4 (32
+ * rows of 256 bytes a call) about three times slower, the static kernel's
+ * zmm copies included (docs/performance.md, 'Block copies'). */
 #define TJ_IR_WIDE_MOVE 64
+#define TJ_IR_WIDE_MOVE_MIN_BYTES (64 << 10)
 
 /* An innermost level of at most this many trips inside a loop is written
  * out (G2: 3 tuples per batch). */
