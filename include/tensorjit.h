@@ -61,6 +61,22 @@ typedef enum jit_index_policy {
     JIT_INDEX_POLICY_COUNT
 } jit_index_policy;
 
+/* What a scatter does with the value at an updated position: replace it
+ * (none) or combine it with the update. Applied one update at a time in
+ * row-major order of the indices, in the element type (integers wrap;
+ * f16 and bf16 through f32, rounded back after every step; min and max
+ * propagate NaN); bool: sum and max are or, prod and min and, sub xor. */
+typedef enum jit_reduction {
+    JIT_REDUCTION_NONE = 0,
+    JIT_REDUCTION_SUM,  /* ONNX "add" */
+    JIT_REDUCTION_SUB,  /* out - update (ScatterNDUpdate-15) */
+    JIT_REDUCTION_PROD, /* ONNX "mul" */
+    JIT_REDUCTION_MIN,
+    JIT_REDUCTION_MAX,
+    JIT_REDUCTION_MEAN, /* ScatterElementsUpdate-12; integers: floor(sum / count) */
+    JIT_REDUCTION_COUNT
+} jit_reduction;
+
 /* Which engine a signature asks for, and which one a kernel runs on. */
 typedef enum jit_engine {
     JIT_ENGINE_AUTO = 0,  /* JIT when it can serve, else the reference kernel */
@@ -74,7 +90,9 @@ enum jit_status {
     JIT_OK = 0,
     JIT_STATUS_BAD_INDEX = 1, /* an index is out of range under the policy */
     JIT_STATUS_BAD_POINTER = 2, /* a NULL buffer where the signature needs bytes */
-    JIT_STATUS_RELEASED = 3     /* the kernel was released under the kernel limit */
+    JIT_STATUS_RELEASED = 3,    /* the kernel was released under the kernel limit */
+    JIT_STATUS_NO_MEMORY = 4    /* a reduction's scratch (mean, no_init_val) could not be
+                                   had; nothing was written */
 };
 
 typedef struct jit_shape {
@@ -158,7 +176,31 @@ typedef struct jit_scatter_nd_update_sig {
     jit_shape data_shape;
     jit_shape indices_shape;     /* [..., k], k <= rank(data) */
     jit_shape updates_shape;     /* indices.shape[:-1] + data.shape[k:] */
+    jit_reduction reduction;     /* opset 15: none, sum, sub, prod, min, max */
 } jit_scatter_nd_update_sig;
+
+/* ScatterElementsUpdate-3/-12 (ONNX ScatterElements, torch.scatter and
+ * scatter_reduce): out = copy(data), then for every element i of updates,
+ * out[i with its axis coordinate replaced by indices[i]] =
+ * reduction(that, updates[i]), in row-major order of i. */
+typedef struct jit_scatter_elements_update_sig {
+    int opset;                   /* 3 or 12 (0 means 12); 3 has no reduction */
+    int64_t axis;                /* in [-rank(data), rank(data) - 1] */
+    jit_dtype dtype;
+    jit_dtype updates_dtype;     /* UNSET means dtype; otherwise must equal it */
+    jit_dtype index_type;
+    jit_dtype axis_type;         /* the model's axis tensor: its type (UNSET: i64) */
+    jit_shape axis_shape;        /* and shape, a scalar or [1] */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape data_shape;
+    jit_shape indices_shape;     /* rank(data); dims <= data's except along axis */
+    jit_shape updates_shape;     /* indices.shape */
+    jit_reduction reduction;     /* none, sum, prod, min, max, mean */
+    int no_init_val;             /* 1: use_init_val = false: a position hit by any
+                                    update starts from the reduction's neutral value */
+} jit_scatter_elements_update_sig;
 
 /* Every op of the family, for the generic API (jit_compile & co). */
 typedef enum jit_op {
@@ -168,6 +210,7 @@ typedef enum jit_op {
     JIT_OP_GATHER,
     JIT_OP_SCATTER_ND_UPDATE,
     JIT_OP_GATHER_ELEMENTS,
+    JIT_OP_SCATTER_ELEMENTS_UPDATE,
     JIT_OP_COUNT
 } jit_op;
 
@@ -191,6 +234,8 @@ typedef struct jit_sig {
     jit_shape data_shape;
     jit_shape indices_shape;
     jit_shape updates_shape;
+    jit_reduction reduction;     /* scatters with reductions (JIT_ATTR_REDUCTION) */
+    int no_init_val;             /* ScatterElementsUpdate-12: use_init_val = false */
 } jit_sig;
 
 /* Kernels. Buffers are dense, row-major, of the signature's sizes; out must
@@ -203,6 +248,7 @@ typedef int (*jit_scatter_update_fn)(const void *data, const void *indices,
 typedef jit_gather_nd_fn jit_gather_fn;
 typedef jit_gather_nd_fn jit_gather_elements_fn;
 typedef jit_scatter_update_fn jit_scatter_nd_update_fn;
+typedef jit_scatter_update_fn jit_scatter_elements_update_fn;
 /* A kernel of any op, from the generic API: a jit_gather_nd_fn when the
  * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn. */
 typedef void (*jit_kernel)(void);
@@ -215,6 +261,8 @@ jit_scatter_update_fn jit_scatter_update_compile(const jit_scatter_update_sig *s
 jit_gather_fn jit_gather_compile(const jit_gather_sig *sig);
 jit_gather_elements_fn jit_gather_elements_compile(const jit_gather_elements_sig *sig);
 jit_scatter_nd_update_fn jit_scatter_nd_update_compile(const jit_scatter_nd_update_sig *sig);
+jit_scatter_elements_update_fn
+jit_scatter_elements_update_compile(const jit_scatter_elements_update_sig *sig);
 
 /* Tiered compilation: returns at once a pointer that works from its first
  * call (the reference kernel) and switches to the JIT kernel when a
@@ -340,6 +388,13 @@ jit_scatter_nd_update_fn jit_scatter_nd_update_compile_async(const jit_scatter_n
 int jit_scatter_nd_update_output_shape(const jit_scatter_nd_update_sig *sig, jit_shape *out);
 char *jit_scatter_nd_update_explain(const jit_scatter_nd_update_sig *sig);
 char *jit_scatter_nd_update_dump(const jit_scatter_nd_update_sig *sig, jit_dump_kind kind);
+jit_scatter_elements_update_fn
+jit_scatter_elements_update_compile_async(const jit_scatter_elements_update_sig *sig);
+int jit_scatter_elements_update_output_shape(const jit_scatter_elements_update_sig *sig,
+                                             jit_shape *out);
+char *jit_scatter_elements_update_explain(const jit_scatter_elements_update_sig *sig);
+char *jit_scatter_elements_update_dump(const jit_scatter_elements_update_sig *sig,
+                                       jit_dump_kind kind);
 
 /*
  * The generic API: every op through one signature (jit_sig) and one kernel
@@ -370,7 +425,9 @@ enum jit_op_attr {
     JIT_ATTR_AXIS = 1,        /* jit_sig.axis, required */
     JIT_ATTR_BATCH_DIMS = 2,  /* jit_sig.batch_dims, default 0 */
     JIT_ATTR_UPDATES = 4,     /* updates_shape and updates_dtype: a scatter */
-    JIT_ATTR_AXIS_TENSOR = 8  /* the axis is a model's tensor: axis_type, axis_shape */
+    JIT_ATTR_AXIS_TENSOR = 8, /* the axis is a model's tensor: axis_type, axis_shape */
+    JIT_ATTR_REDUCTION = 16,  /* jit_sig.reduction (which ones: jit_op_info.reductions) */
+    JIT_ATTR_INIT_VAL = 32    /* jit_sig.no_init_val */
 };
 
 typedef struct jit_op_info {
@@ -382,6 +439,8 @@ typedef struct jit_op_info {
     int opsets[4];            /* the versions it takes, 0-terminated */
     int default_opset;        /* what opset 0 means */
     unsigned index_types;     /* the index types it takes: bit (1 << jit_dtype) each */
+    unsigned reductions;      /* the reductions it takes: bit (1 << jit_reduction) each,
+                                 in its latest version */
 } jit_op_info;
 
 /* 0 and *out for a known op, else -1. jit_op_from_name takes the CLI's
@@ -409,6 +468,8 @@ jit_dtype jit_dtype_from_name(const char *name); /* UNSET if unknown */
 int jit_dtype_size(jit_dtype t);                 /* bytes; 0 for UNSET and sub-byte types */
 const char *jit_index_policy_name(jit_index_policy p);
 int jit_index_policy_from_name(const char *name, jit_index_policy *out); /* 0 on success */
+const char *jit_reduction_name(jit_reduction r);                 /* "sum" */
+int jit_reduction_from_name(const char *name, jit_reduction *out); /* also ONNX add, mul */
 const char *jit_engine_name(jit_engine e);
 const char *jit_version(void);
 

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "reduce_ir.h"
 
 typedef struct tj_kir {
     tj_emit e;
@@ -514,6 +515,15 @@ static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMVal
     }
 }
 
+/* A block to out: copied, or a scatter's reduced into it. */
+static void tj_emit_block_write(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
+{
+    if (k->p->reduction != JIT_REDUCTION_NONE)
+        tj_ir_reduce_block(&k->e, k->p, dst, src);
+    else
+        tj_emit_block_copy(k, dst, src, size);
+}
+
 /* One indexed block copy, of the tuple at cursor c. */
 static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
 {
@@ -533,14 +543,14 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
                               : tj_byte_gep(e, k->out, indexed, "block.dst");
     LLVMValueRef size = tj_i64(e, p->block_bytes);
     if (!valid) {
-        tj_emit_block_copy(k, dst, src, size);
+        tj_emit_block_write(k, dst, src, size);
         return;
     }
     LLVMBasicBlockRef copy = tj_block(e, "tuple.copy"), skip = tj_block(e, "tuple.invalid");
     LLVMBasicBlockRef next = tj_block(e, "tuple.next");
     LLVMBuildCondBr(e->b, valid, copy, skip);
     LLVMPositionBuilderAtEnd(e->b, copy);
-    tj_emit_block_copy(k, dst, src, size);
+    tj_emit_block_write(k, dst, src, size);
     LLVMBuildBr(e->b, next);
     LLVMPositionBuilderAtEnd(e->b, skip);
     if (gather) /* a filling policy: the slice is zeros; a scatter drops the update */
@@ -740,14 +750,18 @@ static void tj_emit_range_loops(tj_kir *k)
     tj_loop l;
     tj_loop_begin_range(e, &l, "unit", k->begin, k->end);
     tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
-    LLVMValueRef rest = l.iv;
+    LLVMValueRef rest = l.iv, at[TJ_MAX_LEVELS];
     for (int u = p->unit_levels - 1; u >= 0; u--) {
-        const tj_level *v = &p->levels[u];
-        LLVMValueRef n = tj_i64(e, v->trip);
-        LLVMValueRef i = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
+        LLVMValueRef n = tj_i64(e, p->levels[u].trip);
+        at[u] = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
         if (u)
             rest = LLVMBuildUDiv(e->b, rest, n, "unit.rest");
-        c = tj_advance(k, c, v, i);
+    }
+    for (int u = 0; u < p->unit_levels; u++) {
+        /* no level below the units: the innermost unit level is the loop */
+        if (u == p->nlevels - 1 && k->st.prefetch)
+            tj_emit_prefetch(k, c, &p->levels[u], at[u]);
+        c = tj_advance(k, c, &p->levels[u], at[u]);
     }
     tj_emit_nest(k, p->unit_levels, c);
     tj_loop_end(e, &l, NULL);
@@ -905,6 +919,12 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
 {
     tj_kir k = {0};
     tj_emit *e = &k.e;
+    if (p->reduction != JIT_REDUCTION_NONE && !tj_ir_reduces(p)) {
+        snprintf(why, why_len, "the JIT does not compile reduction %s%s yet: the reference "
+                 "kernel serves", jit_reduction_name(p->reduction),
+                 p->no_init_val ? " without data's values (use_init_val false)" : "");
+        return NULL;
+    }
     k.p = p;
     k.st = *st;
     e->ctx = ctx;

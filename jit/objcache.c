@@ -141,7 +141,8 @@ static size_t tj_engine_identity(const tj_engine *en, char *buf, size_t len)
  * of (the fields for messages are the runtime's, not the code's). */
 static size_t tj_plan_bytes(const tj_plan *p, int64_t *w, size_t cap)
 {
-    int64_t f[] = {p->op, p->indexed, p->has_updates, p->dtype, p->index_type, p->policy,
+    int64_t f[] = {p->op, p->indexed, p->has_updates, p->reduction, p->no_init_val, p->dtype,
+                   p->index_type, p->policy,
                    p->elem_size, p->index_size, p->nlevels, p->unit_levels, p->units, p->visits,
                    p->depth, p->block_bytes, p->copy_bytes, p->unit_copy_bytes, p->tuples,
                    p->threads, p->data_bytes, p->indices_elems, p->updates_bytes, p->out_bytes};

@@ -326,6 +326,28 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     return 0;
 }
 
+/* The reduction and use_init_val of <data>, when the layer type has them
+ * (an absent one keeps the default: none, true). 0, or -1 with skip set. */
+static int tj_reduction_attrs(xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+{
+    char buf[64];
+    xmlNodePtr data = tj_child(layer, "data");
+    if (m->reduction_attr && tj_attr(data, m->reduction_attr, buf, sizeof buf)) {
+        for (char *c = buf; *c; c++) /* the IR writes them in either case */
+            *c = (char)tolower((unsigned char)*c);
+        if (jit_reduction_from_name(buf, &out->sig.reduction) != 0)
+            return snprintf(out->skip, sizeof out->skip, "reduction '%s' is not one of none, "
+                            "sum, sub, prod, min, max, mean", buf), -1;
+    }
+    if (m->init_val_attr && tj_attr(data, m->init_val_attr, buf, sizeof buf)) {
+        if (strcmp(buf, "false") != 0 && strcmp(buf, "true") != 0)
+            return snprintf(out->skip, sizeof out->skip, "%s '%s' is not true or false",
+                            m->init_val_attr, buf), -1;
+        out->sig.no_init_val = strcmp(buf, "false") == 0;
+    }
+    return 0;
+}
+
 /* The signature of a layer of type m; usable, or skip says why not. */
 static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
 {
@@ -334,6 +356,8 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
     if (tj_int_attr(layer, m->batch_dims_attr, &batch_dims, out) < 0)
         return;
     s->batch_dims = (int)batch_dims;
+    if (tj_reduction_attrs(layer, m, out) != 0)
+        return;
     if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
         tj_input_shape(layer, 1, &s->indices_shape, out, "indices") ||
         (m->updates_port >= 0 &&

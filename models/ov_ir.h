@@ -24,6 +24,8 @@ typedef struct tj_ov_op {
     int axis_port;                /* input port of the axis, a Const; -1: none */
     const char *axis_attr;        /* or the <data> attribute of the axis */
     const char *batch_dims_attr;  /* the <data> attribute of batch_dims, if any */
+    const char *reduction_attr;   /* the <data> attribute of the reduction, if any */
+    const char *init_val_attr;    /* the <data> attribute of use_init_val, if any */
 } tj_ov_op;
 
 /* The entry of a layer type, or NULL; every type, "A/B/...", for messages. */

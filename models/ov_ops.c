@@ -23,7 +23,13 @@ static const tj_ov_op tj_ov_ops[] = {
     /* ScatterNDUpdate-3 takes [0, s-1]; -15 negatives too */
     {"ScatterNDUpdate", JIT_OP_SCATTER_ND_UPDATE,
      {{3, 3, JIT_INDEX_ERROR}, {15, 15, JIT_INDEX_NEGATIVE_WRAPS}},
-     .updates_port = 2, .axis_port = -1},
+     .updates_port = 2, .axis_port = -1, .reduction_attr = "reduction"},
+    /* ScatterElementsUpdate-12 says negative indices count from the end; -3
+     * says nothing of them: [0, s-1] */
+    {"ScatterElementsUpdate", JIT_OP_SCATTER_ELEMENTS_UPDATE,
+     {{3, 3, JIT_INDEX_ERROR}, {12, 12, JIT_INDEX_NEGATIVE_WRAPS}},
+     .updates_port = 2, .axis_port = 3, .reduction_attr = "reduction",
+     .init_val_attr = "use_init_val"},
     {"GatherElements", JIT_OP_GATHER_ELEMENTS, {{6, 6, JIT_INDEX_ERROR}},
      .updates_port = -1, .axis_port = -1, .axis_attr = "axis"},
 };

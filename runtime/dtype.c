@@ -92,3 +92,31 @@ const char *jit_version(void)
 {
     return TENSORJIT_VERSION;
 }
+
+static const char *const tj_reduction_names[JIT_REDUCTION_COUNT] = {
+    [JIT_REDUCTION_NONE] = "none", [JIT_REDUCTION_SUM] = "sum", [JIT_REDUCTION_SUB] = "sub",
+    [JIT_REDUCTION_PROD] = "prod", [JIT_REDUCTION_MIN] = "min", [JIT_REDUCTION_MAX] = "max",
+    [JIT_REDUCTION_MEAN] = "mean",
+};
+
+const char *jit_reduction_name(jit_reduction r)
+{
+    return (unsigned)r < JIT_REDUCTION_COUNT ? tj_reduction_names[r] : "unknown";
+}
+
+int jit_reduction_from_name(const char *name, jit_reduction *out)
+{
+    if (!name || !out)
+        return -1;
+    /* ONNX spells two of them otherwise */
+    if (strcmp(name, "add") == 0)
+        name = "sum";
+    else if (strcmp(name, "mul") == 0)
+        name = "prod";
+    for (int r = 0; r < JIT_REDUCTION_COUNT; r++)
+        if (strcmp(name, tj_reduction_names[r]) == 0) {
+            *out = (jit_reduction)r;
+            return 0;
+        }
+    return -1;
+}

@@ -37,6 +37,8 @@ int tj_key_sig(const jit_sig *sig, tj_key *k)
     tj_put(k, s.index_policy);
     tj_put(k, s.engine);
     tj_put(k, s.threads);
+    tj_put(k, s.reduction);
+    tj_put(k, s.no_init_val);
     return tj_put_shape(k, &s.axis_shape) || tj_put_shape(k, &s.data_shape) ||
                    tj_put_shape(k, &s.indices_shape) || tj_put_shape(k, &s.updates_shape)
                ? -1

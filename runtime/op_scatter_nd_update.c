@@ -1,8 +1,8 @@
-/* ScatterNDUpdate-3 (ONNX ScatterND, tf.tensor_scatter_nd_update): one
+/* ScatterNDUpdate-3 and -15 (ONNX ScatterND, tf.tensor_scatter_nd_*): one
  * level over the tuples of indices, each of k indices selecting a block of
- * out, written in row-major order of the tuples (the last duplicate
- * wins). Tuples may collide, so the level is not a unit level: one thread
- * does the copies. */
+ * out, written (or, -15, reduced) in row-major order of the tuples (the
+ * last duplicate wins). Tuples may collide, so the level is not a unit
+ * level: one thread does the copies. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -55,14 +55,23 @@ static int tj_scatter_nd_update_check(const jit_sig *s)
     return 0;
 }
 
+#define TJ_ND_REDUCTIONS                                                                      \
+    (TJ_REDUCTION_BIT(JIT_REDUCTION_NONE) | TJ_REDUCTION_BIT(JIT_REDUCTION_SUM) |               \
+     TJ_REDUCTION_BIT(JIT_REDUCTION_SUB) | TJ_REDUCTION_BIT(JIT_REDUCTION_PROD) |               \
+     TJ_REDUCTION_BIT(JIT_REDUCTION_MIN) | TJ_REDUCTION_BIT(JIT_REDUCTION_MAX))
+
 static int tj_scatter_nd_update_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
 {
     if (tj_scatter_nd_update_check(s))
         return -1;
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
-    int k = (int)ix->dims[ix->rank - 1];
+    int k = (int)ix->dims[ix->rank - 1], opset = s->opset ? s->opset : 3;
     *out = *d;
     tj_plan_init(p, s, TJ_INDEXED_DST, 1);
+    if (tj_plan_reduction(p, s,
+                          opset == 15 ? TJ_ND_REDUCTIONS : TJ_REDUCTION_BIT(JIT_REDUCTION_NONE),
+                          "ScatterNDUpdate", opset))
+        return -1;
     int64_t idx_bytes, tuples, slice_elems, stride;
     if (tj_shape_bytes(d, p->elem_size, "data", &p->data_bytes) ||
         tj_shape_bytes(ix, p->index_size, "indices", &idx_bytes) ||
@@ -95,9 +104,9 @@ static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t le
 {
     char b1[512], b2[512], b3[512];
     snprintf(buf, len,
-             "ScatterNDUpdate-%d, data %s %s, indices %s %s, updates %s, index policy %s\n"
-             "output shape: %s (the data shape)\n",
-             s->opset ? s->opset : 3, jit_dtype_name(s->dtype),
+             "ScatterNDUpdate-%d, reduction %s, data %s %s, indices %s %s, updates %s, index "
+             "policy %s\noutput shape: %s (the data shape)\n",
+             s->opset ? s->opset : 3, jit_reduction_name(s->reduction), jit_dtype_name(s->dtype),
              tj_shape_format(&s->data_shape, b1, sizeof b1), jit_dtype_name(s->index_type),
              tj_shape_format(&s->indices_shape, b2, sizeof b2),
              tj_shape_format(&s->updates_shape, b3, sizeof b3),
@@ -106,8 +115,9 @@ static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t le
 
 const tj_op_def tj_op_scatter_nd_update = {
     .info = {.op = JIT_OP_SCATTER_ND_UPDATE, .name = "ScatterNDUpdate",
-             .command = "scatter-nd-update", .attrs = JIT_ATTR_UPDATES, .has_updates = 1,
-             .opsets = {3, 15}, .default_opset = 3, .index_types = TJ_INDEX_TYPES_I32_I64},
+             .command = "scatter-nd-update", .attrs = JIT_ATTR_UPDATES | JIT_ATTR_REDUCTION,
+             .has_updates = 1, .opsets = {3, 15}, .default_opset = 3,
+             .index_types = TJ_INDEX_TYPES_I32_I64, .reductions = TJ_ND_REDUCTIONS},
     .plan = tj_scatter_nd_update_plan,
     .describe = tj_scatter_nd_update_describe,
 };
@@ -118,7 +128,8 @@ static jit_sig tj_scatter_nd_update_sig_of(const jit_scatter_nd_update_sig *t)
                      .updates_dtype = t->updates_dtype, .index_type = t->index_type,
                      .index_policy = t->index_policy, .engine = t->engine,
                      .threads = t->threads, .data_shape = t->data_shape,
-                     .indices_shape = t->indices_shape, .updates_shape = t->updates_shape};
+                     .indices_shape = t->indices_shape, .updates_shape = t->updates_shape,
+                     .reduction = t->reduction};
 }
 
 TJ_TYPED_API(scatter_nd_update, "ScatterNDUpdate", jit_scatter_nd_update_sig,

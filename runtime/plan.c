@@ -20,6 +20,22 @@ void tj_plan_init(tj_plan *p, const jit_sig *s, tj_side indexed, int has_updates
     p->index_size = jit_dtype_size(s->index_type);
 }
 
+int tj_plan_reduction(tj_plan *p, const jit_sig *s, unsigned allowed, const char *op,
+                      int version)
+{
+    jit_reduction r = s->reduction;
+    if ((unsigned)r >= JIT_REDUCTION_COUNT)
+        return tj_error_set("reduction=%d is not a known reduction", (int)r);
+    if (!(allowed & (1u << r)))
+        return tj_error_set("reduction %s is not one of %s-%d's", jit_reduction_name(r), op,
+                            version);
+    if (r == JIT_REDUCTION_MEAN && s->dtype == JIT_BOOL)
+        return tj_error_set("reduction mean is not defined for bool data");
+    p->reduction = r;
+    p->no_init_val = r != JIT_REDUCTION_NONE && s->no_init_val;
+    return 0;
+}
+
 void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed_step,
                    int64_t dense_step, int unit)
 {

@@ -43,6 +43,12 @@ typedef struct tj_plan {
     jit_op op;
     tj_side indexed;
     int has_updates;            /* the kernel takes (data, indices, updates, out) */
+    /* scatters: how an update combines with out's value (runtime/reduce.h);
+     * no_init_val: a position hit by any update starts from the neutral
+     * value. Both ask for passes over the positions before and after the
+     * updates (runtime/reduce.c) when they are mean or no_init_val. */
+    jit_reduction reduction;
+    int no_init_val;
     jit_dtype dtype;
     jit_dtype index_type;
     jit_index_policy policy;
@@ -84,6 +90,11 @@ typedef struct tj_plan {
 /* Starts a plan: its identity, types and policy (checked by the caller). */
 void tj_plan_init(tj_plan *p, const jit_sig *s, tj_side indexed, int has_updates);
 
+/* Checks the signature's reduction against the op's (jit_op_info.reductions
+ * of the version, the element type) and puts it in the plan; 0 or -1. */
+int tj_plan_reduction(tj_plan *p, const jit_sig *s, unsigned allowed, const char *op,
+                      int version);
+
 /* Appends a level; unit says whether its iterations are independent (the
  * unit levels must come first). */
 void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed_step,
@@ -108,6 +119,7 @@ int tj_check_axis_tensor(const jit_sig *s);
     (TJ_TYPE_BIT(JIT_I8) | TJ_TYPE_BIT(JIT_U8) | TJ_TYPE_BIT(JIT_I16) | TJ_TYPE_BIT(JIT_U16) |  \
      TJ_TYPE_BIT(JIT_I32) | TJ_TYPE_BIT(JIT_U32) | TJ_TYPE_BIT(JIT_I64) | TJ_TYPE_BIT(JIT_U64))
 #define TJ_INDEX_TYPES_I32_I64 (TJ_TYPE_BIT(JIT_I32) | TJ_TYPE_BIT(JIT_I64))
+#define TJ_REDUCTION_BIT(r) (1u << (r))
 int tj_check_policy_engine(jit_index_policy p, jit_engine e);
 /* 0 and the number of threads `threads` asks for (>= 1), or -1. */
 int tj_check_threads(int threads, int *out);

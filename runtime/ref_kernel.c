@@ -7,6 +7,8 @@
 
 #include "error.h"
 #include "index.h"
+#include "reduce.h"
+#include "scratch.h"
 
 int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,
                      const void *updates, const void *out)
@@ -47,32 +49,110 @@ typedef struct tj_cursor {
     int64_t index, indexed, dense;
 } tj_cursor;
 
-typedef struct tj_buffers {
+typedef struct tj_run tj_run;
+/* What is done with one block: its offset on the indexed side (off < 0: a
+ * filling policy dropped it). */
+typedef void (*tj_visit_fn)(const tj_run *r, const tj_cursor *c, int64_t off);
+
+/* One call's buffers, and the scratch of a reduction's passes: per
+ * element of out, how many values its mean divides and (integers) their
+ * wide sum. */
+struct tj_run {
+    const tj_plan *p;
     const char *data, *updates;
     const void *indices;
     char *out;
-} tj_buffers;
+    int64_t *count, *sum;
+    tj_visit_fn visit;
+};
 
-static void tj_ref_block(const tj_plan *p, const tj_buffers *b, const tj_cursor *c)
+static void tj_visit_copy(const tj_run *r, const tj_cursor *c, int64_t off)
 {
-    int64_t off = tj_tuple_offset(p, b->indices, c->index);
+    const tj_plan *p = r->p;
     size_t n = (size_t)p->block_bytes;
     if (p->indexed == TJ_INDEXED_SRC) {
         if (off < 0)
-            memset(b->out + c->dense, 0, n);
+            memset(r->out + c->dense, 0, n);
         else
-            memcpy(b->out + c->dense, b->data + c->indexed + off, n);
+            memcpy(r->out + c->dense, r->data + c->indexed + off, n);
     } else if (off >= 0) {
-        memcpy(b->out + c->indexed + off, b->updates + c->dense, n);
+        memcpy(r->out + c->indexed + off, r->updates + c->dense, n);
+    }
+}
+
+/* Element e of the block at c + off: its index in out, and its update. */
+static int64_t tj_elem_at(const tj_run *r, const tj_cursor *c, int64_t off, int64_t e)
+{
+    return (c->indexed + off) / r->p->elem_size + e;
+}
+
+static const char *tj_update_at(const tj_run *r, const tj_cursor *c, int64_t e)
+{
+    return r->updates + c->dense + e * r->p->elem_size;
+}
+
+static void tj_visit_reduce(const tj_run *r, const tj_cursor *c, int64_t off)
+{
+    const tj_plan *p = r->p;
+    int64_t n = p->block_bytes / p->elem_size;
+    if (off < 0)
+        return;
+    if (p->reduction != JIT_REDUCTION_MEAN) {
+        tj_reduce_elems(p, r->out + c->indexed + off, r->updates + c->dense, n);
+        return;
+    }
+    for (int64_t e = 0; e < n; e++) {
+        int64_t q = tj_elem_at(r, c, off, e);
+        r->count[q]++;
+        if (r->sum)
+            r->sum[q] = (int64_t)((uint64_t)r->sum[q] +
+                                  (uint64_t)tj_reduce_load_wide(p, tj_update_at(r, c, e)));
+        else
+            tj_reduce_elems(p, r->out + q * p->elem_size, tj_update_at(r, c, e), 1);
+    }
+}
+
+/* Before the updates: every position an update hits starts from data's
+ * value counted once, or (no_init_val) from the neutral value. */
+static void tj_visit_start(const tj_run *r, const tj_cursor *c, int64_t off)
+{
+    const tj_plan *p = r->p;
+    if (off < 0)
+        return;
+    for (int64_t e = 0, n = p->block_bytes / p->elem_size; e < n; e++) {
+        int64_t q = tj_elem_at(r, c, off, e);
+        char *dst = r->out + q * p->elem_size;
+        if (r->count)
+            r->count[q] = p->no_init_val ? 0 : 1;
+        if (r->sum)
+            r->sum[q] = p->no_init_val ? 0 : tj_reduce_load_wide(p, dst);
+        else if (p->no_init_val)
+            tj_reduce_neutral(p, dst, 1);
+    }
+}
+
+/* After them: a mean divides, once per position. */
+static void tj_visit_finish(const tj_run *r, const tj_cursor *c, int64_t off)
+{
+    const tj_plan *p = r->p;
+    if (off < 0)
+        return;
+    for (int64_t e = 0, n = p->block_bytes / p->elem_size; e < n; e++) {
+        int64_t q = tj_elem_at(r, c, off, e);
+        if (r->count[q] > 0)
+            tj_reduce_mean_store(p, r->out + q * p->elem_size, r->sum ? r->sum[q] : 0,
+                                 r->count[q]);
+        r->count[q] = 0;
     }
 }
 
 /* Every point of levels [from, nlevels) from cursor c, in row-major order. */
-static void tj_ref_levels(const tj_plan *p, const tj_buffers *b, int from, tj_cursor c)
+static void tj_ref_levels(const tj_run *r, int from, tj_cursor c)
 {
+    const tj_plan *p = r->p;
     int64_t iv[TJ_MAX_LEVELS] = {0};
     for (;;) {
-        tj_ref_block(p, b, &c);
+        r->visit(r, &c, tj_tuple_offset(p, r->indices, c.index));
         int l = p->nlevels - 1;
         for (; l >= from; l--) {
             const tj_level *v = &p->levels[l];
@@ -90,6 +170,45 @@ static void tj_ref_levels(const tj_plan *p, const tj_buffers *b, int from, tj_cu
         if (l < from)
             return;
     }
+}
+
+/* The nest for units [begin, end), visiting every block with fn. */
+static void tj_ref_units(tj_run *r, tj_visit_fn fn, int64_t begin, int64_t end)
+{
+    const tj_plan *p = r->p;
+    r->visit = fn;
+    for (int64_t u = begin; u < end; u++) {
+        tj_cursor c = {0, 0, 0};
+        for (int64_t l = p->unit_levels - 1, rest = u; l >= 0; l--) {
+            const tj_level *v = &p->levels[l];
+            int64_t i = rest % v->trip;
+            rest /= v->trip;
+            c.index += i * v->index_step;
+            c.indexed += i * v->indexed_step;
+            c.dense += i * v->dense_step;
+        }
+        tj_ref_levels(r, p->unit_levels, c);
+    }
+}
+
+/* The scratch of a reduction's passes, from the thread's own (scratch.h):
+ * counts for a mean, and integer means' sums. 0, or -1 when short. */
+static int tj_ref_scratch(tj_run *r)
+{
+    const tj_plan *p = r->p;
+    if (p->reduction != JIT_REDUCTION_MEAN)
+        return 0;
+    int64_t elems = p->out_bytes / p->elem_size;
+    int wide = tj_reduce_wide_sum(p);
+    int64_t *s = tj_scratch((size_t)elems * sizeof(int64_t) * (wide ? 2 : 1));
+    if (!s && elems) {
+        tj_error_set("out of memory for the counts of a mean (%lld bytes)",
+                     (long long)(elems * (int64_t)sizeof(int64_t) * (wide ? 2 : 1)));
+        return -1;
+    }
+    r->count = s;
+    r->sum = wide ? s + elems : NULL;
+    return 0;
 }
 
 int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const void *updates,
@@ -113,24 +232,23 @@ int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const 
         end = p->units;
     if (begin >= end)
         return JIT_OK;
+    tj_run r = {p, data, updates, indices, out, NULL, NULL, NULL};
+    if (tj_ref_scratch(&r) != 0) /* before anything is written */
+        return JIT_STATUS_NO_MEMORY;
     if (p->copy_bytes && out != data) /* a scatter: each unit copies its part first */
         memcpy((char *)out + begin * p->unit_copy_bytes,
                (const char *)data + begin * p->unit_copy_bytes,
                (size_t)((end - begin) * p->unit_copy_bytes));
     if (p->visits == 0)
         return JIT_OK;
-    tj_buffers b = {data, updates, indices, out};
-    for (int64_t u = begin; u < end; u++) {
-        tj_cursor c = {0, 0, 0};
-        for (int64_t l = p->unit_levels - 1, rest = u; l >= 0; l--) {
-            const tj_level *v = &p->levels[l];
-            int64_t i = rest % v->trip;
-            rest /= v->trip;
-            c.index += i * v->index_step;
-            c.indexed += i * v->indexed_step;
-            c.dense += i * v->dense_step;
-        }
-        tj_ref_levels(p, &b, p->unit_levels, c);
+    if (p->reduction == JIT_REDUCTION_NONE) {
+        tj_ref_units(&r, tj_visit_copy, begin, end);
+        return JIT_OK;
     }
+    if (tj_reduce_needs_passes(p))
+        tj_ref_units(&r, tj_visit_start, begin, end);
+    tj_ref_units(&r, tj_visit_reduce, begin, end);
+    if (p->reduction == JIT_REDUCTION_MEAN)
+        tj_ref_units(&r, tj_visit_finish, begin, end);
     return JIT_OK;
 }

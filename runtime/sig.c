@@ -36,6 +36,12 @@ void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
     } else if (s->updates_dtype == JIT_DTYPE_UNSET) {
         s->updates_dtype = s->dtype;
     }
+    if (!(attrs & JIT_ATTR_REDUCTION))
+        s->reduction = JIT_REDUCTION_NONE;
+    if (!(attrs & JIT_ATTR_INIT_VAL) || s->reduction == JIT_REDUCTION_NONE)
+        s->no_init_val = 0; /* no effect without a reduction */
+    else
+        s->no_init_val = s->no_init_val != 0;
     if (def->normalize)
         def->normalize(s);
 }

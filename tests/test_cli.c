@@ -365,6 +365,259 @@ static void test_model_check_and_explain(void **state)
     assert_non_null(strstr(out_text, "cache key (the normalized signature"));
 }
 
+/* Gather on data.npy (i32 [2,3,4] holding 1..24, so data[b,s,c] =
+ * 12b + 4s + c + 1). Expected values worked out by hand (and equal to
+ * numpy.take / tf.gather(batch_dims=1)). */
+static void test_gather_command(void **state)
+{
+    (void)state;
+    int64_t g1[2] = {0, -1};
+    write_npy("g1.npy", "<i8", "(2,)", g1, sizeof g1);
+    /* numpy.take(data, [0, -1], axis=1): rows s=0 and s=2 of each batch */
+    assert_int_equal(run("gather --data @data.npy --indices @g1.npy --axis 1 "
+                         "--index-policy negative-wraps -o @gout.npy"), 0);
+    tj_npy a;
+    read_out("gout.npy", &a);
+    int32_t want1[16] = {1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16, 21, 22, 23, 24};
+    assert_int_equal(a.dtype, JIT_I32);
+    assert_int_equal(a.shape.rank, 3);
+    assert_int_equal(a.shape.dims[0], 2);
+    assert_int_equal(a.shape.dims[1], 2);
+    assert_int_equal(a.shape.dims[2], 4);
+    assert_memory_equal(a.data, want1, sizeof want1);
+    tj_npy_free(&a);
+    /* the default policy is error: -1 is out of range, one line, no file */
+    assert_int_equal(run("gather --data @data.npy --indices @g1.npy --axis 1 -o @gnever.npy"),
+                     3);
+    assert_string_equal(err_text, "tensorjit: indices[1] = -1 is out of range for data "
+                                  "dimension 1 of size 3\n");
+    assert_null(fopen(path("gnever.npy"), "rb"));
+
+    /* batch_dims 1 on axis 2: out[b,s,j] = data[b,s,idx[b,j]], shape [2,3,2] */
+    int32_t gb[4] = {3, 0, 1, 1};
+    write_npy("gb.npy", "<i4", "(2, 2)", gb, sizeof gb);
+    assert_int_equal(run("gather --data @data.npy --indices @gb.npy --axis 2 --batch-dims 1 "
+                         "--opset 7 -o @gbout.npy"), 0);
+    read_out("gbout.npy", &a);
+    int32_t want2[12] = {4, 1, 8, 5, 12, 9, 14, 14, 18, 18, 22, 22};
+    assert_int_equal(a.shape.rank, 3);
+    assert_int_equal(a.shape.dims[2], 2);
+    assert_memory_equal(a.data, want2, sizeof want2);
+    tj_npy_free(&a);
+    /* the same counted from the end */
+    assert_int_equal(run("gather --data @data.npy --indices @gb.npy --axis -1 --batch-dims -1 "
+                         "-o @gbneg.npy"), 0);
+    read_out("gbneg.npy", &a);
+    assert_memory_equal(a.data, want2, sizeof want2);
+    tj_npy_free(&a);
+    assert_int_equal(run("gather --data @data.npy --indices @gb.npy --axis 2 --batch-dims 1 "
+                         "--opset 1"), 2);
+    assert_string_equal(err_text, "tensorjit: batch_dims=1: Gather-1 has no batch_dims (use "
+                                  "opset 7 or 8)\n");
+
+    /* Gather-8's own policy: -1 and -4 wrap, 4 and -5 give zeros */
+    int64_t gz[4] = {-1, 4, -5, 0};
+    write_npy("gz.npy", "<i8", "(4,)", gz, sizeof gz);
+    assert_int_equal(run("gather --data @data.npy --indices @gz.npy --axis -1 "
+                         "--index-policy negative-wraps-zero-fill -o @gzout.npy"), 0);
+    read_out("gzout.npy", &a);
+    int32_t want3[24] = {4,  0, 0, 1,  8,  0, 0, 5,  12, 0, 0, 9,
+                         16, 0, 0, 13, 20, 0, 0, 17, 24, 0, 0, 21};
+    assert_memory_equal(a.data, want3, sizeof want3);
+    tj_npy_free(&a);
+    assert_int_equal(run("gather --data @data.npy --indices @gz.npy"), 2);
+    assert_string_equal(err_text, "tensorjit: gather: --axis is required\n");
+    assert_int_equal(run("gather --data @data.npy --indices @gz.npy --axis 3"), 2);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, "axis=3 must be in [-rank(data), rank(data)-1] = [-3, 2]"));
+}
+
+/* torch.gather(t, 1, idx) with t = [[1, 2, 3], [4, 5, 6]], idx = [[2, 0], [1, 1]]. */
+static void test_gather_elements_command(void **state)
+{
+    (void)state;
+    float ed[6] = {1, 2, 3, 4, 5, 6};
+    int64_t ei[4] = {2, 0, 1, 1};
+    write_npy("ed.npy", "<f4", "(2, 3)", ed, sizeof ed);
+    write_npy("ei.npy", "<i8", "(2, 2)", ei, sizeof ei);
+    assert_int_equal(run("gather-elements --data @ed.npy --indices @ei.npy --axis 1 "
+                         "-o @eout.npy"), 0);
+    tj_npy a;
+    read_out("eout.npy", &a);
+    float want[4] = {3, 1, 5, 5};
+    assert_int_equal(a.dtype, JIT_F32);
+    assert_int_equal(a.shape.rank, 2);
+    assert_int_equal(a.shape.dims[0], 2);
+    assert_int_equal(a.shape.dims[1], 2);
+    assert_memory_equal(a.data, want, sizeof want);
+    tj_npy_free(&a);
+    assert_int_equal(run("gather-elements --data @ed.npy --indices @ei.npy --axis -1"), 0);
+    assert_string_equal(out_text, "[[3, 1],\n [5, 5]]\n");
+    /* along axis 0 the other dims must match (OpenVINO's rule) */
+    assert_int_equal(run("gather-elements --data @ed.npy --indices @ei.npy --axis 0"), 2);
+    assert_string_equal(err_text, "tensorjit: indices.shape[1]=2 must equal data.shape[1]=3 "
+                                  "(every dimension but axis 0)\n");
+    /* 3 is out of range along axis 1 (size 3) */
+    int64_t eb[4] = {2, 0, 3, 1};
+    write_npy("eb.npy", "<i8", "(2, 2)", eb, sizeof eb);
+    assert_int_equal(run("gather-elements --data @ed.npy --indices @eb.npy --axis 1"), 3);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, "= 3 is out of range for data dimension 1 of size 3"));
+    assert_int_equal(run("gather-elements --data @ed.npy --indices @eb.npy --axis 1 "
+                         "--index-policy clamp"), 0);
+    assert_string_equal(out_text, "[[3, 1],\n [6, 5]]\n");
+}
+
+/* tf.tensor_scatter_nd_update(reshape(range(8), [4, 2]), [[3], [0], [3]],
+ * [[10, 11], [20, 21], [30, 31]]): the last of the two rows 3 wins. */
+static void test_scatter_nd_update_command(void **state)
+{
+    (void)state;
+    float sd[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int64_t si[3] = {3, 0, 3}, sb[3] = {3, 0, 4};
+    float su[6] = {10, 11, 20, 21, 30, 31}, su33[9] = {0};
+    write_npy("ndd.npy", "<f4", "(4, 2)", sd, sizeof sd);
+    write_npy("ndi.npy", "<i8", "(3, 1)", si, sizeof si);
+    write_npy("ndbad.npy", "<i8", "(3, 1)", sb, sizeof sb);
+    write_npy("ndu.npy", "<f4", "(3, 2)", su, sizeof su);
+    write_npy("ndu33.npy", "<f4", "(3, 3)", su33, sizeof su33);
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndi.npy --updates "
+                         "@ndu.npy -o @ndout.npy"), 0);
+    tj_npy a;
+    read_out("ndout.npy", &a);
+    float want[8] = {20, 21, 2, 3, 4, 5, 30, 31};
+    assert_int_equal(a.shape.rank, 2);
+    assert_int_equal(a.shape.dims[0], 4);
+    assert_int_equal(a.shape.dims[1], 2);
+    assert_memory_equal(a.data, want, sizeof want);
+    tj_npy_free(&a);
+    /* full tuples (k = 2): single elements */
+    int32_t ki[4] = {1, 1, 0, 0};
+    float ku[2] = {-1, -2};
+    write_npy("ndki.npy", "<i4", "(2, 2)", ki, sizeof ki);
+    write_npy("ndku.npy", "<f4", "(2,)", ku, sizeof ku);
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndki.npy --updates "
+                         "@ndku.npy --opset 15"), 0);
+    assert_string_equal(out_text, "[[-2, 1],\n [2, -1],\n [4, 5],\n [6, 7]]\n");
+    /* exit 3: input, position, value, dimension */
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndbad.npy --updates "
+                         "@ndu.npy -o @ndnever.npy"), 3);
+    assert_string_equal(err_text, "tensorjit: indices[2] = [4] is out of range for data "
+                                  "dimension 0 of size 4\n");
+    assert_null(fopen(path("ndnever.npy"), "rb"));
+    /* the update of the bad row dropped */
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndbad.npy --updates "
+                         "@ndu.npy --index-policy zero-fill"), 0);
+    assert_string_equal(out_text, "[[20, 21],\n [2, 3],\n [4, 5],\n [10, 11]]\n");
+    /* exit 2: the rule on updates' shape */
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndi.npy --updates "
+                         "@ndu33.npy"), 2);
+    assert_string_equal(err_text, "tensorjit: updates.shape[1]=3 must equal 2 (expected "
+                                  "updates shape [3,2] = indices.shape[:-1] + data.shape[1:])\n");
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndi.npy --updates "
+                         "@ndu.npy --axis 0"), 2);
+    assert_string_equal(err_text, "tensorjit: --axis is not an option of scatter-nd-update\n");
+    assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndi.npy --updates "
+                         "@ndu.npy --opset 8"), 2);
+    assert_int_equal(stderr_lines(), 1);
+}
+
+static void test_check_explain_dump_new_ops(void **state)
+{
+    (void)state;
+    assert_int_equal(run("check gather --data-shape 4x5x3 --indices-shape 4x2 --axis 1 "
+                         "--batch-dims 1 --runs 12"), 0);
+    assert_string_equal(out_text, "12 passed, 0 failed\n");
+    assert_int_equal(run("check gather-elements --data-shape 3x4 --indices-shape 3x6 --axis 1 "
+                         "--index-policy negative-wraps --runs 7"), 0);
+    assert_string_equal(out_text, "7 passed, 0 failed\n");
+    assert_int_equal(run("check scatter-nd-update --data-shape 5x3 --indices-shape 4x1 "
+                         "--updates-shape 4x3 --index-type i32 --runs 9"), 0);
+    assert_string_equal(out_text, "9 passed, 0 failed\n");
+    assert_int_equal(run("check gather-elements --data-shape 3x4 --indices-shape 2x4 --axis 1"),
+                     2);
+    assert_int_equal(run("gather --data-shape 3x4 --indices-shape 2 --axis 1 --explain"), 0);
+    assert_non_null(strstr(out_text, "Gather-8, axis 1, batch_dims 0, data f32 [3,4], indices "
+                                     "i64 [2], index policy error\noutput shape: [3,2]\n"));
+    assert_non_null(strstr(out_text, "cache key (the normalized signature"));
+    assert_int_equal(run("scatter-nd-update --data-shape 4x2 --indices-shape 3x1 "
+                         "--updates-shape 3x2 --dump-ir"), 0);
+    assert_non_null(strstr(out_text, "define i32 @tj_scatter_nd_update(ptr %data") ||
+                    strstr(out_text, "define i32 @tj_scatter_nd_update(i8* %data"));
+    assert_non_null(strstr(out_text, "check.fail"));
+    assert_int_equal(run("gather-elements --data-shape 3x4 --indices-shape 3x2 --axis 1 "
+                         "--index-type i32 --dump-ir=opt"), 0);
+    assert_non_null(strstr(out_text, "define i32 @tj_gather_elements("));
+}
+
+/* An IR fragment as OpenVINO writes these layers: Gather's axis is its
+ * input port 2 (a Const the fragment does not carry: --axis gives it),
+ * batch_dims a <data> attribute; GatherElements' axis an attribute;
+ * ScatterNDUpdate's inputs data, indices, updates. */
+static void test_model_check_new_layers(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "<layer id=\"3\" name=\"emb\" type=\"Gather\" version=\"opset8\">\n"
+        "\t<data batch_dims=\"0\" />\n\t<input>\n"
+        "\t\t<port id=\"0\" precision=\"FP32\"><dim>10</dim><dim>4</dim></port>\n"
+        "\t\t<port id=\"1\" precision=\"I64\"><dim>2</dim><dim>3</dim></port>\n"
+        "\t\t<port id=\"2\" precision=\"I64\"/>\n\t</input>\n"
+        "\t<output><port id=\"3\" precision=\"FP32\"><dim>2</dim><dim>3</dim><dim>4</dim>"
+        "</port></output>\n</layer>\n"
+        "<layer id=\"4\" name=\"ge\" type=\"GatherElements\" version=\"opset6\">\n"
+        "\t<data axis=\"1\" />\n\t<input>\n"
+        "\t\t<port id=\"0\" precision=\"FP32\"><dim>3</dim><dim>5</dim></port>\n"
+        "\t\t<port id=\"1\" precision=\"I32\"><dim>3</dim><dim>2</dim></port>\n\t</input>\n"
+        "\t<output><port id=\"2\" precision=\"FP32\"><dim>3</dim><dim>2</dim></port></output>\n"
+        "</layer>\n"
+        "<layer id=\"5\" name=\"snd\" type=\"ScatterNDUpdate\" version=\"opset4\">\n\t<input>\n"
+        "\t\t<port id=\"0\" precision=\"FP32\"><dim>4</dim><dim>6</dim></port>\n"
+        "\t\t<port id=\"1\" precision=\"I64\"><dim>2</dim><dim>1</dim></port>\n"
+        "\t\t<port id=\"2\" precision=\"FP32\"><dim>2</dim><dim>6</dim></port>\n\t</input>\n"
+        "\t<output><port id=\"3\" precision=\"FP32\"><dim>4</dim><dim>6</dim></port></output>\n"
+        "</layer>\n";
+    FILE *f = fopen(path("frag3.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @frag3.xml --check"), 0);
+    assert_non_null(strstr(out_text, "3 indexing layers (a fragment: no <net>)"));
+    assert_non_null(strstr(out_text, "skipped: a fragment carries no constants: give the axis "
+                                     "with --axis"));
+    assert_int_equal(run("model @frag3.xml --check --axis 0"), 0);
+    assert_string_equal(err_text, "");
+    /* each listed with its signature and output shape, the op name apart
+     * from the text after it (a 16-wide column once ran them together) */
+    assert_non_null(strstr(out_text, " Gather-8 "));
+    assert_non_null(strstr(out_text, "data f32 [10,4], indices i64 [2,3], axis 0, batch_dims 0, "
+                                     "index policy negative-wraps-zero-fill -> [2,3,4]"));
+    assert_non_null(strstr(out_text, " GatherElements-6 "));
+    assert_non_null(strstr(out_text, "data f32 [3,5], indices i32 [3,2], axis 1 -> [3,2]"));
+    assert_non_null(strstr(out_text, " ScatterNDUpdate-3 "));
+    assert_non_null(strstr(out_text, "data f32 [4,6], indices i64 [2,1], updates [2,6] -> "
+                                     "[4,6]"));
+    assert_null(strstr(out_text, "GatherElements-6data"));
+    assert_null(strstr(out_text, "ScatterNDUpdate-3data"));
+    /* the table: every layer compiled and checked */
+    const char *names[3] = {"\nemb ", "\nge ", "\nsnd "};
+    const char *ops[3] = {"Gather-8 ", "GatherElements-6 ", "ScatterNDUpdate-3 "};
+    const char *table = strstr(out_text, "\nlayer ");
+    assert_non_null(table);
+    for (int i = 0; i < 3; i++) {
+        const char *row = strstr(table, names[i]);
+        if (!row)
+            fail_msg("no row for %s in:\n%s", names[i] + 1, out_text);
+        const char *end = strchr(row + 1, '\n');
+        size_t len = end ? (size_t)(end - row) : strlen(row);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)len, row + 1);
+        /* compiled: by the JIT, or by the reference kernel in a build without it */
+        if (!strstr(line, ops[i]) || !(strstr(line, " jit") || strstr(line, " reference (")) ||
+            !strstr(line, "ok (8 runs, bad index included)"))
+            fail_msg("layer not compiled and checked: %s", line);
+    }
+}
+
 /* The bench's scratch folders in the temporary directory. */
 static size_t bench_folders(void)
 {
@@ -484,6 +737,80 @@ static void test_disk_cache_across_processes(void **state)
         assert_int_equal(run("gather-nd --bogus"), 2);
 }
 
+/* Without -o the result is printed: every element type the .npy reader
+ * takes, in its own notation (values chosen by hand: the extremes of each
+ * integer type; f16 normal, subnormal, infinite). */
+static void test_prints_every_element_type(void **state)
+{
+    (void)state;
+    int32_t gi[2] = {2, 0}, hi[4] = {2, 1, 3, 0};
+    write_npy("gi.npy", "<i4", "(2, 1)", gi, sizeof gi);
+    write_npy("hi.npy", "<i4", "(4, 1)", hi, sizeof hi);
+    uint8_t b[3] = {1, 0, 0};
+    int8_t i1[3] = {-3, 7, -128};
+    uint8_t u1[3] = {200, 1, 255};
+    int16_t i2[3] = {-300, 0, 32767};
+    uint16_t u2[3] = {65535, 1, 2};
+    uint32_t u4[3] = {4000000000u, 0, 7};
+    int64_t i8[3] = {-9, 0, INT64_MIN};
+    uint64_t u8[3] = {UINT64_MAX, 0, 5};
+    double f8[3] = {0.25, 0, -1e300};
+    uint16_t f2[4] = {0x3c00, 0x0001, 0xc100, 0x7c00}; /* 1, 2^-24, -2.5, inf */
+    const struct {
+        const char *descr;
+        const void *v;
+        size_t bytes;
+        const char *want;
+    } cases[] = {
+        {"|b1", b, sizeof b, "[false, true]\n"},
+        {"|i1", i1, sizeof i1, "[-128, -3]\n"},
+        {"|u1", u1, sizeof u1, "[255, 200]\n"},
+        {"<i2", i2, sizeof i2, "[32767, -300]\n"},
+        {"<u2", u2, sizeof u2, "[2, 65535]\n"},
+        {"<u4", u4, sizeof u4, "[7, 4000000000]\n"},
+        {"<i8", i8, sizeof i8, "[-9223372036854775808, -9]\n"},
+        {"<u8", u8, sizeof u8, "[5, 18446744073709551615]\n"},
+        {"<f8", f8, sizeof f8, "[-1e+300, 0.25]\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_npy("typed.npy", cases[i].descr, "(3,)", cases[i].v, cases[i].bytes);
+        assert_int_equal(run("gather-nd --data @typed.npy --indices @gi.npy"), 0);
+        if (strcmp(out_text, cases[i].want) != 0)
+            fail_msg("%s printed %s, expected %s", cases[i].descr, out_text, cases[i].want);
+    }
+    write_npy("typed.npy", "<f2", "(4,)", f2, sizeof f2);
+    assert_int_equal(run("gather-nd --data @typed.npy --indices @hi.npy"), 0);
+    assert_string_equal(out_text, "[-2.5, 5.96046e-08, inf, 1]\n");
+}
+
+static void expect_ends_with(const char *text, const char *end)
+{
+    size_t n = strlen(text), m = strlen(end);
+    if (n < m || strcmp(text + n - m, end) != 0)
+        fail_msg("output ends \"%s\", expected \"%s\"", n > 40 ? text + n - 40 : text, end);
+}
+
+/* A printed result stops after 1000 elements with "...", and nothing after
+ * it (it once went on with an empty ", " per element left). */
+static void test_prints_at_most_1000_elements(void **state)
+{
+    (void)state;
+    static int32_t v[1005], ix[1005];
+    for (int i = 0; i < 1005; i++)
+        v[i] = i, ix[i] = i;
+    write_npy("long.npy", "<i4", "(1005,)", v, sizeof v);
+    write_npy("longi.npy", "<i4", "(1005, 1)", ix, sizeof ix);
+    assert_int_equal(run("gather-nd --data @long.npy --indices @longi.npy"), 0);
+    expect_ends_with(out_text, ", 997, 998, 999, ...]\n");
+    assert_int_equal(strncmp(out_text, "[0, 1, 2, ", 10), 0);
+    /* two levels: the rows after the cut are not printed either */
+    write_npy("longi2.npy", "<i4", "(335, 3, 1)", ix, 1005 * sizeof *ix);
+    assert_int_equal(run("gather-nd --data @long.npy --indices @longi2.npy"), 0);
+    expect_ends_with(out_text, " [996, 997, 998],\n [999, ...]]\n");
+    assert_int_equal(run("gather-nd --data @long.npy --indices @longi.npy --batch-dims 99"), 2);
+    assert_string_equal(err_text, "tensorjit: --batch-dims=99 is outside [-32, 32]\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,7 +820,14 @@ int main(void)
         cmocka_unit_test(test_bad_index_exit_3),
         cmocka_unit_test(test_invalid_signature_exit_2),
         cmocka_unit_test(test_scatter_update_example),
+        cmocka_unit_test(test_gather_command),
+        cmocka_unit_test(test_gather_elements_command),
+        cmocka_unit_test(test_scatter_nd_update_command),
+        cmocka_unit_test(test_check_explain_dump_new_ops),
+        cmocka_unit_test(test_model_check_new_layers),
         cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_prints_every_element_type),
+        cmocka_unit_test(test_prints_at_most_1000_elements),
         cmocka_unit_test(test_dump_from_flags_and_files),
         cmocka_unit_test(test_verbose_names_the_jit),
         cmocka_unit_test(test_debug_zero_prints_nothing),

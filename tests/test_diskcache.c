@@ -1,7 +1,10 @@
 /* The on-disk kernel cache: hits across jit_shutdown (as a new process
  * would see them), entries that are corrupt, truncated or made for another
  * key (never loaded: removed and compiled again), folders that are not
- * safe (refused), two processes racing on one key, split kernels. */
+ * safe (refused), two processes racing on one key, split kernels; every
+ * header field damaged, hostile files where an entry goes, and eviction
+ * over many entries; entries whose checksum is right but whose object is
+ * not what tensorjit makes. */
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
@@ -16,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
+#include <openssl/evp.h>
 
 #include "support.h"
 #include "tensorjit.h"
@@ -299,6 +304,225 @@ static void test_split_kernels_load_their_parts(void **state)
     assert_int_equal(jit_gather_nd_validate(jit_gather_nd_compile(&s), idx), 0);
 }
 
+/* An entry damaged in each field of its header (magic, format, name
+ * length, object length, key, checksum, the name after it), made writable
+ * by group, emptied, or replaced by a link to a good copy: never loaded,
+ * compiled again, and stored whole again in its place. */
+static void test_hostile_entries_are_never_loaded(void **state)
+{
+    (void)state;
+    /* offsets in the 88-byte header: magic 0, format 8, name_len 12,
+     * obj_len 16, key 24, sum 56; the name follows it */
+    static const long bytes[] = {0, 8, 12, 16, 24, 56, 88 + 3};
+    enum { BYTES = sizeof bytes / sizeof *bytes };
+    for (int how = 0; how < BYTES + 3; how++) {
+        clear();
+        assert_int_equal(compile_and_check(sig(44, 0)), 0);
+        char path[512], copy[600];
+        only_entry(path, sizeof path);
+        if (how < BYTES) {
+            int fd = open(path, O_RDWR);
+            unsigned char c;
+            assert_int_equal(pread(fd, &c, 1, bytes[how]), 1);
+            c ^= 0x01;
+            assert_int_equal(pwrite(fd, &c, 1, bytes[how]), 1);
+            close(fd);
+        } else if (how == BYTES) {
+            assert_int_equal(chmod(path, 0620), 0);
+        } else if (how == BYTES + 1) {
+            assert_int_equal(truncate(path, 0), 0);
+        } else {
+            snprintf(copy, sizeof copy, "%s.copy", path);
+            assert_int_equal(rename(path, copy), 0);
+            assert_int_equal(symlink(copy, path), 0);
+        }
+        assert_int_equal(compile_and_check(sig(44, 0)), 0); /* refused, compiled again */
+        assert_int_equal(compile_and_check(sig(44, 0)), 1); /* and stored whole again */
+        struct stat st;
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 0777, 0600);
+        if (how == BYTES + 2)
+            unlink(copy);
+    }
+}
+
+/* A folder where the entry would go: the store fails cleanly (no temporary
+ * file left), the kernel still works, and stats count no entry. */
+static void test_entry_path_taken_by_a_folder(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(45, 0)), 0);
+    char path[512];
+    only_entry(path, sizeof path);
+    clear();
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(compile_and_check(sig(45, 0)), 0);
+    assert_int_equal(compile_and_check(sig(45, 0)), 0); /* still nothing cached */
+    int64_t n, b;
+    char d[256];
+    assert_int_equal(jit_cache_stats(0, &n, &b, d, sizeof d), 0);
+    assert_int_equal(n, 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls %s | grep -v '\\.tjk$')\"", dir);
+    assert_int_equal(system(cmd), 0); /* no .tmp left behind */
+    assert_int_equal(rmdir(path), 0);
+}
+
+/* Eviction over more entries than its first table holds (64), ordered by
+ * the seconds of their mtimes: exactly the oldest go, until the folder
+ * fits; other files, and folders named like entries, are left alone. */
+static void test_eviction_over_many_entries(void **state)
+{
+    (void)state;
+    enum { FAKES = 70, FAKE_BYTES = 1000, EVICTED = 35 };
+    clear();
+    assert_int_equal(compile_and_check(sig(46, 0)), 0);
+    int64_t real = cache_bytes();
+    clear();
+    char path[512];
+    static char junk[FAKE_BYTES];
+    memset(junk, 'x', sizeof junk);
+    for (int i = 0; i < FAKES; i++) {
+        snprintf(path, sizeof path, "%s/fake%02d.tjk", dir, i);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+        fclose(f);
+        /* seconds apart, the newest fake long before the real entry */
+        struct timespec t[2] = {{.tv_sec = 1000000000 + 10 * i}, {.tv_sec = 1000000000 + 10 * i}};
+        assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+    }
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not an entry\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/folder.tjk", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%lld",
+             (long long)(real + (FAKES - EVICTED) * FAKE_BYTES + FAKE_BYTES / 2));
+    setenv("TENSORJIT_CACHE_MAX_BYTES", cap, 1);
+    assert_int_equal(compile_and_check(sig(46, 0)), 0); /* stored: the scan evicts */
+    unsetenv("TENSORJIT_CACHE_MAX_BYTES");
+    for (int i = 0; i < FAKES; i++) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/fake%02d.tjk", dir, i);
+        if ((stat(path, &st) == 0) != (i >= EVICTED))
+            fail_msg("fake entry %d: %s, expected the %d oldest evicted", i,
+                     i >= EVICTED ? "evicted" : "kept", EVICTED);
+    }
+    assert_int_equal(compile_and_check(sig(46, 0)), 1); /* the newest stays */
+    struct stat st;
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    assert_int_equal(stat(path, &st), 0);
+    snprintf(path, sizeof path, "%s/folder.tjk", dir);
+    assert_int_equal(stat(path, &st), 0);
+    int64_t n, b;
+    char d[256];
+    assert_int_equal(jit_cache_stats(1, &n, &b, d, sizeof d), 0); /* clear: entries only */
+    assert_int_equal(n, 1 + FAKES - EVICTED);
+    assert_int_equal(rmdir(path), 0);
+}
+
+/* Rewrites the object of the entry at path with edit() and puts its right
+ * SHA-256 in the header (sum at offset 56; name_len at 12; the object
+ * after the 88-byte header and the name): what a writer of the folder
+ * could do, so the checksum no longer vouches for the object. */
+static void rewrite_entry(const char *path, void (*edit)(unsigned char *obj, size_t len))
+{
+    static unsigned char buf[1 << 20];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    uint32_t name_len;
+    memcpy(&name_len, buf + 12, 4);
+    assert_true(n > 88 + name_len);
+    unsigned char *obj = buf + 88 + name_len;
+    size_t len = n - 88 - name_len;
+    edit(obj, len);
+    unsigned int sum_len = 0;
+    assert_int_equal(EVP_Digest(obj, len, buf + 56, &sum_len, EVP_sha256(), NULL), 1);
+    assert_int_equal(sum_len, 32);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+}
+
+/* Every "tj_" symbol name becomes "tk_": the kernel's function is gone. */
+static void rename_functions(unsigned char *obj, size_t len)
+{
+    int renamed = 0;
+    for (size_t i = 0; i + 4 < len; i++)
+        if (memcmp(obj + i, "tj_", 3) == 0 && obj[i + 3] != 'r') /* not tj_rt_* */
+            obj[i + 1] = 'k', renamed++;
+    assert_true(renamed > 0);
+}
+
+/* Only the validation function of a split kernel is renamed ("_check" ->
+ * "_chekk"): its main function is there, its parts are not. */
+static void rename_check_function(unsigned char *obj, size_t len)
+{
+    int renamed = 0;
+    for (size_t i = 0; i + 6 <= len; i++)
+        if (memcmp(obj + i, "_check", 6) == 0)
+            obj[i + 4] = 'k', renamed++;
+    assert_true(renamed > 0);
+}
+
+/* The code section marked writable: not what our code generator makes. */
+static void writable_code(unsigned char *obj, size_t len)
+{
+    Elf64_Ehdr h;
+    memcpy(&h, obj, sizeof h);
+    assert_true(h.e_shoff + (size_t)h.e_shnum * sizeof(Elf64_Shdr) <= len);
+    int marked = 0;
+    for (size_t i = 0; i < h.e_shnum; i++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, obj + h.e_shoff + i * sizeof sh, sizeof sh);
+        if (sh.sh_flags & SHF_EXECINSTR) {
+            sh.sh_flags |= SHF_WRITE;
+            memcpy(obj + h.e_shoff + i * sizeof sh, &sh, sizeof sh);
+            marked = 1;
+        }
+    }
+    assert_true(marked);
+}
+
+/* An entry whose checksum is right but whose object is not what tensorjit
+ * makes. Without the kernel's function (or a split kernel's validation
+ * function), neither loader takes it: compiled again and stored whole. With a writable code section, tensorjit's loader
+ * refuses it and LLJIT (which maps sections itself) loads it: a hit that
+ * still runs right. */
+static void test_valid_checksum_foreign_objects(void **state)
+{
+    (void)state;
+    char path[512];
+    clear();
+    assert_int_equal(compile_and_check(sig(47, 0)), 0);
+    only_entry(path, sizeof path);
+    rewrite_entry(path, rename_functions);
+    assert_int_equal(compile_and_check(sig(47, 0)), 0); /* not loaded: compiled */
+    assert_int_equal(compile_and_check(sig(47, 0)), 1); /* and stored whole again */
+
+    clear();
+    assert_int_equal(compile_and_check(sig(48, 2)), 0); /* a split kernel: three functions */
+    only_entry(path, sizeof path);
+    rewrite_entry(path, rename_check_function);
+    assert_int_equal(compile_and_check(sig(48, 2)), 0);
+    assert_int_equal(compile_and_check(sig(48, 2)), 1);
+
+    clear();
+    assert_int_equal(compile_and_check(sig(49, 0)), 0);
+    only_entry(path, sizeof path);
+    rewrite_entry(path, writable_code);
+    assert_int_equal(compile_and_check(sig(49, 0)), 1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -330,6 +554,10 @@ int main(void)
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
         cmocka_unit_test(test_split_kernels_load_their_parts),
+        cmocka_unit_test(test_hostile_entries_are_never_loaded),
+        cmocka_unit_test(test_entry_path_taken_by_a_folder),
+        cmocka_unit_test(test_eviction_over_many_entries),
+        cmocka_unit_test(test_valid_checksum_foreign_objects),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -251,6 +251,9 @@ static void test_reference_and_tiered_kernels_stay(void **state)
     rs.engine = JIT_ENGINE_REFERENCE;
     jit_gather_nd_fn ref = jit_gather_nd_compile(&rs);
     assert_non_null(ref);
+    jit_kernel_stats st = stats(); /* a reference kernel is no JIT kernel */
+    assert_int_equal(st.jit_kernels, 0);
+    assert_int_equal(st.held, 0);
     assert_int_equal(jit_gather_nd_release(ref), 0);
 
     jit_gather_nd_sig ts = gsig(21);
@@ -280,6 +283,33 @@ static void test_without_stubs_nothing_is_released(void **state)
     assert_int_equal(s.released, 0);
     assert_int_equal(s.releasable, 0);
     assert_true(gather_ok(a) && gather_ok(b));
+}
+
+/* A released ScatterUpdate kernel answers JIT_STATUS_RELEASED too, and
+ * writes nothing. */
+static void test_released_scatter_kernel(void **state)
+{
+    (void)state;
+    assert_int_equal(jit_set_kernel_limit(1, 0), 0);
+    jit_scatter_update_sig s = {.axis = 0, .dtype = JIT_F32, .index_type = JIT_I32,
+                                .data_shape = {2, {8, COLS}}, .indices_shape = {1, {1}},
+                                .updates_shape = {2, {1, COLS}}};
+    jit_scatter_update_fn fn = jit_scatter_update_compile(&s);
+    assert_non_null(fn);
+    float upd[COLS] = {-1, -2, -3, -4}, out[8 * COLS];
+    int32_t idx = 2;
+    assert_int_equal(fn(gdata, &idx, upd, out), JIT_OK);
+    assert_true(out[2 * COLS] == -1 && out[0] == gdata[0]);
+    assert_int_equal(jit_scatter_update_release(fn), 0);
+    assert_int_equal(jit_gather_nd_release(compile_ok(8)), 0); /* over the cap: fn goes */
+    assert_int_equal(stats().released, 1);
+    memset(out, 0x5a, sizeof out);
+    assert_int_equal(fn(gdata, &idx, upd, out), JIT_STATUS_RELEASED);
+    assert_non_null(strstr(jit_last_error(), "released"));
+    for (size_t i = 0; i < sizeof out; i++)
+        assert_int_equal(((unsigned char *)out)[i], 0x5a);
+    assert_int_equal(jit_scatter_update_release(fn), -1);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit already"));
 }
 
 static void test_limits_from_the_environment(void **state)
@@ -352,6 +382,7 @@ int main(void)
         cmocka_unit_test_setup(test_release_errors, setup),
         cmocka_unit_test_setup(test_reference_and_tiered_kernels_stay, setup),
         cmocka_unit_test_setup(test_without_stubs_nothing_is_released, setup),
+        cmocka_unit_test_setup(test_released_scatter_kernel, setup),
         cmocka_unit_test_setup(test_limits_from_the_environment, setup),
         cmocka_unit_test_setup(test_threads_compile_call_and_release, setup),
     };

@@ -167,6 +167,71 @@ static void test_axis_not_known(void **state)
     free(xml);
 }
 
+/* model_xml with the axis Const's <data> replaced by `data`. */
+static char *with_axis_data(const char *data)
+{
+    static char xml[sizeof model_xml + 256];
+    const char *old = "<data element_type=\"i64\" shape=\"\" offset=\"16\" size=\"8\"/>";
+    const char *at = strstr(model_xml, old);
+    assert_non_null(at);
+    snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - model_xml), model_xml, data, at + strlen(old));
+    return xml;
+}
+
+/* The axis Const in every integer type: read as that type from the .bin,
+ * whose bytes at offset 16 are those of int64 -1 (all ones); a Const of
+ * the wrong size or without its attributes is skipped with the reason. */
+static void test_axis_of_every_integer_type(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type;
+        int bytes;
+        jit_dtype t;
+        int64_t axis;
+    } types[] = {
+        {"i8", 1, JIT_I8, -1},       {"u8", 1, JIT_U8, 255},
+        {"i16", 2, JIT_I16, -1},     {"u16", 2, JIT_U16, 65535},
+        {"i32", 4, JIT_I32, -1},     {"u32", 4, JIT_U32, 4294967295LL},
+        {"u64", 8, JIT_U64, INT64_MAX}, /* 2^64 - 1 does not fit: the largest int64 */
+    };
+    char data[128];
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+        snprintf(data, sizeof data, "<data element_type=\"%s\" shape=\"\" offset=\"16\" size=\"%d\"/>",
+                 types[i].type, types[i].bytes);
+        write_model("typed_axis", with_axis_data(data), 24);
+        tj_model m = read_ok("typed_axis");
+        const tj_model_layer *sc = &m.layers[1];
+        if (sc->sig.axis != types[i].axis || sc->sig.axis_type != types[i].t)
+            fail_msg("%s axis: %lld (type %s), expected %lld", types[i].type,
+                     (long long)sc->sig.axis, jit_dtype_name(sc->sig.axis_type),
+                     (long long)types[i].axis);
+        tj_model_free(&m);
+    }
+    write_model("odd_axis", with_axis_data("<data element_type=\"i16\" shape=\"\" offset=\"16\" "
+                                           "size=\"3\"/>"), 24);
+    tj_model m = read_ok("odd_axis");
+    assert_false(m.layers[1].usable);
+    assert_string_equal(m.layers[1].skip, "axis Const holds 3 bytes of i16; one integer was expected");
+    tj_model_free(&m);
+    write_model("bare_axis", with_axis_data("<data element_type=\"i64\" shape=\"\"/>"), 24);
+    m = read_ok("bare_axis");
+    assert_false(m.layers[1].usable);
+    assert_string_equal(m.layers[1].skip, "axis Const lacks element_type, offset or size");
+    tj_model_free(&m);
+    /* the ScatterUpdate layer without its port 3 */
+    static char xml[sizeof model_xml];
+    snprintf(xml, sizeof xml, "%s", model_xml);
+    char *port3 = strstr(xml, "<port id=\"3\" precision=\"I64\"/>");
+    assert_non_null(port3);
+    memset(port3, ' ', strlen("<port id=\"3\" precision=\"I64\"/>"));
+    write_model("no_port3", xml, 24);
+    m = read_ok("no_port3");
+    assert_false(m.layers[1].usable);
+    assert_string_equal(m.layers[1].skip, "input port 3 (axis) is missing");
+    tj_model_free(&m);
+}
+
 static void test_truncated_bin(void **state)
 {
     (void)state;
@@ -359,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_truncated_bin), cmocka_unit_test(test_dynamic_dims),
         cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_gather_elements_layer),
+        cmocka_unit_test(test_axis_of_every_integer_type),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

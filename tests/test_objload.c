@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "alloc.h"
 #include "jit_support.h"
 #include "objload.h"
 #include "tensorjit.h"
@@ -158,6 +159,128 @@ static void test_refuses_what_it_does_not_handle(void **state)
     free(copy);
 }
 
+/* The object's section headers and symbol table, for the tests that edit it. */
+static Elf64_Shdr shdr(const unsigned char *obj, size_t i)
+{
+    Elf64_Ehdr h;
+    Elf64_Shdr sh;
+    memcpy(&h, obj, sizeof h);
+    memcpy(&sh, obj + h.e_shoff + i * sizeof sh, sizeof sh);
+    return sh;
+}
+
+static size_t nsections(const unsigned char *obj)
+{
+    Elf64_Ehdr h;
+    memcpy(&h, obj, sizeof h);
+    return h.e_shnum;
+}
+
+/* The index of the kernel's symbol; its value and section in *sym. */
+static size_t kernel_symbol(const unsigned char *obj, Elf64_Sym *sym)
+{
+    for (size_t i = 0; i < nsections(obj); i++) {
+        Elf64_Shdr st = shdr(obj, i);
+        if (st.sh_type != SHT_SYMTAB)
+            continue;
+        Elf64_Shdr str = shdr(obj, st.sh_link);
+        for (size_t k = 1; k < st.sh_size / sizeof *sym; k++) {
+            memcpy(sym, obj + st.sh_offset + k * sizeof *sym, sizeof *sym);
+            if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC && /* not the FILE symbol */
+                strcmp((const char *)obj + str.sh_offset + sym->st_name, name) == 0)
+                return k;
+        }
+    }
+    fail_msg("no symbol %s in the object", name);
+    return 0;
+}
+
+/* The two 64-bit relocation types the code generator may emit (absolute
+ * and PC-relative), which the kernels of the suite happen not to contain:
+ * one relocation of the kernel's section is made each, against the kernel
+ * itself, and the 8 bytes written must be S + A and S + A - P. */
+static void test_64_bit_relocations(void **state)
+{
+    (void)state;
+    Elf64_Sym ksym;
+    size_t k = kernel_symbol(object, &ksym);
+    unsigned char *copy = malloc(object_len);
+    assert_non_null(copy);
+    static const uint32_t types[] = {R_X86_64_64, R_X86_64_PC64};
+    for (size_t t = 0; t < 2; t++) {
+        memcpy(copy, object, object_len);
+        Elf64_Rela r = {0};
+        size_t at = 0;
+        for (size_t i = 0; i < nsections(copy) && !at; i++) {
+            Elf64_Shdr rs = shdr(copy, i);
+            if (rs.sh_type != SHT_RELA || rs.sh_info != ksym.st_shndx)
+                continue;
+            Elf64_Shdr target = shdr(copy, rs.sh_info);
+            for (size_t j = 0; j < rs.sh_size / sizeof r; j++) {
+                at = rs.sh_offset + j * sizeof r;
+                memcpy(&r, copy + at, sizeof r);
+                if (r.r_offset + 8 <= target.sh_size)
+                    break;
+                at = 0;
+            }
+        }
+        if (!at)
+            fail_msg("no relocation of section %u (%zu sections)", (unsigned)ksym.st_shndx, nsections(copy));
+        r.r_info = ELF64_R_INFO(k, types[t]);
+        r.r_addend = 24;
+        memcpy(copy + at, &r, sizeof r);
+        char why[256] = "";
+        tj_objload *l = tj_objload_load(copy, object_len, runtime, NRUNTIME, why, sizeof why);
+        if (!l)
+            fail_msg("refused: %s", why);
+        uintptr_t fn = (uintptr_t)tj_objload_find(l, name);
+        assert_true(fn != 0);
+        uintptr_t p = fn - ksym.st_value + r.r_offset; /* where it was written */
+        uint64_t v;
+        memcpy(&v, (const void *)p, 8);
+        assert_int_equal(v, types[t] == R_X86_64_64 ? fn + 24 : fn + 24 - p);
+        tj_objload_free(l);
+    }
+    /* REL (no addends) is not what our code generator emits: refused */
+    memcpy(copy, object, object_len);
+    Elf64_Ehdr h;
+    memcpy(&h, copy, sizeof h);
+    for (size_t i = 0; i < h.e_shnum; i++) {
+        Elf64_Shdr sh = shdr(copy, i);
+        if (sh.sh_type == SHT_RELA) {
+            sh.sh_type = SHT_REL;
+            memcpy(copy + h.e_shoff + i * sizeof sh, &sh, sizeof sh);
+            break;
+        }
+    }
+    expect_refused(copy, object_len, runtime, NRUNTIME, "REL relocations");
+    free(copy);
+}
+
+/* Each allocation of a load fails in turn: refused with "out of memory",
+ * or loaded and right. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    int refused = 0, loaded = 0;
+    for (long n = 1; n < 12; n++) {
+        char why[256] = "";
+        tj_alloc_fail_after(n);
+        tj_objload *l = tj_objload_load(object, object_len, runtime, NRUNTIME, why, sizeof why);
+        tj_alloc_fail_after(0);
+        if (!l) {
+            assert_non_null(strstr(why, "out of memory"));
+            refused++;
+            continue;
+        }
+        assert_non_null(tj_objload_find(l, name));
+        tj_objload_free(l);
+        loaded++;
+    }
+    assert_true(refused >= 3);
+    assert_true(loaded > 0);
+}
+
 static void load_whatever(const unsigned char *obj, size_t len)
 {
     char why[256];
@@ -194,6 +317,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loads_and_runs),
         cmocka_unit_test(test_refuses_what_it_does_not_handle),
+        cmocka_unit_test(test_64_bit_relocations),
+        cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_every_truncation_and_corrupted_byte),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -162,6 +162,56 @@ static void test_scatter_and_reference_requests(void **state)
     jit_shutdown(); /* joins the background compile */
 }
 
+/* Without stubs a ScatterUpdate's closure calls the scatter kernel (four
+ * buffers), before and after the switch. */
+static void test_scatter_through_a_closure(void **state)
+{
+    (void)state;
+    jit_scatter_update_sig s = {.axis = 0, .dtype = JIT_F32, .index_type = JIT_I32,
+                                .index_policy = JIT_INDEX_CLAMP, .data_shape = {2, {4, 3}},
+                                .indices_shape = {1, {2}}, .updates_shape = {2, {2, 3}}};
+    float data[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, upd[6] = {-1, -2, -3, -4, -5, -6};
+    float want[12] = {-4, -5, -6, 3, 4, 5, 6, 7, 8, -1, -2, -3}, out[12];
+    int32_t idx[2] = {7, -3}; /* clamped to 3 and 0 */
+    setenv("TENSORJIT_FAULT", "stub", 1);
+    jit_scatter_update_fn fn = jit_scatter_update_compile_async(&s);
+    unsetenv("TENSORJIT_FAULT");
+    assert_non_null(fn);
+    assert_int_equal(fn(data, idx, upd, out), 0);
+    assert_memory_equal(out, want, sizeof want);
+    jit_kernel_info info;
+    for (int i = 0; i < 5000; i++) {
+        assert_int_equal(jit_scatter_update_info(fn, &info), 0);
+        if (info.engine == JIT_ENGINE_JIT)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(info.engine, JIT_ENGINE_JIT);
+    memset(out, 0, sizeof out);
+    assert_int_equal(fn(data, idx, upd, out), 0);
+    assert_memory_equal(out, want, sizeof want);
+    assert_int_equal(fn(data, idx, upd, NULL), JIT_STATUS_BAD_POINTER);
+    jit_shutdown();
+}
+
+/* Asked for twice before its compile is done, a signature gets the same
+ * tiered pointer (one background compile, not two). */
+static void test_twice_before_the_switch_is_one_kernel(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig s = gsig();
+    s.index_policy = JIT_INDEX_ZERO_FILL; /* another signature: a fresh switch */
+    jit_gather_nd_fn a = jit_gather_nd_compile_async(&s);
+    jit_gather_nd_fn b = jit_gather_nd_compile_async(&s); /* microseconds later */
+    assert_non_null(a);
+    assert_ptr_equal((void *)(uintptr_t)a, (void *)(uintptr_t)b);
+    assert_true(gather_ok(b));
+    wait_for_jit(a);
+    assert_true(gather_ok(a));
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +219,8 @@ int main(void)
         cmocka_unit_test(test_threads_call_through_the_switch),
         cmocka_unit_test(test_without_stubs_a_closure_switches),
         cmocka_unit_test(test_scatter_and_reference_requests),
+        cmocka_unit_test(test_scatter_through_a_closure),
+        cmocka_unit_test(test_twice_before_the_switch_is_one_kernel),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

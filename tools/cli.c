@@ -75,7 +75,8 @@ static void tj_print_level(FILE *f, jit_dtype t, const jit_shape *s, const void 
         return;
     }
     fputc('[', f);
-    for (int64_t i = 0; i < s->dims[dim]; i++) {
+    /* past the "..." nothing more is printed, separators included */
+    for (int64_t i = 0; i < s->dims[dim] && *shown <= 1000; i++) {
         if (i && dim + 1 == s->rank)
             fputs(", ", f);
         else if (i)

@@ -78,11 +78,17 @@ static void tj_shape_text(const jit_shape *s, char *buf, size_t len)
     snprintf(buf + used, len - used, "]");
 }
 
+/* Width of the op column: "ScatterElementsUpdate-12", the longest name of
+ * the family (SPEC.md section 5); 16 ran "GatherElements-6" and
+ * "ScatterNDUpdate-3" into the next column. */
+#define TJ_OP_COLUMN 24
+
 /* One line: name, id, op, signature, output shape (or why it is skipped). */
 static void tj_list_layer(const tj_model_layer *l, int explain)
 {
     char a[200], b[200], c[200], o[200], op[96];
-    printf("  %-24s id %-5s %-16s", l->name, l->id, tj_op_name(l, op, sizeof op));
+    /* a space after the op column: a name as wide as it must not run into the text */
+    printf("  %-24s id %-5s %-*s ", l->name, l->id, TJ_OP_COLUMN, tj_op_name(l, op, sizeof op));
     if (!l->usable) {
         printf("skipped: %s\n", l->skip);
         return;
@@ -128,7 +134,7 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
 static int tj_report(const tj_model_run *run)
 {
     int bad = 0;
-    printf("\n%-24s %-5s %-16s %-44s %10s %10s%s\n", "layer", "id", "op", "engine",
+    printf("\n%-24s %-5s %-*s %-44s %10s %10s%s\n", "layer", "id", TJ_OP_COLUMN, "op", "engine",
            "compile ms", "code bytes", run->check ? "  check" : "");
     for (int i = 0; i < run->model->count; i++) {
         const tj_model_layer *l = &run->model->layers[i];
@@ -137,7 +143,7 @@ static int tj_report(const tj_model_run *run)
             continue;
         char engine[256], op[96];
         if (!r->compiled) {
-            printf("%-24s %-5s %-16s refused: %s\n", l->name, l->id,
+            printf("%-24s %-5s %-*s refused: %s\n", l->name, l->id, TJ_OP_COLUMN,
                    tj_op_name(l, op, sizeof op), r->error);
             bad = 1;
             continue;
@@ -146,7 +152,7 @@ static int tj_report(const tj_model_run *run)
             snprintf(engine, sizeof engine, "jit%s", r->info.cache_hit ? " (disk cache)" : "");
         else
             snprintf(engine, sizeof engine, "reference (%.60s)", r->info.why);
-        printf("%-24s %-5s %-16s %-44s %10.2f %10zu", l->name, l->id,
+        printf("%-24s %-5s %-*s %-44s %10.2f %10zu", l->name, l->id, TJ_OP_COLUMN,
                tj_op_name(l, op, sizeof op), engine,
                r->info.compile_ms, r->info.code_bytes);
         if (run->check) {

@@ -26,12 +26,14 @@ typedef struct tj_run_opts {
     jit_dtype dtype, index_type;
     jit_engine engine;
     jit_index_policy policy;
+    jit_reduction reduction;
+    int no_init_val;
 } tj_run_opts;
 
 enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
        OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
        OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE,
-       OPT_EXPLAIN, OPT_RUNS, OPT_SEED };
+       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -50,6 +52,8 @@ static const struct option tj_run_options[] = {
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"runs", required_argument, NULL, OPT_RUNS},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"reduction", required_argument, NULL, OPT_REDUCTION},
+    {"no-init-val", no_argument, NULL, OPT_NO_INIT_VAL},
     {"data-shape", required_argument, NULL, OPT_DATA_SHAPE},
     {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
     {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
@@ -79,11 +83,13 @@ static void tj_run_usage(const jit_op_info *op)
 {
     char versions[64];
     tj_opsets_text(op, "|", "|", versions, sizeof versions);
-    printf("usage: tensorjit %s --data D.npy --indices I.npy%s%s%s%s%s%s [-o OUT.npy] "
+    printf("usage: tensorjit %s --data D.npy --indices I.npy%s%s%s%s%s%s%s%s [-o OUT.npy] "
            "[options]\n",
            op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates U.npy" : "",
            op->attrs & JIT_ATTR_AXIS ? " --axis A" : "",
            op->attrs & JIT_ATTR_BATCH_DIMS ? " [--batch-dims B]" : "",
+           op->attrs & JIT_ATTR_REDUCTION ? " [--reduction R]" : "",
+           op->attrs & JIT_ATTR_INIT_VAL ? " [--no-init-val]" : "",
            tj_has_versions(op) ? " [--opset " : "", tj_has_versions(op) ? versions : "",
            tj_has_versions(op) ? "]" : "");
     printf("signature from flags instead of files (with --dump-ir, --dump-asm, --explain):\n"
@@ -163,6 +169,19 @@ static int tj_run_opset(tj_run_opts *o, const char *arg)
     return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
 }
 
+/* "--reduction=X must be none, sum, ..." with the op's own reductions. */
+static int tj_run_bad_reduction(const tj_run_opts *o, const char *arg)
+{
+    char names[128] = "";
+    size_t n = 0;
+    for (int r = 0; r < JIT_REDUCTION_COUNT && n < sizeof names; r++)
+        if (o->op.reductions & (1u << r))
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                  jit_reduction_name((jit_reduction)r));
+    return tj_cli_fail("--reduction=%s must be one of %s (add and mul are sum and prod)", arg,
+                       names), -1;
+}
+
 static int tj_run_option(tj_run_opts *o, int c, const char *arg)
 {
     switch (c) {
@@ -213,6 +232,18 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         if (!o->check)
             return tj_cli_fail("--runs is an option of tensorjit check"), -1;
         return tj_cli_int("--runs", arg, 1, 1000000, &o->runs);
+    case OPT_REDUCTION:
+        if (tj_takes(o, JIT_ATTR_REDUCTION, "--reduction"))
+            return 0;
+        if (jit_reduction_from_name(arg, &o->reduction) != 0 ||
+            !(o->op.reductions & (1u << o->reduction)))
+            return tj_run_bad_reduction(o, arg);
+        return 0;
+    case OPT_NO_INIT_VAL:
+        if (tj_takes(o, JIT_ATTR_INIT_VAL, "--no-init-val"))
+            return 0;
+        o->no_init_val = 1;
+        return 0;
     case OPT_SEED:
         if (!o->check)
             return tj_cli_fail("--seed is an option of tensorjit check"), -1;
@@ -349,7 +380,8 @@ static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy
                    .batch_dims = (int)o->batch_dims, .dtype = o->dtype,
                    .index_type = o->index_type, .index_policy = o->policy, .engine = o->engine,
                    .data_shape = o->data_shape, .indices_shape = o->indices_shape,
-                   .updates_shape = o->updates_shape};
+                   .updates_shape = o->updates_shape, .reduction = o->reduction,
+                   .no_init_val = o->no_init_val};
     if (o->data) {
         sig.dtype = data->dtype;
         sig.index_type = idx->dtype;

@@ -1,4 +1,5 @@
-"""tensorjit: shape-specialized GatherND and ScatterUpdate kernels for numpy.
+"""tensorjit: shape-specialized indexing kernels for numpy: GatherND, Gather,
+GatherElements, ScatterUpdate and ScatterNDUpdate.
 
 A thin ctypes layer over the C library libtensorjit.so.0: it turns numpy
 arrays into a signature, asks the library for the kernel of that signature
@@ -23,25 +24,30 @@ __version__ = "0.1.0"
 __all__ = [
     "gather_nd", "scatter_update", "gather_nd_info", "scatter_update_info",
     "gather", "gather_elements", "scatter_nd_update", "scatter_elements_update",
+    "gather_info",
     "library_version", "shutdown",
 ]
 
 
 class _Op:
-    """One op of the library: its signature structure, entry points and kernel ABI."""
+    """One op of the library: its jit_op code and kernel ABI. Every op goes
+    through the generic API (jit_sig, jit_compile, jit_output_shape,
+    jit_info), so that they all share one code path here."""
 
-    def __init__(self, name, sig, prefix, fn_type):
+    def __init__(self, name, code, has_updates):
         self.name = name
-        self.sig = sig
-        self.compile = prefix + "_compile"
-        self.output_shape = prefix + "_output_shape"
-        self.info = prefix + "_info"
-        self.fn_type = fn_type
+        self.code = code
+        self.has_updates = has_updates
+        self.fn_type = _lib.ScatterFn if has_updates else _lib.GatherFn
 
 
-_GATHER_ND = _Op("GatherND", _lib.GatherNDSig, "jit_gather_nd", _lib.GatherFn)
-_SCATTER_UPDATE = _Op("ScatterUpdate", _lib.ScatterUpdateSig, "jit_scatter_update",
-                      _lib.ScatterFn)
+_GATHER_ND = _Op("GatherND", _lib.JIT_OP_GATHER_ND, False)
+_SCATTER_UPDATE = _Op("ScatterUpdate", _lib.JIT_OP_SCATTER_UPDATE, True)
+_GATHER = _Op("Gather", _lib.JIT_OP_GATHER, False)
+_GATHER_ELEMENTS = _Op("GatherElements", _lib.JIT_OP_GATHER_ELEMENTS, False)
+_SCATTER_ND_UPDATE = _Op("ScatterNDUpdate", _lib.JIT_OP_SCATTER_ND_UPDATE, True)
+_SCATTER_ELEMENTS_UPDATE = _Op("ScatterElementsUpdate", _lib.JIT_OP_SCATTER_ELEMENTS_UPDATE,
+                               True)
 
 
 class _Kernel:
@@ -100,7 +106,8 @@ def _policy_code(policy):
     c = ctypes.c_int()
     if _lib.load().jit_index_policy_from_name(policy.encode(), ctypes.byref(c)) != 0:
         raise ValueError(f"tensorjit: unknown index_policy {policy!r} "
-                         "(error, negative-wraps, clamp, zero-fill)")
+                         "(error, negative-wraps, clamp, zero-fill, "
+                         "negative-wraps-zero-fill)")
     _policy_codes[policy] = c.value
     return c.value
 
@@ -134,24 +141,73 @@ def _array(a):
     return a
 
 
-def _kernel(op, key, fill):
-    """The cached kernel of a signature; on a miss, fill(sig) sets its fields
-    and the library compiles it."""
+def _reduction_code(reduction):
+    """The library's code of a reduction name (ONNX's add and mul too)."""
+    if not isinstance(reduction, str):
+        raise ValueError(f"tensorjit: reduction must be a name, got {reduction!r}")
+    code = ctypes.c_int()
+    if _lib.load().jit_reduction_from_name(reduction.encode(), ctypes.byref(code)) != 0:
+        raise ValueError(f"tensorjit: unknown reduction {reduction!r} "
+                         "(none, sum, sub, prod, min, max, mean; add, mul)")
+    return code.value
+
+
+def _kernel(op, data, indices, updates=None, *, opset=0, axis=0, batch_dims=0,
+            index_policy="error", reduction="none", use_init_val=True):
+    """The cached kernel of the signature these arrays and attributes make
+    (a jit_sig); on a miss the library checks and compiles it (ValueError
+    with the library's message for an invalid one)."""
+    opset = _int(opset, "opset", 32)
+    axis = _int(axis, "axis", 64)
+    batch_dims = _int(batch_dims, "batch_dims", 32)
+    dtype = _type_code(data.dtype, "data")
+    itype = _type_code(indices.dtype, "indices", index=True)
+    utype = _type_code(updates.dtype, "updates") if updates is not None else 0
+    policy = _policy_code(index_policy)
+    reduce = _reduction_code(reduction)
+    no_init_val = 0 if use_init_val else 1
+    key = (op.code, data.shape, dtype, indices.shape, itype,
+           None if updates is None else updates.shape, utype, opset, axis, batch_dims, policy,
+           reduce, no_init_val)
     k = _kernels.get(key)
     if k is not None:
         return k
     lib = _lib.load()
-    sig = op.sig()
-    fill(sig)
-    address = getattr(lib, op.compile)(ctypes.byref(sig))
+    sig = _lib.Sig()
+    sig.op = op.code
+    sig.opset = opset
+    sig.axis = axis
+    sig.batch_dims = batch_dims
+    sig.dtype = dtype
+    sig.updates_dtype = utype
+    sig.index_type = itype
+    sig.index_policy = policy
+    sig.reduction = reduce
+    sig.no_init_val = no_init_val
+    sig.data_shape = _shape(data.shape, "data")
+    sig.indices_shape = _shape(indices.shape, "indices")
+    if updates is not None:
+        sig.updates_shape = _shape(updates.shape, "updates")
+    address = lib.jit_compile(ctypes.byref(sig))
     if not address:
         raise ValueError(_last_error(lib))
     shape = _lib.Shape()
-    if getattr(lib, op.output_shape)(ctypes.byref(sig), ctypes.byref(shape)) != 0:
+    if lib.jit_output_shape(ctypes.byref(sig), ctypes.byref(shape)) != 0:
         raise ValueError(_last_error(lib))
     k = _Kernel(op, address, op.fn_type(address), tuple(shape.dims[:shape.rank]))
     _kernels[key] = k
     return k
+
+
+def _run(kernel, data, indices, updates, out):
+    """Calls the kernel with its op's arguments; IndexError on a bad index."""
+    if kernel.op.has_updates:
+        status = kernel.fn(data.ctypes.data, indices.ctypes.data, updates.ctypes.data,
+                           out.ctypes.data)
+    else:
+        status = kernel.fn(data.ctypes.data, indices.ctypes.data, out.ctypes.data)
+    _check_status(status)
+    return out
 
 
 def _check_status(status):
@@ -191,7 +247,7 @@ def _output(out, kernel, dtype, inputs, in_place=False):
 def _info(kernel):
     lib = _lib.load()
     info = _lib.KernelInfo()
-    if getattr(lib, kernel.op.info)(kernel.address, ctypes.byref(info)) != 0:
+    if lib.jit_info(kernel.address, ctypes.byref(info)) != 0:
         raise RuntimeError(f"tensorjit: {_last_error(lib)}")
     return {
         "engine": lib.jit_engine_name(info.engine).decode(),
@@ -206,23 +262,8 @@ def _info(kernel):
 # GatherND
 
 def _gather_nd_kernel(data, indices, batch_dims, opset, index_policy):
-    batch_dims = _int(batch_dims, "batch_dims", 32)
-    opset = _int(opset, "opset", 32)
-    dtype = _type_code(data.dtype, "data")
-    itype = _type_code(indices.dtype, "indices", index=True)
-    policy = _policy_code(index_policy)
-    key = ("gather_nd", data.shape, dtype, indices.shape, itype, batch_dims, opset, policy)
-
-    def fill(sig):
-        sig.opset = opset
-        sig.batch_dims = batch_dims
-        sig.dtype = dtype
-        sig.index_type = itype
-        sig.index_policy = policy
-        sig.data_shape = _shape(data.shape, "data")
-        sig.indices_shape = _shape(indices.shape, "indices")
-
-    return _kernel(_GATHER_ND, key, fill)
+    return _kernel(_GATHER_ND, data, indices, opset=opset, batch_dims=batch_dims,
+                   index_policy=index_policy)
 
 
 def gather_nd(data, indices, batch_dims=0, *, opset=8, index_policy="error", out=None):
@@ -237,8 +278,7 @@ def gather_nd(data, indices, batch_dims=0, *, opset=8, index_policy="error", out
     indices = _array(indices)
     kernel = _gather_nd_kernel(data, indices, batch_dims, opset, index_policy)
     result = _output(out, kernel, data.dtype, (("data", data), ("indices", indices)))
-    _check_status(kernel.fn(data.ctypes.data, indices.ctypes.data, result.ctypes.data))
-    return result
+    return _run(kernel, data, indices, None, result)
 
 
 def gather_nd_info(data, indices, batch_dims=0, *, opset=8, index_policy="error"):
@@ -253,25 +293,8 @@ def gather_nd_info(data, indices, batch_dims=0, *, opset=8, index_policy="error"
 # ScatterUpdate
 
 def _scatter_update_kernel(data, indices, updates, axis, index_policy):
-    axis = _int(axis, "axis", 64)
-    dtype = _type_code(data.dtype, "data")
-    utype = _type_code(updates.dtype, "updates")
-    itype = _type_code(indices.dtype, "indices", index=True)
-    policy = _policy_code(index_policy)
-    key = ("scatter_update", data.shape, dtype, indices.shape, itype, updates.shape, utype,
-           axis, policy)
-
-    def fill(sig):
-        sig.axis = axis
-        sig.dtype = dtype
-        sig.updates_dtype = utype
-        sig.index_type = itype
-        sig.index_policy = policy
-        sig.data_shape = _shape(data.shape, "data")
-        sig.indices_shape = _shape(indices.shape, "indices")
-        sig.updates_shape = _shape(updates.shape, "updates")
-
-    return _kernel(_SCATTER_UPDATE, key, fill)
+    return _kernel(_SCATTER_UPDATE, data, indices, updates, axis=axis,
+                   index_policy=index_policy)
 
 
 def scatter_update(data, indices, updates, axis, *, index_policy="error", out=None):
@@ -288,9 +311,7 @@ def scatter_update(data, indices, updates, axis, *, index_policy="error", out=No
     result = _output(out, kernel, data.dtype,
                      (("data", data), ("indices", indices), ("updates", updates)),
                      in_place=True)
-    _check_status(kernel.fn(data.ctypes.data, indices.ctypes.data, updates.ctypes.data,
-                            result.ctypes.data))
-    return result
+    return _run(kernel, data, indices, updates, result)
 
 
 def scatter_update_info(data, indices, updates, axis, *, index_policy="error"):
@@ -301,33 +322,112 @@ def scatter_update_info(data, indices, updates, axis, *, index_policy="error"):
     return _info(_scatter_update_kernel(data, indices, updates, axis, index_policy))
 
 
-# The rest of the indexing family (SPEC.md section 5): the C library does not
-# have them yet. Each will be an _Op, a key and a fill function as above.
+# Gather
 
-def _not_yet(op, entry):
-    raise NotImplementedError(f"tensorjit.{op}: the C library has no {entry} yet")
+def gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy="negative-wraps",
+           out=None):
+    """Gather (OpenVINO Gather-1/-7/-8, ONNX Gather, tf.gather, numpy take).
+
+    out[p..., i_b..., rest...] = data[p..., indices[p[:b]..., i_b...], rest...]
+    where p are the positions before axis and b = batch_dims (negative axis
+    and batch_dims count from the end); the output's shape is
+    data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:].
+    opset 1, 7 or 8 (Gather-1 has no batch_dims).
+
+    The default index_policy, "negative-wraps", makes
+    tensorjit.gather(d, i, axis) behave like numpy.take(d, i, axis): indices
+    in [-s, s) are taken (negative ones count from the end of the axis of size
+    s) and any other raises IndexError (nothing is written). OpenVINO
+    Gather-8's own semantics (zeros for indices beyond [-s, s)) are
+    index_policy="negative-wraps-zero-fill"; "error", "clamp" and
+    "zero-fill" are the others. Returns out (a new array unless out= is given).
+    """
+    data = _array(data)
+    indices = _array(indices)
+    kernel = _kernel(_GATHER, data, indices, opset=opset, axis=axis, batch_dims=batch_dims,
+                     index_policy=index_policy)
+    result = _output(out, kernel, data.dtype, (("data", data), ("indices", indices)))
+    return _run(kernel, data, indices, None, result)
 
 
-def gather(data, indices, axis=0, batch_dims=0, *, index_policy="error", out=None):
-    """Gather (OpenVINO Gather-1/-7/-8, ONNX Gather, numpy take). Not yet."""
-    _not_yet("gather", "jit_gather_compile")
+def gather_info(data, indices, axis=0, batch_dims=0, *, opset=8,
+                index_policy="negative-wraps"):
+    """What serves gather for these arrays' signature (see gather_nd_info)."""
+    return _info(_kernel(_GATHER, np.asarray(data), np.asarray(indices), opset=opset,
+                         axis=axis, batch_dims=batch_dims, index_policy=index_policy))
 
+
+# GatherElements
 
 def gather_elements(data, indices, axis, *, index_policy="error", out=None):
-    """GatherElements (OpenVINO GatherElements-6, torch.gather). Not yet."""
-    _not_yet("gather_elements", "jit_gather_elements_compile")
+    """GatherElements-6 (ONNX GatherElements, torch.gather,
+    numpy.take_along_axis): out[i...] = data[i... with its axis coordinate
+    replaced by indices[i...]]. data and indices have the same rank;
+    indices.shape[d] <= data.shape[d] for every d but axis; the output has
+    indices' shape. The default index_policy, "error", is torch.gather's
+    (an index outside [0, s) raises IndexError, nothing written);
+    "negative-wraps" also takes negative indices as numpy.take_along_axis
+    does. Returns out (a new array unless out= is given).
+    """
+    data = _array(data)
+    indices = _array(indices)
+    kernel = _kernel(_GATHER_ELEMENTS, data, indices, axis=axis, index_policy=index_policy)
+    result = _output(out, kernel, data.dtype, (("data", data), ("indices", indices)))
+    return _run(kernel, data, indices, None, result)
 
 
-def scatter_nd_update(data, indices, updates, reduction="none", *, index_policy="error",
-                      out=None):
-    """ScatterNDUpdate (OpenVINO ScatterNDUpdate-3/-15, ONNX ScatterND). Not yet."""
-    _not_yet("scatter_nd_update", "jit_scatter_nd_update_compile")
+# ScatterNDUpdate
 
+def scatter_nd_update(data, indices, updates, reduction="none", *, opset=None,
+                      index_policy="error", out=None):
+    """ScatterNDUpdate-3/-15 (ONNX ScatterND, tf.tensor_scatter_nd_update and
+    _add/_min/_max): a copy of data where, for each index tuple t =
+    indices[j..., :] (k = indices.shape[-1] <= data.ndim), in row-major order
+    of j, out[t...] = reduction(out[t...], updates[j...]); updates has shape
+    indices.shape[:-1] + data.shape[k:]. reduction: "none" (the last
+    duplicate wins), "sum", "sub" (out - update), "prod", "min", "max"
+    (ONNX's "add", "mul" too), applied one update after another in the
+    element type, so results are the same from run to run. opset defaults
+    to 3 for "none", else 15. out=data runs in place; on a bad index
+    (IndexError) nothing is written. Returns out (a new array unless out=
+    is given).
+    """
+    if opset is None:
+        opset = 3 if reduction == "none" else 15
+    data = _array(data)
+    indices = _array(indices)
+    updates = _array(updates)
+    kernel = _kernel(_SCATTER_ND_UPDATE, data, indices, updates, opset=opset,
+                     index_policy=index_policy, reduction=reduction)
+    result = _output(out, kernel, data.dtype,
+                     (("data", data), ("indices", indices), ("updates", updates)),
+                     in_place=True)
+    return _run(kernel, data, indices, updates, result)
+
+
+# ScatterElementsUpdate
 
 def scatter_elements_update(data, indices, updates, axis, reduction="none",
-                            use_init_val=True, *, index_policy="error", out=None):
-    """ScatterElementsUpdate (OpenVINO ScatterElementsUpdate-3/-12, torch.scatter). Not yet."""
-    _not_yet("scatter_elements_update", "jit_scatter_elements_update_compile")
+                            use_init_val=True, *, opset=12, index_policy="error", out=None):
+    """ScatterElementsUpdate-3/-12 (ONNX ScatterElements, torch.scatter and
+    scatter_reduce, numpy.put_along_axis): a copy of data where, for every
+    element i of updates in row-major order, out[i with its axis coordinate
+    replaced by indices[i]] = reduction(that, updates[i]). indices and
+    updates have the same shape and data's rank. reduction: "none", "sum",
+    "prod", "min", "max", "mean" (integers: floor of the mean); with
+    use_init_val=False a position hit by any update ignores data's value
+    (torch's include_self=False). out=data runs in place. Returns out.
+    """
+    data = _array(data)
+    indices = _array(indices)
+    updates = _array(updates)
+    kernel = _kernel(_SCATTER_ELEMENTS_UPDATE, data, indices, updates, opset=opset, axis=axis,
+                     index_policy=index_policy, reduction=reduction,
+                     use_init_val=use_init_val)
+    result = _output(out, kernel, data.dtype,
+                     (("data", data), ("indices", indices), ("updates", updates)),
+                     in_place=True)
+    return _run(kernel, data, indices, updates, result)
 
 
 def library_version():

@@ -60,6 +60,67 @@ class ScatterUpdateSig(ctypes.Structure):
     ]
 
 
+# enum jit_index_policy
+JIT_INDEX_ERROR = 0
+JIT_INDEX_NEGATIVE_WRAPS = 1
+JIT_INDEX_CLAMP = 2
+JIT_INDEX_ZERO_FILL = 3
+JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL = 4
+
+# enum jit_op
+JIT_OP_NONE = 0
+JIT_OP_GATHER_ND = 1
+JIT_OP_SCATTER_UPDATE = 2
+JIT_OP_GATHER = 3
+JIT_OP_SCATTER_ND_UPDATE = 4
+JIT_OP_GATHER_ELEMENTS = 5
+JIT_OP_SCATTER_ELEMENTS_UPDATE = 6
+
+# enum jit_op_attr
+JIT_ATTR_AXIS = 1
+JIT_ATTR_BATCH_DIMS = 2
+JIT_ATTR_UPDATES = 4
+JIT_ATTR_AXIS_TENSOR = 8
+
+
+class Sig(ctypes.Structure):
+    """jit_sig: one signature for every op (the generic API)."""
+    _fields_ = [
+        ("op", _c_enum),
+        ("opset", ctypes.c_int),
+        ("axis", ctypes.c_int64),
+        ("batch_dims", ctypes.c_int),
+        ("dtype", _c_enum),
+        ("updates_dtype", _c_enum),
+        ("index_type", _c_enum),
+        ("axis_type", _c_enum),
+        ("axis_shape", Shape),
+        ("index_policy", _c_enum),
+        ("engine", _c_enum),
+        ("threads", ctypes.c_int),
+        ("data_shape", Shape),
+        ("indices_shape", Shape),
+        ("updates_shape", Shape),
+        ("reduction", _c_enum),
+        ("no_init_val", ctypes.c_int),
+    ]
+
+
+class OpInfo(ctypes.Structure):
+    """jit_op_info: what an op takes."""
+    _fields_ = [
+        ("op", _c_enum),
+        ("name", ctypes.c_char_p),
+        ("command", ctypes.c_char_p),
+        ("attrs", ctypes.c_uint),
+        ("has_updates", ctypes.c_int),
+        ("opsets", ctypes.c_int * 4),
+        ("default_opset", ctypes.c_int),
+        ("index_types", ctypes.c_uint),
+        ("reductions", ctypes.c_uint),
+    ]
+
+
 class KernelInfo(ctypes.Structure):
     _fields_ = [
         ("engine", _c_enum),
@@ -68,6 +129,7 @@ class KernelInfo(ctypes.Structure):
         ("code_bytes", ctypes.c_size_t),
         ("out_bytes", ctypes.c_int64),
         ("cache_hit", ctypes.c_int),
+        ("op", _c_enum),
     ]
 
 
@@ -85,6 +147,12 @@ _PROTOTYPES = {
     "jit_dtype_name": (ctypes.c_char_p, [_c_enum]),
     "jit_index_policy_from_name": (ctypes.c_int, [ctypes.c_char_p, _P(_c_enum)]),
     "jit_engine_name": (ctypes.c_char_p, [_c_enum]),
+    "jit_compile": (ctypes.c_void_p, [_P(Sig)]),
+    "jit_output_shape": (ctypes.c_int, [_P(Sig), _P(Shape)]),
+    "jit_info": (ctypes.c_int, [ctypes.c_void_p, _P(KernelInfo)]),
+    "jit_op_describe": (ctypes.c_int, [_c_enum, _P(OpInfo)]),
+    "jit_op_from_name": (_c_enum, [ctypes.c_char_p]),
+    "jit_reduction_from_name": (ctypes.c_int, [ctypes.c_char_p, _P(_c_enum)]),
     "jit_gather_nd_compile": (ctypes.c_void_p, [_P(GatherNDSig)]),
     "jit_gather_nd_output_shape": (ctypes.c_int, [_P(GatherNDSig), _P(Shape)]),
     "jit_gather_nd_info": (ctypes.c_int, [ctypes.c_void_p, _P(KernelInfo)]),

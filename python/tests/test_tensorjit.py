@@ -342,20 +342,5 @@ def test_scatter_update_info():
     assert info["out_bytes"] == 4 * 3 * 4
 
 
-# Not yet in the C library
-
-@pytest.mark.parametrize("call", [
-    lambda: tensorjit.gather(np.zeros(3), np.array([0]), axis=0),
-    lambda: tensorjit.gather_elements(np.zeros(3), np.array([0]), 0, index_policy="clamp"),
-    lambda: tensorjit.scatter_nd_update(np.zeros(3), np.array([[0]]), np.zeros(1)),
-    lambda: tensorjit.scatter_elements_update(np.zeros(3), np.array([0]), np.zeros(1), 0,
-                                              reduction="sum", use_init_val=False,
-                                              out=np.zeros(3)),
-])
-def test_rest_of_the_family_is_not_implemented(call):
-    with pytest.raises(NotImplementedError, match="the C library has no"):
-        call()
-
-
 def test_library_version_matches_package():
     assert tensorjit.library_version().split(".")[:2] == tensorjit.__version__.split(".")[:2]

@@ -1,7 +1,13 @@
-/* Small signatures and indices from the input, JIT against the reference
- * kernel: every status and every output byte must agree (a trap if not).
- * Both ops, every policy, index type, element size, zero dims, in place,
- * pooled kernels. */
+/* Small valid signatures of every op of the family, built from the input
+ * through the generic API, and indices from the input: the JIT kernel
+ * against the reference kernel, bit for bit. Both statuses must be equal,
+ * every output byte too; on a bad index both leave out untouched; scatters
+ * run in place as well. Every policy, every index type the op takes,
+ * element sizes 1/2/4/8, zero dims, negative axes, pooled kernels
+ * (threads > 1). A mismatch is a trap.
+ *
+ * Input: byte 0 picks the op (JIT_OP_NONE+1 .. JIT_OP_COUNT-1); then the
+ * common fields, the op's shapes and attributes, and the buffers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +18,9 @@ static const jit_dtype dtypes[] = {JIT_U8, JIT_F16, JIT_F32, JIT_F64};
 static const jit_dtype itypes[] = {JIT_I8, JIT_U8, JIT_I16, JIT_U16,
                                    JIT_I32, JIT_U32, JIT_I64, JIT_U64};
 
-static void small_shape(fuzz_input *in, jit_shape *s, int max_rank)
+static void small_shape(fuzz_input *in, jit_shape *s, int min_rank, int max_rank)
 {
-    s->rank = 1 + fuzz_byte(in) % max_rank;
+    s->rank = min_rank + fuzz_byte(in) % (max_rank - min_rank + 1);
     for (int i = 0; i < s->rank; i++)
         s->dims[i] = fuzz_byte(in) % 5;
 }
@@ -35,84 +41,183 @@ static void *from_input(fuzz_input *in, int64_t n)
     return p;
 }
 
+/* Index values near the small dims built here, of either sign, so that
+ * valid, wrapped, clamped and zero-filled indices all occur; sometimes an
+ * extreme. Stored in the index type's width (little-endian truncation:
+ * for an unsigned type a negative value becomes a huge one). */
+static void *indices_from_input(fuzz_input *in, int64_t n, int size)
+{
+    static const int64_t extremes[] = {INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX, -129, 128,
+                                       -32769, 32768};
+    unsigned char *p = malloc((size_t)(n * size) + 1);
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t b = fuzz_byte(in);
+        int64_t v = b < 232 ? (int64_t)(b % 12) - 6 : extremes[b % 8];
+        memcpy(p + i * size, &v, (size_t)size);
+    }
+    return p;
+}
+
 static void check_same(int s1, int s2, const void *a, const void *b, size_t n)
 {
-    if (s1 != s2 || (s1 == 0 && memcmp(a, b, n) != 0))
+    if (s1 != s2 || memcmp(a, b, n) != 0)
         __builtin_trap();
 }
 
-static void fuzz_gather(fuzz_input *in)
+static int sign_of(fuzz_input *in, int v, int r)
 {
-    jit_gather_nd_sig s = {0};
-    s.dtype = dtypes[fuzz_byte(in) % 4];
-    s.index_type = itypes[fuzz_byte(in) % 8];
-    s.index_policy = (jit_index_policy)(fuzz_byte(in) % 4);
-    s.threads = fuzz_byte(in) % 3;
-    small_shape(in, &s.data_shape, 4);
-    small_shape(in, &s.indices_shape, 3);
-    int lo = s.data_shape.rank < s.indices_shape.rank ? s.data_shape.rank : s.indices_shape.rank;
-    s.batch_dims = fuzz_byte(in) % lo;
-    for (int i = 0; i < s.batch_dims; i++)
-        s.indices_shape.dims[i] = s.data_shape.dims[i];
-    s.indices_shape.dims[s.indices_shape.rank - 1] =
-        fuzz_byte(in) % (s.data_shape.rank - s.batch_dims + 1);
-    jit_gather_nd_sig r = s;
-    r.engine = JIT_ENGINE_REFERENCE;
-    jit_gather_nd_fn fj = jit_gather_nd_compile(&s), fr = jit_gather_nd_compile(&r);
-    jit_kernel_info info;
-    if (!fj || !fr || jit_gather_nd_info(fj, &info) != 0)
-        __builtin_trap(); /* every signature built here is valid */
-    int64_t db = count(&s.data_shape) * jit_dtype_size(s.dtype);
-    int64_t ib = count(&s.indices_shape) * jit_dtype_size(s.index_type);
-    void *data = from_input(in, db), *idx = from_input(in, ib);
-    unsigned char *o1 = malloc((size_t)info.out_bytes + 1), *o2 = malloc((size_t)info.out_bytes + 1);
-    memset(o1, 1, (size_t)info.out_bytes + 1);
-    memset(o2, 1, (size_t)info.out_bytes + 1);
-    check_same(fj(data, idx, o1), fr(data, idx, o2), o1, o2, (size_t)info.out_bytes + 1);
-    free(data);
-    free(idx);
-    free(o1);
-    free(o2);
+    return fuzz_byte(in) & 1 ? v - r : v;
 }
 
-static void fuzz_scatter(fuzz_input *in)
+/* The op's own shapes and attributes, valid by construction. */
+static void build(fuzz_input *in, jit_sig *s)
 {
-    jit_scatter_update_sig s = {0};
+    jit_shape *d = &s->data_shape, *ix = &s->indices_shape, *u = &s->updates_shape;
+    switch (s->op) {
+    case JIT_OP_GATHER_ND: {
+        small_shape(in, d, 1, 4);
+        small_shape(in, ix, 1, 3);
+        int lo = d->rank < ix->rank ? d->rank : ix->rank;
+        s->batch_dims = fuzz_byte(in) % lo;
+        for (int i = 0; i < s->batch_dims; i++)
+            ix->dims[i] = d->dims[i];
+        ix->dims[ix->rank - 1] = fuzz_byte(in) % (d->rank - s->batch_dims + 1);
+        break;
+    }
+    case JIT_OP_SCATTER_UPDATE: {
+        small_shape(in, d, 1, 4);
+        small_shape(in, ix, 0, 2); /* 0-D indices too */
+        int r = d->rank, a = fuzz_byte(in) % r, n = 0;
+        s->axis = sign_of(in, a, r);
+        u->rank = r - 1 + ix->rank;
+        for (int i = 0; i < a; i++)
+            u->dims[n++] = d->dims[i];
+        for (int i = 0; i < ix->rank; i++)
+            u->dims[n++] = ix->dims[i];
+        for (int i = a + 1; i < r; i++)
+            u->dims[n++] = d->dims[i];
+        break;
+    }
+    case JIT_OP_GATHER: {
+        small_shape(in, d, 1, 4);
+        small_shape(in, ix, 0, 3);
+        int r = d->rank, q = ix->rank, a = fuzz_byte(in) % r;
+        int hi = a < q ? a : q; /* batch_dims <= axis and <= rank(indices) */
+        int b = s->opset == 1 ? 0 : fuzz_byte(in) % (hi + 1);
+        for (int i = 0; i < b; i++)
+            ix->dims[i] = d->dims[i];
+        s->axis = sign_of(in, a, r);
+        /* Gather-1 refuses any batch_dims but a literal 0, -q included */
+        s->batch_dims = q && s->opset != 1 ? sign_of(in, b, q) : b;
+        break;
+    }
+    case JIT_OP_GATHER_ELEMENTS: {
+        small_shape(in, d, 1, 4);
+        int r = d->rank, a = fuzz_byte(in) % r;
+        ix->rank = r;
+        for (int i = 0; i < r; i++)
+            /* the library takes OpenVINO's rule (equal dims but along axis), not
+             * SPEC.md's torch-like indices.shape[d] <= data.shape[d] */
+            ix->dims[i] = i == a ? fuzz_byte(in) % 5 : d->dims[i];
+        s->axis = sign_of(in, a, r);
+        break;
+    }
+    case JIT_OP_SCATTER_ND_UPDATE: {
+        small_shape(in, d, 1, 4);
+        small_shape(in, ix, 1, 3);
+        int r = d->rank, k = fuzz_byte(in) % (r + 1), n = 0;
+        ix->dims[ix->rank - 1] = k;
+        u->rank = ix->rank - 1 + r - k;
+        for (int i = 0; i < ix->rank - 1; i++)
+            u->dims[n++] = ix->dims[i];
+        for (int i = k; i < r; i++)
+            u->dims[n++] = d->dims[i];
+        break;
+    }
+    case JIT_OP_SCATTER_ELEMENTS_UPDATE: {
+        small_shape(in, d, 1, 4);
+        int r = d->rank, a = fuzz_byte(in) % r;
+        ix->rank = r;
+        for (int i = 0; i < r; i++) /* along axis any size; elsewhere at most data's */
+            ix->dims[i] = i == a ? fuzz_byte(in) % 5 : fuzz_byte(in) % (d->dims[i] + 1);
+        *u = *ix;
+        s->axis = sign_of(in, a, r);
+        break;
+    }
+    default:
+        __builtin_trap();
+    }
+}
+
+/* A reduction the op's version takes (only its latest has any), and
+ * use_init_val either way. */
+static void pick_reduction(fuzz_input *in, const jit_op_info *oi, jit_sig *s)
+{
+    int last = 0;
+    while (last + 1 < 4 && oi->opsets[last + 1])
+        last++;
+    jit_reduction r = (jit_reduction)(fuzz_byte(in) % JIT_REDUCTION_COUNT);
+    if ((oi->attrs & JIT_ATTR_REDUCTION) && s->opset == oi->opsets[last] &&
+        (oi->reductions & (1u << r)) && !(r == JIT_REDUCTION_MEAN && s->dtype == JIT_BOOL))
+        s->reduction = r;
+    if (oi->attrs & JIT_ATTR_INIT_VAL)
+        s->no_init_val = fuzz_byte(in) & 1;
+}
+
+static void fuzz_op(fuzz_input *in, jit_op op)
+{
+    jit_op_info oi;
+    if (jit_op_describe(op, &oi) != 0)
+        __builtin_trap();
+    jit_sig s;
+    memset(&s, 0, sizeof s);
+    s.op = op;
+    int nv = 0;
+    while (nv < 4 && oi.opsets[nv])
+        nv++;
+    s.opset = oi.opsets[fuzz_byte(in) % nv];
     s.dtype = dtypes[fuzz_byte(in) % 4];
-    s.index_type = itypes[fuzz_byte(in) % 8];
-    s.index_policy = (jit_index_policy)(fuzz_byte(in) % 4);
+    uint8_t tb = fuzz_byte(in);
+    s.index_type = itypes[tb % 8];
+    if (!(oi.index_types & (1u << s.index_type)))
+        s.index_type = tb & 8 ? JIT_I64 : JIT_I32; /* what every op takes */
+    s.index_policy = (jit_index_policy)(fuzz_byte(in) % JIT_INDEX_POLICY_COUNT);
     s.threads = fuzz_byte(in) % 3;
-    small_shape(in, &s.data_shape, 4);
-    small_shape(in, &s.indices_shape, 2);
-    s.indices_shape.rank = fuzz_byte(in) % 3; /* 0-D indices too */
-    int r = s.data_shape.rank, a = fuzz_byte(in) % r, u = 0;
-    s.axis = fuzz_byte(in) & 1 ? a : a - r;
-    s.updates_shape.rank = r - 1 + s.indices_shape.rank;
-    for (int i = 0; i < a; i++)
-        s.updates_shape.dims[u++] = s.data_shape.dims[i];
-    for (int i = 0; i < s.indices_shape.rank; i++)
-        s.updates_shape.dims[u++] = s.indices_shape.dims[i];
-    for (int i = a + 1; i < r; i++)
-        s.updates_shape.dims[u++] = s.data_shape.dims[i];
-    jit_scatter_update_sig rs = s;
+    build(in, &s);
+    pick_reduction(in, &oi, &s);
+    jit_sig rs = s;
     rs.engine = JIT_ENGINE_REFERENCE;
-    jit_scatter_update_fn fj = jit_scatter_update_compile(&s), fr = jit_scatter_update_compile(&rs);
-    if (!fj || !fr)
-        __builtin_trap();
-    int es = jit_dtype_size(s.dtype);
-    int64_t db = count(&s.data_shape) * es, ib = count(&s.indices_shape) * jit_dtype_size(s.index_type);
-    int64_t ub = count(&s.updates_shape) * es;
-    unsigned char *data = from_input(in, db), *idx = from_input(in, ib), *upd = from_input(in, ub);
-    unsigned char *o1 = malloc((size_t)db + 1), *o2 = malloc((size_t)db + 1);
-    memset(o1, 1, (size_t)db + 1);
-    memset(o2, 1, (size_t)db + 1);
-    int s2 = fr(data, idx, upd, o2);
-    check_same(fj(data, idx, upd, o1), s2, o1, o2, (size_t)db + 1);
-    memcpy(o1, data, (size_t)db); /* in place: the same bytes, or data untouched */
-    check_same(fj(o1, idx, upd, o1), s2, o1, s2 ? data : o2, (size_t)db);
+    jit_kernel fj = jit_compile(&s), fr = jit_compile(&rs);
+    jit_kernel_info info;
+    if (!fj || !fr || jit_info(fj, &info) != 0)
+        __builtin_trap(); /* every signature built here is valid */
+    int es = jit_dtype_size(s.dtype), is = jit_dtype_size(s.index_type);
+    int64_t db = count(&s.data_shape) * es, ob = info.out_bytes;
+    unsigned char *data = from_input(in, db);
+    unsigned char *idx = indices_from_input(in, count(&s.indices_shape), is);
+    unsigned char *upd = oi.has_updates ? from_input(in, count(&s.updates_shape) * es) : NULL;
+    /* one byte past the end: neither kernel may write it */
+    unsigned char *o1 = malloc((size_t)ob + 1), *o2 = malloc((size_t)ob + 1);
+    unsigned char *o0 = malloc((size_t)ob + 1);
+    memset(o0, 0x5A, (size_t)ob + 1);
+    memcpy(o1, o0, (size_t)ob + 1);
+    memcpy(o2, o0, (size_t)ob + 1);
+    int s2 = jit_call(fr, data, idx, upd, o2);
+    int s1 = jit_call(fj, data, idx, upd, o1);
+    check_same(s1, s2, o1, o2, (size_t)ob + 1);
+    if (s1 != JIT_OK && (s1 != JIT_STATUS_BAD_INDEX || memcmp(o1, o0, (size_t)ob + 1) != 0))
+        __builtin_trap(); /* a bad index writes nothing */
+    if (oi.has_updates) {
+        /* in place: the same bytes as out of place, or data untouched */
+        memcpy(o1, data, (size_t)db);
+        check_same(jit_call(fj, o1, idx, upd, o1), s2, o1, s2 ? data : o2, (size_t)db);
+        memcpy(o1, data, (size_t)db);
+        check_same(jit_call(fr, o1, idx, upd, o1), s2, o1, s2 ? data : o2, (size_t)db);
+    }
     free(data);
     free(idx);
     free(upd);
+    free(o0);
     free(o1);
     free(o2);
 }
@@ -121,10 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static unsigned long calls;
     fuzz_input in = {data, size};
-    if (fuzz_byte(&in) & 1)
-        fuzz_scatter(&in);
-    else
-        fuzz_gather(&in);
+    fuzz_op(&in, (jit_op)(JIT_OP_NONE + 1 + fuzz_byte(&in) % (JIT_OP_COUNT - 1)));
     if (++calls % 4096 == 0)
         jit_shutdown(); /* kernels accumulate: free them now and then */
     return 0;

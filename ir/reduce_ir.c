@@ -1,0 +1,259 @@
+/*
+ * A scatter's block reduced into out, element by element, as LLVM IR. The
+ * arithmetic is runtime/reduce.c's, step for step, so that the JIT kernel
+ * and the reference kernel agree bit for bit: integers wrap (plain add,
+ * sub, mul); min and max return out's NaN, else the update's NaN, else the
+ * smaller or larger with out's on a tie (compares and selects, never
+ * llvm.minnum, whose NaN and signed-zero rules differ); f16 and bf16 go
+ * through f32 with the conversions of runtime/half.h spelled in integer
+ * operations (LLVM's fptrunc to half keeps a NaN's payload, half.h does
+ * not, and a conversion may become a library call the kernels cannot
+ * link); bool is or, and, xor of its 0/1 values. The element loop has a
+ * constant trip count and no collision inside a block, so LLVM vectorizes
+ * it; blocks follow one another in the order of the indices.
+ */
+#include "reduce_ir.h"
+
+#include <stdio.h>
+
+typedef struct tj_rir {
+    tj_emit *e;
+    const tj_plan *p;
+    LLVMTypeRef f32, f64;
+} tj_rir;
+
+static LLVMValueRef tj_c32(const tj_rir *r, uint32_t v)
+{
+    return LLVMConstInt(r->e->i32, v, 0);
+}
+
+static LLVMValueRef tj_is_nan(const tj_rir *r, LLVMValueRef v)
+{
+    return LLVMBuildFCmp(r->e->b, LLVMRealUNO, v, v, "is.nan");
+}
+
+/* min/max as runtime/reduce.c: a's NaN, else b's, else b when strictly
+ * smaller (min) or larger (max), else a. */
+static LLVMValueRef tj_float_minmax(const tj_rir *r, LLVMValueRef a, LLVMValueRef b, int max)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef better = LLVMBuildFCmp(bd, max ? LLVMRealOGT : LLVMRealOLT, b, a, "better");
+    LLVMValueRef v = LLVMBuildSelect(bd, better, b, a, "pick");
+    v = LLVMBuildSelect(bd, tj_is_nan(r, b), b, v, "b.nan");
+    return LLVMBuildSelect(bd, tj_is_nan(r, a), a, v, "a.nan");
+}
+
+static LLVMValueRef tj_float_op(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef bd = r->e->b;
+    switch (r->p->reduction) {
+    case JIT_REDUCTION_SUM:
+    case JIT_REDUCTION_MEAN: return LLVMBuildFAdd(bd, a, b, "sum");
+    case JIT_REDUCTION_SUB: return LLVMBuildFSub(bd, a, b, "sub");
+    case JIT_REDUCTION_PROD: return LLVMBuildFMul(bd, a, b, "prod");
+    case JIT_REDUCTION_MIN: return tj_float_minmax(r, a, b, 0);
+    case JIT_REDUCTION_MAX: return tj_float_minmax(r, a, b, 1);
+    default: return b;
+    }
+}
+
+static int tj_unsigned(jit_dtype t)
+{
+    return t == JIT_U8 || t == JIT_U16 || t == JIT_U32 || t == JIT_U64;
+}
+
+static LLVMValueRef tj_int_op(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef bd = r->e->b;
+    int u = tj_unsigned(r->p->dtype);
+    switch (r->p->reduction) {
+    case JIT_REDUCTION_SUM:
+    case JIT_REDUCTION_MEAN: return LLVMBuildAdd(bd, a, b, "sum");
+    case JIT_REDUCTION_SUB: return LLVMBuildSub(bd, a, b, "sub");
+    case JIT_REDUCTION_PROD: return LLVMBuildMul(bd, a, b, "prod");
+    case JIT_REDUCTION_MIN:
+        return LLVMBuildSelect(bd, LLVMBuildICmp(bd, u ? LLVMIntULT : LLVMIntSLT, b, a, "lt"), b,
+                               a, "min");
+    case JIT_REDUCTION_MAX:
+        return LLVMBuildSelect(bd, LLVMBuildICmp(bd, u ? LLVMIntUGT : LLVMIntSGT, b, a, "gt"), b,
+                               a, "max");
+    default: return b;
+    }
+}
+
+static LLVMValueRef tj_bool_op(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef zero = LLVMConstInt(r->e->i8, 0, 0);
+    a = LLVMBuildZExt(bd, LLVMBuildICmp(bd, LLVMIntNE, a, zero, "a.bool"), r->e->i8, "a01");
+    b = LLVMBuildZExt(bd, LLVMBuildICmp(bd, LLVMIntNE, b, zero, "b.bool"), r->e->i8, "b01");
+    switch (r->p->reduction) {
+    case JIT_REDUCTION_SUM:
+    case JIT_REDUCTION_MAX: return LLVMBuildOr(bd, a, b, "or");
+    case JIT_REDUCTION_PROD:
+    case JIT_REDUCTION_MIN: return LLVMBuildAnd(bd, a, b, "and");
+    case JIT_REDUCTION_SUB: return LLVMBuildXor(bd, a, b, "xor");
+    default: return b;
+    }
+}
+
+/* runtime/half.h's tj_half_to_float: exact, subnormals as man * 2^-24. */
+static LLVMValueRef tj_half_to_f32(const tj_rir *r, LLVMValueRef h16)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef h = LLVMBuildZExt(bd, h16, r->e->i32, "h");
+    LLVMValueRef sign = LLVMBuildShl(bd, LLVMBuildAnd(bd, h, tj_c32(r, 0x8000), ""), tj_c32(r, 16),
+                                     "h.sign");
+    LLVMValueRef exp = LLVMBuildAnd(bd, LLVMBuildLShr(bd, h, tj_c32(r, 10), ""), tj_c32(r, 0x1f),
+                                    "h.exp");
+    LLVMValueRef man = LLVMBuildAnd(bd, h, tj_c32(r, 0x3ff), "h.man");
+    LLVMValueRef man13 = LLVMBuildShl(bd, man, tj_c32(r, 13), "");
+    LLVMValueRef normal = LLVMBuildOr(
+        bd, sign,
+        LLVMBuildOr(bd, LLVMBuildShl(bd, LLVMBuildAdd(bd, exp, tj_c32(r, 112), ""), tj_c32(r, 23), ""),
+                    man13, ""),
+        "h.normal");
+    LLVMValueRef special = LLVMBuildOr(bd, LLVMBuildOr(bd, sign, tj_c32(r, 0x7f800000), ""), man13,
+                                       "h.special");
+    LLVMValueRef sub = LLVMBuildFMul(bd, LLVMBuildUIToFP(bd, man, r->f32, ""),
+                                     LLVMConstReal(r->f32, 0x1p-24), "h.sub");
+    LLVMValueRef subbits = LLVMBuildOr(bd, LLVMBuildBitCast(bd, sub, r->e->i32, ""), sign, "");
+    LLVMValueRef bits = LLVMBuildSelect(
+        bd, LLVMBuildICmp(bd, LLVMIntEQ, exp, tj_c32(r, 0x1f), ""), special,
+        LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntEQ, exp, tj_c32(r, 0), ""), subbits, normal,
+                        ""),
+        "h.bits");
+    return LLVMBuildBitCast(bd, bits, r->f32, "h.f32");
+}
+
+/* runtime/half.h's tj_float_to_half, round to nearest even, a NaN to the
+ * quiet NaN of its sign. */
+static LLVMValueRef tj_f32_to_half(const tj_rir *r, LLVMValueRef f)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef x = LLVMBuildBitCast(bd, f, r->e->i32, "x");
+    LLVMValueRef sign = LLVMBuildAnd(bd, LLVMBuildLShr(bd, x, tj_c32(r, 16), ""), tj_c32(r, 0x8000),
+                                     "x.sign");
+    LLVMValueRef absx = LLVMBuildAnd(bd, x, tj_c32(r, 0x7fffffff), "x.abs");
+    /* inf, NaN, overflow */
+    LLVMValueRef nan = LLVMBuildICmp(bd, LLVMIntUGT, absx, tj_c32(r, 0x7f800000), "x.nan");
+    LLVMValueRef inf = LLVMBuildOr(bd, sign, LLVMBuildSelect(bd, nan, tj_c32(r, 0x7e00),
+                                                             tj_c32(r, 0x7c00), ""), "x.inf");
+    /* normal */
+    LLVMValueRef lsb = LLVMBuildAnd(bd, LLVMBuildLShr(bd, absx, tj_c32(r, 13), ""), tj_c32(r, 1), "");
+    LLVMValueRef rn = LLVMBuildSub(
+        bd, LLVMBuildAdd(bd, LLVMBuildAdd(bd, absx, tj_c32(r, 0xfff), ""), lsb, ""),
+        tj_c32(r, 0x38000000), "");
+    LLVMValueRef normal = LLVMBuildOr(bd, sign, LLVMBuildLShr(bd, rn, tj_c32(r, 13), ""), "x.normal");
+    /* subnormal: m >> s rounded to even, s = 126 - e in [14, 24] (else 0) */
+    LLVMValueRef e = LLVMBuildLShr(bd, absx, tj_c32(r, 23), "x.e");
+    LLVMValueRef m = LLVMBuildOr(bd, LLVMBuildAnd(bd, absx, tj_c32(r, 0x7fffff), ""),
+                                 tj_c32(r, 0x800000), "x.m");
+    LLVMValueRef s = LLVMBuildSub(bd, tj_c32(r, 126), e, "x.s");
+    LLVMValueRef tiny = LLVMBuildOr(bd, LLVMBuildICmp(bd, LLVMIntEQ, e, tj_c32(r, 0), ""),
+                                    LLVMBuildICmp(bd, LLVMIntUGT, s, tj_c32(r, 24), ""), "x.tiny");
+    LLVMValueRef sc = LLVMBuildSelect(bd, tiny, tj_c32(r, 24), s, "x.sc"); /* no poison shift */
+    LLVMValueRef q = LLVMBuildLShr(bd, m, sc, "x.q");
+    LLVMValueRef mask = LLVMBuildSub(bd, LLVMBuildShl(bd, tj_c32(r, 1), sc, ""), tj_c32(r, 1), "");
+    LLVMValueRef rem = LLVMBuildAnd(bd, m, mask, "x.rem");
+    LLVMValueRef half = LLVMBuildShl(bd, tj_c32(r, 1), LLVMBuildSub(bd, sc, tj_c32(r, 1), ""), "");
+    LLVMValueRef up = LLVMBuildOr(
+        bd, LLVMBuildICmp(bd, LLVMIntUGT, rem, half, ""),
+        LLVMBuildAnd(bd, LLVMBuildICmp(bd, LLVMIntEQ, rem, half, ""),
+                     LLVMBuildICmp(bd, LLVMIntNE, LLVMBuildAnd(bd, q, tj_c32(r, 1), ""),
+                                   tj_c32(r, 0), ""), ""),
+        "x.up");
+    q = LLVMBuildAdd(bd, q, LLVMBuildZExt(bd, up, r->e->i32, ""), "x.qr");
+    LLVMValueRef subn = LLVMBuildOr(bd, sign, LLVMBuildSelect(bd, tiny, tj_c32(r, 0), q, ""),
+                                    "x.subn");
+    LLVMValueRef bits = LLVMBuildSelect(
+        bd, LLVMBuildICmp(bd, LLVMIntUGE, absx, tj_c32(r, 0x7f800000), ""), inf,
+        LLVMBuildSelect(
+            bd, LLVMBuildICmp(bd, LLVMIntUGE, absx, tj_c32(r, 0x477ff000), ""),
+            LLVMBuildOr(bd, sign, tj_c32(r, 0x7c00), ""),
+            LLVMBuildSelect(bd, LLVMBuildICmp(bd, LLVMIntULT, absx, tj_c32(r, 0x38800000), ""),
+                            subn, normal, ""),
+            ""),
+        "x.bits");
+    return LLVMBuildTrunc(bd, bits, LLVMInt16TypeInContext(r->e->ctx), "x.h");
+}
+
+static LLVMValueRef tj_bf16_to_f32(const tj_rir *r, LLVMValueRef h16)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef h = LLVMBuildZExt(bd, h16, r->e->i32, "");
+    return LLVMBuildBitCast(bd, LLVMBuildShl(bd, h, tj_c32(r, 16), ""), r->f32, "bf.f32");
+}
+
+/* runtime/half.h's tj_float_to_bf16. */
+static LLVMValueRef tj_f32_to_bf16(const tj_rir *r, LLVMValueRef f)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef x = LLVMBuildBitCast(bd, f, r->e->i32, "");
+    LLVMValueRef hi = LLVMBuildLShr(bd, x, tj_c32(r, 16), "");
+    LLVMValueRef nan = LLVMBuildICmp(bd, LLVMIntUGT, LLVMBuildAnd(bd, x, tj_c32(r, 0x7fffffff), ""),
+                                     tj_c32(r, 0x7f800000), "");
+    LLVMValueRef rounded = LLVMBuildLShr(
+        bd, LLVMBuildAdd(bd, LLVMBuildAdd(bd, x, tj_c32(r, 0x7fff), ""),
+                         LLVMBuildAnd(bd, hi, tj_c32(r, 1), ""), ""),
+        tj_c32(r, 16), "");
+    LLVMValueRef bits = LLVMBuildSelect(bd, nan, LLVMBuildOr(bd, hi, tj_c32(r, 0x40), ""), rounded,
+                                        "bf.bits");
+    return LLVMBuildTrunc(bd, bits, LLVMInt16TypeInContext(r->e->ctx), "bf.h");
+}
+
+/* The element type as LLVM sees it for loads and stores. */
+static LLVMTypeRef tj_elem_type(const tj_rir *r)
+{
+    switch (r->p->dtype) {
+    case JIT_F32: return r->f32;
+    case JIT_F64: return r->f64;
+    default: return LLVMIntTypeInContext(r->e->ctx, (unsigned)r->p->elem_size * 8);
+    }
+}
+
+static LLVMValueRef tj_combine(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
+{
+    switch (r->p->dtype) {
+    case JIT_BOOL: return tj_bool_op(r, a, b);
+    case JIT_F32:
+    case JIT_F64: return tj_float_op(r, a, b);
+    case JIT_F16: return tj_f32_to_half(r, tj_float_op(r, tj_half_to_f32(r, a), tj_half_to_f32(r, b)));
+    case JIT_BF16:
+        return tj_f32_to_bf16(r, tj_float_op(r, tj_bf16_to_f32(r, a), tj_bf16_to_f32(r, b)));
+    default: return tj_int_op(r, a, b);
+    }
+}
+
+/* out element at dst + off = reduction(it, the update at src + off). */
+static void tj_reduce_one(const tj_rir *r, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef off)
+{
+    tj_emit *e = r->e;
+    LLVMTypeRef t = tj_elem_type(r);
+    LLVMValueRef pd = tj_byte_gep(e, dst, off, "red.dst"), ps = tj_byte_gep(e, src, off, "red.src");
+    LLVMValueRef v = tj_combine(r, tj_load(e, t, pd, "red.out"), tj_load(e, t, ps, "red.upd"));
+    LLVMValueRef to = LLVMBuildPointerCast(e->b, pd, LLVMPointerType(t, 0), "");
+    LLVMSetAlignment(LLVMBuildStore(e->b, v, to), 1);
+}
+
+int tj_ir_reduces(const tj_plan *p)
+{
+    /* the passes over positions of mean and no_init_val are the reference
+     * kernel's for now */
+    return p->reduction != JIT_REDUCTION_MEAN && !p->no_init_val;
+}
+
+void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, LLVMValueRef dst, LLVMValueRef src)
+{
+    tj_rir r = {e, p, LLVMFloatTypeInContext(e->ctx), LLVMDoubleTypeInContext(e->ctx)};
+    int64_t n = p->block_bytes / p->elem_size;
+    if (n <= TJ_IR_REDUCE_UNROLL) {
+        for (int64_t i = 0; i < n; i++)
+            tj_reduce_one(&r, dst, src, tj_i64(e, i * p->elem_size));
+        return;
+    }
+    tj_loop l;
+    tj_loop_begin(e, &l, "elem", n, NULL);
+    tj_reduce_one(&r, dst, src, tj_mul(e, l.iv, p->elem_size, "elem.off"));
+    tj_loop_end(e, &l, NULL);
+}

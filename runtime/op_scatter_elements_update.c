@@ -1,0 +1,142 @@
+/* ScatterElementsUpdate-3 and -12 (ONNX ScatterElements, torch.scatter
+ * and scatter_reduce): a level per dimension of indices, each index
+ * selecting one element of out along the axis, at its own coordinates
+ * elsewhere, written or (-12) reduced in row-major order of indices. The
+ * levels before the axis are unit levels: two of their iterations never
+ * write the same element, so threads may split them (by destination rows:
+ * each row sees its updates in order). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "op.h"
+#include "shape.h"
+#include "typed_api.h"
+
+#define TJ_SEU_REDUCTIONS                                                                     \
+    (TJ_REDUCTION_BIT(JIT_REDUCTION_NONE) | TJ_REDUCTION_BIT(JIT_REDUCTION_SUM) |               \
+     TJ_REDUCTION_BIT(JIT_REDUCTION_PROD) | TJ_REDUCTION_BIT(JIT_REDUCTION_MIN) |               \
+     TJ_REDUCTION_BIT(JIT_REDUCTION_MAX) | TJ_REDUCTION_BIT(JIT_REDUCTION_MEAN))
+
+static int tj_seu_check_shapes(const jit_sig *s, int *axis)
+{
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape, *u = &s->updates_shape;
+    if (tj_shape_check(d, "data", 1) || tj_shape_check(ix, "indices", 1) ||
+        tj_shape_check(u, "updates", 1))
+        return -1;
+    int r = d->rank;
+    if (ix->rank != r)
+        return tj_error_set("rank(indices)=%d must equal rank(data)=%d", ix->rank, r);
+    char b1[256], b2[256];
+    if (u->rank != ix->rank || memcmp(u->dims, ix->dims, sizeof(int64_t) * (size_t)r) != 0)
+        return tj_error_set("updates shape %s must equal indices shape %s",
+                            tj_shape_format(u, b1, sizeof b1), tj_shape_format(ix, b2, sizeof b2));
+    if (s->axis < -r || s->axis > r - 1)
+        return tj_error_set("axis=%" PRId64 " must be in [-rank(data), rank(data)-1] = [%d, %d]",
+                            s->axis, -r, r - 1);
+    int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    for (int i = 0; i < r; i++)
+        if (i != a && ix->dims[i] > d->dims[i])
+            return tj_error_set("indices.shape[%d]=%" PRId64 " must not exceed data.shape[%d]=%" PRId64
+                                " (every dimension but axis %d)",
+                                i, ix->dims[i], i, d->dims[i], a);
+    *axis = a;
+    return 0;
+}
+
+static int tj_seu_check(const jit_sig *s, int *axis)
+{
+    int opset = s->opset ? s->opset : 12;
+    if (opset != 3 && opset != 12)
+        return tj_error_set("opset=%d must be 3 or 12", s->opset);
+    if (tj_check_dtype(s->dtype, "data") || tj_check_index_type(s->index_type, "indices") ||
+        tj_check_policy_engine(s->index_policy, s->engine) || tj_check_axis_tensor(s))
+        return -1;
+    if (s->updates_dtype != JIT_DTYPE_UNSET && s->updates_dtype != s->dtype)
+        return tj_error_set("updates element type %s must equal data element type %s",
+                            jit_dtype_name(s->updates_dtype), jit_dtype_name(s->dtype));
+    return tj_seu_check_shapes(s, axis);
+}
+
+static int tj_seu_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
+{
+    int a = 0, opset = s->opset ? s->opset : 12;
+    if (tj_seu_check(s, &a))
+        return -1;
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
+    *out = *d;
+    tj_plan_init(p, s, TJ_INDEXED_DST, 1);
+    if (tj_plan_reduction(p, s,
+                          opset == 12 ? TJ_SEU_REDUCTIONS : TJ_REDUCTION_BIT(JIT_REDUCTION_NONE),
+                          "ScatterElementsUpdate", opset))
+        return -1;
+    int64_t idx_bytes;
+    if (tj_shape_bytes(d, p->elem_size, "data", &p->data_bytes) ||
+        tj_shape_bytes(ix, p->index_size, "indices", &idx_bytes) ||
+        tj_shape_bytes(&s->updates_shape, p->elem_size, "updates", &p->updates_bytes))
+        return -1;
+    p->indices_elems = idx_bytes / p->index_size;
+    p->out_bytes = p->copy_bytes = p->data_bytes;
+    p->block_bytes = p->elem_size;
+    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], ds = p->elem_size, is = 1;
+    for (int i = d->rank - 1; i >= 0; i--) {
+        data_stride[i] = ds;
+        index_stride[i] = is;
+        if (tj_mul_i64(ds, d->dims[i], &ds) || tj_mul_i64(is, ix->dims[i], &is))
+            return tj_error_set("a partial product of the data or indices shape overflows int64");
+    }
+    /* the levels before the axis write rows of their own; a unit level
+     * must also cover its rows of data whole (the copy is split with it):
+     * indices as long as data there */
+    int units = 1;
+    for (int i = 0; i < d->rank; i++) {
+        units = units && i < a && ix->dims[i] == d->dims[i];
+        tj_plan_level(p, ix->dims[i], index_stride[i], i == a ? 0 : data_stride[i],
+                      index_stride[i] * p->elem_size, units);
+    }
+    p->depth = 1;
+    p->dims[0] = d->dims[a];
+    p->strides[0] = data_stride[a];
+    p->tuple_shape = *ix;
+    p->first_dim = a;
+    return 0;
+}
+
+static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)
+{
+    char b1[512], b2[512];
+    snprintf(buf, len,
+             "ScatterElementsUpdate-%d, axis %" PRId64 ", reduction %s%s, data %s %s, indices "
+             "%s %s, index policy %s\noutput shape: %s (the data shape)\n",
+             s->opset ? s->opset : 12, s->axis, jit_reduction_name(s->reduction),
+             s->no_init_val && s->reduction ? " (use_init_val false)" : "",
+             jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, b1, sizeof b1),
+             jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, b2, sizeof b2),
+             jit_index_policy_name(s->index_policy), b1);
+}
+
+const tj_op_def tj_op_scatter_elements_update = {
+    .info = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .name = "ScatterElementsUpdate",
+             .command = "scatter-elements-update",
+             .attrs = JIT_ATTR_AXIS | JIT_ATTR_AXIS_TENSOR | JIT_ATTR_UPDATES |
+                      JIT_ATTR_REDUCTION | JIT_ATTR_INIT_VAL,
+             .has_updates = 1, .opsets = {3, 12}, .default_opset = 12,
+             .index_types = TJ_INDEX_TYPES_ALL, .reductions = TJ_SEU_REDUCTIONS},
+    .plan = tj_seu_plan,
+    .describe = tj_seu_describe,
+};
+
+static jit_sig tj_seu_sig_of(const jit_scatter_elements_update_sig *t)
+{
+    return (jit_sig){.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .opset = t->opset, .axis = t->axis,
+                     .dtype = t->dtype, .updates_dtype = t->updates_dtype,
+                     .index_type = t->index_type, .axis_type = t->axis_type,
+                     .axis_shape = t->axis_shape, .index_policy = t->index_policy,
+                     .engine = t->engine, .threads = t->threads, .data_shape = t->data_shape,
+                     .indices_shape = t->indices_shape, .updates_shape = t->updates_shape,
+                     .reduction = t->reduction, .no_init_val = t->no_init_val};
+}
+
+TJ_TYPED_API(scatter_elements_update, "ScatterElementsUpdate", jit_scatter_elements_update_sig,
+             jit_scatter_elements_update_fn, tj_seu_sig_of)

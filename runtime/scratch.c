@@ -1,0 +1,59 @@
+#include "scratch.h"
+
+#include <pthread.h>
+#include "alloc.h"
+
+typedef struct tj_scratch_buf {
+    void *p;
+    size_t size;
+} tj_scratch_buf;
+
+static pthread_key_t tj_scratch_key;
+static pthread_once_t tj_scratch_once = PTHREAD_ONCE_INIT;
+static int tj_scratch_ok;
+
+static void tj_scratch_free(void *v)
+{
+    tj_scratch_buf *b = v;
+    if (b) {
+        tj_free(b->p);
+        tj_free(b);
+    }
+}
+
+static void tj_scratch_init(void)
+{
+    tj_scratch_ok = pthread_key_create(&tj_scratch_key, tj_scratch_free) == 0;
+}
+
+void *tj_scratch(size_t bytes)
+{
+    pthread_once(&tj_scratch_once, tj_scratch_init);
+    if (!tj_scratch_ok)
+        return NULL;
+    tj_scratch_buf *b = pthread_getspecific(tj_scratch_key);
+    if (!b) {
+        b = tj_calloc(1, sizeof *b);
+        if (!b || pthread_setspecific(tj_scratch_key, b) != 0) {
+            tj_free(b);
+            return NULL;
+        }
+    }
+    if (b->size < bytes) {
+        /* no realloc: the old contents are not needed, and a fresh
+         * allocation of a large size is pages not yet touched */
+        tj_free(b->p);
+        b->p = tj_malloc(bytes);
+        b->size = b->p ? bytes : 0;
+    }
+    return b->p;
+}
+
+void tj_scratch_release(void)
+{
+    pthread_once(&tj_scratch_once, tj_scratch_init);
+    if (!tj_scratch_ok)
+        return;
+    tj_scratch_free(pthread_getspecific(tj_scratch_key));
+    pthread_setspecific(tj_scratch_key, NULL);
+}

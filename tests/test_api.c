@@ -1,0 +1,421 @@
+/* The public API given bad arguments: NULL signatures and outputs, values
+ * outside the enums, pointers this library never returned, kernels of the
+ * other op, ranges outside [0, units), a cache that is not open or cannot
+ * be; and allocation failures in the calls test_signature does not fail
+ * (async compiles, explain, dump). Each refusal returns its error value,
+ * writes nothing it should not, and says why in jit_last_error(). */
+#define _DEFAULT_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "alloc.h"
+#include "oracle.h"
+#include "support.h"
+
+static void expect_error(const char *part)
+{
+    if (!strstr(jit_last_error(), part))
+        fail_msg("jit_last_error() is \"%s\", expected it to contain \"%s\"", jit_last_error(),
+                 part);
+}
+
+/* data f32 [6, 4], indices [5, 1] -> out [5, 4] */
+static jit_gather_nd_sig gsig(void)
+{
+    return (jit_gather_nd_sig){.dtype = JIT_F32, .index_type = JIT_I32,
+                               .data_shape = {2, {6, 4}}, .indices_shape = {2, {5, 1}}};
+}
+
+/* data f32 [6, 4], axis 0, indices [3] -> updates [3, 4] */
+static jit_scatter_update_sig ssig(void)
+{
+    return (jit_scatter_update_sig){.axis = 0, .dtype = JIT_F32, .index_type = JIT_I32,
+                                    .data_shape = {2, {6, 4}}, .indices_shape = {1, {3}},
+                                    .updates_shape = {2, {3, 4}}};
+}
+
+static float data[24], updates[12];
+static const int32_t gidx[5] = {5, 0, 3, 3, 1}, sidx[3] = {4, 1, 2};
+
+static int setup(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 24; i++)
+        data[i] = (float)i + 0.5f;
+    for (int i = 0; i < 12; i++)
+        updates[i] = -1.0f - (float)i;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    return 0;
+}
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig g = gsig();
+    jit_scatter_update_sig s = ssig();
+    jit_shape shape;
+    jit_kernel_info info;
+
+    assert_null(jit_gather_nd_compile(NULL));
+    expect_error("the GatherND signature is NULL");
+    assert_null(jit_scatter_update_compile(NULL));
+    expect_error("the ScatterUpdate signature is NULL");
+    assert_null(jit_gather_nd_compile_async(NULL));
+    expect_error("the GatherND signature is NULL");
+    assert_null(jit_scatter_update_compile_async(NULL));
+    expect_error("the ScatterUpdate signature is NULL");
+
+    assert_int_equal(jit_gather_nd_output_shape(NULL, &shape), -1);
+    expect_error("jit_gather_nd_output_shape: NULL argument");
+    assert_int_equal(jit_gather_nd_output_shape(&g, NULL), -1);
+    expect_error("jit_gather_nd_output_shape: NULL argument");
+    assert_int_equal(jit_scatter_update_output_shape(NULL, &shape), -1);
+    expect_error("jit_scatter_update_output_shape: NULL argument");
+    assert_int_equal(jit_scatter_update_output_shape(&s, NULL), -1);
+    expect_error("jit_scatter_update_output_shape: NULL argument");
+
+    assert_null(jit_gather_nd_explain(NULL));
+    expect_error("the GatherND signature is NULL");
+    assert_null(jit_scatter_update_explain(NULL));
+    expect_error("the ScatterUpdate signature is NULL");
+    assert_null(jit_gather_nd_dump(NULL, JIT_DUMP_IR));
+    expect_error("the GatherND signature is NULL");
+    assert_null(jit_scatter_update_dump(NULL, JIT_DUMP_IR));
+    expect_error("the ScatterUpdate signature is NULL");
+
+    assert_int_equal(jit_get_kernel_stats(NULL), -1);
+    expect_error("jit_get_kernel_stats: NULL argument");
+
+    /* a real kernel, but nowhere to write its info */
+    jit_gather_nd_fn fn = jit_gather_nd_compile(&g);
+    assert_non_null(fn);
+    assert_int_equal(jit_gather_nd_info(fn, NULL), -1);
+    expect_error("not a kernel returned by this library");
+    assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+    assert_int_equal(info.out_bytes, 5 * 4 * 4);
+}
+
+/* An invalid signature is refused by explain and async compile as by compile. */
+static void test_invalid_signatures(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig g = gsig();
+    g.engine = (jit_engine)7;
+    assert_null(jit_gather_nd_compile(&g));
+    expect_error("engine=7 is not a known engine");
+    assert_null(jit_gather_nd_compile_async(&g));
+    expect_error("engine=7 is not a known engine");
+
+    jit_scatter_update_sig s = ssig();
+    s.axis = 2;
+    assert_null(jit_scatter_update_explain(&s));
+    expect_error("axis");
+    assert_null(jit_scatter_update_compile_async(&s));
+    expect_error("axis");
+
+    /* a negative rank is named by its number */
+    g = gsig();
+    g.data_shape.rank = -1;
+    assert_null(jit_gather_nd_compile(&g));
+    expect_error("rank(data)=-1 must be at least 1");
+    /* batch_dims beyond the indices' rank */
+    g = gsig();
+    g.batch_dims = 1;
+    g.indices_shape = (jit_shape){1, {5}};
+    assert_null(jit_gather_nd_compile(&g));
+    expect_error("batch_dims");
+}
+
+static void test_enum_names_out_of_range(void **state)
+{
+    (void)state;
+    jit_index_policy p = JIT_INDEX_CLAMP;
+    assert_string_equal(jit_dtype_name(JIT_DTYPE_COUNT), "unknown");
+    assert_string_equal(jit_dtype_name((jit_dtype)-1), "unknown");
+    assert_int_equal(jit_dtype_from_name(NULL), JIT_DTYPE_UNSET);
+    assert_int_equal(jit_dtype_from_name("f33"), JIT_DTYPE_UNSET);
+    assert_int_equal(jit_dtype_from_name("unset"), JIT_DTYPE_UNSET); /* not a type to ask for */
+    assert_int_equal(jit_dtype_from_name("nf4"), JIT_NF4);
+    assert_int_equal(jit_dtype_size(JIT_DTYPE_COUNT), 0);
+    assert_int_equal(jit_dtype_size(JIT_F64), 8);
+    assert_string_equal(jit_index_policy_name(JIT_INDEX_POLICY_COUNT), "unknown");
+    assert_int_equal(jit_index_policy_from_name(NULL, &p), -1);
+    assert_int_equal(jit_index_policy_from_name("clam", &p), -1);
+    assert_int_equal(jit_index_policy_from_name("clamped", &p), -1);
+    assert_int_equal(jit_index_policy_from_name("zero_fill", &p), 0);
+    assert_int_equal(p, JIT_INDEX_ZERO_FILL);
+    assert_int_equal(jit_index_policy_from_name("bogus", &p), -1);
+    assert_int_equal(p, JIT_INDEX_ZERO_FILL); /* a failure leaves it alone */
+    assert_string_equal(jit_engine_name(JIT_ENGINE_COUNT), "unknown");
+    assert_string_equal(jit_engine_name(JIT_ENGINE_JIT), "jit");
+}
+
+static int fake_kernel(const void *a, const void *b, void *c)
+{
+    (void)a, (void)b, (void)c;
+    return 0;
+}
+
+/* The parts API (units, validate, run_range) on pointers it must refuse,
+ * and ranges it must clip; for a JIT kernel and a reference kernel. */
+static void test_parts_bad_arguments(void **state)
+{
+    (void)state;
+    jit_gather_nd_fn fake = fake_kernel;
+    assert_int_equal(jit_gather_nd_units(NULL), -1);
+    expect_error("not a kernel returned by this library");
+    assert_int_equal(jit_gather_nd_units(fake), -1);
+    assert_int_equal(jit_gather_nd_validate(fake, gidx), JIT_STATUS_BAD_POINTER);
+    expect_error("not a kernel returned by this library");
+    float out[20];
+    assert_int_equal(jit_gather_nd_run_range(fake, data, gidx, out, 0, 1), JIT_STATUS_BAD_POINTER);
+    expect_error("not a kernel returned by this library");
+
+    for (int eng = JIT_ENGINE_AUTO; eng <= JIT_ENGINE_REFERENCE; eng++) {
+        jit_gather_nd_sig g = gsig();
+        g.engine = (jit_engine)eng;
+        jit_gather_nd_fn fn = jit_gather_nd_compile(&g);
+        jit_scatter_update_sig s = ssig();
+        s.engine = (jit_engine)eng;
+        jit_scatter_update_fn sfn = jit_scatter_update_compile(&s);
+        assert_non_null(fn);
+        assert_non_null(sfn);
+        /* each op's kernel is refused by the other op's calls */
+        assert_int_equal(jit_scatter_update_units((jit_scatter_update_fn)(uintptr_t)fn), -1);
+        expect_error("not a kernel returned by this library");
+        assert_int_equal(jit_gather_nd_units((jit_gather_nd_fn)(uintptr_t)sfn), -1);
+        assert_int_equal(jit_scatter_update_validate((jit_scatter_update_fn)(uintptr_t)fn, sidx),
+                         JIT_STATUS_BAD_POINTER);
+        assert_int_equal(jit_scatter_update_run_range((jit_scatter_update_fn)(uintptr_t)fn, data,
+                                                      sidx, updates, out, 0, 1),
+                         JIT_STATUS_BAD_POINTER);
+
+        int64_t units = jit_gather_nd_units(fn);
+        assert_true(units > 0);
+        assert_int_equal(jit_gather_nd_validate(fn, NULL), JIT_STATUS_BAD_POINTER);
+        expect_error("indices is NULL but the signature needs bytes there");
+        assert_int_equal(jit_gather_nd_validate(fn, gidx), JIT_OK);
+
+        /* an empty range writes nothing; one past both ends is clipped */
+        float want[20], before[20];
+        memset(out, 0x5a, sizeof out);
+        memcpy(before, out, sizeof out);
+        assert_int_equal(jit_gather_nd_run_range(fn, data, gidx, out, 3, 3), JIT_OK);
+        assert_int_equal(jit_gather_nd_run_range(fn, data, gidx, out, units, units + 5), JIT_OK);
+        assert_memory_equal(out, before, sizeof out);
+        assert_int_equal(oracle_gather_nd(&g, data, gidx, want), 0);
+        assert_int_equal(jit_gather_nd_run_range(fn, data, gidx, out, -7, units + 7), JIT_OK);
+        assert_memory_equal(out, want, sizeof want);
+        /* a NULL buffer is refused before any unit runs */
+        assert_int_equal(jit_gather_nd_run_range(fn, NULL, gidx, out, 0, units),
+                         JIT_STATUS_BAD_POINTER);
+
+        int64_t sunits = jit_scatter_update_units(sfn);
+        assert_true(sunits > 0);
+        float sout[24], swant[24];
+        assert_int_equal(oracle_scatter_update(&s, data, sidx, updates, swant), 0);
+        assert_int_equal(jit_scatter_update_run_range(sfn, data, sidx, updates, sout, -1, sunits + 1),
+                         JIT_OK);
+        assert_memory_equal(sout, swant, sizeof swant);
+        assert_int_equal(jit_scatter_update_validate(sfn, NULL), JIT_STATUS_BAD_POINTER);
+        jit_shutdown();
+    }
+}
+
+/* The buffers a kernel needs, each NULL in turn: refused, named. */
+static void test_null_buffers_are_named(void **state)
+{
+    (void)state;
+    for (int eng = JIT_ENGINE_AUTO; eng <= JIT_ENGINE_REFERENCE; eng++) {
+        jit_scatter_update_sig s = ssig();
+        s.engine = (jit_engine)eng;
+        jit_scatter_update_fn fn = jit_scatter_update_compile(&s);
+        assert_non_null(fn);
+        float out[24];
+        assert_int_equal(fn(data, NULL, updates, out), JIT_STATUS_BAD_POINTER);
+        assert_string_equal(jit_last_error(), "indices is NULL but the signature needs bytes there");
+        assert_int_equal(fn(data, sidx, NULL, out), JIT_STATUS_BAD_POINTER);
+        assert_string_equal(jit_last_error(), "updates is NULL but the signature needs bytes there");
+        assert_int_equal(fn(data, sidx, updates, NULL), JIT_STATUS_BAD_POINTER);
+        assert_string_equal(jit_last_error(), "out is NULL but the signature needs bytes there");
+        jit_shutdown();
+    }
+}
+
+static void test_dump_kind_out_of_range(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig g = gsig();
+    assert_null(jit_gather_nd_dump(&g, (jit_dump_kind)9));
+    expect_error("dump kind 9 is not IR, optimized IR or assembly");
+    jit_scatter_update_sig s = ssig();
+    assert_null(jit_scatter_update_dump(&s, (jit_dump_kind)-1));
+    expect_error("is not IR, optimized IR or assembly");
+}
+
+/* Without a folder named or in TENSORJIT_CACHE_DIR there is no cache. */
+static void test_cache_without_a_folder(void **state)
+{
+    (void)state;
+    char *saved = getenv("TENSORJIT_CACHE_DIR") ? strdup(getenv("TENSORJIT_CACHE_DIR")) : NULL;
+    jit_cache_close();
+    unsetenv("TENSORJIT_CACHE_DIR");
+    assert_int_equal(jit_cache_open(NULL), -1);
+    expect_error("no cache folder given and TENSORJIT_CACHE_DIR is not set");
+    setenv("TENSORJIT_CACHE_DIR", "off", 1);
+    assert_int_equal(jit_cache_open(""), -1);
+    expect_error("no cache folder given");
+    int64_t entries = 5, bytes = 5;
+    char dir[64] = "x";
+    assert_int_equal(jit_cache_stats(0, &entries, &bytes, dir, sizeof dir), -1);
+    expect_error("no cache folder is open");
+    assert_string_equal(dir, "");
+#ifndef TJ_WITH_JIT
+    assert_int_equal(jit_cache_open("/tmp"), -1);
+    expect_error("this build has no JIT backend");
+#else
+    /* the variable is the folder when none is named */
+    char base[] = "/tmp/tj_api_XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/cache", base);
+    setenv("TENSORJIT_CACHE_DIR", sub, 1);
+    jit_shutdown(); /* the library reads its environment again */
+    assert_int_equal(jit_cache_open(NULL), 0);
+    char got[64];
+    assert_int_equal(jit_cache_stats(0, &entries, &bytes, got, sizeof got), 0);
+    assert_string_equal(got, sub);
+    assert_int_equal(entries, 0);
+    /* jit_shutdown, not jit_cache_close: opening started the engine on a
+     * background thread, which opens TENSORJIT_CACHE_DIR again if it starts
+     * after a close (a race of the library, reported); shutdown joins it */
+    jit_shutdown();
+    assert_int_equal(jit_cache_stats(0, &entries, &bytes, got, sizeof got), -1);
+
+    /* a folder that cannot be created: its parent is a file */
+    char file[64], under[80];
+    snprintf(file, sizeof file, "%s/file", base);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(under, sizeof under, "%s/sub/cache", file);
+    assert_int_equal(jit_cache_open(under), -1);
+    expect_error("cannot create cache folder");
+    expect_error("Not a directory");
+
+    /* a path longer than the cache keeps */
+    char *longp = malloc(5000);
+    assert_non_null(longp);
+    memset(longp, 'a', 4999);
+    longp[0] = '/';
+    longp[4999] = '\0';
+    assert_int_equal(jit_cache_open(longp), -1);
+    expect_error("cache folder path is too long");
+    free(longp);
+
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+    assert_int_equal(system(cmd), 0);
+#endif
+    if (saved)
+        setenv("TENSORJIT_CACHE_DIR", saved, 1);
+    else
+        unsetenv("TENSORJIT_CACHE_DIR");
+    free(saved);
+}
+
+/* Every allocation of an async compile, an explanation and a dump fails in
+ * turn: NULL and "out of memory", or a right answer. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    int nulls = 0, oks = 0;
+    for (long n = 1; n < 40; n++) {
+        jit_shutdown();
+        jit_gather_nd_sig g = gsig();
+        g.index_policy = (jit_index_policy)(n % JIT_INDEX_POLICY_COUNT);
+        tj_alloc_fail_after(n);
+        jit_gather_nd_fn fn = jit_gather_nd_compile_async(&g);
+        tj_alloc_fail_after(0);
+        if (!fn) {
+            expect_error("out of memory");
+            nulls++;
+            continue;
+        }
+        float out[20], want[20];
+        assert_int_equal(oracle_gather_nd(&g, data, gidx, want), 0);
+        assert_int_equal(fn(data, gidx, out), 0);
+        assert_memory_equal(out, want, sizeof want);
+        oks++;
+    }
+    assert_true(nulls > 0);
+    assert_true(oks > 0);
+
+    jit_scatter_update_sig s = ssig();
+    int explained = 0;
+    for (long n = 1; n < 8; n++) {
+        tj_alloc_fail_after(n);
+        char *text = jit_scatter_update_explain(&s);
+        tj_alloc_fail_after(0);
+        if (!text) {
+            expect_error("out of memory explaining a signature");
+            continue;
+        }
+        assert_non_null(strstr(text, "ScatterUpdate-3"));
+        jit_free(text);
+        explained++;
+    }
+    assert_true(explained > 0);
+
+#ifdef TJ_WITH_JIT
+    /* a dump: the engine starts, then its text is copied */
+    jit_gather_nd_sig g = gsig();
+    int dumped = 0, refused = 0;
+    for (long n = 1; n < 40; n++) {
+        jit_shutdown();
+        tj_alloc_fail_after(n);
+        char *text = jit_gather_nd_dump(&g, n % 2 ? JIT_DUMP_ASM : JIT_DUMP_IR);
+        tj_alloc_fail_after(0);
+        if (!text) {
+            expect_error("out of memory");
+            refused++;
+            continue;
+        }
+        assert_non_null(strstr(text, n % 2 ? "tj_" : "define"));
+        jit_free(text);
+        dumped++;
+    }
+    assert_true(refused > 0);
+    assert_true(dumped > 0);
+#endif
+    jit_shutdown();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_invalid_signatures),
+        cmocka_unit_test(test_enum_names_out_of_range),
+        cmocka_unit_test(test_parts_bad_arguments),
+        cmocka_unit_test(test_null_buffers_are_named),
+        cmocka_unit_test(test_dump_kind_out_of_range),
+        cmocka_unit_test(test_cache_without_a_folder),
+        cmocka_unit_test(test_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
