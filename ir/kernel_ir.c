@@ -678,6 +678,24 @@ static void tj_emit_vector_level(tj_kir *k, const tj_level *v, tj_vcursor c)
     }
 }
 
+/* The innermost level v from cursor c, TJ_IR_LOOP_UNROLL iterations per
+ * trip of the loop, the remaining ones written out after it. */
+static void tj_emit_unrolled_level(tj_kir *k, int l, const tj_level *v, tj_vcursor c)
+{
+    tj_emit *e = &k->e;
+    int64_t by = TJ_IR_LOOP_UNROLL, chunks = v->trip / by, rest = v->trip % by;
+    char name[32];
+    snprintf(name, sizeof name, "level%d", l);
+    tj_loop lp;
+    tj_loop_begin(e, &lp, name, chunks, NULL);
+    tj_vcursor base = tj_advance(k, c, v, tj_mul(e, lp.iv, by, "by.first"));
+    for (int64_t j = 0; j < by; j++)
+        tj_emit_tuple(k, tj_advance(k, base, v, tj_i64(e, j)));
+    tj_loop_end(e, &lp, NULL);
+    for (int64_t j = 0; j < rest; j++)
+        tj_emit_tuple(k, tj_advance(k, c, v, tj_i64(e, chunks * by + j)));
+}
+
 /* Levels [l, nlevels) from cursor c: counted loops with constant trip
  * counts, or written out when the kernel is unrolled, and for a short
  * innermost level inside a loop (LLVM's unroller is off, and a 3-trip
@@ -694,6 +712,11 @@ static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
     int innermost = l == p->nlevels - 1;
     if (innermost && k->st.gather_lanes) {
         tj_emit_vector_level(k, v, c);
+        return;
+    }
+    if (innermost && !k->st.prefetch && !k->nt_path && k->p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
+        v->trip >= 2 * TJ_IR_LOOP_UNROLL) {
+        tj_emit_unrolled_level(k, l, v, c);
         return;
     }
     if (k->st.unrolled || (innermost && l > 0 && v->trip <= TJ_IR_INNER_UNROLL)) {

@@ -87,6 +87,16 @@
  * out (G2: 3 tuples per batch). */
 #define TJ_IR_INNER_UNROLL 4
 
+/* A longer innermost loop of blocks below TJ_IR_STRAIGHT_COPY_MIN bytes
+ * (and without vector gathers) copies TJ_IR_LOOP_UNROLL blocks per trip,
+ * the rest written out after the loop: for one element or a few dozen
+ * bytes a block, the loop's own instructions were a large share of each
+ * copy, and LLVM's unroller, which would do the same, is kept out of the
+ * pipeline for compile time (G3, G9 and G1 became 10-25% faster:
+ * docs/performance.md, 'Unrolled element loops'). Larger blocks keep one
+ * copy per trip, so that a kernel's code stays small. */
+#define TJ_IR_LOOP_UNROLL 8
+
 /* Element gathers (blocks of one 4- or 8-byte element, out written
  * contiguously by the innermost loop) load TJ_IR_GATHER_BYTES of elements
  * per step with llvm.masked.gather (x86: vpgatherdd/vpgatherdq; LLVM

@@ -7,7 +7,9 @@
  * the wide gathers into the registers of an AVX2 target or keeps them in
  * zmm. Each shape also states whether its kernel must use the vector
  * gathers (llvm.masked.gather in its IR), so a change of the rule that
- * silently drops them shows. */
+ * silently drops them shows. The shapes that keep the scalar loop run it
+ * unrolled (TJ_IR_LOOP_UNROLL) with a remainder, gathers and scatters
+ * (duplicates in order: the last one wins) alike. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +63,12 @@ static const vg_shape shapes[] = {
     {"GatherND batch_dims 1, one element per row (G3's shape): scalar",
      {.op = JIT_OP_GATHER_ND, .batch_dims = 1, .dtype = JIT_F32, .data_shape = SH(70, 30),
       .indices_shape = SH(70, 1)}, 0},
+    {"ScatterNDUpdate of 61 elements into 40, duplicates: scalar, unrolled",
+     {.op = JIT_OP_SCATTER_ND_UPDATE, .dtype = JIT_F32, .data_shape = SH(40),
+      .indices_shape = SH(61, 1), .updates_shape = SH(61)}, 0},
+    {"ScatterNDUpdate of 19 rows of 24 bytes into 8x6 i32: scalar, unrolled",
+     {.op = JIT_OP_SCATTER_ND_UPDATE, .dtype = JIT_I32, .data_shape = SH(8, 6),
+      .indices_shape = SH(19, 1), .updates_shape = SH(19, 6)}, 0},
     {"GatherND f16, 53 elements: scalar",
      {.op = JIT_OP_GATHER_ND, .dtype = JIT_F16, .data_shape = SH(1100, 300),
       .indices_shape = SH(53, 2)}, 0},
@@ -140,7 +148,11 @@ static void compare_once(const vg_shape *sh, jit_sig sig, uint64_t *rs, int bad)
     assert_int_equal(jit_output_shape(&sig, &os), 0);
     int es = jit_dtype_size(sig.dtype), is = jit_dtype_size(sig.index_type);
     int64_t nd = elems(&sig.data_shape), ni = elems(&sig.indices_shape), no = elems(&os);
+    int64_t nu = sig.op == JIT_OP_SCATTER_ND_UPDATE ? elems(&sig.updates_shape) : 0;
     unsigned char *data = malloc((size_t)(nd * es)), *idx = malloc((size_t)(ni * is) + 1);
+    unsigned char *upd = nu ? malloc((size_t)(nu * es)) : NULL;
+    for (int64_t i = 0; i < nu * es; i++)
+        upd[i] = (unsigned char)support_rand(rs);
     unsigned char *o1 = malloc((size_t)(no * es)), *o2 = malloc((size_t)(no * es));
     for (int64_t i = 0; i < nd * es; i++) /* no two elements alike: a wrong offset shows */
         data[i] = (unsigned char)((uint64_t)(i / es) * 0x9e3779b97f4a7c15ULL >> (56 - 8 * (i % es)));
@@ -149,7 +161,7 @@ static void compare_once(const vg_shape *sh, jit_sig sig, uint64_t *rs, int bad)
                     index_value(rs, &sig, entry_dim(&sig, i), bad && support_rand(rs) % 4 == 0));
     memset(o1, 0xab, (size_t)(no * es));
     memset(o2, 0xab, (size_t)(no * es));
-    int s1 = jit_call(k, data, idx, NULL, o1), s2 = jit_call(r, data, idx, NULL, o2);
+    int s1 = jit_call(k, data, idx, upd, o1), s2 = jit_call(r, data, idx, upd, o2);
     if (s1 != s2 || memcmp(o1, o2, (size_t)(no * es)) != 0)
         fail_msg("%s, index %s, policy %s%s: JIT status %d, reference %d, outputs %s", sh->what,
                  jit_dtype_name(sig.index_type), jit_index_policy_name(sig.index_policy),
@@ -157,6 +169,7 @@ static void compare_once(const vg_shape *sh, jit_sig sig, uint64_t *rs, int bad)
                  memcmp(o1, o2, (size_t)(no * es)) ? "differ" : "equal");
     free(data);
     free(idx);
+    free(upd);
     free(o1);
     free(o2);
 }
@@ -180,6 +193,10 @@ static void run_all(int some)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t t = 0; t < sizeof itypes / sizeof *itypes; t++)
             for (int p = 0; p < JIT_INDEX_POLICY_COUNT; p++) {
+                jit_op_info info;
+                assert_int_equal(jit_op_describe(shapes[s].sig.op, &info), 0);
+                if (!(info.index_types & (1u << itypes[t])))
+                    continue; /* an index type the op refuses */
                 if (some && (!shapes[s].vector || (itypes[t] != JIT_U8 && itypes[t] != JIT_I64)))
                     continue;
                 jit_sig sig = shapes[s].sig;
