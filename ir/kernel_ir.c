@@ -714,8 +714,9 @@ static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
         tj_emit_vector_level(k, v, c);
         return;
     }
-    if (innermost && !k->st.prefetch && !k->nt_path && k->p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
-        v->trip >= 2 * TJ_IR_LOOP_UNROLL) {
+    if (innermost && !k->st.prefetch && !k->nt_path && p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
+        v->trip >= 2 * TJ_IR_LOOP_UNROLL &&
+        TJ_IR_LOOP_UNROLL * (int64_t)(p->depth > 1 ? p->depth : 1) <= k->st.budget) {
         tj_emit_unrolled_level(k, l, v, c);
         return;
     }

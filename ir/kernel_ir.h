@@ -92,9 +92,11 @@
  * the rest written out after the loop: for one element or a few dozen
  * bytes a block, the loop's own instructions were a large share of each
  * copy, and LLVM's unroller, which would do the same, is kept out of the
- * pipeline for compile time (G3, G9 and G1 became 10-25% faster:
- * docs/performance.md, 'Unrolled element loops'). Larger blocks keep one
- * copy per trip, so that a kernel's code stays small. */
+ * pipeline for compile time (G3 and G9 became 15-25% faster:
+ * docs/performance.md, 'Unrolled element loops'). Only while the index
+ * entries written out per trip stay within the unroll budget: G1's
+ * tuples of three entries gained less than a tenth and took half as long
+ * again to compile. Larger blocks keep one copy per trip. */
 #define TJ_IR_LOOP_UNROLL 8
 
 /* Element gathers (blocks of one 4- or 8-byte element, out written
