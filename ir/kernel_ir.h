@@ -74,12 +74,12 @@
  * bytes, in kernels whose copies move at least TJ_IR_WIDE_MOVE_MIN_BYTES,
  * move that many at a time (one zmm where the target prefers 512-bit
  * vectors, two ymm where it prefers 256: LLVM splits them), as gcc does
- * for G8's 256-byte rows. Other sizes keep 32-byte moves, since an
- * overlapping 64-byte last move made G2's 140-byte slices slower; and so
- * do small kernels: on the project's host a call that touches zmm
- * registers costs on the order of a hundred ns more, which made S4 (32
- * rows of 256 bytes a call) about three times slower, the static kernel's
- * zmm copies included (docs/performance.md, 'Block copies'). */
+ * for G8's rows, which ran slower with 32-byte moves. Other sizes keep
+ * 32-byte moves, since an overlapping wide last move made G2's slices
+ * slower; and so do small kernels: on the project's host a call that
+ * touches zmm registers pays a fixed cost that dwarfs a per-call kernel
+ * like S4, the static kernel's zmm copies included (docs/performance.md,
+ * 'Block copies on the AMD host'). */
 #define TJ_IR_WIDE_MOVE 64
 #define TJ_IR_WIDE_MOVE_MIN_BYTES (64 << 10)
 
@@ -91,12 +91,11 @@
  * (and without vector gathers) copies TJ_IR_LOOP_UNROLL blocks per trip,
  * the rest written out after the loop: for one element or a few dozen
  * bytes a block, the loop's own instructions were a large share of each
- * copy, and LLVM's unroller, which would do the same, is kept out of the
- * pipeline for compile time (G3 and G9 became 15-25% faster:
- * docs/performance.md, 'Unrolled element loops'). Only while the index
- * entries written out per trip stay within the unroll budget: G1's
- * tuples of three entries gained less than a tenth and took half as long
- * again to compile. Larger blocks keep one copy per trip. */
+ * copy (G3, G9), and LLVM's unroller, which would do the same, is kept
+ * out of the pipeline for compile time. Only while the index entries
+ * written out per trip stay within the unroll budget: G1's tuples of
+ * three entries gained little and compiled much longer. Larger blocks
+ * keep one copy per trip (docs/performance.md, 'Unrolled element loops'). */
 #define TJ_IR_LOOP_UNROLL 8
 
 /* Element gathers (blocks of one 4- or 8-byte element, out written
@@ -106,17 +105,16 @@
  * computed in a vector from one load of the index tuples, the policy
  * applied lane by lane, zero-fill as the gather's mask.
  * They pay where one vector's addresses spread over a large part of data
- * (G4's random elements from 64 MB: the scalar loop took about one and a
- * half times the static kernel's time, gathers less than it), and lose
- * where they fall in a small window that the first-level cache holds
- * (G9's 4 KB rows, G3's rows of about 1 KB, one row per lane): there a
- * gather costs the same loads as the scalar loop and more instructions,
- * and the scalar loop measured faster (docs/performance.md, 'Vector
- * gathers'). So only kernels whose vector spans at least
- * TJ_IR_GATHER_MIN_SPAN bytes of data use them; in between, the
- * difference was within the noise. The error policy's indices are still
- * validated in a pass of their own: checking them in the gather pass
- * would write out before a bad index is found. */
+ * (G4's random elements: the scalar loop, unrolled or not, was slower than
+ * the static kernel, the gathers faster), and lose where they fall in a
+ * small window that the first-level cache holds (G9's rows, G3's rows
+ * one per lane): there a gather costs the same loads as the scalar loop
+ * and more instructions. So only kernels whose vector spans at least
+ * TJ_IR_GATHER_MIN_SPAN bytes of data use them; between the two, the
+ * measured differences were within the noise (docs/performance.md,
+ * 'Vector gathers'). The error policy's indices are still validated in
+ * a pass of their own: checking them in the gather pass would write out
+ * before a bad index is found. */
 #define TJ_IR_GATHER_BYTES 64
 #define TJ_IR_GATHER_MIN_SPAN (1 << 20)
 
