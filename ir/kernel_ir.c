@@ -70,6 +70,10 @@ static int64_t tj_gather_lanes(const tj_plan *p, const tj_ir_strategy *s)
         return 0;
     const tj_level *v = &p->levels[p->nlevels - 1];
     int64_t lanes = TJ_IR_GATHER_BYTES / p->elem_size;
+    /* the tuples of one vector are loaded as one vector of at most 64
+     * index elements: deeper tuples keep the scalar loop */
+    if (lanes * p->depth > 64)
+        return 0;
     if (v->dense_step != p->block_bytes || v->index_step != p->depth || v->trip < lanes ||
         v->indexed_step % p->elem_size != 0 || tj_gather_span(p, v, lanes) < TJ_IR_GATHER_MIN_SPAN)
         return 0;
