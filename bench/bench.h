@@ -11,15 +11,27 @@
 #include "workloads.h"
 
 /* A workload's loop nest, derived from its signature by the bench itself
- * (independently of the library's plan): what the peers run. */
+ * (independently of the library's plan): what the peers run. Every op of
+ * the family is a nest of levels; iteration i of a level adds i *
+ * index_step to the position in the index stream, i * indexed_step bytes
+ * on the indexed side (data for gathers, out for scatters) and i *
+ * dense_step bytes on the dense side (out for gathers, updates for
+ * scatters). At each point `depth` consecutive indices select, through
+ * dims and strides, a block of `block` bytes. */
+#define TJ_BENCH_LEVELS (JIT_MAX_RANK + 2)
+
+typedef struct tj_bench_level {
+    int64_t trip, index_step, indexed_step, dense_step;
+} tj_bench_level;
+
 typedef struct tj_bench_shape {
     int scatter;
-    int64_t outer, items;
+    int nlevels;
+    tj_bench_level levels[TJ_BENCH_LEVELS];
     int depth;
     int64_t dims[JIT_MAX_RANK];
     int64_t strides[JIT_MAX_RANK]; /* bytes */
     int64_t block;                 /* bytes per slice / update */
-    int64_t indexed_outer;         /* bytes between outer positions, indexed side */
     int index_size, index_signed, elem_size;
     int64_t data_bytes, index_count, updates_bytes, out_bytes;
     int64_t moved_bytes; /* what memcpy copies: the output, or data + updates */

@@ -20,8 +20,7 @@ typedef struct tj_bench_case {
     const tj_workload *w;
     tj_bench_shape s;
     void *data, *indices, *updates, *out, *check;
-    jit_gather_nd_fn jit_g, ref_g, jit2_g, tiered_g;
-    jit_scatter_update_fn jit_s, ref_s, jit2_s, tiered_s;
+    jit_kernel jit, ref, jit2, tiered; /* of the workload's op: see tj_bench_call */
     void (*stub)(void); /* NULL where there are no stubs */
     void *static_fn;
     double ns[TJ_IMPL_COUNT]; /* median ns per call; 0 when not run */

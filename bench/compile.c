@@ -21,17 +21,9 @@ static double tj_compile_ms(const tj_workload *w, int *jit)
 {
     jit_kernel_info info = {0};
     double t0 = tj_bench_now_ns();
-    if (w->is_scatter) {
-        jit_scatter_update_fn fn = jit_scatter_update_compile(&w->scatter);
-        double t = (tj_bench_now_ns() - t0) / 1e6;
-        if (!fn || jit_scatter_update_info(fn, &info))
-            return -1;
-        *jit = info.engine == JIT_ENGINE_JIT;
-        return t;
-    }
-    jit_gather_nd_fn fn = jit_gather_nd_compile(&w->gather);
+    jit_kernel fn = jit_compile(&w->sig);
     double t = (tj_bench_now_ns() - t0) / 1e6;
-    if (!fn || jit_gather_nd_info(fn, &info))
+    if (!fn || jit_info(fn, &info))
         return -1;
     *jit = info.engine == JIT_ENGINE_JIT;
     return t;
@@ -44,10 +36,7 @@ static double tj_hit_ns(const tj_workload *w)
     static double v[N];
     for (int i = 0; i < N; i++) {
         double t0 = tj_bench_now_ns();
-        if (w->is_scatter)
-            (void)jit_scatter_update_compile(&w->scatter);
-        else
-            (void)jit_gather_nd_compile(&w->gather);
+        (void)jit_compile(&w->sig);
         v[i] = tj_bench_now_ns() - t0;
     }
     return tj_bench_median(v, N);
@@ -61,8 +50,8 @@ static int tj_child(int first)
     for (int i = 0; i < tj_workload_count; i++) {
         const tj_workload *w = &tj_workloads[(first + i) % tj_workload_count];
         int jit = 0;
-        if (w->in_place)
-            continue; /* the same signature as its copying twin: a cache hit */
+        if (tj_workload_is_twin(w))
+            continue; /* the same signature as an earlier workload: a cache hit */
         double ms = tj_compile_ms(w, &jit);
         printf("%s %.4f %d\n", w->id, ms, jit);
     }
@@ -72,7 +61,7 @@ static int tj_child(int first)
 }
 
 typedef struct tj_compile_stats {
-    double first[64], next[16][64], hit[64];
+    double first[64], next[32][64], hit[64];
     int nfirst, nnext[16], nhit, not_jit;
 } tj_compile_stats;
 
@@ -92,19 +81,25 @@ static int tj_disk_child(const char *dir, int wait_ms)
     for (int i = 0; i < tj_workload_count; i++) {
         const tj_workload *w = &tj_workloads[i];
         jit_kernel_info info = {0};
-        if (w->in_place)
+        if (tj_workload_is_twin(w))
             continue;
         double t0 = tj_bench_now_ns();
-        if (w->is_scatter)
-            jit_scatter_update_info(jit_scatter_update_compile(&w->scatter), &info);
-        else
-            jit_gather_nd_info(jit_gather_nd_compile(&w->gather), &info);
+        jit_info(jit_compile(&w->sig), &info);
         ms[n++] = (tj_bench_now_ns() - t0) / 1e6;
         hits += info.cache_hit;
     }
     printf("%.4f %.4f %d\n", ms[0], tj_bench_median(ms + 1, n - 1), hits);
     jit_shutdown();
     return 0;
+}
+
+/* Workloads whose signatures differ: the kernels a process compiles. */
+static int tj_distinct_workloads(void)
+{
+    int n = 0;
+    for (int i = 0; i < tj_workload_count; i++)
+        n += !tj_workload_is_twin(&tj_workloads[i]);
+    return n;
 }
 
 /* Second-process figures of the disk cache: fill a fresh folder once,
@@ -129,7 +124,7 @@ static int tj_disk_figures(const char *self, int runs, int wait_ms, double *firs
         }
         pclose(p);
         if (r > 0)
-            *misses += hits < tj_workload_count - 1;
+            *misses += hits < tj_distinct_workloads();
     }
     if (tj_bench_rmdir(dir) != 0)
         return -1;
@@ -210,7 +205,7 @@ void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_jso
 {
     if (json) {
         for (int i = 0; i < tj_workload_count; i++)
-            if (!tj_workloads[i].in_place)
+            if (!tj_workload_is_twin(&tj_workloads[i]))
                 printf("%s{\"workload\": \"%s\", \"impl\": \"compile\", \"ms\": %.3f}\n",
                        first_json && i == 0 ? "" : ",", tj_workloads[i].id, c->per_workload_ms[i]);
         printf(",{\"workload\": \"*\", \"impl\": \"compile-first\", \"ms\": %.3f}\n", c->first_ms);
@@ -228,7 +223,7 @@ void tj_bench_compile_print(const tj_compile_summary *c, int json, int first_jso
     }
     printf("compile (median over %d processes; each compiles every workload once)\n", c->runs);
     for (int i = 0; i < tj_workload_count; i++)
-        if (!tj_workloads[i].in_place)
+        if (!tj_workload_is_twin(&tj_workloads[i]))
             printf("  %-5s %7.2f ms\n", tj_workloads[i].id, c->per_workload_ms[i]);
     printf("  first compile in a process: %.2f ms (engine start included)\n", c->first_ms);
     printf("  next compiles, all workloads: %.2f ms\n", c->next_ms);

@@ -16,10 +16,36 @@ static int64_t tj_load(const void *p, int size, int is_signed, int64_t i)
     }
 }
 
+typedef struct tj_generic_args {
+    const tj_bench_shape *s;
+    const char *data, *indices, *updates;
+    char *out;
+} tj_generic_args;
+
+/* Levels [l, nlevels) from the given offsets. */
+static void tj_walk(const tj_generic_args *a, int l, int64_t index, int64_t indexed, int64_t dense)
+{
+    const tj_bench_shape *s = a->s;
+    if (l == s->nlevels) {
+        int64_t off = indexed;
+        for (int e = 0; e < s->depth; e++)
+            off += tj_load(a->indices, s->index_size, s->index_signed, index + e) * s->strides[e];
+        if (s->scatter)
+            memcpy(a->out + off, a->updates + dense, (size_t)s->block);
+        else
+            memcpy(a->out + dense, a->data + off, (size_t)s->block);
+        return;
+    }
+    const tj_bench_level *v = &s->levels[l];
+    for (int64_t i = 0; i < v->trip; i++)
+        tj_walk(a, l + 1, index + i * v->index_step, indexed + i * v->indexed_step,
+                dense + i * v->dense_step);
+}
+
 int tj_generic_run(const tj_bench_shape *s, const void *data, const void *indices,
                    const void *updates, void *out)
 {
-    int64_t tuples = s->scatter ? s->items : s->outer * s->items;
+    int64_t tuples = s->depth ? s->index_count / s->depth : 0;
     for (int64_t t = 0; t < tuples; t++)
         for (int e = 0; e < s->depth; e++)
             if ((uint64_t)tj_load(indices, s->index_size, s->index_signed, t * s->depth + e) >=
@@ -27,18 +53,7 @@ int tj_generic_run(const tj_bench_shape *s, const void *data, const void *indice
                 return 1;
     if (s->scatter && out != data)
         memcpy(out, data, (size_t)s->data_bytes);
-    for (int64_t o = 0; o < s->outer; o++)
-        for (int64_t j = 0; j < s->items; j++) {
-            int64_t first = s->scatter ? j : (o * s->items + j) * s->depth, off = 0;
-            for (int e = 0; e < s->depth; e++)
-                off += tj_load(indices, s->index_size, s->index_signed, first + e) * s->strides[e];
-            char *o_base = (char *)out;
-            if (s->scatter)
-                memcpy(o_base + o * s->indexed_outer + off,
-                       (const char *)updates + (o * s->items + j) * s->block, (size_t)s->block);
-            else
-                memcpy(o_base + (o * s->items + j) * s->block,
-                       (const char *)data + o * s->indexed_outer + off, (size_t)s->block);
-        }
+    tj_generic_args a = {s, data, indices, updates, out};
+    tj_walk(&a, 0, 0, 0, 0);
     return 0;
 }

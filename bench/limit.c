@@ -16,23 +16,13 @@ static int tj_churn_once(const tj_workload *w, double *c, double *r, int *from_d
 {
     jit_kernel_info info = {0};
     double t0 = tj_bench_now_ns(), t1, t2;
-    if (w->is_scatter) {
-        jit_scatter_update_fn fn = jit_scatter_update_compile(&w->scatter);
-        t1 = tj_bench_now_ns();
-        if (!fn || jit_scatter_update_info(fn, &info) != 0)
-            return -1;
-        t2 = tj_bench_now_ns();
-        if (jit_scatter_update_release(fn) != 0)
-            return -1;
-    } else {
-        jit_gather_nd_fn fn = jit_gather_nd_compile(&w->gather);
-        t1 = tj_bench_now_ns();
-        if (!fn || jit_gather_nd_info(fn, &info) != 0)
-            return -1;
-        t2 = tj_bench_now_ns();
-        if (jit_gather_nd_release(fn) != 0)
-            return -1;
-    }
+    jit_kernel fn = jit_compile(&w->sig);
+    t1 = tj_bench_now_ns();
+    if (!fn || jit_info(fn, &info) != 0)
+        return -1;
+    t2 = tj_bench_now_ns();
+    if (jit_release(fn) != 0)
+        return -1;
     *c = t1 - t0;
     *r = tj_bench_now_ns() - t2;
     *from_disk = info.engine == JIT_ENGINE_JIT && info.cache_hit;

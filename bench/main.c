@@ -30,7 +30,7 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
             o->compile_only = 1, o->compile_runs = 9;
         else if (strcmp(a, "--workload") == 0 && v) {
             if (!tj_workload_find(v))
-                return tj_cli_fail("bench: no workload '%s' (G1..G6, S1, S2, S2ip, S3)", v), -1;
+                return tj_cli_fail("bench: no workload '%s' (%s)", v, tj_workload_ids()), -1;
             o->only = argv[++i];
         } else if (strcmp(a, "--rounds") == 0 && v) {
             if (tj_cli_int("--rounds", argv[++i], 3, 64, &n))

@@ -37,38 +37,49 @@ static void tj_store_index(const tj_bench_shape *s, void *p, int64_t i, int64_t 
         ((int8_t *)p)[i] = (int8_t)v;
 }
 
-/* The spec's own indices where the workload names them (G6, S3). */
-static int tj_fixed_indices(const tj_workload *w, const tj_bench_shape *s, void *idx)
+static void tj_fill_random(const tj_bench_shape *s, void *idx, uint64_t *seed)
 {
-    static const int64_t g6[] = {0, 0, 1, 0}, s3[] = {0, 2};
-    const int64_t *v = strcmp(w->id, "G6") == 0 ? g6 : strcmp(w->id, "S3") == 0 ? s3 : NULL;
-    for (int64_t i = 0; v && i < s->index_count; i++)
-        tj_store_index(s, idx, i, v[i]);
-    return v != NULL;
+    for (int64_t i = 0; i < s->index_count; i++)
+        tj_store_index(s, idx, i, (int64_t)(tj_rng(seed) % (uint64_t)s->dims[i % s->depth]));
+}
+
+/* Runs of `run` entries, each the first `run` values of a shuffled
+ * 0..dim-1 (dim = the first tuple entry's dimension), so that no value
+ * repeats within a run; one run of every entry is TJ_FILL_DISTINCT. */
+static void tj_fill_shuffled(const tj_bench_shape *s, void *idx, int64_t run, uint64_t *seed)
+{
+    int64_t dim = s->dims[0], *perm = malloc(sizeof(int64_t) * (size_t)(dim ? dim : 1));
+    for (int64_t from = 0; from < s->index_count; from += run) {
+        for (int64_t i = 0; i < dim; i++)
+            perm[i] = i;
+        for (int64_t i = 0; i < run && from + i < s->index_count; i++) {
+            int64_t j = i < dim ? i + (int64_t)(tj_rng(seed) % (uint64_t)(dim - i)) : i % dim;
+            int64_t t = perm[i % dim];
+            perm[i % dim] = perm[j];
+            perm[j] = t;
+            tj_store_index(s, idx, from + i, perm[i % dim]);
+        }
+    }
+    free(perm);
 }
 
 static void tj_fill_indices(const tj_workload *w, const tj_bench_shape *s, void *idx)
 {
     uint64_t seed = 20261122;
-    if (tj_fixed_indices(w, s, idx))
-        return;
-    if (!s->scatter) {
+    switch (w->fill) {
+    case TJ_FILL_FIXED:
         for (int64_t i = 0; i < s->index_count; i++)
-            tj_store_index(s, idx, i, (int64_t)(tj_rng(&seed) % (uint64_t)s->dims[i % s->depth]));
-        return;
+            tj_store_index(s, idx, i, w->fixed[i]);
+        break;
+    case TJ_FILL_DISTINCT:
+        tj_fill_shuffled(s, idx, s->index_count, &seed);
+        break;
+    case TJ_FILL_ROW_PERMUTATION:
+        tj_fill_shuffled(s, idx, s->nlevels ? s->levels[s->nlevels - 1].trip : 1, &seed);
+        break;
+    default:
+        tj_fill_random(s, idx, &seed);
     }
-    /* distinct: the first `items` of a shuffled 0..dim-1 */
-    int64_t dim = s->dims[0], *perm = malloc(sizeof(int64_t) * (size_t)dim);
-    for (int64_t i = 0; i < dim; i++)
-        perm[i] = i;
-    for (int64_t i = 0; i < s->index_count && i < dim; i++) {
-        int64_t j = i + (int64_t)(tj_rng(&seed) % (uint64_t)(dim - i));
-        int64_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-        tj_store_index(s, idx, i, perm[i]);
-    }
-    free(perm);
 }
 
 /* Large buffers on 2 MB pages, as an inference engine would allocate its
@@ -106,8 +117,7 @@ static int tj_wait_switch(tj_bench_case *c)
 {
     for (int i = 0; i < 2000; i++) {
         jit_kernel_info info = {0};
-        if (c->s.scatter ? jit_scatter_update_info(c->tiered_s, &info)
-                         : jit_gather_nd_info(c->tiered_g, &info))
+        if (jit_info(c->tiered, &info))
             return -1;
         if (info.engine == JIT_ENGINE_JIT)
             return 0;
@@ -134,29 +144,19 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
         return -1;
     }
     tj_fill_indices(w, s, c->indices);
-    jit_gather_nd_sig gr = w->gather, gt = w->gather;
-    jit_scatter_update_sig sr = w->scatter, st = w->scatter;
-    gr.engine = sr.engine = JIT_ENGINE_REFERENCE;
-    gt.threads = st.threads = TJ_BENCH_THREADS;
+    jit_sig ref = w->sig, two = w->sig;
+    ref.engine = JIT_ENGINE_REFERENCE;
+    two.threads = TJ_BENCH_THREADS;
     /* tiered first, so that its entry switches to the kernel compiled here */
-    if (s->scatter) {
-        c->tiered_s = jit_scatter_update_compile_async(&w->scatter);
-        c->jit_s = jit_scatter_update_compile(&w->scatter);
-        c->ref_s = jit_scatter_update_compile(&sr);
-        c->jit2_s = jit_scatter_update_compile(&st);
-    } else {
-        c->tiered_g = jit_gather_nd_compile_async(&w->gather);
-        c->jit_g = jit_gather_nd_compile(&w->gather);
-        c->ref_g = jit_gather_nd_compile(&gr);
-        c->jit2_g = jit_gather_nd_compile(&gt);
-    }
-    if (s->scatter ? !c->jit_s || !c->ref_s || !c->jit2_s || !c->tiered_s
-                   : !c->jit_g || !c->ref_g || !c->jit2_g || !c->tiered_g ||
-                         tj_wait_switch(c) != 0) {
+    c->tiered = jit_compile_async(&w->sig);
+    c->jit = jit_compile(&w->sig);
+    c->ref = jit_compile(&ref);
+    c->jit2 = jit_compile(&two);
+    if (!c->jit || !c->ref || !c->jit2 || !c->tiered || tj_wait_switch(c) != 0) {
         snprintf(why, len, "%s: %s", w->id, jit_last_error());
         return -1;
     }
-    c->stub = tj_stub_new(s->scatter ? (tj_entry_fn)c->jit_s : (tj_entry_fn)c->jit_g);
+    c->stub = tj_stub_new((tj_entry_fn)c->jit);
     c->static_fn = tj_static_find(static_lib, w->id);
     return 0;
 }
@@ -171,27 +171,29 @@ void tj_bench_release(tj_bench_case *c)
     free(c->check);
 }
 
+/* fn, a kernel of the workload's op, called with its arguments */
+static int tj_call_kernel(const tj_bench_case *c, jit_kernel fn)
+{
+    if (c->s.scatter)
+        return ((jit_scatter_update_fn)fn)(c->data, c->indices, c->updates, c->out);
+    return ((jit_gather_nd_fn)fn)(c->data, c->indices, c->out);
+}
+
 /* One call of implementation i; returns its status. */
 int tj_bench_call(tj_bench_case *c, tj_impl i)
 {
     const tj_bench_shape *s = &c->s;
     switch (i) {
     case TJ_IMPL_JIT:
-        return s->scatter ? c->jit_s(c->data, c->indices, c->updates, c->out)
-                          : c->jit_g(c->data, c->indices, c->out);
+        return tj_call_kernel(c, c->jit);
     case TJ_IMPL_JIT_STUB:
-        return s->scatter ? ((jit_scatter_update_fn)c->stub)(c->data, c->indices, c->updates,
-                                                             c->out)
-                          : ((jit_gather_nd_fn)c->stub)(c->data, c->indices, c->out);
+        return tj_call_kernel(c, (jit_kernel)c->stub);
     case TJ_IMPL_TIERED:
-        return s->scatter ? c->tiered_s(c->data, c->indices, c->updates, c->out)
-                          : c->tiered_g(c->data, c->indices, c->out);
+        return tj_call_kernel(c, c->tiered);
     case TJ_IMPL_JIT_THREADS:
-        return s->scatter ? c->jit2_s(c->data, c->indices, c->updates, c->out)
-                          : c->jit2_g(c->data, c->indices, c->out);
+        return tj_call_kernel(c, c->jit2);
     case TJ_IMPL_REFERENCE:
-        return s->scatter ? c->ref_s(c->data, c->indices, c->updates, c->out)
-                          : c->ref_g(c->data, c->indices, c->out);
+        return tj_call_kernel(c, c->ref);
     case TJ_IMPL_GENERIC:
         return tj_generic_run(s, c->data, c->indices, c->updates, c->out);
     case TJ_IMPL_STATIC:
@@ -199,8 +201,8 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
                    ? ((tj_static_scatter_fn)c->static_fn)(c->data, c->indices, c->updates, c->out)
                    : ((tj_static_gather_fn)c->static_fn)(c->data, c->indices, c->out);
     case TJ_IMPL_MEMCPY:
-        if (!s->scatter) {
-            memcpy(c->out, c->data, (size_t)s->out_bytes);
+        if (!s->scatter) { /* from check: data may be smaller than out */
+            memcpy(c->out, c->check, (size_t)s->out_bytes);
         } else {
             if (c->out != c->data)
                 memcpy(c->out, c->data, (size_t)s->data_bytes);

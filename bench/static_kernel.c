@@ -23,11 +23,10 @@ static const char *tj_index_ctype(const tj_bench_shape *s)
 
 static void tj_emit_defines(FILE *f, const tj_bench_shape *s)
 {
-    fprintf(f, "#define OUTER %lldLL\n#define ITEMS %lldLL\n#define DEPTH %d\n",
-            (long long)s->outer, (long long)s->items, s->depth);
-    fprintf(f, "#define BLOCK %lldLL\n#define INDEXED_OUTER %lldLL\n#define DATA_BYTES %lldLL\n",
-            (long long)s->block, (long long)s->indexed_outer, (long long)s->data_bytes);
-    fprintf(f, "#define idx_t %s\n", tj_index_ctype(s));
+    fprintf(f, "#define TUPLES %lldLL\n#define DEPTH %d\n#define BLOCK %lldLL\n"
+               "#define DATA_BYTES %lldLL\n#define idx_t %s\n",
+            (long long)(s->depth ? s->index_count / s->depth : 0), s->depth, (long long)s->block,
+            (long long)s->data_bytes, tj_index_ctype(s));
     for (int e = 0; e < s->depth; e++)
         fprintf(f, "#define D%d %lldULL\n#define S%d %lldLL\n", e, (long long)s->dims[e], e,
                 (long long)s->strides[e]);
@@ -35,53 +34,60 @@ static void tj_emit_defines(FILE *f, const tj_bench_shape *s)
 
 static void tj_emit_undefs(FILE *f, const tj_bench_shape *s)
 {
-    fprintf(f, "#undef idx_t\n#undef OUTER\n#undef ITEMS\n#undef DEPTH\n#undef BLOCK\n#undef INDEXED_OUTER\n"
-               "#undef DATA_BYTES\n");
+    fprintf(f, "#undef idx_t\n#undef TUPLES\n#undef DEPTH\n#undef BLOCK\n#undef DATA_BYTES\n");
     for (int e = 0; e < s->depth; e++)
         fprintf(f, "#undef D%d\n#undef S%d\n", e, e);
 }
 
-static void tj_emit_checks(FILE *f, const tj_bench_shape *s, const char *tuples)
+static void tj_emit_checks(FILE *f, const tj_bench_shape *s)
 {
-    fprintf(f, "    int bad = 0;\n    for (long long t = 0; t < %s; t++) {\n", tuples);
+    fprintf(f, "    int bad = 0;\n    for (long long t = 0; t < TUPLES; t++) {\n");
     for (int e = 0; e < s->depth; e++)
         fprintf(f, "        bad |= (unsigned long long)(long long)ix[t * DEPTH + %d] >= D%d;\n",
                 e, e);
     fprintf(f, "    }\n    if (bad)\n        return 1;\n");
 }
 
-static void tj_emit_offset(FILE *f, const tj_bench_shape *s, const char *first)
+/* One loop per level, every trip and step a constant: the position in
+ * the index stream, on the indexed side and on the dense side as sums of
+ * the loop variables times their steps. */
+static void tj_emit_nest(FILE *f, const tj_bench_shape *s)
 {
-    fprintf(f, "            long long off = 0;\n");
+    int l = 0;
+    for (; l < s->nlevels; l++)
+        fprintf(f, "%*sfor (long long i%d = 0; i%d < %lldLL; i%d++)\n", 4 + 4 * l, "", l, l,
+                (long long)s->levels[l].trip, l);
+    int in = 4 + 4 * l;
+    fprintf(f, "%*s{\n%*slong long at = 0, off = 0, dense = 0;\n", in, "", in + 4, "");
+    for (int v = 0; v < s->nlevels; v++)
+        fprintf(f, "%*sat += i%d * %lldLL; off += i%d * %lldLL; dense += i%d * %lldLL;\n", in + 4,
+                "", v, (long long)s->levels[v].index_step, v,
+                (long long)s->levels[v].indexed_step, v, (long long)s->levels[v].dense_step);
     for (int e = 0; e < s->depth; e++)
-        fprintf(f, "            off += (long long)ix[%s + %d] * S%d;\n", first, e, e);
+        fprintf(f, "%*soff += (long long)ix[at + %d] * S%d;\n", in + 4, "", e, e);
+    if (s->scatter)
+        fprintf(f, "%*smemcpy(out + off, upd + dense, BLOCK);\n", in + 4, "");
+    else
+        fprintf(f, "%*smemcpy(out + dense, data + off, BLOCK);\n", in + 4, "");
+    fprintf(f, "%*s}\n", in, "");
 }
 
 static void tj_emit_kernel(FILE *f, const tj_workload *w, const tj_bench_shape *s)
 {
     tj_emit_defines(f, s);
-    if (!s->scatter) {
+    if (!s->scatter)
         fprintf(f, "int static_%s(const void *restrict d_, const void *restrict i_, "
                    "void *restrict o_)\n{\n    const char *data = d_;\n    const idx_t *ix = i_;\n"
                    "    char *out = o_;\n", w->id);
-        tj_emit_checks(f, s, "OUTER * ITEMS");
-        fprintf(f, "    for (long long o = 0; o < OUTER; o++)\n"
-                   "        for (long long j = 0; j < ITEMS; j++) {\n");
-        tj_emit_offset(f, s, "(o * ITEMS + j) * DEPTH");
-        fprintf(f, "            memcpy(out + (o * ITEMS + j) * BLOCK, data + o * INDEXED_OUTER + "
-                   "off, BLOCK);\n        }\n    return 0;\n}\n");
-    } else {
+    else
         fprintf(f, "int static_%s(const void *d_, const void *restrict i_, const void *restrict "
                    "u_, void *o_)\n{\n    const char *data = d_, *upd = u_;\n"
                    "    const idx_t *ix = i_;\n    char *out = o_;\n", w->id);
-        tj_emit_checks(f, s, "ITEMS");
-        fprintf(f, "    if (out != data)\n        memcpy(out, data, DATA_BYTES);\n"
-                   "    for (long long o = 0; o < OUTER; o++)\n"
-                   "        for (long long j = 0; j < ITEMS; j++) {\n");
-        tj_emit_offset(f, s, "j");
-        fprintf(f, "            memcpy(out + o * INDEXED_OUTER + off, upd + (o * ITEMS + j) * "
-                   "BLOCK, BLOCK);\n        }\n    return 0;\n}\n");
-    }
+    tj_emit_checks(f, s);
+    if (s->scatter)
+        fprintf(f, "    if (out != data)\n        memcpy(out, data, DATA_BYTES);\n");
+    tj_emit_nest(f, s);
+    fprintf(f, "    return 0;\n}\n");
     tj_emit_undefs(f, s);
 }
 

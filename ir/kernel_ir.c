@@ -49,6 +49,43 @@ static int tj_index_signed(jit_dtype t)
     return t == JIT_I8 || t == JIT_I16 || t == JIT_I32 || t == JIT_I64;
 }
 
+/* Bytes of data that the addresses of one vector of the innermost level
+ * v can fall in: every tuple entry's dimension, plus the level's own step
+ * across the lanes (capped at INT64_MAX). */
+static int64_t tj_gather_span(const tj_plan *p, const tj_level *v, int64_t lanes)
+{
+    int64_t span = p->elem_size;
+    for (int d = 0; d < p->depth; d++)
+        span += (p->dims[d] - 1) * p->strides[d]; /* each term within data_bytes */
+    int64_t walk = v->indexed_step < 0 ? -v->indexed_step : v->indexed_step;
+    if (walk > (INT64_MAX - span) / lanes)
+        return INT64_MAX;
+    return span + (lanes - 1) * walk;
+}
+
+/* Lanes of the vector gathers for p's innermost level (see
+ * TJ_IR_GATHER_BYTES), or 0: the scalar loop. */
+static int64_t tj_gather_lanes(const tj_plan *p, const tj_ir_strategy *s)
+{
+    if (p->indexed != TJ_INDEXED_SRC || s->unrolled || s->prefetch || s->nontemporal ||
+        p->nlevels == 0 || p->depth == 0 || p->block_bytes != p->elem_size ||
+        (p->elem_size != 4 && p->elem_size != 8))
+        return 0;
+    const tj_level *v = &p->levels[p->nlevels - 1];
+    int64_t lanes = TJ_IR_GATHER_BYTES / p->elem_size;
+    /* the tuples of one vector are loaded as one vector of at most 64
+     * index elements: deeper tuples keep the scalar loop */
+    if (lanes * p->depth > 64)
+        return 0;
+    if (v->dense_step != p->block_bytes || v->index_step != p->depth || v->trip < lanes ||
+        v->indexed_step % p->elem_size != 0 || tj_gather_span(p, v, lanes) < TJ_IR_GATHER_MIN_SPAN)
+        return 0;
+    for (int d = 0; d < p->depth; d++)
+        if (p->strides[d] % p->elem_size != 0 || p->dims[d] == 0)
+            return 0;
+    return lanes;
+}
+
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
     memset(s, 0, sizeof *s);
@@ -79,6 +116,7 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     s->inline_copy_min =
         cfg->inline_copy_min.set ? cfg->inline_copy_min.value : TJ_IR_INLINE_COPY_MIN;
     snprintf(s->vector_width, sizeof s->vector_width, "%s", cfg->vector_width);
+    s->gather_lanes = tj_gather_lanes(p, s);
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -93,14 +131,29 @@ static LLVMValueRef tj_load_index(tj_kir *k, LLVMValueRef i)
                          : LLVMBuildZExt(e->b, v, e->i64, "index.i64");
 }
 
+/* The constant c in the shape of v: an i64, or a splat of c over a vector
+ * of i64 (the vector gathers apply the policies lane by lane with the same
+ * code as the scalar path). */
+static LLVMValueRef tj_like(const tj_emit *e, LLVMValueRef v, int64_t c)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return tj_i64(e, c);
+    LLVMValueRef lanes[64];
+    unsigned n = LLVMGetVectorSize(t);
+    for (unsigned i = 0; i < n; i++)
+        lanes[i] = tj_i64(e, c);
+    return LLVMConstVector(lanes, n);
+}
+
 /* Negative indices counted from the end, for negative-wraps. */
 static LLVMValueRef tj_wrap(tj_kir *k, LLVMValueRef v, int64_t dim)
 {
     tj_emit *e = &k->e;
     if (k->p->policy != JIT_INDEX_NEGATIVE_WRAPS || !k->idx_signed)
         return v;
-    LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), "is.negative");
-    return LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_i64(e, dim), "wrapped"), v, "wrap");
+    LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_like(e, v, 0), "is.negative");
+    return LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_like(e, v, dim), "wrapped"), v, "wrap");
 }
 
 /* The position entry d of a tuple selects, and (zero-fill) whether it is
@@ -111,10 +164,10 @@ static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *
     int64_t dim = k->p->dims[d];
     switch (k->p->policy) {
     case JIT_INDEX_CLAMP: {
-        LLVMValueRef top = tj_i64(e, dim - 1);
+        LLVMValueRef top = tj_like(e, v, dim - 1);
         if (k->idx_signed) {
-            LLVMValueRef low = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), "below");
-            v = LLVMBuildSelect(e->b, low, tj_i64(e, 0), v, "clamp.low");
+            LLVMValueRef low = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_like(e, v, 0), "below");
+            v = LLVMBuildSelect(e->b, low, tj_like(e, v, 0), v, "clamp.low");
             LLVMValueRef high = LLVMBuildICmp(e->b, LLVMIntSGT, v, top, "above");
             return LLVMBuildSelect(e->b, high, top, v, "clamp");
         }
@@ -124,10 +177,10 @@ static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *
     case JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL:
     case JIT_INDEX_ZERO_FILL: {
         if (k->p->policy == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL && k->idx_signed) {
-            LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), "is.negative");
-            v = LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_i64(e, dim), "wrapped"), v, "wrap");
+            LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_like(e, v, 0), "is.negative");
+            v = LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_like(e, v, dim), "wrapped"), v, "wrap");
         }
-        LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, v, tj_i64(e, dim), "in.range");
+        LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, v, tj_like(e, v, dim), "in.range");
         *valid = *valid ? LLVMBuildAnd(e->b, *valid, in, "valid") : in;
         return v;
     }
@@ -368,27 +421,28 @@ static void tj_emit_nt_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src)
         tj_loop_end(e, &l, NULL);
 }
 
-/* One 32-byte move at constant byte offset off. */
-static void tj_emit_move32(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off)
+/* One move of `bytes` (32 or 64) at constant byte offset off. */
+static void tj_emit_move(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off, int bytes)
 {
     tj_emit *e = &k->e;
-    LLVMTypeRef v32 = LLVMVectorType(e->i32, 8);
+    LLVMTypeRef vt = LLVMVectorType(e->i32, (unsigned)bytes / 4);
     LLVMValueRef o = tj_i64(e, off);
-    LLVMValueRef v = tj_load(e, v32, tj_byte_gep(e, src, o, "mv.src"), "mv.v");
+    LLVMValueRef v = tj_load(e, vt, tj_byte_gep(e, src, o, "mv.src"), "mv.v");
     LLVMValueRef to = LLVMBuildPointerCast(e->b, tj_byte_gep(e, dst, o, "mv.dst"),
-                                           LLVMPointerType(v32, 0), "");
+                                           LLVMPointerType(vt, 0), "");
     LLVMSetAlignment(LLVMBuildStore(e->b, v, to), 1);
 }
 
 /* A block copy, as a static compiler would inline it. Below
  * TJ_IR_STRAIGHT_COPY_MIN bytes llvm.memcpy (LLVM inlines small ones);
  * up to TJ_IR_INLINE_COPY_MIN straight-line 32-byte moves, the last one
- * overlapping (gcc: 16 zmm moves for 1 KB), which brought G5, S1 and G2
+ * overlapping, or TJ_IR_WIDE_MOVE-byte moves for blocks of a multiple of
+ * that (gcc: 16 zmm moves for 1 KB), which brought G5, S1 and G2
  * to the static kernel's speed where a call to memcpy, rep movsb or LLVM's
- * own expansion lost (for 60 B, G1, a threshold of 32 gained nothing);
- * from there llvm.memcpy.inline, which x86 lowers to rep movsb and which
- * brought S2ip's 2 KB blocks to the static kernel's speed
- * (docs/performance.md, 'Block copies'). */
+ * own expansion lost (for 60 B, G1, a threshold of 32 gained nothing),
+ * and G7's 3 KB rows, where rep movsb lost to glibc's vector loop in the
+ * static kernel; from there llvm.memcpy.inline, which x86 lowers to rep
+ * movsb (docs/performance.md, 'Block copies'). */
 static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef size)
 {
     tj_emit *e = &k->e;
@@ -397,10 +451,13 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         return;
     }
     if (k->p->block_bytes >= TJ_IR_STRAIGHT_COPY_MIN && k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
-        for (int64_t off = 0; off + 32 <= k->p->block_bytes; off += 32)
-            tj_emit_move32(k, dst, src, off);
-        if (k->p->block_bytes % 32)
-            tj_emit_move32(k, dst, src, k->p->block_bytes - 32);
+        int wide = k->p->block_bytes % TJ_IR_WIDE_MOVE == 0 &&
+                   k->st.tuples >= TJ_IR_WIDE_MOVE_MIN_BYTES / k->p->block_bytes;
+        int m = wide ? TJ_IR_WIDE_MOVE : 32;
+        for (int64_t off = 0; off + m <= k->p->block_bytes; off += m)
+            tj_emit_move(k, dst, src, off, m);
+        if (k->p->block_bytes % m)
+            tj_emit_move(k, dst, src, k->p->block_bytes - m, m);
         return;
     }
     if (k->p->block_bytes < k->st.inline_copy_min) {
@@ -523,6 +580,143 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
     LLVMPositionBuilderAtEnd(e->b, next);
 }
 
+/* <n x t> with lane i = base + i * step */
+static LLVMValueRef tj_const_lanes(LLVMTypeRef t, unsigned n, int64_t base, int64_t step)
+{
+    LLVMValueRef lanes[64];
+    for (unsigned i = 0; i < n; i++)
+        lanes[i] = LLVMConstInt(t, (unsigned long long)(base + (int64_t)i * step), 1);
+    return LLVMConstVector(lanes, n);
+}
+
+/* The run-time scalar x in every lane of <n x typeof(x)> */
+static LLVMValueRef tj_splat(tj_kir *k, LLVMValueRef x, unsigned n, const char *name)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), n);
+    LLVMValueRef one = LLVMBuildInsertElement(e->b, LLVMGetUndef(vt), x, tj_i32(e, 0), "");
+    LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(e->i32, n));
+    return LLVMBuildShuffleVector(e->b, one, LLVMGetUndef(vt), zeros, name);
+}
+
+/* Entry d of each of the lanes tuples in raw (lanes x depth consecutive
+ * index elements), widened to i64 as the index type says. */
+static LLVMValueRef tj_lane_entries(tj_kir *k, LLVMValueRef raw, unsigned lanes, int d)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef v = raw;
+    if (p->depth > 1) {
+        LLVMValueRef mask = tj_const_lanes(e->i32, lanes, d, p->depth);
+        v = LLVMBuildShuffleVector(e->b, raw, LLVMGetUndef(LLVMTypeOf(raw)), mask, "lanes.entry");
+    }
+    if (p->index_size == 8)
+        return v;
+    LLVMTypeRef wide = LLVMVectorType(e->i64, lanes);
+    return k->idx_signed ? LLVMBuildSExt(e->b, v, wide, "lanes.i64")
+                         : LLVMBuildZExt(e->b, v, wide, "lanes.i64");
+}
+
+/* llvm.masked.gather of <lanes x ety> from ptrs under mask, zeros where
+ * the mask is off. */
+static LLVMValueRef tj_masked_gather(tj_kir *k, LLVMTypeRef ety, LLVMValueRef ptrs,
+                                     LLVMValueRef mask, unsigned lanes)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef vty = LLVMVectorType(ety, lanes);
+    LLVMTypeRef tys[2] = {vty, LLVMTypeOf(ptrs)};
+    unsigned id = LLVMLookupIntrinsicID("llvm.masked.gather", 18);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, tys, 2);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, tys, 2);
+    LLVMValueRef args[4] = {ptrs, tj_i32(e, 1), mask, LLVMConstNull(vty)};
+    return LLVMBuildCall2(e->b, fty, fn, args, 4, "lanes.value");
+}
+
+/* Iterations [0, lanes) of the innermost level v from cursor c, as one
+ * vector: the tuples' index entries in one load, their element offsets in
+ * a vector (in i32 when every element of data is addressable so, which
+ * lets x86 use its 32-bit-index gathers), the policy lane by lane (the
+ * error policy validated them before: nothing to apply), one gather from
+ * data and one store to the contiguous out. */
+static void tj_emit_gather_lanes(tj_kir *k, const tj_level *v, tj_vcursor c)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    unsigned lanes = (unsigned)k->st.gather_lanes;
+    int64_t elem = p->elem_size;
+    int narrow = p->data_bytes / elem <= INT32_MAX;
+    LLVMTypeRef ety = LLVMIntTypeInContext(e->ctx, (unsigned)elem * 8);
+    LLVMTypeRef oty = narrow ? e->i32 : e->i64, voty = LLVMVectorType(oty, lanes);
+    LLVMValueRef at = tj_mul(e, c.index, p->index_size, "lanes.index.off");
+    LLVMTypeRef rty = LLVMVectorType(k->idx_ty, lanes * (unsigned)p->depth);
+    LLVMValueRef raw = tj_load(e, rty, tj_byte_gep(e, k->indices, at, "lanes.index.ptr"), "lanes");
+    LLVMValueRef base = LLVMBuildExactSDiv(e->b, c.indexed, tj_i64(e, elem), "lanes.base");
+    if (narrow)
+        base = LLVMBuildTrunc(e->b, base, oty, "lanes.base32");
+    LLVMValueRef off = LLVMBuildAdd(e->b, tj_splat(k, base, lanes, "lanes.base.v"),
+                                    tj_const_lanes(oty, lanes, 0, v->indexed_step / elem),
+                                    "lanes.off");
+    LLVMValueRef valid = NULL;
+    for (int d = 0; d < p->depth; d++) {
+        LLVMValueRef pos = tj_position(k, tj_lane_entries(k, raw, lanes, d), d, &valid);
+        if (narrow)
+            pos = LLVMBuildTrunc(e->b, pos, voty, "lanes.pos32");
+        LLVMValueRef scaled = LLVMBuildMul(e->b, pos,
+                                           tj_const_lanes(oty, lanes, p->strides[d] / elem, 0),
+                                           "lanes.entry.off");
+        off = LLVMBuildAdd(e->b, off, scaled, "lanes.off");
+    }
+    LLVMValueRef typed = LLVMBuildPointerCast(e->b, k->data, LLVMPointerType(ety, 0), "");
+    LLVMValueRef ptrs = LLVMBuildGEP2(e->b, ety, typed, &off, 1, "lanes.src");
+    LLVMValueRef mask = valid ? valid : LLVMConstAllOnes(LLVMVectorType(e->i1, lanes));
+    LLVMValueRef value = tj_masked_gather(k, ety, ptrs, mask, lanes);
+    LLVMValueRef dst = tj_byte_gep(e, k->out, c.dense, "lanes.dst");
+    LLVMValueRef to = LLVMBuildPointerCast(e->b, dst, LLVMPointerType(LLVMTypeOf(value), 0), "");
+    LLVMSetAlignment(LLVMBuildStore(e->b, value, to), 1);
+}
+
+/* The innermost level v from cursor c, gather_lanes iterations at a time,
+ * then the remaining iterations one by one. */
+static void tj_emit_vector_level(tj_kir *k, const tj_level *v, tj_vcursor c)
+{
+    tj_emit *e = &k->e;
+    int64_t lanes = k->st.gather_lanes, chunks = v->trip / lanes, rest = v->trip % lanes;
+    tj_loop lp;
+    if (chunks > 1) {
+        tj_loop_begin(e, &lp, "lanes", chunks, NULL);
+        tj_emit_gather_lanes(k, v, tj_advance(k, c, v, tj_mul(e, lp.iv, lanes, "lanes.first")));
+        tj_loop_end(e, &lp, NULL);
+    } else {
+        tj_emit_gather_lanes(k, v, c);
+    }
+    tj_vcursor tail = tj_advance(k, c, v, tj_i64(e, chunks * lanes));
+    if (rest == 1) {
+        tj_emit_tuple(k, tail);
+    } else if (rest > 1) {
+        tj_loop_begin(e, &lp, "lanes.rest", rest, NULL);
+        tj_emit_tuple(k, tj_advance(k, tail, v, lp.iv));
+        tj_loop_end(e, &lp, NULL);
+    }
+}
+
+/* The innermost level v from cursor c, TJ_IR_LOOP_UNROLL iterations per
+ * trip of the loop, the remaining ones written out after it. */
+static void tj_emit_unrolled_level(tj_kir *k, int l, const tj_level *v, tj_vcursor c)
+{
+    tj_emit *e = &k->e;
+    int64_t by = TJ_IR_LOOP_UNROLL, chunks = v->trip / by, rest = v->trip % by;
+    char name[32];
+    snprintf(name, sizeof name, "level%d", l);
+    tj_loop lp;
+    tj_loop_begin(e, &lp, name, chunks, NULL);
+    tj_vcursor base = tj_advance(k, c, v, tj_mul(e, lp.iv, by, "by.first"));
+    for (int64_t j = 0; j < by; j++)
+        tj_emit_tuple(k, tj_advance(k, base, v, tj_i64(e, j)));
+    tj_loop_end(e, &lp, NULL);
+    for (int64_t j = 0; j < rest; j++)
+        tj_emit_tuple(k, tj_advance(k, c, v, tj_i64(e, chunks * by + j)));
+}
+
 /* Levels [l, nlevels) from cursor c: counted loops with constant trip
  * counts, or written out when the kernel is unrolled, and for a short
  * innermost level inside a loop (LLVM's unroller is off, and a 3-trip
@@ -537,12 +731,22 @@ static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
     }
     const tj_level *v = &p->levels[l];
     int innermost = l == p->nlevels - 1;
+    if (innermost && k->st.gather_lanes) {
+        tj_emit_vector_level(k, v, c);
+        return;
+    }
+    if (innermost && !k->st.prefetch && !k->nt_path && p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
+        v->trip >= 2 * TJ_IR_LOOP_UNROLL &&
+        TJ_IR_LOOP_UNROLL * (int64_t)(p->depth > 1 ? p->depth : 1) <= k->st.budget) {
+        tj_emit_unrolled_level(k, l, v, c);
+        return;
+    }
     if (k->st.unrolled || (innermost && l > 0 && v->trip <= TJ_IR_INNER_UNROLL)) {
         for (int64_t i = 0; i < v->trip; i++)
             tj_emit_nest(k, l + 1, tj_advance(k, c, v, tj_i64(e, i)));
         return;
     }
-    char name[16];
+    char name[24];
     snprintf(name, sizeof name, "level%d", l);
     tj_loop lp;
     tj_loop_begin(e, &lp, name, v->trip, NULL);

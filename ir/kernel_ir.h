@@ -63,17 +63,61 @@
 #define TJ_IR_NT_MIN_OUT (16 << 20)
 
 /* How block copies are emitted, by size (tj_emit_block_copy): llvm.memcpy
- * below TJ_IR_STRAIGHT_COPY_MIN bytes, straight-line 32-byte moves from
- * there to TJ_IR_INLINE_COPY_MIN, and llvm.memcpy.inline (rep movsb) from
+ * below TJ_IR_STRAIGHT_COPY_MIN bytes, straight-line 32- or 64-byte moves
+ * from there to TJ_IR_INLINE_COPY_MIN, and llvm.memcpy.inline (rep movsb) from
  * the inline-copy threshold on. TENSORJIT_INLINE_COPY_MIN moves only that
  * last threshold: the straight-line range stays [TJ_IR_STRAIGHT_COPY_MIN,
  * TJ_IR_INLINE_COPY_MIN) whatever it says. */
 #define TJ_IR_STRAIGHT_COPY_MIN 128
-#define TJ_IR_INLINE_COPY_MIN 2048
+#define TJ_IR_INLINE_COPY_MIN 4096
+
+/* Straight-line copies of blocks that are a multiple of TJ_IR_WIDE_MOVE
+ * bytes, in kernels whose copies move at least TJ_IR_WIDE_MOVE_MIN_BYTES,
+ * move that many at a time (one zmm where the target prefers 512-bit
+ * vectors, two ymm where it prefers 256: LLVM splits them), as gcc does
+ * for G8's rows, which ran slower with 32-byte moves. Other sizes keep
+ * 32-byte moves, since an overlapping wide last move made G2's slices
+ * slower; and so do small kernels: on the project's host a call that
+ * touches zmm registers pays a fixed cost that dwarfs a per-call kernel
+ * like S4, the static kernel's zmm copies included (docs/performance.md,
+ * 'Block copies on the AMD host'). */
+#define TJ_IR_WIDE_MOVE 64
+#define TJ_IR_WIDE_MOVE_MIN_BYTES (64 << 10)
 
 /* An innermost level of at most this many trips inside a loop is written
  * out (G2: 3 tuples per batch). */
 #define TJ_IR_INNER_UNROLL 4
+
+/* A longer innermost loop of blocks below TJ_IR_STRAIGHT_COPY_MIN bytes
+ * (and without vector gathers) copies TJ_IR_LOOP_UNROLL blocks per trip,
+ * the rest written out after the loop: for one element or a few dozen
+ * bytes a block, the loop's own instructions were a large share of each
+ * copy (G3, G9), and LLVM's unroller, which would do the same, is kept
+ * out of the pipeline for compile time. Only while the index entries
+ * written out per trip stay within the unroll budget: G1's tuples of
+ * three entries gained little and compiled much longer. Larger blocks
+ * keep one copy per trip (docs/performance.md, 'Unrolled element loops'). */
+#define TJ_IR_LOOP_UNROLL 8
+
+/* Element gathers (blocks of one 4- or 8-byte element, out written
+ * contiguously by the innermost loop) load TJ_IR_GATHER_BYTES of elements
+ * per step with llvm.masked.gather (x86: vpgatherdd/vpgatherdq; LLVM
+ * splits a vector wider than the target's registers), their offsets
+ * computed in a vector from one load of the index tuples, the policy
+ * applied lane by lane, zero-fill as the gather's mask.
+ * They pay where one vector's addresses spread over a large part of data
+ * (G4's random elements: the scalar loop, unrolled or not, was slower than
+ * the static kernel, the gathers faster), and lose where they fall in a
+ * small window that the first-level cache holds (G9's rows, G3's rows
+ * one per lane): there a gather costs the same loads as the scalar loop
+ * and more instructions. So only kernels whose vector spans at least
+ * TJ_IR_GATHER_MIN_SPAN bytes of data use them; between the two, the
+ * measured differences were within the noise (docs/performance.md,
+ * 'Vector gathers'). The error policy's indices are still validated in
+ * a pass of their own: checking them in the gather pass would write out
+ * before a bad index is found. */
+#define TJ_IR_GATHER_BYTES 64
+#define TJ_IR_GATHER_MIN_SPAN (1 << 20)
 
 typedef struct tj_ir_strategy {
     int unrolled;      /* 1: fully unrolled; 0: counted loops */
@@ -86,6 +130,7 @@ typedef struct tj_ir_strategy {
     int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_BYTES) */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
+    int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */
 } tj_ir_strategy;
 
 /* How the kernel of p is generated, decided once per kernel from the plan
