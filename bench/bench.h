@@ -17,7 +17,9 @@
  * on the indexed side (data for gathers, out for scatters) and i *
  * dense_step bytes on the dense side (out for gathers, updates for
  * scatters). At each point `depth` consecutive indices select, through
- * dims and strides, a block of `block` bytes. */
+ * dims and strides, a block of `block` bytes. The peers know two
+ * scatters: store the block, or (sum) add it element by element in f32;
+ * tensorjit's other reductions and types have no peer here. */
 #define TJ_BENCH_LEVELS (JIT_MAX_RANK + 2)
 
 typedef struct tj_bench_level {
@@ -26,6 +28,7 @@ typedef struct tj_bench_level {
 
 typedef struct tj_bench_shape {
     int scatter;
+    int sum; /* a scatter that adds its f32 updates (S5, S6) instead of storing them */
     int nlevels;
     tj_bench_level levels[TJ_BENCH_LEVELS];
     int depth;

@@ -30,7 +30,12 @@ static void tj_walk(const tj_generic_args *a, int l, int64_t index, int64_t inde
         int64_t off = indexed;
         for (int e = 0; e < s->depth; e++)
             off += tj_load(a->indices, s->index_size, s->index_signed, index + e) * s->strides[e];
-        if (s->scatter)
+        if (s->sum) {
+            float *o = (float *)(a->out + off);
+            const float *u = (const float *)(a->updates + dense);
+            for (int64_t j = 0; j < s->block / 4; j++)
+                o[j] += u[j];
+        } else if (s->scatter)
             memcpy(a->out + off, a->updates + dense, (size_t)s->block);
         else
             memcpy(a->out + dense, a->data + off, (size_t)s->block);

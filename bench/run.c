@@ -98,16 +98,21 @@ static void *tj_alloc(int64_t bytes)
     return p;
 }
 
-static void *tj_alloc_pattern(int64_t bytes, int salt)
+/* A pattern that never repeats within a slice, so that wrong offsets
+ * show. For a sum, floats in [-1, 1) instead of raw bits: no NaN, and no
+ * subnormal whose assists would time the FPU rather than the loop, however
+ * many calls add to the same data in place. */
+static void *tj_alloc_pattern(int64_t bytes, int salt, int floats)
 {
     unsigned char *p = tj_alloc(bytes);
     if (!p)
         return NULL;
-    /* a pattern that never repeats within a slice, so wrong offsets show */
     uint32_t v = (uint32_t)salt * 2654435761u;
     for (int64_t i = 0; i < bytes; i += 4) {
         v = v * 1664525u + 1013904223u;
-        memcpy(p + i, &v, (size_t)(bytes - i < 4 ? bytes - i : 4));
+        float f = (float)(int32_t)v * (1.0f / 2147483648.0f);
+        memcpy(p + i, floats ? (const void *)&f : (const void *)&v,
+               (size_t)(bytes - i < 4 ? bytes - i : 4));
     }
     return p;
 }
@@ -134,9 +139,9 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
     c->w = w;
     tj_bench_shape_of(w, &c->s);
     const tj_bench_shape *s = &c->s;
-    c->data = tj_alloc_pattern(s->data_bytes, 1);
+    c->data = tj_alloc_pattern(s->data_bytes, 1, s->sum);
     c->indices = malloc((size_t)(s->index_count * s->index_size + 8));
-    c->updates = s->scatter ? tj_alloc_pattern(s->updates_bytes, 2) : NULL;
+    c->updates = s->scatter ? tj_alloc_pattern(s->updates_bytes, 2, s->sum) : NULL;
     c->out = w->in_place ? c->data : tj_alloc(s->out_bytes);
     c->check = tj_alloc(s->out_bytes);
     if (!c->data || !c->indices || !c->out || !c->check || (s->scatter && !c->updates)) {
@@ -206,7 +211,12 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
         } else {
             if (c->out != c->data)
                 memcpy(c->out, c->data, (size_t)s->data_bytes);
-            memcpy(c->out, c->updates, (size_t)s->updates_bytes);
+            /* updates larger than out (S5): piece by piece, over out again */
+            for (int64_t at = 0; at < s->updates_bytes; at += s->out_bytes) {
+                int64_t n = s->updates_bytes - at;
+                memcpy(c->out, (const char *)c->updates + at,
+                       (size_t)(n < s->out_bytes ? n : s->out_bytes));
+            }
         }
         return 0;
     default:

@@ -63,10 +63,11 @@ static void tj_gather(const jit_sig *g, tj_bench_shape *s)
     s->out_bytes = tj_prod(d, 0, b) * pre * per_batch * s->block;
 }
 
-/* GatherElements: one level per dim of indices (its shape is the
- * output's); the axis level moves through indices and out but not data,
- * where the index takes its place. */
-static void tj_gather_elements(const jit_sig *g, tj_bench_shape *s)
+/* GatherElements and ScatterElementsUpdate: one level per dim of indices
+ * (its shape is the output's, or the updates'); the axis level moves
+ * through indices and the dense side but not the indexed one (data, or
+ * out), where the index takes its place. */
+static void tj_elements(const jit_sig *g, tj_bench_shape *s)
 {
     const jit_shape *d = &g->data_shape, *ix = &g->indices_shape;
     int r = d->rank, a = (int)(g->axis < 0 ? g->axis + r : g->axis);
@@ -81,6 +82,7 @@ static void tj_gather_elements(const jit_sig *g, tj_bench_shape *s)
         }
     }
     s->out_bytes = s->index_count * s->elem_size;
+    s->updates_bytes = s->index_count * s->elem_size;
 }
 
 /* ScatterUpdate: per position before the axis, per index, the block
@@ -114,6 +116,7 @@ void tj_bench_shape_of(const tj_workload *w, tj_bench_shape *s)
     const jit_sig *g = &w->sig;
     memset(s, 0, sizeof *s);
     s->scatter = tj_workload_has_updates(w);
+    s->sum = s->scatter && g->reduction == JIT_REDUCTION_SUM && g->dtype == JIT_F32;
     s->elem_size = jit_dtype_size(g->dtype);
     s->index_size = jit_dtype_size(g->index_type);
     s->index_signed = g->index_type == JIT_I8 || g->index_type == JIT_I16 ||
@@ -123,7 +126,8 @@ void tj_bench_shape_of(const tj_workload *w, tj_bench_shape *s)
     switch (g->op) {
     case JIT_OP_GATHER_ND: tj_gather_nd(g, s); break;
     case JIT_OP_GATHER: tj_gather(g, s); break;
-    case JIT_OP_GATHER_ELEMENTS: tj_gather_elements(g, s); break;
+    case JIT_OP_GATHER_ELEMENTS: tj_elements(g, s); break;
+    case JIT_OP_SCATTER_ELEMENTS_UPDATE: tj_elements(g, s); break;
     case JIT_OP_SCATTER_UPDATE: tj_scatter_update(g, s); break;
     case JIT_OP_SCATTER_ND_UPDATE: tj_scatter_nd_update(g, s); break;
     default: break;

@@ -65,7 +65,10 @@ static void tj_emit_nest(FILE *f, const tj_bench_shape *s)
                 (long long)s->levels[v].indexed_step, v, (long long)s->levels[v].dense_step);
     for (int e = 0; e < s->depth; e++)
         fprintf(f, "%*soff += (long long)ix[at + %d] * S%d;\n", in + 4, "", e, e);
-    if (s->scatter)
+    if (s->sum)
+        fprintf(f, "%*sfor (long long j = 0; j < BLOCK / 4; j++)\n%*s((float *)(out + off))[j] "
+                   "+= ((const float *)(upd + dense))[j];\n", in + 4, "", in + 8, "");
+    else if (s->scatter)
         fprintf(f, "%*smemcpy(out + off, upd + dense, BLOCK);\n", in + 4, "");
     else
         fprintf(f, "%*smemcpy(out + dense, data + off, BLOCK);\n", in + 4, "");

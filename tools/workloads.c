@@ -20,6 +20,14 @@
     {.op = JIT_OP_SCATTER_ND_UPDATE, .opset = 3, .dtype = dt, .index_type = it,             \
      .data_shape = ds, .indices_shape = is, .updates_shape = us}
 
+#define SCATTER_ND_SUM(dt, it, ds, is, us)                                                  \
+    {.op = JIT_OP_SCATTER_ND_UPDATE, .opset = 15, .reduction = JIT_REDUCTION_SUM, .dtype = dt, \
+     .index_type = it, .data_shape = ds, .indices_shape = is, .updates_shape = us}
+#define SCATTER_ELEMENTS_SUM(ax, dt, it, ds, is, us)                                        \
+    {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .opset = 12, .axis = ax,                         \
+     .reduction = JIT_REDUCTION_SUM, .dtype = dt, .index_type = it, .data_shape = ds,       \
+     .indices_shape = is, .updates_shape = us}
+
 static const int64_t tj_g6_indices[] = {0, 0, 1, 0}, tj_s3_indices[] = {0, 2};
 
 const tj_workload tj_workloads[] = {
@@ -53,6 +61,12 @@ const tj_workload tj_workloads[] = {
     {"S4", "ScatterNDUpdate-3: one token per sequence into a KV cache, in place", 1,
      TJ_FILL_RANDOM, NULL,
      SCATTER_ND(JIT_F16, JIT_I64, SH(32, 2048, 128), SH(32, 1, 2), SH(32, 1, 128))},
+    {"S5", "ScatterNDUpdate-15 sum: 1M rows of 64 floats into 100000 (index_add_), in place", 1,
+     TJ_FILL_RANDOM, NULL,
+     SCATTER_ND_SUM(JIT_F32, JIT_I64, SH(100000, 64), SH(1000000, 1), SH(1000000, 64))},
+    {"S6", "ScatterElementsUpdate-12 sum along the last dim (scatter_add_), in place", 1,
+     TJ_FILL_RANDOM, NULL,
+     SCATTER_ELEMENTS_SUM(1, JIT_F32, JIT_I64, SH(4096, 1024), SH(4096, 256), SH(4096, 256))},
 };
 
 const int tj_workload_count = sizeof tj_workloads / sizeof tj_workloads[0];
