@@ -19,6 +19,11 @@
  * Targeted cases pin each decision with values worked out by hand: on the
  * JIT (engine AUTO) and the reference kernel, out of place and in place,
  * and on the oracle.
+ *
+ * Random signatures (TENSORJIT_REDUCE_N, default 4000; TENSORJIT_REDUCE_SEED)
+ * run on the JIT and on the reference kernel, out of place and in place:
+ * both must agree bit for bit, status and every byte (NaNs included), and
+ * leave the canary byte past out alone; both must equal the oracle.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -72,6 +78,11 @@ static uint64_t load_elem(const void *buf, int64_t i, int size)
     uint64_t v = 0;
     memcpy(&v, (const char *)buf + i * size, (size_t)size);
     return v;
+}
+
+static void store_elem(void *buf, int64_t i, int size, uint64_t v)
+{
+    memcpy((char *)buf + i * size, &v, (size_t)size);
 }
 
 /* v, the low b bits of a two's complement number, as int64. */
@@ -987,7 +998,7 @@ static void test_minmax_nan(void **state)
  * for bit, so the library defines it: out's NaN made quiet if out is one,
  * else the update's made quiet, else the default NaN (x86's, negative);
  * f16 and bf16 then round it back (the quiet NaN of its sign; bf16: its
- * bits made quiet). Found by a random differential run: f64 sum and prod
+ * bits made quiet). Found by this file's random cases: f64 sum and prod
  * of two NaNs gave out's NaN on the JIT and the update's on the reference
  * kernel (gcc had swapped the operands of a + b and a * b). */
 static void test_arithmetic_nan(void **state)
@@ -1224,6 +1235,462 @@ static void test_refusals(void **state)
     jit_shutdown();
 }
 
+/* ------------------------------------------------------------------ */
+/* Random cases                                                        */
+/* ------------------------------------------------------------------ */
+
+static const jit_dtype all_types[] = {JIT_BOOL, JIT_I8,  JIT_U8,  JIT_I16, JIT_U16,
+                                      JIT_F16,  JIT_BF16, JIT_I32, JIT_U32, JIT_F32,
+                                      JIT_I64,  JIT_U64, JIT_F64};
+#define NTYPES ((int)(sizeof all_types / sizeof all_types[0]))
+
+static const jit_dtype index_types_all[] = {JIT_I8,  JIT_U8,  JIT_I16, JIT_U16,
+                                            JIT_I32, JIT_U32, JIT_I64, JIT_U64};
+
+/* Summary: signatures run per op, reduction and element type. */
+enum { K_ND15, K_ND3, K_SEU12, K_SEU12_NOINIT, K_SEU3, K_COUNT };
+static const char *const kind_names[K_COUNT] = {"ScatterNDUpdate-15", "ScatterNDUpdate-3",
+                                                "ScatterElementsUpdate-12",
+                                                "ScatterElementsUpdate-12 use_init_val=false",
+                                                "ScatterElementsUpdate-3"};
+static long summary[K_COUNT][JIT_REDUCTION_COUNT][JIT_DTYPE_COUNT];
+static long summary_jit, summary_bad_index, summary_open_nan, summary_elems;
+
+static int kind_of(const jit_sig *s)
+{
+    if (s->op == JIT_OP_SCATTER_ND_UPDATE)
+        return s->opset == 15 ? K_ND15 : K_ND3;
+    if (s->opset == 3)
+        return K_SEU3;
+    return s->no_init_val ? K_SEU12_NOINIT : K_SEU12;
+}
+
+/* Runs one case on both engines, out of place and in place, and checks
+ * everything against everything. 0 when all agree. */
+static int check_case(const jit_sig *s, const void *data, const void *idx, const void *upd,
+                      long n)
+{
+    jit_dtype t = s->dtype;
+    int es = jit_dtype_size(t);
+    int64_t nd = shape_elems(&s->data_shape), ob = nd * es;
+    scatter_fn fj = compile_engine(s, JIT_ENGINE_AUTO);
+    if (!fj) {
+        fprintf(stderr, "#%ld refused (AUTO): %s\n", n, jit_last_error());
+        print_sig(s);
+        return 1;
+    }
+    scatter_fn fr = compile_engine(s, JIT_ENGINE_REFERENCE);
+    if (!fr) {
+        fprintf(stderr, "#%ld refused (REFERENCE): %s\n", n, jit_last_error());
+        print_sig(s);
+        return 1;
+    }
+    jit_kernel_info info;
+    assert_int_equal(jit_info((jit_kernel)fj, &info), 0);
+    /* the JIT compiles every reduction but mean and use_init_val = false
+     * (those fall back to the reference kernel for now) */
+    if (s->reduction != JIT_REDUCTION_MEAN && !s->no_init_val)
+        support_expect_jit(&info, "reduction");
+    summary_jit += info.engine == JIT_ENGINE_JIT;
+
+    unsigned char *oj = malloc((size_t)ob + 1), *orf = malloc((size_t)ob + 1);
+    unsigned char *ij = malloc((size_t)ob + 1), *ir = malloc((size_t)ob + 1);
+    uint64_t *val = malloc((size_t)(nd + 1) * sizeof *val);
+    unsigned char *nanopen = malloc((size_t)nd + 1);
+    assert_true(oj && orf && ij && ir && val && nanopen);
+    memset(oj, 0xee, (size_t)ob + 1);
+    memset(orf, 0xee, (size_t)ob + 1);
+    memcpy(ij, data, (size_t)ob);
+    memcpy(ir, data, (size_t)ob);
+    ij[ob] = ir[ob] = 0xee;
+    int rj = fj(data, idx, upd, oj), rr = fr(data, idx, upd, orf);
+    int rij = fj(ij, idx, upd, ij), rir = fr(ir, idx, upd, ir);
+    int ro = ora_run(s, data, idx, upd, val, nanopen);
+    int fails = 0;
+    const char *why = NULL;
+    if (rj != rr || rij != rir)
+        why = "JIT and reference statuses differ";
+    else if (memcmp(oj, orf, (size_t)ob + 1) != 0)
+        why = "JIT and reference outputs differ";
+    else if (memcmp(ij, ir, (size_t)ob + 1) != 0)
+        why = "JIT and reference outputs differ in place";
+    else if (oj[ob] != 0xee || ij[ob] != 0xee)
+        why = "the canary byte past out was written";
+    else if (rj != rij)
+        why = "in place and out of place statuses differ";
+    else if (rj != ro)
+        why = "status differs from the oracle";
+    else if (rj != JIT_OK) {
+        for (int64_t b = 0; b < ob && !why; b++)
+            if (oj[b] != 0xee)
+                why = "a refused call wrote to out";
+        if (!why && memcmp(ij, data, (size_t)ob) != 0)
+            why = "a refused call in place changed data";
+        summary_bad_index++;
+    } else if (memcmp(oj, ij, (size_t)ob) != 0) {
+        why = "in place differs from out of place";
+    }
+    int64_t bad_elem = -1;
+    if (!why && rj == JIT_OK) {
+        for (int64_t e = 0; e < nd; e++) {
+            uint64_t got = load_elem(oj, e, es);
+            int ok = nanopen[e] ? open_nan_ok(t, got) : got == val[e];
+            summary_open_nan += nanopen[e];
+            if (!ok) {
+                why = "output differs from the oracle";
+                bad_elem = e;
+                break;
+            }
+        }
+    }
+    if (why) {
+        fprintf(stderr, "#%ld: %s (statuses jit %d ref %d, in place %d %d, oracle %d)\n", n,
+                why, rj, rr, rij, rir, ro);
+        print_case(s, data, idx, upd);
+        print_elems("jit out", oj, nd, es);
+        print_elems("ref out", orf, nd, es);
+        print_elems("jit in place", ij, nd, es);
+        print_elems("ref in place", ir, nd, es);
+        if (ro == JIT_OK) {
+            fprintf(stderr, "  oracle:");
+            for (int64_t e = 0; e < nd; e++)
+                fprintf(stderr, " %0*llx%s", 2 * es, (unsigned long long)val[e],
+                        nanopen[e] ? "(any NaN)" : "");
+            fprintf(stderr, "\n");
+        }
+        if (bad_elem >= 0)
+            fprintf(stderr, "  first differing element: %lld\n", (long long)bad_elem);
+        fails = 1;
+    }
+    summary[kind_of(s)][s->reduction][t]++;
+    summary_elems += nd;
+    free(oj);
+    free(orf);
+    free(ij);
+    free(ir);
+    free(val);
+    free(nanopen);
+    return fails;
+}
+
+static const uint16_t f16_specials[] = {
+    0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7d01, 0xfd55, 0x7e2a, 0x0001,
+    0x8001, 0x0003, 0x03ff, 0x83ff, 0x0400, 0x7bff, 0xfbff, 0x7800, 0xf800, 0x6800,
+    0x3c00, 0xbc00, 0x3555, 0x1400, 0x7a00};
+static const uint16_t bf16_specials[] = {
+    0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0xff95, 0x7fd3, 0x0001,
+    0x8001, 0x0003, 0x007f, 0x807f, 0x0080, 0x7f7f, 0xff7f, 0x7f00, 0xff00, 0x3f80,
+    0xbf80, 0x4b80, 0x4380, 0x3eab, 0x3b80};
+static const uint32_t f32_specials[] = {
+    0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+    0x7f800001u, 0xff812345u, 0x7fc12345u, 0x00000001u, 0x80000001u, 0x007fffffu,
+    0x00800000u, 0x7f7fffffu, 0xff7fffffu, 0x7f000000u, 0x3f800000u, 0xbf800000u,
+    0x4b800000u, 0x33800000u, 0x3eaaaaabu, 0x30800000u};
+static const uint64_t f64_specials[] = {
+    0x0000000000000000ull, 0x8000000000000000ull, 0x7ff0000000000000ull,
+    0xfff0000000000000ull, 0x7ff8000000000000ull, 0xfff8000000000000ull,
+    0x7ff0000000000001ull, 0xfff0000000abcdefull, 0x7ff8000000012345ull,
+    0x0000000000000001ull, 0x8000000000000001ull, 0x000fffffffffffffull,
+    0x0010000000000000ull, 0x7fefffffffffffffull, 0xffefffffffffffffull,
+    0x7fe0000000000000ull, 0x3ff0000000000000ull, 0xbff0000000000000ull,
+    0x4340000000000000ull, 0x3ca0000000000000ull, 0x3fd5555555555555ull};
+
+#define COUNT_OF(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
+
+static uint64_t float_from_double(jit_dtype t, double d)
+{
+    switch (t) {
+    case JIT_F16: return f16_round(d);
+    case JIT_BF16: return bf16_round(d);
+    case JIT_F32: return bits_f32((float)d);
+    default: return bits_f64(d);
+    }
+}
+
+static uint64_t rand_special(uint64_t *rs, jit_dtype t)
+{
+    switch (t) {
+    case JIT_F16: return f16_specials[support_rand_range(rs, 0, COUNT_OF(f16_specials) - 1)];
+    case JIT_BF16: return bf16_specials[support_rand_range(rs, 0, COUNT_OF(bf16_specials) - 1)];
+    case JIT_F32: return f32_specials[support_rand_range(rs, 0, COUNT_OF(f32_specials) - 1)];
+    default: return f64_specials[support_rand_range(rs, 0, COUNT_OF(f64_specials) - 1)];
+    }
+}
+
+/* One element: integers small (collisions of min/max, ties), random bits
+ * (wrapping) or extremes; floats small integers and zeros of both signs,
+ * integers at the edge of the precision and fractions (rounding, ties),
+ * random bits, and specials at special_rate per mille (NaNs with payloads
+ * quiet and signalling, infinities, zeros of both signs, subnormals,
+ * values whose sums overflow the type). */
+static uint64_t rand_value(uint64_t *rs, jit_dtype t, int special_rate)
+{
+    if (t == JIT_BOOL)
+        return (uint64_t)support_rand_range(rs, 0, 1);
+    int p = (int)support_rand_range(rs, 0, 99);
+    if (!is_float(t)) {
+        uint64_t m = mask_of(t);
+        if (p < 50)
+            return (uint64_t)(is_unsigned(t) ? support_rand_range(rs, 0, 8)
+                                             : support_rand_range(rs, -4, 4)) & m;
+        if (p < 75)
+            return support_rand(rs) & m;
+        static const int extremes = 8;
+        switch (support_rand_range(rs, 0, extremes - 1)) {
+        case 0: return 0;
+        case 1: return 1;
+        case 2: return m;            /* -1 / the highest unsigned */
+        case 3: return m >> 1;       /* the highest signed */
+        case 4: return (m >> 1) + 1; /* the lowest signed */
+        case 5: return (m >> 1) - 1;
+        case 6: return (m >> 1) + 2;
+        default: return 2;
+        }
+    }
+    if (support_rand_range(rs, 0, 999) < special_rate)
+        return rand_special(rs, t);
+    if (p < 45) { /* zeros of both signs: min and max ties */
+        int64_t k = support_rand_range(rs, -4, 4);
+        return float_from_double(t, k == 0 && support_rand_range(rs, 0, 1) ? -0.0 : (double)k);
+    }
+    if (p < 60) { /* integers at the edge of the type's precision: sums of
+                   * them and small integers round, often on a tie */
+        int bits = t == JIT_F16 ? 11 : t == JIT_BF16 ? 8 : t == JIT_F32 ? 24 : 53;
+        double edge = ldexp(1, bits) + (double)support_rand_range(rs, -8, 24);
+        return float_from_double(t, support_rand_range(rs, 0, 1) ? -edge : edge);
+    }
+    if (p < 80)
+        return float_from_double(t, ldexp((double)support_rand_range(rs, -4096, 4096),
+                                          -(int)support_rand_range(rs, 0, 12)));
+    for (;;) { /* random bits, finite unless specials are wanted */
+        uint64_t v = support_rand(rs) & mask_of(t);
+        uint64_t expmask = t == JIT_F16    ? 0x7c00
+                           : t == JIT_BF16 ? 0x7f80
+                           : t == JIT_F32  ? 0x7f800000u
+                                           : 0x7ff0000000000000ull;
+        if (special_rate || (v & expmask) != expmask)
+            return v;
+    }
+}
+
+static int64_t rand_dim(uint64_t *rs, int64_t hi)
+{
+    return support_rand_range(rs, 0, 11) == 0 ? 0 : support_rand_range(rs, 1, hi);
+}
+
+/* An index for a dim of size dim under policy p: valid for error and
+ * negative-wraps (negative spellings under the latter), anything for the
+ * others (clamped or dropped); bad_rate per mille out of range anyway. */
+static int64_t rand_index(uint64_t *rs, jit_index_policy p, int64_t dim, jit_dtype it,
+                          int bad_rate)
+{
+    int uns = is_unsigned(it);
+    int bad = support_rand_range(rs, 0, 999) < bad_rate;
+    if (!bad && (p == JIT_INDEX_ERROR || (p == JIT_INDEX_NEGATIVE_WRAPS && uns)))
+        return dim ? support_rand_range(rs, 0, dim - 1) : 0;
+    if (!bad && p == JIT_INDEX_NEGATIVE_WRAPS)
+        return dim ? support_rand_range(rs, -dim, dim - 1) : 0;
+    if (support_rand_range(rs, 0, 15) == 0) { /* the index type's extremes */
+        uint64_t m = mask_of(it);
+        if (uns) /* the highest signed value, or all ones */
+            return support_rand_range(rs, 0, 1) ? (int64_t)(m >> 1) : -1;
+        return sext(support_rand_range(rs, 0, 1) ? m >> 1 : (m >> 1) + 1, nbits(it));
+    }
+    /* negative ones stored in an unsigned type are huge: out of range */
+    return support_rand_range(rs, -dim - 2, dim + 2);
+}
+
+static void store_index(jit_dtype it, void *idx, int64_t i, int64_t v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    store_elem(idx, i, jit_dtype_size(it), u & mask_of(it));
+}
+
+static jit_index_policy rand_policy(uint64_t *rs)
+{
+    return (jit_index_policy)support_rand_range(rs, 0, JIT_INDEX_POLICY_COUNT - 1);
+}
+
+static jit_dtype rand_dtype(uint64_t *rs)
+{
+    return all_types[support_rand_range(rs, 0, NTYPES - 1)];
+}
+
+static void rand_nd_sig(uint64_t *rs, jit_sig *s)
+{
+    static const jit_reduction reds[] = {JIT_REDUCTION_NONE, JIT_REDUCTION_SUM,
+                                         JIT_REDUCTION_SUB,  JIT_REDUCTION_PROD,
+                                         JIT_REDUCTION_MIN,  JIT_REDUCTION_MAX};
+    memset(s, 0, sizeof *s);
+    s->op = JIT_OP_SCATTER_ND_UPDATE;
+    int v3 = support_rand_range(rs, 0, 11) == 0;
+    s->opset = v3 ? 3 : 15;
+    s->reduction = v3 ? JIT_REDUCTION_NONE : reds[support_rand_range(rs, 0, 5)];
+    s->dtype = rand_dtype(rs);
+    s->index_type = support_rand_range(rs, 0, 1) ? JIT_I32 : JIT_I64;
+    s->index_policy = rand_policy(rs);
+    s->threads = (int)support_rand_range(rs, 1, 2);
+    int r = (int)support_rand_range(rs, 1, 3), q = (int)support_rand_range(rs, 1, 3);
+    int k = (int)support_rand_range(rs, 0, r);
+    s->data_shape.rank = r;
+    for (int i = 0; i < r; i++) /* small indexed dims: many collisions */
+        s->data_shape.dims[i] = rand_dim(rs, i < k ? 3 : 5);
+    s->indices_shape.rank = q;
+    for (int i = 0; i < q - 1; i++)
+        s->indices_shape.dims[i] = rand_dim(rs, 5);
+    s->indices_shape.dims[q - 1] = k;
+    s->updates_shape.rank = q - 1 + r - k;
+    int u = 0;
+    for (int i = 0; i < q - 1; i++)
+        s->updates_shape.dims[u++] = s->indices_shape.dims[i];
+    for (int i = k; i < r; i++)
+        s->updates_shape.dims[u++] = s->data_shape.dims[i];
+}
+
+static void rand_seu_sig(uint64_t *rs, jit_sig *s)
+{
+    static const jit_reduction reds[] = {JIT_REDUCTION_NONE, JIT_REDUCTION_SUM,
+                                         JIT_REDUCTION_PROD, JIT_REDUCTION_MIN,
+                                         JIT_REDUCTION_MAX,  JIT_REDUCTION_MEAN};
+    memset(s, 0, sizeof *s);
+    s->op = JIT_OP_SCATTER_ELEMENTS_UPDATE;
+    int v3 = support_rand_range(rs, 0, 11) == 0;
+    s->opset = v3 ? 3 : 12;
+    s->dtype = rand_dtype(rs);
+    s->reduction = v3 ? JIT_REDUCTION_NONE : reds[support_rand_range(rs, 0, 5)];
+    if (s->dtype == JIT_BOOL && s->reduction == JIT_REDUCTION_MEAN)
+        s->reduction = JIT_REDUCTION_MAX; /* refused: a targeted case checks that */
+    s->no_init_val = v3 ? 0 : (int)support_rand_range(rs, 0, 1);
+    s->index_type = index_types_all[support_rand_range(rs, 0, 7)];
+    s->index_policy = rand_policy(rs);
+    s->threads = (int)support_rand_range(rs, 1, 2);
+    int r = (int)support_rand_range(rs, 1, 3), a = (int)support_rand_range(rs, 0, r - 1);
+    s->axis = support_rand_range(rs, 0, 1) ? a : a - r;
+    s->data_shape.rank = s->indices_shape.rank = s->updates_shape.rank = r;
+    for (int i = 0; i < r; i++) {
+        s->data_shape.dims[i] = rand_dim(rs, i == a ? 3 : 5);
+        s->indices_shape.dims[i] = i == a ? rand_dim(rs, 5)
+                                          : support_rand_range(rs, 0, s->data_shape.dims[i]);
+        s->updates_shape.dims[i] = s->indices_shape.dims[i];
+    }
+}
+
+/* The indices of a signature: the dim each index addresses. */
+static int64_t index_dim(const jit_sig *s, int64_t i)
+{
+    if (s->op == JIT_OP_SCATTER_ND_UPDATE) {
+        int64_t k = s->indices_shape.dims[s->indices_shape.rank - 1];
+        return s->data_shape.dims[i % k];
+    }
+    int r = s->data_shape.rank;
+    return s->data_shape.dims[s->axis < 0 ? s->axis + r : s->axis];
+}
+
+static int one_random(uint64_t *rs, long n)
+{
+    jit_sig s;
+    if (support_rand_range(rs, 0, 1))
+        rand_nd_sig(rs, &s);
+    else
+        rand_seu_sig(rs, &s);
+    int es = jit_dtype_size(s.dtype), is = jit_dtype_size(s.index_type);
+    int64_t nd = shape_elems(&s.data_shape), ni = shape_elems(&s.indices_shape);
+    int64_t nu = shape_elems(&s.updates_shape);
+    static const int special_rates[] = {0, 0, 50, 300};
+    int special_rate = special_rates[support_rand_range(rs, 0, 3)];
+    int bad_rate = support_rand_range(rs, 0, 19) == 0 ? 100 : 0;
+    void *data = malloc((size_t)(nd * es + 1)), *idx = malloc((size_t)(ni * is + 1));
+    void *upd = malloc((size_t)(nu * es + 1));
+    assert_true(data && idx && upd);
+    for (int64_t i = 0; i < nd; i++)
+        store_elem(data, i, es, rand_value(rs, s.dtype, special_rate));
+    for (int64_t i = 0; i < nu; i++)
+        store_elem(upd, i, es, rand_value(rs, s.dtype, special_rate));
+    for (int64_t i = 0; i < ni; i++)
+        store_index(s.index_type, idx, i,
+                    rand_index(rs, s.index_policy, index_dim(&s, i), s.index_type, bad_rate));
+    int fails = check_case(&s, data, idx, upd, n);
+    free(data);
+    free(idx);
+    free(upd);
+    return fails;
+}
+
+static void print_summary(void)
+{
+    static const char *const short_names[JIT_DTYPE_COUNT] = {
+        [JIT_BOOL] = "bool", [JIT_I8] = "i8",   [JIT_U8] = "u8",   [JIT_I16] = "i16",
+        [JIT_U16] = "u16",   [JIT_F16] = "f16", [JIT_BF16] = "bf16", [JIT_I32] = "i32",
+        [JIT_U32] = "u32",   [JIT_F32] = "f32", [JIT_I64] = "i64", [JIT_U64] = "u64",
+        [JIT_F64] = "f64"};
+    for (int k = 0; k < K_COUNT; k++)
+        for (int r = 0; r < JIT_REDUCTION_COUNT; r++) {
+            long total = 0;
+            for (int t = 0; t < NTYPES; t++)
+                total += summary[k][r][all_types[t]];
+            if (!total)
+                continue;
+            printf("  %s %s (%ld):", kind_names[k], jit_reduction_name((jit_reduction)r), total);
+            for (int t = 0; t < NTYPES; t++)
+                printf(" %s %ld", short_names[all_types[t]], summary[k][r][all_types[t]]);
+            printf("\n");
+        }
+    printf("  JIT-served %ld, refused for a bad index %ld, elements %ld, "
+           "NaNs SPEC leaves open %ld\n",
+           summary_jit, summary_bad_index, summary_elems, summary_open_nan);
+    memset(summary, 0, sizeof summary);
+    summary_jit = summary_bad_index = summary_open_nan = summary_elems = 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void run_random(const char *what, long count, uint64_t seed)
+{
+    uint64_t rs = seed;
+    int fails = 0;
+    double t0 = now_s();
+    long n = 0;
+    for (; n < count && fails < 10; n++)
+        fails += one_random(&rs, n);
+    printf("reductions, %s (seed %llu): %ld signatures, %d failed, %.1f s\n", what,
+           (unsigned long long)seed, n, fails, now_s() - t0);
+    print_summary();
+    jit_shutdown();
+    assert_int_equal(fails, 0);
+}
+
+static long random_count(void)
+{
+    return support_env_long("TENSORJIT_REDUCE_N", 4000);
+}
+
+static uint64_t random_seed(void)
+{
+    return (uint64_t)support_env_long("TENSORJIT_REDUCE_SEED", 20261123);
+}
+
+static void test_random_jit_reference_oracle(void **state)
+{
+    (void)state;
+    run_random("JIT vs reference vs oracle", random_count(), random_seed());
+}
+
+/* The same with every kernel of more than one unit split over the pool
+ * (threads 2): ScatterElementsUpdate's rows before the axis in parallel. */
+static void test_random_split(void **state)
+{
+    (void)state;
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
+    run_random("split over threads", random_count() / 4 + 1, random_seed() ^ 0x5eed);
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1241,6 +1708,8 @@ int main(void)
         cmocka_unit_test(test_no_init_val),
         cmocka_unit_test(test_untouched_positions),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_random_jit_reference_oracle),
+        cmocka_unit_test(test_random_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
