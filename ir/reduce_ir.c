@@ -4,7 +4,10 @@
  * and the reference kernel agree bit for bit: integers wrap (plain add,
  * sub, mul); min and max return out's NaN, else the update's NaN, else the
  * smaller or larger with out's on a tie (compares and selects, never
- * llvm.minnum, whose NaN and signed-zero rules differ); f16 and bf16 go
+ * llvm.minnum, whose NaN and signed-zero rules differ); a sum, sub or prod
+ * that gives a NaN gives out's NaN made quiet, else the update's, else
+ * x86's default NaN (selects again: LLVM leaves the bits of an fadd's NaN
+ * open, and may swap its operands); f16 and bf16 go
  * through f32 with the conversions of runtime/half.h spelled in integer
  * operations (LLVM's fptrunc to half keeps a NaN's payload, half.h does
  * not, and a conversion may become a library call the kernels cannot
@@ -46,14 +49,35 @@ static LLVMValueRef tj_float_minmax(const tj_rir *r, LLVMValueRef a, LLVMValueRe
     return LLVMBuildSelect(bd, tj_is_nan(r, a), a, v, "a.nan");
 }
 
+/* v = a op b for sum, sub or prod, its NaN made runtime/reduce.c's: a's
+ * made quiet, else b's, else the default NaN (negative, quiet). */
+static LLVMValueRef tj_arith_nan(const tj_rir *r, LLVMValueRef v, LLVMValueRef a,
+                                 LLVMValueRef b)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMTypeRef ft = LLVMTypeOf(v);
+    int dbl = ft == r->f64;
+    LLVMTypeRef it = dbl ? r->e->i64 : r->e->i32;
+    LLVMValueRef quiet = LLVMConstInt(it, dbl ? 0x0008000000000000ull : 0x00400000u, 0);
+    LLVMValueRef qa = LLVMBuildBitCast(
+        bd, LLVMBuildOr(bd, LLVMBuildBitCast(bd, a, it, ""), quiet, ""), ft, "nan.a");
+    LLVMValueRef qb = LLVMBuildBitCast(
+        bd, LLVMBuildOr(bd, LLVMBuildBitCast(bd, b, it, ""), quiet, ""), ft, "nan.b");
+    LLVMValueRef dflt = LLVMBuildBitCast(
+        bd, LLVMConstInt(it, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0), ft, "nan.default");
+    LLVMValueRef nan = LLVMBuildSelect(bd, tj_is_nan(r, b), qb, dflt, "");
+    nan = LLVMBuildSelect(bd, tj_is_nan(r, a), qa, nan, "nan");
+    return LLVMBuildSelect(bd, tj_is_nan(r, v), nan, v, "arith");
+}
+
 static LLVMValueRef tj_float_op(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef bd = r->e->b;
     switch (r->p->reduction) {
     case JIT_REDUCTION_SUM:
-    case JIT_REDUCTION_MEAN: return LLVMBuildFAdd(bd, a, b, "sum");
-    case JIT_REDUCTION_SUB: return LLVMBuildFSub(bd, a, b, "sub");
-    case JIT_REDUCTION_PROD: return LLVMBuildFMul(bd, a, b, "prod");
+    case JIT_REDUCTION_MEAN: return tj_arith_nan(r, LLVMBuildFAdd(bd, a, b, "sum"), a, b);
+    case JIT_REDUCTION_SUB: return tj_arith_nan(r, LLVMBuildFSub(bd, a, b, "sub"), a, b);
+    case JIT_REDUCTION_PROD: return tj_arith_nan(r, LLVMBuildFMul(bd, a, b, "prod"), a, b);
     case JIT_REDUCTION_MIN: return tj_float_minmax(r, a, b, 0);
     case JIT_REDUCTION_MAX: return tj_float_minmax(r, a, b, 1);
     default: return b;

@@ -3,8 +3,12 @@
  * the unsigned type: no undefined behaviour); f16 and bf16 are widened to
  * f32 and rounded back to nearest even after every step; min and max
  * return a NaN operand when there is one (the first, out's, before the
- * update's), else the smaller or larger, out's on a tie; bool is 0 or 1:
- * sum and max are or, prod and min and, sub xor.
+ * update's), else the smaller or larger, out's on a tie; a sum, sub or
+ * prod that gives a NaN gives out's NaN made quiet if out is one, else the
+ * update's made quiet, else the default NaN (x86's: negative, quiet), so
+ * that no compiler's choice of operand order shows (gcc swaps a + b and
+ * a * b, and LLVM leaves a NaN result's bits open); bool is 0 or 1: sum
+ * and max are or, prod and min and, sub xor.
  */
 #include "reduce.h"
 
@@ -33,13 +37,42 @@ static double tj_nan_maxd(double a, double b)
     return isnan(a) ? a : isnan(b) ? b : b > a ? b : a;
 }
 
+/* v = a op b for sum, sub or prod, with its NaN made the defined one. */
+static float tj_arith_nan_f32(float v, float a, float b)
+{
+    if (!isnan(v))
+        return v;
+    uint32_t x = 0xffc00000u;
+    if (isnan(a))
+        memcpy(&x, &a, 4);
+    else if (isnan(b))
+        memcpy(&x, &b, 4);
+    x |= 0x00400000u;
+    memcpy(&v, &x, 4);
+    return v;
+}
+
+static double tj_arith_nan_f64(double v, double a, double b)
+{
+    if (!isnan(v))
+        return v;
+    uint64_t x = 0xfff8000000000000ull;
+    if (isnan(a))
+        memcpy(&x, &a, 8);
+    else if (isnan(b))
+        memcpy(&x, &b, 8);
+    x |= 0x0008000000000000ull;
+    memcpy(&v, &x, 8);
+    return v;
+}
+
 static float tj_op_f32(jit_reduction r, float a, float b)
 {
     switch (r) {
     case JIT_REDUCTION_SUM:
-    case JIT_REDUCTION_MEAN: return a + b;
-    case JIT_REDUCTION_SUB: return a - b;
-    case JIT_REDUCTION_PROD: return a * b;
+    case JIT_REDUCTION_MEAN: return tj_arith_nan_f32(a + b, a, b);
+    case JIT_REDUCTION_SUB: return tj_arith_nan_f32(a - b, a, b);
+    case JIT_REDUCTION_PROD: return tj_arith_nan_f32(a * b, a, b);
     case JIT_REDUCTION_MIN: return tj_nan_min(a, b);
     case JIT_REDUCTION_MAX: return tj_nan_max(a, b);
     default: return b;
@@ -50,9 +83,9 @@ static double tj_op_f64(jit_reduction r, double a, double b)
 {
     switch (r) {
     case JIT_REDUCTION_SUM:
-    case JIT_REDUCTION_MEAN: return a + b;
-    case JIT_REDUCTION_SUB: return a - b;
-    case JIT_REDUCTION_PROD: return a * b;
+    case JIT_REDUCTION_MEAN: return tj_arith_nan_f64(a + b, a, b);
+    case JIT_REDUCTION_SUB: return tj_arith_nan_f64(a - b, a, b);
+    case JIT_REDUCTION_PROD: return tj_arith_nan_f64(a * b, a, b);
     case JIT_REDUCTION_MIN: return tj_nan_mind(a, b);
     case JIT_REDUCTION_MAX: return tj_nan_maxd(a, b);
     default: return b;
