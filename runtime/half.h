@@ -1,7 +1,8 @@
 /* IEEE half and bfloat16 <-> float, round to nearest even: the reductions'
  * arithmetic on f16 and bf16 (through f32), and the CLI's and the tests'
  * printing and writing of such tensors (header-only, so they include it
- * from here). A NaN becomes the quiet NaN of its sign. */
+ * from here). A NaN in f16 becomes the quiet NaN of its sign; in bf16 it keeps
+ * its sign and payload, with the quiet bit set. */
 #ifndef TJ_HALF_H
 #define TJ_HALF_H
 
