@@ -386,7 +386,10 @@ int64_t tj_ir_reduce_scratch_bytes(const tj_plan *p)
 {
     if (p->reduction != JIT_REDUCTION_MEAN)
         return 0;
-    return p->out_bytes / p->elem_size * 8 * (tj_wide(p) ? 2 : 1);
+    /* an empty out still has code for its (never valid) tuples, which
+     * addresses slots: one, never used */
+    int64_t elems = p->out_bytes / p->elem_size;
+    return (elems ? elems : 1) * 8 * (tj_wide(p) ? 2 : 1);
 }
 
 void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, tj_reduce_pass pass,

@@ -231,6 +231,38 @@ static void test_mean_without_scratch(void **state)
     jit_shutdown();
 }
 
+/* A mean into an empty out: no position exists, so every index is out of
+ * range, clamped or not; the JIT compiled such a kernel with no scratch to
+ * address (a crash in LLVM, found by test_reductions). Both engines
+ * compile it and agree. */
+static void test_mean_into_empty_out(void **state)
+{
+    (void)state;
+    const jit_index_policy pol[] = {JIT_INDEX_ERROR, JIT_INDEX_CLAMP, JIT_INDEX_ZERO_FILL};
+    for (size_t i = 0; i < sizeof pol / sizeof *pol; i++) {
+        int status[2];
+        for (int eng = 0; eng < 2; eng++) {
+            jit_sig s = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .dtype = JIT_U64,
+                         .index_type = JIT_I32, .reduction = JIT_REDUCTION_MEAN,
+                         .index_policy = pol[i],
+                         .engine = eng ? JIT_ENGINE_REFERENCE : JIT_ENGINE_JIT,
+                         .data_shape = {1, {0}}, .indices_shape = {1, {1}},
+                         .updates_shape = {1, {1}}};
+            jit_kernel k = jit_compile(&s);
+            assert_non_null(k);
+            jit_kernel_info info;
+            assert_int_equal(jit_info(k, &info), 0);
+            assert_int_equal(info.engine, eng ? JIT_ENGINE_REFERENCE : JIT_ENGINE_JIT);
+            const uint64_t empty_data[1] = {0}, upd[1] = {7};
+            const int32_t idx[1] = {0};
+            uint64_t out[1] = {0};
+            status[eng] = jit_call(k, empty_data, idx, upd, out);
+        }
+        assert_int_equal(status[0], status[1]);
+    }
+    jit_shutdown();
+}
+
 static int fake_kernel(const void *a, const void *b, void *c)
 {
     (void)a, (void)b, (void)c;
@@ -484,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_cache_without_a_folder),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_mean_without_scratch),
+        cmocka_unit_test(test_mean_into_empty_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
