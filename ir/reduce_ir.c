@@ -6,8 +6,8 @@
  * smaller or larger with out's on a tie (compares and selects, never
  * llvm.minnum, whose NaN and signed-zero rules differ); a sum, sub or prod
  * that gives a NaN gives out's NaN made quiet, else the update's, else
- * x86's default NaN (selects again: LLVM leaves the bits of an fadd's NaN
- * open, and may swap its operands); f16 and bf16 go
+ * x86's default NaN (LLVM leaves the bits of an fadd's NaN open, and may
+ * swap its operands: see tj_arith); f16 and bf16 go
  * through f32 with the conversions of runtime/half.h spelled in integer
  * operations (LLVM's fptrunc to half keeps a NaN's payload, half.h does
  * not, and a conversion may become a library call the kernels cannot
@@ -49,12 +49,27 @@ static LLVMValueRef tj_float_minmax(const tj_rir *r, LLVMValueRef a, LLVMValueRe
     return LLVMBuildSelect(bd, tj_is_nan(r, a), a, v, "a.nan");
 }
 
-/* v = a op b for sum, sub or prod, its NaN made runtime/reduce.c's: a's
- * made quiet, else b's, else the default NaN (negative, quiet). */
-static LLVMValueRef tj_arith_nan(const tj_rir *r, LLVMValueRef v, LLVMValueRef a,
-                                 LLVMValueRef b)
+#if defined(__x86_64__) || defined(__i386__)
+/* a op b for sum, sub or prod, with runtime/reduce.c's NaN. x86 already
+ * returns the one NaN operand made quiet, or the default NaN (negative,
+ * quiet) when neither is one; only with two NaNs does its answer hang on
+ * operand order, which LLVM may swap. With b replaced by a where a is a
+ * NaN, both operands are a's NaN then: one compare and one select ahead
+ * of the operation. The full selects after it (below) cost S5 and S6 1.7x
+ * (docs/performance.md, 'Reductions'): the JIT runs on its host only. */
+static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef b2 = LLVMBuildSelect(bd, tj_is_nan(r, a), a, b, "nan.first");
+    return LLVMBuildBinOp(bd, op, a, b2, "arith");
+}
+#else
+/* a op b for sum, sub or prod, its NaN made runtime/reduce.c's: a's made
+ * quiet, else b's, else the default NaN (negative, quiet), by selects. */
+static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef bd = r->e->b;
+    LLVMValueRef v = LLVMBuildBinOp(bd, op, a, b, "arith");
     LLVMTypeRef ft = LLVMTypeOf(v);
     int dbl = ft == r->f64;
     LLVMTypeRef it = dbl ? r->e->i64 : r->e->i32;
@@ -67,17 +82,17 @@ static LLVMValueRef tj_arith_nan(const tj_rir *r, LLVMValueRef v, LLVMValueRef a
         bd, LLVMConstInt(it, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0), ft, "nan.default");
     LLVMValueRef nan = LLVMBuildSelect(bd, tj_is_nan(r, b), qb, dflt, "");
     nan = LLVMBuildSelect(bd, tj_is_nan(r, a), qa, nan, "nan");
-    return LLVMBuildSelect(bd, tj_is_nan(r, v), nan, v, "arith");
+    return LLVMBuildSelect(bd, tj_is_nan(r, v), nan, v, "arith.nan");
 }
+#endif
 
 static LLVMValueRef tj_float_op(const tj_rir *r, LLVMValueRef a, LLVMValueRef b)
 {
-    LLVMBuilderRef bd = r->e->b;
     switch (r->p->reduction) {
     case JIT_REDUCTION_SUM:
-    case JIT_REDUCTION_MEAN: return tj_arith_nan(r, LLVMBuildFAdd(bd, a, b, "sum"), a, b);
-    case JIT_REDUCTION_SUB: return tj_arith_nan(r, LLVMBuildFSub(bd, a, b, "sub"), a, b);
-    case JIT_REDUCTION_PROD: return tj_arith_nan(r, LLVMBuildFMul(bd, a, b, "prod"), a, b);
+    case JIT_REDUCTION_MEAN: return tj_arith(r, LLVMFAdd, a, b);
+    case JIT_REDUCTION_SUB: return tj_arith(r, LLVMFSub, a, b);
+    case JIT_REDUCTION_PROD: return tj_arith(r, LLVMFMul, a, b);
     case JIT_REDUCTION_MIN: return tj_float_minmax(r, a, b, 0);
     case JIT_REDUCTION_MAX: return tj_float_minmax(r, a, b, 1);
     default: return b;
