@@ -55,8 +55,8 @@ static int tj_index_signed(jit_dtype t)
 static int64_t tj_gather_span(const tj_plan *p, const tj_level *v, int64_t lanes)
 {
     int64_t span = p->elem_size;
-    for (int d = 0; d < p->depth; d++)
-        span += (p->dims[d] - 1) * p->strides[d]; /* each term within data_bytes */
+    for (int d = 0; d < p->depth; d++) /* each term within data_bytes; an empty dim: none */
+        span += (p->dims[d] > 0 ? p->dims[d] - 1 : 0) * p->strides[d];
     int64_t walk = v->indexed_step < 0 ? -v->indexed_step : v->indexed_step;
     if (walk > (INT64_MAX - span) / lanes)
         return INT64_MAX;

@@ -263,6 +263,30 @@ static void test_mean_into_empty_out(void **state)
     jit_shutdown();
 }
 
+/* GatherElements from data whose axis dim is empty, under zero-fill:
+ * every element is a zero. Choosing the vector gathers computed the span
+ * of data from dim - 1, -1 here (a signed overflow under UBSan, found by
+ * test_differential's random run). */
+static void test_gather_from_empty_dim(void **state)
+{
+    (void)state;
+    for (int eng = 0; eng < 2; eng++) {
+        jit_sig s = {.op = JIT_OP_GATHER_ELEMENTS, .dtype = JIT_F64, .index_type = JIT_I64,
+                     .index_policy = JIT_INDEX_ZERO_FILL,
+                     .engine = eng ? JIT_ENGINE_REFERENCE : JIT_ENGINE_JIT,
+                     .data_shape = {3, {0, 5, 5}}, .indices_shape = {3, {4, 5, 5}}};
+        jit_kernel k = jit_compile(&s);
+        assert_non_null(k);
+        int64_t idx[100] = {0};
+        double out[100], none[1] = {0};
+        memset(out, 0xff, sizeof out);
+        assert_int_equal(jit_call(k, none, idx, NULL, out), JIT_OK);
+        for (int i = 0; i < 100; i++)
+            assert_true(out[i] == 0.0);
+    }
+    jit_shutdown();
+}
+
 static int fake_kernel(const void *a, const void *b, void *c)
 {
     (void)a, (void)b, (void)c;
@@ -517,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_mean_without_scratch),
         cmocka_unit_test(test_mean_into_empty_out),
+        cmocka_unit_test(test_gather_from_empty_dim),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
