@@ -267,17 +267,18 @@ static void tj_slot_free(tj_slot *s)
 
 /* Frees the kernels of slots taken by tj_take_over_limit (called without
  * the lock: removing a resource tracker takes ORC's own locks), then
- * unlinks their keys, which wakes compiles of the same keys. */
+ * unlinks their keys, which wakes compiles of the same keys. Until then
+ * the slots stay findable by key, marked releasing, and a compile of the
+ * key reads s->kernel under the lock: it is cleared under the lock too. */
 static void tj_free_slots(tj_slot *list)
 {
     if (!list)
         return;
-    for (tj_slot *s = list; s; s = s->next_released) {
+    for (tj_slot *s = list; s; s = s->next_released)
         tj_kernel_destroy(s->kernel);
-        s->kernel = NULL;
-    }
     pthread_mutex_lock(&tj_cache_lock);
     for (tj_slot *s = list; s; s = s->next_released) {
+        s->kernel = NULL;
         tj_unlink_key(s);
         tj_count--;
     }
