@@ -454,9 +454,11 @@ jit_op jit_op_from_name(const char *name);
  * jit_last_error() for an invalid signature. */
 int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK]);
 
-/* Frees every kernel and all library state. Kernels returned before are
- * invalid afterwards; the library may be used again. Not to be called while
- * another thread uses the library. */
+/* Frees every kernel and all library state, but for the scratch memory of
+ * means (README, "Scatters with reductions"), which is per thread: the
+ * calling thread's is freed, other threads' when they exit. Kernels returned
+ * before are invalid afterwards; the library may be used again. Not to be
+ * called while another thread uses the library. */
 void jit_shutdown(void);
 
 /* The calling thread's last error message ("" if none). */

@@ -12,6 +12,7 @@
 #include "op.h"
 #include "plan.h"
 #include "pool.h"
+#include "scratch.h"
 #include "stub.h"
 #include "tiered.h"
 #include "typed_api.h"
@@ -180,5 +181,6 @@ void jit_shutdown(void)
     tj_stub_shutdown(); /* after the cache: no kernel points at a stub now */
     tj_backend_shutdown();
     jit_cache_close();
+    tj_scratch_release(); /* the calling thread's; other threads' go with them */
     tj_config_reset(); /* the next call reads the environment again */
 }

@@ -57,3 +57,11 @@ void tj_scratch_release(void)
     tj_scratch_free(pthread_getspecific(tj_scratch_key));
     pthread_setspecific(tj_scratch_key, NULL);
 }
+
+/* At unload (dlclose), the key goes: a thread exiting later must not run
+ * tj_scratch_free, which is gone with the library; its buffer leaks. */
+__attribute__((destructor)) static void tj_scratch_unload(void)
+{
+    if (tj_scratch_ok)
+        pthread_key_delete(tj_scratch_key);
+}

@@ -10,8 +10,8 @@
  * whatever the last call left), or NULL when memory is short. */
 void *tj_scratch(size_t bytes);
 
-/* Frees the calling thread's scratch (jit_shutdown); other threads' goes
- * when they exit. */
+/* Frees the calling thread's scratch (jit_shutdown calls it); other
+ * threads' goes when they exit. */
 void tj_scratch_release(void);
 
 #endif
