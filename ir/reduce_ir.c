@@ -187,14 +187,19 @@ static LLVMValueRef tj_f32_to_half(const tj_rir *r, LLVMValueRef f)
         bd, LLVMBuildAdd(bd, LLVMBuildAdd(bd, absx, tj_c32(r, 0xfff), ""), lsb, ""),
         tj_c32(r, 0x38000000), "");
     LLVMValueRef normal = LLVMBuildOr(bd, sign, LLVMBuildLShr(bd, rn, tj_c32(r, 13), ""), "x.normal");
-    /* subnormal: m >> s rounded to even, s = 126 - e in [14, 24] (else 0) */
+    /* subnormal: m >> s rounded to even, where s = 126 - e is in [14, 24]
+     * (the select below takes this only for absx < 0x38800000) */
     LLVMValueRef e = LLVMBuildLShr(bd, absx, tj_c32(r, 23), "x.e");
     LLVMValueRef m = LLVMBuildOr(bd, LLVMBuildAnd(bd, absx, tj_c32(r, 0x7fffff), ""),
                                  tj_c32(r, 0x800000), "x.m");
     LLVMValueRef s = LLVMBuildSub(bd, tj_c32(r, 126), e, "x.s");
     LLVMValueRef tiny = LLVMBuildOr(bd, LLVMBuildICmp(bd, LLVMIntEQ, e, tj_c32(r, 0), ""),
                                     LLVMBuildICmp(bd, LLVMIntUGT, s, tj_c32(r, 24), ""), "x.tiny");
-    LLVMValueRef sc = LLVMBuildSelect(bd, tiny, tj_c32(r, 24), s, "x.sc"); /* no poison shift */
+    /* every shift below by sc or sc - 1 stays in [0, 31] for every x, the
+     * normal ones (s <= 13, or wrapped) included: no poison anywhere */
+    LLVMValueRef s_ok = LLVMBuildICmp(bd, LLVMIntULT, LLVMBuildSub(bd, s, tj_c32(r, 1), ""),
+                                      tj_c32(r, 24), "x.s.ok");
+    LLVMValueRef sc = LLVMBuildSelect(bd, s_ok, s, tj_c32(r, 24), "x.sc");
     LLVMValueRef q = LLVMBuildLShr(bd, m, sc, "x.q");
     LLVMValueRef mask = LLVMBuildSub(bd, LLVMBuildShl(bd, tj_c32(r, 1), sc, ""), tj_c32(r, 1), "");
     LLVMValueRef rem = LLVMBuildAnd(bd, m, mask, "x.rem");
