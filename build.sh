@@ -83,7 +83,9 @@ thread_sanitizer() {
     done
 }
 
-# Each harness for $fuzz_seconds on a copy of its corpus, all at once.
+# Each harness for $fuzz_seconds on a copy of its corpus and of its
+# regression inputs (replayed first: only this clang build has every UBSan
+# check), all at once.
 fuzz() {
     echo "== libFuzzer: each harness for ${fuzz_seconds} s"
     CC=clang-14 cmake -S . -B build-fuzz -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
@@ -95,6 +97,9 @@ fuzz() {
     for name in signature npy model differential; do
         mkdir -p "$work/$name"
         cp tests/fuzz/corpus/"$name"/* "$work/$name/"
+        if compgen -G "tests/fuzz/regressions/$name/*" >/dev/null; then
+            cp tests/fuzz/regressions/"$name"/* "$work/$name/"
+        fi
         "build-fuzz/tests/fuzz/fuzz_$name" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
             -artifact_prefix="$work/crash-$name-" "$work/$name" >"$work/$name.log" 2>&1 &
         pids+=($!)

@@ -220,10 +220,11 @@ static int tj_ref_scratch(tj_run *r)
     const tj_plan *p = r->p;
     if (p->reduction != JIT_REDUCTION_MEAN)
         return 0;
-    int64_t elems = p->out_bytes / p->elem_size;
+    /* an empty out: one slot, never used, as the JIT's (reduce_ir.c) */
+    int64_t elems = p->out_bytes / p->elem_size ? p->out_bytes / p->elem_size : 1;
     int wide = tj_reduce_wide_sum(p);
     int64_t *s = tj_scratch((size_t)elems * sizeof(int64_t) * (wide ? 2 : 1));
-    if (!s && elems) {
+    if (!s) {
         tj_error_set("out of memory for the counts of a mean (%lld bytes)",
                      (long long)(elems * (int64_t)sizeof(int64_t) * (wide ? 2 : 1)));
         return -1;
