@@ -153,35 +153,6 @@ static jit_index_policy support_policy(const cJSON *c)
     return p;
 }
 
-jit_gather_nd_sig support_gather_sig(const cJSON *c)
-{
-    jit_gather_nd_sig s = {0};
-    s.opset = support_int(c, "version", 8);
-    s.batch_dims = support_int(c, "batch_dims", 0);
-    s.dtype = support_dtype(c, "dtype", JIT_F32);
-    s.index_type = support_dtype(c, "index_type", JIT_I32);
-    s.index_policy = support_policy(c);
-    s.data_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "data_shape"));
-    s.indices_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "indices_shape"));
-    return s;
-}
-
-jit_scatter_update_sig support_scatter_sig(const cJSON *c)
-{
-    jit_scatter_update_sig s = {0};
-    s.axis = support_int(c, "axis", 0);
-    s.dtype = support_dtype(c, "dtype", JIT_F32);
-    s.updates_dtype = support_dtype(c, "updates_dtype", JIT_DTYPE_UNSET);
-    s.index_type = support_dtype(c, "index_type", JIT_I32);
-    s.axis_type = support_dtype(c, "axis_type", JIT_DTYPE_UNSET);
-    s.axis_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "axis_shape"));
-    s.index_policy = support_policy(c);
-    s.data_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "data_shape"));
-    s.indices_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "indices_shape"));
-    s.updates_shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, "updates_shape"));
-    return s;
-}
-
 jit_sig support_sig(const cJSON *c)
 {
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");

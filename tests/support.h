@@ -21,10 +21,6 @@ jit_dtype support_dtype(const cJSON *case_obj, const char *field, jit_dtype dflt
  * unless exact is set. NULL when a value does not fit. */
 void *support_values(const cJSON *arr, jit_dtype t, int64_t *count, int exact);
 
-/* Fills a gather/scatter signature from a case object. */
-jit_gather_nd_sig support_gather_sig(const cJSON *c);
-jit_scatter_update_sig support_scatter_sig(const cJSON *c);
-
 /* The generic signature of a case of any op: the op its `op` field names
  * (JIT_OP_NONE when this library lacks it), `version` as the opset. An
  * axis recorded as null (a tensor whose value is unknown) reads as 0: such
