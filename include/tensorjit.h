@@ -91,14 +91,21 @@ enum jit_status {
     JIT_STATUS_BAD_INDEX = 1, /* an index is out of range under the policy */
     JIT_STATUS_BAD_POINTER = 2, /* a NULL buffer where the signature needs bytes */
     JIT_STATUS_RELEASED = 3,    /* the kernel was released under the kernel limit */
-    JIT_STATUS_NO_MEMORY = 4    /* a reduction's scratch (mean, no_init_val) could not be
+    JIT_STATUS_NO_MEMORY = 4,   /* a reduction's scratch (mean, no_init_val) could not be
                                    had; nothing was written */
+    JIT_STATUS_BAD_SHAPE = 5    /* a dynamic kernel's actual dims break a rule of the op,
+                                   a bound or a static dim; nothing was written */
 };
 
 typedef struct jit_shape {
     int rank;                    /* 0 .. JIT_MAX_RANK */
     int64_t dims[JIT_MAX_RANK];  /* only dims[0 .. rank) are read */
 } jit_shape;
+
+/* A dim of data, indices or updates that is known only at call time (SPEC
+ * section 6): signatures with one compile through jit_compile into a
+ * dynamic kernel (jit_dynamic_fn below). Ranks stay static. */
+#define JIT_DIM_DYNAMIC (-1)
 
 /* jit_*_sig.threads: 0 or 1 run on the caller's thread; N > 1 lets a large
  * kernel split its copies over up to N threads (a pool the library keeps;
@@ -236,6 +243,12 @@ typedef struct jit_sig {
     jit_shape updates_shape;
     jit_reduction reduction;     /* scatters with reductions (JIT_ATTR_REDUCTION) */
     int no_init_val;             /* ScatterElementsUpdate-12: use_init_val = false */
+    /* Upper bounds of dynamic dims, at the dim's position (data_bound[i]
+     * bounds data_shape.dims[i]): 0 means none. Ignored for static dims. A
+     * call whose dim exceeds its bound returns JIT_STATUS_BAD_SHAPE. */
+    int64_t data_bound[JIT_MAX_RANK];
+    int64_t indices_bound[JIT_MAX_RANK];
+    int64_t updates_bound[JIT_MAX_RANK];
 } jit_sig;
 
 /* Kernels. Buffers are dense, row-major, of the signature's sizes; out must
@@ -250,8 +263,23 @@ typedef jit_gather_nd_fn jit_gather_elements_fn;
 typedef jit_scatter_update_fn jit_scatter_nd_update_fn;
 typedef jit_scatter_update_fn jit_scatter_elements_update_fn;
 /* A kernel of any op, from the generic API: a jit_gather_nd_fn when the
- * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn. */
+ * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn;
+ * a jit_dynamic_fn when the signature has a dynamic dim. */
 typedef void (*jit_kernel)(void);
+
+/* A dynamic kernel: one pointer for every shape of its signature's family.
+ * dims holds the actual dims of data, then indices, then (ops with updates)
+ * updates: rank(data) + rank(indices) [+ rank(updates)] values, the static
+ * ones included (they must equal the signature's). Every rule of the op is
+ * checked against them, and the bounds; a break returns
+ * JIT_STATUS_BAD_SHAPE (jit_last_error() names the rule, the input, the
+ * dim and the value) before anything is written. updates is ignored by
+ * gathers. jit_sig_bind gives the signature of one call (and
+ * jit_output_shape its output shape). Nothing is allocated per call; a
+ * shape seen before on the same thread skips the planning (a compare of
+ * the dims). */
+typedef int (*jit_dynamic_fn)(const void *data, const void *indices, const void *updates,
+                              void *out, const int64_t *dims);
 
 /* NULL for an invalid signature (jit_last_error() names the rule, the input
  * and the numbers). Never NULL for a valid one: when the JIT cannot serve,
@@ -287,6 +315,7 @@ typedef struct jit_kernel_info {
     int64_t out_bytes;      /* bytes the kernel writes to out */
     int cache_hit;          /* 1: loaded from the on-disk cache, not compiled */
     jit_op op;              /* the op the kernel computes */
+    int dynamic;            /* 1: a jit_dynamic_fn (out_bytes is then -1) */
 } jit_kernel_info;
 
 /* 0 and *info filled for a kernel this library returned; -1 otherwise. The
@@ -419,6 +448,17 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
  * pointer that is no kernel of this library. */
 int jit_call(jit_kernel kernel, const void *data, const void *indices, const void *updates,
              void *out);
+
+/* Dynamic signatures. jit_sig_is_dynamic: 1 when a dim of data, indices or
+ * updates (those the op takes) is JIT_DIM_DYNAMIC, else 0. jit_sig_bind:
+ * the signature of one call of sig's dynamic kernel, its dynamic dims
+ * replaced by dims (laid out as jit_dynamic_fn's); 0, or -1 and
+ * jit_last_error() when dims break a bound, a static dim or a rule of the
+ * op. jit_call_dynamic calls a dynamic kernel as jit_call calls others. */
+int jit_sig_is_dynamic(const jit_sig *sig);
+int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out);
+int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,
+                     const void *updates, void *out, const int64_t *dims);
 
 /* Attributes a signature of an op takes (jit_op_info.attrs). */
 enum jit_op_attr {

@@ -5,6 +5,7 @@
  * (has_updates); nothing here depends on the op. */
 #include <ffi.h>
 
+#include "dyn.h"
 #include "error.h"
 #include "op.h"
 #include "ref_kernel.h"
@@ -27,6 +28,23 @@ static int tj_released_scatter(const void *data, const void *indices, const void
 {
     (void)data, (void)indices, (void)updates, (void)out;
     return tj_released_status();
+}
+
+static int tj_released_dynamic(const void *data, const void *indices, const void *updates,
+                               void *out, const int64_t *dims)
+{
+    (void)data, (void)indices, (void)updates, (void)out, (void)dims;
+    return tj_released_status();
+}
+
+static void tj_dynamic_trampoline(void *cif, void *ret, void **args, void *user)
+{
+    (void)cif;
+    const tj_kernel *k = user;
+    int rc = tj_dyn_ref_call(k, k->plan.dyn, *(const int64_t **)args[4], *(const void **)args[0],
+                             *(const void **)args[1], *(const void **)args[2],
+                             *(void **)args[3]);
+    *(ffi_sarg *)ret = rc;
 }
 
 static void tj_gather_trampoline(void *cif, void *ret, void **args, void *user)
@@ -60,17 +78,28 @@ static int tj_call_scatter(tj_entry_fn fn, const void *data, const void *indices
     return ((jit_scatter_update_fn)fn)(data, indices, updates, out);
 }
 
-static const tj_abi tj_abis[2] = {
+/* A dynamic kernel has no dims here: jit_call_dynamic calls it. */
+static int tj_call_dynamic(tj_entry_fn fn, const void *data, const void *indices,
+                           const void *updates, void *out)
+{
+    (void)fn, (void)data, (void)indices, (void)updates, (void)out;
+    tj_error_set("a dynamic kernel takes the call's dims: call it through jit_call_dynamic");
+    return JIT_STATUS_BAD_SHAPE;
+}
+
+static const tj_abi tj_abis[3] = {
     {3, tj_gather_trampoline, (tj_entry_fn)tj_released_gather, tj_call_gather},
     {4, tj_scatter_trampoline, (tj_entry_fn)tj_released_scatter, tj_call_scatter},
+    {5, tj_dynamic_trampoline, (tj_entry_fn)tj_released_dynamic, tj_call_dynamic},
 };
 
 const tj_abi *tj_abi_of(const tj_plan *p)
 {
-    return &tj_abis[p->has_updates ? 1 : 0];
+    return &tj_abis[p->dyn ? 2 : p->has_updates ? 1 : 0];
 }
 
 int tj_abi_is_released_handler(tj_entry_fn target)
 {
-    return target == tj_abis[0].released || target == tj_abis[1].released;
+    return target == tj_abis[0].released || target == tj_abis[1].released ||
+           target == tj_abis[2].released;
 }

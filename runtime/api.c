@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "cache.h"
 #include "config.h"
+#include "dyn.h"
 #include "error.h"
 #include "kernel.h"
 #include "op.h"
@@ -32,7 +33,8 @@ jit_kernel jit_compile(const jit_sig *sig)
     tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
     if (k)
         return k->user_entry;
-    if (tj_sig_plan(sig, &plan, NULL) != 0)
+    tj_dyn dyn;
+    if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
         return NULL;
     if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
         tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
@@ -50,6 +52,10 @@ jit_kernel jit_compile_async(const jit_sig *sig)
 {
     tj_plan plan;
     tj_key key;
+    /* a dynamic kernel is compiled once for its family: no need to wait
+     * in the background, and no per-shape kernel to switch to */
+    if (sig && tj_sig_dynamic(sig))
+        return jit_compile(sig);
     if (tj_sig_plan(sig, &plan, NULL) != 0 || tj_key_sig(sig, &key) != 0)
         return NULL;
     char why[128];
@@ -61,24 +67,28 @@ jit_kernel jit_compile_async(const jit_sig *sig)
     return k ? k->user_entry : NULL;
 }
 
+/* A dynamic signature's output shape has JIT_DIM_DYNAMIC where it varies. */
 int jit_output_shape(const jit_sig *sig, jit_shape *out)
 {
     tj_plan plan;
+    tj_dyn dyn;
     if (!sig || !out)
         return tj_error_set("jit_output_shape: NULL argument");
-    return tj_sig_plan(sig, &plan, out);
+    return tj_sig_template(sig, &plan, out, &dyn);
 }
 
 int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK])
 {
     tj_plan plan;
+    tj_dyn dyn;
     if (!depth || !dims)
         return tj_error_set("jit_index_dims: NULL argument");
-    if (tj_sig_plan(sig, &plan, NULL) != 0)
+    if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
         return -1;
     *depth = plan.depth;
     for (int e = 0; e < plan.depth; e++)
-        dims[e] = plan.dims[e];
+        dims[e] = plan.dyn && tj_dyn_varies(&dyn, &dyn.tmpl.dims[e]) ? JIT_DIM_DYNAMIC
+                                                                     : plan.dims[e];
     return 0;
 }
 
@@ -94,6 +104,7 @@ int tj_info_of(jit_kernel fn, jit_op op, jit_kernel_info *info)
         return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
     }
     info->engine = k->engine;
+    info->dynamic = k->plan.dyn != NULL;
     /* a JIT kernel's own string would go with it when the limit releases it */
     info->why = tiered && k->engine == JIT_ENGINE_REFERENCE
                     ? "tiered: the JIT kernel is not ready yet (or could not be made)"
@@ -101,7 +112,7 @@ int tj_info_of(jit_kernel fn, jit_op op, jit_kernel_info *info)
                                               : k->why;
     info->compile_ms = k->compile_ms;
     info->code_bytes = k->code_bytes;
-    info->out_bytes = k->plan.out_bytes;
+    info->out_bytes = k->plan.dyn ? -1 : k->plan.out_bytes;
     info->cache_hit = k->cache_hit;
     info->op = k->plan.op;
     tj_user_kernel_done(&pin);
@@ -127,16 +138,41 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
     return rc;
 }
 
+int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,
+                     const void *updates, void *out, const int64_t *dims)
+{
+    int tiered;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    int rc;
+    if (!k->plan.dyn) {
+        tj_error_set("not a dynamic kernel (its signature has no dynamic dim): call it "
+                     "through jit_call");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else {
+        rc = ((jit_dynamic_fn)kernel)(data, indices, updates, out, dims);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
 char *jit_dump(const jit_sig *sig, jit_dump_kind kind)
 {
     char why[512];
     tj_plan plan;
+    tj_dyn dyn;
     if ((unsigned)kind > JIT_DUMP_ASM) {
         tj_error_set("dump kind %d is not IR, optimized IR or assembly", (int)kind);
         return NULL;
     }
-    if (tj_sig_plan(sig, &plan, NULL) != 0)
+    if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
         return NULL;
+    if (plan.dyn && !dyn.jit_ok) {
+        tj_error_set("no JIT code for this signature: %s", dyn.why);
+        return NULL;
+    }
     char *text = tj_backend_dump(&plan, (tj_dump_kind)kind, why, sizeof why);
     if (!text)
         tj_error_set("%s", why);

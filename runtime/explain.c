@@ -1,6 +1,7 @@
 /* jit_explain: what tensorjit makes of a signature, in words: the op's own
  * description (its attributes, inputs and output shape), the canonical
  * plan, the code shape the generator chooses and why, and the cache key. */
+#include "dyn.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,16 +102,53 @@ static void tj_put_strategy(tj_text *t, const tj_plan *p)
     tj_put(t, "strategy: %s\n", buf);
 }
 
+/* Which of the plan's numbers a dynamic kernel takes from each call. */
+static void tj_put_dynamic(tj_text *t, const tj_dyn *d)
+{
+    const tj_plan *p = &d->tmpl;
+    char out[512];
+    tj_put(t, "dynamic: one kernel for every shape of the family; output shape %s\n",
+           tj_shape_format(&d->out_shape, out, sizeof out));
+    if (!d->jit_ok) {
+        tj_put(t, "  reference kernel: %s\n", d->why);
+        return;
+    }
+    tj_put(t, "  the plan below is at placeholder dims (5); from each call's dims:");
+    int any = 0;
+    for (int l = 0; l < p->nlevels; l++) {
+        const tj_level *v = &p->levels[l];
+        const int64_t *f[4] = {&v->trip, &v->index_step, &v->indexed_step, &v->dense_step};
+        const char *n[4] = {"trip", "index step", "indexed step", "dense step"};
+        for (int i = 0; i < 4; i++)
+            if (tj_dyn_varies(d, f[i]))
+                tj_put(t, "%s level %d %s", any++ ? "," : "", l, n[i]);
+    }
+    for (int e = 0; e < p->depth; e++) {
+        if (tj_dyn_varies(d, &p->dims[e]))
+            tj_put(t, "%s entry %d dim", any++ ? "," : "", e);
+        if (tj_dyn_varies(d, &p->strides[e]))
+            tj_put(t, "%s entry %d stride", any++ ? "," : "", e);
+    }
+    if (tj_dyn_varies(d, &p->block_bytes))
+        tj_put(t, "%s block bytes", any++ ? "," : "");
+    if (tj_dyn_varies(d, &p->copy_bytes))
+        tj_put(t, "%s bytes copied first", any++ ? "," : "");
+    tj_put(t, "%s; every other number is a constant of the code\n", any ? "" : " nothing");
+}
+
 char *jit_explain(const jit_sig *sig)
 {
     tj_plan p;
     tj_key k;
     tj_text t;
-    if (tj_sig_plan(sig, &p, NULL) || tj_key_sig(sig, &k) || tj_text_init(&t))
+    tj_dyn d;
+    if (tj_sig_template(sig, &p, NULL, &d) || tj_key_sig(sig, &k) || tj_text_init(&t))
         return NULL;
     char head[2048];
     tj_op_find(sig->op)->describe(sig, head, sizeof head);
     tj_put(&t, "%s", head);
+    if (p.dyn)
+        tj_put_dynamic(&t, &d);
     tj_put_plan(&t, &p);
     tj_put_strategy(&t, &p);
     tj_put_key(&t, &k);

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "config.h"
+#include "dyn.h"
 #include "error.h"
 #include "kernel.h"
 
@@ -34,7 +35,11 @@ int tj_jit_wanted(jit_engine engine, char *why, size_t len)
 
 static int tj_kernel_engine(tj_kernel *k, const void *key, size_t key_len, jit_engine engine)
 {
-    if (tj_jit_wanted(engine, k->why, sizeof k->why)) {
+    if (k->dyn && !k->dyn->jit_ok)
+        snprintf(k->why, sizeof k->why, "%s", k->dyn->why);
+    else if (k->dyn) /* TEMPORARY until ir/ emits dynamic kernels */
+        snprintf(k->why, sizeof k->why, "the JIT does not serve dynamic signatures yet");
+    else if (tj_jit_wanted(engine, k->why, sizeof k->why)) {
         tj_backend_kernel bk = {0};
         if (tj_backend_compile(&k->plan, key, key_len, &bk, k->why, sizeof k->why) == 0) {
             k->engine = JIT_ENGINE_JIT;
@@ -63,6 +68,16 @@ tj_kernel *tj_kernel_build(const tj_plan *plan, const void *key, size_t key_len,
         return NULL;
     }
     k->plan = *plan;
+    if (plan->dyn) {
+        k->dyn = tj_malloc(sizeof *k->dyn);
+        if (!k->dyn) {
+            tj_error_set("out of memory creating a kernel");
+            tj_free(k);
+            return NULL;
+        }
+        *k->dyn = *plan->dyn;
+        k->plan.dyn = k->dyn;
+    }
     if (tj_kernel_engine(k, key, key_len, engine) != 0) {
         tj_kernel_destroy(k);
         return NULL;
@@ -79,5 +94,8 @@ void tj_kernel_destroy(tj_kernel *k)
     tj_closure_free(k);
     if (k->backend_handle)
         tj_backend_release(k->backend_handle);
+    if (k->dyn) /* its entry may come back with another signature */
+        tj_dyn_forget();
+    tj_free(k->dyn);
     tj_free(k);
 }

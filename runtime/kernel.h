@@ -27,6 +27,7 @@ typedef struct tj_kernel {
     int (*range)(const void *data, const void *indices, const void *updates, void *out,
                  int64_t begin, int64_t end);
     int cache_hit;
+    struct tj_dyn *dyn;      /* a dynamic kernel's family: plan.dyn points here */
 } tj_kernel;
 
 /* 1 when the JIT should try for this engine (the signature's choice and

@@ -8,13 +8,17 @@ static void tj_put(tj_key *k, int64_t v)
     k->len += sizeof(int64_t);
 }
 
-static int tj_put_shape(tj_key *k, const jit_shape *s)
+/* A dynamic dim's bound (JIT_DIM_DYNAMIC, then the bound) goes with it. */
+static int tj_put_shape(tj_key *k, const jit_shape *s, const int64_t *bound)
 {
     if (s->rank < 0 || s->rank > JIT_MAX_RANK)
         return -1;
     tj_put(k, s->rank);
-    for (int i = 0; i < s->rank; i++)
+    for (int i = 0; i < s->rank; i++) {
         tj_put(k, s->dims[i]);
+        if (bound && s->dims[i] == JIT_DIM_DYNAMIC)
+            tj_put(k, bound[i] > 0 ? bound[i] : 0);
+    }
     return 0;
 }
 
@@ -39,8 +43,9 @@ int tj_key_sig(const jit_sig *sig, tj_key *k)
     tj_put(k, s.threads);
     tj_put(k, s.reduction);
     tj_put(k, s.no_init_val);
-    return tj_put_shape(k, &s.axis_shape) || tj_put_shape(k, &s.data_shape) ||
-                   tj_put_shape(k, &s.indices_shape) || tj_put_shape(k, &s.updates_shape)
+    return tj_put_shape(k, &s.axis_shape, NULL) || tj_put_shape(k, &s.data_shape, s.data_bound) ||
+                   tj_put_shape(k, &s.indices_shape, s.indices_bound) ||
+                   tj_put_shape(k, &s.updates_shape, s.updates_bound)
                ? -1
                : 0;
 }

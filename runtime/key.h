@@ -12,7 +12,7 @@
 
 #include "tensorjit.h"
 
-#define TJ_KEY_WORDS (16 + 4 * (JIT_MAX_RANK + 1))
+#define TJ_KEY_WORDS (16 + 4 * (JIT_MAX_RANK + 1) + 3 * JIT_MAX_RANK) /* + bounds */
 
 typedef struct tj_key {
     size_t len; /* bytes */

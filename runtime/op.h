@@ -35,7 +35,8 @@ typedef struct tj_op_def {
 const tj_op_def *tj_op_find(jit_op op);
 
 /* What is shared by kernels of one argument list, gathers (data, indices,
- * out) or scatters (data, indices, updates, out): the reference kernel's
+ * out), scatters (data, indices, updates, out) or dynamic kernels (data,
+ * indices, updates, out, dims): the reference kernel's
  * libffi trampoline, the handler a released kernel's stub jumps to, and
  * the call of an entry with the generic argument list. */
 struct tj_abi {

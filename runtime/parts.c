@@ -4,6 +4,7 @@
  * to split) with the reference code on its plan. Each query pins
  * the kernel while it runs (user_kernel.h). */
 #include "error.h"
+#include "plan.h"
 #include "ref_kernel.h"
 #include "typed_api.h"
 #include "user_kernel.h"
@@ -15,7 +16,10 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    if (!indices && k->plan.indices_elems) {
+    if (k->plan.dyn) {
+        tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else if (!indices && k->plan.indices_elems) {
         tj_error_set("indices is NULL but the signature needs bytes there");
         rc = JIT_STATUS_BAD_POINTER;
     } else {
@@ -28,6 +32,10 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
 static int tj_range_of(const tj_kernel *k, const void *data, const void *indices,
                        const void *updates, void *out, int64_t begin, int64_t end)
 {
+    if (k->plan.dyn) {
+        tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
+        return JIT_STATUS_BAD_SHAPE;
+    }
     int rc = tj_check_buffers(&k->plan, data, indices, updates, out);
     if (rc != JIT_OK)
         return rc;
@@ -61,7 +69,9 @@ int64_t tj_units_of(jit_kernel fn, jit_op op)
     int tiered;
     tj_cache_pinned pin;
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
-    int64_t units = k ? k->plan.units : -1;
+    int64_t units = k && !k->plan.dyn ? k->plan.units : -1;
+    if (k && k->plan.dyn)
+        tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
     tj_user_kernel_done(&pin);
     return units;
 }

@@ -87,16 +87,40 @@ static int tj_continues(const tj_level *a, const tj_level *b)
            a->dense_step == b->dense_step * b->trip;
 }
 
-static void tj_plan_merge(tj_plan *p)
+/* Whether level v may take the fate `how` after the n levels kept so far
+ * (the first `units` of them unit levels). */
+static int tj_level_fits(const tj_plan *p, int n, int units, const tj_level *v, int unit, int how)
+{
+    if (how == TJ_LEVEL_DROP)
+        return v->trip == 1;
+    if (how == TJ_LEVEL_MERGE) /* a unit level merges only with a unit level */
+        return n > 0 && unit == (n <= units) && tj_continues(&p->levels[n - 1], v);
+    return 1;
+}
+
+/* Drops and merges levels, as recipe says or (recipe NULL) as their
+ * values allow, recording what it did; 1 if recipe does not fit. */
+static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
 {
     int n = 0, units = 0;
     for (int l = 0; l < p->nlevels; l++) {
         const tj_level *v = &p->levels[l];
-        int unit = l < p->unit_levels;
-        if (v->trip == 1)
+        int unit = l < p->unit_levels, how;
+        if (recipe) {
+            how = recipe[l];
+            if (check && !tj_level_fits(p, n, units, v, unit, how))
+                return 1;
+        } else if (!check) {
+            how = TJ_LEVEL_KEEP;
+        } else {
+            how = tj_level_fits(p, n, units, v, unit, TJ_LEVEL_DROP)    ? TJ_LEVEL_DROP
+                  : tj_level_fits(p, n, units, v, unit, TJ_LEVEL_MERGE) ? TJ_LEVEL_MERGE
+                                                                        : TJ_LEVEL_KEEP;
+        }
+        p->recipe[l] = (unsigned char)how;
+        if (how == TJ_LEVEL_DROP)
             continue;
-        /* a unit level merges only with a unit level: units stay independent */
-        if (n > 0 && unit == (n <= units) && tj_continues(&p->levels[n - 1], v)) {
+        if (how == TJ_LEVEL_MERGE && n > 0) {
             tj_level *m = &p->levels[n - 1];
             m->trip *= v->trip;
             m->index_step = v->index_step;
@@ -110,6 +134,7 @@ static void tj_plan_merge(tj_plan *p)
     }
     p->nlevels = n;
     p->unit_levels = units;
+    return 0;
 }
 
 /* Whether every update of a unit-less scatter stays in the row of data
@@ -129,14 +154,9 @@ static int tj_plan_rows(const tj_plan *p)
     return reach <= p->strides[0];
 }
 
-int tj_plan_finish(tj_plan *p)
+static int tj_plan_count(tj_plan *p)
 {
     int64_t visits = 1, units = 1;
-    int empty = 0;
-    for (int l = 0; l < p->nlevels; l++)
-        empty |= p->levels[l].trip == 0;
-    if (!empty) /* an empty nest is left as it is: it never runs */
-        tj_plan_merge(p);
     for (int l = 0; l < p->nlevels; l++) {
         if (tj_mul_i64(visits, p->levels[l].trip, &visits))
             return tj_error_set("the number of index tuples overflows int64");
@@ -154,4 +174,35 @@ int tj_plan_finish(tj_plan *p)
     p->unit_copy_bytes = units ? p->copy_bytes / units : 0;
     p->tuples = p->depth ? p->indices_elems / p->depth : 0;
     return 0;
+}
+
+static int tj_plan_empty(const tj_plan *p)
+{
+    for (int l = 0; l < p->nlevels; l++)
+        if (p->levels[l].trip == 0)
+            return 1;
+    return 0;
+}
+
+int tj_plan_finish(tj_plan *p)
+{
+    p->written_levels = p->nlevels;
+    /* an empty nest is left as it is: it never runs */
+    tj_plan_merge(p, NULL, !tj_plan_empty(p));
+    return tj_plan_count(p);
+}
+
+int tj_plan_finish_as(tj_plan *p, const unsigned char *recipe, int written)
+{
+    if (p->nlevels != written)
+        return 1;
+    p->written_levels = p->nlevels;
+    int empty = tj_plan_empty(p);
+    if (tj_plan_merge(p, recipe, !empty))
+        return 1;
+    if (empty && p->nlevels == 0) /* it dropped the empty level */
+        return 1;
+    if (empty) /* merged or not, the nest never runs */
+        p->levels[0].trip = 0;
+    return tj_plan_count(p);
 }

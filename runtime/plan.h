@@ -28,6 +28,13 @@
 
 typedef enum tj_side { TJ_INDEXED_SRC = 1, TJ_INDEXED_DST = 2 } tj_side;
 
+/* What tj_plan_finish did with each level as the op wrote it. A dynamic
+ * kernel's calls replay its template's choices (runtime/dyn.c), so that
+ * every shape of the family gets the nest the kernel was compiled for. */
+enum { TJ_LEVEL_KEEP = 0, TJ_LEVEL_DROP, TJ_LEVEL_MERGE };
+
+struct tj_dyn;
+
 /* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
  * before merging (tj_plan_finish merges what it can). */
 #define TJ_MAX_LEVELS (JIT_MAX_RANK + 2)
@@ -91,6 +98,15 @@ typedef struct tj_plan {
     jit_shape tuple_shape;
     int tuple_form;
     int first_dim;
+
+    /* The canonical form's record: levels the op wrote, and what became
+     * of each (TJ_LEVEL_*). */
+    int written_levels;
+    unsigned char recipe[TJ_MAX_LEVELS];
+    /* A dynamic kernel's plan is its template, at placeholder dims; this
+     * says which of its words vary with the dims (runtime/dyn.h). NULL for
+     * static signatures. */
+    const struct tj_dyn *dyn;
 } tj_plan;
 
 /* Starts a plan: its identity, types and policy (checked by the caller). */
@@ -120,6 +136,11 @@ int tj_plan_element_levels(tj_plan *p, const jit_shape *data, const jit_shape *i
  * trip, merges neighbours that walk as one, and computes units, visits,
  * tuples and the copy's unit bytes. 0, or -1 when a count overflows. */
 int tj_plan_finish(tj_plan *p);
+/* The same with the levels' fate taken from recipe (a template's) rather
+ * than from the values: 0; 1 when it does not fit this plan (a level it
+ * drops is not of one trip, or two it merges do not walk as one), the
+ * plan then unusable; -1 on overflow. An empty nest takes any recipe. */
+int tj_plan_finish_as(tj_plan *p, const unsigned char *recipe, int written);
 
 /* Checks shared by every op: element type, index type, policy, engine. */
 int tj_check_dtype(jit_dtype t, const char *what);

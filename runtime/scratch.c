@@ -6,6 +6,7 @@
 typedef struct tj_scratch_buf {
     void *p;
     size_t size;
+    void *shapes; /* tj_scratch_shapes: allocated once, zeroed */
 } tj_scratch_buf;
 
 static pthread_key_t tj_scratch_key;
@@ -17,6 +18,7 @@ static void tj_scratch_free(void *v)
     tj_scratch_buf *b = v;
     if (b) {
         tj_free(b->p);
+        tj_free(b->shapes);
         tj_free(b);
     }
 }
@@ -26,7 +28,7 @@ static void tj_scratch_init(void)
     tj_scratch_ok = pthread_key_create(&tj_scratch_key, tj_scratch_free) == 0;
 }
 
-void *tj_scratch(size_t bytes)
+static tj_scratch_buf *tj_scratch_of_thread(void)
 {
     pthread_once(&tj_scratch_once, tj_scratch_init);
     if (!tj_scratch_ok)
@@ -39,6 +41,22 @@ void *tj_scratch(size_t bytes)
             return NULL;
         }
     }
+    return b;
+}
+
+void *tj_scratch_shapes(size_t bytes)
+{
+    tj_scratch_buf *b = tj_scratch_of_thread();
+    if (b && !b->shapes)
+        b->shapes = tj_calloc(1, bytes);
+    return b ? b->shapes : NULL;
+}
+
+void *tj_scratch(size_t bytes)
+{
+    tj_scratch_buf *b = tj_scratch_of_thread();
+    if (!b)
+        return NULL;
     if (b->size < bytes) {
         /* no realloc: the old contents are not needed, and a fresh
          * allocation of a large size is pages not yet touched */

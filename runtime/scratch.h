@@ -10,6 +10,11 @@
  * whatever the last call left), or NULL when memory is short. */
 void *tj_scratch(size_t bytes);
 
+/* The calling thread's memory of dynamic shapes (runtime/dyn.c): `bytes`,
+ * zeroed when first had (every call must ask the same size), or NULL when
+ * memory is short. Freed with the scratch. */
+void *tj_scratch_shapes(size_t bytes);
+
 /* Frees the calling thread's scratch (jit_shutdown calls it); other
  * threads' goes when they exit. */
 void tj_scratch_release(void);

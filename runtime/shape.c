@@ -33,7 +33,9 @@ const char *tj_shape_format(const jit_shape *s, char *buf, size_t len)
     buf[used++] = '[';
     for (int i = 0; i < rank; i++) {
         char item[24];
-        int n = snprintf(item, sizeof item, "%s%" PRId64, i ? "," : "", s->dims[i]);
+        int n = s->dims[i] == JIT_DIM_DYNAMIC
+                    ? snprintf(item, sizeof item, "%s?", i ? "," : "")
+                    : snprintf(item, sizeof item, "%s%" PRId64, i ? "," : "", s->dims[i]);
         if (used + (size_t)n + 5 > len) {
             memcpy(buf + used, "...", 3);
             used += 3;

@@ -33,7 +33,7 @@ typedef struct tj_tiered {
     int has_compiler;
     ffi_closure *closure;
     ffi_cif cif;
-    ffi_type *args[4];
+    ffi_type *args[5];
     struct tj_tiered *next;
 } tj_tiered;
 

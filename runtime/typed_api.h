@@ -26,6 +26,9 @@ int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *
         if (!t)                                                                               \
             return tj_error_set("the " TITLE " signature is NULL");                          \
         *g = CONV(t);                                                                         \
+        if (jit_sig_is_dynamic(g))                                                            \
+            return tj_error_set("a dynamic dim (JIT_DIM_DYNAMIC) needs the generic API: "    \
+                                "jit_compile gives a jit_dynamic_fn");                        \
         return 0;                                                                             \
     }                                                                                         \
     FN jit_##NAME##_compile(const SIG *t)                                                     \
@@ -43,7 +46,8 @@ int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *
         jit_sig g;                                                                            \
         if (!t || !out)                                                                       \
             return tj_error_set("jit_" #NAME "_output_shape: NULL argument");                \
-        tj_##NAME##_generic(t, &g);                                                           \
+        if (tj_##NAME##_generic(t, &g))                                                       \
+            return -1;                                                                        \
         return jit_output_shape(&g, out);                                                     \
     }                                                                                         \
     char *jit_##NAME##_explain(const SIG *t)                                                  \

@@ -1,0 +1,347 @@
+/* Dynamic signatures: binding a call's dims, the family's template, and
+ * the per-thread memory of the plans of shapes seen before. */
+#include "dyn.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "op.h"
+#include "ref_kernel.h"
+#include "scratch.h"
+
+/* The inputs whose dims a call passes, in the order it passes them. */
+typedef struct tj_inputs {
+    int n;
+    jit_shape *shape[3];
+    int64_t *bound[3];
+    const char *name[3];
+} tj_inputs;
+
+static int tj_inputs_of(jit_sig *s, tj_inputs *in)
+{
+    const tj_op_def *def = tj_op_find(s->op);
+    if (!def)
+        return -1;
+    *in = (tj_inputs){2,
+                      {&s->data_shape, &s->indices_shape, &s->updates_shape},
+                      {s->data_bound, s->indices_bound, s->updates_bound},
+                      {"data", "indices", "updates"}};
+    if (def->info.has_updates)
+        in->n = 3;
+    return 0;
+}
+
+int tj_sig_dynamic(const jit_sig *sig)
+{
+    jit_sig s = *sig;
+    tj_inputs in;
+    if (tj_inputs_of(&s, &in))
+        return 0;
+    for (int i = 0; i < in.n; i++)
+        for (int d = 0; d < in.shape[i]->rank && d < JIT_MAX_RANK; d++)
+            if (in.shape[i]->dims[d] == JIT_DIM_DYNAMIC)
+                return 1;
+    return 0;
+}
+
+int jit_sig_is_dynamic(const jit_sig *sig)
+{
+    return sig ? tj_sig_dynamic(sig) : 0;
+}
+
+/* The ranks in range and every bound of a dynamic dim not negative. */
+static int tj_dyn_check_bounds(jit_sig *s, int *ndims)
+{
+    tj_inputs in;
+    if (tj_inputs_of(s, &in))
+        return tj_error_set("op %d is not an op of the family", (int)s->op);
+    *ndims = 0;
+    for (int i = 0; i < in.n; i++) {
+        jit_shape *sh = in.shape[i];
+        if (sh->rank < 0 || sh->rank > JIT_MAX_RANK)
+            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], sh->rank,
+                                JIT_MAX_RANK);
+        for (int d = 0; d < JIT_MAX_RANK; d++) {
+            int dynamic = d < sh->rank && sh->dims[d] == JIT_DIM_DYNAMIC;
+            if (dynamic && in.bound[i][d] < 0)
+                return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative",
+                                    in.name[i], d, in.bound[i][d]);
+            if (!dynamic) /* ignored: zeroed so that the key ignores it too */
+                in.bound[i][d] = 0;
+        }
+        *ndims += sh->rank;
+    }
+    return 0;
+}
+
+int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
+{
+    tj_inputs in;
+    if (!sig || !out || !dims)
+        return tj_error_set("jit_sig_bind: NULL argument");
+    *out = *sig;
+    if (tj_inputs_of(out, &in))
+        return tj_error_set("op %d is not an op of the family", (int)sig->op);
+    int at = 0;
+    for (int i = 0; i < in.n; i++) {
+        jit_shape *sh = in.shape[i];
+        if (sh->rank < 0 || sh->rank > JIT_MAX_RANK)
+            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], sh->rank,
+                                JIT_MAX_RANK);
+        for (int d = 0; d < sh->rank; d++, at++) {
+            int64_t v = dims[at], bound = in.bound[i][d];
+            if (sh->dims[d] != JIT_DIM_DYNAMIC) {
+                if (v != sh->dims[d])
+                    return tj_error_set("%s.shape[%d]=%" PRId64 " must be %" PRId64
+                                        " (static in the signature)",
+                                        in.name[i], d, v, sh->dims[d]);
+                continue;
+            }
+            if (v < 0)
+                return tj_error_set("%s.shape[%d]=%" PRId64 " must not be negative",
+                                    in.name[i], d, v);
+            if (bound > 0 && v > bound)
+                return tj_error_set("%s.shape[%d]=%" PRId64 " exceeds its bound %" PRId64,
+                                    in.name[i], d, v, bound);
+            sh->dims[d] = v;
+        }
+        memset(in.bound[i], 0, sizeof(int64_t) * JIT_MAX_RANK);
+    }
+    return 0;
+}
+
+/* sig with every dynamic dim `v`; unify: a dim at a position where another
+ * input has a static dim takes that one instead (the rules that tie dims
+ * of two inputs together mostly tie those at the same position). */
+static void tj_dyn_instance(const jit_sig *sig, int unify, int64_t v, jit_sig *out)
+{
+    tj_inputs in;
+    *out = *sig;
+    if (tj_inputs_of(out, &in))
+        return;
+    for (int i = 0; i < in.n; i++)
+        for (int d = 0; d < in.shape[i]->rank; d++) {
+            if (in.shape[i]->dims[d] != JIT_DIM_DYNAMIC)
+                continue;
+            int64_t x = v;
+            for (int j = 0; unify && j < in.n && x == v; j++)
+                if (j != i && d < in.shape[j]->rank && in.shape[j]->dims[d] != JIT_DIM_DYNAMIC)
+                    x = in.shape[j]->dims[d];
+            in.shape[i]->dims[d] = x;
+        }
+}
+
+static int tj_same_structure(const tj_plan *a, const tj_plan *b)
+{
+    return a->written_levels == b->written_levels && a->nlevels == b->nlevels &&
+           a->depth == b->depth && memcmp(a->recipe, b->recipe, sizeof a->recipe) == 0;
+}
+
+/* The template from two instances (placeholders 5 and 7); 0 when both are
+ * valid and share one nest. */
+static int tj_dyn_pair(tj_dyn *d, int unify)
+{
+    jit_sig a, b;
+    tj_plan pb;
+    jit_shape oa, ob;
+    tj_dyn_instance(&d->sig, unify, 5, &a);
+    tj_dyn_instance(&d->sig, unify, 7, &b);
+    if (tj_sig_plan(&a, &d->tmpl, &oa) || tj_sig_plan(&b, &pb, &ob) ||
+        !tj_same_structure(&d->tmpl, &pb))
+        return -1;
+    const uint64_t *wa = (const uint64_t *)(const void *)&d->tmpl;
+    const uint64_t *wb = (const uint64_t *)(const void *)&pb;
+    memset(d->vary, 0, sizeof d->vary);
+    for (size_t w = 0; w < sizeof(tj_plan) / 8; w++)
+        if (wa[w] != wb[w])
+            d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    d->out_shape = oa;
+    for (int i = 0; i < oa.rank; i++)
+        if (oa.dims[i] != ob.dims[i])
+            d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+    return 0;
+}
+
+int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
+{
+    memset(d, 0, sizeof *d);
+    const tj_op_def *def = tj_op_find(sig->op);
+    if (!def)
+        return -1;
+    d->sig = *sig;
+    tj_sig_normalize(def, &d->sig);
+    if (tj_dyn_check_bounds(&d->sig, &d->ndims))
+        return -1;
+    if (tj_dyn_pair(d, 0) == 0 || tj_dyn_pair(d, 1) == 0) {
+        d->jit_ok = 1;
+        return 0;
+    }
+    /* No pair of instances shares a nest: a dim that decides the nest
+     * itself (GatherND's tuple length k) is dynamic. Valid if some shape
+     * is; each call is then planned on its own. */
+    char first[TJ_ERROR_MAX];
+    jit_sig one;
+    tj_dyn_instance(&d->sig, 0, 5, &one);
+    tj_sig_plan(&one, &d->tmpl, NULL);
+    snprintf(first, sizeof first, "%s", jit_last_error());
+    for (int unify = 0; unify < 2; unify++)
+        for (int64_t v = 1; v >= 0; v--) {
+            tj_dyn_instance(&d->sig, unify, v, &one);
+            if (tj_sig_plan(&one, &d->tmpl, &d->out_shape) == 0) {
+                for (int i = 0; i < d->out_shape.rank; i++)
+                    d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+                memset(d->vary, 0xff, sizeof d->vary);
+                snprintf(d->why, sizeof d->why,
+                         "its dynamic dims decide the loop nest itself (the tuple length or "
+                         "the levels): the reference kernel plans each call");
+                return 0;
+            }
+        }
+    return tj_error_set("no shape of this dynamic signature is valid (with its dynamic dims "
+                        "at 5: %s)",
+                        first);
+}
+
+int tj_dyn_varies(const tj_dyn *d, const void *field)
+{
+    size_t w = (size_t)((const char *)field - (const char *)&d->tmpl) / 8;
+    return w >= TJ_DYN_WORDS || ((d->vary[w / 64] >> (w % 64)) & 1);
+}
+
+int tj_sig_template(const jit_sig *sig, tj_plan *plan, jit_shape *out, tj_dyn *d)
+{
+    if (!sig)
+        return tj_error_set("the signature is NULL");
+    if (!tj_sig_dynamic(sig))
+        return tj_sig_plan(sig, plan, out);
+    if (tj_dyn_build(sig, d))
+        return -1;
+    *plan = d->tmpl;
+    plan->dyn = d;
+    if (out)
+        *out = d->out_shape;
+    return 0;
+}
+
+/* Whether plan p runs on the template's code: every word the template
+ * holds constant is the same. */
+static int tj_dyn_fits(const tj_dyn *d, const tj_plan *p)
+{
+    const uint64_t *wt = (const uint64_t *)(const void *)&d->tmpl;
+    const uint64_t *wp = (const uint64_t *)(const void *)p;
+    for (size_t w = 0; w < sizeof(tj_plan) / 8; w++)
+        if (!((d->vary[w / 64] >> (w % 64)) & 1) && wt[w] != wp[w])
+            return 0;
+    return 1;
+}
+
+/* The plan of one shape; -1 (error set) when it breaks a rule. */
+static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, int *fits)
+{
+    jit_sig s;
+    const tj_op_def *def = tj_op_find(d->sig.op);
+    if (jit_sig_bind(&d->sig, dims, &s) || !def)
+        return -1;
+    memset(p, 0, sizeof *p);
+    if (def->plan(&s, p, &(jit_shape){0}) || tj_check_threads(s.threads, &p->threads))
+        return -1;
+    int rc;
+    if (d->jit_ok) {
+        tj_plan as = *p;
+        rc = tj_plan_finish_as(&as, d->tmpl.recipe, d->tmpl.written_levels);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && tj_dyn_fits(d, &as)) {
+            *p = as;
+            *fits = 1;
+            return 0;
+        }
+    }
+    *fits = 0;
+    return tj_plan_finish(p);
+}
+
+/* Remembered plans of one thread: a few shapes, replaced round robin. */
+#define TJ_DYN_MEMO 4
+
+typedef struct tj_dyn_seen {
+    const void *who;
+    uint64_t epoch;
+    int ndims, fits;
+    int64_t dims[TJ_DYN_MAX_DIMS];
+    tj_plan plan;
+} tj_dyn_seen;
+
+typedef struct tj_dyn_memo {
+    unsigned next;
+    tj_dyn_seen seen[TJ_DYN_MEMO];
+} tj_dyn_memo;
+
+/* Bumped whenever a kernel goes; entries of another epoch are stale. */
+static _Atomic uint64_t tj_dyn_epoch = 1;
+
+void tj_dyn_forget(void)
+{
+    atomic_fetch_add_explicit(&tj_dyn_epoch, 1, memory_order_acq_rel);
+}
+
+static const tj_dyn_seen *tj_dyn_lookup(tj_dyn_memo *m, const void *who, uint64_t epoch,
+                                        const int64_t *dims, int n)
+{
+    for (int i = 0; i < TJ_DYN_MEMO; i++) {
+        const tj_dyn_seen *s = &m->seen[i];
+        if (s->who == who && s->epoch == epoch && s->ndims == n &&
+            memcmp(s->dims, dims, sizeof(int64_t) * (size_t)n) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+int tj_dyn_plan(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,
+                const void *indices, const void *updates, const void *out, const tj_plan **plan,
+                int *fits)
+{
+    if (!dims) {
+        tj_error_set("the dims of a dynamic kernel's call are NULL");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_dyn_memo *m = tj_scratch_shapes(sizeof(tj_dyn_memo));
+    if (!m) {
+        tj_error_set("out of memory for the plans of a dynamic kernel");
+        return JIT_STATUS_NO_MEMORY;
+    }
+    uint64_t epoch = atomic_load_explicit(&tj_dyn_epoch, memory_order_acquire);
+    const tj_dyn_seen *hit = tj_dyn_lookup(m, who, epoch, dims, d->ndims);
+    if (!hit) {
+        tj_dyn_seen *s = &m->seen[m->next];
+        s->who = NULL; /* unusable until complete */
+        if (tj_dyn_plan_shape(d, dims, &s->plan, &s->fits))
+            return JIT_STATUS_BAD_SHAPE;
+        m->next = (m->next + 1) % TJ_DYN_MEMO;
+        memcpy(s->dims, dims, sizeof(int64_t) * (size_t)d->ndims);
+        s->ndims = d->ndims;
+        s->epoch = epoch;
+        s->who = who;
+        hit = s;
+    }
+    int rc = tj_check_buffers(&hit->plan, data, indices, updates, out);
+    if (rc != JIT_OK)
+        return rc;
+    *plan = &hit->plan;
+    *fits = hit->fits;
+    return JIT_OK;
+}
+
+int tj_dyn_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,
+                    const void *indices, const void *updates, void *out)
+{
+    const tj_plan *p;
+    int fits;
+    int rc = tj_dyn_plan(who, d, dims, data, indices, updates, out, &p, &fits);
+    if (rc != JIT_OK)
+        return rc;
+    return tj_ref_run(p, data, indices, d->tmpl.has_updates ? updates : NULL, out);
+}
