@@ -46,6 +46,19 @@ void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMVal
     LLVMAddIncoming(l->iv, &begin, &l->pre, 1);
 }
 
+void tj_loop_begin_n(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRef n,
+                     LLVMValueRef carry_init)
+{
+    char buf[64];
+    tj_loop_begin_range(e, l, name, tj_i64(e, 0), n);
+    l->carry_init = carry_init;
+    if (carry_init) {
+        snprintf(buf, sizeof buf, "%s.carry", name);
+        l->carry = LLVMBuildPhi(e->b, LLVMTypeOf(carry_init), buf);
+        LLVMAddIncoming(l->carry, &carry_init, &l->pre, 1);
+    }
+}
+
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
 {
     char buf[64];
@@ -62,6 +75,14 @@ LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
     LLVMBasicBlockRef exit = l->end ? l->exit : tj_block(e, buf);
     LLVMBuildCondBr(e->b, done, exit, l->body);
     LLVMPositionBuilderAtEnd(e->b, exit);
+    if (l->end && l->carry) { /* skipped or run: the carry either way */
+        snprintf(buf, sizeof buf, "%s.out", l->name);
+        LLVMValueRef out = LLVMBuildPhi(e->b, LLVMTypeOf(carry_next), buf);
+        LLVMValueRef vals[2] = {l->carry_init, carry_next};
+        LLVMBasicBlockRef from[2] = {l->pre, latch};
+        LLVMAddIncoming(out, vals, from, 2);
+        return out;
+    }
     return carry_next;
 }
 

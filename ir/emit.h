@@ -72,6 +72,7 @@ typedef struct tj_loop {
     LLVMValueRef iv, carry;
     int64_t trip;
     LLVMValueRef end; /* run-time bound (tj_loop_begin_range), else NULL */
+    LLVMValueRef carry_init; /* a run-time bound's loop: the carry if it never runs */
     const char *name;
 } tj_loop;
 
@@ -80,6 +81,11 @@ void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
 /* A loop over [begin, end) with run-time bounds; skipped when empty. */
 void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRef begin,
                          LLVMValueRef end);
+/* A loop over [0, n) with a run-time n, skipped when n <= 0, with an
+ * optional carried value (what tj_loop_end returns is then valid after the
+ * loop, run or not). */
+void tj_loop_begin_n(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRef n,
+                     LLVMValueRef carry_init);
 /* Closes the loop in the current block; returns carry_next (usable after). */
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next);
 

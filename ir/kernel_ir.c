@@ -26,6 +26,7 @@
 #include <string.h>
 #include <string.h>
 
+#include "dyn.h"
 #include "emit.h"
 #include "reduce.h"
 #include "reduce_ir.h"
@@ -42,7 +43,36 @@ typedef struct tj_kir {
     LLVMValueRef begin, end; /* the range function's bounds; NULL elsewhere */
     tj_reduce_pass pass;     /* a reduction: which walk of the nest is emitted */
     LLVMValueRef scratch;    /* a mean's counts (tj_rt_scratch), else NULL */
+    /* A dynamic kernel: its family, and the words of the call's plan that
+     * vary, loaded once at entry (NULL where the template's are constants). */
+    const tj_dyn *dyn;
+    LLVMValueRef word[TJ_DYN_WORDS];
 } tj_kir;
+
+/* A number of the plan (field points into k->p): the call's where it
+ * varies in a dynamic kernel, else the constant. */
+static LLVMValueRef tj_pv(const tj_kir *k, const int64_t *field)
+{
+    size_t w = (size_t)((const char *)field - (const char *)k->p) / 8;
+    if (k->dyn && w < TJ_DYN_WORDS && k->word[w])
+        return k->word[w];
+    return tj_i64(&k->e, *field);
+}
+
+/* Whether that number is only known at call time. */
+static int tj_pdyn(const tj_kir *k, const int64_t *field)
+{
+    size_t w = (size_t)((const char *)field - (const char *)k->p) / 8;
+    return k->dyn && w < TJ_DYN_WORDS && k->word[w] != NULL;
+}
+
+/* a * the plan's number at field */
+static LLVMValueRef tj_mulv(tj_kir *k, LLVMValueRef a, const int64_t *field, const char *name)
+{
+    if (!tj_pdyn(k, field))
+        return tj_mul(&k->e, a, *field, name);
+    return LLVMBuildMul(k->e.b, a, tj_pv(k, field), name);
+}
 
 static int tj_index_signed(jit_dtype t)
 {
@@ -117,6 +147,8 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
         cfg->inline_copy_min.set ? cfg->inline_copy_min.value : TJ_IR_INLINE_COPY_MIN;
     snprintf(s->vector_width, sizeof s->vector_width, "%s", cfg->vector_width);
     s->gather_lanes = tj_gather_lanes(p, s);
+    if (p->dyn) /* loops of run-time trips, one thread: nothing that needs the counts */
+        s->unrolled = s->split = s->nontemporal = 0, s->prefetch = s->gather_lanes = 0;
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -146,14 +178,26 @@ static LLVMValueRef tj_like(const tj_emit *e, LLVMValueRef v, int64_t c)
     return LLVMConstVector(lanes, n);
 }
 
+/* The size of the dimension tuple entry d addresses, plus add, in the
+ * shape of v (a dynamic one is a scalar: dynamic kernels have no vector
+ * gathers). */
+static LLVMValueRef tj_dim_like(tj_kir *k, LLVMValueRef v, int d, int64_t add)
+{
+    if (!tj_pdyn(k, &k->p->dims[d]))
+        return tj_like(&k->e, v, k->p->dims[d] + add);
+    LLVMValueRef dim = tj_pv(k, &k->p->dims[d]);
+    return add ? tj_add(&k->e, dim, tj_i64(&k->e, add), "dim.plus") : dim;
+}
+
 /* Negative indices counted from the end, for negative-wraps. */
-static LLVMValueRef tj_wrap(tj_kir *k, LLVMValueRef v, int64_t dim)
+static LLVMValueRef tj_wrap(tj_kir *k, LLVMValueRef v, int d)
 {
     tj_emit *e = &k->e;
     if (k->p->policy != JIT_INDEX_NEGATIVE_WRAPS || !k->idx_signed)
         return v;
     LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_like(e, v, 0), "is.negative");
-    return LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_like(e, v, dim), "wrapped"), v, "wrap");
+    return LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_dim_like(k, v, d, 0), "wrapped"), v,
+                           "wrap");
 }
 
 /* The position entry d of a tuple selects, and (zero-fill) whether it is
@@ -161,10 +205,9 @@ static LLVMValueRef tj_wrap(tj_kir *k, LLVMValueRef v, int64_t dim)
 static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *valid)
 {
     tj_emit *e = &k->e;
-    int64_t dim = k->p->dims[d];
     switch (k->p->policy) {
     case JIT_INDEX_CLAMP: {
-        LLVMValueRef top = tj_like(e, v, dim - 1);
+        LLVMValueRef top = tj_dim_like(k, v, d, -1);
         if (k->idx_signed) {
             LLVMValueRef low = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_like(e, v, 0), "below");
             v = LLVMBuildSelect(e->b, low, tj_like(e, v, 0), v, "clamp.low");
@@ -178,14 +221,15 @@ static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *
     case JIT_INDEX_ZERO_FILL: {
         if (k->p->policy == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL && k->idx_signed) {
             LLVMValueRef neg = LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_like(e, v, 0), "is.negative");
-            v = LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_like(e, v, dim), "wrapped"), v, "wrap");
+            v = LLVMBuildSelect(e->b, neg, tj_add(e, v, tj_dim_like(k, v, d, 0), "wrapped"), v,
+                                "wrap");
         }
-        LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, v, tj_like(e, v, dim), "in.range");
+        LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, v, tj_dim_like(k, v, d, 0), "in.range");
         *valid = *valid ? LLVMBuildAnd(e->b, *valid, in, "valid") : in;
         return v;
     }
     default:
-        return tj_wrap(k, v, dim);
+        return tj_wrap(k, v, d);
     }
 }
 
@@ -195,8 +239,8 @@ static LLVMValueRef tj_check_tuple(tj_kir *k, LLVMValueRef t0, LLVMValueRef bad)
     tj_emit *e = &k->e;
     for (int d = 0; d < k->p->depth; d++) {
         LLVMValueRef i = d ? tj_add(e, t0, tj_i64(e, d), "index.i") : t0;
-        LLVMValueRef v = tj_wrap(k, tj_load_index(k, i), k->p->dims[d]);
-        LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, v, tj_i64(e, k->p->dims[d]), "oob");
+        LLVMValueRef v = tj_wrap(k, tj_load_index(k, i), d);
+        LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, v, tj_dim_like(k, v, d, 0), "oob");
         bad = LLVMBuildOr(e->b, bad, out, "bad");
     }
     return bad;
@@ -293,9 +337,10 @@ static int tj_native_bounds(const tj_kir *k, uint64_t *bound, uint64_t *shift)
 /* Validation of TJ_CHECK_CHUNK tuples at a time: one contiguous load of the
  * index stream, compared lane by lane with the bounds repeated, with no
  * de-interleaving shuffles. Returns the OR of "out of range" over
- * [0, chunks * TJ_CHECK_CHUNK) tuples. */
-static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, const uint64_t *bound,
-                                    const uint64_t *shift)
+ * [0, chunks * TJ_CHECK_CHUNK) tuples; a dynamic kernel's count of chunks
+ * is run_chunks, the call's (chunks is then ignored). */
+static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_chunks,
+                                    const uint64_t *bound, const uint64_t *shift)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
@@ -311,7 +356,11 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, const uint64_t *b
     LLVMValueRef bounds = LLVMConstVector(bvals, lanes), shifts = LLVMConstVector(svals, lanes);
     tj_loop l = {0};
     LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty);
-    if (chunks > 1) {
+    if (run_chunks) {
+        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, acc);
+        c = l.iv;
+        acc = l.carry;
+    } else if (chunks > 1) {
         tj_loop_begin(e, &l, "check.chunk", chunks, acc);
         c = l.iv;
         acc = l.carry;
@@ -322,7 +371,7 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, const uint64_t *b
         v = LLVMBuildAdd(e->b, v, shifts, "chunk.wrapped");
     LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, bounds, "chunk.oob");
     acc = LLVMBuildOr(e->b, acc, bad, "chunk.bad");
-    if (chunks > 1)
+    if (run_chunks || chunks > 1)
         acc = tj_loop_end(e, &l, acc);
     unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &bty, 1);
@@ -351,7 +400,7 @@ static void tj_emit_validation(tj_kir *k)
     uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
     int64_t first = 0, chunks = k->st.checks / TJ_CHECK_CHUNK;
     if (!k->st.unrolled && chunks > 0 && tj_native_bounds(k, bound, shift)) {
-        bad = tj_check_chunks(k, chunks, bound, shift);
+        bad = tj_check_chunks(k, chunks, NULL, bound, shift);
         first = chunks * TJ_CHECK_CHUNK;
     }
     int64_t rest = k->st.checks - first;
@@ -367,15 +416,53 @@ static void tj_emit_validation(tj_kir *k)
     tj_emit_fail(k, bad, "check.fail", "check.ok", TJ_RT_BAD_INDEX, args, 2);
 }
 
+/* A dynamic kernel's validation: the same checks over the call's tuples,
+ * in a loop of run-time trips; the message from the call's plan. */
+static void tj_emit_dyn_validation(tj_kir *k, LLVMValueRef rp)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    if (tj_policy_fills(p->policy) || p->depth == 0 || (!tj_pdyn(k, &p->tuples) && !p->tuples))
+        return;
+    LLVMValueRef args[2] = {rp, k->indices}, n = tj_pv(k, &p->tuples), bad = tj_false(e);
+    if (p->policy == JIT_INDEX_CLAMP) { /* fails only into an empty dimension */
+        for (int d = 0; d < p->depth; d++) {
+            LLVMValueRef dim = tj_pv(k, &p->dims[d]);
+            bad = LLVMBuildOr(e->b, bad, LLVMBuildICmp(e->b, LLVMIntEQ, dim, tj_i64(e, 0), ""),
+                              "empty.dim");
+        }
+        LLVMValueRef any = LLVMBuildICmp(e->b, LLVMIntNE, n, tj_i64(e, 0), "any.tuple");
+        bad = LLVMBuildAnd(e->b, bad, any, "bad");
+    } else {
+        /* constant bounds: whole chunks as a static kernel's, then the rest */
+        uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
+        int constant = 1;
+        for (int d = 0; d < p->depth; d++)
+            constant &= !tj_pdyn(k, &p->dims[d]);
+        LLVMValueRef first = tj_i64(e, 0);
+        if (constant && tj_native_bounds(k, bound, shift)) {
+            LLVMValueRef chunks = LLVMBuildUDiv(e->b, n, tj_i64(e, TJ_CHECK_CHUNK), "chunks");
+            bad = tj_check_chunks(k, 0, chunks, bound, shift);
+            first = tj_mul(e, chunks, TJ_CHECK_CHUNK, "chunked");
+        }
+        tj_loop l;
+        tj_loop_begin_n(e, &l, "check", LLVMBuildSub(e->b, n, first, "rest"), bad);
+        LLVMValueRef t = tj_add(e, first, l.iv, "tuple");
+        LLVMValueRef t0 = tj_mul(e, t, p->depth, "tuple.first");
+        bad = tj_loop_end(e, &l, tj_check_tuple(k, t0, l.carry));
+    }
+    tj_emit_fail(k, bad, "check.fail", "check.ok", TJ_RT_DYN_BAD_INDEX, args, 2);
+}
+
 /* out = data, unless out == data; in the range function only the part of
  * units [begin, end). */
 static void tj_emit_data_copy(tj_kir *k)
 {
     tj_emit *e = &k->e;
-    if (k->p->copy_bytes == 0)
+    if (k->p->copy_bytes == 0 && !tj_pdyn(k, &k->p->copy_bytes))
         return;
     LLVMValueRef same = LLVMBuildICmp(e->b, LLVMIntEQ, k->out, k->data, "in.place");
-    LLVMValueRef dst = k->out, src = k->data, size = tj_i64(e, k->p->copy_bytes);
+    LLVMValueRef dst = k->out, src = k->data, size = tj_pv(k, &k->p->copy_bytes);
     if (k->begin) {
         LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntSGE, k->begin, k->end, "range.empty");
         same = LLVMBuildOr(e->b, same, empty, "no.copy");
@@ -450,9 +537,14 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         tj_emit_nt_copy(k, dst, src);
         return;
     }
+    if (tj_pdyn(k, &k->p->block_bytes)) { /* a size known at call time: memcpy's choice */
+        LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+        return;
+    }
     if (k->p->block_bytes >= TJ_IR_STRAIGHT_COPY_MIN && k->p->block_bytes < TJ_IR_INLINE_COPY_MIN) {
+        /* a dynamic kernel's count of blocks is the call's: wide when they may be */
         int wide = k->p->block_bytes % TJ_IR_WIDE_MOVE == 0 &&
-                   k->st.tuples >= TJ_IR_WIDE_MOVE_MIN_BYTES / k->p->block_bytes;
+                   (k->dyn || k->st.tuples >= TJ_IR_WIDE_MOVE_MIN_BYTES / k->p->block_bytes);
         int m = wide ? TJ_IR_WIDE_MOVE : 32;
         for (int64_t off = 0; off + m <= k->p->block_bytes; off += m)
             tj_emit_move(k, dst, src, off, m);
@@ -482,9 +574,10 @@ typedef struct tj_vcursor {
 static tj_vcursor tj_advance(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMValueRef i)
 {
     tj_emit *e = &k->e;
-    c.index = tj_add(e, c.index, tj_mul(e, i, v->index_step, "lv.index"), "at.index");
-    c.indexed = tj_add(e, c.indexed, tj_mul(e, i, v->indexed_step, "lv.indexed"), "at.indexed");
-    c.dense = tj_add(e, c.dense, tj_mul(e, i, v->dense_step, "lv.dense"), "at.dense");
+    c.index = tj_add(e, c.index, tj_mulv(k, i, &v->index_step, "lv.index"), "at.index");
+    c.indexed =
+        tj_add(e, c.indexed, tj_mulv(k, i, &v->indexed_step, "lv.indexed"), "at.indexed");
+    c.dense = tj_add(e, c.dense, tj_mulv(k, i, &v->dense_step, "lv.dense"), "at.dense");
     return c;
 }
 
@@ -548,7 +641,7 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
     for (int d = 0; d < p->depth; d++) {
         LLVMValueRef i = d ? tj_add(e, c.index, tj_i64(e, d), "index.i") : c.index;
         LLVMValueRef pos = tj_position(k, tj_load_index(k, i), d, &valid);
-        off = tj_add(e, off, tj_mul(e, pos, p->strides[d], "entry.off"), "block.off");
+        off = tj_add(e, off, tj_mulv(k, pos, &p->strides[d], "entry.off"), "block.off");
         if (d == 0 && p->row_units && k->begin) { /* a range of rows: its tuples only */
             LLVMValueRef rel = LLVMBuildSub(e->b, pos, k->begin, "row.rel");
             LLVMValueRef span = LLVMBuildSub(e->b, k->end, k->begin, "row.span");
@@ -562,7 +655,7 @@ static void tj_emit_tuple(tj_kir *k, tj_vcursor c)
                               : tj_byte_gep(e, k->updates, c.dense, "block.src");
     LLVMValueRef dst = gather ? tj_byte_gep(e, k->out, c.dense, "slice.dst")
                               : tj_byte_gep(e, k->out, indexed, "block.dst");
-    LLVMValueRef size = tj_i64(e, p->block_bytes);
+    LLVMValueRef size = tj_pv(k, &p->block_bytes);
     if (!valid) {
         tj_emit_block_write(k, dst, src, size, indexed);
         return;
@@ -717,6 +810,39 @@ static void tj_emit_unrolled_level(tj_kir *k, int l, const tj_level *v, tj_vcurs
         tj_emit_tuple(k, tj_advance(k, c, v, tj_i64(e, chunks * by + j)));
 }
 
+static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c);
+
+/* Level l (v) of a dynamic kernel, whose trip count is the call's: a loop
+ * of run-time trips; innermost, with small blocks, TJ_IR_LOOP_UNROLL
+ * iterations per trip and a loop over the rest, as a static kernel's. */
+static void tj_emit_dyn_level(tj_kir *k, int l, const tj_level *v, tj_vcursor c)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef trip = tj_pv(k, &v->trip);
+    char name[32];
+    snprintf(name, sizeof name, "level%d", l);
+    tj_loop lp;
+    int by_8 = l == p->nlevels - 1 && !tj_pdyn(k, &p->block_bytes) &&
+               p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
+               TJ_IR_LOOP_UNROLL * (int64_t)(p->depth > 1 ? p->depth : 1) <= k->st.budget;
+    LLVMValueRef done = tj_i64(e, 0);
+    if (by_8) {
+        LLVMValueRef by = tj_i64(e, TJ_IR_LOOP_UNROLL);
+        tj_loop_begin_n(e, &lp, name, LLVMBuildUDiv(e->b, trip, by, "chunks"), NULL);
+        tj_vcursor base = tj_advance(k, c, v, tj_mul(e, lp.iv, TJ_IR_LOOP_UNROLL, "by.first"));
+        for (int64_t j = 0; j < TJ_IR_LOOP_UNROLL; j++)
+            tj_emit_tuple(k, tj_advance(k, base, v, tj_i64(e, j)));
+        tj_loop_end(e, &lp, NULL);
+        done = LLVMBuildMul(e->b, LLVMBuildUDiv(e->b, trip, by, ""), by, "chunked");
+        c = tj_advance(k, c, v, done);
+        snprintf(name, sizeof name, "level%d.rest", l);
+    }
+    tj_loop_begin_n(e, &lp, name, LLVMBuildSub(e->b, trip, done, "rest"), NULL);
+    tj_emit_nest(k, l + 1, tj_advance(k, c, v, lp.iv));
+    tj_loop_end(e, &lp, NULL);
+}
+
 /* Levels [l, nlevels) from cursor c: counted loops with constant trip
  * counts, or written out when the kernel is unrolled, and for a short
  * innermost level inside a loop (LLVM's unroller is off, and a 3-trip
@@ -733,6 +859,10 @@ static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
     int innermost = l == p->nlevels - 1;
     if (innermost && k->st.gather_lanes) {
         tj_emit_vector_level(k, v, c);
+        return;
+    }
+    if (tj_pdyn(k, &v->trip)) {
+        tj_emit_dyn_level(k, l, v, c);
         return;
     }
     if (innermost && !k->st.prefetch && !k->nt_path && p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
@@ -860,7 +990,7 @@ static void tj_emit_range_loops(tj_kir *k)
 static void tj_emit_copy_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
-    if (k->p->visits == 0)
+    if (k->p->visits == 0 && !tj_pdyn(k, &k->p->visits))
         return;
     if (k->begin) {
         tj_emit_range_loops(k);
@@ -1004,6 +1134,75 @@ static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range
     LLVMBuildRet(e->b, r);
 }
 
+/* The entry of a dynamic kernel, int (data, indices, updates, out, dims):
+ * tj_rt_dyn_enter checks the call's dims and buffers and gives its plan
+ * (or answers the call itself: a bad shape, or a shape the code was not
+ * made for); the words of that plan that vary are loaded once, here.
+ * Returns the plan's pointer. */
+static LLVMValueRef tj_emit_dyn_entry(tj_kir *k, const char *name)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 5, 0);
+    e->fn = k->main_fn = LLVMAddFunction(e->mod, name, fty);
+    tj_bind_buffers(k, e->fn, 1);
+    if (!k->p->has_updates)
+        k->updates = NULL;
+    LLVMValueRef dims = LLVMGetParam(e->fn, 4);
+    LLVMSetValueName2(dims, "dims", 4);
+    tj_function_attrs(e, &k->st, e->fn);
+    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+    LLVMValueRef slot = LLVMBuildAlloca(e->b, e->ptr, "plan.slot");
+    LLVMValueRef args[7] = {tj_self(k), dims, k->data, k->indices,
+                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out, slot};
+    LLVMTypeRef ety = LLVMFunctionType(e->i32, params, 7, 0);
+    LLVMValueRef enter = LLVMAddFunction(e->mod, TJ_RT_DYN_ENTER, ety);
+    LLVMValueRef st = LLVMBuildCall2(e->b, ety, enter, args, 7, "enter");
+    LLVMValueRef answered = LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, -1), "answered");
+    LLVMBasicBlockRef done = tj_block(e, "answered"), run = tj_block(e, "run");
+    LLVMBuildCondBr(e->b, answered, done, run);
+    LLVMPositionBuilderAtEnd(e->b, done);
+    LLVMBuildRet(e->b, st);
+    LLVMPositionBuilderAtEnd(e->b, run);
+    LLVMValueRef rp = LLVMBuildLoad2(e->b, e->ptr, slot, "plan");
+    for (size_t w = 0; w < TJ_DYN_WORDS && w < sizeof(tj_plan) / 8; w++) {
+        if (!tj_dyn_varies(k->dyn, (const char *)&k->dyn->tmpl + w * 8))
+            continue;
+        LLVMValueRef at = tj_byte_gep(e, rp, tj_i64(e, (int64_t)(w * 8)), "");
+        k->word[w] = tj_load(e, e->i64, at, "plan.word");
+    }
+    return rp;
+}
+
+/* Why a dynamic plan's kernel cannot be generated, or NULL. */
+static const char *tj_ir_dyn_refusal(const tj_plan *p)
+{
+    const tj_dyn *d = p->dyn;
+    if (tj_reduce_needs_passes(p))
+        return "a dynamic mean or use_init_val=false: its passes need the output's size "
+               "as a constant";
+    if (p->reduction != JIT_REDUCTION_NONE && tj_dyn_varies(d, &d->tmpl.block_bytes))
+        return "a dynamic block size under a reduction";
+    return NULL;
+}
+
+/* The body of a dynamic kernel: entry, validation, copies. */
+static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why_len)
+{
+    const char *no = tj_ir_dyn_refusal(k->p);
+    if (no) {
+        snprintf(why, why_len, "%s", no);
+        return -1;
+    }
+    k->dyn = k->p->dyn;
+    LLVMValueRef rp = tj_emit_dyn_entry(k, name);
+    tj_emit_dyn_validation(k, rp);
+    tj_emit_data_copy(k);
+    tj_emit_passes(k);
+    LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
+    return 0;
+}
+
 LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
                            const char *name, char *why, size_t why_len)
 {
@@ -1022,8 +1221,13 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
     k.idx_ty = LLVMIntTypeInContext(ctx, (unsigned)p->index_size * 8);
     k.idx_signed = tj_index_signed(p->index_type);
 
-    tj_emit_signature(&k, name);
-    if (k.st.split) {
+    if (p->dyn) {
+        if (tj_emit_dyn_kernel(&k, name, why, why_len)) {
+            LLVMDisposeBuilder(e->b);
+            LLVMDisposeModule(e->mod);
+            return NULL;
+        }
+    } else if (tj_emit_signature(&k, name), k.st.split) {
         LLVMValueRef check = tj_emit_check_function(&k, name);
         LLVMValueRef range = tj_emit_range_function(&k, name);
         tj_emit_split_main(&k, check, range);

@@ -16,6 +16,9 @@
 #define TJ_RT_BAD_POINTER "tj_rt_bad_pointer"
 #define TJ_RT_PARALLEL "tj_rt_parallel"
 #define TJ_RT_SCRATCH "tj_rt_scratch"
+/* a dynamic kernel's entry and bad-index message (runtime/jit_support.h) */
+#define TJ_RT_DYN_ENTER "tj_rt_dyn_enter"
+#define TJ_RT_DYN_BAD_INDEX "tj_rt_dyn_bad_index"
 
 /* Suffixes of the exported check and range functions of a split kernel. */
 #define TJ_IR_CHECK_SUFFIX "_check"

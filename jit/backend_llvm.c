@@ -491,7 +491,11 @@ void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
 {
     tj_ir_strategy st;
     tj_ir_choose(p, &tj_config_get()->codegen, &st);
-    if (st.unrolled)
+    if (p->dyn)
+        snprintf(buf, len, "dynamic: loops whose trip counts vary run the call's counts, the "
+                 "rest as a static kernel's (constant trips, strides and block copies); on the "
+                 "caller's thread");
+    else if (st.unrolled)
         snprintf(buf, len, "fully unrolled: %" PRId64 " index entries <= unroll budget %" PRId64
                  " (every offset a constant)", st.entries, st.budget);
     else

@@ -288,16 +288,34 @@ void tj_dyn_forget(void)
     atomic_fetch_add_explicit(&tj_dyn_epoch, 1, memory_order_acq_rel);
 }
 
+/* n < 0: the entry's own count (same who and epoch: same kernel). */
 static const tj_dyn_seen *tj_dyn_lookup(tj_dyn_memo *m, const void *who, uint64_t epoch,
                                         const int64_t *dims, int n)
 {
     for (int i = 0; i < TJ_DYN_MEMO; i++) {
         const tj_dyn_seen *s = &m->seen[i];
-        if (s->who == who && s->epoch == epoch && s->ndims == n &&
-            memcmp(s->dims, dims, sizeof(int64_t) * (size_t)n) == 0)
+        if (s->who == who && s->epoch == epoch && (n < 0 || s->ndims == n) &&
+            memcmp(s->dims, dims, sizeof(int64_t) * (size_t)s->ndims) == 0)
             return s;
     }
     return NULL;
+}
+
+int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const void *indices,
+                  const void *updates, const void *out, const tj_plan **plan, int *fits,
+                  int *status)
+{
+    tj_dyn_memo *m = dims ? tj_scratch_shapes(sizeof(tj_dyn_memo)) : NULL;
+    if (!m)
+        return 0;
+    uint64_t epoch = atomic_load_explicit(&tj_dyn_epoch, memory_order_acquire);
+    const tj_dyn_seen *hit = tj_dyn_lookup(m, who, epoch, dims, -1);
+    if (!hit)
+        return 0;
+    *status = tj_check_buffers(&hit->plan, data, indices, updates, out);
+    *plan = &hit->plan;
+    *fits = hit->fits;
+    return 1;
 }
 
 int tj_dyn_plan(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,

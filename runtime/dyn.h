@@ -57,6 +57,12 @@ int tj_dyn_plan(const void *who, const tj_dyn *d, const int64_t *dims, const voi
                 const void *indices, const void *updates, const void *out, const tj_plan **plan,
                 int *fits);
 
+/* The same for a shape remembered under who, without d: 1 with *plan,
+ * *fits and *status (the buffers' check) when remembered, else 0. */
+int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const void *indices,
+                  const void *updates, const void *out, const tj_plan **plan, int *fits,
+                  int *status);
+
 /* A call of d's kernel on the reference kernel. */
 int tj_dyn_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,
                     const void *indices, const void *updates, void *out);

@@ -1,6 +1,7 @@
 #include "jit_support.h"
 
 #include "cache.h"
+#include "dyn.h"
 #include "pool.h"
 #include "error.h"
 #include "ref_kernel.h"
@@ -24,6 +25,35 @@ int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
         return JIT_STATUS_BAD_POINTER;
     tj_error_set("a buffer is NULL but the signature needs bytes there");
     return JIT_STATUS_BAD_POINTER;
+}
+
+int tj_rt_dyn_enter(const void *self, const int64_t *dims, const void *data, const void *indices,
+                    const void *updates, void *out, const void **plan)
+{
+    const tj_plan *p;
+    int fits, rc;
+    if (!tj_dyn_recall(self, dims, data, indices, updates, out, &p, &fits, &rc)) {
+        const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+        if (!k || !k->plan.dyn) {
+            tj_error_set("internal: a dynamic kernel the cache does not know");
+            return JIT_STATUS_BAD_POINTER;
+        }
+        rc = tj_dyn_plan(self, k->plan.dyn, dims, data, indices, updates, out, &p, &fits);
+    }
+    if (rc != JIT_OK)
+        return rc;
+    if (!fits)
+        return tj_ref_run(p, data, indices, p->has_updates ? updates : NULL, out);
+    *plan = p;
+    return -1;
+}
+
+int tj_rt_dyn_bad_index(const void *plan, const void *indices)
+{
+    if (tj_report_bad_index(plan, indices) == JIT_STATUS_BAD_INDEX)
+        return JIT_STATUS_BAD_INDEX;
+    tj_error_set("an index is out of range (the kernel could not say which)");
+    return JIT_STATUS_BAD_INDEX;
 }
 
 void *tj_rt_scratch(int64_t bytes)

@@ -15,6 +15,15 @@ int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
  * scratch.h), or NULL with jit_last_error() set. */
 void *tj_rt_scratch(int64_t bytes);
 
+/* A dynamic kernel's entry (self: its own address): -1 and *plan, the
+ * call's plan for the code to run; or the status the kernel returns (a
+ * bad shape or buffer; or the reference kernel's, which ran the call
+ * because its shape does not fit the code's template). */
+int tj_rt_dyn_enter(const void *self, const int64_t *dims, const void *data, const void *indices,
+                    const void *updates, void *out, const void **plan);
+/* A dynamic kernel's bad index, named from the call's plan. */
+int tj_rt_dyn_bad_index(const void *plan, const void *indices);
+
 /* A split kernel's copies over the pool, up to its plan's thread count. */
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
                    void *out);
