@@ -276,7 +276,7 @@ typedef struct tj_dyn_seen {
 } tj_dyn_seen;
 
 typedef struct tj_dyn_memo {
-    unsigned next;
+    unsigned next, last; /* the next to replace; the last found (tried first) */
     tj_dyn_seen seen[TJ_DYN_MEMO];
 } tj_dyn_memo;
 
@@ -289,14 +289,26 @@ void tj_dyn_forget(void)
 }
 
 /* n < 0: the entry's own count (same who and epoch: same kernel). */
+static int tj_dyn_same(const tj_dyn_seen *s, const void *who, uint64_t epoch,
+                       const int64_t *dims, int n)
+{
+    if (s->who != who || s->epoch != epoch || (n >= 0 && s->ndims != n))
+        return 0;
+    for (int i = 0; i < s->ndims; i++)
+        if (s->dims[i] != dims[i])
+            return 0;
+    return 1;
+}
+
 static const tj_dyn_seen *tj_dyn_lookup(tj_dyn_memo *m, const void *who, uint64_t epoch,
                                         const int64_t *dims, int n)
 {
-    for (int i = 0; i < TJ_DYN_MEMO; i++) {
-        const tj_dyn_seen *s = &m->seen[i];
-        if (s->who == who && s->epoch == epoch && (n < 0 || s->ndims == n) &&
-            memcmp(s->dims, dims, sizeof(int64_t) * (size_t)s->ndims) == 0)
-            return s;
+    for (unsigned i = 0; i < TJ_DYN_MEMO; i++) {
+        unsigned at = (m->last + i) % TJ_DYN_MEMO;
+        if (tj_dyn_same(&m->seen[at], who, epoch, dims, n)) {
+            m->last = at;
+            return &m->seen[at];
+        }
     }
     return NULL;
 }
