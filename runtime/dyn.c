@@ -77,11 +77,11 @@ static int tj_dyn_check_bounds(jit_sig *s, int *ndims)
     return 0;
 }
 
-int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
+/* sig with dims in place of its dynamic dims, checked against its static
+ * dims and the bounds (not yet against the op's rules). */
+static int tj_sig_bind_dims(const jit_sig *sig, const int64_t *dims, jit_sig *out)
 {
     tj_inputs in;
-    if (!sig || !out || !dims)
-        return tj_error_set("jit_sig_bind: NULL argument");
     *out = *sig;
     if (tj_inputs_of(out, &in))
         return tj_error_set("op %d is not an op of the family", (int)sig->op);
@@ -111,6 +111,14 @@ int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
         memset(in.bound[i], 0, sizeof(int64_t) * JIT_MAX_RANK);
     }
     return 0;
+}
+
+int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
+{
+    tj_plan p;
+    if (!sig || !out || !dims)
+        return tj_error_set("jit_sig_bind: NULL argument");
+    return tj_sig_bind_dims(sig, dims, out) || tj_sig_plan(out, &p, NULL) ? -1 : 0;
 }
 
 /* sig with every dynamic dim `v`; unify: a dim at a position where another
@@ -243,7 +251,7 @@ static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, i
 {
     jit_sig s;
     const tj_op_def *def = tj_op_find(d->sig.op);
-    if (jit_sig_bind(&d->sig, dims, &s) || !def)
+    if (tj_sig_bind_dims(&d->sig, dims, &s) || !def)
         return -1;
     memset(p, 0, sizeof *p);
     if (def->plan(&s, p, &(jit_shape){0}) || tj_check_threads(s.threads, &p->threads))
