@@ -147,8 +147,13 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
         cfg->inline_copy_min.set ? cfg->inline_copy_min.value : TJ_IR_INLINE_COPY_MIN;
     snprintf(s->vector_width, sizeof s->vector_width, "%s", cfg->vector_width);
     s->gather_lanes = tj_gather_lanes(p, s);
-    if (p->dyn) /* loops of run-time trips, one thread: nothing that needs the counts */
-        s->unrolled = s->split = s->nontemporal = 0, s->prefetch = s->gather_lanes = 0;
+    if (p->dyn) { /* loops of run-time trips: nothing that needs the counts */
+        s->unrolled = s->nontemporal = 0, s->prefetch = s->gather_lanes = 0;
+        /* split for threads; whether a call's copies are worth them is the
+         * call's question (tj_rt_dyn_parallel) */
+        s->split = p->threads > 1 && !tj_reduce_needs_passes(p) &&
+                   !tj_dyn_varies(p->dyn, &p->dyn->tmpl.row_units);
+    }
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -471,9 +476,9 @@ static void tj_emit_data_copy(tj_kir *k)
     LLVMBuildCondBr(e->b, same, done, copy);
     LLVMPositionBuilderAtEnd(e->b, copy);
     if (k->begin) {
-        LLVMValueRef off = tj_mul(e, k->begin, k->p->unit_copy_bytes, "range.off");
+        LLVMValueRef off = tj_mulv(k, k->begin, &k->p->unit_copy_bytes, "range.off");
         LLVMValueRef n = LLVMBuildSub(e->b, k->end, k->begin, "range.units");
-        size = tj_mul(e, n, k->p->unit_copy_bytes, "range.bytes");
+        size = tj_mulv(k, n, &k->p->unit_copy_bytes, "range.bytes");
         dst = tj_byte_gep(e, k->out, off, "range.dst");
         src = tj_byte_gep(e, k->data, off, "range.src");
     }
@@ -972,7 +977,7 @@ static void tj_emit_range_loops(tj_kir *k)
     tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
     LLVMValueRef rest = l.iv, at[TJ_MAX_LEVELS];
     for (int u = p->unit_levels - 1; u >= 0; u--) {
-        LLVMValueRef n = tj_i64(e, p->levels[u].trip);
+        LLVMValueRef n = tj_pv(k, &p->levels[u].trip);
         at[u] = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
         if (u)
             rest = LLVMBuildUDiv(e->b, rest, n, "unit.rest");
@@ -1164,14 +1169,95 @@ static LLVMValueRef tj_emit_dyn_entry(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, done);
     LLVMBuildRet(e->b, st);
     LLVMPositionBuilderAtEnd(e->b, run);
-    LLVMValueRef rp = LLVMBuildLoad2(e->b, e->ptr, slot, "plan");
+    return LLVMBuildLoad2(e->b, e->ptr, slot, "plan");
+}
+
+/* The words of the call's plan rp that vary, loaded in the current function
+ * (LLVM drops those it does not use). */
+static void tj_emit_dyn_words(tj_kir *k, LLVMValueRef rp)
+{
+    tj_emit *e = &k->e;
     for (size_t w = 0; w < TJ_DYN_WORDS && w < sizeof(tj_plan) / 8; w++) {
+        k->word[w] = NULL;
         if (!tj_dyn_varies(k->dyn, (const char *)&k->dyn->tmpl + w * 8))
             continue;
         LLVMValueRef at = tj_byte_gep(e, rp, tj_i64(e, (int64_t)(w * 8)), "");
         k->word[w] = tj_load(e, e->i64, at, "plan.word");
     }
-    return rp;
+}
+
+/* i32 NAME_check(indices, plan): a split dynamic kernel's validation. */
+static LLVMValueRef tj_emit_dyn_check_function(tj_kir *k, const char *name)
+{
+    tj_emit *e = &k->e;
+    char buf[128];
+    LLVMValueRef saved = k->indices;
+    LLVMTypeRef params[2] = {e->ptr, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 2, 0);
+    e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_CHECK_SUFFIX, buf, sizeof buf), fty);
+    k->indices = LLVMGetParam(e->fn, 0);
+    tj_function_attrs(e, &k->st, e->fn);
+    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+    LLVMValueRef rp = LLVMGetParam(e->fn, 1);
+    tj_emit_dyn_words(k, rp);
+    tj_emit_dyn_validation(k, rp);
+    LLVMBuildRet(e->b, tj_i32(e, 0));
+    k->indices = saved;
+    return e->fn;
+}
+
+/* i32 NAME_range(data, indices, updates, out, begin, end, plan): a split
+ * dynamic kernel's copies of units [begin, end) of the call's plan. */
+static LLVMValueRef tj_emit_dyn_range_function(tj_kir *k, const char *name)
+{
+    tj_emit *e = &k->e;
+    char buf[128];
+    LLVMValueRef saved[4] = {k->data, k->indices, k->updates, k->out};
+    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 7, 0);
+    e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_RANGE_SUFFIX, buf, sizeof buf), fty);
+    tj_bind_buffers(k, e->fn, 1);
+    if (!k->p->has_updates)
+        k->updates = NULL;
+    k->begin = LLVMGetParam(e->fn, 4);
+    k->end = LLVMGetParam(e->fn, 5);
+    tj_function_attrs(e, &k->st, e->fn);
+    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+    tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
+    tj_emit_data_copy(k);
+    tj_emit_passes(k);
+    LLVMBuildRet(e->b, tj_i32(e, 0));
+    k->begin = k->end = NULL;
+    k->data = saved[0], k->indices = saved[1], k->updates = saved[2], k->out = saved[3];
+    return e->fn;
+}
+
+/* A split dynamic kernel's main, after its entry: the check function, then
+ * tj_rt_dyn_parallel, which runs the range over the call's units on this
+ * thread or the pool's as their bytes say (given the range function's
+ * address: no lookup per call). */
+static void tj_emit_dyn_split_main(tj_kir *k, LLVMValueRef rp, LLVMValueRef check,
+                                   LLVMValueRef range)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef cp[2] = {e->ptr, e->ptr};
+    LLVMTypeRef cty = LLVMFunctionType(e->i32, cp, 2, 0);
+    LLVMValueRef cargs[2] = {k->indices, rp};
+    LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, cargs, 2, "check.status");
+    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), "check.failed");
+    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
+    LLVMBuildCondBr(e->b, bad, fail, ok);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMBuildRet(e->b, st);
+    LLVMPositionBuilderAtEnd(e->b, ok);
+    LLVMValueRef args[6] = {LLVMConstPointerCast(range, e->ptr), rp, k->data, k->indices,
+                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out};
+    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
+    LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 6, 0);
+    LLVMValueRef par = LLVMAddFunction(e->mod, TJ_RT_DYN_PARALLEL, pty);
+    LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 6, "status");
+    LLVMSetTailCall(r, 1);
+    LLVMBuildRet(e->b, r);
 }
 
 /* Why a dynamic plan's kernel cannot be generated, or NULL. */
@@ -1196,6 +1282,17 @@ static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why
     }
     k->dyn = k->p->dyn;
     LLVMValueRef rp = tj_emit_dyn_entry(k, name);
+    if (k->st.split) {
+        LLVMBasicBlockRef at = LLVMGetInsertBlock(k->e.b);
+        LLVMValueRef main_fn = k->e.fn;
+        LLVMValueRef check = tj_emit_dyn_check_function(k, name);
+        LLVMValueRef range = tj_emit_dyn_range_function(k, name);
+        k->e.fn = main_fn;
+        LLVMPositionBuilderAtEnd(k->e.b, at);
+        tj_emit_dyn_split_main(k, rp, check, range);
+        return 0;
+    }
+    tj_emit_dyn_words(k, rp);
     tj_emit_dyn_validation(k, rp);
     tj_emit_data_copy(k);
     tj_emit_passes(k);

@@ -19,6 +19,7 @@
 /* a dynamic kernel's entry and bad-index message (runtime/jit_support.h) */
 #define TJ_RT_DYN_ENTER "tj_rt_dyn_enter"
 #define TJ_RT_DYN_BAD_INDEX "tj_rt_dyn_bad_index"
+#define TJ_RT_DYN_PARALLEL "tj_rt_dyn_parallel"
 
 /* Suffixes of the exported check and range functions of a split kernel. */
 #define TJ_IR_CHECK_SUFFIX "_check"
@@ -31,7 +32,7 @@
  * main that checks the buffers, calls the check and runs the range over
  * the pool. Others keep everything in the main function: no call, no
  * thread. */
-#define TJ_IR_SPLIT_MIN_BYTES (64 << 10)
+#define TJ_IR_SPLIT_MIN_BYTES TJ_SPLIT_MIN_BYTES /* runtime/plan.h: the runtime's too */
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above

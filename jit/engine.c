@@ -232,6 +232,7 @@ const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS] = {
     {TJ_RT_SCRATCH, (void *)(uintptr_t)tj_rt_scratch},
     {TJ_RT_DYN_ENTER, (void *)(uintptr_t)tj_rt_dyn_enter},
     {TJ_RT_DYN_BAD_INDEX, (void *)(uintptr_t)tj_rt_dyn_bad_index},
+    {TJ_RT_DYN_PARALLEL, (void *)(uintptr_t)tj_rt_dyn_parallel},
     {"memcpy", (void *)(uintptr_t)memcpy},
     {"memmove", (void *)(uintptr_t)memmove},
     {"memset", (void *)(uintptr_t)memset},

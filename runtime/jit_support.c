@@ -1,6 +1,7 @@
 #include "jit_support.h"
 
 #include "cache.h"
+#include "config.h"
 #include "dyn.h"
 #include "pool.h"
 #include "error.h"
@@ -54,6 +55,44 @@ int tj_rt_dyn_bad_index(const void *plan, const void *indices)
         return JIT_STATUS_BAD_INDEX;
     tj_error_set("an index is out of range (the kernel could not say which)");
     return JIT_STATUS_BAD_INDEX;
+}
+
+typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void *updates,
+                               void *out, int64_t begin, int64_t end, const void *plan);
+
+typedef struct tj_dyn_job {
+    tj_dyn_range_fn range;
+    const tj_plan *p;
+    const void *data, *indices, *updates;
+    void *out;
+} tj_dyn_job;
+
+static void tj_dyn_part(void *ctx, int64_t begin, int64_t end)
+{
+    const tj_dyn_job *j = ctx;
+    j->range(j->data, j->indices, j->updates, j->out, begin, end, j->p);
+}
+
+/* The split rule of a static kernel (kernel_ir.h), on the call's counts. */
+static int tj_dyn_worth_threads(const tj_plan *p)
+{
+    const tj_knob *k = &tj_config_get()->codegen.split_min;
+    int64_t min = k->set ? k->value : TJ_SPLIT_MIN_BYTES;
+    int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
+    return p->threads > 1 && p->units >= 2 &&
+           (p->units >= min / unit_bytes || p->units > INT64_MAX / unit_bytes ||
+            p->units * unit_bytes >= min);
+}
+
+int tj_rt_dyn_parallel(const void *range, const void *plan, const void *data,
+                       const void *indices, const void *updates, void *out)
+{
+    tj_dyn_job job = {(tj_dyn_range_fn)(uintptr_t)range, plan, data, indices, updates, out};
+    if (tj_dyn_worth_threads(job.p))
+        tj_pool_run(job.p->threads, job.p->units, tj_dyn_part, &job);
+    else
+        tj_dyn_part(&job, 0, job.p->units);
+    return JIT_OK;
 }
 
 void *tj_rt_scratch(int64_t bytes)

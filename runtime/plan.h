@@ -35,6 +35,10 @@ enum { TJ_LEVEL_KEEP = 0, TJ_LEVEL_DROP, TJ_LEVEL_MERGE };
 
 struct tj_dyn;
 
+/* Copies of at least this many bytes are worth splitting over threads
+ * (ir/kernel_ir.h, TJ_IR_SPLIT_MIN_BYTES, says why). */
+#define TJ_SPLIT_MIN_BYTES (64 << 10)
+
 /* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
  * before merging (tj_plan_finish merges what it can). */
 #define TJ_MAX_LEVELS (JIT_MAX_RANK + 2)
