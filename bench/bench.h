@@ -47,6 +47,10 @@ void tj_bench_shape_of(const tj_workload *w, tj_bench_shape *s);
 int tj_generic_run(const tj_bench_shape *s, const void *data, const void *indices,
                    const void *updates, void *out);
 
+/* Entry i of an index buffer of s's index type, and a store of v there. */
+int64_t tj_bench_load_index(const tj_bench_shape *s, const void *p, int64_t i);
+void tj_bench_store_index(const tj_bench_shape *s, void *p, int64_t i, int64_t v);
+
 typedef int (*tj_static_gather_fn)(const void *, const void *, void *);
 typedef int (*tj_static_scatter_fn)(const void *, const void *, const void *, void *);
 

@@ -16,6 +16,11 @@ static int64_t tj_load(const void *p, int size, int is_signed, int64_t i)
     }
 }
 
+int64_t tj_bench_load_index(const tj_bench_shape *s, const void *p, int64_t i)
+{
+    return tj_load(p, s->index_size, s->index_signed, i);
+}
+
 typedef struct tj_generic_args {
     const tj_bench_shape *s;
     const char *data, *indices, *updates;

@@ -50,13 +50,50 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
     return 0;
 }
 
+static const char *tj_yes(int v)
+{
+    return v ? "true" : "false";
+}
+
+/* A dynamic variant's second shape: no compile, and the output right. */
+static void tj_print_reshape(const tj_bench_case *c, int json)
+{
+    const tj_bench_reshape *r = &c->reshape;
+    int compiled = r->kernels_after != r->kernels_before || !r->same_info || !r->same_pointer;
+    if (json) {
+        printf(",{\"workload\": \"%s\", \"impl\": \"dynamic-second-shape\", \"shape\": \"%s\", "
+               "\"ns_first\": %.2f, \"ns\": %.2f, \"output_ok\": %s, \"back_ok\": %s, "
+               "\"jit_kernels_before\": %lld, \"jit_kernels_after\": %lld, \"same_info\": %s, "
+               "\"same_pointer\": %s, \"recompiled\": %s}\n",
+               c->w->id, r->shape, r->first_ns, r->next_ns, tj_yes(r->output_ok),
+               tj_yes(r->back_ok), (long long)r->kernels_before, (long long)r->kernels_after,
+               tj_yes(r->same_info), tj_yes(r->same_pointer), tj_yes(compiled));
+        return;
+    }
+    printf("      second shape, %s: output %s, then the first shape again %s\n", r->shape,
+           r->output_ok ? "equals the generic loop's" : "DIFFERS from the generic loop's",
+           r->back_ok ? "right" : "WRONG");
+    printf("      first call %.1f ns (plans the shape), next %.1f ns; JIT kernels %lld -> %lld, "
+           "jit_info %s, jit_compile %s: %s\n",
+           r->first_ns, r->next_ns, (long long)r->kernels_before, (long long)r->kernels_after,
+           r->same_info ? "unchanged" : "CHANGED",
+           r->same_pointer ? "gives the same pointer" : "gives ANOTHER pointer",
+           compiled ? "SOMETHING WAS COMPILED" : "no compile for the new shape");
+}
+
 static void tj_print_case(const tj_bench_case *c, int json, int *first)
 {
-    double st = c->ns[TJ_IMPL_STATIC], mc = c->ns[TJ_IMPL_MEMCPY];
+    double st = c->ns[TJ_IMPL_STATIC], mc = c->ns[TJ_IMPL_MEMCPY], jt = c->ns[TJ_IMPL_JIT];
+    const jit_kernel_info *di = &c->dyn_info;
     if (!json) {
         printf("%-5s %s\n", c->w->id, c->w->what);
-        printf("      %-10s %14s %9s %10s %10s\n", "impl", "ns/call", "GB/s", "vs static",
-               "vs memcpy");
+        if (c->dyn)
+            printf("      dynamic kernel: %s%s%s%s, made in %.2f ms; called with %s's shapes, "
+                   "\"jit\" is %s's kernel\n",
+                   jit_engine_name(di->engine), *di->why ? " (" : "", di->why,
+                   *di->why ? ")" : "", di->compile_ms, c->w->static_twin, c->w->static_twin);
+        printf("      %-10s %14s %9s %10s %10s%s\n", "impl", "ns/call", "GB/s", "vs static",
+               "vs memcpy", c->dyn ? "     vs jit" : "");
     }
     for (int i = 0; i < TJ_IMPL_COUNT; i++) {
         double ns = c->ns[i];
@@ -64,10 +101,16 @@ static void tj_print_case(const tj_bench_case *c, int json, int *first)
             continue;
         if (json) {
             printf("%s{\"workload\": \"%s\", \"impl\": \"%s\", \"ns\": %.2f, \"threads\": %d, "
-                   "\"gbps\": %.3f, \"vs_static\": %.4f, \"vs_memcpy\": %.4f}\n",
+                   "\"gbps\": %.3f, \"vs_static\": %.4f, \"vs_memcpy\": %.4f",
                    *first ? "" : ",", c->w->id, tj_impl_name((tj_impl)i), ns,
                    i == TJ_IMPL_JIT_THREADS ? TJ_BENCH_THREADS : 1,
                    (double)c->s.moved_bytes / ns, st > 0 ? ns / st : 0, mc > 0 ? ns / mc : 0);
+            if (c->dyn) /* a dynamic variant: against its fully static twin's JIT kernel */
+                printf(", \"vs_jit\": %.4f", jt > 0 ? ns / jt : 0);
+            if (i == TJ_IMPL_DYNAMIC)
+                printf(", \"engine\": \"%s\", \"dynamic\": %d", jit_engine_name(di->engine),
+                       di->dynamic);
+            printf("}\n");
             *first = 0;
             continue;
         }
@@ -79,8 +122,13 @@ static void tj_print_case(const tj_bench_case *c, int json, int *first)
             printf(" %9.2fx", ns / st);
         else
             printf(" %10s", "-");
-        printf(" %9.2fx\n", ns / mc);
+        printf(" %9.2fx", ns / mc);
+        if (c->dyn)
+            printf(" %9.2fx", ns / jt);
+        printf("\n");
     }
+    if (c->dyn)
+        tj_print_reshape(c, json);
 }
 
 int tj_cmd_bench_run(int argc, char **argv)
@@ -112,6 +160,11 @@ int tj_cmd_bench_run(int argc, char **argv)
                 return tj_cli_fail("bench: %s", why);
             }
             tj_bench_time(&c, o.rounds, 2e5);
+            if (c.dyn && tj_bench_reshape_check(&c, why, sizeof why) != 0) {
+                tj_bench_release(&c);
+                tj_static_close(lib);
+                return tj_cli_fail("bench: %s", why);
+            }
             tj_print_case(&c, o.json, &first);
             tj_bench_release(&c);
             jit_shutdown();

@@ -25,7 +25,7 @@ static uint64_t tj_rng(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void tj_store_index(const tj_bench_shape *s, void *p, int64_t i, int64_t v)
+void tj_bench_store_index(const tj_bench_shape *s, void *p, int64_t i, int64_t v)
 {
     if (s->index_size == 4)
         ((int32_t *)p)[i] = (int32_t)v;
@@ -40,7 +40,7 @@ static void tj_store_index(const tj_bench_shape *s, void *p, int64_t i, int64_t 
 static void tj_fill_random(const tj_bench_shape *s, void *idx, uint64_t *seed)
 {
     for (int64_t i = 0; i < s->index_count; i++)
-        tj_store_index(s, idx, i, (int64_t)(tj_rng(seed) % (uint64_t)s->dims[i % s->depth]));
+        tj_bench_store_index(s, idx, i, (int64_t)(tj_rng(seed) % (uint64_t)s->dims[i % s->depth]));
 }
 
 /* Runs of `run` entries, each the first `run` values of a shuffled
@@ -57,7 +57,7 @@ static void tj_fill_shuffled(const tj_bench_shape *s, void *idx, int64_t run, ui
             int64_t t = perm[i % dim];
             perm[i % dim] = perm[j];
             perm[j] = t;
-            tj_store_index(s, idx, from + i, perm[i % dim]);
+            tj_bench_store_index(s, idx, from + i, perm[i % dim]);
         }
     }
     free(perm);
@@ -69,7 +69,7 @@ static void tj_fill_indices(const tj_workload *w, const tj_bench_shape *s, void 
     switch (w->fill) {
     case TJ_FILL_FIXED:
         for (int64_t i = 0; i < s->index_count; i++)
-            tj_store_index(s, idx, i, w->fixed[i]);
+            tj_bench_store_index(s, idx, i, w->fixed[i]);
         break;
     case TJ_FILL_DISTINCT:
         tj_fill_shuffled(s, idx, s->index_count, &seed);
@@ -86,7 +86,7 @@ static void tj_fill_indices(const tj_workload *w, const tj_bench_shape *s, void 
  * tensors (THP is in madvise mode on these machines): random reads over
  * 64 MB otherwise spend their time in page walks, which under a hypervisor
  * are two-dimensional. The same for every implementation. */
-static void *tj_alloc(int64_t bytes)
+void *tj_bench_alloc(int64_t bytes)
 {
     size_t n = (size_t)(bytes ? bytes : 1);
     if (n < ((size_t)2 << 20))
@@ -104,7 +104,7 @@ static void *tj_alloc(int64_t bytes)
  * many calls add to the same data in place. */
 static void *tj_alloc_pattern(int64_t bytes, int salt, int floats)
 {
-    unsigned char *p = tj_alloc(bytes);
+    unsigned char *p = tj_bench_alloc(bytes);
     if (!p)
         return NULL;
     uint32_t v = (uint32_t)salt * 2654435761u;
@@ -132,6 +132,47 @@ static int tj_wait_switch(tj_bench_case *c)
     return -1;
 }
 
+/* A dynamic variant's kernels: its own, from jit_compile of its dynamic
+ * signature, and the fully static one of its twin (c->jit), which it is
+ * measured against; its call dims must bind to the twin's shapes. */
+static int tj_prepare_dynamic(tj_bench_case *c, char *why, size_t len)
+{
+    const tj_workload *w = c->w, *twin = tj_workload_concrete(w);
+    jit_sig bound;
+    tj_workload_call_dims(w, c->dims);
+    c->dyn = jit_compile(&w->sig);
+    c->jit = jit_compile(&twin->sig);
+    if (!c->dyn || !c->jit || jit_info(c->dyn, &c->dyn_info) != 0) {
+        snprintf(why, len, "%s: %s", w->id, jit_last_error());
+        return -1;
+    }
+    if (!c->dyn_info.dynamic) {
+        snprintf(why, len, "%s: jit_info says its kernel is not dynamic", w->id);
+        return -1;
+    }
+    if (jit_sig_bind(&w->sig, c->dims, &bound) != 0) {
+        snprintf(why, len, "%s: the dims of %s do not bind: %s", w->id, twin->id,
+                 jit_last_error());
+        return -1;
+    }
+    if (memcmp(&bound.data_shape, &twin->sig.data_shape, sizeof bound.data_shape) != 0 ||
+        memcmp(&bound.indices_shape, &twin->sig.indices_shape, sizeof bound.indices_shape) != 0 ||
+        (c->s.scatter &&
+         memcmp(&bound.updates_shape, &twin->sig.updates_shape, sizeof bound.updates_shape) != 0)) {
+        snprintf(why, len, "%s: jit_sig_bind gives other shapes than %s's", w->id, twin->id);
+        return -1;
+    }
+    if (tj_workload_concrete(w)->in_place) { /* the second-shape check starts from it */
+        c->pristine = tj_bench_alloc(c->s.data_bytes);
+        if (!c->pristine) {
+            snprintf(why, len, "out of memory for workload %s", w->id);
+            return -1;
+        }
+        memcpy(c->pristine, c->data, (size_t)c->s.data_bytes);
+    }
+    return 0;
+}
+
 int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, char *why,
                      size_t len)
 {
@@ -139,16 +180,20 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
     c->w = w;
     tj_bench_shape_of(w, &c->s);
     const tj_bench_shape *s = &c->s;
+    const tj_workload *cw = tj_workload_concrete(w); /* fill and in_place: the twin's */
     c->data = tj_alloc_pattern(s->data_bytes, 1, s->sum);
     c->indices = malloc((size_t)(s->index_count * s->index_size + 8));
     c->updates = s->scatter ? tj_alloc_pattern(s->updates_bytes, 2, s->sum) : NULL;
-    c->out = w->in_place ? c->data : tj_alloc(s->out_bytes);
-    c->check = tj_alloc(s->out_bytes);
+    c->out = cw->in_place ? c->data : tj_bench_alloc(s->out_bytes);
+    c->check = tj_bench_alloc(s->out_bytes);
     if (!c->data || !c->indices || !c->out || !c->check || (s->scatter && !c->updates)) {
         snprintf(why, len, "out of memory for workload %s", w->id);
         return -1;
     }
-    tj_fill_indices(w, s, c->indices);
+    tj_fill_indices(cw, s, c->indices);
+    c->static_fn = tj_static_find(static_lib, w->id);
+    if (tj_workload_is_dynamic(w))
+        return tj_prepare_dynamic(c, why, len);
     jit_sig ref = w->sig, two = w->sig;
     ref.engine = JIT_ENGINE_REFERENCE;
     two.threads = TJ_BENCH_THREADS;
@@ -162,7 +207,6 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
         return -1;
     }
     c->stub = tj_stub_new((tj_entry_fn)c->jit);
-    c->static_fn = tj_static_find(static_lib, w->id);
     return 0;
 }
 
@@ -174,6 +218,7 @@ void tj_bench_release(tj_bench_case *c)
     free(c->indices);
     free(c->updates);
     free(c->check);
+    free(c->pristine);
 }
 
 /* fn, a kernel of the workload's op, called with its arguments */
@@ -191,6 +236,8 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
     switch (i) {
     case TJ_IMPL_JIT:
         return tj_call_kernel(c, c->jit);
+    case TJ_IMPL_DYNAMIC: /* as a caller holding a jit_dynamic_fn calls it */
+        return ((jit_dynamic_fn)c->dyn)(c->data, c->indices, c->updates, c->out, c->dims);
     case TJ_IMPL_JIT_STUB:
         return tj_call_kernel(c, (jit_kernel)c->stub);
     case TJ_IMPL_TIERED:
@@ -224,22 +271,28 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
     }
 }
 
+/* A dynamic variant runs its kernel against the twin's JIT kernel, the
+ * static kernel and memcpy (the other peers are the twin's rows). */
 int tj_bench_available(const tj_bench_case *c, tj_impl i)
 {
-    return (i != TJ_IMPL_STATIC || c->static_fn) && (i != TJ_IMPL_JIT_STUB || c->stub);
+    if (c->dyn)
+        return i == TJ_IMPL_DYNAMIC || i == TJ_IMPL_JIT || i == TJ_IMPL_MEMCPY ||
+               (i == TJ_IMPL_STATIC && c->static_fn);
+    return i != TJ_IMPL_DYNAMIC && (i != TJ_IMPL_STATIC || c->static_fn) &&
+           (i != TJ_IMPL_JIT_STUB || c->stub);
 }
 
 /* Every implementation must write the same bytes as the first one that
  * ran (the static kernel when there is one). */
 int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
 {
-    const tj_impl order[] = {TJ_IMPL_STATIC,      TJ_IMPL_JIT,       TJ_IMPL_JIT_STUB,
-                             TJ_IMPL_TIERED,      TJ_IMPL_JIT_THREADS, TJ_IMPL_REFERENCE,
-                             TJ_IMPL_GENERIC};
+    const tj_impl order[] = {TJ_IMPL_STATIC,      TJ_IMPL_JIT,       TJ_IMPL_DYNAMIC,
+                             TJ_IMPL_JIT_STUB,    TJ_IMPL_TIERED,    TJ_IMPL_JIT_THREADS,
+                             TJ_IMPL_REFERENCE,   TJ_IMPL_GENERIC};
     int have = 0;
     size_t n = (size_t)c->s.out_bytes;
     void *pristine = NULL;
-    if (c->w->in_place) { /* in place: each run starts from the same data */
+    if (tj_workload_concrete(c->w)->in_place) { /* in place: each starts from the same data */
         pristine = malloc(n ? n : 1);
         memcpy(pristine, c->data, n);
     }
@@ -248,8 +301,11 @@ int tj_bench_verify(tj_bench_case *c, char *why, size_t len)
             continue;
         if (pristine)
             memcpy(c->data, pristine, n);
-        if (tj_bench_call(c, order[k]) != 0) {
-            snprintf(why, len, "%s: %s failed", c->w->id, tj_impl_name(order[k]));
+        int rc = tj_bench_call(c, order[k]);
+        if (rc != 0) { /* the library's kernels say why; the bench's own loops do not */
+            int lib = order[k] != TJ_IMPL_STATIC && order[k] != TJ_IMPL_GENERIC;
+            snprintf(why, len, "%s: %s failed (status %d%s%s)", c->w->id, tj_impl_name(order[k]),
+                     rc, lib ? ": " : "", lib ? jit_last_error() : "");
             free(pristine);
             return -1;
         }
@@ -311,8 +367,8 @@ void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns)
 
 const char *tj_impl_name(tj_impl i)
 {
-    static const char *const names[TJ_IMPL_COUNT] = {"jit",     "jit stub", "tiered",
-                                                     "jit",     "reference", "generic",
-                                                     "static",  "memcpy"};
+    static const char *const names[TJ_IMPL_COUNT] = {"jit",       "dynamic", "jit stub",
+                                                     "tiered",    "jit",     "reference",
+                                                     "generic",   "static",  "memcpy"};
     return (unsigned)i < TJ_IMPL_COUNT ? names[i] : "?";
 }

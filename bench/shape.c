@@ -111,8 +111,10 @@ static void tj_scatter_nd_update(const jit_sig *u, tj_bench_shape *s)
     s->updates_bytes = items * s->block;
 }
 
+/* A dynamic variant's nest is its static twin's: the shapes it is called with. */
 void tj_bench_shape_of(const tj_workload *w, tj_bench_shape *s)
 {
+    w = tj_workload_concrete(w);
     const jit_sig *g = &w->sig;
     memset(s, 0, sizeof *s);
     s->scatter = tj_workload_has_updates(w);

@@ -702,6 +702,47 @@ static void test_bench_json(void **state)
     assert_int_equal(run("bench --workload G10"), 2); /* no such workload */
 }
 
+/* A dynamic variant (SPEC section 6): its kernel is timed against the
+ * fully static JIT kernel of the same shapes, says its engine, and a
+ * second shape compiles nothing and gives the right output. G2d is small:
+ * well under a second. */
+static void test_bench_dynamic(void **state)
+{
+    (void)state;
+    assert_int_equal(run("bench --workload G2d --json --no-compile --rounds 3"), 0);
+    cJSON *j = cJSON_Parse(out_text);
+    assert_non_null(j);
+    int dynamic = 0, jit = 0, second = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j)
+    {
+        const char *impl = cJSON_GetObjectItemCaseSensitive(e, "impl")->valuestring;
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "workload")->valuestring, "G2d");
+        if (strcmp(impl, "dynamic-second-shape") == 0) {
+            second++;
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "output_ok")));
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "back_ok")));
+            assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(e, "recompiled")));
+            assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "shape")->valuestring,
+                                "indices 30x2x3x1 -> 30x2x2x1");
+            continue;
+        }
+        const cJSON *vs_jit = cJSON_GetObjectItemCaseSensitive(e, "vs_jit");
+        assert_true(cJSON_IsNumber(vs_jit) && vs_jit->valuedouble > 0);
+        jit += strcmp(impl, "jit") == 0;
+        if (strcmp(impl, "dynamic") == 0) {
+            const char *engine = cJSON_GetObjectItemCaseSensitive(e, "engine")->valuestring;
+            dynamic++;
+            assert_true(strcmp(engine, "jit") == 0 || strcmp(engine, "reference") == 0);
+            assert_int_equal(cJSON_GetObjectItemCaseSensitive(e, "dynamic")->valueint, 1);
+        }
+    }
+    assert_int_equal(dynamic, 1);
+    assert_int_equal(jit, 1); /* the fully static twin's kernel, G2's */
+    assert_int_equal(second, 1);
+    cJSON_Delete(j);
+}
+
 /* With no TENSORJIT_CACHE_DIR, the commands that run kernels use
  * $XDG_CACHE_HOME/tensorjit (gather-nd and scatter-update once returned
  * before opening it, and nothing caught it: the other tests set the
@@ -875,6 +916,7 @@ int main(void)
         cmocka_unit_test(test_default_cache_folder),
         cmocka_unit_test(test_model_check_and_explain),
         cmocka_unit_test(test_bench_json),
+        cmocka_unit_test(test_bench_dynamic),
         cmocka_unit_test(test_disk_cache_across_processes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -21,6 +21,11 @@ typedef struct tj_workload {
     tj_index_fill fill;
     const int64_t *fixed;  /* TJ_FILL_FIXED: every index entry, in order */
     jit_sig sig;
+    /* A dynamic variant (SPEC section 6): the id of its fully static twin,
+     * whose signature gives the concrete shapes every call of this one's
+     * dynamic kernel (sig, with JIT_DIM_DYNAMIC dims) is made with; its
+     * in_place and fill are the twin's. NULL for every other workload. */
+    const char *static_twin;
 } tj_workload;
 
 extern const tj_workload tj_workloads[];
@@ -28,6 +33,18 @@ extern const int tj_workload_count;
 
 /* The workload named id, or NULL. */
 const tj_workload *tj_workload_find(const char *id);
+
+/* The workload whose signature holds w's concrete shapes: w's static twin
+ * for a dynamic variant, else w itself. */
+const tj_workload *tj_workload_concrete(const tj_workload *w);
+
+/* 1 for a dynamic variant (its signature has a JIT_DIM_DYNAMIC dim). */
+int tj_workload_is_dynamic(const tj_workload *w);
+
+/* The actual dims of a call of w's kernel as jit_dynamic_fn takes them:
+ * data's, indices', then (ops with updates) updates', from the concrete
+ * shapes; returns how many (at most 3 * JIT_MAX_RANK). */
+int tj_workload_call_dims(const tj_workload *w, int64_t *dims);
 
 /* 1 when the op of w's signature takes updates (a scatter). */
 int tj_workload_has_updates(const tj_workload *w);
