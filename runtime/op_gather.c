@@ -98,9 +98,8 @@ static int tj_gather_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
 static void tj_gather_describe(const jit_sig *s, char *buf, size_t len)
 {
     char b1[512], b2[512], b3[512] = "?";
-    tj_plan p;
     jit_shape out;
-    if (tj_gather_plan(s, &p, &out) == 0)
+    if (jit_output_shape(s, &out) == 0) /* a dynamic signature's too */
         tj_shape_format(&out, b3, sizeof b3);
     snprintf(buf, len,
              "Gather-%d, axis %" PRId64 ", batch_dims %d, data %s %s, indices %s %s, index "

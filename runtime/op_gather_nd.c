@@ -113,9 +113,12 @@ static void tj_gather_nd_describe(const jit_sig *s, char *buf, size_t len)
 {
     char b1[512], b2[512], o5[512] = "?", o8[512] = "?";
     jit_shape out;
-    if (tj_gather_nd_shape(s, 5, &out) == 0)
+    jit_sig v = *s; /* through jit_output_shape: a dynamic signature's too */
+    v.opset = 5;
+    if (jit_output_shape(&v, &out) == 0)
         tj_shape_format(&out, o5, sizeof o5);
-    if (tj_gather_nd_shape(s, 8, &out) == 0)
+    v.opset = 8;
+    if (jit_output_shape(&v, &out) == 0)
         tj_shape_format(&out, o8, sizeof o8);
     snprintf(buf, len,
              "GatherND-%d, batch_dims %d, data %s %s, indices %s %s, index policy %s\n"
