@@ -852,6 +852,157 @@ static void test_prints_at_most_1000_elements(void **state)
     assert_string_equal(err_text, "tensorjit: --batch-dims=99 is outside [-32, 32]\n");
 }
 
+/* --dynamic on the spec example: the static run's output and errors, the
+ * verbose line naming the dynamic dims, and bad specs refused. */
+static void test_dynamic_option(void **state)
+{
+    (void)state;
+    const char *base = "gather-nd --data @data.npy --indices @idx.npy --batch-dims 2";
+    char cmd[512];
+    assert_int_equal(run(base), 0);
+    char *want = strdup(out_text);
+    snprintf(cmd, sizeof cmd, "%s --dynamic all --verbose", base);
+    assert_int_equal(run(cmd), 0);
+    assert_string_equal(out_text, want);
+    free(want);
+    assert_true(strncmp(err_text, "engine: ", 8) == 0);
+    assert_non_null(strstr(err_text, "(dynamic data[0,1,2] indices[0,1,2,3]"));
+    assert_int_equal(stderr_lines(), 1);
+    snprintf(cmd, sizeof cmd, "%s --dynamic indices:1,data:0 --verbose -o @dyn.npy", base);
+    assert_int_equal(run(cmd), 0);
+    assert_non_null(strstr(err_text, "(dynamic data[0] indices[1]; "));
+    tj_npy a;
+    read_out("dyn.npy", &a);
+    assert_int_equal(a.shape.rank, 3);
+    assert_int_equal(((int32_t *)a.data)[2], 11);
+    tj_npy_free(&a);
+    /* a bad index and a bad signature: the static run's lines */
+    assert_int_equal(run("gather-nd --data @data.npy --indices @bad.npy --batch-dims 2 "
+                         "--dynamic data:0 -o @never.npy"), 3);
+    assert_string_equal(err_text, "tensorjit: indices[0,2,0] = [4] is out of range for data "
+                                  "dimension 2 of size 4\n");
+    assert_null(fopen(path("never.npy"), "rb"));
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 3 "
+                         "--dynamic all"), 2);
+    assert_string_equal(err_text, "tensorjit: batch_dims=3 must be less than rank(data)=3\n");
+    static const struct {
+        const char *spec, *err;
+    } bad[] = {
+        {"data:3", "tensorjit: --dynamic: data:3 is out of range: data has rank 3\n"},
+        {"indices:0,data:9", "tensorjit: --dynamic: data:9 is out of range: data has rank 3\n"},
+        {"updates:0", "tensorjit: --dynamic=updates:0: 'updates' is no input of this op "
+                      "(data, indices)\n"},
+        {"weights:0", "tensorjit: --dynamic=weights:0: 'weights' is no input of this op "
+                      "(data, indices)\n"},
+        {"data", "tensorjit: --dynamic=data: 'data' is not all or INPUT:DIM (e.g. data:0)\n"},
+        {"data:x", "tensorjit: --dynamic=data:x: the dim of 'data:x' must be an integer in "
+                   "[0, 31]\n"},
+        {"data:0,", "tensorjit: --dynamic=data:0,: '' is not all or INPUT:DIM (e.g. data:0)\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(cmd, sizeof cmd, "%s --dynamic %s", base, bad[i].spec);
+        assert_int_equal(run(cmd), 2);
+        assert_string_equal(err_text, bad[i].err);
+    }
+    assert_int_equal(run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
+                         "@supd.npy --axis 1 --dynamic updates:0 -o @sdyn.npy"), 0);
+    assert_int_equal(run("gather-nd --data-shape 2x3 --indices-shape 1x1 --explain "
+                         "--dynamic all"), 2);
+    assert_string_equal(err_text, "tensorjit: gather-nd: --dynamic applies to .npy inputs; "
+                                  "with shapes, write a dynamic dim as ? (--data-shape ?x64)\n");
+}
+
+/* ? and ?:N in the shape flags: --explain, --dump-ir and check take
+ * dynamic signatures; check runs several shapes of the family. */
+static void test_dynamic_shape_flags(void **state)
+{
+    (void)state;
+    assert_int_equal(run("gather-nd --data-shape '?x64' --indices-shape '?:1000x1' --explain"), 0);
+    assert_non_null(strstr(out_text, "data f32 [?,64], indices i64 [?,1]"));
+    assert_non_null(strstr(out_text, "output shape: [?,64]"));
+    assert_int_equal(run("scatter-nd-update --data-shape 4x8 --indices-shape '?x2' "
+                         "--updates-shape '?' --dump-ir"), 0);
+    assert_non_null(strstr(out_text, "define"));
+    assert_int_equal(run("check gather-nd --data-shape '?x64' --indices-shape '?x1' --runs 3"), 0);
+    assert_non_null(strstr(out_text, "shape data [3,64], indices [3,1]: ok\n"));
+    assert_non_null(strstr(out_text, "shape data [0,64], indices [0,1] (empty): ok\n"));
+    assert_non_null(strstr(out_text, " passed, 0 failed\n"));
+    /* a bound caps the shapes check picks */
+    assert_int_equal(run("check gather --data-shape 10x4 --indices-shape '?:2x?' --axis 0 "
+                         "--runs 2"), 0);
+    assert_null(strstr(out_text, "indices [3,"));
+    assert_non_null(strstr(out_text, "shape data [10,4], indices [2,2]: ok\n"));
+    static const struct {
+        const char *flags, *err;
+    } bad[] = {
+        {"--data-shape '?:0x64'", "tensorjit: --data-shape=?:0x64: dimension 0: the bound of ?:N "
+                                "must be a positive integer\n"},
+        {"--data-shape '2x?:'", "tensorjit: --data-shape=2x?:: dimension 1: the bound of ?:N "
+                              "must be a positive integer\n"},
+        {"--data-shape '?\?'", "tensorjit: --data-shape=??: expected dimensions like 2x3x4 or "
+                            "?x64\n"},
+        {"--data-shape 'x?'", "tensorjit: --data-shape=x?: dimension 0 is not a non-negative "
+                            "integer, ? or ?:N\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "gather-nd %s --indices-shape 1x1 --explain", bad[i].flags);
+        assert_int_equal(run(cmd), 2);
+        assert_string_equal(err_text, bad[i].err);
+    }
+}
+
+/* A PointPillars-like model with dynamic dims: listed with ?, compiled
+ * into dynamic kernels, checked on several shapes, empty ones included. */
+static void test_model_dynamic_layers(void **state)
+{
+    (void)state;
+    const char xml[] =
+        "<?xml version=\"1.0\"?>\n<net name=\"pillars\" version=\"11\"><layers>\n"
+        "<layer id=\"2\" name=\"pillar_gather\" type=\"GatherND\" version=\"opset8\">"
+        "<data batch_dims=\"0\"/><input><port id=\"0\" precision=\"FP32\"><dim>-1</dim>"
+        "<dim>64</dim></port><port id=\"1\" precision=\"I64\"><dim>-1</dim><dim>1</dim></port>"
+        "</input><output><port id=\"2\" precision=\"FP32\"><dim>-1</dim><dim>64</dim></port>"
+        "</output></layer>\n"
+        "<layer id=\"6\" name=\"scatter_canvas\" type=\"ScatterNDUpdate\" version=\"opset3\">"
+        "<input><port id=\"0\" precision=\"FP32\"><dim>4</dim><dim>8</dim></port>"
+        "<port id=\"1\" precision=\"I32\"><dim>1..100</dim><dim>2</dim></port>"
+        "<port id=\"2\" precision=\"FP32\"><dim>?</dim></port></input></layer>\n"
+        "<layer id=\"9\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+        "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/>"
+        "<output><port id=\"0\" precision=\"I64\"/></output></layer>\n"
+        "<layer id=\"10\" name=\"embed_lookup\" type=\"Gather\" version=\"opset8\">"
+        "<data batch_dims=\"0\"/><input><port id=\"0\" precision=\"FP32\"><dim>50</dim>"
+        "<dim>16</dim></port><port id=\"1\" precision=\"I64\"><dim>-1</dim><dim>..128</dim>"
+        "</port><port id=\"2\" precision=\"I64\"/></input></layer>\n"
+        "</layers><edges><edge from-layer=\"9\" from-port=\"0\" to-layer=\"10\" to-port=\"2\"/>"
+        "</edges></net>\n";
+    FILE *f = fopen(path("pillars.xml"), "w");
+    fputs(xml, f);
+    fclose(f);
+    int64_t axis = 0;
+    f = fopen(path("pillars.bin"), "wb");
+    fwrite(&axis, sizeof axis, 1, f);
+    fclose(f);
+    assert_int_equal(run("model @pillars.xml --check"), 0);
+    assert_non_null(strstr(out_text, "3 indexing layers"));
+    assert_non_null(strstr(out_text, "data f32 [?,64], indices i64 [?,1], batch_dims 0 -> [?,64] "
+                                     "(dynamic: one kernel for every shape)"));
+    assert_non_null(strstr(out_text, "data f32 [4,8], indices i32 [?:100,2], updates [?] -> "
+                                     "[4,8] (dynamic"));
+    assert_non_null(strstr(out_text, "indices i64 [?,?:128], axis 0"));
+    assert_null(strstr(out_text, "skipped"));
+    assert_null(strstr(out_text, "FAILED"));
+    int oks = 0;
+    for (const char *p = out_text; (p = strstr(p, " dynamic")) != NULL; p++)
+        oks++;
+    assert_true(oks >= 6); /* three in the listing, three in the table */
+    assert_non_null(strstr(out_text, "    shape data [0,64], indices [0,1] (empty): ok\n"));
+    assert_non_null(strstr(out_text, "    shape data [4,8], indices [3,2], updates [3]: ok\n"));
+    assert_non_null(strstr(out_text, "    shape data [50,16], indices [2,2]: ok\n"));
+    assert_null(strstr(out_text, "no empty shape"));
+}
+
 /* --- the conformance vectors through --dynamic (SPEC section 6) ------- */
 
 /* One .npy of a vector's input: its values, or zeros when the vector has
@@ -1039,6 +1190,9 @@ int main(void)
         cmocka_unit_test(test_model_check_and_explain),
         cmocka_unit_test(test_bench_json),
         cmocka_unit_test(test_disk_cache_across_processes),
+        cmocka_unit_test(test_dynamic_option),
+        cmocka_unit_test(test_dynamic_shape_flags),
+        cmocka_unit_test(test_model_dynamic_layers),
         cmocka_unit_test(test_dynamic_conformance),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
