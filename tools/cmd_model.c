@@ -234,7 +234,9 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N] "
                    "[--precompile]\n"
                    "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset V]\n"
-                   "layers: %s; --opset V: the op's version where the IR names no opset\n",
+                   "layers: %s; --opset V: the op's version where the IR names no opset\n"
+                   "dynamic dims (-1, ?, a..b) are listed as ? (?:b), compiled into one kernel\n"
+                   "for the family; --check runs it on several shapes, empty ones included\n",
                    tj_ov_op_types());
             return 1;
         } else if (a[0] == '-' || *path) {

@@ -519,7 +519,9 @@ int tj_cmd_check(int argc, char **argv)
                "       [--index-type T] [--index-policy P] [--runs N] [--seed S] [--explain]\n"
                "runs the JIT kernel and the reference kernel of OP (gather-nd, gather, ...) on N\n"
                "random inputs (the last with a bad index) and prints 'N passed, M failed';\n"
-               "exit 1 if any failed\n");
+               "exit 1 if any failed. A dim '?' (or '?:N', bounded) is dynamic: the dynamic\n"
+               "kernel then runs on several shapes of its family (every '?' 1, 2, 3, 0, ...),\n"
+               "each against the reference kernel of that shape, one line per shape\n");
         return TJ_EXIT_OK;
     }
     return tj_cli_fail("check: give an op (gather-nd, gather, scatter-update, ...) and a "
