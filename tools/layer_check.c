@@ -316,8 +316,11 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
                      "shape %d: %.200s", i, s->check.first_failure);
         r->total.failed += s->check.failed;
     }
-    /* skipped only when every shape was */
+    /* skipped only when every shape was: then say so, as tj_check_layer does */
     r->total.skipped = r->total.skipped == r->shapes;
+    if (r->total.skipped)
+        snprintf(r->total.first_failure, sizeof r->total.first_failure,
+                 "skipped: the buffers of every shape exceed %lld bytes", (long long)max_bytes);
 }
 
 void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len)
