@@ -906,6 +906,13 @@ static void test_dynamic_option(void **state)
     }
     assert_int_equal(run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
                          "@supd.npy --axis 1 --dynamic updates:0 -o @sdyn.npy"), 0);
+    /* --explain and --dump-ir show the dynamic signature, once the concrete one is valid */
+    snprintf(cmd, sizeof cmd, "%s --dynamic data:0,indices:1 --explain", base);
+    assert_int_equal(run(cmd), 0);
+    assert_non_null(strstr(out_text, "data i32 [?,3,4], indices i64 [2,?,1,1]"));
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 3 "
+                         "--dynamic all --explain"), 2);
+    assert_string_equal(err_text, "tensorjit: batch_dims=3 must be less than rank(data)=3\n");
     assert_int_equal(run("gather-nd --data-shape 2x3 --indices-shape 1x1 --explain "
                          "--dynamic all"), 2);
     assert_string_equal(err_text, "tensorjit: gather-nd: --dynamic applies to .npy inputs; "

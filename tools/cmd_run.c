@@ -445,6 +445,23 @@ static int tj_run_dynamic(const tj_run_opts *o, const jit_sig *sig, const tj_npy
     return tj_finish(&quiet, sig->dtype, &out_shape, out, &info, status);
 }
 
+/* --explain or --dump-* with --dynamic: of the dynamic signature, once
+ * the concrete one passed the static run's checks. */
+static int tj_show_dynamic(const tj_run_opts *o, const jit_sig *sig)
+{
+    jit_sig dyn;
+    jit_shape out_shape;
+    int64_t dims[3 * JIT_MAX_RANK];
+    char names[512];
+    if (tj_cli_apply_dynamic(&o->dynamic, sig, &dyn, dims, names, sizeof names) < 0)
+        return TJ_EXIT_USAGE;
+    if (jit_output_shape(sig, &out_shape))
+        return tj_cli_fail("%s", jit_last_error());
+    if (o->explain)
+        return tj_print_dump(jit_explain(&dyn));
+    return tj_print_dump(jit_dump(&dyn, (jit_dump_kind)o->dump));
+}
+
 static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy *data,
                          const tj_npy *idx, const tj_npy *upd)
 {
@@ -460,6 +477,8 @@ static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy 
         tj_check_layer(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
         return tj_check_report(&r, o->op.command);
     }
+    if (o->dynamic.given && (o->explain || o->dump >= 0))
+        return tj_show_dynamic(o, sig);
     if (o->explain)
         return tj_print_dump(jit_explain(sig));
     if (o->dump >= 0)
