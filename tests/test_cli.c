@@ -906,6 +906,11 @@ static void test_dynamic_option(void **state)
     }
     assert_int_equal(run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
                          "@supd.npy --axis 1 --dynamic updates:0 -o @sdyn.npy"), 0);
+    /* check on the .npy headers runs the family of their shapes */
+    assert_int_equal(run("check gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "--dynamic data:0,indices:0 --runs 2"), 0);
+    assert_non_null(strstr(out_text, "shape data [3,3,4], indices [3,3,1,1]: ok\n"));
+    assert_non_null(strstr(out_text, " passed, 0 failed\n"));
     /* --explain and --dump-ir show the dynamic signature, once the concrete one is valid */
     snprintf(cmd, sizeof cmd, "%s --dynamic data:0,indices:1 --explain", base);
     assert_int_equal(run(cmd), 0);

@@ -470,6 +470,15 @@ static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy 
         jit_shape shape;
         if (jit_output_shape(sig, &shape) != 0)
             return tj_cli_fail("%s", jit_last_error());
+        /* check on .npy headers with --dynamic: the family of their shapes */
+        jit_sig dyn;
+        int64_t dims[3 * JIT_MAX_RANK];
+        char names[512];
+        if (o->dynamic.given &&
+            tj_cli_apply_dynamic(&o->dynamic, sig, &dyn, dims, names, sizeof names) < 0)
+            return TJ_EXIT_USAGE;
+        if (o->dynamic.given)
+            sig = &dyn;
         if (o->explain)
             tj_print_dump(jit_explain(sig));
         if (jit_sig_is_dynamic(sig))
