@@ -265,26 +265,57 @@ static int tj_seen(const tj_dyn_check_result *r, const int64_t *dims, int ndims)
     return 0;
 }
 
+/* Bytes of the buffers a check of a concrete signature takes (inputs and
+ * two outputs), in double: a candidate tied to large static dims may
+ * overflow int64. */
+static double tj_sig_bytes(const jit_sig *sig)
+{
+    const jit_shape *in[3];
+    const int64_t *bound[3];
+    jit_shape out;
+    int n = tj_inputs(sig, in, bound);
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        double e = jit_dtype_size(i == 1 ? sig->index_type : sig->dtype);
+        for (int d = 0; d < in[i]->rank; d++)
+            e *= (double)in[i]->dims[d];
+        total += e;
+    }
+    if (jit_output_shape(sig, &out) == 0) {
+        double e = 2.0 * jit_dtype_size(sig->dtype);
+        for (int d = 0; d < out.rank; d++)
+            e *= (double)out.dims[d];
+        total += e;
+    }
+    return total;
+}
+
 /* The concrete shapes of the family the check runs: the candidates that
- * bind (jit_sig_bind and jit_output_shape accept them), without repeats. */
-static void tj_pick_shapes(const jit_sig *sig, tj_dyn_check_result *r)
+ * bind (jit_sig_bind and jit_output_shape accept them), without repeats;
+ * first those whose buffers fit in max_bytes, and only when none does the
+ * others (to be reported as skipped): a candidate tied to a large static
+ * dim (an embedding table's rows) must not take the place of small ones. */
+static void tj_pick_shapes(const jit_sig *sig, int64_t max_bytes, tj_dyn_check_result *r)
 {
     int64_t dims[3 * JIT_MAX_RANK];
     int ndims;
-    for (int k = 0; r->shapes < TJ_DYN_SHAPES && tj_candidate(sig, k, dims, &ndims) == 0; k++) {
-        jit_sig concrete;
-        jit_shape out;
-        if (tj_seen(r, dims, ndims) || jit_sig_bind(sig, dims, &concrete) ||
-            jit_output_shape(&concrete, &out))
-            continue;
-        tj_dyn_shape *s = &r->shape[r->shapes++];
-        memcpy(s->dims, dims, sizeof(int64_t) * (size_t)ndims);
-        s->ndims = ndims;
-        s->sig = concrete;
-        s->empty = tj_sig_empty(&concrete);
-        r->empty += s->empty;
-        r->nonempty += !s->empty;
-    }
+    for (int large = 0; large < 2 && r->shapes == 0; large++)
+        for (int k = 0; r->shapes < TJ_DYN_SHAPES && tj_candidate(sig, k, dims, &ndims) == 0;
+             k++) {
+            jit_sig concrete;
+            jit_shape out;
+            if (tj_seen(r, dims, ndims) || jit_sig_bind(sig, dims, &concrete) ||
+                jit_output_shape(&concrete, &out) ||
+                (!large && tj_sig_bytes(&concrete) > (double)max_bytes))
+                continue;
+            tj_dyn_shape *s = &r->shape[r->shapes++];
+            memcpy(s->dims, dims, sizeof(int64_t) * (size_t)ndims);
+            s->ndims = ndims;
+            s->sig = concrete;
+            s->empty = tj_sig_empty(&concrete);
+            r->empty += s->empty;
+            r->nonempty += !s->empty;
+        }
 }
 
 void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
@@ -298,7 +329,7 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
         tj_check_failed(&r->total, jit_last_error());
         return;
     }
-    tj_pick_shapes(sig, r);
+    tj_pick_shapes(sig, max_bytes, r);
     if (!r->nonempty) {
         tj_check_failed(&r->total, "no shape with elements among the candidates (every "
                                    "dynamic dim 1, 2, 3, ...) is valid");
