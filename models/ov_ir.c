@@ -78,36 +78,77 @@ static xmlNodePtr tj_port(xmlNodePtr layer, const char *dir, int n)
     return NULL;
 }
 
-/* A port's <dim> list; 0, or -1 with why (dynamic or malformed dims). */
-static int tj_port_shape(xmlNodePtr port, jit_shape *s, char *why, size_t len)
+/* A non-negative integer filling t[0, n), or -2 when there is none (an
+ * empty text); -1 when it is not one. */
+static int64_t tj_dim_number(const char *t, size_t n)
+{
+    char buf[32], *end;
+    while (n && isspace((unsigned char)*t))
+        t++, n--;
+    while (n && isspace((unsigned char)t[n - 1]))
+        n--;
+    if (!n)
+        return -2;
+    if (n >= sizeof buf)
+        return -1;
+    memcpy(buf, t, n);
+    buf[n] = '\0';
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    return errno || *end || v < -1 ? -1 : v == -1 ? -3 : v;
+}
+
+/* One <dim> as OpenVINO writes it (its IR reader's strToDimension): a
+ * size; -1 or ? (dynamic); an interval a..b, a.. or ..b (dynamic, bounded
+ * by b; a..a is the static a). The lower bound has no place in a
+ * signature: a call below it is still served. 0 with *v (JIT_DIM_DYNAMIC
+ * for a dynamic dim) and *bound (0: none), or -1. */
+static int tj_dim_text(const char *t, int64_t *v, int64_t *bound)
+{
+    const char *dots = strstr(t, "..");
+    *bound = 0;
+    if (strchr(t, '?')) {
+        *v = JIT_DIM_DYNAMIC;
+        return 0;
+    }
+    if (!dots) {
+        int64_t x = tj_dim_number(t, strlen(t));
+        *v = x == -3 ? JIT_DIM_DYNAMIC : x;
+        return x >= 0 || x == -3 ? 0 : -1;
+    }
+    int64_t lo = tj_dim_number(t, (size_t)(dots - t)), hi = tj_dim_number(dots + 2, strlen(dots + 2));
+    lo = lo == -2 ? 0 : lo;
+    if (lo < 0 || hi == -1 || (hi >= 0 && hi < lo))
+        return -1;
+    *v = hi == lo ? hi : JIT_DIM_DYNAMIC;
+    *bound = hi > 0 && hi != lo ? hi : 0; /* ..0 (only 0) stays unbounded: a bound is > 0 */
+    return 0;
+}
+
+/* A port's <dim> list and the bounds of its dynamic dims (bounds NULL:
+ * a dynamic dim is refused, the port must be static); 0, or -1 with why. */
+static int tj_port_shape(xmlNodePtr port, jit_shape *s, int64_t *bounds, char *why, size_t len)
 {
     s->rank = 0;
     for (xmlNodePtr d = port ? port->children : NULL; d; d = d->next) {
         if (!tj_is(d, "dim"))
             continue;
-        xmlChar *txt = xmlNodeGetContent(d);
-        const char *t = (const char *)txt;
-        while (t && isspace((unsigned char)*t))
-            t++;
-        char *end = NULL;
-        errno = 0;
-        long long v = t ? strtoll(t, &end, 10) : -1;
-        int ok = t && end != t && errno == 0 && v >= 0;
-        while (ok && *end && isspace((unsigned char)*end))
-            end++;
-        ok = ok && *end == '\0';
-        if (!ok) {
-            int dynamic = t && (strcmp(t, "-1") == 0 || strchr(t, '?') || strstr(t, ".."));
-            snprintf(why, len, "dim %d is %s '%s'", s->rank, dynamic ? "dynamic" : "not a size",
-                     t ? t : "");
-            xmlFree(txt);
-            return -1;
-        }
-        xmlFree(txt);
         if (s->rank == JIT_MAX_RANK) {
             snprintf(why, len, "more than %d dims", JIT_MAX_RANK);
             return -1;
         }
+        xmlChar *txt = xmlNodeGetContent(d);
+        const char *t = txt ? (const char *)txt : "";
+        int64_t v, bound;
+        int ok = tj_dim_text(t, &v, &bound) == 0;
+        if (!ok || (v == JIT_DIM_DYNAMIC && !bounds)) {
+            snprintf(why, len, "dim %d is %s '%s'", s->rank, ok ? "dynamic" : "not a size", t);
+            xmlFree(txt);
+            return -1;
+        }
+        xmlFree(txt);
+        if (bounds)
+            bounds[s->rank] = bound;
         s->dims[s->rank++] = v;
     }
     return 0;
@@ -174,8 +215,8 @@ static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dty
     return dflt;
 }
 
-static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, tj_model_layer *out,
-                          const char *what)
+static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds,
+                          tj_model_layer *out, const char *what)
 {
     char why[160];
     xmlNodePtr port = tj_port(layer, "input", n);
@@ -183,7 +224,7 @@ static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, tj_model_layer 
         snprintf(out->skip, sizeof out->skip, "input port %d (%s) is missing", n, what);
         return -1;
     }
-    if (tj_port_shape(port, s, why, sizeof why) != 0) {
+    if (tj_port_shape(port, s, bounds, why, sizeof why) != 0) {
         snprintf(out->skip, sizeof out->skip, "input port %d (%s): %s", n, what, why);
         return -1;
     }
@@ -309,7 +350,8 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
             snprintf(out->skip, sizeof out->skip, "<data> has no %s attribute", m->axis_attr);
         return got == 1 ? 0 : -1;
     }
-    if (tj_port_shape(tj_port(layer, "input", m->axis_port), &s->axis_shape, why, sizeof why)) {
+    if (tj_port_shape(tj_port(layer, "input", m->axis_port), &s->axis_shape, NULL, why,
+                      sizeof why)) {
         snprintf(out->skip, sizeof out->skip, "input port %d (axis): %s", m->axis_port, why);
         return -1;
     }
@@ -358,10 +400,10 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
     s->batch_dims = (int)batch_dims;
     if (tj_reduction_attrs(layer, m, out) != 0)
         return;
-    if (tj_input_shape(layer, 0, &s->data_shape, out, "data") ||
-        tj_input_shape(layer, 1, &s->indices_shape, out, "indices") ||
-        (m->updates_port >= 0 &&
-         tj_input_shape(layer, m->updates_port, &s->updates_shape, out, "updates")))
+    if (tj_input_shape(layer, 0, &s->data_shape, s->data_bound, out, "data") ||
+        tj_input_shape(layer, 1, &s->indices_shape, s->indices_bound, out, "indices") ||
+        (m->updates_port >= 0 && tj_input_shape(layer, m->updates_port, &s->updates_shape,
+                                                s->updates_bound, out, "updates")))
         return;
     if ((m->axis_port >= 0 || m->axis_attr) && tj_layer_axis(d, layer, m, out) != 0)
         return;
@@ -432,7 +474,8 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     if (!out->skip[0])
         tj_read_op(d, layer, m, out);
     xmlNodePtr port = tj_port(layer, "output", 0);
-    out->ir_output_known = port && tj_port_shape(port, &out->ir_output, why, sizeof why) == 0;
+    out->ir_output_known =
+        port && tj_port_shape(port, &out->ir_output, out->ir_output_bound, why, sizeof why) == 0;
 }
 
 static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)

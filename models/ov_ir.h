@@ -1,7 +1,8 @@
 /*
  * Reading OpenVINO IR (.xml + .bin) for its indexing layers (the types of
  * models/ov_ops.c): each becomes a tensorjit signature, or a reason why it
- * cannot (dynamic dims, an axis that is not a constant, ...). Also reads a
+ * cannot (an axis that is not a constant, ...). Dynamic dims (-1, ?, and
+ * intervals a..b) become JIT_DIM_DYNAMIC, an interval's b the dim's bound. Also reads a
  * bare <layer> fragment as the operation specs print it.
  */
 #ifndef TJ_OV_IR_H
@@ -39,8 +40,10 @@ typedef struct tj_model_layer {
     int usable;                /* 0: skip, see `skip` */
     char skip[256];            /* why it cannot be compiled ("" when usable) */
     char note[256];            /* defaults taken, e.g. for fragments */
-    jit_sig sig;               /* op and opset (the op's version) included */
+    jit_sig sig;               /* op and opset (the op's version) included; dynamic dims
+                                  JIT_DIM_DYNAMIC with their bounds (sig.*_bound) */
     jit_shape ir_output;       /* the output port's shape as the IR states it */
+    int64_t ir_output_bound[JIT_MAX_RANK]; /* and the bounds of its dynamic dims */
     int ir_output_known;
 } tj_model_layer;
 

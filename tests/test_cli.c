@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "npy.h"
+#include "support.h"
 
 #ifndef TJ_CLI_PATH
 #error "TJ_CLI_PATH must name the tensorjit binary"
@@ -892,6 +893,331 @@ static void test_prints_at_most_1000_elements(void **state)
     assert_string_equal(err_text, "tensorjit: --batch-dims=99 is outside [-32, 32]\n");
 }
 
+/* --dynamic on the spec example: the static run's output and errors, the
+ * verbose line naming the dynamic dims, and bad specs refused. */
+static void test_dynamic_option(void **state)
+{
+    (void)state;
+    const char *base = "gather-nd --data @data.npy --indices @idx.npy --batch-dims 2";
+    char cmd[512];
+    assert_int_equal(run(base), 0);
+    char *want = strdup(out_text);
+    snprintf(cmd, sizeof cmd, "%s --dynamic all --verbose", base);
+    assert_int_equal(run(cmd), 0);
+    assert_string_equal(out_text, want);
+    free(want);
+    assert_true(strncmp(err_text, "engine: ", 8) == 0);
+    assert_non_null(strstr(err_text, "(dynamic data[0,1,2] indices[0,1,2,3]"));
+    assert_int_equal(stderr_lines(), 1);
+    snprintf(cmd, sizeof cmd, "%s --dynamic indices:1,data:0 --verbose -o @dyn.npy", base);
+    assert_int_equal(run(cmd), 0);
+    assert_non_null(strstr(err_text, "(dynamic data[0] indices[1]; "));
+    tj_npy a;
+    read_out("dyn.npy", &a);
+    assert_int_equal(a.shape.rank, 3);
+    assert_int_equal(((int32_t *)a.data)[2], 11);
+    tj_npy_free(&a);
+    /* a bad index and a bad signature: the static run's lines */
+    assert_int_equal(run("gather-nd --data @data.npy --indices @bad.npy --batch-dims 2 "
+                         "--dynamic data:0 -o @never.npy"), 3);
+    assert_string_equal(err_text, "tensorjit: indices[0,2,0] = [4] is out of range for data "
+                                  "dimension 2 of size 4\n");
+    assert_null(fopen(path("never.npy"), "rb"));
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 3 "
+                         "--dynamic all"), 2);
+    assert_string_equal(err_text, "tensorjit: batch_dims=3 must be less than rank(data)=3\n");
+    static const struct {
+        const char *spec, *err;
+    } bad[] = {
+        {"data:3", "tensorjit: --dynamic: data:3 is out of range: data has rank 3\n"},
+        {"indices:0,data:9", "tensorjit: --dynamic: data:9 is out of range: data has rank 3\n"},
+        {"updates:0", "tensorjit: --dynamic=updates:0: 'updates' is no input of this op "
+                      "(data, indices)\n"},
+        {"weights:0", "tensorjit: --dynamic=weights:0: 'weights' is no input of this op "
+                      "(data, indices)\n"},
+        {"data", "tensorjit: --dynamic=data: 'data' is not all or INPUT:DIM (e.g. data:0)\n"},
+        {"data:x", "tensorjit: --dynamic=data:x: the dim of 'data:x' must be an integer in "
+                   "[0, 31]\n"},
+        {"data:0,", "tensorjit: --dynamic=data:0,: '' is not all or INPUT:DIM (e.g. data:0)\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(cmd, sizeof cmd, "%s --dynamic %s", base, bad[i].spec);
+        assert_int_equal(run(cmd), 2);
+        assert_string_equal(err_text, bad[i].err);
+    }
+    assert_int_equal(run("scatter-update --data @sdata.npy --indices @sidx.npy --updates "
+                         "@supd.npy --axis 1 --dynamic updates:0 -o @sdyn.npy"), 0);
+    /* check on the .npy headers runs the family of their shapes */
+    assert_int_equal(run("check gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "--dynamic data:0,indices:0 --runs 2"), 0);
+    assert_non_null(strstr(out_text, "shape data [3,3,4], indices [3,3,1,1]: ok\n"));
+    assert_non_null(strstr(out_text, " passed, 0 failed\n"));
+    /* --explain and --dump-ir show the dynamic signature, once the concrete one is valid */
+    snprintf(cmd, sizeof cmd, "%s --dynamic data:0,indices:1 --explain", base);
+    assert_int_equal(run(cmd), 0);
+    assert_non_null(strstr(out_text, "data i32 [?,3,4], indices i64 [2,?,1,1]"));
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 3 "
+                         "--dynamic all --explain"), 2);
+    assert_string_equal(err_text, "tensorjit: batch_dims=3 must be less than rank(data)=3\n");
+    assert_int_equal(run("gather-nd --data-shape 2x3 --indices-shape 1x1 --explain "
+                         "--dynamic all"), 2);
+    assert_string_equal(err_text, "tensorjit: gather-nd: --dynamic applies to .npy inputs; "
+                                  "with shapes, write a dynamic dim as ? (--data-shape ?x64)\n");
+}
+
+/* ? and ?:N in the shape flags: --explain, --dump-ir and check take
+ * dynamic signatures; check runs several shapes of the family. */
+static void test_dynamic_shape_flags(void **state)
+{
+    (void)state;
+    assert_int_equal(run("gather-nd --data-shape '?x64' --indices-shape '?:1000x1' --explain"), 0);
+    assert_non_null(strstr(out_text, "data f32 [?,64], indices i64 [?,1]"));
+    assert_non_null(strstr(out_text, "output shape: [?,64]"));
+    assert_int_equal(run("scatter-nd-update --data-shape 4x8 --indices-shape '?x2' "
+                         "--updates-shape '?' --dump-ir"), 0);
+    assert_non_null(strstr(out_text, "define"));
+    assert_int_equal(run("check gather-nd --data-shape '?x64' --indices-shape '?x1' --runs 3"), 0);
+    assert_non_null(strstr(out_text, "shape data [3,64], indices [3,1]: ok\n"));
+    assert_non_null(strstr(out_text, "shape data [0,64], indices [0,1] (empty): ok\n"));
+    assert_non_null(strstr(out_text, " passed, 0 failed\n"));
+    /* a bound caps the shapes check picks */
+    assert_int_equal(run("check gather --data-shape 10x4 --indices-shape '?:2x?' --axis 0 "
+                         "--runs 2"), 0);
+    assert_null(strstr(out_text, "indices [3,"));
+    assert_non_null(strstr(out_text, "shape data [10,4], indices [2,2]: ok\n"));
+    static const struct {
+        const char *flags, *err;
+    } bad[] = {
+        {"--data-shape '?:0x64'", "tensorjit: --data-shape=?:0x64: dimension 0: the bound of ?:N "
+                                "must be a positive integer\n"},
+        {"--data-shape '2x?:'", "tensorjit: --data-shape=2x?:: dimension 1: the bound of ?:N "
+                              "must be a positive integer\n"},
+        {"--data-shape '?\?'", "tensorjit: --data-shape=??: expected dimensions like 2x3x4 or "
+                            "?x64\n"},
+        {"--data-shape 'x?'", "tensorjit: --data-shape=x?: dimension 0 is not a non-negative "
+                            "integer, ? or ?:N\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "gather-nd %s --indices-shape 1x1 --explain", bad[i].flags);
+        assert_int_equal(run(cmd), 2);
+        assert_string_equal(err_text, bad[i].err);
+    }
+}
+
+/* A PointPillars-like model with dynamic dims: listed with ?, compiled
+ * into dynamic kernels, checked on several shapes, empty ones included. */
+static void test_model_dynamic_layers(void **state)
+{
+    (void)state;
+    const char xml[] =
+        "<?xml version=\"1.0\"?>\n<net name=\"pillars\" version=\"11\"><layers>\n"
+        "<layer id=\"2\" name=\"pillar_gather\" type=\"GatherND\" version=\"opset8\">"
+        "<data batch_dims=\"0\"/><input><port id=\"0\" precision=\"FP32\"><dim>-1</dim>"
+        "<dim>64</dim></port><port id=\"1\" precision=\"I64\"><dim>-1</dim><dim>1</dim></port>"
+        "</input><output><port id=\"2\" precision=\"FP32\"><dim>-1</dim><dim>64</dim></port>"
+        "</output></layer>\n"
+        "<layer id=\"6\" name=\"scatter_canvas\" type=\"ScatterNDUpdate\" version=\"opset3\">"
+        "<input><port id=\"0\" precision=\"FP32\"><dim>4</dim><dim>8</dim></port>"
+        "<port id=\"1\" precision=\"I32\"><dim>1..100</dim><dim>2</dim></port>"
+        "<port id=\"2\" precision=\"FP32\"><dim>?</dim></port></input></layer>\n"
+        "<layer id=\"9\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+        "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/>"
+        "<output><port id=\"0\" precision=\"I64\"/></output></layer>\n"
+        "<layer id=\"10\" name=\"embed_lookup\" type=\"Gather\" version=\"opset8\">"
+        "<data batch_dims=\"0\"/><input><port id=\"0\" precision=\"FP32\"><dim>50</dim>"
+        "<dim>16</dim></port><port id=\"1\" precision=\"I64\"><dim>-1</dim><dim>..128</dim>"
+        "</port><port id=\"2\" precision=\"I64\"/></input></layer>\n"
+        "</layers><edges><edge from-layer=\"9\" from-port=\"0\" to-layer=\"10\" to-port=\"2\"/>"
+        "</edges></net>\n";
+    FILE *f = fopen(path("pillars.xml"), "w");
+    fputs(xml, f);
+    fclose(f);
+    int64_t axis = 0;
+    f = fopen(path("pillars.bin"), "wb");
+    fwrite(&axis, sizeof axis, 1, f);
+    fclose(f);
+    assert_int_equal(run("model @pillars.xml --check"), 0);
+    assert_non_null(strstr(out_text, "3 indexing layers"));
+    assert_non_null(strstr(out_text, "data f32 [?,64], indices i64 [?,1], batch_dims 0 -> [?,64] "
+                                     "(dynamic: one kernel for every shape)"));
+    assert_non_null(strstr(out_text, "data f32 [4,8], indices i32 [?:100,2], updates [?] -> "
+                                     "[4,8] (dynamic"));
+    assert_non_null(strstr(out_text, "indices i64 [?,?:128], axis 0"));
+    assert_null(strstr(out_text, "skipped"));
+    assert_null(strstr(out_text, "FAILED"));
+    int oks = 0;
+    for (const char *p = out_text; (p = strstr(p, " dynamic")) != NULL; p++)
+        oks++;
+    assert_true(oks >= 6); /* three in the listing, three in the table */
+    assert_non_null(strstr(out_text, "    shape data [0,64], indices [0,1] (empty): ok\n"));
+    assert_non_null(strstr(out_text, "    shape data [4,8], indices [3,2], updates [3]: ok\n"));
+    assert_non_null(strstr(out_text, "    shape data [50,16], indices [2,2]: ok\n"));
+    assert_null(strstr(out_text, "no empty shape"));
+}
+
+/* --- the conformance vectors through --dynamic (SPEC section 6) ------- */
+
+/* One .npy of a vector's input: its values, or zeros when the vector has
+ * none (an invalid signature is refused before they matter). 0, or -1
+ * when the type has no .npy form (bf16). Written with the tool's own
+ * writer: here the reader is not under test, the dynamic path is. */
+static int write_input(const cJSON *c, const char *field, const char *shape_field, jit_dtype t,
+                       const char *name)
+{
+    jit_shape shape = support_shape(cJSON_GetObjectItemCaseSensitive(c, shape_field));
+    int64_t n = 1, count = -1;
+    for (int i = 0; i < shape.rank; i++)
+        n *= shape.dims[i];
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, field);
+    int size = jit_dtype_size(t) ? jit_dtype_size(t) : 1;
+    void *vals = cJSON_IsArray(v) ? support_values(v, t, &count, 0) : NULL;
+    if (!vals || count != n) {
+        free(vals);
+        vals = calloc((size_t)(n > 0 ? n : 1), (size_t)size);
+    }
+    char err[256];
+    int rc = tj_npy_write(path(name), t, &shape, vals, err, sizeof err);
+    free(vals);
+    return rc;
+}
+
+/* Whether the CLI can state the vector: an axis it can take as a number
+ * (a known value in a scalar or [1] i64 tensor) and .npy-able types. */
+static int expressible(const cJSON *c, const jit_sig *s)
+{
+    const cJSON *axis = cJSON_GetObjectItemCaseSensitive(c, "axis");
+    jit_op_info info;
+    if (s->op == JIT_OP_NONE || jit_op_describe(s->op, &info) != 0)
+        return 0;
+    if ((info.attrs & JIT_ATTR_AXIS) && !cJSON_IsNumber(axis))
+        return 0;
+    if ((info.attrs & JIT_ATTR_AXIS_TENSOR) &&
+        ((s->axis_type != JIT_DTYPE_UNSET && s->axis_type != JIT_I64) ||
+         s->axis_shape.rank > 1 || (s->axis_shape.rank == 1 && s->axis_shape.dims[0] != 1)))
+        return 0;
+    return s->reduction != JIT_REDUCTION_COUNT;
+}
+
+/* The command line of a vector, its inputs written as cd/ci/cu.npy;
+ * 0, or -1 when it cannot be stated. */
+static int vector_args(const cJSON *c, char *args, size_t len)
+{
+    jit_sig s = support_sig(c);
+    jit_op_info info;
+    if (!expressible(c, &s) || jit_op_describe(s.op, &info) != 0)
+        return -1;
+    jit_dtype ut = s.updates_dtype != JIT_DTYPE_UNSET ? s.updates_dtype : s.dtype;
+    if (write_input(c, "data", "data_shape", s.dtype, "cd.npy") ||
+        write_input(c, "indices", "indices_shape", s.index_type, "ci.npy") ||
+        (info.has_updates && write_input(c, "updates", "updates_shape", ut, "cu.npy")))
+        return -1;
+    size_t n = (size_t)snprintf(args, len, "%s --data @cd.npy --indices @ci.npy%s --index-policy %s",
+                                info.command, info.has_updates ? " --updates @cu.npy" : "",
+                                jit_index_policy_name(s.index_policy));
+    if (info.attrs & JIT_ATTR_AXIS)
+        n += (size_t)snprintf(args + n, len - n, " --axis %lld", (long long)s.axis);
+    if (info.attrs & JIT_ATTR_BATCH_DIMS)
+        n += (size_t)snprintf(args + n, len - n, " --batch-dims %d", s.batch_dims);
+    if (info.opsets[1] && s.opset)
+        n += (size_t)snprintf(args + n, len - n, " --opset %d", s.opset);
+    if ((info.attrs & JIT_ATTR_REDUCTION) && s.reduction != JIT_REDUCTION_NONE)
+        n += (size_t)snprintf(args + n, len - n, " --reduction %s",
+                              jit_reduction_name(s.reduction));
+    if ((info.attrs & JIT_ATTR_INIT_VAL) && s.no_init_val)
+        snprintf(args + n, len - n, " --no-init-val");
+    return 0;
+}
+
+/* Known limits of the library (runtime/dyn.c, tj_dyn_build): the
+ * template of a dynamic signature is looked for only at shapes where
+ * every dynamic dim is 5, 7, 1 or 0, or the static dim of another input
+ * at the same position, and a family none of those fits is refused as if
+ * it had no valid shape. Two kinds of the vectors meet it: ScatterUpdate
+ * with axis != 0 (indices' dims tie to updates' dims at position axis + i:
+ * indices dynamic, updates static), and ScatterNDUpdate with indices'
+ * last dim dynamic (k is fixed by the ranks, rank(indices) - 1 + rank(data)
+ * - rank(updates), but no uniform value gives it). Counted, not failed,
+ * so that the rest of the sample still runs; anything else fails. */
+static int known_refusal(const char *args, int want_rc)
+{
+    int su = strncmp(args, "scatter-update ", 15) == 0 && strstr(args, "--axis 0") == NULL;
+    int snu = strncmp(args, "scatter-nd-update ", 18) == 0;
+    return (want_rc == 0 || want_rc == 3) && (su || snu) &&
+           strncmp(err_text, "tensorjit: no shape of this dynamic signature is valid", 54) == 0;
+}
+
+static int known_refusals;
+
+/* The same vector with a --dynamic spec: stdout, exit status and stderr
+ * must be the static run's. */
+static void expect_same_as_static(const char *args, const char *spec, int want_rc,
+                                  const char *want_out, const char *want_err)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --dynamic %s", args, spec);
+    int rc = run(cmd);
+    if (known_refusal(args, want_rc)) {
+        printf("known library limit: %s: %s", cmd, err_text);
+        known_refusals++;
+        return;
+    }
+    if (rc != want_rc || strcmp(out_text, want_out) != 0 || strcmp(err_text, want_err) != 0)
+        fail_msg("%s: exit %d, stdout '%.200s', stderr '%.300s'; static run: exit %d, stdout "
+                 "'%.200s', stderr '%.300s'",
+                 cmd, rc, out_text, err_text, want_rc, want_out, want_err);
+}
+
+/* "data:0,indices:0" without an input of rank 0; "" when both are. */
+static void first_dims_spec(const cJSON *c, char *spec, size_t len)
+{
+    jit_sig s = support_sig(c);
+    snprintf(spec, len, "%s%s%s", s.data_shape.rank ? "data:0" : "",
+             s.data_shape.rank && s.indices_shape.rank ? "," : "",
+             s.indices_shape.rank ? "indices:0" : "");
+}
+
+/* Every stride-th vector of every file (TJ_CLI_DYNAMIC_STRIDE, default 3;
+ * 1 runs them all), valid and invalid, static and through --dynamic all
+ * and --dynamic data:0,indices:0. */
+static void test_dynamic_conformance(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "gather_nd.json",         "scatter_update.json",          "gather.json",
+        "gather_elements.json",   "scatter_nd_update.json",       "scatter_elements_update.json",
+        "invalid.json",           "invalid_family.json"};
+    long stride = support_env_long("TJ_CLI_DYNAMIC_STRIDE", 3);
+    int exits[4] = {0}, ran = 0;
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        cJSON *cases = support_load_cases(files[f]);
+        int i = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+        {
+            char args[1024], spec[64];
+            if (i++ % stride != 0 || vector_args(c, args, sizeof args) != 0)
+                continue;
+            int rc = run(args);
+            char *out = strdup(out_text), *err = strdup(err_text);
+            expect_same_as_static(args, "all", rc, out, err);
+            first_dims_spec(c, spec, sizeof spec);
+            if (spec[0])
+                expect_same_as_static(args, spec, rc, out, err);
+            if (rc >= 0 && rc < 4)
+                exits[rc]++;
+            ran++;
+            free(out);
+            free(err);
+        }
+        cJSON_Delete(cases);
+    }
+    printf("dynamic conformance: %d vectors, exits 0: %d, 2: %d, 3: %d; %d runs refused by the "
+           "known library limit\n",
+           ran, exits[0], exits[2], exits[3], known_refusals);
+    assert_true(exits[0] > 0 && exits[2] > 0 && exits[3] > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +1244,10 @@ int main(void)
         cmocka_unit_test(test_bench_json),
         cmocka_unit_test(test_bench_dynamic),
         cmocka_unit_test(test_disk_cache_across_processes),
+        cmocka_unit_test(test_dynamic_option),
+        cmocka_unit_test(test_dynamic_shape_flags),
+        cmocka_unit_test(test_model_dynamic_layers),
+        cmocka_unit_test(test_dynamic_conformance),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

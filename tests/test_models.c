@@ -247,6 +247,9 @@ static void test_truncated_bin(void **state)
     tj_model_free(&m);
 }
 
+/* Dynamic dims as OpenVINO writes them (its IR reader's strToDimension):
+ * ? and -1 are dynamic; a..b, a.. and ..b intervals are dynamic with b
+ * as the bound; a..a is static; anything else is refused. */
 static void test_dynamic_dims(void **state)
 {
     (void)state;
@@ -255,19 +258,164 @@ static void test_dynamic_dims(void **state)
     d[25] = '?'; /* the data's first dim */
     write_model("dyn", xml, 24);
     tj_model m = read_ok("dyn");
-    assert_false(m.layers[0].usable);
-    assert_string_equal(m.layers[0].skip, "input port 0 (data): dim 0 is dynamic '?'");
+    assert_true(m.layers[0].usable);
+    assert_int_equal(m.layers[0].sig.data_shape.dims[0], JIT_DIM_DYNAMIC);
+    assert_int_equal(m.layers[0].sig.data_bound[0], 0);
+    assert_int_equal(m.layers[0].sig.data_shape.dims[1], 3);
+    assert_true(jit_sig_is_dynamic(&m.layers[0].sig));
     assert_true(m.layers[1].usable);
     tj_model_free(&m);
     free(xml);
-    const char frag[] = "<layer type=\"GatherND\" version=\"opset8\"><input>"
-                        "<port><dim>-1</dim><dim>3</dim></port><port><dim>2</dim><dim>1</dim>"
-                        "</port></input></layer>";
-    char err[256];
-    assert_int_equal(tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err),
-                     0);
-    assert_string_equal(m.layers[0].skip, "input port 0 (data): dim 0 is dynamic '-1'");
+    static const struct {
+        const char *dim;
+        int64_t v, bound;
+    } ok[] = {{"-1", JIT_DIM_DYNAMIC, 0},   {"?", JIT_DIM_DYNAMIC, 0},
+              {"1..10", JIT_DIM_DYNAMIC, 10}, {"2..", JIT_DIM_DYNAMIC, 0},
+              {"..7", JIT_DIM_DYNAMIC, 7},    {" 0..-1 ", JIT_DIM_DYNAMIC, 0},
+              {"5..5", 5, 0},                 {" 12 ", 12, 0},
+              {"..", JIT_DIM_DYNAMIC, 0}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        char frag[512], err[256];
+        snprintf(frag, sizeof frag,
+                 "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                 "<port><dim>%s</dim><dim>3</dim></port><port><dim>2</dim><dim>1</dim>"
+                 "</port></input></layer>",
+                 ok[i].dim);
+        assert_int_equal(
+            tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err), 0);
+        if (!m.layers[0].usable)
+            fail_msg("<dim>%s</dim>: %s", ok[i].dim, m.layers[0].skip);
+        assert_int_equal(m.layers[0].sig.data_shape.dims[0], ok[i].v);
+        assert_int_equal(m.layers[0].sig.data_bound[0], ok[i].bound);
+        tj_model_free(&m);
+    }
+    static const char *const bad[] = {"x", "3..1", "-2", "1..x", "1...2", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char frag[512], err[256], want[128];
+        snprintf(frag, sizeof frag,
+                 "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                 "<port><dim>%s</dim><dim>3</dim></port><port><dim>2</dim><dim>1</dim>"
+                 "</port></input></layer>",
+                 bad[i]);
+        assert_int_equal(
+            tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err), 0);
+        snprintf(want, sizeof want, "input port 0 (data): dim 0 is not a size '%s'", bad[i]);
+        assert_false(m.layers[0].usable);
+        assert_string_equal(m.layers[0].skip, want);
+        tj_model_free(&m);
+    }
+}
+
+/* PointPillars' scatter of pillars (GatherND data [-1,64], indices
+ * [-1,1]), a ScatterNDUpdate with a bounded count of index tuples and a
+ * Gather of a dynamic batch and sequence: read as dynamic layers,
+ * compiled into dynamic kernels and run on one concrete shape each
+ * against the reference kernel of that shape. */
+static const char dynamic_xml[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<net name=\"pillars\" version=\"11\">\n"
+    " <layers>\n"
+    "  <layer id=\"2\" name=\"pillar_gather\" type=\"GatherND\" version=\"opset8\">\n"
+    "   <data batch_dims=\"0\"/>\n"
+    "   <input><port id=\"0\" precision=\"FP32\"><dim>-1</dim><dim>64</dim></port>\n"
+    "          <port id=\"1\" precision=\"I64\"><dim>-1</dim><dim>1</dim></port></input>\n"
+    "   <output><port id=\"2\" precision=\"FP32\"><dim>-1</dim><dim>64</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"6\" name=\"scatter_canvas\" type=\"ScatterNDUpdate\" version=\"opset3\">\n"
+    "   <input><port id=\"0\" precision=\"FP32\"><dim>4</dim><dim>8</dim></port>\n"
+    "          <port id=\"1\" precision=\"I32\"><dim>1..100</dim><dim>2</dim></port>\n"
+    "          <port id=\"2\" precision=\"FP32\"><dim>?</dim></port></input>\n"
+    "   <output><port id=\"3\" precision=\"FP32\"><dim>4</dim><dim>8</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"9\" name=\"axis\" type=\"Const\" version=\"opset1\">\n"
+    "   <data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/>\n"
+    "   <output><port id=\"0\" precision=\"I64\"/></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"10\" name=\"embed_lookup\" type=\"Gather\" version=\"opset8\">\n"
+    "   <data batch_dims=\"0\"/>\n"
+    "   <input><port id=\"0\" precision=\"FP32\"><dim>50</dim><dim>16</dim></port>\n"
+    "          <port id=\"1\" precision=\"I64\"><dim>-1</dim><dim>..128</dim></port>\n"
+    "          <port id=\"2\" precision=\"I64\"/></input>\n"
+    "   <output><port id=\"3\" precision=\"FP32\"><dim>-1</dim><dim>..128</dim><dim>16</dim>"
+    "</port></output>\n"
+    "  </layer>\n"
+    " </layers>\n"
+    " <edges>\n"
+    "  <edge from-layer=\"9\" from-port=\"0\" to-layer=\"10\" to-port=\"2\"/>\n"
+    " </edges>\n"
+    "</net>\n";
+
+/* One call of the layer's dynamic kernel with every dynamic dim 3
+ * (bounds allow it) against the reference kernel of that shape. */
+static void run_dynamic_layer(const tj_model_layer *l)
+{
+    int64_t dims[3 * JIT_MAX_RANK];
+    const jit_shape *in[3] = {&l->sig.data_shape, &l->sig.indices_shape, &l->sig.updates_shape};
+    int n = l->sig.op == JIT_OP_SCATTER_ND_UPDATE ? 3 : 2, at = 0;
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < in[i]->rank; d++)
+            dims[at++] = in[i]->dims[d] == JIT_DIM_DYNAMIC ? 3 : in[i]->dims[d];
+    jit_sig concrete;
+    jit_kernel_info info;
+    jit_kernel fn = jit_compile(&l->sig);
+    assert_non_null(fn);
+    assert_int_equal(jit_info(fn, &info), 0);
+    assert_int_equal(info.dynamic, 1);
+    assert_int_equal(jit_sig_bind(&l->sig, dims, &concrete), 0);
+    concrete.engine = JIT_ENGINE_REFERENCE;
+    jit_kernel ref = jit_compile(&concrete);
+    assert_non_null(ref);
+    assert_int_equal(jit_info(ref, &info), 0);
+    float data[512], upd[16], out1[512], out2[512];
+    int64_t idx[16];
+    for (int i = 0; i < 512; i++)
+        data[i] = (float)i;
+    for (int i = 0; i < 16; i++) {
+        idx[i] = i % 3;
+        upd[i] = -1.0f - (float)i;
+    }
+    int32_t idx32[16];
+    for (int i = 0; i < 16; i++)
+        idx32[i] = (int32_t)idx[i];
+    const void *ip = l->sig.index_type == JIT_I32 ? (const void *)idx32 : (const void *)idx;
+    assert_true(info.out_bytes <= (int64_t)sizeof out1);
+    assert_int_equal(jit_call_dynamic(fn, data, ip, upd, out1, dims), JIT_OK);
+    assert_int_equal(jit_call(ref, data, ip, upd, out2), JIT_OK);
+    assert_memory_equal(out1, out2, (size_t)info.out_bytes);
+}
+
+static void test_dynamic_layers(void **state)
+{
+    (void)state;
+    write_file("pillars.xml", dynamic_xml, strlen(dynamic_xml));
+    int64_t axis = 0;
+    write_file("pillars.bin", &axis, sizeof axis);
+    tj_model m = read_ok("pillars");
+    assert_int_equal(m.count, 3);
+    for (int i = 0; i < 3; i++) {
+        if (!m.layers[i].usable)
+            fail_msg("%s: %s", m.layers[i].name, m.layers[i].skip);
+        assert_true(jit_sig_is_dynamic(&m.layers[i].sig));
+        run_dynamic_layer(&m.layers[i]);
+    }
+    const jit_sig *g = &m.layers[0].sig, *s = &m.layers[1].sig, *e = &m.layers[2].sig;
+    assert_int_equal(g->data_shape.dims[0], JIT_DIM_DYNAMIC);
+    assert_int_equal(g->data_shape.dims[1], 64);
+    assert_int_equal(g->indices_shape.dims[0], JIT_DIM_DYNAMIC);
+    assert_int_equal(s->indices_shape.dims[0], JIT_DIM_DYNAMIC);
+    assert_int_equal(s->indices_bound[0], 100);
+    assert_int_equal(s->updates_shape.dims[0], JIT_DIM_DYNAMIC);
+    assert_int_equal(s->data_shape.dims[0], 4);
+    assert_int_equal(e->indices_bound[1], 128);
+    assert_int_equal(m.layers[2].ir_output.dims[1], JIT_DIM_DYNAMIC);
+    assert_int_equal(m.layers[2].ir_output_bound[1], 128);
+    jit_shape out;
+    assert_int_equal(jit_output_shape(e, &out), 0);
+    assert_int_equal(out.rank, 3);
+    assert_int_equal(out.dims[0], JIT_DIM_DYNAMIC);
+    assert_int_equal(out.dims[2], 16);
     tj_model_free(&m);
+    jit_shutdown();
 }
 
 /* GatherElements-6 as OpenVINO's IR writes it (axis an attribute of
@@ -425,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_gather_elements_layer),
         cmocka_unit_test(test_axis_of_every_integer_type),
+        cmocka_unit_test(test_dynamic_layers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -105,6 +105,16 @@ void tj_cli_print_engine(FILE *f, const jit_kernel_info *info)
         fprintf(f, "engine: reference (%s)\n", info->why);
 }
 
+void tj_cli_print_engine_dynamic(FILE *f, const jit_kernel_info *info, const char *names)
+{
+    if (info->engine == JIT_ENGINE_JIT)
+        fprintf(f, "engine: jit (dynamic %s; %s %.2f ms, %zu bytes of code)\n", names,
+                info->cache_hit ? "from the disk cache in" : "compile", info->compile_ms,
+                info->code_bytes);
+    else
+        fprintf(f, "engine: reference (dynamic %s; %s)\n", names, info->why);
+}
+
 int tj_cli_open_cache(void)
 {
     char dir[4096];

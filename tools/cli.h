@@ -24,6 +24,40 @@ void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *d
 /* "engine: jit (compile 3.1 ms)" or "engine: reference (<why>)". */
 void tj_cli_print_engine(FILE *f, const jit_kernel_info *info);
 
+/* "engine: jit (dynamic data[0] indices[0]; compile 3.1 ms, ...)" or
+ * "engine: reference (dynamic data[0]; <why>)": a dynamic kernel, with the
+ * dims marked dynamic (names, from tj_cli_apply_dynamic). */
+void tj_cli_print_engine_dynamic(FILE *f, const jit_kernel_info *info, const char *names);
+
+/* Dynamic dims on the command line (tools/cli_dyn.c). */
+#define TJ_DYN_INPUTS 3 /* data, indices, updates */
+
+/* "2x3x4", "?x64", "?:100x64" (a dynamic dim with its bound), "" or
+ * "scalar" into a shape and its bounds (0: none); 0, or -1 after printing
+ * the error naming opt and the dim. */
+int tj_cli_parse_shape(const char *opt, const char *text, jit_shape *s, int64_t *bounds);
+
+/* "[?,64]" ("?:N" where a bound is given; bounds may be NULL). */
+void tj_cli_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len);
+
+/* --dynamic all | data:0,indices:1,...: the dims of the .npy inputs that
+ * are made dynamic. */
+typedef struct tj_dyn_spec {
+    int given, all;
+    unsigned char dims[TJ_DYN_INPUTS][JIT_MAX_RANK]; /* [input][dim] marked */
+} tj_dyn_spec;
+
+/* Parses the spec (syntax, input names, dims in [0, JIT_MAX_RANK)); 0, or
+ * -1 after printing the error. */
+int tj_cli_parse_dynamic(const char *text, int has_updates, tj_dyn_spec *spec);
+
+/* The dynamic signature of the spec over a concrete one, the concrete
+ * dims in a dynamic kernel's order, and the marked dims as text
+ * ("data[0] indices[0,1]"). The number of dims marked, or -1 after
+ * printing the error (a dim beyond an input's rank). */
+int tj_cli_apply_dynamic(const tj_dyn_spec *spec, const jit_sig *concrete, jit_sig *dyn,
+                         int64_t *dims, char *names, size_t len);
+
 /* Opens the on-disk kernel cache as the CLI does by default:
  * $TENSORJIT_CACHE_DIR ("off": none), else $XDG_CACHE_HOME/tensorjit, else
  * ~/.cache/tensorjit. A folder that is refused leaves the cache off. */

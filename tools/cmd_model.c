@@ -19,6 +19,8 @@ typedef struct tj_layer_result {
     jit_kernel_info info;
     char error[512];
     tj_check_result check;
+    int dynamic;               /* the layer has dynamic dims: dyn holds its check */
+    tj_dyn_check_result dyn;
 } tj_layer_result;
 
 typedef struct tj_model_run {
@@ -36,8 +38,14 @@ static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int ch
 {
     jit_kernel fn = jit_compile(&l->sig);
     r->compiled = fn && jit_info(fn, &r->info) == 0;
-    if (r->compiled && check)
+    r->dynamic = jit_sig_is_dynamic(&l->sig);
+    /* a dynamic layer: its one kernel on several concrete shapes of its family */
+    if (r->compiled && check && r->dynamic) {
+        tj_check_dynamic(&l->sig, 8, 42, (int64_t)1 << 30, &r->dyn);
+        r->check = r->dyn.total;
+    } else if (r->compiled && check) {
         tj_check_layer(&l->sig, 8, 42, (int64_t)1 << 30, &r->check);
+    }
     if (!r->compiled)
         snprintf(r->error, sizeof r->error, "%s", jit_last_error());
 }
@@ -69,15 +77,6 @@ static const char *tj_op_name(const tj_model_layer *l, char *buf, size_t len)
     return buf;
 }
 
-static void tj_shape_text(const jit_shape *s, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < s->rank && used + 24 < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? "," : "",
-                                 (long long)s->dims[i]);
-    snprintf(buf + used, len - used, "]");
-}
-
 /* Width of the op column: "ScatterElementsUpdate-12", the longest name of
  * the family (SPEC.md section 5); 16 ran "GatherElements-6" and
  * "ScatterNDUpdate-3" into the next column. */
@@ -96,12 +95,12 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
     const jit_sig *s = &l->sig;
     jit_op_info info = {.attrs = 0};
     jit_op_describe(s->op, &info);
-    tj_shape_text(&s->data_shape, a, sizeof a);
-    tj_shape_text(&s->indices_shape, b, sizeof b);
+    tj_cli_shape_text(&s->data_shape, s->data_bound, a, sizeof a);
+    tj_cli_shape_text(&s->indices_shape, s->indices_bound, b, sizeof b);
     printf("data %s %s, indices %s %s", jit_dtype_name(s->dtype), a, jit_dtype_name(s->index_type),
            b);
     if (info.attrs & JIT_ATTR_UPDATES) {
-        tj_shape_text(&s->updates_shape, c, sizeof c);
+        tj_cli_shape_text(&s->updates_shape, s->updates_bound, c, sizeof c);
         printf(", updates %s", c);
     }
     if (info.attrs & JIT_ATTR_AXIS)
@@ -116,15 +115,17 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
     jit_shape out;
     int shaped = jit_output_shape(s, &out) == 0;
     if (shaped) {
-        tj_shape_text(&out, o, sizeof o);
+        tj_cli_shape_text(&out, NULL, o, sizeof o);
         printf(" -> %s", o);
     }
     char *ex = explain ? jit_explain(s) : NULL;
     if (shaped && l->ir_output_known && (l->ir_output.rank != out.rank ||
                                memcmp(l->ir_output.dims, out.dims, sizeof(int64_t) * (size_t)out.rank))) {
-        tj_shape_text(&l->ir_output, o, sizeof o);
+        tj_cli_shape_text(&l->ir_output, l->ir_output_bound, o, sizeof o);
         printf(" (the IR's output port says %s)", o);
     }
+    if (jit_sig_is_dynamic(s))
+        printf(" (dynamic: one kernel for every shape)");
     if (l->note[0])
         printf("\n  %-24s    %s", "", l->note);
     printf("\n");
@@ -132,6 +133,20 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
         printf("%s", ex);
         jit_free(ex);
     }
+}
+
+/* The concrete shapes a dynamic layer's check ran, one line each. */
+static void tj_report_shapes(const tj_dyn_check_result *d)
+{
+    char text[512];
+    for (int i = 0; i < d->shapes; i++) {
+        const tj_check_result *c = &d->shape[i].check;
+        tj_dyn_shape_text(&d->shape[i], text, sizeof text);
+        printf("    shape %s%s: %s\n", text, d->shape[i].empty ? " (empty)" : "",
+               c->skipped ? c->first_failure : c->failed ? c->first_failure : "ok");
+    }
+    if (d->shapes && !d->empty)
+        printf("    no empty shape of the family is valid: none run\n");
 }
 
 static int tj_report(const tj_model_run *run)
@@ -151,10 +166,11 @@ static int tj_report(const tj_model_run *run)
             bad = 1;
             continue;
         }
+        const char *dyn = r->dynamic ? " dynamic" : "";
         if (r->info.engine == JIT_ENGINE_JIT)
-            snprintf(engine, sizeof engine, "jit%s", r->info.cache_hit ? " (disk cache)" : "");
+            snprintf(engine, sizeof engine, "jit%s%s", dyn, r->info.cache_hit ? " (disk cache)" : "");
         else
-            snprintf(engine, sizeof engine, "reference (%.60s)", r->info.why);
+            snprintf(engine, sizeof engine, "reference%s (%.50s)", dyn, r->info.why);
         printf("%-24s %-5s %-*s %-44s %10.2f %10zu", l->name, l->id, TJ_OP_COLUMN,
                tj_op_name(l, op, sizeof op), engine,
                r->info.compile_ms, r->info.code_bytes);
@@ -164,11 +180,15 @@ static int tj_report(const tj_model_run *run)
                 printf("  %s", c->first_failure);
             else if (c->failed)
                 printf("  FAILED %d of %d (%s)", c->failed, c->runs, c->first_failure);
+            else if (r->dynamic)
+                printf("  ok (%d shapes, %d runs, bad index included)", r->dyn.shapes, c->runs);
             else
                 printf("  ok (%d runs, bad index included)", c->runs);
             bad |= c->failed != 0;
         }
         printf("\n");
+        if (run->check && r->dynamic)
+            tj_report_shapes(&r->dyn);
     }
     return bad;
 }
@@ -214,7 +234,9 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N] "
                    "[--precompile]\n"
                    "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset V]\n"
-                   "layers: %s; --opset V: the op's version where the IR names no opset\n",
+                   "layers: %s; --opset V: the op's version where the IR names no opset\n"
+                   "dynamic dims (-1, ?, a..b) are listed as ? (?:b), compiled into one kernel\n"
+                   "for the family; --check runs it on several shapes, empty ones included\n",
                    tj_ov_op_types());
             return 1;
         } else if (a[0] == '-' || *path) {

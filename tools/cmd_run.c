@@ -23,6 +23,8 @@ typedef struct tj_run_opts {
     int64_t runs, seed;
     jit_shape data_shape, indices_shape, updates_shape; /* a signature given by flags */
     int have_data_shape, have_indices_shape, have_updates_shape;
+    int64_t data_bound[JIT_MAX_RANK], indices_bound[JIT_MAX_RANK], updates_bound[JIT_MAX_RANK];
+    tj_dyn_spec dynamic;                    /* --dynamic: dims of the .npy inputs */
     jit_dtype dtype, index_type;
     jit_engine engine;
     jit_index_policy policy;
@@ -33,7 +35,7 @@ typedef struct tj_run_opts {
 enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
        OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
        OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE,
-       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL };
+       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL, OPT_DYNAMIC };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -59,6 +61,7 @@ static const struct option tj_run_options[] = {
     {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
+    {"dynamic", required_argument, NULL, OPT_DYNAMIC},
     {NULL, 0, NULL, 0},
 };
 
@@ -95,7 +98,12 @@ static void tj_run_usage(const jit_op_info *op)
     printf("signature from flags instead of files (with --dump-ir, --dump-asm, --explain):\n"
            "  --data-shape 2x3x4 --indices-shape 2x1%s\n"
            "  --dtype f32 --index-type i64 (defaults f32 and i64); '' or 'scalar' for 0-D\n"
+           "  a dim '?' is dynamic (the kernel takes it per call), '?:N' dynamic up to N:\n"
+           "  --data-shape ?x64 --indices-shape ?:1000x1\n"
            "options:\n"
+           "  --dynamic all|INPUT:DIM,...  run a dynamic kernel on the .npy inputs: every dim\n"
+           "                             (all) or the listed ones (data:0,indices:0) dynamic;\n"
+           "                             results and errors are those of the static run\n"
            "  --dump-ir[=opt]            print the kernel's LLVM IR (before / after optimization)\n"
            "  --dump-asm                 print the kernel's machine code\n"
            "  --explain                  print the plan, the code shape chosen, the cache key\n"
@@ -105,29 +113,6 @@ static void tj_run_usage(const jit_op_info *op)
            "  -o, --output OUT.npy       write the result; without it, print it\n"
            "  --verbose                  say on stderr which engine ran and why\n",
            op->attrs & JIT_ATTR_UPDATES ? " --updates-shape ..." : "");
-}
-
-/* "2x3x4" (or "" / "scalar" for rank 0) into a shape. */
-static int tj_parse_shape(const char *opt, const char *text, jit_shape *s)
-{
-    s->rank = 0;
-    if (!*text || strcmp(text, "scalar") == 0)
-        return 0;
-    for (const char *p = text;;) {
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 0)
-            return tj_cli_fail("%s=%s: dimension %d is not a non-negative integer", opt, text,
-                               s->rank), -1;
-        if (s->rank == JIT_MAX_RANK)
-            return tj_cli_fail("%s=%s: more than %d dimensions", opt, text, JIT_MAX_RANK), -1;
-        s->dims[s->rank++] = v;
-        if (*end == '\0')
-            return 0;
-        if (*end != 'x')
-            return tj_cli_fail("%s=%s: expected dimensions like 2x3x4", opt, text), -1;
-        p = end + 1;
-    }
 }
 
 static int tj_parse_type(const char *opt, const char *text, jit_dtype *t)
@@ -249,15 +234,17 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
             return tj_cli_fail("--seed is an option of tensorjit check"), -1;
         return tj_cli_int("--seed", arg, 0, INT64_MAX, &o->seed);
     case OPT_DATA_SHAPE: o->have_data_shape = 1;
-        return tj_parse_shape("--data-shape", arg, &o->data_shape);
+        return tj_cli_parse_shape("--data-shape", arg, &o->data_shape, o->data_bound);
     case OPT_INDICES_SHAPE: o->have_indices_shape = 1;
-        return tj_parse_shape("--indices-shape", arg, &o->indices_shape);
+        return tj_cli_parse_shape("--indices-shape", arg, &o->indices_shape, o->indices_bound);
     case OPT_UPDATES_SHAPE: o->have_updates_shape = 1;
         if (tj_takes(o, JIT_ATTR_UPDATES, "--updates-shape"))
             return 0;
-        return tj_parse_shape("--updates-shape", arg, &o->updates_shape);
+        return tj_cli_parse_shape("--updates-shape", arg, &o->updates_shape, o->updates_bound);
     case OPT_DTYPE: return tj_parse_type("--dtype", arg, &o->dtype);
     case OPT_INDEX_TYPE: return tj_parse_type("--index-type", arg, &o->index_type);
+    case OPT_DYNAMIC:
+        return tj_cli_parse_dynamic(arg, (o->op.attrs & JIT_ATTR_UPDATES) != 0, &o->dynamic);
     default: return -1;
     }
 }
@@ -301,6 +288,10 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
     if (by_flags && o->dump < 0 && !o->explain && !o->check)
         return tj_cli_fail("%s: a signature given by shapes needs --dump-ir, --dump-asm or "
                            "--explain", cmd),
+               -1;
+    if (by_flags && o->dynamic.given)
+        return tj_cli_fail("%s: --dynamic applies to .npy inputs; with shapes, write a dynamic "
+                           "dim as ? (--data-shape ?x64)", cmd),
                -1;
     if (by_flags && (!o->have_data_shape || !o->have_indices_shape))
         return tj_cli_fail("%s: --data-shape and --indices-shape are required", cmd), -1;
@@ -382,6 +373,9 @@ static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy
                    .data_shape = o->data_shape, .indices_shape = o->indices_shape,
                    .updates_shape = o->updates_shape, .reduction = o->reduction,
                    .no_init_val = o->no_init_val};
+    memcpy(sig.data_bound, o->data_bound, sizeof sig.data_bound);
+    memcpy(sig.indices_bound, o->indices_bound, sizeof sig.indices_bound);
+    memcpy(sig.updates_bound, o->updates_bound, sizeof sig.updates_bound);
     if (o->data) {
         sig.dtype = data->dtype;
         sig.index_type = idx->dtype;
@@ -395,6 +389,79 @@ static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy
     return sig;
 }
 
+/* tensorjit check on a dynamic signature: its kernel on a few concrete
+ * shapes of the family, each said on stdout, then the summary line. */
+static int tj_check_dynamic_report(const tj_run_opts *o, const jit_sig *sig)
+{
+    tj_dyn_check_result d;
+    char text[512];
+    tj_check_dynamic(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &d);
+    for (int i = 0; i < d.shapes; i++) {
+        const tj_check_result *c = &d.shape[i].check;
+        tj_dyn_shape_text(&d.shape[i], text, sizeof text);
+        printf("shape %s%s: %s\n", text, d.shape[i].empty ? " (empty)" : "",
+               c->skipped ? c->first_failure : c->failed ? "FAILED" : "ok");
+    }
+    if (d.shapes && !d.empty)
+        printf("no empty shape of the family is valid: none run\n");
+    return tj_check_report(&d.total, o->op.command);
+}
+
+/* A dynamic kernel on the .npy inputs (--dynamic). The concrete (static)
+ * signature is checked first, exactly as the static run does, so that an
+ * invalid input gives the static run's error line and exit status; only
+ * then is the family's kernel compiled and called with the actual dims. */
+static int tj_run_dynamic(const tj_run_opts *o, const jit_sig *sig, const tj_npy *data,
+                          const tj_npy *idx, const tj_npy *upd)
+{
+    jit_sig dyn;
+    jit_shape out_shape;
+    jit_kernel_info info;
+    int64_t dims[3 * JIT_MAX_RANK];
+    char names[512];
+    int marked = tj_cli_apply_dynamic(&o->dynamic, sig, &dyn, dims, names, sizeof names);
+    if (marked < 0)
+        return TJ_EXIT_USAGE;
+    if (jit_output_shape(sig, &out_shape))
+        return tj_cli_fail("%s", jit_last_error());
+    /* only scalars: no dim to make dynamic, the static kernel runs */
+    jit_kernel fn = jit_compile(marked ? &dyn : sig);
+    if (!fn || jit_info(fn, &info))
+        return tj_cli_fail("%s", jit_last_error());
+    int64_t out_bytes = jit_dtype_size(sig->dtype);
+    for (int i = 0; i < out_shape.rank; i++)
+        out_bytes *= out_shape.dims[i];
+    void *out = tj_alloc_out(out_bytes);
+    if (!out)
+        return tj_cli_fail("out of memory for %lld output bytes", (long long)out_bytes);
+    int status = marked ? jit_call_dynamic(fn, data->data, idx->data, upd->data, out, dims)
+                        : jit_call(fn, data->data, idx->data, upd->data, out);
+    if (o->verbose && marked)
+        tj_cli_print_engine_dynamic(stderr, &info, names);
+    else if (o->verbose)
+        fprintf(stderr, "dynamic: no dim to make dynamic (every input is a scalar)\n");
+    tj_run_opts quiet = *o;
+    quiet.verbose = o->verbose && !marked;
+    return tj_finish(&quiet, sig->dtype, &out_shape, out, &info, status);
+}
+
+/* --explain or --dump-* with --dynamic: of the dynamic signature, once
+ * the concrete one passed the static run's checks. */
+static int tj_show_dynamic(const tj_run_opts *o, const jit_sig *sig)
+{
+    jit_sig dyn;
+    jit_shape out_shape;
+    int64_t dims[3 * JIT_MAX_RANK];
+    char names[512];
+    if (tj_cli_apply_dynamic(&o->dynamic, sig, &dyn, dims, names, sizeof names) < 0)
+        return TJ_EXIT_USAGE;
+    if (jit_output_shape(sig, &out_shape))
+        return tj_cli_fail("%s", jit_last_error());
+    if (o->explain)
+        return tj_print_dump(jit_explain(&dyn));
+    return tj_print_dump(jit_dump(&dyn, (jit_dump_kind)o->dump));
+}
+
 static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy *data,
                          const tj_npy *idx, const tj_npy *upd)
 {
@@ -403,15 +470,30 @@ static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy 
         jit_shape shape;
         if (jit_output_shape(sig, &shape) != 0)
             return tj_cli_fail("%s", jit_last_error());
+        /* check on .npy headers with --dynamic: the family of their shapes */
+        jit_sig dyn;
+        int64_t dims[3 * JIT_MAX_RANK];
+        char names[512];
+        if (o->dynamic.given &&
+            tj_cli_apply_dynamic(&o->dynamic, sig, &dyn, dims, names, sizeof names) < 0)
+            return TJ_EXIT_USAGE;
+        if (o->dynamic.given)
+            sig = &dyn;
         if (o->explain)
             tj_print_dump(jit_explain(sig));
+        if (jit_sig_is_dynamic(sig))
+            return tj_check_dynamic_report(o, sig);
         tj_check_layer(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
         return tj_check_report(&r, o->op.command);
     }
+    if (o->dynamic.given && (o->explain || o->dump >= 0))
+        return tj_show_dynamic(o, sig);
     if (o->explain)
         return tj_print_dump(jit_explain(sig));
     if (o->dump >= 0)
         return tj_print_dump(jit_dump(sig, (jit_dump_kind)o->dump));
+    if (o->dynamic.given)
+        return tj_run_dynamic(o, sig, data, idx, upd);
     jit_shape out_shape;
     jit_kernel_info info;
     jit_kernel fn = jit_compile(sig);
@@ -465,7 +547,9 @@ int tj_cmd_check(int argc, char **argv)
                "       [--index-type T] [--index-policy P] [--runs N] [--seed S] [--explain]\n"
                "runs the JIT kernel and the reference kernel of OP (gather-nd, gather, ...) on N\n"
                "random inputs (the last with a bad index) and prints 'N passed, M failed';\n"
-               "exit 1 if any failed\n");
+               "exit 1 if any failed. A dim '?' (or '?:N', bounded) is dynamic: the dynamic\n"
+               "kernel then runs on several shapes of its family (every '?' 1, 2, 3, 0, ...),\n"
+               "each against the reference kernel of that shape, one line per shape\n");
         return TJ_EXIT_OK;
     }
     return tj_cli_fail("check: give an op (gather-nd, gather, scatter-update, ...) and a "

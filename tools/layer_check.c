@@ -93,14 +93,28 @@ static void tj_buffers_free(tj_buffers *b)
     free(b->o2);
 }
 
-/* One run: the JIT against the reference, then (scatters) the JIT in
- * place, whose result must be the reference's, or data untouched on a bad
- * index. */
-static const char *tj_check_once(jit_kernel fj, jit_kernel fr, int in_place, tj_buffers *b)
+/* The kernel under test: a static one, or a dynamic one with the dims of
+ * the concrete shape the buffers have. */
+typedef struct tj_callee {
+    jit_kernel fn;
+    const int64_t *dims; /* NULL: a static kernel */
+} tj_callee;
+
+static int tj_call(const tj_callee *c, const void *d, const void *i, const void *u, void *o)
+{
+    if (c->dims)
+        return jit_call_dynamic(c->fn, d, i, u, o, c->dims);
+    return jit_call(c->fn, d, i, u, o);
+}
+
+/* One run: the kernel against the reference, then (scatters) the kernel
+ * in place, whose result must be the reference's, or data untouched on a
+ * bad index. */
+static const char *tj_check_once(const tj_callee *fj, jit_kernel fr, int in_place, tj_buffers *b)
 {
     memset(b->o1, 0x5a, (size_t)b->out + 1);
     memset(b->o2, 0x5a, (size_t)b->out + 1);
-    int s1 = jit_call(fj, b->d, b->i, b->u, b->o1), s2 = jit_call(fr, b->d, b->i, b->u, b->o2);
+    int s1 = tj_call(fj, b->d, b->i, b->u, b->o1), s2 = jit_call(fr, b->d, b->i, b->u, b->o2);
     if (s1 != s2)
         return "status differs";
     if (memcmp(b->o1, b->o2, (size_t)b->out + 1) != 0)
@@ -108,28 +122,34 @@ static const char *tj_check_once(jit_kernel fj, jit_kernel fr, int in_place, tj_
     if (!in_place)
         return NULL;
     memcpy(b->o1, b->d, (size_t)b->data);
-    int s3 = jit_call(fj, b->o1, b->i, b->u, b->o1);
+    int s3 = tj_call(fj, b->o1, b->i, b->u, b->o1);
     if (s3 != s2 || memcmp(b->o1, s2 ? b->d : b->o2, (size_t)b->data) != 0)
         return "in place differs";
     return NULL;
 }
 
-void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
-                    tj_check_result *r)
+static void tj_check_failed(tj_check_result *r, const char *what)
+{
+    snprintf(r->first_failure, sizeof r->first_failure, "%s", what);
+    r->failed = r->runs = 1;
+}
+
+/* `runs` random inputs of the concrete signature sig through fj, against
+ * the reference kernel of sig. */
+static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, uint64_t seed,
+                             int64_t max_bytes, tj_check_result *r)
 {
     memset(r, 0, sizeof *r);
-    jit_sig ref = *sig, jit = *sig;
+    jit_sig ref = *sig;
     ref.engine = JIT_ENGINE_REFERENCE;
-    jit.engine = JIT_ENGINE_AUTO;
-    jit_kernel fj = jit_compile(&jit), fr = jit_compile(&ref);
+    jit_kernel fr = jit_compile(&ref);
     jit_kernel_info info;
     jit_op_info op;
     int depth;
     int64_t dims[JIT_MAX_RANK];
-    if (!fj || !fr || jit_info(fj, &info) || jit_op_describe(sig->op, &op) ||
+    if (!fr || jit_info(fr, &info) || jit_op_describe(sig->op, &op) ||
         jit_index_dims(sig, &depth, dims)) {
-        snprintf(r->first_failure, sizeof r->first_failure, "%s", jit_last_error());
-        r->failed = r->runs = 1;
+        tj_check_failed(r, jit_last_error());
         return;
     }
     tj_buffers b = {0};
@@ -160,4 +180,194 @@ void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_byt
         tj_record(r, what == NULL, what, run);
     }
     tj_buffers_free(&b);
+}
+
+void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
+                    tj_check_result *r)
+{
+    jit_sig jit = *sig;
+    jit.engine = JIT_ENGINE_AUTO;
+    tj_callee fj = {jit_compile(&jit), NULL};
+    if (!fj.fn) {
+        memset(r, 0, sizeof *r);
+        tj_check_failed(r, jit_last_error());
+        return;
+    }
+    tj_check_against(sig, &fj, runs, seed, max_bytes, r);
+}
+
+/* The inputs of sig whose dims a dynamic kernel takes, in its order. */
+static int tj_inputs(const jit_sig *sig, const jit_shape *in[3], const int64_t *bound[3])
+{
+    jit_op_info op;
+    in[0] = &sig->data_shape;
+    in[1] = &sig->indices_shape;
+    in[2] = &sig->updates_shape;
+    bound[0] = sig->data_bound;
+    bound[1] = sig->indices_bound;
+    bound[2] = sig->updates_bound;
+    return jit_op_describe(sig->op, &op) == 0 && op.has_updates ? 3 : 2;
+}
+
+/* Candidate k of the family's shapes into dims: every dynamic dim v for
+ * v in 1, 2, 3, 0; then the same with a dynamic dim at a position where
+ * another input has a static dim taking that dim (the rules of the
+ * family mostly tie dims at the same position together); then dynamic
+ * dims alternating 2 and 3. A bound caps the value. 0, or -1 past the
+ * last candidate. */
+#define TJ_CANDIDATES 9
+static int tj_candidate(const jit_sig *sig, int k, int64_t *dims, int *ndims)
+{
+    static const int64_t values[4] = {1, 2, 3, 0};
+    const jit_shape *in[3];
+    const int64_t *bound[3];
+    int n = tj_inputs(sig, in, bound), at = 0, nth = 0;
+    if (k >= TJ_CANDIDATES)
+        return -1;
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < in[i]->rank; d++, at++) {
+            int64_t v = in[i]->dims[d];
+            if (v != JIT_DIM_DYNAMIC) {
+                dims[at] = v;
+                continue;
+            }
+            v = k < 8 ? values[k % 4] : 2 + nth++ % 2;
+            for (int j = 0; k >= 4 && k < 8 && j < n; j++)
+                if (j != i && d < in[j]->rank && in[j]->dims[d] != JIT_DIM_DYNAMIC) {
+                    v = in[j]->dims[d];
+                    break;
+                }
+            dims[at] = bound[i][d] > 0 && v > bound[i][d] ? bound[i][d] : v;
+        }
+    *ndims = at;
+    return 0;
+}
+
+/* Whether a concrete signature has no element in an input or its output. */
+static int tj_sig_empty(const jit_sig *sig)
+{
+    const jit_shape *in[3];
+    const int64_t *bound[3];
+    jit_shape out;
+    int n = tj_inputs(sig, in, bound);
+    for (int i = 0; i < n; i++)
+        if (tj_elems(in[i]) == 0)
+            return 1;
+    return jit_output_shape(sig, &out) == 0 && tj_elems(&out) == 0;
+}
+
+/* Whether shape k of r repeats an earlier one. */
+static int tj_seen(const tj_dyn_check_result *r, const int64_t *dims, int ndims)
+{
+    for (int i = 0; i < r->shapes; i++)
+        if (memcmp(r->shape[i].dims, dims, sizeof(int64_t) * (size_t)ndims) == 0)
+            return 1;
+    return 0;
+}
+
+/* Bytes of the buffers a check of a concrete signature takes (inputs and
+ * two outputs), in double: a candidate tied to large static dims may
+ * overflow int64. */
+static double tj_sig_bytes(const jit_sig *sig)
+{
+    const jit_shape *in[3];
+    const int64_t *bound[3];
+    jit_shape out;
+    int n = tj_inputs(sig, in, bound);
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        double e = jit_dtype_size(i == 1 ? sig->index_type : sig->dtype);
+        for (int d = 0; d < in[i]->rank; d++)
+            e *= (double)in[i]->dims[d];
+        total += e;
+    }
+    if (jit_output_shape(sig, &out) == 0) {
+        double e = 2.0 * jit_dtype_size(sig->dtype);
+        for (int d = 0; d < out.rank; d++)
+            e *= (double)out.dims[d];
+        total += e;
+    }
+    return total;
+}
+
+/* The concrete shapes of the family the check runs: the candidates that
+ * bind (jit_sig_bind and jit_output_shape accept them), without repeats;
+ * first those whose buffers fit in max_bytes, and only when none does the
+ * others (to be reported as skipped): a candidate tied to a large static
+ * dim (an embedding table's rows) must not take the place of small ones. */
+static void tj_pick_shapes(const jit_sig *sig, int64_t max_bytes, tj_dyn_check_result *r)
+{
+    int64_t dims[3 * JIT_MAX_RANK];
+    int ndims;
+    for (int large = 0; large < 2 && r->shapes == 0; large++)
+        for (int k = 0; r->shapes < TJ_DYN_SHAPES && tj_candidate(sig, k, dims, &ndims) == 0;
+             k++) {
+            jit_sig concrete;
+            jit_shape out;
+            if (tj_seen(r, dims, ndims) || jit_sig_bind(sig, dims, &concrete) ||
+                jit_output_shape(&concrete, &out) ||
+                (!large && tj_sig_bytes(&concrete) > (double)max_bytes))
+                continue;
+            tj_dyn_shape *s = &r->shape[r->shapes++];
+            memcpy(s->dims, dims, sizeof(int64_t) * (size_t)ndims);
+            s->ndims = ndims;
+            s->sig = concrete;
+            s->empty = tj_sig_empty(&concrete);
+            r->empty += s->empty;
+            r->nonempty += !s->empty;
+        }
+}
+
+void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
+                      tj_dyn_check_result *r)
+{
+    memset(r, 0, sizeof *r);
+    jit_sig jit = *sig;
+    jit.engine = JIT_ENGINE_AUTO;
+    tj_callee fj = {jit_compile(&jit), NULL};
+    if (!fj.fn) {
+        tj_check_failed(&r->total, jit_last_error());
+        return;
+    }
+    tj_pick_shapes(sig, max_bytes, r);
+    if (!r->nonempty) {
+        tj_check_failed(&r->total, "no shape with elements among the candidates (every "
+                                   "dynamic dim 1, 2, 3, ...) is valid");
+        return;
+    }
+    for (int i = 0; i < r->shapes; i++) {
+        tj_dyn_shape *s = &r->shape[i];
+        fj.dims = s->dims;
+        tj_check_against(&s->sig, &fj, runs, seed + (uint64_t)i, max_bytes, &s->check);
+        r->total.runs += s->check.runs;
+        r->total.passed += s->check.passed;
+        r->total.skipped += s->check.skipped;
+        if (s->check.failed && !r->total.failed)
+            snprintf(r->total.first_failure, sizeof r->total.first_failure,
+                     "shape %d: %.200s", i, s->check.first_failure);
+        r->total.failed += s->check.failed;
+    }
+    /* skipped only when every shape was: then say so, as tj_check_layer does */
+    r->total.skipped = r->total.skipped == r->shapes;
+    if (r->total.skipped)
+        snprintf(r->total.first_failure, sizeof r->total.first_failure,
+                 "skipped: the buffers of every shape exceed %lld bytes", (long long)max_bytes);
+}
+
+void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len)
+{
+    const jit_shape *in[3];
+    const int64_t *bound[3];
+    static const char *const names[3] = {"data", "indices", "updates"};
+    int n = tj_inputs(&s->sig, in, bound);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) {
+        used += (size_t)snprintf(buf + used, len - used, "%s%s [", i ? ", " : "", names[i]);
+        for (int d = 0; d < in[i]->rank && used < len; d++)
+            used += (size_t)snprintf(buf + used, len - used, "%s%lld", d ? "," : "",
+                                     (long long)in[i]->dims[d]);
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, "]");
+    }
 }

@@ -19,4 +19,33 @@ typedef struct tj_check_result {
 void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
                     tj_check_result *r);
 
+/* A dynamic signature checked on concrete shapes of its family: the
+ * dynamic kernel against the reference kernel of each concrete signature
+ * (jit_sig_bind), the same runs as tj_check_layer. */
+#define TJ_DYN_SHAPES 6
+
+typedef struct tj_dyn_shape {
+    int64_t dims[3 * JIT_MAX_RANK]; /* as the dynamic kernel takes them */
+    int ndims;
+    int empty;                      /* an input or the output has no element */
+    jit_sig sig;                    /* the concrete signature */
+    tj_check_result check;
+} tj_dyn_shape;
+
+typedef struct tj_dyn_check_result {
+    int shapes, empty, nonempty;    /* the valid shapes run, empty ones among them */
+    tj_dyn_shape shape[TJ_DYN_SHAPES];
+    tj_check_result total;          /* every shape's runs; failed also when no shape with
+                                       elements is valid */
+} tj_dyn_check_result;
+
+/* Candidates: every dynamic dim 1, 2, 3, 0 (bounds cap them), the same
+ * with dims tied to other inputs' static dims, then a mixed assignment;
+ * those that bind are run (at most TJ_DYN_SHAPES). */
+void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
+                      tj_dyn_check_result *r);
+
+/* "data [3,64], indices [3,1]": the concrete shapes of one checked shape. */
+void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len);
+
 #endif
