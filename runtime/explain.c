@@ -113,7 +113,7 @@ static void tj_put_dynamic(tj_text *t, const tj_dyn *d)
         tj_put(t, "  reference kernel: %s\n", d->why);
         return;
     }
-    tj_put(t, "  the plan below is at placeholder dims (5); from each call's dims:");
+    tj_put(t, "  the plan below is at placeholder dims; from each call's dims:");
     int any = 0;
     for (int l = 0; l < p->nlevels; l++) {
         const tj_level *v = &p->levels[l];
