@@ -1159,7 +1159,8 @@ static LLVMValueRef tj_emit_dyn_entry(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     LLVMValueRef slot = LLVMBuildAlloca(e->b, e->ptr, "plan.slot");
     LLVMValueRef args[7] = {tj_self(k), dims, k->data, k->indices,
-                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out, slot};
+                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out,
+                            LLVMBuildPointerCast(e->b, slot, e->ptr, "")}; /* LLVM 14: i8** */
     LLVMTypeRef ety = LLVMFunctionType(e->i32, params, 7, 0);
     LLVMValueRef enter = LLVMAddFunction(e->mod, TJ_RT_DYN_ENTER, ety);
     LLVMValueRef st = LLVMBuildCall2(e->b, ety, enter, args, 7, "enter");
