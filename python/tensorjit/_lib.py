@@ -103,6 +103,10 @@ class Sig(ctypes.Structure):
         ("updates_shape", Shape),
         ("reduction", _c_enum),
         ("no_init_val", ctypes.c_int),
+        # upper bounds of dynamic dims at the dim's position, 0: none
+        ("data_bound", ctypes.c_int64 * JIT_MAX_RANK),
+        ("indices_bound", ctypes.c_int64 * JIT_MAX_RANK),
+        ("updates_bound", ctypes.c_int64 * JIT_MAX_RANK),
     ]
 
 
@@ -130,6 +134,7 @@ class KernelInfo(ctypes.Structure):
         ("out_bytes", ctypes.c_int64),
         ("cache_hit", ctypes.c_int),
         ("op", _c_enum),
+        ("dynamic", ctypes.c_int),
     ]
 
 
