@@ -643,6 +643,45 @@ static void test_output_shape_of_a_unified_family(void **state)
                  (long long)os.dims[1]);
 }
 
+/* ScatterNDUpdate has no use_init_val: jit_sig.no_init_val must change
+ * nothing, on the static kernel as on the dynamic one (found by
+ * fuzz_signature's dynamic mode, input
+ * tests/fuzz/regressions/signature/dynamic-scatter-nd-min-no-init-val).
+ * LIBRARY BUG: the static kernel's plan takes no_init_val from the
+ * signature as written (runtime/plan.c: p->no_init_val = r != NONE &&
+ * s->no_init_val, on a signature tj_sig_plan did not normalize), while
+ * the cache key (runtime/key.c, normalized by runtime/sig.c) drops it:
+ * min(-1, 0) gives 0, and whichever of the two signatures compiles first
+ * decides both results. The dynamic kernel normalizes and gives -1. */
+static void test_attribute_the_op_lacks_changes_nothing(void **state)
+{
+    (void)state;
+    float data[5] = {-1, 2, 3, 4, 5}, upd[1] = {0}, out[5];
+    int64_t idx[1] = {0};
+    const int64_t dims[] = {5, 1};
+    for (int noinit = 1; noinit >= 0; noinit--) {
+        jit_sig s = base(JIT_OP_SCATTER_ND_UPDATE);
+        s.opset = 15;
+        s.index_type = JIT_I64;
+        s.reduction = JIT_REDUCTION_MIN;
+        s.no_init_val = noinit;
+        s.data_shape = (jit_shape){1, {5}};
+        s.indices_shape = (jit_shape){1, {D}};
+        s.updates_shape = (jit_shape){0, {0}};
+        jit_kernel dyn = compile_dynamic(&s);
+        assert_int_equal(jit_call_dynamic(dyn, data, idx, upd, out, dims), JIT_OK);
+        assert_true(out[0] == -1.0f);
+        s.indices_shape.dims[0] = 1;
+        jit_kernel st = jit_compile(&s);
+        assert_non_null(st);
+        assert_int_equal(jit_call(st, data, idx, upd, out), JIT_OK);
+        if (out[0] != -1.0f)
+            fail_msg("LIBRARY BUG: ScatterNDUpdate-15 min with no_init_val=%d (an attribute "
+                     "the op lacks) gives %g, not min(-1, 0) = -1",
+                     noinit, (double)out[0]);
+    }
+}
+
 static char cache_dir[256];
 
 static void remove_dir(const char *dir)
@@ -809,6 +848,7 @@ int main(void)
         cmocka_unit_test_teardown(test_invalid_family_refused, teardown),
         cmocka_unit_test_teardown(test_gather_nd_dynamic_k, teardown),
         cmocka_unit_test_teardown(test_output_shape_of_a_unified_family, teardown),
+        cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
         cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),
