@@ -349,6 +349,25 @@ static void test_bind(void **state)
     expect_error("data", "bound", "-2");
 }
 
+/* include/tensorjit.h: jit_sig_bind returns -1 "when dims break a bound,
+ * a static dim or a rule of the op". LIBRARY BUG (runtime/dyn.c,
+ * jit_sig_bind checks bounds, static dims and signs only): dims that break
+ * a rule of the op (ScatterUpdate's updates.shape[0] = indices.shape[0])
+ * bind with 0, and only jit_output_shape of the result refuses them.
+ * Either the code or the header's promise has to change. */
+static void test_bind_checks_the_rules(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_sig(), c;
+    int rc = jit_sig_bind(&s, (int64_t[]){4, 4, 2, 3, 4}, &c);
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&c, &os), -1); /* the bound signature is invalid */
+    if (rc != -1)
+        fail_msg("LIBRARY BUG: jit_sig_bind accepted dims that break a rule of the op "
+                 "(updates.shape[0]=3, indices.shape[0]=2); the header says it refuses them");
+    expect_error("updates", "shape[0]", "3");
+}
+
 /* Calls that break a rule, a bound or a static dim: BAD_SHAPE, a message,
  * nothing written. */
 static void expect_bad_shape(jit_kernel fn, const int64_t *dims, const char *name)
@@ -682,6 +701,75 @@ static void test_attribute_the_op_lacks_changes_nothing(void **state)
     }
 }
 
+/* Families with valid shapes must compile (SPEC section 6: one kernel
+ * for the whole family). LIBRARY BUG (runtime/dyn.c, tj_dyn_build): a
+ * valid shape is looked for only with every dynamic dim at 5 or 7 (or
+ * unified with a static dim of another input at the same position), then
+ * at 1 and at 0, so families whose valid shapes tie dynamic dims to each
+ * other or to static dims elsewhere are refused with "no shape of this
+ * dynamic signature is valid". Each family below holds the shape called. */
+static void test_valid_families_compile(void **state)
+{
+    (void)state;
+    uint64_t rs = 17;
+    int refused = 0;
+    /* ScatterUpdate axis 1: data [3, ?], indices [?], updates [?, ?]
+     * (updates = [3, indices[0]]) */
+    jit_sig a = base(JIT_OP_SCATTER_UPDATE);
+    a.axis = 1;
+    a.data_shape = (jit_shape){2, {3, D}};
+    a.indices_shape = (jit_shape){1, {D}};
+    a.updates_shape = (jit_shape){2, {D, D}};
+    /* ScatterUpdate axis 0, leading dims dynamic, updates static: data
+     * [?, 2], indices [?], updates [3, 2] (indices[0] must be 3) */
+    jit_sig b = base(JIT_OP_SCATTER_UPDATE);
+    b.data_shape = (jit_shape){2, {D, 2}};
+    b.indices_shape = (jit_shape){1, {D}};
+    b.updates_shape = (jit_shape){2, {3, 2}};
+    /* ScatterNDUpdate, every dim dynamic: data [?, ?], indices [?, ?],
+     * updates [?] (k = rank(data) = 2: whole elements) */
+    jit_sig c = base(JIT_OP_SCATTER_ND_UPDATE);
+    c.data_shape = (jit_shape){2, {D, D}};
+    c.indices_shape = (jit_shape){2, {D, D}};
+    c.updates_shape = (jit_shape){1, {D}};
+    const jit_sig *sigs[] = {&a, &b, &c};
+    const int64_t dims[][6] = {{3, 4, 2, 3, 2}, {5, 2, 3, 3, 2}, {2, 2, 3, 2, 3}};
+    for (int i = 0; i < 3; i++) {
+        jit_kernel fn = jit_compile(sigs[i]);
+        if (!fn) {
+            printf("  LIBRARY BUG: family %d refused: %s\n", i, jit_last_error());
+            refused++;
+            continue;
+        }
+        assert_int_equal(run_dims(&rs, fn, sigs[i], dims[i], -1, "family"), JIT_OK);
+    }
+    if (refused)
+        fail_msg("LIBRARY BUG: %d of 3 families with valid shapes refused at compile", refused);
+}
+
+/* ScatterUpdate axis 1, every dim dynamic, indices empty: out must be a
+ * copy of data. LIBRARY BUG (runtime/dyn.c, tj_dyn_plan_shape: the plan
+ * made by tj_plan_finish_as on the template's nest has units = 0 and
+ * unit_copy_bytes = 0 while copy_bytes = 48, where the static plan of
+ * the same shape has units = 3, unit_copy_bytes = 16; the kernel then
+ * copies nothing): out is left as it was. */
+static void test_scatter_with_empty_indices_copies_data(void **state)
+{
+    (void)state;
+    uint64_t rs = 19;
+    jit_sig s = base(JIT_OP_SCATTER_UPDATE);
+    s.axis = 1;
+    s.data_shape = (jit_shape){2, {D, D}};
+    s.indices_shape = (jit_shape){1, {D}};
+    s.updates_shape = (jit_shape){2, {D, D}};
+    jit_kernel fn = compile_dynamic(&s);
+    int rc = run_dims(&rs, fn, &s, (int64_t[]){3, 4, 0, 3, 0}, -1, "empty indices, axis 1");
+    if (rc != JIT_OK)
+        fail_msg("LIBRARY BUG: ScatterUpdate axis 1, data [?,?] indices [?] updates [?,?], "
+                 "dims {3,4,0,3,0}: out is not a copy of data (see stderr)");
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){3, 4, 2, 3, 2}, -1, "axis 1"), JIT_OK);
+}
+
 static char cache_dir[256];
 
 static void remove_dir(const char *dir)
@@ -837,6 +925,7 @@ int main(void)
         cmocka_unit_test_teardown(test_compile_info_and_cache_key, teardown),
         cmocka_unit_test_teardown(test_output_shape_with_dynamic_dims, teardown),
         cmocka_unit_test_teardown(test_bind, teardown),
+        cmocka_unit_test_teardown(test_bind_checks_the_rules, teardown),
         cmocka_unit_test_teardown(test_bad_dims_write_nothing, teardown),
         cmocka_unit_test_teardown(test_bad_index_like_the_static_kernel, teardown),
         cmocka_unit_test_teardown(test_null_pointers, teardown),
@@ -849,6 +938,8 @@ int main(void)
         cmocka_unit_test_teardown(test_gather_nd_dynamic_k, teardown),
         cmocka_unit_test_teardown(test_output_shape_of_a_unified_family, teardown),
         cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
+        cmocka_unit_test_teardown(test_valid_families_compile, teardown),
+        cmocka_unit_test_teardown(test_scatter_with_empty_indices_copies_data, teardown),
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
         cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),
