@@ -209,6 +209,115 @@ static int run_all_types(const cJSON *c, jit_engine eng, int inplace)
     return runs;
 }
 
+/* ---- the vectors through dynamic kernels (SPEC section 6) ---- */
+
+enum { DYN_ALL, DYN_LEADING, DYN_MODES };
+static const char *const dyn_mode_names[DYN_MODES] = {"every dim", "leading dims"};
+
+/* The dims of sig's inputs (data, indices, [updates]) as a dynamic call
+ * passes them; dyn: the signature with mode's dims dynamic. The count, 0
+ * when no dim became dynamic (only scalars). */
+static int make_dynamic(const jit_sig *sig, int has_updates, int mode, jit_sig *dyn,
+                        int64_t *dims)
+{
+    *dyn = *sig;
+    jit_shape *sh[3] = {&dyn->data_shape, &dyn->indices_shape, &dyn->updates_shape};
+    int n = 0, marked = 0;
+    for (int i = 0; i < 2 + has_updates; i++) {
+        if (sh[i]->rank < 0 || sh[i]->rank > JIT_MAX_RANK)
+            continue;
+        for (int d = 0; d < sh[i]->rank; d++) {
+            dims[n++] = sh[i]->dims[d];
+            if (mode == DYN_ALL || (d == 0 && i < 2)) {
+                sh[i]->dims[d] = JIT_DIM_DYNAMIC;
+                marked++;
+            }
+        }
+    }
+    return marked ? n : 0;
+}
+
+typedef struct dyn_counts {
+    int runs, skipped, refused_compile, refused_call, failed;
+} dyn_counts;
+
+/* A valid case through the dynamic kernel of mode, with the recorded
+ * types, on engine eng: the expected output and shape, the canary kept;
+ * scatters in place too. Failures are reported and counted so that every
+ * case runs. */
+static void run_case_dynamic(const cJSON *c, jit_engine eng, int mode, dyn_counts *n)
+{
+    const char *name = case_name(c);
+    jit_sig sig = support_sig(c), dyn, bound;
+    sig.engine = eng;
+    jit_op_info info = op_info(sig.op);
+    int64_t dims[3 * JIT_MAX_RANK];
+    if (!make_dynamic(&sig, info.has_updates, mode, &dyn, dims)) {
+        n->skipped++;
+        return;
+    }
+    jit_kernel fn = jit_compile(&dyn);
+    if (!fn) {
+        printf("  FAILED (dynamic, %s, %s engine) %s: a valid case's family refused: %s\n",
+               dyn_mode_names[mode], jit_engine_name(eng), name, jit_last_error());
+        n->failed++;
+        return;
+    }
+    jit_shape shape;
+    if (jit_sig_bind(&dyn, dims, &bound) != 0 || jit_output_shape(&bound, &shape) != 0) {
+        printf("  FAILED (dynamic, %s) %s: the recorded dims do not bind: %s\n",
+               dyn_mode_names[mode], name, jit_last_error());
+        n->failed++;
+        return;
+    }
+    expect_shape(&shape, field(c, "expected_shape"), name);
+    buffers b;
+    if (!load_buffers(c, &sig, info.has_updates, 0, &b))
+        fail_msg("%s: recorded values do not fit the recorded types", name);
+    size_t bytes = (size_t)b.nwant * (size_t)jit_dtype_size(sig.dtype);
+    for (int inplace = 0; inplace <= info.has_updates; inplace++) {
+        char *out = inplace ? b.data : malloc(bytes + CANARY);
+        if (!inplace)
+            memset(out, 0xa5, bytes + CANARY);
+        int rc = ((jit_dynamic_fn)fn)(b.data, b.idx, b.upd, out, dims);
+        int bad = rc != JIT_OK || memcmp(out, b.want, bytes) != 0;
+        for (int i = 0; !inplace && i < CANARY; i++)
+            bad |= (unsigned char)out[bytes + i] != 0xa5;
+        if (bad) {
+            printf("  FAILED (dynamic, %s, %s engine%s) %s: status %d (%s) or output differs "
+                   "from expected\n",
+                   dyn_mode_names[mode], jit_engine_name(eng), inplace ? ", in place" : "", name,
+                   rc, rc ? jit_last_error() : "");
+            n->failed++;
+        }
+        if (!inplace)
+            free(out);
+        n->runs++;
+    }
+    free_buffers(&b);
+}
+
+static void run_file_dynamic(const char *file)
+{
+    cJSON *cases = support_load_cases(file);
+    assert_non_null(cases);
+    int failed = 0;
+    for (int mode = 0; mode < DYN_MODES; mode++) {
+        dyn_counts n = {0};
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+            for (int e = 0; e < NENGINES; e++)
+                run_case_dynamic(c, engines[e], mode, &n);
+        printf("%s, dynamic (%s): %d cases, %d runs (both engines%s), %d without dims skipped, "
+               "%d failed\n",
+               file, dyn_mode_names[mode], cJSON_GetArraySize(cases), n.runs,
+               strstr(file, "scatter") ? " x in place" : "", n.skipped / NENGINES, n.failed);
+        failed += n.failed;
+    }
+    cJSON_Delete(cases);
+    assert_int_equal(failed, 0);
+}
+
 /* Every case of a file of valid vectors. */
 static void run_file(const char *file)
 {
@@ -245,10 +354,22 @@ static void test_gather_nd_cases(void **state)
     run_file("gather_nd.json");
 }
 
+static void test_gather_nd_cases_dynamic(void **state)
+{
+    (void)state;
+    run_file_dynamic("gather_nd.json");
+}
+
 static void test_scatter_update_cases(void **state)
 {
     (void)state;
     run_file("scatter_update.json");
+}
+
+static void test_scatter_update_cases_dynamic(void **state)
+{
+    (void)state;
+    run_file_dynamic("scatter_update.json");
 }
 
 static void test_gather_cases(void **state)
@@ -257,10 +378,22 @@ static void test_gather_cases(void **state)
     run_file("gather.json");
 }
 
+static void test_gather_cases_dynamic(void **state)
+{
+    (void)state;
+    run_file_dynamic("gather.json");
+}
+
 static void test_gather_elements_cases(void **state)
 {
     (void)state;
     run_file("gather_elements.json");
+}
+
+static void test_gather_elements_cases_dynamic(void **state)
+{
+    (void)state;
+    run_file_dynamic("gather_elements.json");
 }
 
 static void test_scatter_nd_update_cases(void **state)
@@ -269,10 +402,22 @@ static void test_scatter_nd_update_cases(void **state)
     run_file("scatter_nd_update.json");
 }
 
+static void test_scatter_nd_update_cases_dynamic(void **state)
+{
+    (void)state;
+    run_file_dynamic("scatter_nd_update.json");
+}
+
 static void test_scatter_elements_update_cases(void **state)
 {
     (void)state;
     run_file("scatter_elements_update.json");
+}
+
+static void test_scatter_elements_update_cases_dynamic(void **state)
+{
+    (void)state;
+    run_file_dynamic("scatter_elements_update.json");
 }
 
 /* The message must name an input or attribute of the op. */
@@ -376,8 +521,113 @@ static void refuse_index(const cJSON *c, jit_sig sig)
     free(before);
 }
 
+/* An invalid signature with mode's dims dynamic: the compile may refuse
+ * it (no shape of the family is valid) or the call with the recorded dims
+ * must: never JIT_OK, nothing written. 1: refused at compile, 2: at the
+ * call, 0: no dim to make dynamic. */
+static int refuse_signature_dynamic(const cJSON *c, jit_sig sig, int mode)
+{
+    const char *src = case_name(c);
+    jit_op_info info = op_info(sig.op);
+    jit_sig dyn;
+    int64_t dims[3 * JIT_MAX_RANK];
+    if (!make_dynamic(&sig, info.has_updates, mode, &dyn, dims))
+        return 0;
+    jit_kernel fn = jit_compile(&dyn);
+    if (!fn) {
+        if (!*jit_last_error())
+            fail_msg("%s (dynamic, %s): refused with no message", src, dyn_mode_names[mode]);
+        return 1;
+    }
+    /* buffers of the recorded sizes where these are sane: the kernel must
+     * read none of them */
+    size_t sz = 1 << 16;
+    jit_shape *sh[3] = {&sig.data_shape, &sig.indices_shape, &sig.updates_shape};
+    for (int i = 0; i < 3; i++) {
+        int64_t e = elems(sh[i]) * 8;
+        if (sh[i]->rank >= 0 && sh[i]->rank <= JIT_MAX_RANK && e > (int64_t)sz && e < (1 << 26))
+            sz = (size_t)e;
+    }
+    char *data = calloc(1, sz), *idx = calloc(1, sz), *upd = calloc(1, sz), *out = malloc(sz);
+    assert_true(data && idx && upd && out);
+    memset(out, 0x5a, sz);
+    int rc = ((jit_dynamic_fn)fn)(data, idx, upd, out, dims);
+    if (rc == JIT_OK)
+        fail_msg("%s (dynamic, %s, %s engine): an invalid signature's call succeeded", src,
+                 dyn_mode_names[mode], jit_engine_name(sig.engine));
+    if (rc != JIT_STATUS_BAD_SHAPE)
+        fail_msg("%s (dynamic, %s): status %d, not BAD_SHAPE (%s)", src, dyn_mode_names[mode],
+                 rc, jit_last_error());
+    if (!*jit_last_error())
+        fail_msg("%s (dynamic, %s): BAD_SHAPE with no message", src, dyn_mode_names[mode]);
+    for (size_t i = 0; i < sz; i++)
+        if ((unsigned char)out[i] != 0x5a)
+            fail_msg("%s (dynamic, %s): the output was written", src, dyn_mode_names[mode]);
+    free(data);
+    free(idx);
+    free(upd);
+    free(out);
+    return 2;
+}
+
+/* A valid signature with a bad index through the dynamic kernel of mode:
+ * BAD_INDEX, nothing written, the message of the static kernel. 1 when
+ * run, 0 when no dim became dynamic; -1 when the family was refused (a
+ * library bug: the recorded shape is valid). */
+static int refuse_index_dynamic(const cJSON *c, jit_sig sig, int mode)
+{
+    const char *src = case_name(c);
+    jit_op_info info = op_info(sig.op);
+    jit_sig dyn;
+    int64_t dims[3 * JIT_MAX_RANK];
+    if (!make_dynamic(&sig, info.has_updates, mode, &dyn, dims))
+        return 0;
+    jit_kernel fn = jit_compile(&dyn), st = compile_valid(&sig, src);
+    if (!fn) {
+        printf("  FAILED (dynamic, %s) %s: a valid signature's family refused: %s\n",
+               dyn_mode_names[mode], src, jit_last_error());
+        return -1;
+    }
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&sig, &os), 0);
+    int64_t es = jit_dtype_size(sig.dtype), nd = elems(&sig.data_shape);
+    size_t ob = (size_t)(elems(&os) * es);
+    char *data = values_or(c, "data", sig.dtype, nd, 0);
+    char *idx = values_or(c, "indices", sig.index_type, 0, 0);
+    char *upd = info.has_updates
+                    ? values_or(c, "updates", sig.dtype, elems(&sig.updates_shape), 1)
+                    : NULL;
+    char *out = malloc(ob + CANARY), *before = malloc((size_t)(nd * es) + 1);
+    assert_true(data && idx && out && before && (upd || !info.has_updates));
+    memset(out, 0x5a, ob + CANARY);
+    assert_int_equal(call_kernel(st, &info, data, idx, upd, out, 0), JIT_STATUS_BAD_INDEX);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", jit_last_error());
+    int rc = ((jit_dynamic_fn)fn)(data, idx, upd, out, dims);
+    if (rc != JIT_STATUS_BAD_INDEX)
+        fail_msg("%s (dynamic, %s): status %d for an out-of-range index (%s)", src,
+                 dyn_mode_names[mode], rc, jit_last_error());
+    if (strcmp(want, jit_last_error()) != 0)
+        fail_msg("%s (dynamic, %s): message '%s', the static kernel's '%s'", src,
+                 dyn_mode_names[mode], jit_last_error(), want);
+    for (size_t i = 0; i < ob + CANARY; i++)
+        assert_int_equal((unsigned char)out[i], 0x5a);
+    if (info.has_updates) {
+        memcpy(before, data, (size_t)(nd * es));
+        assert_int_equal(((jit_dynamic_fn)fn)(data, idx, upd, data, dims), JIT_STATUS_BAD_INDEX);
+        assert_memory_equal(before, data, (size_t)(nd * es));
+    }
+    free(data);
+    free(idx);
+    free(upd);
+    free(out);
+    free(before);
+    return 1;
+}
+
 typedef struct invalid_counts {
     int sig, idx;
+    int dyn_compile[DYN_MODES], dyn_call[DYN_MODES], dyn_idx[DYN_MODES], dyn_failed;
 } invalid_counts;
 
 static void run_invalid_entry(const cJSON *c, invalid_counts *n)
@@ -392,6 +642,17 @@ static void run_invalid_entry(const cJSON *c, invalid_counts *n)
             refuse_signature(c, sig);
         else
             refuse_index(c, sig);
+        for (int mode = 0; mode < DYN_MODES; mode++) {
+            if (is_sig) {
+                int r = refuse_signature_dynamic(c, sig, mode);
+                n->dyn_compile[mode] += r == 1;
+                n->dyn_call[mode] += r == 2;
+            } else {
+                int r = refuse_index_dynamic(c, sig, mode);
+                n->dyn_idx[mode] += r == 1;
+                n->dyn_failed += r < 0;
+            }
+        }
     }
     if (is_sig)
         n->sig++;
@@ -409,8 +670,14 @@ static void run_invalid_file(const char *file)
         run_invalid_entry(c, &n);
     printf("%s: %d signatures refused, %d bad-index runs refused (each on both engines)\n", file,
            n.sig, n.idx);
+    for (int mode = 0; mode < DYN_MODES; mode++)
+        printf("%s, dynamic (%s): of the signatures, %d refused at compile, %d by the call "
+               "(BAD_SHAPE); %d bad-index runs refused (counts over both engines)\n",
+               file, dyn_mode_names[mode], n.dyn_compile[mode], n.dyn_call[mode],
+               n.dyn_idx[mode]);
     assert_int_equal(n.sig + n.idx, cJSON_GetArraySize(cases));
     cJSON_Delete(cases);
+    assert_int_equal(n.dyn_failed, 0);
 }
 
 static void test_invalid_cases(void **state)
@@ -436,11 +703,17 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_gather_nd_cases, teardown),
+        cmocka_unit_test_teardown(test_gather_nd_cases_dynamic, teardown),
         cmocka_unit_test_teardown(test_scatter_update_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_update_cases_dynamic, teardown),
         cmocka_unit_test_teardown(test_gather_cases, teardown),
+        cmocka_unit_test_teardown(test_gather_cases_dynamic, teardown),
         cmocka_unit_test_teardown(test_gather_elements_cases, teardown),
+        cmocka_unit_test_teardown(test_gather_elements_cases_dynamic, teardown),
         cmocka_unit_test_teardown(test_scatter_nd_update_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_nd_update_cases_dynamic, teardown),
         cmocka_unit_test_teardown(test_scatter_elements_update_cases, teardown),
+        cmocka_unit_test_teardown(test_scatter_elements_update_cases_dynamic, teardown),
         cmocka_unit_test_teardown(test_invalid_cases, teardown),
         cmocka_unit_test_teardown(test_invalid_family_cases, teardown),
     };

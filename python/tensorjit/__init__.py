@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "gather_nd", "scatter_update", "gather_nd_info", "scatter_update_info",
     "gather", "gather_elements", "scatter_nd_update", "scatter_elements_update",
-    "gather_info",
+    "gather_info", "compile_dynamic", "DynamicKernel",
     "library_version", "shutdown",
 ]
 
@@ -256,6 +256,7 @@ def _info(kernel):
         "code_bytes": info.code_bytes,
         "out_bytes": info.out_bytes,
         "cache_hit": bool(info.cache_hit),
+        "dynamic": bool(info.dynamic),
     }
 
 
@@ -428,6 +429,197 @@ def scatter_elements_update(data, indices, updates, axis, reduction="none",
                      (("data", data), ("indices", indices), ("updates", updates)),
                      in_place=True)
     return _run(kernel, data, indices, updates, result)
+
+
+# Dynamic kernels (SPEC section 6)
+
+_OPS_BY_CODE = {op.code: op for op in (_GATHER_ND, _SCATTER_UPDATE, _GATHER, _GATHER_ELEMENTS,
+                                       _SCATTER_ND_UPDATE, _SCATTER_ELEMENTS_UPDATE)}
+
+
+def _dynamic_shape(dims, what):
+    """A shape whose None or -1 entries are dynamic dims."""
+    if dims is None:
+        raise ValueError(f"tensorjit: {what} needs a shape (a sequence of ints, None or -1 for a "
+                         "dynamic dim)")
+    out = []
+    for d in dims:
+        if d is None:
+            out.append(_lib.JIT_DIM_DYNAMIC)
+        else:
+            v = _int(d, f"a dim of {what}", 64)
+            if v < 0 and v != _lib.JIT_DIM_DYNAMIC:
+                raise ValueError(f"tensorjit: {what} has dim {v}; a dim is >= 0, or None or -1 "
+                                 "(dynamic)")
+            out.append(v)
+    return _shape(out, what)
+
+
+def _bounds(bounds, shape, what):
+    arr = (ctypes.c_int64 * _lib.JIT_MAX_RANK)()
+    if bounds is None:
+        return arr
+    if len(bounds) != shape.rank:
+        raise ValueError(f"tensorjit: {what} has {len(bounds)} entries; {what[:-6]} has rank "
+                         f"{shape.rank}")
+    for i, b in enumerate(bounds):
+        arr[i] = 0 if b is None else _int(b, what, 64)
+    return arr
+
+
+class DynamicKernel:
+    """One kernel for every shape of a family: ranks, types and attributes
+    fixed, the dims given as None (or -1) known only at call time. Calling
+    it with numpy arrays passes their shapes as the actual dims; the library
+    checks them against every rule of the op, the bounds and the static
+    dims (ValueError with its message, nothing written), and the output is
+    allocated from the call's concrete signature (jit_sig_bind,
+    jit_output_shape). Made by compile_dynamic()."""
+
+    def __init__(self, op, sig, address):
+        self._op = op
+        self._sig = sig
+        self._address = address
+        self._fn = _lib.DynamicFn(address)
+        self._dtype = None
+        lib = _lib.load()
+        shape = _lib.Shape()
+        if lib.jit_output_shape(ctypes.byref(sig), ctypes.byref(shape)) != 0:
+            raise ValueError(_last_error(lib))
+        self.output_shape = tuple(None if d == _lib.JIT_DIM_DYNAMIC else d
+                                  for d in shape.dims[:shape.rank])
+
+    @property
+    def op(self):
+        """The op's name ("GatherND")."""
+        return self._op.name
+
+    def info(self):
+        """What serves the kernel (see gather_nd_info); "dynamic" is True."""
+        return _info(_Kernel(self._op, self._address, None, None))
+
+    def _dims(self, arrays):
+        dims = []
+        for a in arrays:
+            dims.extend(a.shape)
+        return (ctypes.c_int64 * max(len(dims), 1))(*dims)
+
+    def bind(self, data_shape, indices_shape, updates_shape=None):
+        """The output shape of one call with inputs of these shapes
+        (ValueError when the family has no such shape)."""
+        shapes = [tuple(data_shape), tuple(indices_shape)]
+        if self._op.has_updates:
+            shapes.append(tuple(updates_shape or ()))
+        dims = [d for s in shapes for d in s]
+        return self._bind((ctypes.c_int64 * max(len(dims), 1))(*dims))
+
+    def _bind(self, dims):
+        lib = _lib.load()
+        concrete = _lib.Sig()
+        shape = _lib.Shape()
+        if (lib.jit_sig_bind(ctypes.byref(self._sig), dims, ctypes.byref(concrete)) != 0 or
+                lib.jit_output_shape(ctypes.byref(concrete), ctypes.byref(shape)) != 0):
+            raise ValueError(_last_error(lib))
+        return tuple(shape.dims[:shape.rank])
+
+    def __call__(self, data, indices, updates=None, *, out=None):
+        data = _array(data)
+        indices = _array(indices)
+        arrays = [("data", data), ("indices", indices)]
+        if self._op.has_updates:
+            if updates is None:
+                raise ValueError(f"tensorjit: {self._op.name} takes updates")
+            updates = _array(updates)
+            arrays.append(("updates", updates))
+        for (name, a), code, what in ((arrays[0], self._sig.dtype, "data"),
+                                      (arrays[1], self._sig.index_type, "indices")):
+            index = what == "indices"
+            if _type_code(a.dtype, name, index=index) != code:
+                raise TypeError(f"tensorjit: {name} has dtype {a.dtype}, not the kernel's")
+        if self._op.has_updates:
+            want = self._sig.updates_dtype or self._sig.dtype
+            if _type_code(updates.dtype, "updates") != want:
+                raise TypeError(f"tensorjit: updates has dtype {updates.dtype}, not the kernel's")
+        for name, a in arrays:
+            if a.ndim > _lib.JIT_MAX_RANK:
+                raise ValueError(f"tensorjit: {name} has rank {a.ndim}")
+        ranks = (self._sig.data_shape.rank, self._sig.indices_shape.rank,
+                 self._sig.updates_shape.rank)
+        for (name, a), rank in zip(arrays, ranks):
+            if a.ndim != rank:
+                raise ValueError(f"tensorjit: {name} has rank {a.ndim}; the kernel's is {rank}")
+        dims = self._dims([a for _, a in arrays])
+        shape = self._bind(dims)
+        kernel = _Kernel(self._op, self._address, None, shape)
+        result = _output(out, kernel, data.dtype, arrays, in_place=self._op.has_updates)
+        status = self._fn(data.ctypes.data, indices.ctypes.data,
+                          updates.ctypes.data if updates is not None else None,
+                          result.ctypes.data, dims)
+        if status == _lib.JIT_STATUS_BAD_SHAPE:
+            raise ValueError(_last_error(_lib.load()))
+        _check_status(status)
+        return result
+
+
+def compile_dynamic(op, data_shape, indices_shape, updates_shape=None, *, dtype, index_dtype,
+                    axis=0, batch_dims=0, opset=None, index_policy=None, reduction="none",
+                    use_init_val=True, data_bound=None, indices_bound=None,
+                    updates_bound=None):
+    """The dynamic kernel (a DynamicKernel) of op ("gather_nd", "gather",
+    "gather_elements", "scatter_update", "scatter_nd_update",
+    "scatter_elements_update", or the op's name "GatherND") for shapes whose
+    None (or -1) entries are known only at call time: one kernel for every
+    shape of the family, never a compile per shape. *_bound give upper
+    bounds of dynamic dims at their positions (None or 0: none). dtype and
+    index_dtype: numpy dtypes of data (and updates) and indices.
+    index_policy defaults as the op's function here does ("negative-wraps"
+    for gather, else "error"). ValueError with the library's message when
+    no shape of the family is valid.
+
+        k = tensorjit.compile_dynamic("gather", (None, 64), (None,),
+                                      dtype=np.float32, index_dtype=np.int64)
+        k(table, ids)   # any number of rows and of ids
+    """
+    lib = _lib.load()
+    if not isinstance(op, str):
+        raise TypeError(f"tensorjit: op must be a name, not {type(op).__name__}")
+    code = lib.jit_op_from_name(op.replace("_", "-").encode())
+    if code not in _OPS_BY_CODE:
+        code = lib.jit_op_from_name(op.encode())
+    if code not in _OPS_BY_CODE:
+        raise ValueError(f"tensorjit: unknown op {op!r}")
+    o = _OPS_BY_CODE[code]
+    if index_policy is None:
+        index_policy = "negative-wraps" if o is _GATHER else "error"
+    if opset is None:
+        opset = 15 if o is _SCATTER_ND_UPDATE and reduction != "none" else (
+            12 if o is _SCATTER_ELEMENTS_UPDATE else 0)
+    sig = _lib.Sig()
+    sig.op = code
+    sig.opset = _int(opset, "opset", 32)
+    sig.axis = _int(axis, "axis", 64)
+    sig.batch_dims = _int(batch_dims, "batch_dims", 32)
+    sig.dtype = _type_code(np.dtype(dtype), "data")
+    sig.index_type = _type_code(np.dtype(index_dtype), "indices", index=True)
+    sig.index_policy = _policy_code(index_policy)
+    sig.reduction = _reduction_code(reduction)
+    sig.no_init_val = 0 if use_init_val else 1
+    sig.data_shape = _dynamic_shape(data_shape, "data")
+    sig.indices_shape = _dynamic_shape(indices_shape, "indices")
+    if o.has_updates:
+        sig.updates_shape = _dynamic_shape(updates_shape, "updates")
+        sig.updates_dtype = sig.dtype
+    sig.data_bound = _bounds(data_bound, sig.data_shape, "data_bound")
+    sig.indices_bound = _bounds(indices_bound, sig.indices_shape, "indices_bound")
+    if o.has_updates:
+        sig.updates_bound = _bounds(updates_bound, sig.updates_shape, "updates_bound")
+    if not lib.jit_sig_is_dynamic(ctypes.byref(sig)):
+        raise ValueError("tensorjit: no dim is dynamic (None or -1): call the op's function "
+                         "instead")
+    address = lib.jit_compile(ctypes.byref(sig))
+    if not address:
+        raise ValueError(_last_error(lib))
+    return DynamicKernel(o, sig, address)
 
 
 def library_version():

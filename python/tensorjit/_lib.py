@@ -16,6 +16,11 @@ JIT_OK = 0
 JIT_STATUS_BAD_INDEX = 1
 JIT_STATUS_BAD_POINTER = 2
 JIT_STATUS_RELEASED = 3
+JIT_STATUS_NO_MEMORY = 4
+JIT_STATUS_BAD_SHAPE = 5
+
+# a dim known only at call time (a dynamic signature's)
+JIT_DIM_DYNAMIC = -1
 
 SONAME = "libtensorjit.so.0"
 # The structures below are those of this version of the header; a library of
@@ -103,6 +108,10 @@ class Sig(ctypes.Structure):
         ("updates_shape", Shape),
         ("reduction", _c_enum),
         ("no_init_val", ctypes.c_int),
+        # upper bounds of dynamic dims at the dim's position, 0: none
+        ("data_bound", ctypes.c_int64 * JIT_MAX_RANK),
+        ("indices_bound", ctypes.c_int64 * JIT_MAX_RANK),
+        ("updates_bound", ctypes.c_int64 * JIT_MAX_RANK),
     ]
 
 
@@ -130,6 +139,7 @@ class KernelInfo(ctypes.Structure):
         ("out_bytes", ctypes.c_int64),
         ("cache_hit", ctypes.c_int),
         ("op", _c_enum),
+        ("dynamic", ctypes.c_int),
     ]
 
 
@@ -137,6 +147,10 @@ class KernelInfo(ctypes.Structure):
 GatherFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 ScatterFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
                              ctypes.c_void_p, ctypes.c_void_p)
+# Dynamic kernels: (data, indices, updates, out, dims), dims the actual dims of
+# data, indices, then updates (ops with updates).
+DynamicFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64))
 
 _P = ctypes.POINTER
 _PROTOTYPES = {
@@ -159,6 +173,8 @@ _PROTOTYPES = {
     "jit_scatter_update_compile": (ctypes.c_void_p, [_P(ScatterUpdateSig)]),
     "jit_scatter_update_output_shape": (ctypes.c_int, [_P(ScatterUpdateSig), _P(Shape)]),
     "jit_scatter_update_info": (ctypes.c_int, [ctypes.c_void_p, _P(KernelInfo)]),
+    "jit_sig_is_dynamic": (ctypes.c_int, [_P(Sig)]),
+    "jit_sig_bind": (ctypes.c_int, [_P(Sig), _P(ctypes.c_int64), _P(Sig)]),
 }
 
 

@@ -8,8 +8,20 @@
  * under whichever policy the input chose. Nothing may crash, leak or touch
  * memory outside a buffer; a bad index leaves out untouched.
  *
- * Input: byte 0 picks the op (JIT_OP_NONE+1 .. JIT_OP_COUNT-1); the rest
- * fills the signature field by field, then the buffers. */
+ * Input: byte 0 picks the op (JIT_OP_NONE+1 .. JIT_OP_COUNT-1) and, when
+ * its high bit is set, the dynamic mode; the rest fills the signature
+ * field by field, then the buffers.
+ *
+ * Dynamic signatures (SPEC section 6, runtime/dyn.c): in the dynamic mode
+ * two more bytes after the shapes pick which dims become JIT_DIM_DYNAMIC
+ * and whether they get bounds (the decoded dims, or 1 + the second byte),
+ * and the decoded dims are the call's. Any signature with a dynamic dim
+ * (the values also decode to -1 by themselves) goes that way: the family
+ * is refused with one line, or its kernel is dynamic, and a call with the
+ * dims either fails with BAD_SHAPE touching nothing (when jit_sig_bind or
+ * jit_output_shape refuse them) or agrees, status and bytes, with the
+ * static kernel of the bound signature. Inputs whose byte 0 is below 0x80
+ * (every regression input so far) decode as before. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +70,96 @@ static int is_one_line(const char *msg)
     return msg && msg[0] && !strchr(msg, '\n');
 }
 
-static void fuzz_op(fuzz_input *in, jit_op op)
+/* The dims a dynamic call passes, of the inputs op takes: data, indices,
+ * [updates]; 0 when a rank is out of range. */
+static int call_dims(jit_sig *s, int has_updates, int64_t **at, int64_t **bound)
+{
+    jit_shape *sh[3] = {&s->data_shape, &s->indices_shape, &s->updates_shape};
+    int64_t *b[3] = {s->data_bound, s->indices_bound, s->updates_bound};
+    int n = 0;
+    for (int i = 0; i < 2 + has_updates; i++) {
+        if (sh[i]->rank < 0 || sh[i]->rank > JIT_MAX_RANK)
+            return 0;
+        for (int d = 0; d < sh[i]->rank; d++, n++) {
+            at[n] = &sh[i]->dims[d];
+            bound[n] = &b[i][d];
+        }
+    }
+    return n;
+}
+
+/* A dynamic signature: see the head of the file. dims: the call's. */
+static void fuzz_dynamic(fuzz_input *in, const jit_op_info *oi, jit_sig *s, const int64_t *dims)
+{
+    jit_kernel fn = jit_compile(s);
+    if (!fn) {
+        /* refused with one line, by jit_output_shape alike. (A family
+         * with a valid shape may be refused today: runtime/dyn.c,
+         * tj_dyn_build, tries placeholder dims only; not checked here.) */
+        jit_shape o;
+        if (!is_one_line(jit_last_error()) || jit_output_shape(s, &o) == 0)
+            abort();
+        return;
+    }
+    jit_kernel_info info;
+    if (jit_info(fn, &info) != 0 || !info.dynamic || info.out_bytes != -1 || info.op != s->op)
+        abort();
+    jit_shape dyn_out;
+    if (jit_output_shape(s, &dyn_out) != 0)
+        abort(); /* compiled, so the family has a shape */
+    if (jit_units(fn) != -1) /* the parts API refuses dynamic kernels */
+        abort();
+    jit_sig c;
+    jit_shape out;
+    unsigned char small[4][64];
+    memset(small, 0x3c, sizeof small);
+    if (jit_sig_bind(s, dims, &c) != 0 || jit_output_shape(&c, &out) != 0) {
+        /* a shape outside the family: BAD_SHAPE, nothing read or written */
+        if (!is_one_line(jit_last_error()))
+            abort();
+        if (jit_call_dynamic(fn, small[0], small[1], small[2], small[3], dims) !=
+            JIT_STATUS_BAD_SHAPE)
+            abort();
+        for (size_t i = 0; i < sizeof small[3]; i++)
+            if (small[3][i] != 0x3c)
+                abort();
+        return;
+    }
+    if (jit_call(fn, small[0], small[1], small[2], small[3]) != JIT_STATUS_BAD_SHAPE)
+        abort(); /* a dynamic kernel is no static one */
+    jit_kernel st = jit_compile(&c);
+    jit_kernel_info si;
+    if (!st || jit_info(st, &si) != 0 || si.dynamic)
+        abort(); /* the bound signature is valid */
+    int64_t db = bytes_of(&c.data_shape, c.dtype), ib = bytes_of(&c.indices_shape, c.index_type);
+    int64_t ub = oi->has_updates ? bytes_of(&c.updates_shape, c.dtype) : 0;
+    int64_t ob = si.out_bytes;
+    if (db > 65536 || ib > 65536 || ub > 65536 || ob > 65536)
+        return;
+    unsigned char *data = filled(in, db), *idx = filled(in, ib);
+    unsigned char *upd = oi->has_updates ? filled(in, ub) : NULL;
+    unsigned char *o1 = malloc((size_t)ob), *o2 = malloc((size_t)ob);
+    memset(o1, 0xA5, (size_t)ob);
+    memset(o2, 0xA5, (size_t)ob);
+    int rc1 = jit_call_dynamic(fn, data, idx, upd, o1, dims);
+    int rc2 = jit_call(st, data, idx, upd, o2);
+    if (rc1 != rc2 || memcmp(o1, o2, (size_t)ob) != 0)
+        abort(); /* the dynamic kernel is the static one's shape by shape */
+    if (oi->has_updates && ob == db) {
+        memcpy(o1, data, (size_t)db);
+        if (((jit_dynamic_fn)fn)(o1, idx, upd, o1, dims) != rc2 ||
+            (rc2 == JIT_OK && memcmp(o1, o2, (size_t)ob) != 0) ||
+            (rc2 != JIT_OK && memcmp(o1, data, (size_t)db) != 0))
+            abort(); /* in place */
+    }
+    free(data);
+    free(idx);
+    free(upd);
+    free(o1);
+    free(o2);
+}
+
+static void fuzz_op(fuzz_input *in, jit_op op, int dynamic)
 {
     jit_op_info oi;
     if (jit_op_describe(op, &oi) != 0)
@@ -87,6 +188,24 @@ static void fuzz_op(fuzz_input *in, jit_op op)
     fuzz_shape(in, &s.indices_shape);
     if (oi.has_updates)
         fuzz_shape(in, &s.updates_shape);
+
+    int64_t *at[3 * JIT_MAX_RANK], *bound[3 * JIT_MAX_RANK], call[3 * JIT_MAX_RANK];
+    int nd = call_dims(&s, oi.has_updates, at, bound);
+    for (int i = 0; i < nd; i++) /* the call's dims: the decoded ones */
+        call[i] = *at[i];
+    if (dynamic) {
+        uint8_t which = fuzz_byte(in), bounds = fuzz_byte(in);
+        for (int i = 0; i < nd; i++)
+            if (which == 0xff || (which >> (i % 8) & 1)) {
+                if (bounds & 1)
+                    *bound[i] = bounds & 2 ? *at[i] : 1 + (bounds >> 2);
+                *at[i] = JIT_DIM_DYNAMIC;
+            }
+    }
+    if (jit_sig_is_dynamic(&s)) {
+        fuzz_dynamic(in, &oi, &s, call);
+        return;
+    }
 
     jit_shape out;
     if (jit_output_shape(&s, &out) != 0) {
@@ -154,8 +273,9 @@ static void fuzz_op(fuzz_input *in, jit_op op)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input in = {data, size};
-    jit_op op = (jit_op)(JIT_OP_NONE + 1 + fuzz_byte(&in) % (JIT_OP_COUNT - 1));
-    fuzz_op(&in, op);
+    uint8_t b = fuzz_byte(&in);
+    jit_op op = (jit_op)(JIT_OP_NONE + 1 + (b & 0x7f) % (JIT_OP_COUNT - 1));
+    fuzz_op(&in, op, b >> 7);
     jit_shutdown(); /* frees every kernel: memory stays bounded */
     return 0;
 }

@@ -1,0 +1,948 @@
+/* Dynamic signatures (SPEC section 6): the API contract of dynamic kernels
+ * (jit_dynamic_fn, jit_sig_bind, jit_call_dynamic, jit_output_shape with
+ * JIT_DIM_DYNAMIC, the refusals), and their results. Every result is
+ * compared bit for bit with the tests' oracle and with the static kernel
+ * of the call's concrete signature, never with values the dynamic code
+ * produced: the same tests must hold when the JIT serves dynamic kernels.
+ * The threaded test runs under ThreadSanitizer in build.sh;
+ * TENSORJIT_DYN_ROUNDS makes its loops longer. */
+#include <dirent.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "oracle.h"
+#include "support.h"
+
+#define D JIT_DIM_DYNAMIC
+#define CANARY 0xc3
+#define TAIL 16 /* canary bytes behind every output */
+
+/* ---- signatures of the families used below ---- */
+
+static jit_sig base(jit_op op)
+{
+    jit_sig s;
+    memset(&s, 0, sizeof s);
+    s.op = op;
+    s.dtype = JIT_F32;
+    s.index_type = JIT_I32;
+    return s;
+}
+
+/* Gather axis 0: data [?, 4], indices [?] -> out [?, 4]; dims {n, 4, m} */
+static jit_sig gather_sig(void)
+{
+    jit_sig s = base(JIT_OP_GATHER);
+    s.data_shape = (jit_shape){2, {D, 4}};
+    s.indices_shape = (jit_shape){1, {D}};
+    return s;
+}
+
+/* GatherND: data [?, 3, 4], indices [?, 2] -> out [?, 4]; dims {n, 3, 4, m, 2} */
+static jit_sig gather_nd_sig(void)
+{
+    jit_sig s = base(JIT_OP_GATHER_ND);
+    s.data_shape = (jit_shape){3, {D, 3, 4}};
+    s.indices_shape = (jit_shape){2, {D, 2}};
+    return s;
+}
+
+/* ScatterUpdate axis 0: data [?, 4], indices [?], updates [?, 4];
+ * dims {n, 4, m, m, 4} */
+static jit_sig scatter_sig(void)
+{
+    jit_sig s = base(JIT_OP_SCATTER_UPDATE);
+    s.data_shape = (jit_shape){2, {D, 4}};
+    s.indices_shape = (jit_shape){1, {D}};
+    s.updates_shape = (jit_shape){2, {D, 4}};
+    return s;
+}
+
+/* GatherElements axis 1: every dim dynamic; dims {a, b, c, d} */
+static jit_sig gather_elements_sig(void)
+{
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    s.axis = 1;
+    s.data_shape = (jit_shape){2, {D, D}};
+    s.indices_shape = (jit_shape){2, {D, D}};
+    return s;
+}
+
+/* ScatterNDUpdate: data [?, 4], indices [?, 1], updates [?, 4];
+ * dims {n, 4, m, 1, m, 4} */
+static jit_sig scatter_nd_sig(void)
+{
+    jit_sig s = base(JIT_OP_SCATTER_ND_UPDATE);
+    s.data_shape = (jit_shape){2, {D, 4}};
+    s.indices_shape = (jit_shape){2, {D, 1}};
+    s.updates_shape = (jit_shape){2, {D, 4}};
+    return s;
+}
+
+static int has_updates(jit_op op)
+{
+    jit_op_info info;
+    assert_int_equal(jit_op_describe(op, &info), 0);
+    return info.has_updates;
+}
+
+static jit_kernel compile_dynamic(const jit_sig *s)
+{
+    jit_kernel fn = jit_compile(s);
+    if (!fn)
+        fail_msg("a dynamic signature was refused: %s", jit_last_error());
+    jit_kernel_info info;
+    assert_int_equal(jit_info(fn, &info), 0);
+    assert_int_equal(info.dynamic, 1);
+    assert_int_equal(info.op, s->op);
+    return fn;
+}
+
+/* ---- inputs and the three-way comparison ---- */
+
+typedef struct inputs {
+    void *data, *idx, *upd;
+} inputs;
+
+static void free_inputs(inputs *in)
+{
+    free(in->data);
+    free(in->idx);
+    free(in->upd);
+}
+
+static void store_index(jit_dtype t, void *p, int64_t i, int64_t v)
+{
+    switch (jit_dtype_size(t)) {
+    case 1: ((int8_t *)p)[i] = (int8_t)v; break;
+    case 2: ((int16_t *)p)[i] = (int16_t)v; break;
+    case 4: ((int32_t *)p)[i] = (int32_t)v; break;
+    default: ((int64_t *)p)[i] = v; break;
+    }
+}
+
+/* Random data and updates, valid indices of the concrete signature c; bad
+ * >= 0: index number bad (mod the count) is out of range. */
+static void make_inputs(uint64_t *rs, const jit_sig *c, int64_t bad, inputs *in)
+{
+    int64_t es = jit_dtype_size(c->dtype), is = jit_dtype_size(c->index_type);
+    int64_t nd = oracle_elems(&c->data_shape), ni = oracle_elems(&c->indices_shape);
+    int64_t nu = has_updates(c->op) ? oracle_elems(&c->updates_shape) : 0;
+    in->data = malloc((size_t)(nd * es) + 1);
+    in->idx = malloc((size_t)(ni * is) + 1);
+    in->upd = malloc((size_t)(nu * es) + 1);
+    assert_true(in->data && in->idx && in->upd);
+    for (int64_t i = 0; i < nd * es; i++)
+        ((unsigned char *)in->data)[i] = (unsigned char)support_rand(rs);
+    for (int64_t i = 0; i < nu * es; i++)
+        ((unsigned char *)in->upd)[i] = (unsigned char)support_rand(rs);
+    int depth;
+    int64_t dims[JIT_MAX_RANK];
+    assert_int_equal(jit_index_dims(c, &depth, dims), 0);
+    for (int64_t i = 0; i < ni; i++) {
+        int64_t dim = depth ? dims[i % depth] : 1;
+        store_index(c->index_type, in->idx, i, dim ? support_rand_range(rs, 0, dim - 1) : 0);
+    }
+    if (bad >= 0 && ni > 0 && depth > 0) {
+        int64_t i = bad % ni;
+        store_index(c->index_type, in->idx, i, dims[i % depth] + 1);
+    }
+}
+
+static int untouched(const unsigned char *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (p[i] != CANARY)
+            return 0;
+    return 1;
+}
+
+/* One call of the dynamic kernel fn of dynamic signature dyn with dims:
+ * its status, output and message against the oracle's and the static
+ * kernel's of the concrete signature. Returns the status. Thread-safe
+ * (no cmocka assertion): 0 failures or a message on stderr and -100. */
+static int check_call(jit_kernel fn, const jit_sig *dyn, const int64_t *dims, const inputs *in,
+                      const char *what)
+{
+    jit_sig c;
+    jit_shape os, want;
+    if (jit_sig_bind(dyn, dims, &c) != 0 || jit_output_shape(&c, &os) != 0) {
+        fprintf(stderr, "%s: bind or output shape refused: %s\n", what, jit_last_error());
+        return -100;
+    }
+    oracle_output_shape(&c, &want);
+    if (os.rank != want.rank || memcmp(os.dims, want.dims, sizeof(int64_t) * (size_t)os.rank)) {
+        fprintf(stderr, "%s: output shape differs from the oracle's\n", what);
+        return -100;
+    }
+    int64_t ob = oracle_elems(&os) * jit_dtype_size(c.dtype);
+    unsigned char *o[3];
+    for (int i = 0; i < 3; i++) {
+        o[i] = malloc((size_t)ob + TAIL);
+        memset(o[i], CANARY, (size_t)ob + TAIL);
+    }
+    char msg_dyn[1024], msg_static[1024];
+    int rc_dyn = ((jit_dynamic_fn)fn)(in->data, in->idx, in->upd, o[0], dims);
+    snprintf(msg_dyn, sizeof msg_dyn, "%s", jit_last_error());
+    int rc_oracle = oracle_run(&c, in->data, in->idx, in->upd, o[1]);
+    jit_kernel st = jit_compile(&c);
+    int rc_static = st ? jit_call(st, in->data, in->idx, in->upd, o[2]) : -1;
+    snprintf(msg_static, sizeof msg_static, "%s", jit_last_error());
+    int fails = 0;
+    if (rc_dyn != rc_oracle || rc_dyn != rc_static) {
+        fprintf(stderr, "%s: status %d, oracle %d, static kernel %d (%s)\n", what, rc_dyn,
+                rc_oracle, rc_static, msg_dyn);
+        fails = 1;
+    } else if (rc_dyn != JIT_OK) {
+        for (int i = 0; i < 3; i++)
+            if (!untouched(o[i], ob + TAIL)) {
+                fprintf(stderr, "%s: status %d but output %d was written\n", what, rc_dyn, i);
+                fails = 1;
+            }
+        if (strcmp(msg_dyn, msg_static) != 0) {
+            fprintf(stderr, "%s: message '%s', the static kernel's '%s'\n", what, msg_dyn,
+                    msg_static);
+            fails = 1;
+        }
+    } else if (memcmp(o[0], o[1], (size_t)ob + TAIL) || memcmp(o[0], o[2], (size_t)ob + TAIL)) {
+        fprintf(stderr, "%s: output differs from the oracle's or the static kernel's\n", what);
+        fails = 1;
+    }
+    for (int i = 0; i < 3; i++)
+        free(o[i]);
+    return fails ? -100 : rc_dyn;
+}
+
+/* Random inputs for dims, then check_call; the status. */
+static int run_dims(uint64_t *rs, jit_kernel fn, const jit_sig *dyn, const int64_t *dims,
+                    int64_t bad, const char *what)
+{
+    jit_sig c;
+    if (jit_sig_bind(dyn, dims, &c) != 0) {
+        fprintf(stderr, "%s: bind refused: %s\n", what, jit_last_error());
+        return -100;
+    }
+    inputs in;
+    make_inputs(rs, &c, bad, &in);
+    int rc = check_call(fn, dyn, dims, &in, what);
+    free_inputs(&in);
+    return rc;
+}
+
+/* ---- the tests ---- */
+
+static void test_compile_info_and_cache_key(void **state)
+{
+    (void)state;
+    jit_sig s = gather_sig();
+    assert_int_equal(jit_sig_is_dynamic(&s), 1);
+    jit_kernel a = compile_dynamic(&s);
+    jit_kernel_info info;
+    assert_int_equal(jit_info(a, &info), 0);
+    assert_int_equal(info.out_bytes, -1);
+    assert_true(jit_compile(&s) == a); /* the same family, the same kernel */
+    jit_sig b = s;
+    b.data_bound[0] = 100;
+    jit_kernel kb = compile_dynamic(&b);
+    assert_true(kb != a); /* the bounds are part of the key */
+    jit_sig b2 = s;
+    b2.data_bound[0] = 101;
+    assert_true(compile_dynamic(&b2) != kb);
+    assert_true(jit_compile(&b) == kb);
+    /* a bound at a static dim is ignored: the same kernel as without */
+    jit_sig b3 = s;
+    b3.data_bound[1] = 9;
+    assert_true(jit_compile(&b3) == a);
+    /* the concrete signature is a static kernel */
+    jit_sig c = s;
+    c.data_shape.dims[0] = 5;
+    c.indices_shape.dims[0] = 3;
+    assert_int_equal(jit_sig_is_dynamic(&c), 0);
+    jit_kernel st = jit_compile(&c);
+    assert_non_null(st);
+    assert_true(st != a);
+    assert_int_equal(jit_info(st, &info), 0);
+    assert_int_equal(info.dynamic, 0);
+    /* a dynamic dim of an input the op does not take: not dynamic */
+    jit_sig g = c;
+    g.updates_shape = (jit_shape){1, {D}};
+    assert_int_equal(jit_sig_is_dynamic(&g), 0);
+    assert_int_equal(jit_sig_is_dynamic(NULL), 0);
+}
+
+static void expect_shape(const jit_shape *got, int rank, const int64_t *dims)
+{
+    assert_int_equal(got->rank, rank);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(got->dims[i], dims[i]);
+}
+
+static void test_output_shape_with_dynamic_dims(void **state)
+{
+    (void)state;
+    jit_shape os;
+    jit_sig s = gather_sig();
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    expect_shape(&os, 2, (int64_t[]){D, 4});
+    /* Gather: indices.shape + data.shape[1:]: data's dim 0 does not show */
+    s.indices_shape = (jit_shape){2, {3, D}};
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    expect_shape(&os, 3, (int64_t[]){3, D, 4});
+    s = gather_nd_sig();
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    expect_shape(&os, 2, (int64_t[]){D, 4});
+    s = scatter_sig(); /* scatters: data's shape */
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    expect_shape(&os, 2, (int64_t[]){D, 4});
+    s = gather_elements_sig(); /* indices' shape */
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    expect_shape(&os, 2, (int64_t[]){D, D});
+}
+
+static void expect_error(const char *a, const char *b, const char *c)
+{
+    const char *msg = jit_last_error();
+    if (!strstr(msg, a) || !strstr(msg, b) || !strstr(msg, c))
+        fail_msg("message '%s' does not name '%s', '%s' and '%s'", msg, a, b, c);
+}
+
+static void test_bind(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_sig(), c;
+    s.indices_bound[0] = 6;
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){7, 4, 3, 3, 4}, &c), 0);
+    assert_int_equal(c.data_shape.dims[0], 7);
+    assert_int_equal(c.indices_shape.dims[0], 3);
+    assert_int_equal(c.updates_shape.dims[0], 3);
+    assert_int_equal(c.indices_bound[0], 0);
+    assert_int_equal(jit_sig_is_dynamic(&c), 0);
+    /* a static dim that differs */
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){7, 5, 3, 3, 4}, &c), -1);
+    expect_error("data", "[1]", "5");
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){7, 4, 3, 3, 8}, &c), -1);
+    expect_error("updates", "[1]", "8");
+    /* a negative dynamic dim */
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){-3, 4, 3, 3, 4}, &c), -1);
+    expect_error("data", "[0]", "-3");
+    /* a bound exceeded; the bound itself is fine */
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){7, 4, 9, 3, 4}, &c), -1);
+    expect_error("indices", "[0]", "9");
+    expect_error("indices", "bound", "6");
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){7, 4, 6, 6, 4}, &c), 0);
+    assert_int_equal(jit_sig_bind(NULL, (int64_t[]){0}, &c), -1);
+    assert_int_equal(jit_sig_bind(&s, NULL, &c), -1);
+    assert_int_equal(jit_sig_bind(&s, (int64_t[]){7, 4, 3, 3, 4}, NULL), -1);
+    /* a negative bound is refused at compile */
+    jit_sig nb = gather_sig();
+    nb.data_bound[0] = -2;
+    assert_null(jit_compile(&nb));
+    expect_error("data", "bound", "-2");
+}
+
+/* include/tensorjit.h: jit_sig_bind returns -1 "when dims break a bound,
+ * a static dim or a rule of the op". LIBRARY BUG (runtime/dyn.c,
+ * jit_sig_bind checks bounds, static dims and signs only): dims that break
+ * a rule of the op (ScatterUpdate's updates.shape[0] = indices.shape[0])
+ * bind with 0, and only jit_output_shape of the result refuses them.
+ * Either the code or the header's promise has to change. */
+static void test_bind_checks_the_rules(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_sig(), c;
+    int rc = jit_sig_bind(&s, (int64_t[]){4, 4, 2, 3, 4}, &c);
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&c, &os), -1); /* the bound signature is invalid */
+    if (rc != -1)
+        fail_msg("LIBRARY BUG: jit_sig_bind accepted dims that break a rule of the op "
+                 "(updates.shape[0]=3, indices.shape[0]=2); the header says it refuses them");
+    expect_error("updates", "shape[0]", "3");
+}
+
+/* Calls that break a rule, a bound or a static dim: BAD_SHAPE, a message,
+ * nothing written. */
+static void expect_bad_shape(jit_kernel fn, const int64_t *dims, const char *name)
+{
+    static float data[1024], upd[1024];
+    static int32_t idx[1024];
+    unsigned char out[4096];
+    memset(out, CANARY, sizeof out);
+    int rc = ((jit_dynamic_fn)fn)(data, idx, upd, out, dims);
+    if (rc != JIT_STATUS_BAD_SHAPE)
+        fail_msg("%s: status %d, not BAD_SHAPE", name, rc);
+    if (!*jit_last_error())
+        fail_msg("%s: BAD_SHAPE with no message", name);
+    assert_true(untouched(out, sizeof out));
+    assert_int_equal(jit_call_dynamic(fn, data, idx, upd, out, dims), JIT_STATUS_BAD_SHAPE);
+    assert_true(untouched(out, sizeof out));
+}
+
+static void test_bad_dims_write_nothing(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_sig();
+    s.data_bound[0] = 10;
+    jit_kernel fn = compile_dynamic(&s);
+    expect_bad_shape(fn, (int64_t[]){4, 5, 2, 2, 4}, "static dim of data");
+    expect_error("data", "[1]", "5");
+    expect_bad_shape(fn, (int64_t[]){4, 4, 2, 2, 3}, "static dim of updates");
+    expect_bad_shape(fn, (int64_t[]){-1, 4, 2, 2, 4}, "negative dim");
+    expect_bad_shape(fn, (int64_t[]){11, 4, 2, 2, 4}, "bound");
+    expect_error("data", "[0]", "11");
+    /* updates.shape[0] must be indices.shape[0]: a rule of the op */
+    expect_bad_shape(fn, (int64_t[]){4, 4, 2, 3, 4}, "updates against indices");
+    expect_error("updates", "", "");
+    /* the same call with good dims works */
+    uint64_t rs = 1;
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){4, 4, 2, 2, 4}, -1, "good"), JIT_OK);
+    /* GatherND: batch dims must agree */
+    jit_sig g = base(JIT_OP_GATHER_ND);
+    g.batch_dims = 1;
+    g.data_shape = (jit_shape){2, {D, 5}};
+    g.indices_shape = (jit_shape){2, {D, 1}};
+    jit_kernel gf = compile_dynamic(&g);
+    expect_bad_shape(gf, (int64_t[]){3, 5, 4, 1}, "batch dims");
+    assert_int_equal(run_dims(&rs, gf, &g, (int64_t[]){3, 5, 3, 1}, -1, "batch ok"), JIT_OK);
+}
+
+static void test_bad_index_like_the_static_kernel(void **state)
+{
+    (void)state;
+    uint64_t rs = 7;
+    const jit_sig sigs[] = {gather_sig(), gather_nd_sig(), scatter_sig(), gather_elements_sig(),
+                            scatter_nd_sig()};
+    const int64_t dims[][6] = {{5, 4, 6}, {3, 3, 4, 5, 2}, {6, 4, 3, 3, 4},
+                               {3, 4, 3, 2}, {5, 4, 3, 1, 3, 4}};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        jit_kernel fn = compile_dynamic(&sigs[i]);
+        for (int64_t bad = 0; bad < 3; bad++) {
+            int rc = run_dims(&rs, fn, &sigs[i], dims[i], bad, "bad index");
+            assert_int_equal(rc, JIT_STATUS_BAD_INDEX);
+            assert_non_null(strstr(jit_last_error(), "indices["));
+        }
+        assert_int_equal(run_dims(&rs, fn, &sigs[i], dims[i], -1, "valid"), JIT_OK);
+    }
+}
+
+static void test_null_pointers(void **state)
+{
+    (void)state;
+    jit_sig s = gather_sig();
+    jit_kernel fn = compile_dynamic(&s);
+    float data[8] = {0};
+    int32_t idx[2] = {0, 1};
+    float out[8];
+    memset(out, CANARY, sizeof out);
+    assert_int_equal(((jit_dynamic_fn)fn)(data, idx, NULL, out, NULL), JIT_STATUS_BAD_POINTER);
+    assert_true(*jit_last_error());
+    assert_int_equal(jit_call_dynamic(fn, data, idx, NULL, out, NULL), JIT_STATUS_BAD_POINTER);
+    assert_true(untouched((unsigned char *)out, sizeof out));
+    const int64_t dims[] = {2, 4, 2};
+    assert_int_equal(((jit_dynamic_fn)fn)(NULL, idx, NULL, out, dims), JIT_STATUS_BAD_POINTER);
+    assert_int_equal(((jit_dynamic_fn)fn)(data, NULL, NULL, out, dims), JIT_STATUS_BAD_POINTER);
+    assert_int_equal(((jit_dynamic_fn)fn)(data, idx, NULL, NULL, dims), JIT_STATUS_BAD_POINTER);
+    assert_true(untouched((unsigned char *)out, sizeof out));
+    /* NULL where no byte is needed: as the static kernel of the same shape */
+    const int64_t empty[] = {0, 4, 0};
+    jit_sig c;
+    assert_int_equal(jit_sig_bind(&s, empty, &c), 0);
+    jit_kernel st = jit_compile(&c);
+    assert_non_null(st);
+    assert_int_equal(((jit_dynamic_fn)fn)(NULL, NULL, NULL, NULL, empty),
+                     jit_call(st, NULL, NULL, NULL, NULL));
+    /* scatters: NULL updates where bytes are needed */
+    jit_sig sc = scatter_sig();
+    jit_kernel sf = compile_dynamic(&sc);
+    const int64_t sd[] = {2, 4, 1, 1, 4};
+    assert_int_equal(((jit_dynamic_fn)sf)(data, idx, NULL, out, sd), JIT_STATUS_BAD_POINTER);
+    assert_true(untouched((unsigned char *)out, sizeof out));
+    /* a pointer that is no kernel */
+    assert_int_equal(jit_call_dynamic((jit_kernel)test_null_pointers, data, idx, NULL, out, dims),
+                     JIT_STATUS_BAD_POINTER);
+}
+
+static void test_empty_shapes(void **state)
+{
+    (void)state;
+    uint64_t rs = 3;
+    /* gathers from empty indices, scatters of nothing, data empty where
+     * no index needs it */
+    jit_sig g = gather_sig(), gn = gather_nd_sig(), sc = scatter_sig(), ge = gather_elements_sig(),
+            sn = scatter_nd_sig();
+    struct {
+        const jit_sig *s;
+        int64_t dims[6];
+    } runs[] = {
+        {&g, {5, 4, 0}},        {&g, {0, 4, 0}},        {&gn, {4, 3, 4, 0, 2}},
+        {&gn, {0, 3, 4, 0, 2}}, {&sc, {5, 4, 0, 0, 4}}, {&sc, {0, 4, 0, 0, 4}},
+        {&ge, {3, 0, 3, 0}},    {&ge, {0, 2, 0, 3}},    {&ge, {3, 2, 3, 0}},
+        {&sn, {3, 4, 0, 1, 0, 4}}, {&sn, {0, 4, 0, 1, 0, 4}},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        jit_kernel fn = compile_dynamic(runs[i].s);
+        char what[64];
+        snprintf(what, sizeof what, "empty run %zu", i);
+        assert_int_equal(run_dims(&rs, fn, runs[i].s, runs[i].dims, -1, what), JIT_OK);
+    }
+}
+
+static void test_static_and_dynamic_calls_do_not_mix(void **state)
+{
+    (void)state;
+    jit_sig s = gather_sig();
+    jit_kernel fn = compile_dynamic(&s);
+    float data[8] = {0}, out[8];
+    int32_t idx[2] = {0};
+    memset(out, CANARY, sizeof out);
+    assert_int_equal(jit_call(fn, data, idx, NULL, out), JIT_STATUS_BAD_SHAPE);
+    assert_true(*jit_last_error());
+    assert_true(untouched((unsigned char *)out, sizeof out));
+    jit_sig c = s;
+    c.data_shape.dims[0] = 2;
+    c.indices_shape.dims[0] = 2;
+    jit_kernel st = jit_compile(&c);
+    assert_non_null(st);
+    assert_int_equal(jit_call_dynamic(st, data, idx, NULL, out, (int64_t[]){2, 4, 2}),
+                     JIT_STATUS_BAD_SHAPE);
+    assert_true(*jit_last_error());
+    assert_true(untouched((unsigned char *)out, sizeof out));
+}
+
+static void test_parts_api_refused(void **state)
+{
+    (void)state;
+    jit_sig s = scatter_sig();
+    s.threads = 4;
+    jit_kernel fn = compile_dynamic(&s);
+    float data[16] = {0}, upd[16] = {0}, out[16];
+    int32_t idx[4] = {0};
+    memset(out, CANARY, sizeof out);
+    assert_int_equal(jit_units(fn), -1);
+    assert_true(*jit_last_error());
+    assert_int_not_equal(jit_validate(fn, idx), 0);
+    assert_int_not_equal(jit_run_range(fn, data, idx, upd, out, 0, 1), 0);
+    assert_true(untouched((unsigned char *)out, sizeof out));
+}
+
+static void test_typed_compile_refuses_dynamic_dims(void **state)
+{
+    (void)state;
+    jit_gather_nd_sig g = {.dtype = JIT_F32, .index_type = JIT_I32,
+                           .data_shape = {2, {D, 4}}, .indices_shape = {2, {3, 1}}};
+    assert_null(jit_gather_nd_compile(&g));
+    assert_true(*jit_last_error());
+    jit_scatter_update_sig s = {.dtype = JIT_F32, .index_type = JIT_I32,
+                                .data_shape = {2, {5, 4}}, .indices_shape = {1, {D}},
+                                .updates_shape = {2, {D, 4}}};
+    assert_null(jit_scatter_update_compile(&s));
+    assert_true(*jit_last_error());
+    jit_gather_sig ga = {.dtype = JIT_F32, .index_type = JIT_I32,
+                         .data_shape = {2, {5, D}}, .indices_shape = {1, {3}}};
+    assert_null(jit_gather_compile(&ga));
+    assert_true(*jit_last_error());
+    assert_null(jit_gather_compile_async(&ga));
+}
+
+/* More shapes than a thread remembers (4), alternating: each call still
+ * gets its own shape's plan. */
+static void test_many_shapes_alternating(void **state)
+{
+    (void)state;
+    uint64_t rs = 11;
+    jit_sig s = gather_nd_sig(), sc = scatter_sig();
+    jit_kernel fn = compile_dynamic(&s), sf = compile_dynamic(&sc);
+    for (int round = 0; round < 3; round++)
+        for (int64_t i = 0; i < 7; i++) {
+            int64_t n = 1 + i, m = 7 - i;
+            assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){n, 3, 4, m, 2}, -1, "gnd"), 0);
+            /* interleaved with another dynamic kernel of the same thread */
+            assert_int_equal(run_dims(&rs, sf, &sc, (int64_t[]){n + 1, 4, m, m, 4}, -1, "su"), 0);
+        }
+}
+
+static void test_invalid_family_refused(void **state)
+{
+    (void)state;
+    /* GatherElements: indices must have data's rank, whatever the dims */
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    s.data_shape = (jit_shape){2, {D, D}};
+    s.indices_shape = (jit_shape){1, {D}};
+    assert_null(jit_compile(&s));
+    assert_true(*jit_last_error());
+    printf("  refused: %s\n", jit_last_error());
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&s, &os), -1);
+    /* Gather: an axis outside data's rank */
+    jit_sig g = gather_sig();
+    g.axis = 2;
+    assert_null(jit_compile(&g));
+    assert_non_null(strstr(jit_last_error(), "axis"));
+    /* ScatterUpdate: updates of the wrong rank */
+    jit_sig u = scatter_sig();
+    u.updates_shape = (jit_shape){3, {D, 4, D}};
+    assert_null(jit_compile(&u));
+    assert_true(*jit_last_error());
+    /* static dims that contradict each other */
+    jit_sig gn = base(JIT_OP_GATHER_ND);
+    gn.data_shape = (jit_shape){2, {D, 4}};
+    gn.indices_shape = (jit_shape){2, {D, 3}}; /* k = 3 > rank 2 */
+    assert_null(jit_compile(&gn));
+    assert_true(*jit_last_error());
+}
+
+/* GatherND with the tuple length k dynamic: served (by the reference
+ * kernel today, which says why) and right for every k. */
+static void test_gather_nd_dynamic_k(void **state)
+{
+    (void)state;
+    uint64_t rs = 5;
+    jit_sig s = base(JIT_OP_GATHER_ND);
+    s.data_shape = (jit_shape){3, {4, 3, 5}};
+    s.indices_shape = (jit_shape){2, {D, D}};
+    jit_kernel fn = compile_dynamic(&s);
+    jit_kernel_info info;
+    assert_int_equal(jit_info(fn, &info), 0);
+    if (info.engine == JIT_ENGINE_REFERENCE)
+        assert_true(info.why && *info.why);
+    for (int64_t k = 0; k <= 3; k++)
+        for (int64_t m = 0; m < 4; m++)
+            assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){4, 3, 5, m, k}, -1, "k"), 0);
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){4, 3, 5, 3, 2}, 1, "k bad"),
+                     JIT_STATUS_BAD_INDEX);
+    expect_bad_shape(fn, (int64_t[]){4, 3, 5, 2, 4}, "k > rank");
+    /* The output's rank varies with k here; whatever rank jit_output_shape
+     * reports, dim 0 (indices' dim 0) varies. LIBRARY BUG (runtime/dyn.c,
+     * tj_dyn_build / tj_dyn_pair with unify = 1): the placeholders 5 and
+     * 7 both unify with data's static dims (indices [4, 3] twice), so the
+     * family is taken for the single shape k = 3, m = 4 and
+     * jit_output_shape says rank 1, [4]. */
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    if (os.rank < 1 || os.dims[0] != D)
+        fail_msg("LIBRARY BUG: jit_output_shape of GatherND data [4,3,5] indices [?,?] is "
+                 "rank %d, dim 0 %lld, not dynamic", os.rank, (long long)os.dims[0]);
+}
+
+/* A family whose placeholders (5, 7) break a rule, so that the library
+ * unifies its dynamic dims with the static dims of another input: the
+ * output still varies where the family's does. GatherElements axis 1,
+ * data [3, 4], indices [?, ?]: indices' dim 0 must be 3, its dim 1 (the
+ * axis) may be anything, so the output is [3, ?]. LIBRARY BUG (runtime/
+ * dyn.c, tj_dyn_pair with unify = 1: both instances become indices
+ * [3, 4], no plan word varies, the out shape is taken as static):
+ * jit_output_shape says [3, 4]. The calls themselves are right (planned
+ * per shape). */
+static void test_output_shape_of_a_unified_family(void **state)
+{
+    (void)state;
+    uint64_t rs = 21;
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    s.axis = 1;
+    s.data_shape = (jit_shape){2, {3, 4}};
+    s.indices_shape = (jit_shape){2, {D, D}};
+    jit_kernel fn = compile_dynamic(&s);
+    for (int64_t n = 0; n < 6; n++)
+        assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){3, 4, 3, n}, -1, "axis dim"), 0);
+    expect_bad_shape(fn, (int64_t[]){3, 4, 2, 2}, "indices dim 0 against data's");
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    assert_int_equal(os.rank, 2);
+    if (os.dims[0] != 3 || os.dims[1] != D)
+        fail_msg("LIBRARY BUG: jit_output_shape of GatherElements axis 1, data [3,4], "
+                 "indices [?,?] is [%lld, %lld], not [3, -1]", (long long)os.dims[0],
+                 (long long)os.dims[1]);
+}
+
+/* ScatterNDUpdate has no use_init_val: jit_sig.no_init_val must change
+ * nothing, on the static kernel as on the dynamic one (found by
+ * fuzz_signature's dynamic mode, input
+ * tests/fuzz/regressions/signature/dynamic-scatter-nd-min-no-init-val).
+ * LIBRARY BUG: the static kernel's plan takes no_init_val from the
+ * signature as written (runtime/plan.c: p->no_init_val = r != NONE &&
+ * s->no_init_val, on a signature tj_sig_plan did not normalize), while
+ * the cache key (runtime/key.c, normalized by runtime/sig.c) drops it:
+ * min(-1, 0) gives 0, and whichever of the two signatures compiles first
+ * decides both results. The dynamic kernel normalizes and gives -1. */
+static void test_attribute_the_op_lacks_changes_nothing(void **state)
+{
+    (void)state;
+    float data[5] = {-1, 2, 3, 4, 5}, upd[1] = {0}, out[5];
+    int64_t idx[1] = {0};
+    const int64_t dims[] = {5, 1};
+    for (int noinit = 1; noinit >= 0; noinit--) {
+        jit_sig s = base(JIT_OP_SCATTER_ND_UPDATE);
+        s.opset = 15;
+        s.index_type = JIT_I64;
+        s.reduction = JIT_REDUCTION_MIN;
+        s.no_init_val = noinit;
+        s.data_shape = (jit_shape){1, {5}};
+        s.indices_shape = (jit_shape){1, {D}};
+        s.updates_shape = (jit_shape){0, {0}};
+        jit_kernel dyn = compile_dynamic(&s);
+        assert_int_equal(jit_call_dynamic(dyn, data, idx, upd, out, dims), JIT_OK);
+        assert_true(out[0] == -1.0f);
+        s.indices_shape.dims[0] = 1;
+        jit_kernel st = jit_compile(&s);
+        assert_non_null(st);
+        assert_int_equal(jit_call(st, data, idx, upd, out), JIT_OK);
+        if (out[0] != -1.0f)
+            fail_msg("LIBRARY BUG: ScatterNDUpdate-15 min with no_init_val=%d (an attribute "
+                     "the op lacks) gives %g, not min(-1, 0) = -1",
+                     noinit, (double)out[0]);
+    }
+}
+
+/* Families with valid shapes must compile (SPEC section 6: one kernel
+ * for the whole family). LIBRARY BUG (runtime/dyn.c, tj_dyn_build): a
+ * valid shape is looked for only with every dynamic dim at 5 or 7 (or
+ * unified with a static dim of another input at the same position), then
+ * at 1 and at 0, so families whose valid shapes tie dynamic dims to each
+ * other or to static dims elsewhere are refused with "no shape of this
+ * dynamic signature is valid". Each family below holds the shape called. */
+static void test_valid_families_compile(void **state)
+{
+    (void)state;
+    uint64_t rs = 17;
+    int refused = 0;
+    /* ScatterUpdate axis 1: data [3, ?], indices [?], updates [?, ?]
+     * (updates = [3, indices[0]]) */
+    jit_sig a = base(JIT_OP_SCATTER_UPDATE);
+    a.axis = 1;
+    a.data_shape = (jit_shape){2, {3, D}};
+    a.indices_shape = (jit_shape){1, {D}};
+    a.updates_shape = (jit_shape){2, {D, D}};
+    /* ScatterUpdate axis 0, leading dims dynamic, updates static: data
+     * [?, 2], indices [?], updates [3, 2] (indices[0] must be 3) */
+    jit_sig b = base(JIT_OP_SCATTER_UPDATE);
+    b.data_shape = (jit_shape){2, {D, 2}};
+    b.indices_shape = (jit_shape){1, {D}};
+    b.updates_shape = (jit_shape){2, {3, 2}};
+    /* ScatterNDUpdate, every dim dynamic: data [?, ?], indices [?, ?],
+     * updates [?] (k = rank(data) = 2: whole elements) */
+    jit_sig c = base(JIT_OP_SCATTER_ND_UPDATE);
+    c.data_shape = (jit_shape){2, {D, D}};
+    c.indices_shape = (jit_shape){2, {D, D}};
+    c.updates_shape = (jit_shape){1, {D}};
+    const jit_sig *sigs[] = {&a, &b, &c};
+    const int64_t dims[][6] = {{3, 4, 2, 3, 2}, {5, 2, 3, 3, 2}, {2, 2, 3, 2, 3}};
+    for (int i = 0; i < 3; i++) {
+        jit_kernel fn = jit_compile(sigs[i]);
+        if (!fn) {
+            printf("  LIBRARY BUG: family %d refused: %s\n", i, jit_last_error());
+            refused++;
+            continue;
+        }
+        assert_int_equal(run_dims(&rs, fn, sigs[i], dims[i], -1, "family"), JIT_OK);
+    }
+    if (refused)
+        fail_msg("LIBRARY BUG: %d of 3 families with valid shapes refused at compile", refused);
+}
+
+/* ScatterUpdate axis 1, every dim dynamic, indices empty: out must be a
+ * copy of data. LIBRARY BUG (runtime/dyn.c, tj_dyn_plan_shape: the plan
+ * made by tj_plan_finish_as on the template's nest has units = 0 and
+ * unit_copy_bytes = 0 while copy_bytes = 48, where the static plan of
+ * the same shape has units = 3, unit_copy_bytes = 16; the kernel then
+ * copies nothing): out is left as it was. */
+static void test_scatter_with_empty_indices_copies_data(void **state)
+{
+    (void)state;
+    uint64_t rs = 19;
+    jit_sig s = base(JIT_OP_SCATTER_UPDATE);
+    s.axis = 1;
+    s.data_shape = (jit_shape){2, {D, D}};
+    s.indices_shape = (jit_shape){1, {D}};
+    s.updates_shape = (jit_shape){2, {D, D}};
+    jit_kernel fn = compile_dynamic(&s);
+    int rc = run_dims(&rs, fn, &s, (int64_t[]){3, 4, 0, 3, 0}, -1, "empty indices, axis 1");
+    if (rc != JIT_OK)
+        fail_msg("LIBRARY BUG: ScatterUpdate axis 1, data [?,?] indices [?] updates [?,?], "
+                 "dims {3,4,0,3,0}: out is not a copy of data (see stderr)");
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){3, 4, 2, 3, 2}, -1, "axis 1"), JIT_OK);
+}
+
+static char cache_dir[256];
+
+static void remove_dir(const char *dir)
+{
+    int64_t entries, bytes;
+    char open_dir[512];
+    jit_cache_stats(1, &entries, &bytes, open_dir, sizeof open_dir);
+    jit_shutdown();
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char p[512];
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static void test_disk_cache(void **state)
+{
+    (void)state;
+    uint64_t rs = 9;
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/tj-dyn-XXXXXX");
+    assert_non_null(mkdtemp(cache_dir));
+    jit_shutdown();
+    if (jit_cache_open(cache_dir) != 0) {
+        /* a build without the JIT has no disk cache */
+        rmdir(cache_dir);
+        skip();
+    }
+    jit_sig s = gather_nd_sig();
+    jit_kernel fn = compile_dynamic(&s);
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){5, 3, 4, 6, 2}, -1, "fill"), 0);
+    jit_shutdown();
+    assert_int_equal(jit_cache_open(cache_dir), 0);
+    fn = compile_dynamic(&s);
+    jit_kernel_info info;
+    assert_int_equal(jit_info(fn, &info), 0);
+    if (info.engine == JIT_ENGINE_JIT) /* only JIT code goes to the disk cache */
+        assert_int_equal(info.cache_hit, 1);
+    else
+        printf("  disk cache: dynamic kernels run on the %s engine (%s): no entry to hit\n",
+               jit_engine_name(info.engine), info.why);
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){5, 3, 4, 6, 2}, -1, "load"), 0);
+    assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){2, 3, 4, 9, 2}, -1, "load 2"), 0);
+    remove_dir(cache_dir);
+}
+
+/* A dynamic kernel released under the kernel limit: the plans its shapes
+ * left in this thread's memory must not serve the next kernel, even one
+ * whose entry comes back at the same address with the same dims. */
+static void test_kernel_limit_release(void **state)
+{
+    (void)state;
+    uint64_t rs = 13;
+    jit_shutdown();
+    if (jit_set_kernel_limit(1, 0) != 0) {
+        printf("  no kernel limit here: %s\n", jit_last_error());
+        skip();
+    }
+    /* the same dims array is valid for both families: {4, 3, 2, 1} */
+    const int64_t dims[] = {4, 3, 2, 1};
+    jit_sig a = base(JIT_OP_GATHER);
+    a.data_shape = (jit_shape){2, {D, D}};
+    a.indices_shape = (jit_shape){2, {D, D}};
+    jit_sig b = base(JIT_OP_GATHER_ND);
+    b.data_shape = (jit_shape){2, {D, D}};
+    b.indices_shape = (jit_shape){2, {D, 1}};
+    for (int round = 0; round < 3; round++) {
+        jit_kernel ka = compile_dynamic(&a);
+        assert_int_equal(run_dims(&rs, ka, &a, dims, -1, "A"), 0);
+        assert_int_equal(jit_release(ka), 0);
+        jit_kernel kb = compile_dynamic(&b);
+        assert_int_equal(run_dims(&rs, kb, &b, dims, -1, "B after A"), 0);
+        assert_int_equal(jit_release(kb), 0);
+        /* and A again, after B went */
+        ka = compile_dynamic(&a);
+        assert_int_equal(run_dims(&rs, ka, &a, dims, -1, "A after B"), 0);
+        assert_int_equal(jit_release(ka), 0);
+    }
+    /* the same with a shutdown in between: every address may come back */
+    jit_kernel ka = compile_dynamic(&a);
+    assert_int_equal(run_dims(&rs, ka, &a, dims, -1, "A"), 0);
+    jit_shutdown();
+    jit_kernel kb = compile_dynamic(&b);
+    assert_int_equal(run_dims(&rs, kb, &b, dims, -1, "B after shutdown"), 0);
+    assert_int_equal(jit_set_kernel_limit(0, 0), 0);
+    jit_shutdown();
+}
+
+/* ---- threads ---- */
+
+enum { THREADS = 4 };
+
+static jit_kernel shared_kernel;
+static jit_sig shared_sig;
+static long thread_rounds;
+static pthread_barrier_t barrier;
+
+static void *thread_main(void *arg)
+{
+    long t = (long)(intptr_t)arg;
+    uint64_t rs = 100 + (uint64_t)t;
+    long fails = 0;
+    pthread_barrier_wait(&barrier);
+    for (long r = 0; r < thread_rounds; r++) {
+        /* each thread its own shapes, several of them (past the memory) */
+        int64_t n = 2 + t + (r % 6), m = 1 + (t * 3 + r) % 9;
+        int64_t dims[] = {n, 3, 4, m, 2};
+        char what[64];
+        snprintf(what, sizeof what, "thread %ld round %ld", t, r);
+        int rc = run_dims(&rs, shared_kernel, &shared_sig, dims, r % 5 == 4 ? 0 : -1, what);
+        if (rc != (r % 5 == 4 && m > 0 ? JIT_STATUS_BAD_INDEX : JIT_OK))
+            fails++;
+    }
+    return (void *)(intptr_t)fails;
+}
+
+static void test_threads_share_a_dynamic_kernel(void **state)
+{
+    (void)state;
+    shared_sig = gather_nd_sig();
+    shared_kernel = compile_dynamic(&shared_sig);
+    thread_rounds = support_env_long("TENSORJIT_DYN_ROUNDS", 40);
+    pthread_t th[THREADS];
+    pthread_barrier_init(&barrier, NULL, THREADS);
+    for (long t = 0; t < THREADS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t), 0);
+    long fails = 0;
+    for (int t = 0; t < THREADS; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        fails += (long)(intptr_t)r;
+    }
+    pthread_barrier_destroy(&barrier);
+    assert_int_equal(fails, 0);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_compile_info_and_cache_key, teardown),
+        cmocka_unit_test_teardown(test_output_shape_with_dynamic_dims, teardown),
+        cmocka_unit_test_teardown(test_bind, teardown),
+        cmocka_unit_test_teardown(test_bind_checks_the_rules, teardown),
+        cmocka_unit_test_teardown(test_bad_dims_write_nothing, teardown),
+        cmocka_unit_test_teardown(test_bad_index_like_the_static_kernel, teardown),
+        cmocka_unit_test_teardown(test_null_pointers, teardown),
+        cmocka_unit_test_teardown(test_empty_shapes, teardown),
+        cmocka_unit_test_teardown(test_static_and_dynamic_calls_do_not_mix, teardown),
+        cmocka_unit_test_teardown(test_parts_api_refused, teardown),
+        cmocka_unit_test_teardown(test_typed_compile_refuses_dynamic_dims, teardown),
+        cmocka_unit_test_teardown(test_many_shapes_alternating, teardown),
+        cmocka_unit_test_teardown(test_invalid_family_refused, teardown),
+        cmocka_unit_test_teardown(test_gather_nd_dynamic_k, teardown),
+        cmocka_unit_test_teardown(test_output_shape_of_a_unified_family, teardown),
+        cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
+        cmocka_unit_test_teardown(test_valid_families_compile, teardown),
+        cmocka_unit_test_teardown(test_scatter_with_empty_indices_copies_data, teardown),
+        cmocka_unit_test_teardown(test_disk_cache, teardown),
+        cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
+        cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
