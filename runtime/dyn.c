@@ -165,6 +165,10 @@ static void tj_dyn_search_init(tj_dyn_search *s, const jit_sig *sig)
     s->sig = *sig;
     if (tj_inputs_of(&s->sig, &in))
         return;
+    /* the op's own ties first, to a fixpoint (each pass sets a dim or ends) */
+    const tj_op_def *def = tj_op_find(sig->op);
+    for (int pass = 0; def && def->tie && pass < TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
+        ;
     int64_t statics[TJ_DYN_MAX_DIMS];
     int nstatic = 0;
     for (int i = 0; i < in.n; i++)
@@ -172,7 +176,7 @@ static void tj_dyn_search_init(tj_dyn_search *s, const jit_sig *sig)
             int64_t *x = &in.shape[i]->dims[d];
             if (*x == JIT_DIM_DYNAMIC)
                 s->slot[s->nslots++] = x;
-            else if (*x > 0 && !tj_has(statics, nstatic, *x))
+            else if (*x >= 0 && !tj_has(statics, nstatic, *x))
                 statics[nstatic++] = *x;
         }
     for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */

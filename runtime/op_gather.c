@@ -120,6 +120,15 @@ static void tj_gather_normalize(jit_sig *s)
         s->batch_dims += q;
 }
 
+/* data.shape[:b] == indices.shape[:b] (b normalized) */
+static int tj_gather_tie(jit_sig *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->batch_dims && i < s->data_shape.rank && i < s->indices_shape.rank; i++)
+        n += tj_tie(&s->data_shape.dims[i], &s->indices_shape.dims[i]);
+    return n;
+}
+
 const tj_op_def tj_op_gather = {
     .info = {.op = JIT_OP_GATHER, .name = "Gather", .command = "gather",
              .attrs = JIT_ATTR_AXIS | JIT_ATTR_AXIS_TENSOR | JIT_ATTR_BATCH_DIMS,
@@ -127,6 +136,7 @@ const tj_op_def tj_op_gather = {
     .plan = tj_gather_plan,
     .normalize = tj_gather_normalize,
     .describe = tj_gather_describe,
+    .tie = tj_gather_tie,
 };
 
 static jit_sig tj_gather_sig_of(const jit_gather_sig *t)

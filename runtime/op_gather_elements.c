@@ -65,12 +65,23 @@ static void tj_gather_elements_describe(const jit_sig *s, char *buf, size_t len)
              jit_index_policy_name(s->index_policy), b2);
 }
 
+/* indices' dims are data's but along the axis (normalized) */
+static int tj_gather_elements_tie(jit_sig *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->data_shape.rank && i < s->indices_shape.rank; i++)
+        if (i != s->axis)
+            n += tj_tie(&s->data_shape.dims[i], &s->indices_shape.dims[i]);
+    return n;
+}
+
 const tj_op_def tj_op_gather_elements = {
     .info = {.op = JIT_OP_GATHER_ELEMENTS, .name = "GatherElements",
              .command = "gather-elements", .attrs = JIT_ATTR_AXIS, .opsets = {6},
              .default_opset = 6, .index_types = TJ_INDEX_TYPES_I32_I64},
     .plan = tj_gather_elements_plan,
     .describe = tj_gather_elements_describe,
+    .tie = tj_gather_elements_tie,
 };
 
 static jit_sig tj_gather_elements_sig_of(const jit_gather_elements_sig *t)

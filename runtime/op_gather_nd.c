@@ -129,12 +129,22 @@ static void tj_gather_nd_describe(const jit_sig *s, char *buf, size_t len)
              jit_index_policy_name(s->index_policy), o8, o5);
 }
 
+/* data.shape[:b] == indices.shape[:b] */
+static int tj_gather_nd_tie(jit_sig *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->batch_dims && i < s->data_shape.rank && i < s->indices_shape.rank; i++)
+        n += tj_tie(&s->data_shape.dims[i], &s->indices_shape.dims[i]);
+    return n;
+}
+
 const tj_op_def tj_op_gather_nd = {
     .info = {.op = JIT_OP_GATHER_ND, .name = "GatherND", .command = "gather-nd",
              .attrs = JIT_ATTR_BATCH_DIMS, .opsets = {5, 8}, .default_opset = 8,
              .index_types = TJ_INDEX_TYPES_ALL},
     .plan = tj_gather_nd_plan,
     .describe = tj_gather_nd_describe,
+    .tie = tj_gather_nd_tie,
 };
 
 static jit_sig tj_gather_nd_sig_of(const jit_gather_nd_sig *t)

@@ -92,6 +92,15 @@ static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)
              jit_index_policy_name(s->index_policy), b1);
 }
 
+/* updates.shape == indices.shape (indices' dims only bounded by data's) */
+static int tj_seu_tie(jit_sig *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->indices_shape.rank && i < s->updates_shape.rank; i++)
+        n += tj_tie(&s->indices_shape.dims[i], &s->updates_shape.dims[i]);
+    return n;
+}
+
 const tj_op_def tj_op_scatter_elements_update = {
     .info = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .name = "ScatterElementsUpdate",
              .command = "scatter-elements-update",
@@ -101,6 +110,7 @@ const tj_op_def tj_op_scatter_elements_update = {
              .index_types = TJ_INDEX_TYPES_ALL, .reductions = TJ_SEU_REDUCTIONS},
     .plan = tj_seu_plan,
     .describe = tj_seu_describe,
+    .tie = tj_seu_tie,
 };
 
 static jit_sig tj_seu_sig_of(const jit_scatter_elements_update_sig *t)

@@ -128,6 +128,29 @@ static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t le
              jit_index_policy_name(s->index_policy), b1);
 }
 
+/* k = indices.shape[-1] fixed by the ranks (rank(updates) = rank(indices)
+ * - 1 + rank(data) - k); updates.shape == indices.shape[:-1] +
+ * data.shape[k:] */
+static int tj_scatter_nd_update_tie(jit_sig *s)
+{
+    int64_t *d = s->data_shape.dims, *ix = s->indices_shape.dims, *u = s->updates_shape.dims;
+    int rd = s->data_shape.rank, ri = s->indices_shape.rank, ru = s->updates_shape.rank, n = 0;
+    if (ri < 1 || ri > JIT_MAX_RANK || rd < 0 || rd > JIT_MAX_RANK || ru < 0)
+        return 0;
+    int64_t k = rd - (ru - (ri - 1));
+    if (ix[ri - 1] == JIT_DIM_DYNAMIC && k >= 0 && k <= rd) {
+        ix[ri - 1] = k;
+        n++;
+    }
+    if (ix[ri - 1] != k)
+        return n;
+    for (int j = 0; j < ri - 1; j++)
+        n += tj_tie(&u[j], &ix[j]);
+    for (int i = (int)k; i < rd; i++)
+        n += tj_tie(&u[ri - 1 + i - k], &d[i]);
+    return n;
+}
+
 const tj_op_def tj_op_scatter_nd_update = {
     .info = {.op = JIT_OP_SCATTER_ND_UPDATE, .name = "ScatterNDUpdate",
              .command = "scatter-nd-update", .attrs = JIT_ATTR_UPDATES | JIT_ATTR_REDUCTION,
@@ -135,6 +158,7 @@ const tj_op_def tj_op_scatter_nd_update = {
              .index_types = TJ_INDEX_TYPES_I32_I64, .reductions = TJ_ND_REDUCTIONS},
     .plan = tj_scatter_nd_update_plan,
     .describe = tj_scatter_nd_update_describe,
+    .tie = tj_scatter_nd_update_tie,
 };
 
 static jit_sig tj_scatter_nd_update_sig_of(const jit_scatter_nd_update_sig *t)

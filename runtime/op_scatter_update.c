@@ -107,6 +107,23 @@ static void tj_scatter_update_describe(const jit_sig *s, char *buf, size_t len)
              jit_index_policy_name(s->index_policy), b1);
 }
 
+/* updates.shape == data.shape[:a] + indices.shape + data.shape[a+1:] */
+static int tj_scatter_update_tie(jit_sig *s)
+{
+    int64_t *d = s->data_shape.dims, *ix = s->indices_shape.dims, *u = s->updates_shape.dims;
+    int rd = s->data_shape.rank, ri = s->indices_shape.rank, a = (int)s->axis, n = 0;
+    if (a < 0 || a >= rd || ri < 0 || s->updates_shape.rank != rd - 1 + ri ||
+        s->updates_shape.rank > JIT_MAX_RANK)
+        return 0;
+    for (int i = 0; i < a; i++)
+        n += tj_tie(&u[i], &d[i]);
+    for (int j = 0; j < ri; j++)
+        n += tj_tie(&u[a + j], &ix[j]);
+    for (int i = a + 1; i < rd; i++)
+        n += tj_tie(&u[i - 1 + ri], &d[i]);
+    return n;
+}
+
 const tj_op_def tj_op_scatter_update = {
     .info = {.op = JIT_OP_SCATTER_UPDATE, .name = "ScatterUpdate",
              .command = "scatter-update", .attrs = JIT_ATTR_AXIS | JIT_ATTR_AXIS_TENSOR | JIT_ATTR_UPDATES,
@@ -114,6 +131,7 @@ const tj_op_def tj_op_scatter_update = {
              .index_types = TJ_INDEX_TYPES_ALL},
     .plan = tj_scatter_update_plan,
     .describe = tj_scatter_update_describe,
+    .tie = tj_scatter_update_tie,
 };
 
 static jit_sig tj_scatter_update_sig_of(const jit_scatter_update_sig *t)

@@ -99,7 +99,10 @@ static int tj_level_fits(const tj_plan *p, int n, int units, const tj_level *v, 
 }
 
 /* Drops and merges levels, as recipe says or (recipe NULL) as their
- * values allow, recording what it did; 1 if recipe does not fit. */
+ * values allow, recording what it did; 1 if recipe does not fit. check 0:
+ * an empty nest, whose merges need not walk as one (it never walks), but
+ * whose dropped levels must still be of one trip: a zero trip dropped
+ * would make it run. */
 static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
 {
     int n = 0, units = 0;
@@ -108,7 +111,7 @@ static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
         int unit = l < p->unit_levels, how;
         if (recipe) {
             how = recipe[l];
-            if (check && !tj_level_fits(p, n, units, v, unit, how))
+            if ((check || how == TJ_LEVEL_DROP) && !tj_level_fits(p, n, units, v, unit, how))
                 return 1;
         } else if (!check) {
             how = TJ_LEVEL_KEEP;
@@ -197,12 +200,8 @@ int tj_plan_finish_as(tj_plan *p, const unsigned char *recipe, int written)
     if (p->nlevels != written)
         return 1;
     p->written_levels = p->nlevels;
-    int empty = tj_plan_empty(p);
-    if (tj_plan_merge(p, recipe, !empty))
+    /* an empty nest keeps a zero trip through its merges: it never runs */
+    if (tj_plan_merge(p, recipe, !tj_plan_empty(p)))
         return 1;
-    if (empty && p->nlevels == 0) /* it dropped the empty level */
-        return 1;
-    if (empty) /* merged or not, the nest never runs */
-        p->levels[0].trip = 0;
     return tj_plan_count(p);
 }

@@ -53,7 +53,15 @@ int tj_sig_plan(const jit_sig *s, tj_plan *p, jit_shape *out_shape)
     if (!s)
         return tj_error_set("the signature is NULL");
     const tj_op_def *def = tj_op_find(s->op);
-    if (!def || def->plan(s, p, &out) != 0)
+    if (!def)
+        return -1;
+    if (s->no_init_val && !(def->info.attrs & JIT_ATTR_INIT_VAL)) {
+        /* an attribute the op lacks changes nothing (the key drops it too) */
+        jit_sig v = *s;
+        v.no_init_val = 0;
+        return tj_sig_plan(&v, p, out_shape);
+    }
+    if (def->plan(s, p, &out) != 0)
         return -1;
     if (tj_check_threads(s->threads, &p->threads) || tj_plan_finish(p))
         return -1;

@@ -4,12 +4,26 @@
 #include <inttypes.h>
 
 #include "error.h"
+#include "op.h"
 #include "plan.h"
 #include "shape.h"
 
 static int tj_dtype_is_subbyte(jit_dtype t)
 {
     return t == JIT_U1 || t == JIT_U4 || t == JIT_I4 || t == JIT_NF4;
+}
+
+int tj_tie(int64_t *a, int64_t *b)
+{
+    if (*a == JIT_DIM_DYNAMIC && *b != JIT_DIM_DYNAMIC) {
+        *a = *b;
+        return 1;
+    }
+    if (*b == JIT_DIM_DYNAMIC && *a != JIT_DIM_DYNAMIC) {
+        *b = *a;
+        return 1;
+    }
+    return 0;
 }
 
 int tj_check_dtype(jit_dtype t, const char *what)
