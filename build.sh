@@ -124,7 +124,7 @@ fuzz() {
 # from disk (jit/objload.c), the first as LLJIT loaded it after compiling.
 from_disk_cache() {
     echo "== the kernel suites again, every kernel from the disk cache (ASan + UBSan)"
-    local cache pass suites="test_conformance|test_kernels|test_differential|test_guard|test_limits"
+    local cache pass suites="test_conformance|test_kernels|test_differential|test_guard|test_limits|test_dynamic"
     cache=$(mktemp -d)
     for pass in fill load; do
         if ! TENSORJIT_CACHE_DIR="$cache" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
