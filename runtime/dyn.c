@@ -387,6 +387,7 @@ typedef struct tj_dyn_seen {
     const void *who;
     uint64_t epoch;
     int ndims, fits;
+    unsigned needs; /* bit i: buffer i (data, indices, updates, out) must not be NULL */
     int64_t dims[TJ_DYN_MAX_DIMS];
     tj_plan plan;
 } tj_dyn_seen;
@@ -429,6 +430,13 @@ static const tj_dyn_seen *tj_dyn_lookup(tj_dyn_memo *m, const void *who, uint64_
     return NULL;
 }
 
+/* The buffers a plan needs (tj_check_buffers' rule), as tj_dyn_seen.needs. */
+static unsigned tj_dyn_needs(const tj_plan *p)
+{
+    return (p->data_bytes ? 1u : 0) | (p->indices_elems ? 2u : 0) |
+           (p->has_updates && p->updates_bytes ? 4u : 0) | (p->out_bytes ? 8u : 0);
+}
+
 int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const void *indices,
                   const void *updates, const void *out, const tj_plan **plan, int *fits,
                   int *status)
@@ -437,10 +445,12 @@ int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const 
     if (!m)
         return 0;
     uint64_t epoch = atomic_load_explicit(&tj_dyn_epoch, memory_order_acquire);
-    const tj_dyn_seen *hit = tj_dyn_lookup(m, who, epoch, dims, -1);
-    if (!hit)
+    const tj_dyn_seen *hit = &m->seen[m->last]; /* a caller's usual case: the same shape */
+    if (!tj_dyn_same(hit, who, epoch, dims, -1) && !(hit = tj_dyn_lookup(m, who, epoch, dims, -1)))
         return 0;
-    *status = tj_check_buffers(&hit->plan, data, indices, updates, out);
+    unsigned null = (data ? 0u : 1u) | (indices ? 0u : 2u) | (updates ? 0u : 4u) | (out ? 0u : 8u);
+    *status = null & hit->needs ? tj_check_buffers(&hit->plan, data, indices, updates, out)
+                                : JIT_OK;
     *plan = &hit->plan;
     *fits = hit->fits;
     return 1;
@@ -469,6 +479,7 @@ int tj_dyn_plan(const void *who, const tj_dyn *d, const int64_t *dims, const voi
         m->next = (m->next + 1) % TJ_DYN_MEMO;
         memcpy(s->dims, dims, sizeof(int64_t) * (size_t)d->ndims);
         s->ndims = d->ndims;
+        s->needs = tj_dyn_needs(&s->plan);
         s->epoch = epoch;
         s->who = who;
         hit = s;
