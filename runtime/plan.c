@@ -88,21 +88,24 @@ static int tj_continues(const tj_level *a, const tj_level *b)
 }
 
 /* Whether level v may take the fate `how` after the n levels kept so far
- * (the first `units` of them unit levels). */
-static int tj_level_fits(const tj_plan *p, int n, int units, const tj_level *v, int unit, int how)
+ * (the first `units` of them unit levels); walk 0: whether the merged
+ * levels walk as one is not asked (an empty nest never walks). */
+static int tj_level_fits(const tj_plan *p, int n, int units, const tj_level *v, int unit, int how,
+                         int walk)
 {
     if (how == TJ_LEVEL_DROP)
         return v->trip == 1;
     if (how == TJ_LEVEL_MERGE) /* a unit level merges only with a unit level */
-        return n > 0 && unit == (n <= units) && tj_continues(&p->levels[n - 1], v);
+        return n > 0 && unit == (n <= units) && (!walk || tj_continues(&p->levels[n - 1], v));
     return 1;
 }
 
 /* Drops and merges levels, as recipe says or (recipe NULL) as their
  * values allow, recording what it did; 1 if recipe does not fit. check 0:
  * an empty nest, whose merges need not walk as one (it never walks), but
- * whose dropped levels must still be of one trip: a zero trip dropped
- * would make it run. */
+ * whose dropped levels must still be of one trip (a zero trip dropped
+ * would make it run) and whose merges must still keep unit levels apart
+ * from the others (the units split a scatter's copy of data). */
 static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
 {
     int n = 0, units = 0;
@@ -111,14 +114,14 @@ static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
         int unit = l < p->unit_levels, how;
         if (recipe) {
             how = recipe[l];
-            if ((check || how == TJ_LEVEL_DROP) && !tj_level_fits(p, n, units, v, unit, how))
+            if (!tj_level_fits(p, n, units, v, unit, how, check))
                 return 1;
         } else if (!check) {
             how = TJ_LEVEL_KEEP;
         } else {
-            how = tj_level_fits(p, n, units, v, unit, TJ_LEVEL_DROP)    ? TJ_LEVEL_DROP
-                  : tj_level_fits(p, n, units, v, unit, TJ_LEVEL_MERGE) ? TJ_LEVEL_MERGE
-                                                                        : TJ_LEVEL_KEEP;
+            how = tj_level_fits(p, n, units, v, unit, TJ_LEVEL_DROP, 1)    ? TJ_LEVEL_DROP
+                  : tj_level_fits(p, n, units, v, unit, TJ_LEVEL_MERGE, 1) ? TJ_LEVEL_MERGE
+                                                                           : TJ_LEVEL_KEEP;
         }
         p->recipe[l] = (unsigned char)how;
         if (how == TJ_LEVEL_DROP)

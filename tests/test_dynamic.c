@@ -350,11 +350,9 @@ static void test_bind(void **state)
 }
 
 /* include/tensorjit.h: jit_sig_bind returns -1 "when dims break a bound,
- * a static dim or a rule of the op". LIBRARY BUG (runtime/dyn.c,
- * jit_sig_bind checks bounds, static dims and signs only): dims that break
- * a rule of the op (ScatterUpdate's updates.shape[0] = indices.shape[0])
- * bind with 0, and only jit_output_shape of the result refuses them.
- * Either the code or the header's promise has to change. */
+ * a static dim or a rule of the op". It once checked bounds, static dims
+ * and signs only: dims that break a rule of the op (ScatterUpdate's
+ * updates.shape[0] = indices.shape[0]) bound with 0. */
 static void test_bind_checks_the_rules(void **state)
 {
     (void)state;
@@ -363,7 +361,7 @@ static void test_bind_checks_the_rules(void **state)
     jit_shape os;
     assert_int_equal(jit_output_shape(&c, &os), -1); /* the bound signature is invalid */
     if (rc != -1)
-        fail_msg("LIBRARY BUG: jit_sig_bind accepted dims that break a rule of the op "
+        fail_msg("jit_sig_bind accepted dims that break a rule of the op "
                  "(updates.shape[0]=3, indices.shape[0]=2); the header says it refuses them");
     expect_error("updates", "shape[0]", "3");
 }
@@ -620,15 +618,13 @@ static void test_gather_nd_dynamic_k(void **state)
                      JIT_STATUS_BAD_INDEX);
     expect_bad_shape(fn, (int64_t[]){4, 3, 5, 2, 4}, "k > rank");
     /* The output's rank varies with k here; whatever rank jit_output_shape
-     * reports, dim 0 (indices' dim 0) varies. LIBRARY BUG (runtime/dyn.c,
-     * tj_dyn_build / tj_dyn_pair with unify = 1): the placeholders 5 and
-     * 7 both unify with data's static dims (indices [4, 3] twice), so the
-     * family is taken for the single shape k = 3, m = 4 and
-     * jit_output_shape says rank 1, [4]. */
+     * reports, dim 0 (indices' dim 0) varies. It once said rank 1, [4]:
+     * both placeholder instances took data's static dims (indices [4, 3]
+     * twice), so nothing was seen to vary. */
     jit_shape os;
     assert_int_equal(jit_output_shape(&s, &os), 0);
     if (os.rank < 1 || os.dims[0] != D)
-        fail_msg("LIBRARY BUG: jit_output_shape of GatherND data [4,3,5] indices [?,?] is "
+        fail_msg("jit_output_shape of GatherND data [4,3,5] indices [?,?] is "
                  "rank %d, dim 0 %lld, not dynamic", os.rank, (long long)os.dims[0]);
 }
 
@@ -636,10 +632,8 @@ static void test_gather_nd_dynamic_k(void **state)
  * unifies its dynamic dims with the static dims of another input: the
  * output still varies where the family's does. GatherElements axis 1,
  * data [3, 4], indices [?, ?]: indices' dim 0 must be 3, its dim 1 (the
- * axis) may be anything, so the output is [3, ?]. LIBRARY BUG (runtime/
- * dyn.c, tj_dyn_pair with unify = 1: both instances become indices
- * [3, 4], no plan word varies, the out shape is taken as static):
- * jit_output_shape says [3, 4]. The calls themselves are right (planned
+ * axis) may be anything, so the output is [3, ?]. It once said [3, 4]:
+ * both instances became indices [3, 4] and no plan word varied. The calls themselves are right (planned
  * per shape). */
 static void test_output_shape_of_a_unified_family(void **state)
 {
@@ -657,7 +651,7 @@ static void test_output_shape_of_a_unified_family(void **state)
     assert_int_equal(jit_output_shape(&s, &os), 0);
     assert_int_equal(os.rank, 2);
     if (os.dims[0] != 3 || os.dims[1] != D)
-        fail_msg("LIBRARY BUG: jit_output_shape of GatherElements axis 1, data [3,4], "
+        fail_msg("jit_output_shape of GatherElements axis 1, data [3,4], "
                  "indices [?,?] is [%lld, %lld], not [3, -1]", (long long)os.dims[0],
                  (long long)os.dims[1]);
 }
@@ -666,12 +660,12 @@ static void test_output_shape_of_a_unified_family(void **state)
  * nothing, on the static kernel as on the dynamic one (found by
  * fuzz_signature's dynamic mode, input
  * tests/fuzz/regressions/signature/dynamic-scatter-nd-min-no-init-val).
- * LIBRARY BUG: the static kernel's plan takes no_init_val from the
+ * It was a bug: the static kernel's plan took no_init_val from the
  * signature as written (runtime/plan.c: p->no_init_val = r != NONE &&
  * s->no_init_val, on a signature tj_sig_plan did not normalize), while
- * the cache key (runtime/key.c, normalized by runtime/sig.c) drops it:
- * min(-1, 0) gives 0, and whichever of the two signatures compiles first
- * decides both results. The dynamic kernel normalizes and gives -1. */
+ * the cache key (runtime/key.c, normalized by runtime/sig.c) dropped it:
+ * min(-1, 0) gave 0, and whichever of the two signatures compiles first
+ * decided both results. Now both give -1. */
 static void test_attribute_the_op_lacks_changes_nothing(void **state)
 {
     (void)state;
@@ -695,18 +689,18 @@ static void test_attribute_the_op_lacks_changes_nothing(void **state)
         assert_non_null(st);
         assert_int_equal(jit_call(st, data, idx, upd, out), JIT_OK);
         if (out[0] != -1.0f)
-            fail_msg("LIBRARY BUG: ScatterNDUpdate-15 min with no_init_val=%d (an attribute "
+            fail_msg("ScatterNDUpdate-15 min with no_init_val=%d (an attribute "
                      "the op lacks) gives %g, not min(-1, 0) = -1",
                      noinit, (double)out[0]);
     }
 }
 
 /* Families with valid shapes must compile (SPEC section 6: one kernel
- * for the whole family). LIBRARY BUG (runtime/dyn.c, tj_dyn_build): a
- * valid shape is looked for only with every dynamic dim at 5 or 7 (or
+ * for the whole family). It was a bug (runtime/dyn.c, tj_dyn_build): a
+ * valid shape was looked for only with every dynamic dim at 5 or 7 (or
  * unified with a static dim of another input at the same position), then
  * at 1 and at 0, so families whose valid shapes tie dynamic dims to each
- * other or to static dims elsewhere are refused with "no shape of this
+ * other or to static dims elsewhere were refused with "no shape of this
  * dynamic signature is valid". Each family below holds the shape called. */
 static void test_valid_families_compile(void **state)
 {
@@ -737,22 +731,22 @@ static void test_valid_families_compile(void **state)
     for (int i = 0; i < 3; i++) {
         jit_kernel fn = jit_compile(sigs[i]);
         if (!fn) {
-            printf("  LIBRARY BUG: family %d refused: %s\n", i, jit_last_error());
+            printf("  family %d refused: %s\n", i, jit_last_error());
             refused++;
             continue;
         }
         assert_int_equal(run_dims(&rs, fn, sigs[i], dims[i], -1, "family"), JIT_OK);
     }
     if (refused)
-        fail_msg("LIBRARY BUG: %d of 3 families with valid shapes refused at compile", refused);
+        fail_msg("%d of 3 families with valid shapes refused at compile", refused);
 }
 
 /* ScatterUpdate axis 1, every dim dynamic, indices empty: out must be a
- * copy of data. LIBRARY BUG (runtime/dyn.c, tj_dyn_plan_shape: the plan
- * made by tj_plan_finish_as on the template's nest has units = 0 and
+ * copy of data. It was a bug (runtime/dyn.c, tj_dyn_plan_shape: the plan
+ * made by tj_plan_finish_as on the template's nest had units = 0 and
  * unit_copy_bytes = 0 while copy_bytes = 48, where the static plan of
  * the same shape has units = 3, unit_copy_bytes = 16; the kernel then
- * copies nothing): out is left as it was. */
+ * copied nothing): out was left as it was. */
 static void test_scatter_with_empty_indices_copies_data(void **state)
 {
     (void)state;
@@ -765,9 +759,40 @@ static void test_scatter_with_empty_indices_copies_data(void **state)
     jit_kernel fn = compile_dynamic(&s);
     int rc = run_dims(&rs, fn, &s, (int64_t[]){3, 4, 0, 3, 0}, -1, "empty indices, axis 1");
     if (rc != JIT_OK)
-        fail_msg("LIBRARY BUG: ScatterUpdate axis 1, data [?,?] indices [?] updates [?,?], "
+        fail_msg("ScatterUpdate axis 1, data [?,?] indices [?] updates [?,?], "
                  "dims {3,4,0,3,0}: out is not a copy of data (see stderr)");
     assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){3, 4, 2, 3, 2}, -1, "axis 1"), JIT_OK);
+}
+
+/* An empty nest replays the template's merges without asking whether the
+ * merged levels walk as one, but a unit level must still not take in one
+ * that is not: here the template (placeholder dims) has levels 0 and 1 as
+ * units (indices span data there) and merges them, while the call's
+ * indices dim 1 is 0 against data's 1. Merged anyway, the units came out
+ * 0 and the copy of data (split by units) was skipped, on the reference
+ * kernel (a mean or use_init_val=false) and on the JIT alike. Found by
+ * test_reductions' dynamic runs (seed 2). */
+static void test_empty_scatter_elements_keeps_units(void **state)
+{
+    (void)state;
+    uint64_t rs = 23;
+    jit_sig s = base(JIT_OP_SCATTER_ELEMENTS_UPDATE);
+    s.opset = 12;
+    s.axis = 2;
+    s.reduction = JIT_REDUCTION_SUM;
+    s.data_shape = (jit_shape){3, {5, D, D}};
+    s.indices_shape = (jit_shape){3, {5, D, 2}};
+    s.updates_shape = (jit_shape){3, {5, D, 2}};
+    for (int no_init = 0; no_init < 2; no_init++) {
+        s.no_init_val = no_init;
+        jit_kernel fn = compile_dynamic(&s);
+        assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){5, 1, 1, 5, 0, 2, 5, 0, 2}, -1,
+                                  "empty indices dim 1 under data's 1"),
+                         JIT_OK);
+        assert_int_equal(run_dims(&rs, fn, &s, (int64_t[]){5, 3, 4, 5, 3, 2, 5, 3, 2}, -1,
+                                  "indices spanning data's rows"),
+                         JIT_OK);
+    }
 }
 
 static char cache_dir[256];
@@ -940,6 +965,7 @@ int main(void)
         cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
         cmocka_unit_test_teardown(test_valid_families_compile, teardown),
         cmocka_unit_test_teardown(test_scatter_with_empty_indices_copies_data, teardown),
+        cmocka_unit_test_teardown(test_empty_scatter_elements_keeps_units, teardown),
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
         cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),

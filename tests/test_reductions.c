@@ -1267,6 +1267,60 @@ static int kind_of(const jit_sig *s)
 
 /* Runs one case on both engines, out of place and in place, and checks
  * everything against everything. 0 when all agree. */
+static long summary_dyn, summary_dyn_jit;
+
+/* The same case through a dynamic kernel (SPEC section 6): some dims of
+ * data, indices and updates dynamic (which ones from n), called with the
+ * case's dims, out of place and in place. Its status and bytes must be the
+ * static kernel's (rj, oj), which check_case holds to the reference
+ * kernel and the oracle. NULL when they agree, else why not. */
+static const char *check_dynamic(const jit_sig *s, const void *data, const void *idx,
+                                 const void *upd, long n, int rj, const unsigned char *oj)
+{
+    jit_sig d = *s;
+    jit_shape *in[3] = {&d.data_shape, &d.indices_shape, &d.updates_shape};
+    int64_t dims[3 * JIT_MAX_RANK];
+    int nd = 0;
+    uint64_t pick = (uint64_t)n * 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < in[i]->rank; j++) {
+            dims[nd++] = in[i]->dims[j];
+            if ((pick >> (nd % 61)) & 1)
+                in[i]->dims[j] = JIT_DIM_DYNAMIC;
+        }
+    if (!jit_sig_is_dynamic(&d))
+        in[1]->dims[0] = in[1]->rank ? JIT_DIM_DYNAMIC : in[1]->dims[0];
+    jit_kernel k = jit_compile(&d);
+    if (!k)
+        return "the dynamic signature was refused";
+    jit_kernel_info info;
+    if (jit_info(k, &info) != 0 || !info.dynamic)
+        return "jit_info says the dynamic kernel is not dynamic";
+    summary_dyn++;
+    summary_dyn_jit += info.engine == JIT_ENGINE_JIT;
+    int es = jit_dtype_size(s->dtype);
+    int64_t ob = shape_elems(&s->data_shape) * es;
+    unsigned char *od = malloc((size_t)ob + 1), *id = malloc((size_t)ob + 1);
+    assert_true(od && id);
+    memset(od, 0xee, (size_t)ob + 1);
+    memcpy(id, data, (size_t)ob);
+    id[ob] = 0xee;
+    jit_dynamic_fn f = (jit_dynamic_fn)k;
+    int rd = f(data, idx, upd, od, dims), rid = f(id, idx, upd, id, dims);
+    const char *why = NULL;
+    if (rd != rj || rid != rj)
+        why = "the dynamic kernel's status differs from the static kernel's";
+    else if (memcmp(od, oj, (size_t)ob + 1) != 0)
+        why = "the dynamic kernel's output differs from the static kernel's";
+    else if (rj == JIT_OK && memcmp(id, oj, (size_t)ob) != 0)
+        why = "the dynamic kernel's output in place differs from the static kernel's";
+    else if (rj != JIT_OK && memcmp(id, data, (size_t)ob) != 0)
+        why = "a refused dynamic call in place changed data";
+    free(od);
+    free(id);
+    return why;
+}
+
 static int check_case(const jit_sig *s, const void *data, const void *idx, const void *upd,
                       long n)
 {
@@ -1330,6 +1384,8 @@ static int check_case(const jit_sig *s, const void *data, const void *idx, const
     } else if (memcmp(oj, ij, (size_t)ob) != 0) {
         why = "in place differs from out of place";
     }
+    if (!why && n % 3 == 0) /* a third of the cases: a compile each */
+        why = check_dynamic(s, data, idx, upd, n, rj, oj);
     int64_t bad_elem = -1;
     if (!why && rj == JIT_OK) {
         for (int64_t e = 0; e < nd; e++) {
@@ -1637,10 +1693,12 @@ static void print_summary(void)
             printf("\n");
         }
     printf("  JIT-served %ld, refused for a bad index %ld, elements %ld, "
-           "NaNs SPEC leaves open %ld\n",
-           summary_jit, summary_bad_index, summary_elems, summary_open_nan);
+           "NaNs SPEC leaves open %ld; dynamic kernels %ld, JIT-served %ld\n",
+           summary_jit, summary_bad_index, summary_elems, summary_open_nan, summary_dyn,
+           summary_dyn_jit);
     memset(summary, 0, sizeof summary);
     summary_jit = summary_bad_index = summary_open_nan = summary_elems = 0;
+    summary_dyn = summary_dyn_jit = 0;
 }
 
 static double now_s(void)
