@@ -43,6 +43,7 @@ typedef struct tj_kir {
     LLVMValueRef begin, end; /* the range function's bounds; NULL elsewhere */
     tj_reduce_pass pass;     /* a reduction: which walk of the nest is emitted */
     LLVMValueRef scratch;    /* a mean's counts (tj_rt_scratch), else NULL */
+    LLVMValueRef out_elems;  /* a dynamic kernel's mean: the call's elements of out */
     /* A dynamic kernel: its family, and the words of the call's plan that
      * vary, loaded once at entry (NULL where the template's are constants). */
     const tj_dyn *dyn;
@@ -631,7 +632,7 @@ static void tj_emit_block_write(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, L
         tj_emit_block_copy(k, dst, src, size);
         return;
     }
-    tj_reduce_at at = {dst, src, NULL, k->scratch};
+    tj_reduce_at at = {dst, src, NULL, k->scratch, k->out_elems};
     if (k->scratch)
         at.first = LLVMBuildUDiv(e->b, indexed, tj_i64(e, k->p->elem_size), "first.elem");
     tj_ir_reduce_block(e, k->p, k->pass, &at);
@@ -908,6 +909,13 @@ static void tj_emit_scratch(tj_kir *k)
     if (!fn)
         fn = LLVMAddFunction(e->mod, TJ_RT_SCRATCH, fty);
     LLVMValueRef n = tj_i64(e, bytes);
+    if (tj_pdyn(k, &k->p->out_bytes)) { /* the call's: tj_ir_reduce_scratch_bytes' rule */
+        k->out_elems = LLVMBuildUDiv(e->b, tj_pv(k, &k->p->out_bytes),
+                                     tj_i64(e, k->p->elem_size), "out.elems");
+        LLVMValueRef none = LLVMBuildICmp(e->b, LLVMIntEQ, k->out_elems, tj_i64(e, 0), "");
+        LLVMValueRef slots = LLVMBuildSelect(e->b, none, tj_i64(e, 1), k->out_elems, "slots");
+        n = tj_mul(e, slots, tj_ir_reduce_slot_bytes(k->p), "scratch.bytes");
+    }
     k->scratch = LLVMBuildCall2(e->b, fty, fn, &n, 1, "scratch");
     LLVMValueRef none = LLVMBuildICmp(e->b, LLVMIntEQ, k->scratch, LLVMConstNull(e->ptr),
                                       "no.scratch");
@@ -1265,9 +1273,6 @@ static void tj_emit_dyn_split_main(tj_kir *k, LLVMValueRef rp, LLVMValueRef chec
 static const char *tj_ir_dyn_refusal(const tj_plan *p)
 {
     const tj_dyn *d = p->dyn;
-    if (tj_reduce_needs_passes(p))
-        return "a dynamic mean or use_init_val=false: its passes need the output's size "
-               "as a constant";
     if (p->reduction != JIT_REDUCTION_NONE && tj_dyn_varies(d, &d->tmpl.block_bytes))
         return "a dynamic block size under a reduction";
     return NULL;
@@ -1295,6 +1300,7 @@ static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why
     }
     tj_emit_dyn_words(k, rp);
     tj_emit_dyn_validation(k, rp);
+    tj_emit_scratch(k);
     tj_emit_data_copy(k);
     tj_emit_passes(k);
     LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));

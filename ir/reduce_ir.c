@@ -305,7 +305,8 @@ static LLVMValueRef tj_neutral(const tj_rir *r, LLVMTypeRef t)
 static LLVMValueRef tj_slot(const tj_rir *r, const tj_reduce_at *at, LLVMValueRef q, int sum)
 {
     tj_emit *e = r->e;
-    LLVMValueRef n = sum ? tj_add(e, q, tj_i64(e, r->p->out_bytes / r->p->elem_size), "sum.q") : q;
+    LLVMValueRef elems = at->out_elems ? at->out_elems : tj_i64(e, r->p->out_bytes / r->p->elem_size);
+    LLVMValueRef n = sum ? tj_add(e, q, elems, "sum.q") : q;
     LLVMValueRef p = tj_byte_gep(e, at->scratch, tj_mul(e, n, 8, "slot.off"), "slot");
     return LLVMBuildPointerCast(e->b, p, LLVMPointerType(e->i64, 0), "");
 }
@@ -402,14 +403,17 @@ static void tj_pass_one(const tj_rir *r, tj_reduce_pass pass, const tj_reduce_at
         tj_store(r, tj_combine(r, tj_load(e, t, pd, "red.out"), u), pd, t);
 }
 
+int64_t tj_ir_reduce_slot_bytes(const tj_plan *p)
+{
+    return p->reduction != JIT_REDUCTION_MEAN ? 0 : 8 * (tj_wide(p) ? 2 : 1);
+}
+
 int64_t tj_ir_reduce_scratch_bytes(const tj_plan *p)
 {
-    if (p->reduction != JIT_REDUCTION_MEAN)
-        return 0;
     /* an empty out still has code for its (never valid) tuples, which
      * addresses slots: one, never used */
     int64_t elems = p->out_bytes / p->elem_size;
-    return (elems ? elems : 1) * 8 * (tj_wide(p) ? 2 : 1);
+    return (elems ? elems : 1) * tj_ir_reduce_slot_bytes(p);
 }
 
 void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, tj_reduce_pass pass,

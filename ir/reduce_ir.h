@@ -23,10 +23,13 @@ typedef enum tj_reduce_pass {
  * (then the wide sums) of the kernel's positions (NULL: none needed). */
 typedef struct tj_reduce_at {
     LLVMValueRef dst, src, first, scratch;
+    LLVMValueRef out_elems; /* a dynamic kernel's elements of out (the call's), else NULL */
 } tj_reduce_at;
 
-/* Bytes of scratch p's kernel needs per call (0: none). */
+/* Bytes of scratch p's kernel needs per call (0: none): per element of
+ * out (at least one element), tj_ir_reduce_slot_bytes. */
 int64_t tj_ir_reduce_scratch_bytes(const tj_plan *p);
+int64_t tj_ir_reduce_slot_bytes(const tj_plan *p);
 
 /* One pass of the reduction over one block, element by element, in order. */
 void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, tj_reduce_pass pass,
