@@ -473,6 +473,42 @@ static int64_t elems(const jit_shape *s)
     return n;
 }
 
+/* The buffers of an invalid-index entry: its data, indices and updates
+ * (or made up), out filled with 0x5a and a canary, room for data's copy. */
+typedef struct bad_index_bufs {
+    int64_t data_bytes;
+    size_t out_bytes;
+    char *data, *idx, *upd, *out, *before;
+} bad_index_bufs;
+
+static bad_index_bufs bad_index_bufs_of(const cJSON *c, const jit_sig *sig,
+                                        const jit_op_info *info)
+{
+    jit_shape os;
+    assert_int_equal(jit_output_shape(sig, &os), 0);
+    int64_t es = jit_dtype_size(sig->dtype), nd = elems(&sig->data_shape);
+    bad_index_bufs b = {nd * es, (size_t)(elems(&os) * es), NULL, NULL, NULL, NULL, NULL};
+    b.data = values_or(c, "data", sig->dtype, nd, 0);
+    b.idx = values_or(c, "indices", sig->index_type, 0, 0);
+    b.upd = info->has_updates
+                ? values_or(c, "updates", sig->dtype, elems(&sig->updates_shape), 1)
+                : NULL;
+    b.out = malloc(b.out_bytes + CANARY);
+    b.before = malloc((size_t)b.data_bytes + 1);
+    assert_true(b.data && b.idx && b.out && b.before && (b.upd || !info->has_updates));
+    memset(b.out, 0x5a, b.out_bytes + CANARY);
+    return b;
+}
+
+static void bad_index_bufs_free(bad_index_bufs *b)
+{
+    free(b->data);
+    free(b->idx);
+    free(b->upd);
+    free(b->out);
+    free(b->before);
+}
+
 /* A valid signature with an out-of-range index: a bad-index status, the
  * output untouched (in place: data unchanged), and a message that names
  * the position. */
@@ -481,18 +517,9 @@ static void refuse_index(const cJSON *c, jit_sig sig)
     const char *src = case_name(c);
     jit_op_info info = op_info(sig.op);
     jit_kernel fn = compile_valid(&sig, src);
-    jit_shape os;
-    assert_int_equal(jit_output_shape(&sig, &os), 0);
-    int64_t es = jit_dtype_size(sig.dtype), nd = elems(&sig.data_shape);
-    size_t ob = (size_t)(elems(&os) * es);
-    char *data = values_or(c, "data", sig.dtype, nd, 0);
-    char *idx = values_or(c, "indices", sig.index_type, 0, 0);
-    char *upd = info.has_updates
-                    ? values_or(c, "updates", sig.dtype, elems(&sig.updates_shape), 1)
-                    : NULL;
-    char *out = malloc(ob + CANARY), *before = malloc((size_t)(nd * es) + 1);
-    assert_true(data && idx && out && before && (upd || !info.has_updates));
-    memset(out, 0x5a, ob + CANARY);
+    bad_index_bufs b = bad_index_bufs_of(c, &sig, &info);
+    char *data = b.data, *idx = b.idx, *upd = b.upd, *out = b.out, *before = b.before;
+    size_t ob = b.out_bytes;
     int rc = call_kernel(fn, &info, data, idx, upd, out, 0);
     if (rc != JIT_STATUS_BAD_INDEX)
         fail_msg("%s: kernel returned %d for an out-of-range index", src, rc);
@@ -510,15 +537,11 @@ static void refuse_index(const cJSON *c, jit_sig sig)
             assert_int_equal((unsigned char)out[i], 0x5a);
     }
     if (info.has_updates) {
-        memcpy(before, data, (size_t)(nd * es));
+        memcpy(before, data, (size_t)b.data_bytes);
         assert_int_equal(call_kernel(fn, &info, data, idx, upd, data, 0), JIT_STATUS_BAD_INDEX);
-        assert_memory_equal(before, data, (size_t)(nd * es));
+        assert_memory_equal(before, data, (size_t)b.data_bytes);
     }
-    free(data);
-    free(idx);
-    free(upd);
-    free(out);
-    free(before);
+    bad_index_bufs_free(&b);
 }
 
 /* An invalid signature with mode's dims dynamic: the compile may refuse
@@ -588,18 +611,9 @@ static int refuse_index_dynamic(const cJSON *c, jit_sig sig, int mode)
                dyn_mode_names[mode], src, jit_last_error());
         return -1;
     }
-    jit_shape os;
-    assert_int_equal(jit_output_shape(&sig, &os), 0);
-    int64_t es = jit_dtype_size(sig.dtype), nd = elems(&sig.data_shape);
-    size_t ob = (size_t)(elems(&os) * es);
-    char *data = values_or(c, "data", sig.dtype, nd, 0);
-    char *idx = values_or(c, "indices", sig.index_type, 0, 0);
-    char *upd = info.has_updates
-                    ? values_or(c, "updates", sig.dtype, elems(&sig.updates_shape), 1)
-                    : NULL;
-    char *out = malloc(ob + CANARY), *before = malloc((size_t)(nd * es) + 1);
-    assert_true(data && idx && out && before && (upd || !info.has_updates));
-    memset(out, 0x5a, ob + CANARY);
+    bad_index_bufs b = bad_index_bufs_of(c, &sig, &info);
+    char *data = b.data, *idx = b.idx, *upd = b.upd, *out = b.out, *before = b.before;
+    size_t ob = b.out_bytes;
     assert_int_equal(call_kernel(st, &info, data, idx, upd, out, 0), JIT_STATUS_BAD_INDEX);
     char want[1024];
     snprintf(want, sizeof want, "%s", jit_last_error());
@@ -613,15 +627,11 @@ static int refuse_index_dynamic(const cJSON *c, jit_sig sig, int mode)
     for (size_t i = 0; i < ob + CANARY; i++)
         assert_int_equal((unsigned char)out[i], 0x5a);
     if (info.has_updates) {
-        memcpy(before, data, (size_t)(nd * es));
+        memcpy(before, data, (size_t)b.data_bytes);
         assert_int_equal(((jit_dynamic_fn)fn)(data, idx, upd, data, dims), JIT_STATUS_BAD_INDEX);
-        assert_memory_equal(before, data, (size_t)(nd * es));
+        assert_memory_equal(before, data, (size_t)b.data_bytes);
     }
-    free(data);
-    free(idx);
-    free(upd);
-    free(out);
-    free(before);
+    bad_index_bufs_free(&b);
     return 1;
 }
 
