@@ -1087,26 +1087,47 @@ static LLVMValueRef tj_emit_check_function(tj_kir *k, const char *name)
     return e->fn;
 }
 
+/* The words of the call's plan rp that vary, loaded in the current function
+ * (LLVM drops those it does not use). */
+static void tj_emit_dyn_words(tj_kir *k, LLVMValueRef rp)
+{
+    tj_emit *e = &k->e;
+    for (size_t w = 0; w < TJ_DYN_WORDS && w < sizeof(tj_plan) / 8; w++) {
+        k->word[w] = NULL;
+        if (!tj_dyn_varies(k->dyn, (const char *)&k->dyn->tmpl + w * 8))
+            continue;
+        LLVMValueRef at = tj_byte_gep(e, rp, tj_i64(e, (int64_t)(w * 8)), "");
+        k->word[w] = tj_load(e, e->i64, at, "plan.word");
+    }
+}
+
 /* i32 NAME_range(data, indices, updates, out, begin, end): the copies of
- * units [begin, end), indices already validated. */
+ * units [begin, end), indices already validated; a dynamic kernel's takes
+ * the call's plan last, and its units are that plan's. */
 static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
 {
     tj_emit *e = &k->e;
     char buf[128];
-    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 6, 0);
+    LLVMValueRef saved[4] = {k->data, k->indices, k->updates, k->out};
+    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, k->dyn ? 7 : 6, 0);
     e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_RANGE_SUFFIX, buf, sizeof buf), fty);
     tj_bind_buffers(k, e->fn, 1);
+    if (!k->p->has_updates)
+        k->updates = NULL;
     k->begin = LLVMGetParam(e->fn, 4);
     k->end = LLVMGetParam(e->fn, 5);
     LLVMSetValueName2(k->begin, "begin", 5);
     LLVMSetValueName2(k->end, "end", 3);
     tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
+    if (k->dyn)
+        tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
     tj_emit_data_copy(k);
     tj_emit_passes(k);
     LLVMBuildRet(e->b, tj_i32(e, 0));
     k->begin = k->end = NULL;
+    k->data = saved[0], k->indices = saved[1], k->updates = saved[2], k->out = saved[3];
     return e->fn;
 }
 
@@ -1181,19 +1202,6 @@ static LLVMValueRef tj_emit_dyn_entry(tj_kir *k, const char *name)
     return LLVMBuildLoad2(e->b, e->ptr, slot, "plan");
 }
 
-/* The words of the call's plan rp that vary, loaded in the current function
- * (LLVM drops those it does not use). */
-static void tj_emit_dyn_words(tj_kir *k, LLVMValueRef rp)
-{
-    tj_emit *e = &k->e;
-    for (size_t w = 0; w < TJ_DYN_WORDS && w < sizeof(tj_plan) / 8; w++) {
-        k->word[w] = NULL;
-        if (!tj_dyn_varies(k->dyn, (const char *)&k->dyn->tmpl + w * 8))
-            continue;
-        LLVMValueRef at = tj_byte_gep(e, rp, tj_i64(e, (int64_t)(w * 8)), "");
-        k->word[w] = tj_load(e, e->i64, at, "plan.word");
-    }
-}
 
 /* i32 NAME_check(indices, plan): a split dynamic kernel's validation. */
 static LLVMValueRef tj_emit_dyn_check_function(tj_kir *k, const char *name)
@@ -1215,31 +1223,6 @@ static LLVMValueRef tj_emit_dyn_check_function(tj_kir *k, const char *name)
     return e->fn;
 }
 
-/* i32 NAME_range(data, indices, updates, out, begin, end, plan): a split
- * dynamic kernel's copies of units [begin, end) of the call's plan. */
-static LLVMValueRef tj_emit_dyn_range_function(tj_kir *k, const char *name)
-{
-    tj_emit *e = &k->e;
-    char buf[128];
-    LLVMValueRef saved[4] = {k->data, k->indices, k->updates, k->out};
-    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 7, 0);
-    e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_RANGE_SUFFIX, buf, sizeof buf), fty);
-    tj_bind_buffers(k, e->fn, 1);
-    if (!k->p->has_updates)
-        k->updates = NULL;
-    k->begin = LLVMGetParam(e->fn, 4);
-    k->end = LLVMGetParam(e->fn, 5);
-    tj_function_attrs(e, &k->st, e->fn);
-    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
-    tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
-    tj_emit_data_copy(k);
-    tj_emit_passes(k);
-    LLVMBuildRet(e->b, tj_i32(e, 0));
-    k->begin = k->end = NULL;
-    k->data = saved[0], k->indices = saved[1], k->updates = saved[2], k->out = saved[3];
-    return e->fn;
-}
 
 /* A split dynamic kernel's main, after its entry: the check function, then
  * tj_rt_dyn_parallel, which runs the range over the call's units on this
@@ -1292,7 +1275,7 @@ static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why
         LLVMBasicBlockRef at = LLVMGetInsertBlock(k->e.b);
         LLVMValueRef main_fn = k->e.fn;
         LLVMValueRef check = tj_emit_dyn_check_function(k, name);
-        LLVMValueRef range = tj_emit_dyn_range_function(k, name);
+        LLVMValueRef range = tj_emit_range_function(k, name);
         k->e.fn = main_fn;
         LLVMPositionBuilderAtEnd(k->e.b, at);
         tj_emit_dyn_split_main(k, rp, check, range);
