@@ -454,7 +454,10 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
  * the signature of one call of sig's dynamic kernel, its dynamic dims
  * replaced by dims (laid out as jit_dynamic_fn's); 0, or -1 and
  * jit_last_error() when dims break a bound, a static dim or a rule of the
- * op. jit_call_dynamic calls a dynamic kernel as jit_call calls others. */
+ * op (*out then as it was). jit_output_shape of a dynamic signature has
+ * JIT_DIM_DYNAMIC where the output varies, and fails where even its rank
+ * does (a dynamic tuple length): bind the call's dims first.
+ * jit_call_dynamic calls a dynamic kernel as jit_call calls others. */
 int jit_sig_is_dynamic(const jit_sig *sig);
 int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out);
 int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,

@@ -85,6 +85,9 @@ int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK])
         return tj_error_set("jit_index_dims: NULL argument");
     if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
         return -1;
+    if (plan.dyn && dyn.out_rank_varies)
+        return tj_error_set("the tuple length depends on the call's dims: bind them first "
+                            "(jit_sig_bind)");
     *depth = plan.depth;
     for (int e = 0; e < plan.depth; e++)
         dims[e] = plan.dyn && tj_dyn_varies(&dyn, &dyn.tmpl.dims[e]) ? JIT_DIM_DYNAMIC

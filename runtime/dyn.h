@@ -2,10 +2,11 @@
  * Dynamic signatures (SPEC section 6): one kernel for every shape of a
  * family whose ranks, types and attributes are fixed and some dims are not.
  *
- * The family's template is its plan at placeholder dims, made twice (all
- * dynamic dims 5, then 7): a word of the plan that differs between the two
- * depends on the dims and is read at call time; every other word is a
- * constant of the kernel. A call binds the actual dims into the signature,
+ * The family's template is its plan at placeholder dims, made twice (the
+ * free dynamic dims at one placeholder, then another; runtime/
+ * dyn_template.c): a word of the plan that differs between the two depends
+ * on the dims and is read at call time; every other word is a constant of
+ * the kernel. A call binds the actual dims into the signature,
  * plans it with every check of the op, canonicalizes its nest as the
  * template's was (tj_plan_finish_as), and hands the plan to the kernel if
  * each constant word agrees; a shape that does not fit the template that
@@ -31,8 +32,23 @@ typedef struct tj_dyn {
     char why[256];    /* else why the reference kernel serves */
     tj_plan tmpl;     /* the plan at placeholder dims */
     jit_shape out_shape; /* JIT_DIM_DYNAMIC where it varies */
+    int out_rank_varies; /* the output's rank varies too (a dynamic tuple length) */
     uint64_t vary[TJ_DYN_MASK_WORDS]; /* bit w: word w of tmpl varies with the dims */
 } tj_dyn;
+
+/* The inputs whose dims a call passes, in the order it passes them. */
+typedef struct tj_inputs {
+    int n;
+    jit_shape *shape[3];
+    int64_t *bound[3];
+    const char *name[3];
+} tj_inputs;
+int tj_inputs_of(jit_sig *s, tj_inputs *in);
+
+/* The ranks in range, no negative dim but JIT_DIM_DYNAMIC, no negative
+ * bound of a dynamic dim, the static dims' bounds zeroed; *ndims the dims
+ * a call passes. 0, or -1 and jit_last_error(). */
+int tj_dyn_check_bounds(jit_sig *s, int *ndims);
 
 /* Whether sig has a dynamic dim among the inputs its op takes. */
 int tj_sig_dynamic(const jit_sig *sig);
@@ -43,6 +59,11 @@ int tj_dyn_build(const jit_sig *sig, tj_dyn *d);
 
 /* Whether the plan word holding field (a pointer into d->tmpl) varies. */
 int tj_dyn_varies(const tj_dyn *d, const void *field);
+
+/* A dynamic signature's output shape (its template's, JIT_DIM_DYNAMIC
+ * where it varies): 0, or -1 and jit_last_error() when even its rank
+ * varies. */
+int tj_dyn_output_shape(const tj_dyn *d, jit_shape *out);
 
 /* The template of a signature, static or dynamic: the plan (and output
  * shape) of a static one; a dynamic one's template, with plan->dyn = d. */

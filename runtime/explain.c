@@ -1,7 +1,6 @@
 /* jit_explain: what tensorjit makes of a signature, in words: the op's own
  * description (its attributes, inputs and output shape), the canonical
  * plan, the code shape the generator chooses and why, and the cache key. */
-#include "dyn.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "dyn.h"
 #include "error.h"
 #include "key.h"
 #include "op.h"
@@ -108,7 +108,8 @@ static void tj_put_dynamic(tj_text *t, const tj_dyn *d)
     const tj_plan *p = &d->tmpl;
     char out[512];
     tj_put(t, "dynamic: one kernel for every shape of the family; output shape %s\n",
-           tj_shape_format(&d->out_shape, out, sizeof out));
+           d->out_rank_varies ? "of a rank that varies too"
+                              : tj_shape_format(&d->out_shape, out, sizeof out));
     if (!d->jit_ok) {
         tj_put(t, "  reference kernel: %s\n", d->why);
         return;

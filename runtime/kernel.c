@@ -89,11 +89,11 @@ void tj_kernel_destroy(tj_kernel *k)
 {
     if (!k)
         return;
+    if (k->dyn) /* its entry may come back with another signature: forgotten first */
+        tj_dyn_forget();
     tj_closure_free(k);
     if (k->backend_handle)
         tj_backend_release(k->backend_handle);
-    if (k->dyn) /* its entry may come back with another signature */
-        tj_dyn_forget();
     tj_free(k->dyn);
     tj_free(k);
 }

@@ -17,7 +17,7 @@ static int tj_put_shape(tj_key *k, const jit_shape *s, const int64_t *bound)
     for (int i = 0; i < s->rank; i++) {
         tj_put(k, s->dims[i]);
         if (bound && s->dims[i] == JIT_DIM_DYNAMIC)
-            tj_put(k, bound[i] > 0 ? bound[i] : 0);
+            tj_put(k, bound[i]); /* a negative one (refused) never meets a valid key */
     }
     return 0;
 }

@@ -29,14 +29,17 @@ typedef struct tj_op_def {
     void (*normalize)(jit_sig *sig);
     /* The first line of jit_explain: the op, its attributes and inputs. */
     void (*describe)(const jit_sig *sig, char *buf, size_t len);
-    /* Optional, for dynamic signatures (runtime/dyn.c): gives each dynamic
-     * dim (JIT_DIM_DYNAMIC) of the normalized sig that a rule of the op
-     * ties to a static dim, or that the ranks fix, that value (tj_tie);
-     * returns how many it set. Any sig: checks nothing, reads in range. */
+    /* Optional, for dynamic signatures (runtime/dyn_template.c): applies
+     * the op's equalities between dims with tj_tie, and gives a dynamic
+     * tuple length that the ranks fix its value; returns how many dims it
+     * set. Dynamic dims come coded as distinct negatives. Any sig: checks
+     * nothing, reads only in range. */
     int (*tie)(jit_sig *sig);
 } tj_op_def;
 
-/* A rule a == b: a dynamic side takes the static side's value; 1 if set. */
+/* A rule a == b, negatives being dynamic dims' codes: a dynamic side takes
+ * the static side's value; two codes become the lower one (one group).
+ * 1 if it set one. */
 int tj_tie(int64_t *a, int64_t *b);
 
 /* The entry of op, or NULL (and jit_last_error) when op is no known op. */

@@ -138,11 +138,11 @@ static int tj_scatter_nd_update_tie(jit_sig *s)
     if (ri < 1 || ri > JIT_MAX_RANK || rd < 0 || rd > JIT_MAX_RANK || ru < 0)
         return 0;
     int64_t k = rd - (ru - (ri - 1));
-    if (ix[ri - 1] == JIT_DIM_DYNAMIC && k >= 0 && k <= rd) {
+    if (ix[ri - 1] < 0 && k >= 0 && k <= rd) { /* a dynamic tuple length */
         ix[ri - 1] = k;
         n++;
     }
-    if (ix[ri - 1] != k)
+    if (ix[ri - 1] != k || k < 0 || k > rd) /* the ranks' k only: any other breaks a rule */
         return n;
     for (int j = 0; j < ri - 1; j++)
         n += tj_tie(&u[j], &ix[j]);

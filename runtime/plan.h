@@ -143,7 +143,9 @@ int tj_plan_finish(tj_plan *p);
 /* The same with the levels' fate taken from recipe (a template's) rather
  * than from the values: 0; 1 when it does not fit this plan (a level it
  * drops is not of one trip, or two it merges do not walk as one), the
- * plan then unusable; -1 on overflow. An empty nest takes any recipe. */
+ * plan then unusable; -1 on overflow. An empty nest takes a recipe whose
+ * merges do not walk as one (it never walks), not one that drops a level
+ * of another trip than 1 or merges a unit level with another. */
 int tj_plan_finish_as(tj_plan *p, const unsigned char *recipe, int written);
 
 /* Checks shared by every op: element type, index type, policy, engine. */

@@ -13,9 +13,17 @@ static pthread_key_t tj_scratch_key;
 static pthread_once_t tj_scratch_once = PTHREAD_ONCE_INIT;
 static int tj_scratch_ok;
 
+/* The calling thread's shapes memory, kept in a thread-local pointer too:
+ * a dynamic kernel asks for it on every call, and a thread-local read
+ * costs less than pthread_getspecific. Cleared with the buffer: the
+ * destructor runs on the owning thread, and a later key destructor of the
+ * same exiting thread may still call a kernel. */
+static _Thread_local void *tj_shapes_here;
+
 static void tj_scratch_free(void *v)
 {
     tj_scratch_buf *b = v;
+    tj_shapes_here = NULL;
     if (b) {
         tj_free(b->p);
         tj_free(b->shapes);
@@ -43,11 +51,6 @@ static tj_scratch_buf *tj_scratch_of_thread(void)
     }
     return b;
 }
-
-/* The calling thread's shapes memory, kept in a thread-local pointer too:
- * a dynamic kernel asks for it on every call, and a thread-local read
- * costs less than pthread_getspecific. Cleared with the buffer. */
-static _Thread_local void *tj_shapes_here;
 
 void *tj_scratch_shapes(size_t bytes)
 {

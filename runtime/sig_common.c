@@ -15,12 +15,16 @@ static int tj_dtype_is_subbyte(jit_dtype t)
 
 int tj_tie(int64_t *a, int64_t *b)
 {
-    if (*a == JIT_DIM_DYNAMIC && *b != JIT_DIM_DYNAMIC) {
+    if (*a < 0 && *b >= 0) {
         *a = *b;
         return 1;
     }
-    if (*b == JIT_DIM_DYNAMIC && *a != JIT_DIM_DYNAMIC) {
+    if (*b < 0 && *a >= 0) {
         *b = *a;
+        return 1;
+    }
+    if (*a < 0 && *b < 0 && *a != *b) { /* one group: the lower code */
+        *a = *b = *a < *b ? *a : *b;
         return 1;
     }
     return 0;

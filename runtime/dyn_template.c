@@ -1,0 +1,344 @@
+/*
+ * A dynamic family's template: the plan at placeholder dims, made twice,
+ * and which of its words vary (runtime/dyn.h).
+ *
+ * A rule of the op may tie a dynamic dim to a static one, possibly at
+ * another position (ScatterUpdate's updates hold indices' dims after
+ * data's first `axis` ones), to another dynamic dim (updates' dims to
+ * indices'), or to a number the ranks fix (ScatterNDUpdate's tuple
+ * length). The op's tie hook (op.h) says what its equalities fix: dynamic
+ * dims it ties to a static dim take that value, and dynamic dims it ties
+ * together form one group, which takes one value. Rules that are not
+ * equalities (ScatterElementsUpdate's indices no larger than data) the
+ * search meets by trying: the groups free (a placeholder) first, then with
+ * one, two or three of them given a value among the signature's static
+ * dims, 1 to 4 and a number above every static dim, until an instance is
+ * valid whose twin (every free group another placeholder) is valid too and
+ * plans the same nest. Then each tied group is tried free again, with two
+ * numbers above every static dim, the placeholders, or two small numbers
+ * (so a bound from below or from above is met).
+ * Groups still tied are constants of the template: a call where one
+ * differs runs on the reference kernel (tj_dyn_fits in dyn.c).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dyn.h"
+#include "error.h"
+#include "op.h"
+
+#define TJ_DYN_MAX_TIES 3
+#define TJ_DYN_MAX_TRIES 20000
+#define TJ_DYN_MAX_CANDS 24
+
+typedef struct tj_dyn_search {
+    jit_sig sig;                        /* the instance being tried */
+    int64_t *dim[TJ_DYN_MAX_DIMS];      /* its dynamic dims, after the op's ties */
+    int group[TJ_DYN_MAX_DIMS];         /* each one's group */
+    int ndims, ngroups;
+    int64_t val_a[TJ_DYN_MAX_DIMS];     /* each group's value in the instance */
+    int64_t val_b[TJ_DYN_MAX_DIMS];     /* and in its twin */
+    int tied[TJ_DYN_MAX_DIMS];          /* the group takes a candidate, not a placeholder */
+    int64_t cand[TJ_DYN_MAX_CANDS];     /* values a tied group may take */
+    int ncand;
+    int64_t free_a, free_b, big_a, big_b; /* placeholders: small, and above every static */
+    int tries;
+    int found_valid;                    /* an instance was valid (found_sig) */
+    jit_sig found_sig;
+} tj_dyn_search;
+
+static int tj_has(const int64_t *v, int n, int64_t x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
+}
+
+/* The op's ties to a fixpoint, dynamic dims coded -2, -3, ... so that
+ * tj_tie can join them (each pass sets a dim or ends), then the groups. */
+static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
+{
+    int64_t next = -2;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++)
+            if (in->shape[i]->dims[d] == JIT_DIM_DYNAMIC)
+                in->shape[i]->dims[d] = next--;
+    const tj_op_def *def = tj_op_find(s->sig.op);
+    for (int pass = 0; def && def->tie && pass < 4 * TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
+        ;
+    int64_t code[TJ_DYN_MAX_DIMS];
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t *x = &in->shape[i]->dims[d];
+            if (*x >= 0)
+                continue;
+            int g = 0;
+            while (g < s->ngroups && code[g] != *x)
+                g++;
+            if (g == s->ngroups)
+                code[s->ngroups++] = *x;
+            s->group[s->ndims] = g;
+            s->dim[s->ndims++] = x;
+        }
+}
+
+/* The candidates and placeholders, from the static dims left. */
+static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
+{
+    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = 0;
+    int n = 0;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t x = in->shape[i]->dims[d];
+            if (x >= 0 && !tj_has(statics, n, x))
+                statics[n++] = x;
+            top = x > top ? x : top;
+        }
+    s->big_a = top < INT64_MAX / 4 ? 2 * top + 11 : 11; /* above every static dim */
+    s->big_b = s->big_a + 2;
+    for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
+        if (!tj_has(statics, n, small))
+            statics[n++] = small;
+    statics[n++] = s->big_a;
+    for (int i = 0; i < n && s->ncand < TJ_DYN_MAX_CANDS; i++)
+        s->cand[s->ncand++] = statics[i];
+    /* placeholders no static dim equals: a free dim never looks tied */
+    static const int64_t primes[] = {5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53,
+                                     59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    int got = 0;
+    for (size_t i = 0; i < sizeof primes / sizeof *primes && got < 2; i++)
+        if (!tj_has(statics, n, primes[i]))
+            *(got++ ? &s->free_b : &s->free_a) = primes[i];
+}
+
+static void tj_dyn_search_init(tj_dyn_search *s, const jit_sig *sig)
+{
+    tj_inputs in;
+    memset(s, 0, sizeof *s);
+    s->sig = *sig;
+    if (tj_inputs_of(&s->sig, &in))
+        return;
+    tj_dyn_groups(s, &in);
+    tj_dyn_values(s, &in);
+    for (int g = 0; g < s->ngroups; g++) {
+        s->val_a[g] = s->free_a;
+        s->val_b[g] = s->free_b;
+    }
+}
+
+/* The instance (twin 0) or its twin (1). */
+static void tj_dyn_assign(tj_dyn_search *s, int twin)
+{
+    for (int i = 0; i < s->ndims; i++)
+        *s->dim[i] = twin ? s->val_b[s->group[i]] : s->val_a[s->group[i]];
+}
+
+static int tj_same_structure(const tj_plan *a, const tj_plan *b)
+{
+    return a->written_levels == b->written_levels && a->nlevels == b->nlevels &&
+           a->depth == b->depth && memcmp(a->recipe, b->recipe, sizeof a->recipe) == 0;
+}
+
+/* The template from the instance and its twin as they stand: 0 when both
+ * are valid and plan one nest (d->tmpl, vary and out_shape then set). */
+static int tj_dyn_try(tj_dyn *d, tj_dyn_search *s)
+{
+    tj_plan pb;
+    jit_shape oa, ob;
+    s->tries++;
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(&s->sig, &d->tmpl, &oa))
+        return -1;
+    if (!s->found_valid) {
+        s->found_valid = 1;
+        s->found_sig = s->sig;
+    }
+    tj_dyn_assign(s, 1);
+    if (tj_sig_plan(&s->sig, &pb, &ob) || !tj_same_structure(&d->tmpl, &pb))
+        return -1;
+    const uint64_t *wa = (const uint64_t *)(const void *)&d->tmpl;
+    const uint64_t *wb = (const uint64_t *)(const void *)&pb;
+    memset(d->vary, 0, sizeof d->vary);
+    for (size_t w = 0; w < sizeof(tj_plan) / 8; w++)
+        if (wa[w] != wb[w])
+            d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    d->out_shape = oa;
+    for (int i = 0; i < oa.rank; i++)
+        if (oa.dims[i] != ob.dims[i])
+            d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+    return 0;
+}
+
+static void tj_dyn_set(tj_dyn_search *s, int g, int64_t a, int64_t b, int tied)
+{
+    s->val_a[g] = a;
+    s->val_b[g] = b;
+    s->tied[g] = tied;
+}
+
+/* Every choice of nt groups (increasing, from group `from`) and of their
+ * candidates; 0 at the first that gives a template. */
+static int tj_dyn_ties(tj_dyn *d, tj_dyn_search *s, int t, int nt, int from)
+{
+    if (t == nt)
+        return tj_dyn_try(d, s);
+    for (int g = from; g < s->ngroups; g++) {
+        for (int c = 0; c < s->ncand; c++) {
+            if (s->tries >= TJ_DYN_MAX_TRIES)
+                break;
+            tj_dyn_set(s, g, s->cand[c], s->cand[c], 1);
+            if (tj_dyn_ties(d, s, t + 1, nt, g + 1) == 0)
+                return 0;
+        }
+        tj_dyn_set(s, g, s->free_a, s->free_b, 0);
+    }
+    return -1;
+}
+
+/* Each tied group free again where the family allows it, keeping the
+ * template valid: with two values above every static dim (a rule like
+ * data >= indices wants them), the placeholders, or two small ones
+ * (indices <= data). */
+static void tj_dyn_untie(tj_dyn *d, tj_dyn_search *s)
+{
+    const int64_t pairs[][2] = {{s->big_a, s->big_b}, {s->free_a, s->free_b}, {3, 4}, {2, 3}};
+    for (int g = 0; g < s->ngroups; g++) {
+        if (!s->tied[g])
+            continue;
+        int64_t a = s->val_a[g];
+        int freed = 0;
+        for (size_t i = 0; i < sizeof pairs / sizeof *pairs && !freed; i++) {
+            tj_dyn_set(s, g, pairs[i][0], pairs[i][1], 0);
+            freed = tj_dyn_try(d, s) == 0;
+        }
+        if (!freed)
+            tj_dyn_set(s, g, a, a, 1);
+    }
+    tj_dyn_try(d, s); /* the template of what stands */
+}
+
+/* Where the output varies with a group still tied (a shape the template's
+ * code does not run, but a valid one): those dims, or its rank. */
+static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
+{
+    tj_plan p;
+    jit_shape o;
+    for (int g = 0; g < s->ngroups; g++) {
+        if (!s->tied[g])
+            continue;
+        int64_t keep = s->val_a[g];
+        for (int c = 0; c < s->ncand; c++) {
+            if (s->cand[c] == keep)
+                continue;
+            s->val_a[g] = s->cand[c];
+            tj_dyn_assign(s, 0);
+            if (tj_sig_plan(&s->sig, &p, &o) != 0)
+                continue;
+            if (o.rank != d->out_shape.rank) {
+                d->out_rank_varies = 1;
+                continue;
+            }
+            for (int i = 0; i < o.rank; i++)
+                if (o.dims[i] != d->out_shape.dims[i])
+                    d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+        }
+        s->val_a[g] = keep;
+    }
+}
+
+/* 0 and d's template, or -1 (s->found_sig then a valid instance if
+ * s->found_valid). */
+static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
+{
+    for (int nt = 0; nt <= TJ_DYN_MAX_TIES && nt <= s->ngroups; nt++)
+        if (tj_dyn_ties(d, s, 0, nt, 0) == 0) {
+            tj_dyn_untie(d, s);
+            jit_shape out = d->out_shape;
+            tj_dyn_probe_output(d, s);
+            if (d->out_rank_varies)
+                d->out_shape = out;
+            return 0;
+        }
+    return -1;
+}
+
+/* d's template, or (failing that) a valid instance's plan, through s. */
+static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
+{
+    char first[TJ_ERROR_MAX];
+    tj_dyn_search_init(s, &d->sig);
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(&s->sig, &d->tmpl, NULL) != 0)
+        snprintf(first, sizeof first, "%s", jit_last_error());
+    else
+        first[0] = '\0';
+    if (tj_dyn_search_template(d, s) == 0) {
+        d->jit_ok = 1;
+        return 0;
+    }
+    /* No pair of instances plans one nest within the search's reach; the
+     * family is valid if an instance was. Each call is then planned on its
+     * own (and its output shape is the bound call's to say). */
+    if (!s->found_valid || tj_sig_plan(&s->found_sig, &d->tmpl, &d->out_shape) != 0)
+        return tj_error_set("no shape of this dynamic signature is valid (with its dynamic "
+                            "dims at %" PRId64 ": %s)",
+                            s->free_a, first[0] ? first : jit_last_error());
+    for (int i = 0; i < d->out_shape.rank; i++)
+        d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+    d->out_rank_varies = 1;
+    memset(d->vary, 0xff, sizeof d->vary);
+    snprintf(d->why, sizeof d->why,
+             "no two shapes of the family the search tried plan one loop nest (%d tries): "
+             "the reference kernel plans each call",
+             s->tries);
+    return 0;
+}
+
+int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
+{
+    memset(d, 0, sizeof *d);
+    const tj_op_def *def = tj_op_find(sig->op);
+    if (!def)
+        return -1;
+    d->sig = *sig;
+    tj_sig_normalize(def, &d->sig);
+    if (tj_dyn_check_bounds(&d->sig, &d->ndims))
+        return -1;
+    tj_dyn_search *s = tj_malloc(sizeof *s); /* large: off the stack */
+    if (!s)
+        return tj_error_set("out of memory planning a dynamic signature");
+    int rc = tj_dyn_template(d, s);
+    tj_free(s);
+    return rc;
+}
+
+int tj_dyn_varies(const tj_dyn *d, const void *field)
+{
+    size_t w = (size_t)((const char *)field - (const char *)&d->tmpl) / 8;
+    return w >= TJ_DYN_WORDS || ((d->vary[w / 64] >> (w % 64)) & 1);
+}
+
+int tj_dyn_output_shape(const tj_dyn *d, jit_shape *out)
+{
+    if (d->out_rank_varies)
+        return tj_error_set("the output's rank depends on the call's dims (a dynamic tuple "
+                            "length): bind them first (jit_sig_bind, then jit_output_shape)");
+    *out = d->out_shape;
+    return 0;
+}
+
+int tj_sig_template(const jit_sig *sig, tj_plan *plan, jit_shape *out, tj_dyn *d)
+{
+    if (!sig)
+        return tj_error_set("the signature is NULL");
+    if (!tj_sig_dynamic(sig))
+        return tj_sig_plan(sig, plan, out);
+    if (tj_dyn_build(sig, d) || (out && tj_dyn_output_shape(d, out)))
+        return -1;
+    *plan = d->tmpl;
+    plan->dyn = d;
+    return 0;
+}
