@@ -800,6 +800,56 @@ static void test_empty_scatter_elements_keeps_units(void **state)
     }
 }
 
+/* A thread's exit frees its memory of shapes (a key destructor) while a
+ * later key destructor of the same thread may still call a dynamic kernel:
+ * the thread-local pointer to that memory went stale (a use after free
+ * under ASan; found by a review). The library's key comes first (the
+ * kernel is called before the test's key exists), so its destructor runs
+ * first. */
+static jit_dynamic_fn exit_fn;
+static pthread_key_t exit_key;
+static float exit_data[16], exit_out[16];
+static const int32_t exit_idx[4] = {3, 2, 1, 0};
+static int exit_rc = -1;
+
+static void exit_dtor(void *v)
+{
+    (void)v;
+    const int64_t dims[3] = {4, 4, 4}; /* data [4,4], indices [4] */
+    exit_rc = exit_fn(exit_data, exit_idx, NULL, exit_out, dims);
+}
+
+static void *exit_thread(void *arg)
+{
+    (void)arg;
+    const int64_t dims[3] = {4, 4, 3};
+    assert_int_equal(exit_fn(exit_data, exit_idx, NULL, exit_out, dims), JIT_OK);
+    pthread_setspecific(exit_key, (void *)1);
+    return NULL;
+}
+
+static void test_call_from_a_late_thread_destructor(void **state)
+{
+    (void)state;
+    jit_sig s = base(JIT_OP_GATHER);
+    s.data_shape = (jit_shape){2, {D, 4}};
+    s.indices_shape = (jit_shape){1, {D}};
+    exit_fn = (jit_dynamic_fn)compile_dynamic(&s);
+    for (int i = 0; i < 16; i++)
+        exit_data[i] = (float)i;
+    const int64_t dims[3] = {4, 4, 2};
+    assert_int_equal(exit_fn(exit_data, exit_idx, NULL, exit_out, dims), JIT_OK);
+    assert_int_equal(pthread_key_create(&exit_key, exit_dtor), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, exit_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_key_delete(exit_key);
+    assert_int_equal(exit_rc, JIT_OK);
+    for (int r = 0; r < 4; r++) /* rows 3, 2, 1, 0 of data */
+        for (int c = 0; c < 4; c++)
+            assert_true(exit_out[r * 4 + c] == exit_data[(3 - r) * 4 + c]);
+}
+
 static char cache_dir[256];
 
 static void remove_dir(const char *dir)
@@ -971,6 +1021,7 @@ int main(void)
         cmocka_unit_test_teardown(test_valid_families_compile, teardown),
         cmocka_unit_test_teardown(test_scatter_with_empty_indices_copies_data, teardown),
         cmocka_unit_test_teardown(test_empty_scatter_elements_keeps_units, teardown),
+        cmocka_unit_test_teardown(test_call_from_a_late_thread_destructor, teardown),
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
         cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),
