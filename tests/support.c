@@ -233,3 +233,13 @@ long support_env_long(const char *name, long dflt)
     const char *v = getenv(name);
     return v && *v ? strtol(v, NULL, 10) : dflt;
 }
+
+void support_store_index(jit_dtype t, void *indices, int64_t i, int64_t v)
+{
+    switch (jit_dtype_size(t)) {
+    case 1: ((int8_t *)indices)[i] = (int8_t)v; break;
+    case 2: ((int16_t *)indices)[i] = (int16_t)v; break;
+    case 4: ((int32_t *)indices)[i] = (int32_t)v; break;
+    default: ((int64_t *)indices)[i] = v; break;
+    }
+}

@@ -34,6 +34,9 @@ const char *support_reduction(const cJSON *c);
 uint64_t support_rand(uint64_t *state);
 int64_t support_rand_range(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */
 
+/* indices[i] = v in index type t (cut to its width). */
+void support_store_index(jit_dtype t, void *indices, int64_t i, int64_t v);
+
 /* Fails the test unless a kernel compiled with engine AUTO runs JIT code
  * (in a build with the JIT, and TENSORJIT_JIT not off). */
 void support_expect_jit(const jit_kernel_info *info, const char *what);

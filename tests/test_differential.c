@@ -184,16 +184,6 @@ static void fill_random(uint64_t *rs, void *buf, int64_t bytes)
         ((unsigned char *)buf)[i] = (unsigned char)support_rand(rs);
 }
 
-static void store_index(jit_dtype t, void *p, int64_t i, int64_t v)
-{
-    switch (jit_dtype_size(t)) {
-    case 1: ((int8_t *)p)[i] = (int8_t)v; break;
-    case 2: ((int16_t *)p)[i] = (int16_t)v; break;
-    case 4: ((int32_t *)p)[i] = (int32_t)v; break;
-    default: ((int64_t *)p)[i] = v; break;
-    }
-}
-
 /* Mostly valid indices for dim, with negatives, out-of-range values and
  * extremes mixed in at the given rate (per mille). */
 static int64_t rand_index(uint64_t *rs, int64_t dim, int bad_rate)
@@ -216,7 +206,7 @@ static void random_indices(uint64_t *rs, const rand_sig *g, void *idx, int64_t n
     int bad_rate = support_rand_range(rs, 0, 3) == 0 ? 300 : 5;
     for (int64_t i = 0; i < n; i++) {
         int64_t v = rand_index(rs, g->depth ? g->dims[i % g->depth] : 0, bad_rate);
-        store_index(t, idx, i, is_unsigned && v < 0 ? v & 0x7f : v);
+        support_store_index(t, idx, i, is_unsigned && v < 0 ? v & 0x7f : v);
     }
 }
 

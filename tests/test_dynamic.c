@@ -120,16 +120,6 @@ static void free_inputs(inputs *in)
     free(in->upd);
 }
 
-static void store_index(jit_dtype t, void *p, int64_t i, int64_t v)
-{
-    switch (jit_dtype_size(t)) {
-    case 1: ((int8_t *)p)[i] = (int8_t)v; break;
-    case 2: ((int16_t *)p)[i] = (int16_t)v; break;
-    case 4: ((int32_t *)p)[i] = (int32_t)v; break;
-    default: ((int64_t *)p)[i] = v; break;
-    }
-}
-
 /* Random data and updates, valid indices of the concrete signature c; bad
  * >= 0: index number bad (mod the count) is out of range. */
 static void make_inputs(uint64_t *rs, const jit_sig *c, int64_t bad, inputs *in)
@@ -150,11 +140,11 @@ static void make_inputs(uint64_t *rs, const jit_sig *c, int64_t bad, inputs *in)
     assert_int_equal(jit_index_dims(c, &depth, dims), 0);
     for (int64_t i = 0; i < ni; i++) {
         int64_t dim = depth ? dims[i % depth] : 1;
-        store_index(c->index_type, in->idx, i, dim ? support_rand_range(rs, 0, dim - 1) : 0);
+        support_store_index(c->index_type, in->idx, i, dim ? support_rand_range(rs, 0, dim - 1) : 0);
     }
     if (bad >= 0 && ni > 0 && depth > 0) {
         int64_t i = bad % ni;
-        store_index(c->index_type, in->idx, i, dims[i % depth] + 1);
+        support_store_index(c->index_type, in->idx, i, dims[i % depth] + 1);
     }
 }
 

@@ -82,16 +82,6 @@ static int is_signed(jit_dtype t)
     return t == JIT_I8 || t == JIT_I16 || t == JIT_I32 || t == JIT_I64;
 }
 
-static void store_index(jit_dtype t, void *p, int64_t i, int64_t v)
-{
-    switch (jit_dtype_size(t)) {
-    case 1: ((int8_t *)p)[i] = (int8_t)v; break;
-    case 2: ((int16_t *)p)[i] = (int16_t)v; break;
-    case 4: ((int32_t *)p)[i] = (int32_t)v; break;
-    default: ((int64_t *)p)[i] = v; break;
-    }
-}
-
 static int64_t elems(const jit_shape *s)
 {
     int64_t n = 1;
@@ -157,7 +147,7 @@ static void compare_once(const vg_shape *sh, jit_sig sig, uint64_t *rs, int bad)
     for (int64_t i = 0; i < nd * es; i++) /* no two elements alike: a wrong offset shows */
         data[i] = (unsigned char)((uint64_t)(i / es) * 0x9e3779b97f4a7c15ULL >> (56 - 8 * (i % es)));
     for (int64_t i = 0; i < ni; i++)
-        store_index(sig.index_type, idx, i,
+        support_store_index(sig.index_type, idx, i,
                     index_value(rs, &sig, entry_dim(&sig, i), bad && support_rand(rs) % 4 == 0));
     memset(o1, 0xab, (size_t)(no * es));
     memset(o2, 0xab, (size_t)(no * es));
