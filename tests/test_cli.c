@@ -980,6 +980,11 @@ static void test_dynamic_shape_flags(void **state)
     assert_non_null(strstr(out_text, "shape data [3,64], indices [3,1]: ok\n"));
     assert_non_null(strstr(out_text, "shape data [0,64], indices [0,1] (empty): ok\n"));
     assert_non_null(strstr(out_text, " passed, 0 failed\n"));
+    /* a family whose output rank varies (the tuple length is dynamic) */
+    assert_int_equal(run("check gather-nd --data-shape '?x?x?' --indices-shape '?x?' --runs 3"),
+                     0);
+    assert_non_null(strstr(out_text, "shape data [2,2,2], indices [2,2]: ok\n"));
+    assert_non_null(strstr(out_text, " passed, 0 failed\n"));
     /* a bound caps the shapes check picks */
     assert_int_equal(run("check gather --data-shape 10x4 --indices-shape '?:2x?' --axis 0 "
                          "--runs 2"), 0);
