@@ -485,9 +485,12 @@ class DynamicKernel:
         lib = _lib.load()
         shape = _lib.Shape()
         if lib.jit_output_shape(ctypes.byref(sig), ctypes.byref(shape)) != 0:
-            raise ValueError(_last_error(lib))
-        self.output_shape = tuple(None if d == _lib.JIT_DIM_DYNAMIC else d
-                                  for d in shape.dims[:shape.rank])
+            # even the output's rank varies (a dynamic tuple length): each
+            # call's shape comes from its own dims
+            self.output_shape = None
+        else:
+            self.output_shape = tuple(None if d == _lib.JIT_DIM_DYNAMIC else d
+                                      for d in shape.dims[:shape.rank])
 
     @property
     def op(self):

@@ -143,3 +143,19 @@ def test_bounds_are_part_of_the_kernel():
         a(data, idx)
     np.testing.assert_array_equal(b(data, idx), data)
     np.testing.assert_array_equal(a(data, idx[:4]), data[:4])
+
+
+def test_gather_nd_with_a_dynamic_tuple_length():
+    # every dim dynamic: the tuple length k, and so the output's rank, is
+    # the call's (output_shape is None)
+    k = tensorjit.compile_dynamic("gather_nd", (None, None, None), (None, None),
+                                  dtype=np.float32, index_dtype=np.int64)
+    assert k.output_shape is None
+    data = table((4, 3, 5))
+    for depth, n in [(1, 3), (2, 4), (3, 2), (2, 0)]:
+        idx = np.stack([RNG.integers(0, data.shape[d], size=n) for d in range(depth)],
+                       axis=1).astype(np.int64) if n else np.zeros((0, depth), np.int64)
+        want = data[tuple(idx[:, d] for d in range(depth))]
+        got = k(data, idx)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
