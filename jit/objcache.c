@@ -189,10 +189,14 @@ static void tj_entry_path(const tj_objkey *k, const char *dir, char *path, size_
     snprintf(path, len, "%s/%s.tjk", dir, k->name + 3);
 }
 
-/* Reads the whole entry at path into a new buffer; 0 or -1. */
+/* Reads the whole entry at path into a new buffer; 0 or -1. O_NONBLOCK:
+ * anyone who can name a file in the folder could leave a FIFO there, and a
+ * blocking open of a FIFO waits for a writer forever; the type is checked
+ * on the open descriptor (fstat), so nothing can swap the file in between.
+ * On a regular file O_NONBLOCK changes nothing. */
 static int tj_read_entry(const char *path, unsigned char **buf, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0)
         return -1;

@@ -370,6 +370,28 @@ static void test_entry_path_taken_by_a_folder(void **state)
     assert_int_equal(rmdir(path), 0);
 }
 
+/* A FIFO where the entry would go: opening it to read must not wait for a
+ * writer that never comes (the compile hung forever); it is a miss, the
+ * kernel is compiled, and the store replaces the FIFO with a whole entry.
+ * alarm() ends a test that hangs. */
+static void test_entry_path_taken_by_a_fifo(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(46, 0)), 0);
+    char path[512];
+    only_entry(path, sizeof path);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(60);
+    assert_int_equal(compile_and_check(sig(46, 0)), 0);
+    alarm(0);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(compile_and_check(sig(46, 0)), 1);
+}
+
 /* Eviction over more entries than its first table holds (64), ordered by
  * the seconds of their mtimes: exactly the oldest go, until the folder
  * fits; other files, and folders named like entries, are left alone. */
@@ -556,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_split_kernels_load_their_parts),
         cmocka_unit_test(test_hostile_entries_are_never_loaded),
         cmocka_unit_test(test_entry_path_taken_by_a_folder),
+        cmocka_unit_test(test_entry_path_taken_by_a_fifo),
         cmocka_unit_test(test_eviction_over_many_entries),
         cmocka_unit_test(test_valid_checksum_foreign_objects),
     };
