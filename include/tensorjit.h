@@ -501,8 +501,18 @@ int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK]);
  * means (README, "Scatters with reductions"), which is per thread: the
  * calling thread's is freed, other threads' when they exit. Kernels returned
  * before are invalid afterwards; the library may be used again. Not to be
- * called while another thread uses the library. */
+ * called while another thread uses the library.
+ * A kernel compiled after the shutdown may be given the address a kernel
+ * had before it, so an old pointer could run the new kernel with the wrong
+ * buffers: jit_epoch() tells them apart. (A pointer handed out through an
+ * entry stub, under a kernel limit or tiering, returns JIT_STATUS_RELEASED
+ * after the shutdown instead: stubs are never reused.) */
 void jit_shutdown(void);
+
+/* A number that each jit_shutdown() increases (1 before the first): a
+ * kernel pointer obtained while jit_epoch() returned e may be called only
+ * while it still returns e. Lock-free; safe from any thread. */
+uint64_t jit_epoch(void);
 
 /* The calling thread's last error message ("" if none). */
 const char *jit_last_error(void);

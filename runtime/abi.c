@@ -17,6 +17,35 @@ static int tj_released_status(void)
     return JIT_STATUS_RELEASED;
 }
 
+/* What a kernel pointer from before a jit_shutdown() returns when it was
+ * handed out as a stub: stubs outlive the shutdown (stub.c), so the old
+ * pointer never runs a later kernel that landed at the same address. */
+static int tj_freed_status(void)
+{
+    tj_error_set("this kernel was freed by jit_shutdown(); compile its signature again");
+    return JIT_STATUS_RELEASED;
+}
+
+static int tj_freed_gather(const void *data, const void *indices, void *out)
+{
+    (void)data, (void)indices, (void)out;
+    return tj_freed_status();
+}
+
+static int tj_freed_scatter(const void *data, const void *indices, const void *updates,
+                            void *out)
+{
+    (void)data, (void)indices, (void)updates, (void)out;
+    return tj_freed_status();
+}
+
+static int tj_freed_dynamic(const void *data, const void *indices, const void *updates,
+                            void *out, const int64_t *dims)
+{
+    (void)data, (void)indices, (void)updates, (void)out, (void)dims;
+    return tj_freed_status();
+}
+
 static int tj_released_gather(const void *data, const void *indices, void *out)
 {
     (void)data, (void)indices, (void)out;
@@ -88,9 +117,12 @@ static int tj_call_dynamic(tj_entry_fn fn, const void *data, const void *indices
 }
 
 static const tj_abi tj_abis[3] = {
-    {3, tj_gather_trampoline, (tj_entry_fn)tj_released_gather, tj_call_gather},
-    {4, tj_scatter_trampoline, (tj_entry_fn)tj_released_scatter, tj_call_scatter},
-    {5, tj_dynamic_trampoline, (tj_entry_fn)tj_released_dynamic, tj_call_dynamic},
+    {3, tj_gather_trampoline, (tj_entry_fn)tj_released_gather, (tj_entry_fn)tj_freed_gather,
+     tj_call_gather},
+    {4, tj_scatter_trampoline, (tj_entry_fn)tj_released_scatter, (tj_entry_fn)tj_freed_scatter,
+     tj_call_scatter},
+    {5, tj_dynamic_trampoline, (tj_entry_fn)tj_released_dynamic, (tj_entry_fn)tj_freed_dynamic,
+     tj_call_dynamic},
 };
 
 const tj_abi *tj_abi_of(const tj_plan *p)
@@ -100,6 +132,8 @@ const tj_abi *tj_abi_of(const tj_plan *p)
 
 int tj_abi_is_released_handler(tj_entry_fn target)
 {
-    return target == tj_abis[0].released || target == tj_abis[1].released ||
-           target == tj_abis[2].released;
+    for (int i = 0; i < 3; i++)
+        if (target == tj_abis[i].released || target == tj_abis[i].freed)
+            return 1;
+    return 0;
 }

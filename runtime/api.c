@@ -1,5 +1,6 @@
 /* The generic entry points: signature -> plan -> cached kernel. */
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,6 @@
 #include "plan.h"
 #include "pool.h"
 #include "scratch.h"
-#include "stub.h"
 #include "tiered.h"
 #include "typed_api.h"
 #include "user_kernel.h"
@@ -212,14 +212,21 @@ void jit_cache_close(void)
     tj_backend_cache_open(NULL, why, sizeof why);
 }
 
+static _Atomic uint64_t tj_epoch = 1;
+
+uint64_t jit_epoch(void)
+{
+    return atomic_load_explicit(&tj_epoch, memory_order_acquire);
+}
+
 void jit_shutdown(void)
 {
     tj_tiered_shutdown(); /* joins background compiles, which use the cache */
     tj_pool_shutdown();
     tj_cache_clear();
-    tj_stub_shutdown(); /* after the cache: no kernel points at a stub now */
     tj_backend_shutdown();
     jit_cache_close();
     tj_scratch_release(); /* the calling thread's; other threads' go with them */
     tj_config_reset(); /* the next call reads the environment again */
+    atomic_fetch_add_explicit(&tj_epoch, 1, memory_order_release);
 }

@@ -442,6 +442,8 @@ void tj_cache_clear(void)
     for (size_t i = 0; i < tj_buckets; i++)
         for (tj_slot *s = tj_by_key[i], *next; s; s = next) {
             next = s->next_by_key;
+            if (s->kernel && tj_releasable(s)) /* the stub stays: see stub.c */
+                tj_stub_point(s->kernel->user_entry, tj_abi_of(&s->kernel->plan)->freed);
             tj_slot_free(s);
         }
     tj_free(tj_by_key);

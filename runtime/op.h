@@ -48,17 +48,18 @@ const tj_op_def *tj_op_find(jit_op op);
 /* What is shared by kernels of one argument list, gathers (data, indices,
  * out), scatters (data, indices, updates, out) or dynamic kernels (data,
  * indices, updates, out, dims): the reference kernel's
- * libffi trampoline, the handler a released kernel's stub jumps to, and
+ * libffi trampoline, the handlers a released or freed kernel's stub jumps to, and
  * the call of an entry with the generic argument list. */
 struct tj_abi {
     unsigned nargs;
     void (*ref_trampoline)(void *cif, void *ret, void **args, void *user);
     tj_entry_fn released;
+    tj_entry_fn freed; /* what its stub jumps to after jit_shutdown */
     int (*call)(tj_entry_fn fn, const void *data, const void *indices, const void *updates,
                 void *out);
 };
 const tj_abi *tj_abi_of(const tj_plan *p);
-/* 1 when target is one of the released handlers. */
+/* 1 when target is one of the released (or freed) handlers. */
 int tj_abi_is_released_handler(tj_entry_fn target);
 
 /* The generic normalization of a signature for its key: the op's default

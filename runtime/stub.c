@@ -4,11 +4,14 @@
  * kernel's body. Why not the body's own address: once its resource tracker
  * is removed, LLVM is free to put a later kernel's code at that very
  * address, and a caller still holding the old pointer would run a kernel
- * of another signature. Stubs are never freed or reused (only unmapped by
- * jit_shutdown), so a released kernel's pointer is never handed out again;
- * releasing points its slot at a handler that returns
- * JIT_STATUS_RELEASED, so a late call fails cleanly instead of running
- * freed memory. Tiered kernels (tiered.c) use the same stubs as their
+ * of another signature. Stubs are never freed or reused, not even by
+ * jit_shutdown, so a released kernel's pointer is never handed out again
+ * in the life of the process; releasing points its slot at a handler that
+ * returns JIT_STATUS_RELEASED, so a late call fails cleanly instead of
+ * running freed memory, and jit_shutdown points every stub in use at a
+ * handler that says the kernel was freed. (Unmapped at shutdown, an arena's
+ * addresses went back to the system, and a kernel compiled after the
+ * shutdown could be handed out at an address an old caller still held.) Tiered kernels (tiered.c) use the same stubs as their
  * switch from the reference kernel to the JIT kernel. The indirect jump shows only on the per-call workloads
  * (the `jit stub` row of `tensorjit bench`; docs/performance.md, 'Kernel
  * limit').
@@ -38,7 +41,8 @@
 #if defined(__x86_64__)
 
 static pthread_mutex_t tj_stub_lock = PTHREAD_MUTEX_INITIALIZER;
-/* arenas[i] is written before narenas counts it, and stays until shutdown */
+/* arenas[i] is written before narenas counts it, and stays mapped for the
+ * life of the process */
 static unsigned char *tj_arenas[TJ_STUB_MAX_ARENAS];
 static _Atomic size_t tj_narenas;
 static size_t tj_used; /* stubs handed out from the last arena (lock held) */
@@ -138,19 +142,6 @@ void tj_stub_point(tj_entry_fn stub, tj_entry_fn target)
         atomic_store_explicit(slot, (uintptr_t)target, memory_order_release);
 }
 
-void tj_stub_shutdown(void)
-{
-    pthread_mutex_lock(&tj_stub_lock);
-    size_t n = atomic_load_explicit(&tj_narenas, memory_order_relaxed);
-    for (size_t i = 0; i < n; i++) {
-        munmap(tj_arenas[i], TJ_STUB_ARENA);
-        tj_arenas[i] = NULL;
-    }
-    atomic_store_explicit(&tj_narenas, 0, memory_order_release);
-    tj_used = 0;
-    pthread_mutex_unlock(&tj_stub_lock);
-}
-
 #else /* no stubs: kernels are never released (jit_set_kernel_limit says so) */
 
 int tj_stub_supported(void)
@@ -175,10 +166,6 @@ void tj_stub_point(tj_entry_fn stub, tj_entry_fn target)
 {
     (void)stub;
     (void)target;
-}
-
-void tj_stub_shutdown(void)
-{
 }
 
 #endif

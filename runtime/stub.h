@@ -20,7 +20,4 @@ int tj_stub_target(tj_entry_fn fn, tj_entry_fn *target);
  * jumped finish where they went). */
 void tj_stub_point(tj_entry_fn stub, tj_entry_fn target);
 
-/* Unmaps every stub (jit_shutdown: no call may be running). */
-void tj_stub_shutdown(void);
-
 #endif

@@ -159,6 +159,8 @@ void tj_tiered_shutdown(void)
         next = t->next;
         if (t->has_compiler)
             pthread_join(t->compiler, NULL);
+        if (!t->closure) /* behind a stub, which outlives the shutdown (stub.c) */
+            tj_stub_point(t->front.entry, tj_abi_of(&t->reference->plan)->freed);
         if (t->closure)
             ffi_closure_free(t->closure);
         tj_kernel_destroy(t->reference);

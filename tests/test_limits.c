@@ -211,6 +211,47 @@ static void test_a_released_pointer_is_never_handed_out_again(void **state)
         assert_released((jit_gather_nd_fn)(uintptr_t)given[i]);
 }
 
+/* A pointer handed out through a stub (under a cap, or tiered) outlives
+ * jit_shutdown(): called afterwards it returns JIT_STATUS_RELEASED, writes
+ * nothing and says the kernel was freed; kernels compiled after the
+ * shutdown never get its address (the stubs were unmapped and the next
+ * arena could land where they were); jit_epoch() counts the shutdowns. */
+static void test_stub_pointers_outlive_shutdown(void **state)
+{
+    (void)state;
+    enum { LATER = 40 };
+    assert_int_equal(jit_set_kernel_limit(2, 0), 0);
+    jit_gather_nd_fn a = compile_ok(8);
+    jit_gather_nd_sig ts = gsig(21);
+    jit_gather_nd_fn tiered = jit_gather_nd_compile_async(&ts);
+    assert_non_null(tiered);
+    assert_true(gather_ok(tiered));
+    uint64_t epoch = jit_epoch();
+    assert_true(epoch >= 1);
+    jit_shutdown();
+    assert_int_equal(jit_epoch(), epoch + 1);
+    jit_gather_nd_fn old[2] = {a, tiered};
+    for (int i = 0; i < 2; i++) {
+        float out[TAKE * COLS];
+        memset(out, 0x5a, sizeof out);
+        assert_int_equal(old[i](gdata, gidx, out), JIT_STATUS_RELEASED);
+        assert_non_null(strstr(jit_last_error(), "freed by jit_shutdown"));
+        for (size_t b = 0; b < sizeof out; b++)
+            assert_int_equal(((unsigned char *)out)[b], 0x5a);
+        jit_kernel_info info;
+        assert_int_equal(jit_gather_nd_info(old[i], &info), -1);
+    }
+    assert_int_equal(jit_set_kernel_limit(2, 0), 0);
+    for (int i = 0; i < LATER; i++) {
+        jit_gather_nd_fn fn = compile_ok(8 + i % 13);
+        assert_true(ptr(fn) != ptr(a) && ptr(fn) != ptr(tiered));
+        assert_int_equal(jit_gather_nd_release(fn), 0);
+    }
+    jit_shutdown();
+    assert_int_equal(jit_epoch(), epoch + 2);
+    assert_int_equal(a(gdata, gidx, NULL), JIT_STATUS_RELEASED);
+}
+
 static void test_release_errors(void **state)
 {
     (void)state;
@@ -379,6 +420,7 @@ int main(void)
         cmocka_unit_test_setup(test_least_recently_released_goes_first, setup),
         cmocka_unit_test_setup(test_byte_cap, setup),
         cmocka_unit_test_setup(test_a_released_pointer_is_never_handed_out_again, setup),
+        cmocka_unit_test_setup(test_stub_pointers_outlive_shutdown, setup),
         cmocka_unit_test_setup(test_release_errors, setup),
         cmocka_unit_test_setup(test_reference_and_tiered_kernels_stay, setup),
         cmocka_unit_test_setup(test_without_stubs_nothing_is_released, setup),

@@ -60,8 +60,12 @@ class _Kernel:
         self.out_shape = out_shape
 
 
-# signature key (a tuple of the op, shapes, type codes and attributes) -> _Kernel
+# signature key (a tuple of the op, shapes, type codes and attributes) -> _Kernel,
+# all compiled in the library's epoch _kernels_epoch (jit_epoch(): a
+# jit_shutdown() by anyone in the process frees them, and a later kernel may
+# get the same address)
 _kernels = {}
+_kernels_epoch = [0]
 _type_codes = {}
 _policy_codes = {}
 
@@ -169,10 +173,14 @@ def _kernel(op, data, indices, updates=None, *, opset=0, axis=0, batch_dims=0,
     key = (op.code, data.shape, dtype, indices.shape, itype,
            None if updates is None else updates.shape, utype, opset, axis, batch_dims, policy,
            reduce, no_init_val)
+    lib = _lib.load()
+    epoch = lib.jit_epoch()
+    if epoch != _kernels_epoch[0]:
+        _kernels.clear()
+        _kernels_epoch[0] = epoch
     k = _kernels.get(key)
     if k is not None:
         return k
-    lib = _lib.load()
     sig = _lib.Sig()
     sig.op = op.code
     sig.opset = opset
@@ -476,10 +484,11 @@ class DynamicKernel:
     allocated from the call's concrete signature (jit_sig_bind,
     jit_output_shape). Made by compile_dynamic()."""
 
-    def __init__(self, op, sig, address):
+    def __init__(self, op, sig, address, epoch):
         self._op = op
         self._sig = sig
         self._address = address
+        self._epoch = epoch
         self._fn = _lib.DynamicFn(address)
         self._dtype = None
         lib = _lib.load()
@@ -497,8 +506,17 @@ class DynamicKernel:
         """The op's name ("GatherND")."""
         return self._op.name
 
+    def _check_alive(self):
+        # After a jit_shutdown() the address may hold another kernel, of
+        # another signature: never call it.
+        if _lib.load().jit_epoch() != self._epoch:
+            raise RuntimeError(f"tensorjit: this {self._op.name} DynamicKernel was freed by "
+                               "tensorjit.shutdown() (jit_shutdown); compile it again with "
+                               "compile_dynamic")
+
     def info(self):
         """What serves the kernel (see gather_nd_info); "dynamic" is True."""
+        self._check_alive()
         return _info(_Kernel(self._op, self._address, None, None))
 
     def _dims(self, arrays):
@@ -514,6 +532,7 @@ class DynamicKernel:
         if self._op.has_updates:
             shapes.append(tuple(updates_shape or ()))
         dims = [d for s in shapes for d in s]
+        self._check_alive()
         return self._bind((ctypes.c_int64 * max(len(dims), 1))(*dims))
 
     def _bind(self, dims):
@@ -526,6 +545,7 @@ class DynamicKernel:
         return tuple(shape.dims[:shape.rank])
 
     def __call__(self, data, indices, updates=None, *, out=None):
+        self._check_alive()
         data = _array(data)
         indices = _array(indices)
         arrays = [("data", data), ("indices", indices)]
@@ -619,10 +639,11 @@ def compile_dynamic(op, data_shape, indices_shape, updates_shape=None, *, dtype,
     if not lib.jit_sig_is_dynamic(ctypes.byref(sig)):
         raise ValueError("tensorjit: no dim is dynamic (None or -1): call the op's function "
                          "instead")
+    epoch = lib.jit_epoch()
     address = lib.jit_compile(ctypes.byref(sig))
     if not address:
         raise ValueError(_last_error(lib))
-    return DynamicKernel(o, sig, address)
+    return DynamicKernel(o, sig, address, epoch)
 
 
 def library_version():
@@ -632,6 +653,7 @@ def library_version():
 
 def shutdown():
     """Frees every kernel (jit_shutdown()) and this module's cache of them. Not
-    to be called while another thread uses tensorjit."""
+    to be called while another thread uses tensorjit. A DynamicKernel made
+    before raises RuntimeError when used afterwards."""
     _kernels.clear()
     _lib.load().jit_shutdown()

@@ -157,6 +157,7 @@ _PROTOTYPES = {
     "jit_version": (ctypes.c_char_p, []),
     "jit_last_error": (ctypes.c_char_p, []),
     "jit_shutdown": (None, []),
+    "jit_epoch": (ctypes.c_uint64, []),
     "jit_dtype_from_name": (_c_enum, [ctypes.c_char_p]),
     "jit_dtype_name": (ctypes.c_char_p, [_c_enum]),
     "jit_index_policy_from_name": (ctypes.c_int, [ctypes.c_char_p, _P(_c_enum)]),

@@ -159,3 +159,39 @@ def test_gather_nd_with_a_dynamic_tuple_length():
         got = k(data, idx)
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_kernel_made_before_shutdown_raises_after_it():
+    # Issue 19: the old object crashed the interpreter, or, once a new family
+    # was compiled at the same address, ran that kernel (an f64 one wrote past
+    # an f32 output). Now every use raises, and the new kernel is unharmed.
+    k = tensorjit.compile_dynamic("gather", (None, 8), (None,), dtype=np.float32,
+                                  index_dtype=np.int64)
+    data = table((5, 8))
+    idx = np.array([1, 0, 4], np.int64)
+    np.testing.assert_array_equal(k(data, idx), np.take(data, idx, 0))
+    tensorjit.shutdown()
+    k64 = tensorjit.compile_dynamic("gather", (None, 8), (None,), dtype=np.float64,
+                                    index_dtype=np.int64)
+    out = np.zeros((3, 8), np.float32)
+    for use in (lambda: k(data, idx), lambda: k(data, idx, out=out), k.info,
+                lambda: k.bind((5, 8), (3,))):
+        with pytest.raises(RuntimeError, match="freed by tensorjit.shutdown"):
+            use()
+    assert not out.any()
+    wide = data.astype(np.float64)
+    np.testing.assert_array_equal(k64(wide, idx), np.take(wide, idx, 0))
+
+
+def test_static_kernels_survive_a_shutdown_made_in_c():
+    # A jit_shutdown() that bypasses tensorjit.shutdown() (another user of the
+    # library in the process) must not leave the module calling freed kernels.
+    data = table((6, 4))
+    idx = np.array([5, 2], np.int64)
+    np.testing.assert_array_equal(tensorjit.gather(data, idx, 0), np.take(data, idx, 0))
+    from tensorjit import _lib
+    _lib.load().jit_shutdown()
+    for _ in range(3):  # kernels compiled after it may land where the old ones were
+        np.testing.assert_array_equal(tensorjit.gather(data.astype(np.float64), idx, 0),
+                                      np.take(data.astype(np.float64), idx, 0))
+        np.testing.assert_array_equal(tensorjit.gather(data, idx, 0), np.take(data, idx, 0))
