@@ -15,6 +15,8 @@
 #                     the Python package installed offline and its tests,
 #                     and the .deb of cpack -G DEB holding the same files
 #   ./build.sh coverage   only the coverage step
+#   ./build.sh tools-check   only the check that build.sh installs every
+#                     command the test run calls (the first step of `test`)
 # TENSORJIT_LLVM=N picks the main LLVM (default 19; 14..22 build);
 # TENSORJIT_LLVM_OLD=N the second one of `test` (default 14, "none" skips it).
 set -euo pipefail
@@ -33,15 +35,59 @@ if [[ $mode == test ]]; then
     packages+=(clang-14 libclang-rt-14-dev valgrind)
 fi
 if [[ $mode == test || $mode == install-check ]]; then
+    # file: cpack -G DEB's dpkg-shlibdeps step runs it on every installed file
     packages+=(python3-numpy python3-pytest python3-setuptools python3-venv python3-pip
-               groff-base dpkg-dev)
+               groff-base dpkg-dev file)
 fi
 if [[ $mode == test || $mode == coverage ]]; then
     packages+=(gcovr)
 fi
+if [[ $mode == tools-check ]]; then # the packages of `test`
+    exec env TENSORJIT_TOOLS_CHECK_ONLY=1 "$0" test
+fi
 fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-60}
 # each race of test_release_race under ASan and under TSan (2 s elsewhere)
 stress_seconds=${TENSORJIT_STRESS_SECONDS:-10}
+
+# Every command `./build.sh test` and its test binaries run (their system()
+# and popen() calls included). tools_check fails unless each comes from a
+# package that build.sh installs (or one it depends on) or from one that every
+# Debian root has (Essential, or Priority required: debootstrap's minbase).
+# A missing one passes on a developer's machine and fails on a fresh one, as
+# `file` did for cpack. Add a command here when a test starts to run one.
+test_commands=(bash cmake ctest cpack gcc cc clang-14 nm readelf ld valgrind gcovr
+               /usr/bin/python3 groff pkg-config dpkg-deb dpkg-shlibdeps dpkg-architecture file
+               objdump strip sh ls rm mv cp mkdir rmdir test grep sed awk sort comm diff
+               find xargs mktemp wc tail head cat tr cut id nproc dirname readlink)
+
+tools_check() {
+    echo "== every command of the test run comes from a package build.sh installs"
+    local deps ok=1 cmd path pkg
+    deps=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+        --no-breaks --no-replaces --no-enhances "${packages[@]}" 2>/dev/null |
+        grep -v '^ ' | tr -d '<>' | sort -u)
+    deps+=$'\n'$(dpkg-query -W -f='${Package} ${Essential} ${Priority}\n' |
+        awk '$2 == "yes" || $3 == "required" {print $1}')
+    for cmd in "${test_commands[@]}"; do
+        if ! path=$(command -v "$cmd"); then
+            echo "the test run needs '$cmd', which is not installed" >&2
+            ok=0
+            continue
+        fi
+        [[ $path == /* ]] || continue # a shell builtin
+        path=$(readlink -f "$path")
+        # usrmerge: dpkg may know the file under /bin rather than /usr/bin
+        pkg=$(dpkg-query -S "$path" 2>/dev/null || dpkg-query -S "${path#/usr}" 2>/dev/null) ||
+            { echo "'$cmd' ($path) belongs to no Debian package" >&2; ok=0; continue; }
+        pkg=${pkg%%:*}
+        if ! grep -qx "$pkg" <<<"$deps"; then
+            echo "'$cmd' comes from $pkg, which build.sh does not install" >&2
+            ok=0
+        fi
+    done
+    ((ok)) || return 1
+    echo "${#test_commands[@]} commands, all from installed packages or the base system"
+}
 
 install_missing() {
     local missing=() p
@@ -288,6 +334,8 @@ demo)
     ./build/tensorjit demo
     ;;
 test)
+    tools_check
+    [[ -n ${TENSORJIT_TOOLS_CHECK_ONLY:-} ]] && exit 0
     echo "== build and test (LLVM ${llvm}, -Werror)"
     configure_and_build build "$llvm"
     ctest --test-dir build --output-on-failure -j"$jobs"
@@ -314,7 +362,7 @@ install-check)
     install_check
     ;;
 *)
-    echo "usage: ./build.sh [test|install-check|coverage]" >&2
+    echo "usage: ./build.sh [test|install-check|coverage|tools-check]" >&2
     exit 2
     ;;
 esac
