@@ -313,9 +313,23 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model
     return 0;
 }
 
+/* The layer is not usable because its IR is wrong: an error, not a skip. */
+static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
+    va_end(ap);
+    out->refused = 1;
+    return -1;
+}
+
 /* An integer attribute of <data>: 1 and *v when present, 0 when absent,
- * -1 (and the reason in skip) when it is no integer. */
-static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t *v, tj_model_layer *out)
+ * -1 (the layer refused) when it is no integer or outside [lo, hi]. The
+ * range is checked on the text's own value, before anything narrows it:
+ * an int field once took batch_dims 4294967297 as 1. */
+static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t lo, int64_t hi, int64_t *v,
+                       tj_model_layer *out)
 {
     char buf[64];
     if (!name || !tj_attr(tj_child(layer, "data"), name, buf, sizeof buf))
@@ -323,8 +337,11 @@ static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t *v, tj_model_
     char *end;
     errno = 0;
     long long x = strtoll(buf, &end, 10);
-    if (end == buf || *end || errno)
-        return snprintf(out->skip, sizeof out->skip, "%s '%s' is not an integer", name, buf), -1;
+    if (end == buf || *end)
+        return tj_refuse(out, "%s '%s' is not an integer", name, buf);
+    if (errno == ERANGE || x < lo || x > hi)
+        return tj_refuse(out, "%s '%s' is not in [%lld, %lld]", name, buf, (long long)lo,
+                         (long long)hi);
     *v = x;
     return 1;
 }
@@ -345,7 +362,8 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     jit_sig *s = &out->sig;
     char why[160];
     if (m->axis_attr) {
-        int got = tj_int_attr(layer, m->axis_attr, &s->axis, out);
+        int got =
+            tj_int_attr(layer, m->axis_attr, -JIT_MAX_RANK, JIT_MAX_RANK - 1, &s->axis, out);
         if (got == 0)
             snprintf(out->skip, sizeof out->skip, "<data> has no %s attribute", m->axis_attr);
         return got == 1 ? 0 : -1;
@@ -395,7 +413,9 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
 {
     jit_sig *s = &out->sig;
     int64_t batch_dims = 0;
-    if (tj_int_attr(layer, m->batch_dims_attr, &batch_dims, out) < 0)
+    /* no rank exceeds JIT_MAX_RANK: a batch_dims beyond it is never valid,
+     * and one within it fits the int */
+    if (tj_int_attr(layer, m->batch_dims_attr, -JIT_MAX_RANK, JIT_MAX_RANK, &batch_dims, out) < 0)
         return;
     s->batch_dims = (int)batch_dims;
     if (tj_reduction_attrs(layer, m, out) != 0)

@@ -38,6 +38,9 @@ typedef struct tj_model_layer {
     char id[32];
     char type[64];             /* the layer's type, e.g. "GatherND" */
     int usable;                /* 0: skip, see `skip` */
+    int refused;               /* not usable because the IR is wrong (an attribute out of
+                                  range, an output port its inputs contradict), not because
+                                  tensorjit cannot compile it: an error, not a skip */
     char skip[256];            /* why it cannot be compiled ("" when usable) */
     char note[256];            /* defaults taken, e.g. for fragments */
     jit_sig sig;               /* op and opset (the op's version) included; dynamic dims

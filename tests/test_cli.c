@@ -1200,6 +1200,52 @@ static void test_dynamic_conformance(void **state)
     assert_true(exits[0] > 0 && exits[2] > 0 && exits[3] > 0);
 }
 
+/* --- the model reader's refusals (issue 19) ------------------------- */
+
+static void write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(path(name), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The listing line of the layer named `name` (the first line that starts
+ * with two spaces and the name), into buf. */
+static const char *listed_line(const char *name, char *buf, size_t len)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\n  %s ", name);
+    const char *at = strstr(out_text, key);
+    if (!at)
+        fail_msg("no listing line for %s in:\n%s", name, out_text);
+    const char *end = strchr(at + 1, '\n');
+    snprintf(buf, len, "%.*s", (int)(end ? end - at - 1 : (ptrdiff_t)strlen(at + 1)), at + 1);
+    return buf;
+}
+
+/* A GatherND-8 whose batch_dims no int holds: once narrowed to 1 and
+ * compiled, the check passing; now refused with the attribute and its
+ * value on the layer's line, and the command fails. */
+static void test_model_refuses_attribute_out_of_range(void **state)
+{
+    (void)state;
+    write_text("wrapped.xml",
+               "<?xml version=\"1.0\"?>\n<net name=\"m\" version=\"11\"><layers>\n"
+               "<layer id=\"2\" name=\"wrapped_gather\" type=\"GatherND\" version=\"opset8\">"
+               "<data batch_dims=\"4294967297\"/><input><port id=\"0\" precision=\"FP32\">"
+               "<dim>4</dim><dim>3</dim><dim>5</dim></port><port id=\"1\" precision=\"I64\">"
+               "<dim>4</dim><dim>2</dim><dim>1</dim></port></input><output><port id=\"2\" "
+               "precision=\"FP32\"><dim>4</dim><dim>2</dim><dim>5</dim></port></output>"
+               "</layer>\n</layers><edges/></net>\n");
+    assert_int_equal(run("model @wrapped.xml --check"), 1);
+    char line[512];
+    listed_line("wrapped_gather", line, sizeof line);
+    if (!strstr(line, "refused: batch_dims '4294967297' is not in [-32, 32]"))
+        fail_msg("not refused with the attribute and its value: %s", line);
+    assert_null(strstr(out_text, "ok ("));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1230,6 +1276,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_shape_flags),
         cmocka_unit_test(test_model_dynamic_layers),
         cmocka_unit_test(test_dynamic_conformance),
+        cmocka_unit_test(test_model_refuses_attribute_out_of_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

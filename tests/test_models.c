@@ -232,6 +232,70 @@ static void test_axis_of_every_integer_type(void **state)
     tj_model_free(&m);
 }
 
+/* model_xml with its first `old` replaced by `new`. */
+static const char *model_with(const char *old, const char *new)
+{
+    static char xml[sizeof model_xml + 512];
+    const char *at = strstr(model_xml, old);
+    assert_non_null(at);
+    snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - model_xml), model_xml, new, at + strlen(old));
+    return xml;
+}
+
+/* The GatherND layer (layers[0]) of model_xml with batch_dims="text". */
+static tj_model with_batch_dims(const char *text)
+{
+    char data[128];
+    snprintf(data, sizeof data, "<data batch_dims=\"%s\"/>", text);
+    write_model("batch_dims", model_with("<data batch_dims=\"1\"/>", data), 24);
+    return read_ok("batch_dims");
+}
+
+static void expect_layer_refused(const tj_model_layer *l, const char *why)
+{
+    if (l->usable || !l->refused || strcmp(l->skip, why) != 0)
+        fail_msg("%s: usable %d, refused %d, '%s'; expected refused: '%s'", l->name, l->usable,
+                 l->refused, l->skip, why);
+}
+
+/* An integer attribute is checked against the range its field can hold
+ * before it is narrowed into the signature: batch_dims 4294967297 once
+ * became the int 1, a valid GatherND-8 that compiled and passed --check. */
+static void test_integer_attribute_out_of_range(void **state)
+{
+    (void)state;
+    static const char *const wrapping[] = {"4294967297", "-4294967295", "2147483648",
+                                           "99999999999999999999", "33", "-33"};
+    for (size_t i = 0; i < sizeof wrapping / sizeof *wrapping; i++) {
+        tj_model m = with_batch_dims(wrapping[i]);
+        char want[128];
+        snprintf(want, sizeof want, "batch_dims '%s' is not in [-%d, %d]", wrapping[i],
+                 JIT_MAX_RANK, JIT_MAX_RANK);
+        expect_layer_refused(&m.layers[0], want);
+        assert_true(m.layers[1].usable); /* the other layer is read as before */
+        tj_model_free(&m);
+    }
+    /* the ends of the range are read; the library judges them by the ranks */
+    tj_model m = with_batch_dims("-32");
+    assert_true(m.layers[0].usable);
+    assert_int_equal(m.layers[0].sig.batch_dims, -JIT_MAX_RANK);
+    tj_model_free(&m);
+    m = with_batch_dims("x1");
+    expect_layer_refused(&m.layers[0], "batch_dims 'x1' is not an integer");
+    tj_model_free(&m);
+    /* GatherElements' axis attribute, the same way */
+    char frag[512], err[256], want[128];
+    snprintf(frag, sizeof frag, "<layer type=\"GatherElements\" version=\"opset6\">"
+             "<data axis=\"4294967297\"/><input><port><dim>2</dim></port><port><dim>2</dim>"
+             "</port></input></layer>");
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "ge", NULL, &defaults, &m, err,
+                                    sizeof err), 0);
+    snprintf(want, sizeof want, "axis '4294967297' is not in [-%d, %d]", JIT_MAX_RANK,
+             JIT_MAX_RANK - 1);
+    expect_layer_refused(&m.layers[0], want);
+    tj_model_free(&m);
+}
+
 static void test_truncated_bin(void **state)
 {
     (void)state;
@@ -574,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_gather_elements_layer),
         cmocka_unit_test(test_axis_of_every_integer_type),
         cmocka_unit_test(test_dynamic_layers),
+        cmocka_unit_test(test_integer_attribute_out_of_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
