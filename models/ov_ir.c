@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdarg.h>
@@ -434,6 +435,26 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
     out->usable = 1;
 }
 
+/* N of a `version` "opsetN": 1 and *n; 0 when the version names no opset;
+ * -1 (the layer refused) when N is out of an int's range, which sscanf's
+ * %d once wrapped (opset4294967304 read as opset8). */
+static int tj_opset_number(const char *version, int *n, tj_model_layer *out)
+{
+    if (strncmp(version, "opset", 5) != 0)
+        return 0;
+    const char *digits = version + 5;
+    char *end;
+    errno = 0;
+    long long x = strtoll(digits, &end, 10);
+    if (end == digits || *end)
+        return 0;
+    if (errno == ERANGE || x < 1 || x > INT_MAX)
+        return tj_refuse(out, "version '%s': the opset number is not in [1, %d]", version,
+                         INT_MAX);
+    *n = (int)x;
+    return 1;
+}
+
 /* The op's version in force in opset N (the IR's `version`) and its index
  * policy; a version that names no opset takes --opset or the op's
  * default, noted. */
@@ -441,9 +462,11 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
                              tj_model_layer *out)
 {
     char version[32] = "";
-    int n = 0, consumed = 0;
+    int n = 0;
     tj_attr(layer, "version", version, sizeof version);
-    int named = sscanf(version, "opset%d%n", &n, &consumed) == 1 && version[consumed] == '\0';
+    int named = tj_opset_number(version, &n, out);
+    if (named < 0)
+        return;
     jit_op_info info;
     jit_op_describe(m->op, &info);
     if (named) {

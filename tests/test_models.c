@@ -296,6 +296,23 @@ static void test_integer_attribute_out_of_range(void **state)
     tj_model_free(&m);
 }
 
+/* version="opsetN" with an N no int holds: once read (by sscanf's %d) as
+ * whatever N wrapped to, opset4294967304 as opset8. */
+static void test_opset_number_out_of_range(void **state)
+{
+    (void)state;
+    write_model("opset", model_with("version=\"opset8\"", "version=\"opset4294967304\""), 24);
+    tj_model m = read_ok("opset");
+    expect_layer_refused(&m.layers[0], "version 'opset4294967304': the opset number is not "
+                                       "in [1, 2147483647]");
+    tj_model_free(&m);
+    write_model("opset", model_with("version=\"opset8\"", "version=\"opset9\""), 24);
+    m = read_ok("opset"); /* a later opset than the op's last version: that version */
+    assert_true(m.layers[0].usable);
+    assert_int_equal(m.layers[0].sig.opset, 8);
+    tj_model_free(&m);
+}
+
 static void test_truncated_bin(void **state)
 {
     (void)state;
@@ -639,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_axis_of_every_integer_type),
         cmocka_unit_test(test_dynamic_layers),
         cmocka_unit_test(test_integer_attribute_out_of_range),
+        cmocka_unit_test(test_opset_number_out_of_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
