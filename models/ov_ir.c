@@ -232,8 +232,54 @@ static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds
     return 0;
 }
 
-/* Reads `size` bytes at `offset` of the .bin; 0 or -1 with why. */
-static int tj_read_bin(const tj_doc *d, long long offset, long long size, void *buf, char *why,
+/* The layer is not usable because its IR is wrong: an error, not a skip. */
+static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
+    va_end(ap);
+    out->refused = 1;
+    return -1;
+}
+
+enum { TJ_INT_OK = 0, TJ_INT_NONE = -1, TJ_INT_RANGE = -2 };
+
+/* A whole decimal text in [lo, hi] into *v; TJ_INT_NONE when it is no
+ * integer (atoll took "16abc" as 16), TJ_INT_RANGE when it is one outside
+ * [lo, hi] or beyond int64 (atoll clamped it, sscanf's %d wrapped it). */
+static int tj_parse_int(const char *text, int64_t lo, int64_t hi, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(text, &end, 10);
+    if (end == text || *end)
+        return TJ_INT_NONE;
+    if (errno == ERANGE || x < lo || x > hi)
+        return TJ_INT_RANGE;
+    *v = x;
+    return TJ_INT_OK;
+}
+
+/* `text`, the value of `what`, in [lo, hi]: 0 and *v, or -1 with the layer
+ * refused, the value named as written. */
+static int tj_int_value_of(const char *what, const char *text, int64_t lo, int64_t hi, int64_t *v,
+                           tj_model_layer *out)
+{
+    int got = tj_parse_int(text, lo, hi, v);
+    if (got == TJ_INT_NONE)
+        return tj_refuse(out, "%s '%s' is not an integer", what, text);
+    if (got == TJ_INT_RANGE)
+        return tj_refuse(out, "%s '%s' is not in [%lld, %lld]", what, text, (long long)lo,
+                         (long long)hi);
+    return 0;
+}
+
+/* Reads `size` bytes at `offset` of the .bin (both >= 0); 0 or -1 with
+ * why. The range is compared as end - offset, never offset + size, which
+ * overflows for an offset near INT64_MAX; the message names the real end
+ * (both fit an int64, so their sum fits a uint64). */
+static int tj_read_bin(const tj_doc *d, int64_t offset, int64_t size, void *buf, char *why,
                        size_t len)
 {
     if (!d->bin_path) {
@@ -246,30 +292,39 @@ static int tj_read_bin(const tj_doc *d, long long offset, long long size, void *
         return -1;
     }
     long end = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    int ok = offset >= 0 && size >= 0 && end >= 0 && offset + size <= end &&
+    int ok = end >= 0 && offset <= end && size <= end - offset &&
              fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, (size_t)size, f) == (size_t)size;
     fclose(f);
     if (!ok)
-        snprintf(why, len, "the constant's bytes [%lld, %lld) are not in %s (%ld bytes)", offset,
-                 offset + size, d->bin_path, end);
+        snprintf(why, len, "the constant's bytes [%lld, %llu) are not in %s (%ld bytes)",
+                 (long long)offset, (unsigned long long)offset + (unsigned long long)size,
+                 d->bin_path, end);
     return ok ? 0 : -1;
 }
 
-static int64_t tj_int_value(const unsigned char *b, jit_dtype t)
+/* The integer of type t at b into *x; -1 (the layer refused) for a u64
+ * no int64 holds, which was once read as INT64_MAX and named so. */
+static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_model_layer *out)
 {
     union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
             int64_t i64; uint64_t u64; } v;
     memcpy(&v, b, (size_t)jit_dtype_size(t));
     switch (t) {
-    case JIT_I8: return v.i8;
-    case JIT_U8: return v.u8;
-    case JIT_I16: return v.i16;
-    case JIT_U16: return v.u16;
-    case JIT_I32: return v.i32;
-    case JIT_U32: return v.u32;
-    case JIT_U64: return v.u64 > INT64_MAX ? INT64_MAX : (int64_t)v.u64;
-    default: return v.i64;
+    case JIT_I8: *x = v.i8; break;
+    case JIT_U8: *x = v.u8; break;
+    case JIT_I16: *x = v.i16; break;
+    case JIT_U16: *x = v.u16; break;
+    case JIT_I32: *x = v.i32; break;
+    case JIT_U32: *x = v.u32; break;
+    case JIT_U64:
+        if (v.u64 > INT64_MAX)
+            return tj_refuse(out, "axis Const holds %llu (u64), more than an int64 holds",
+                             (unsigned long long)v.u64);
+        *x = (int64_t)v.u64;
+        break;
+    default: *x = v.i64;
     }
+    return 0;
 }
 
 /* The axis: the Const feeding input `port_no`, read from the .bin. */
@@ -302,27 +357,19 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model
                         "axis Const lacks element_type, offset or size"), -1;
     s->axis_type = tj_ov_type(buf);
     int es = jit_dtype_size(s->axis_type);
-    long long o = atoll(off), n = atoll(size);
+    int64_t o, n;
     unsigned char value[8];
+    if (tj_int_value_of("axis Const: offset", off, 0, INT64_MAX, &o, out) ||
+        tj_int_value_of("axis Const: size", size, 0, INT64_MAX, &n, out))
+        return -1;
     if (es == 0 || n != es)
         return snprintf(out->skip, sizeof out->skip,
-                        "axis Const holds %lld bytes of %s; one integer was expected", n, buf),
+                        "axis Const holds %lld bytes of %s; one integer was expected",
+                        (long long)n, buf),
                -1;
     if (tj_read_bin(d, o, n, value, why, sizeof why) != 0)
         return snprintf(out->skip, sizeof out->skip, "axis Const: %s", why), -1;
-    s->axis = tj_int_value(value, s->axis_type);
-    return 0;
-}
-
-/* The layer is not usable because its IR is wrong: an error, not a skip. */
-static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
-    va_end(ap);
-    out->refused = 1;
-    return -1;
+    return tj_int_value(value, s->axis_type, &s->axis, out);
 }
 
 /* An integer attribute of <data>: 1 and *v when present, 0 when absent,
@@ -335,16 +382,7 @@ static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t lo, int64_t h
     char buf[64];
     if (!name || !tj_attr(tj_child(layer, "data"), name, buf, sizeof buf))
         return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(buf, &end, 10);
-    if (end == buf || *end)
-        return tj_refuse(out, "%s '%s' is not an integer", name, buf);
-    if (errno == ERANGE || x < lo || x > hi)
-        return tj_refuse(out, "%s '%s' is not in [%lld, %lld]", name, buf, (long long)lo,
-                         (long long)hi);
-    *v = x;
-    return 1;
+    return tj_int_value_of(name, buf, lo, hi, v, out) == 0 ? 1 : -1;
 }
 
 static void tj_note(tj_model_layer *out, const char *fmt, long long v)
@@ -440,15 +478,12 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
  * %d once wrapped (opset4294967304 read as opset8). */
 static int tj_opset_number(const char *version, int *n, tj_model_layer *out)
 {
-    if (strncmp(version, "opset", 5) != 0)
+    int64_t x;
+    int got = strncmp(version, "opset", 5) == 0 ? tj_parse_int(version + 5, 1, INT_MAX, &x)
+                                                : TJ_INT_NONE;
+    if (got == TJ_INT_NONE)
         return 0;
-    const char *digits = version + 5;
-    char *end;
-    errno = 0;
-    long long x = strtoll(digits, &end, 10);
-    if (end == digits || *end)
-        return 0;
-    if (errno == ERANGE || x < 1 || x > INT_MAX)
+    if (got == TJ_INT_RANGE)
         return tj_refuse(out, "version '%s': the opset number is not in [1, %d]", version,
                          INT_MAX);
     *n = (int)x;

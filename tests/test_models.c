@@ -167,6 +167,32 @@ static void test_axis_not_known(void **state)
     free(xml);
 }
 
+/* model_xml with its first `old` replaced by `new`. */
+static const char *model_with(const char *old, const char *new)
+{
+    static char xml[sizeof model_xml + 512];
+    const char *at = strstr(model_xml, old);
+    assert_non_null(at);
+    snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - model_xml), model_xml, new, at + strlen(old));
+    return xml;
+}
+
+/* The GatherND layer (layers[0]) of model_xml with batch_dims="text". */
+static tj_model with_batch_dims(const char *text)
+{
+    char data[128];
+    snprintf(data, sizeof data, "<data batch_dims=\"%s\"/>", text);
+    write_model("batch_dims", model_with("<data batch_dims=\"1\"/>", data), 24);
+    return read_ok("batch_dims");
+}
+
+static void expect_layer_refused(const tj_model_layer *l, const char *why)
+{
+    if (l->usable || !l->refused || strcmp(l->skip, why) != 0)
+        fail_msg("%s: usable %d, refused %d, '%s'; expected refused: '%s'", l->name, l->usable,
+                 l->refused, l->skip, why);
+}
+
 /* model_xml with the axis Const's <data> replaced by `data`. */
 static char *with_axis_data(const char *data)
 {
@@ -193,10 +219,10 @@ static void test_axis_of_every_integer_type(void **state)
         {"i8", 1, JIT_I8, -1},       {"u8", 1, JIT_U8, 255},
         {"i16", 2, JIT_I16, -1},     {"u16", 2, JIT_U16, 65535},
         {"i32", 4, JIT_I32, -1},     {"u32", 4, JIT_U32, 4294967295LL},
-        {"u64", 8, JIT_U64, INT64_MAX}, /* 2^64 - 1 does not fit: the largest int64 */
+        {"u64", 8, JIT_U64, -1}, /* 1 - 2^64: the bytes 2^64 - 1 below */
     };
     char data[128];
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    for (size_t i = 0; i < sizeof types / sizeof *types - 1; i++) {
         snprintf(data, sizeof data, "<data element_type=\"%s\" shape=\"\" offset=\"16\" size=\"%d\"/>",
                  types[i].type, types[i].bytes);
         write_model("typed_axis", with_axis_data(data), 24);
@@ -208,6 +234,13 @@ static void test_axis_of_every_integer_type(void **state)
                      (long long)types[i].axis);
         tj_model_free(&m);
     }
+    /* a u64 beyond int64 is refused with its own value (once read as the
+     * largest int64, which the messages then showed) */
+    write_model("u64_axis", with_axis_data("<data element_type=\"u64\" shape=\"\" offset=\"16\" "
+                                           "size=\"8\"/>"), 24);
+    tj_model um = read_ok("u64_axis");
+    expect_layer_refused(&um.layers[1], "axis Const holds 18446744073709551615 (u64), more than an int64 holds");
+    tj_model_free(&um);
     write_model("odd_axis", with_axis_data("<data element_type=\"i16\" shape=\"\" offset=\"16\" "
                                            "size=\"3\"/>"), 24);
     tj_model m = read_ok("odd_axis");
@@ -230,32 +263,6 @@ static void test_axis_of_every_integer_type(void **state)
     assert_false(m.layers[1].usable);
     assert_string_equal(m.layers[1].skip, "input port 3 (axis) is missing");
     tj_model_free(&m);
-}
-
-/* model_xml with its first `old` replaced by `new`. */
-static const char *model_with(const char *old, const char *new)
-{
-    static char xml[sizeof model_xml + 512];
-    const char *at = strstr(model_xml, old);
-    assert_non_null(at);
-    snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - model_xml), model_xml, new, at + strlen(old));
-    return xml;
-}
-
-/* The GatherND layer (layers[0]) of model_xml with batch_dims="text". */
-static tj_model with_batch_dims(const char *text)
-{
-    char data[128];
-    snprintf(data, sizeof data, "<data batch_dims=\"%s\"/>", text);
-    write_model("batch_dims", model_with("<data batch_dims=\"1\"/>", data), 24);
-    return read_ok("batch_dims");
-}
-
-static void expect_layer_refused(const tj_model_layer *l, const char *why)
-{
-    if (l->usable || !l->refused || strcmp(l->skip, why) != 0)
-        fail_msg("%s: usable %d, refused %d, '%s'; expected refused: '%s'", l->name, l->usable,
-                 l->refused, l->skip, why);
 }
 
 /* An integer attribute is checked against the range its field can hold
@@ -310,6 +317,64 @@ static void test_opset_number_out_of_range(void **state)
     m = read_ok("opset"); /* a later opset than the op's last version: that version */
     assert_true(m.layers[0].usable);
     assert_int_equal(m.layers[0].sig.opset, 8);
+    tj_model_free(&m);
+}
+
+/* The ScatterUpdate layer (layers[1]) of model_xml with its axis Const at
+ * offset="off" size="size". */
+static tj_model with_axis_at(const char *off, const char *size)
+{
+    char data[160];
+    snprintf(data, sizeof data, "<data element_type=\"i64\" shape=\"\" offset=\"%s\" "
+             "size=\"%s\"/>", off, size);
+    write_model("axis_at", with_axis_data(data), 24);
+    return read_ok("axis_at");
+}
+
+/* A Const's offset + size is checked without overflow and the message
+ * names the real range: an offset near INT64_MAX once wrapped the end to a
+ * negative number, in the check and in the message. */
+static void test_const_range_overflow(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *offset, *end;
+    } far[] = {{"9223372036854775807", "9223372036854775815"},
+               {"9223372036854775800", "9223372036854775808"},
+               {"17", "25"}};
+    for (size_t i = 0; i < sizeof far / sizeof *far; i++) {
+        tj_model m = with_axis_at(far[i].offset, "8");
+        char want[160];
+        snprintf(want, sizeof want, "axis Const: the constant's bytes [%s, %s) are not in ",
+                 far[i].offset, far[i].end);
+        if (m.layers[1].usable || strncmp(m.layers[1].skip, want, strlen(want)) != 0 ||
+            !strstr(m.layers[1].skip, "(24 bytes)"))
+            fail_msg("offset %s: '%s'; expected '%s...(24 bytes)'", far[i].offset,
+                     m.layers[1].skip, want);
+        assert_false(m.layers[1].refused); /* a .bin that does not match: skipped, as before */
+        tj_model_free(&m);
+    }
+    /* offset and size are read whole: atoll took "16abc" as 16 and read
+     * the axis, and wrapped what no int64 holds */
+    static const struct {
+        const char *offset, *size, *why;
+    } bad[] = {
+        {"16abc", "8", "axis Const: offset '16abc' is not an integer"},
+        {"", "8", "axis Const: offset '' is not an integer"},
+        {"-8", "8", "axis Const: offset '-8' is not in [0, 9223372036854775807]"},
+        {"99999999999999999999", "8",
+         "axis Const: offset '99999999999999999999' is not in [0, 9223372036854775807]"},
+        {"16", "8 bytes", "axis Const: size '8 bytes' is not an integer"},
+        {"16", "-8", "axis Const: size '-8' is not in [0, 9223372036854775807]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_model m = with_axis_at(bad[i].offset, bad[i].size);
+        expect_layer_refused(&m.layers[1], bad[i].why);
+        tj_model_free(&m);
+    }
+    tj_model m = with_axis_at(" 16", "8"); /* strtoll's leading space: still 16 */
+    assert_true(m.layers[1].usable);
+    assert_int_equal(m.layers[1].sig.axis, -1);
     tj_model_free(&m);
 }
 
@@ -657,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_layers),
         cmocka_unit_test(test_integer_attribute_out_of_range),
         cmocka_unit_test(test_opset_number_out_of_range),
+        cmocka_unit_test(test_const_range_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
