@@ -302,6 +302,13 @@ static int tj_read_bin(const tj_doc *d, int64_t offset, int64_t size, void *buf,
     return ok ? 0 : -1;
 }
 
+/* The byte-sized integer types tj_int_value reads. */
+static int tj_is_int_type(jit_dtype t)
+{
+    return t == JIT_I8 || t == JIT_U8 || t == JIT_I16 || t == JIT_U16 || t == JIT_I32 ||
+           t == JIT_U32 || t == JIT_I64 || t == JIT_U64;
+}
+
 /* The integer of type t at b into *x; -1 (the layer refused) for a u64
  * no int64 holds, which was once read as INT64_MAX and named so. */
 static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_model_layer *out)
@@ -359,6 +366,9 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model
     int es = jit_dtype_size(s->axis_type);
     int64_t o, n;
     unsigned char value[8];
+    /* an f32's bytes are no axis (they once filled half of an int64) */
+    if (es > 0 && !tj_is_int_type(s->axis_type))
+        return tj_refuse(out, "axis Const is %s, not an integer type", buf);
     if (tj_int_value_of("axis Const: offset", off, 0, INT64_MAX, &o, out) ||
         tj_int_value_of("axis Const: size", size, 0, INT64_MAX, &n, out))
         return -1;

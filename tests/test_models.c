@@ -241,6 +241,20 @@ static void test_axis_of_every_integer_type(void **state)
     tj_model um = read_ok("u64_axis");
     expect_layer_refused(&um.layers[1], "axis Const holds 18446744073709551615 (u64), more than an int64 holds");
     tj_model_free(&um);
+    /* an axis Const of no integer type: its bytes are no axis (an f32's
+     * four were once read into an int64 whose other four were never set) */
+    static const char *const not_integers[][2] = {
+        {"f32", "4"}, {"f16", "2"}, {"bf16", "2"}, {"f64", "8"}, {"boolean", "1"}};
+    for (size_t i = 0; i < sizeof not_integers / sizeof *not_integers; i++) {
+        char want[96];
+        snprintf(data, sizeof data, "<data element_type=\"%s\" shape=\"\" offset=\"16\" size=\"%s\"/>",
+                 not_integers[i][0], not_integers[i][1]);
+        write_model("float_axis", with_axis_data(data), 24);
+        tj_model fm = read_ok("float_axis");
+        snprintf(want, sizeof want, "axis Const is %s, not an integer type", not_integers[i][0]);
+        expect_layer_refused(&fm.layers[1], want);
+        tj_model_free(&fm);
+    }
     write_model("odd_axis", with_axis_data("<data element_type=\"i16\" shape=\"\" offset=\"16\" "
                                            "size=\"3\"/>"), 24);
     tj_model m = read_ok("odd_axis");
