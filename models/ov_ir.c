@@ -548,6 +548,54 @@ static const tj_ov_op *tj_layer_kind(xmlNodePtr layer)
     return tj_attr(layer, "type", type, sizeof type) ? tj_ov_op_find(type) : NULL;
 }
 
+/* "[2,?,?:8]", as the CLI prints shapes. */
+static void tj_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < s->rank && used + 24 < len; i++) {
+        const char *sep = i ? "," : "";
+        if (s->dims[i] != JIT_DIM_DYNAMIC)
+            used += (size_t)snprintf(buf + used, len - used, "%s%" PRId64, sep, s->dims[i]);
+        else if (bounds && bounds[i] > 0)
+            used += (size_t)snprintf(buf + used, len - used, "%s?:%" PRId64, sep, bounds[i]);
+        else
+            used += (size_t)snprintf(buf + used, len - used, "%s?", sep);
+    }
+    snprintf(buf + used, len - used, "]");
+}
+
+/* Whether a derived output shape can be the declared one: the same rank,
+ * and the same size wherever both are static (a dynamic dim on either
+ * side is decided at run time). */
+static int tj_shapes_agree(const jit_shape *derived, const jit_shape *declared)
+{
+    if (derived->rank != declared->rank)
+        return 0;
+    for (int i = 0; i < derived->rank; i++)
+        if (derived->dims[i] != JIT_DIM_DYNAMIC && declared->dims[i] != JIT_DIM_DYNAMIC &&
+            derived->dims[i] != declared->dims[i])
+            return 0;
+    return 1;
+}
+
+/* A usable layer whose signature gives another output shape than its own
+ * output port declares is refused: the signature is then not the layer
+ * the model means (an axis Const of the wrong value, a wrong batch_dims),
+ * and --check cannot tell, its reference sharing the signature. */
+static void tj_check_output_port(tj_model_layer *out)
+{
+    jit_shape derived;
+    if (!out->usable || !out->ir_output_known || jit_output_shape(&out->sig, &derived) != 0 ||
+        tj_shapes_agree(&derived, &out->ir_output))
+        return;
+    char a[160], b[160];
+    tj_shape_text(&derived, NULL, a, sizeof a);
+    tj_shape_text(&out->ir_output, out->ir_output_bound, b, sizeof b);
+    out->usable = 0;
+    tj_refuse(out, "the output shape of its inputs and attributes %s contradicts the IR's "
+                   "output port %s", a, b);
+}
+
 static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, int position,
                           tj_model_layer *out)
 {
@@ -564,6 +612,7 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     xmlNodePtr port = tj_port(layer, "output", 0);
     out->ir_output_known =
         port && tj_port_shape(port, &out->ir_output, out->ir_output_bound, why, sizeof why) == 0;
+    tj_check_output_port(out);
 }
 
 static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)

@@ -1246,6 +1246,54 @@ static void test_model_refuses_attribute_out_of_range(void **state)
     assert_null(strstr(out_text, "ok ("));
 }
 
+/* Two Gather-1 layers of a text detector whose .bin's axis Const reads 0:
+ * "pick" declares the output of axis 1, "rows" that of axis 0. "pick" was
+ * compiled with a note and --check passed (the JIT and the reference
+ * share the signature); now it is refused with both shapes and the command
+ * fails, while "rows" is still compiled and checked. */
+static void test_model_refuses_contradicted_output(void **state)
+{
+    (void)state;
+    static const char layer[] =
+        "<layer id=\"%d\" name=\"%s\" type=\"Gather\" version=\"opset1\"><input>"
+        "<port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>64</dim><dim>8</dim></port>"
+        "<port id=\"1\" precision=\"I64\"><dim>10</dim></port><port id=\"2\"/></input>"
+        "<output><port id=\"3\" precision=\"FP32\">%s</port></output></layer>\n";
+    char xml[4096], pick[1024], rows[1024];
+    snprintf(pick, sizeof pick, layer, 3, "pick", "<dim>2</dim><dim>10</dim><dim>8</dim>");
+    snprintf(rows, sizeof rows, layer, 4, "rows", "<dim>10</dim><dim>64</dim><dim>8</dim>");
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\"?>\n<net name=\"det\" version=\"10\"><layers>\n"
+             "<layer id=\"2\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+             "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/><output>"
+             "<port id=\"0\" precision=\"I64\"/></output></layer>\n%s%s</layers><edges>"
+             "<edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"2\"/>"
+             "<edge from-layer=\"2\" from-port=\"0\" to-layer=\"4\" to-port=\"2\"/>"
+             "</edges></net>\n",
+             pick, rows);
+    write_text("det.xml", xml);
+    int64_t axis = 0;
+    FILE *f = fopen(path("det.bin"), "wb");
+    fwrite(&axis, sizeof axis, 1, f);
+    fclose(f);
+    assert_int_equal(run("model @det.xml --check"), 1);
+    char line[512];
+    listed_line("pick", line, sizeof line);
+    if (!strstr(line, "refused: the output shape of its inputs and attributes [10,64,8] "
+                      "contradicts the IR's output port [2,10,8]"))
+        fail_msg("not refused with both shapes: %s", line);
+    listed_line("rows", line, sizeof line);
+    if (!strstr(line, "axis 0, ") || !strstr(line, " -> [10,64,8]") || strstr(line, "refused"))
+        fail_msg("not listed with its output: %s", line);
+    const char *table = strstr(out_text, "\nlayer ");
+    assert_non_null(table);
+    assert_null(strstr(table, "\npick "));
+    const char *row = strstr(table, "\nrows ");
+    assert_non_null(row);
+    assert_non_null(strstr(row, "ok (8 runs, bad index included)"));
+    assert_string_equal(err_text, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1277,6 +1325,7 @@ int main(void)
         cmocka_unit_test(test_model_dynamic_layers),
         cmocka_unit_test(test_dynamic_conformance),
         cmocka_unit_test(test_model_refuses_attribute_out_of_range),
+        cmocka_unit_test(test_model_refuses_contradicted_output),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

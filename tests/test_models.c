@@ -392,6 +392,103 @@ static void test_const_range_overflow(void **state)
     tj_model_free(&m);
 }
 
+/* A Gather-1 of data [2,64,8] by indices [10] along the axis a Const
+ * reads from the .bin (offset 0); its output port declares `out`. */
+static tj_model gather_declaring(const char *out, int64_t axis)
+{
+    char xml[2048];
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\"?>\n<net name=\"det\" version=\"10\"><layers>\n"
+             "<layer id=\"0\" name=\"feat\" type=\"Parameter\" version=\"opset1\">"
+             "<data shape=\"2,64,8\" element_type=\"f32\"/><output><port id=\"0\" "
+             "precision=\"FP32\"><dim>2</dim><dim>64</dim><dim>8</dim></port></output></layer>\n"
+             "<layer id=\"1\" name=\"idx\" type=\"Parameter\" version=\"opset1\">"
+             "<data shape=\"10\" element_type=\"i64\"/><output><port id=\"0\" precision=\"I64\">"
+             "<dim>10</dim></port></output></layer>\n"
+             "<layer id=\"2\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+             "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/><output>"
+             "<port id=\"0\" precision=\"I64\"/></output></layer>\n"
+             "<layer id=\"3\" name=\"pick\" type=\"Gather\" version=\"opset1\"><input>"
+             "<port id=\"0\"><dim>2</dim><dim>64</dim><dim>8</dim></port>"
+             "<port id=\"1\"><dim>10</dim></port><port id=\"2\"/></input>"
+             "<output><port id=\"3\" precision=\"FP32\">%s</port></output></layer>\n"
+             "</layers><edges>"
+             "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"3\" to-port=\"0\"/>"
+             "<edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/>"
+             "<edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"2\"/>"
+             "</edges></net>\n",
+             out);
+    write_file("det.xml", xml, strlen(xml));
+    write_file("det.bin", &axis, sizeof axis);
+    return read_ok("det");
+}
+
+/* A layer whose output shape (jit_output_shape of its signature) is not
+ * the one its own output port declares is refused with both: a .bin whose
+ * axis Const read 0 where the model meant 1 once compiled 84 Gather-1
+ * layers of real models to the wrong shape, and --check passed, the JIT
+ * and the reference sharing the wrong signature. */
+static void test_output_port_contradiction(void **state)
+{
+    (void)state;
+    const char *declared = "<dim>2</dim><dim>10</dim><dim>8</dim>";
+    tj_model m = gather_declaring(declared, 1);
+    assert_true(m.layers[0].usable); /* the axis the model means */
+    assert_int_equal(m.layers[0].sig.axis, 1);
+    tj_model_free(&m);
+    m = gather_declaring(declared, 0);
+    expect_layer_refused(&m.layers[0], "the output shape of its inputs and attributes [10,64,8] "
+                                       "contradicts the IR's output port [2,10,8]");
+    assert_int_equal(m.layers[0].sig.axis, 0); /* as read: the message is about this one */
+    tj_model_free(&m);
+    /* a rank the inputs cannot give */
+    m = gather_declaring("<dim>2</dim><dim>10</dim>", 1);
+    expect_layer_refused(&m.layers[0], "the output shape of its inputs and attributes [2,10,8] "
+                                       "contradicts the IR's output port [2,10]");
+    tj_model_free(&m);
+    /* a dynamic declared dim (-1, ?, an interval) matches any; the static
+     * ones are still compared */
+    static const struct {
+        const char *dims;
+        int usable;
+    } dynamic[] = {
+        {"<dim>-1</dim><dim>10</dim><dim>8</dim>", 1},
+        {"<dim>?</dim><dim>?</dim><dim>?</dim>", 1},
+        {"<dim>1..4</dim><dim>10</dim><dim>..8</dim>", 1},
+        {"<dim>-1</dim><dim>64</dim><dim>8</dim>", 0},
+        {"<dim>?</dim><dim>10</dim><dim>9</dim>", 0},
+    };
+    for (size_t i = 0; i < sizeof dynamic / sizeof *dynamic; i++) {
+        m = gather_declaring(dynamic[i].dims, 1);
+        if (m.layers[0].usable != dynamic[i].usable || m.layers[0].refused == dynamic[i].usable)
+            fail_msg("output port %s: usable %d, '%s'", dynamic[i].dims, m.layers[0].usable,
+                     m.layers[0].skip);
+        tj_model_free(&m);
+    }
+    m = gather_declaring("<dim>-1</dim><dim>64</dim><dim>8</dim>", 1);
+    assert_string_equal(m.layers[0].skip, "the output shape of its inputs and attributes "
+                                          "[2,10,8] contradicts the IR's output port [?,64,8]");
+    tj_model_free(&m);
+}
+
+/* A dynamic dim of the derived shape is compared with nothing: the IR may
+ * know more (PointPillars' GatherND declares [?,64] of data [?,64]). */
+static void test_output_port_dynamic_inputs(void **state)
+{
+    (void)state;
+    const char frag[] = "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                        "<port><dim>-1</dim><dim>64</dim></port><port><dim>-1</dim><dim>1</dim>"
+                        "</port></input><output><port><dim>5</dim><dim>64</dim></port></output>"
+                        "</layer>";
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err),
+                     0);
+    if (!m.layers[0].usable)
+        fail_msg("refused: %s", m.layers[0].skip);
+    tj_model_free(&m);
+}
+
 static void test_truncated_bin(void **state)
 {
     (void)state;
@@ -737,6 +834,8 @@ int main(void)
         cmocka_unit_test(test_integer_attribute_out_of_range),
         cmocka_unit_test(test_opset_number_out_of_range),
         cmocka_unit_test(test_const_range_overflow),
+        cmocka_unit_test(test_output_port_contradiction),
+        cmocka_unit_test(test_output_port_dynamic_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
