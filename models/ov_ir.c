@@ -25,8 +25,9 @@
 
 typedef struct tj_doc {
     xmlDocPtr doc;
-    xmlNodePtr layers; /* parent of the <layer> elements */
+    xmlNodePtr layers; /* parent of the <layer> elements (of the net, or of a body) */
     xmlNodePtr edges;  /* <edges>, or NULL (fragments) */
+    const char *prefix; /* "loop/body/" before the names of a body's layers; "" */
     const char *name;
     const char *bin_path;
     const tj_model_opts *opts;
@@ -602,10 +603,11 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     char why[160];
     snprintf(out->type, sizeof out->type, "%s", m->type);
     out->sig.op = m->op;
+    char name[sizeof out->name];
     tj_attr(layer, "id", out->id, sizeof out->id);
-    if (!tj_attr(layer, "name", out->name, sizeof out->name))
-        snprintf(out->name, sizeof out->name, "%s#%d (line %d)", m->type, position,
-                 (int)layer->line);
+    if (!tj_attr(layer, "name", name, sizeof name))
+        snprintf(name, sizeof name, "%s#%d (line %d)", m->type, position, (int)layer->line);
+    snprintf(out->name, sizeof out->name, "%s%s", d->prefix, name);
     tj_layer_version(d, layer, m, out);
     if (!out->skip[0])
         tj_read_op(d, layer, m, out);
@@ -615,23 +617,94 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     tj_check_output_port(out);
 }
 
-static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
+/*
+ * Loop, TensorIterator and If run graphs of their own: <body>, or
+ * <then_body> and <else_body>, each with its own <layers> and <edges>
+ * (ids restart in every body; port_map and back_edges join it to the
+ * layer's ports, which nothing here needs). Their indexing layers are
+ * read like the net's, under "layer/body/" names; bodies nest.
+ */
+static const char *const tj_body_tags[] = {"body", "then_body", "else_body"};
+
+static int tj_has_bodies(xmlNodePtr layer)
+{
+    char type[64];
+    return tj_attr(layer, "type", type, sizeof type) &&
+           (strcmp(type, "Loop") == 0 || strcmp(type, "TensorIterator") == 0 ||
+            strcmp(type, "If") == 0);
+}
+
+/* The <layers> of a body of `layer`, the k-th of tj_body_tags; NULL if none. */
+static xmlNodePtr tj_body_layers(xmlNodePtr layer, size_t k)
+{
+    return tj_child(tj_child(layer, tj_body_tags[k]), "layers");
+}
+
+/* The indexing layers of a graph and of every body in it. The depth is
+ * libxml2's to bound (256 elements, three per body). */
+static int tj_count_layers(xmlNodePtr layers)
 {
     int n = 0;
-    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next)
-        n += tj_is(l, "layer") && tj_layer_kind(l);
-    m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
-    if (!m->layers)
-        return tj_fail(err, len, "%s: out of memory", d->name);
+    for (xmlNodePtr l = layers ? layers->children : NULL; l; l = l->next) {
+        if (!tj_is(l, "layer"))
+            continue;
+        n += tj_layer_kind(l) != NULL;
+        for (size_t k = 0; tj_has_bodies(l) && k < sizeof tj_body_tags / sizeof *tj_body_tags; k++)
+            n += tj_count_layers(tj_body_layers(l, k));
+    }
+    return n;
+}
+
+static void tj_collect_graph(const tj_doc *d, tj_model *m);
+
+/* The bodies of `layer` as graphs of their own, named "prefix/name/body/". */
+static void tj_collect_bodies(const tj_doc *d, xmlNodePtr layer, tj_model *m)
+{
+    char name[128], id[32], prefix[sizeof m->layers->name];
+    if (!tj_attr(layer, "name", name, sizeof name)) {
+        tj_attr(layer, "id", id, sizeof id);
+        tj_attr(layer, "type", name, sizeof name);
+        snprintf(name + strlen(name), sizeof name - strlen(name), "#%s", id);
+    }
+    for (size_t k = 0; k < sizeof tj_body_tags / sizeof *tj_body_tags; k++) {
+        xmlNodePtr body = tj_child(layer, tj_body_tags[k]);
+        if (!tj_child(body, "layers"))
+            continue;
+        tj_doc sub = *d;
+        sub.layers = tj_child(body, "layers");
+        sub.edges = tj_child(body, "edges");
+        snprintf(prefix, sizeof prefix, "%s%s/%s/", d->prefix, name, tj_body_tags[k]);
+        sub.prefix = prefix;
+        tj_collect_graph(&sub, m);
+    }
+}
+
+/* Reads the indexing layers of one graph into m, in document order, a
+ * body's after the layer that runs it. */
+static void tj_collect_graph(const tj_doc *d, tj_model *m)
+{
     for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next) {
-        const tj_ov_op *op = tj_is(l, "layer") ? tj_layer_kind(l) : NULL;
+        if (!tj_is(l, "layer"))
+            continue;
+        const tj_ov_op *op = tj_layer_kind(l);
         if (op) {
             tj_model_layer one;
             memset(&one, 0, sizeof one);
             tj_read_layer(d, l, op, m->count + 1, &one);
             m->layers[m->count++] = one;
         }
+        if (tj_has_bodies(l))
+            tj_collect_bodies(d, l, m);
     }
+}
+
+static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
+{
+    int n = tj_count_layers(d->layers);
+    m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
+    if (!m->layers)
+        return tj_fail(err, len, "%s: out of memory", d->name);
+    tj_collect_graph(d, m);
     return 0;
 }
 
@@ -746,7 +819,7 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
 int tj_model_parse(const char *xml, size_t len, const char *name, const char *bin_path,
                    const tj_model_opts *opts, tj_model *m, char *err, size_t err_len)
 {
-    tj_doc d = {.name = name, .bin_path = bin_path, .opts = opts};
+    tj_doc d = {.name = name, .bin_path = bin_path, .opts = opts, .prefix = ""};
     memset(m, 0, sizeof *m);
     if (len > INT32_MAX)
         return tj_fail(err, err_len, "%s: larger than 2 GiB", name);

@@ -1294,6 +1294,79 @@ static void test_model_refuses_contradicted_output(void **state)
     assert_string_equal(err_text, "");
 }
 
+/* A preprocessing Loop whose body gathers boxes and runs an If whose
+ * then_body holds a GatherND: both listed under their bodies' names,
+ * compiled and checked like any layer (a real EfficientDet's 9 such
+ * layers were never listed). */
+static void test_model_lists_body_layers(void **state)
+{
+    (void)state;
+    write_text("loop.xml",
+               "<?xml version=\"1.0\"?>\n<net name=\"effdet\" version=\"11\"><layers>\n"
+               "<layer id=\"0\" name=\"boxes\" type=\"Parameter\" version=\"opset1\">"
+               "<data shape=\"5,4\" element_type=\"f32\"/><output><port id=\"0\" "
+               "precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output></layer>\n"
+               "<layer id=\"1\" name=\"pre\" type=\"Loop\" version=\"opset5\">"
+               "<input><port id=\"0\" precision=\"I64\"/><port id=\"1\" precision=\"BOOL\"/>"
+               "<port id=\"2\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></input>"
+               "<output><port id=\"3\" precision=\"FP32\"><dim>3</dim><dim>4</dim></port></output>"
+               "<port_map><input external_port_id=\"2\" internal_layer_id=\"0\"/>"
+               "<output external_port_id=\"3\" internal_layer_id=\"5\"/></port_map>"
+               "<back_edges/><body><layers>\n"
+               " <layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
+               "<data shape=\"5,4\" element_type=\"f32\"/><output><port id=\"0\" "
+               "precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output></layer>\n"
+               " <layer id=\"1\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+               "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/><output>"
+               "<port id=\"0\" precision=\"I64\"/></output></layer>\n"
+               " <layer id=\"2\" name=\"pick\" type=\"Gather\" version=\"opset8\">"
+               "<data batch_dims=\"0\"/><input><port id=\"0\" precision=\"FP32\"><dim>5</dim>"
+               "<dim>4</dim></port><port id=\"1\" precision=\"I64\"><dim>3</dim></port>"
+               "<port id=\"2\" precision=\"I64\"/></input><output><port id=\"3\" "
+               "precision=\"FP32\"><dim>3</dim><dim>4</dim></port></output></layer>\n"
+               " <layer id=\"3\" name=\"choose\" type=\"If\" version=\"opset8\">"
+               "<input><port id=\"0\" precision=\"BOOL\"/></input><then_port_map/>"
+               "<else_port_map/><then_body><layers>"
+               "<layer id=\"2\" name=\"nd\" type=\"GatherND\" version=\"opset8\"><input>"
+               "<port id=\"0\" precision=\"FP32\"><dim>3</dim><dim>4</dim></port>"
+               "<port id=\"1\" precision=\"I32\"><dim>2</dim><dim>1</dim></port></input>"
+               "<output><port id=\"2\" precision=\"FP32\"><dim>2</dim><dim>4</dim></port>"
+               "</output></layer></layers><edges/></then_body><else_body><layers/><edges/>"
+               "</else_body></layer>\n"
+               "</layers><edges>"
+               "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>"
+               "<edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"2\"/>"
+               "</edges></body></layer>\n"
+               "</layers><edges>"
+               "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"2\"/>"
+               "</edges></net>\n");
+    int64_t axis = 0;
+    FILE *f = fopen(path("loop.bin"), "wb");
+    fwrite(&axis, sizeof axis, 1, f);
+    fclose(f);
+    assert_int_equal(run("model @loop.xml --check"), 0);
+    assert_non_null(strstr(out_text, "loop.xml: 2 indexing layers\n"));
+    char line[512];
+    listed_line("pre/body/pick", line, sizeof line);
+    if (!strstr(line, " Gather-8 ") || !strstr(line, "axis 0, ") || !strstr(line, "-> [3,4]"))
+        fail_msg("body layer not read: %s", line);
+    listed_line("pre/body/choose/then_body/nd", line, sizeof line);
+    if (!strstr(line, " GatherND-8 ") || !strstr(line, "-> [2,4]"))
+        fail_msg("nested body layer not read: %s", line);
+    const char *table = strstr(out_text, "\nlayer ");
+    assert_non_null(table);
+    const char *rows[2] = {"\npre/body/pick ", "\npre/body/choose/then_body/nd "};
+    for (int i = 0; i < 2; i++) {
+        const char *row = strstr(table, rows[i]);
+        if (!row)
+            fail_msg("no row for %s in:\n%s", rows[i] + 1, out_text);
+        const char *end = strchr(row + 1, '\n');
+        snprintf(line, sizeof line, "%.*s", (int)(end - row - 1), row + 1);
+        if (!strstr(line, "ok (8 runs, bad index included)"))
+            fail_msg("not checked: %s", line);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1326,6 +1399,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_conformance),
         cmocka_unit_test(test_model_refuses_attribute_out_of_range),
         cmocka_unit_test(test_model_refuses_contradicted_output),
+        cmocka_unit_test(test_model_lists_body_layers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -489,6 +489,248 @@ static void test_output_port_dynamic_inputs(void **state)
     tj_model_free(&m);
 }
 
+/* An EfficientDet-like preprocessing Loop (opset5, as OpenVINO writes it:
+ * port_map, back_edges, a <body> with its own <layers> and <edges>) whose
+ * body gathers and scatters boxes and holds a TensorIterator with a
+ * GatherND in its own body; an If whose then and else bodies each hold a
+ * layer named "flip"; and a Gather outside. Ids restart in every body:
+ * body layer 2 is the body's axis Const (0, at offset 8), the outer layer
+ * 2 another Const (1, at offset 0). */
+static const char loop_xml[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<net name=\"effdet\" version=\"11\">\n"
+    " <layers>\n"
+    "  <layer id=\"0\" name=\"boxes\" type=\"Parameter\" version=\"opset1\">\n"
+    "   <data shape=\"5,4\" element_type=\"f32\"/>\n"
+    "   <output><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"1\" name=\"exec_cond\" type=\"Const\" version=\"opset1\">\n"
+    "   <data element_type=\"boolean\" shape=\"\" offset=\"48\" size=\"1\"/>\n"
+    "   <output><port id=\"0\" precision=\"BOOL\"/></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"2\" name=\"trip_count\" type=\"Const\" version=\"opset1\">\n"
+    "   <data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/>\n"
+    "   <output><port id=\"0\" precision=\"I64\"/></output>\n"
+    "  </layer>\n"
+    "  <layer id=\"3\" name=\"preprocess\" type=\"Loop\" version=\"opset5\">\n"
+    "   <input><port id=\"0\" precision=\"I64\"/><port id=\"1\" precision=\"BOOL\"/>\n"
+    "          <port id=\"2\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></input>\n"
+    "   <output><port id=\"3\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "   <port_map>\n"
+    "    <input external_port_id=\"2\" internal_layer_id=\"0\"/>\n"
+    "    <output external_port_id=\"3\" internal_layer_id=\"9\"/>\n"
+    "    <output external_port_id=\"-1\" internal_layer_id=\"11\" purpose=\"execution_condition\"/>\n"
+    "   </port_map>\n"
+    "   <back_edges><edge from-layer=\"9\" to-layer=\"0\"/></back_edges>\n"
+    "   <body>\n"
+    "    <layers>\n"
+    "     <layer id=\"0\" name=\"boxes_in\" type=\"Parameter\" version=\"opset1\">\n"
+    "      <data shape=\"5,4\" element_type=\"f32\"/>\n"
+    "      <output><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"1\" name=\"order\" type=\"Const\" version=\"opset1\">\n"
+    "      <data element_type=\"i64\" shape=\"3\" offset=\"24\" size=\"24\"/>\n"
+    "      <output><port id=\"0\" precision=\"I64\"><dim>3</dim></port></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"2\" name=\"gather_axis\" type=\"Const\" version=\"opset1\">\n"
+    "      <data element_type=\"i64\" shape=\"\" offset=\"8\" size=\"8\"/>\n"
+    "      <output><port id=\"0\" precision=\"I64\"/></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"3\" name=\"pick_boxes\" type=\"Gather\" version=\"opset8\">\n"
+    "      <data batch_dims=\"0\"/>\n"
+    "      <input><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port>\n"
+    "             <port id=\"1\" precision=\"I64\"><dim>3</dim></port>\n"
+    "             <port id=\"2\" precision=\"I64\"/></input>\n"
+    "      <output><port id=\"3\" precision=\"FP32\"><dim>3</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"5\" name=\"put_boxes\" type=\"ScatterUpdate\" version=\"opset3\">\n"
+    "      <input><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port>\n"
+    "             <port id=\"1\" precision=\"I64\"><dim>3</dim></port>\n"
+    "             <port id=\"2\" precision=\"FP32\"><dim>3</dim><dim>4</dim></port>\n"
+    "             <port id=\"3\" precision=\"I64\"/></input>\n"
+    "      <output><port id=\"4\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"6\" name=\"per_box\" type=\"TensorIterator\" version=\"opset1\">\n"
+    "      <input><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></input>\n"
+    "      <output><port id=\"1\" precision=\"FP32\"><dim>5</dim><dim>2</dim><dim>4</dim></port>"
+    "</output>\n"
+    "      <port_map>\n"
+    "       <input axis=\"0\" external_port_id=\"0\" internal_layer_id=\"0\"/>\n"
+    "       <output axis=\"0\" external_port_id=\"1\" internal_layer_id=\"3\"/>\n"
+    "      </port_map>\n"
+    "      <back_edges/>\n"
+    "      <body>\n"
+    "       <layers>\n"
+    "        <layer id=\"0\" name=\"box\" type=\"Parameter\" version=\"opset1\">\n"
+    "         <data shape=\"1,4\" element_type=\"f32\"/>\n"
+    "         <output><port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>4</dim></port></output>\n"
+    "        </layer>\n"
+    "        <layer id=\"1\" name=\"corner\" type=\"Parameter\" version=\"opset1\">\n"
+    "         <data shape=\"2,1\" element_type=\"i32\"/>\n"
+    "         <output><port id=\"0\" precision=\"I32\"><dim>2</dim><dim>1</dim></port></output>\n"
+    "        </layer>\n"
+    "        <layer id=\"2\" name=\"corners\" type=\"GatherND\" version=\"opset8\">\n"
+    "         <input><port id=\"0\"><dim>1</dim><dim>4</dim></port>\n"
+    "                <port id=\"1\"><dim>2</dim><dim>1</dim></port></input>\n"
+    "         <output><port id=\"2\" precision=\"FP32\"><dim>2</dim><dim>4</dim></port></output>\n"
+    "        </layer>\n"
+    "        <layer id=\"3\" name=\"corners_out\" type=\"Result\" version=\"opset1\">\n"
+    "         <input><port id=\"0\"><dim>2</dim><dim>4</dim></port></input>\n"
+    "        </layer>\n"
+    "       </layers>\n"
+    "       <edges>\n"
+    "        <edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>\n"
+    "        <edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/>\n"
+    "        <edge from-layer=\"2\" from-port=\"2\" to-layer=\"3\" to-port=\"0\"/>\n"
+    "       </edges>\n"
+    "      </body>\n"
+    "     </layer>\n"
+    "     <layer id=\"9\" name=\"boxes_out\" type=\"Result\" version=\"opset1\">\n"
+    "      <input><port id=\"0\"><dim>5</dim><dim>4</dim></port></input>\n"
+    "     </layer>\n"
+    "    </layers>\n"
+    "    <edges>\n"
+    "     <edge from-layer=\"0\" from-port=\"0\" to-layer=\"3\" to-port=\"0\"/>\n"
+    "     <edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/>\n"
+    "     <edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"2\"/>\n"
+    "     <edge from-layer=\"0\" from-port=\"0\" to-layer=\"5\" to-port=\"0\"/>\n"
+    "     <edge from-layer=\"1\" from-port=\"0\" to-layer=\"5\" to-port=\"1\"/>\n"
+    "     <edge from-layer=\"3\" from-port=\"3\" to-layer=\"5\" to-port=\"2\"/>\n"
+    "     <edge from-layer=\"2\" from-port=\"0\" to-layer=\"5\" to-port=\"3\"/>\n"
+    "     <edge from-layer=\"5\" from-port=\"4\" to-layer=\"6\" to-port=\"0\"/>\n"
+    "     <edge from-layer=\"5\" from-port=\"4\" to-layer=\"9\" to-port=\"0\"/>\n"
+    "    </edges>\n"
+    "   </body>\n"
+    "  </layer>\n"
+    "  <layer id=\"4\" name=\"maybe_flip\" type=\"If\" version=\"opset8\">\n"
+    "   <input><port id=\"0\" precision=\"BOOL\"/>\n"
+    "          <port id=\"1\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></input>\n"
+    "   <output><port id=\"2\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "   <then_port_map>\n"
+    "    <input external_port_id=\"1\" internal_layer_id=\"0\"/>\n"
+    "    <output external_port_id=\"2\" internal_layer_id=\"3\"/>\n"
+    "   </then_port_map>\n"
+    "   <else_port_map>\n"
+    "    <input external_port_id=\"1\" internal_layer_id=\"0\"/>\n"
+    "    <output external_port_id=\"2\" internal_layer_id=\"3\"/>\n"
+    "   </else_port_map>\n"
+    "   <then_body>\n"
+    "    <layers>\n"
+    "     <layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">\n"
+    "      <data shape=\"5,4\" element_type=\"f32\"/>\n"
+    "      <output><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"2\" name=\"flip\" type=\"GatherElements\" version=\"opset6\">\n"
+    "      <data axis=\"1\"/>\n"
+    "      <input><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port>\n"
+    "             <port id=\"1\" precision=\"I32\"><dim>5</dim><dim>4</dim></port></input>\n"
+    "      <output><port id=\"2\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "    </layers>\n"
+    "    <edges><edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/></edges>\n"
+    "   </then_body>\n"
+    "   <else_body>\n"
+    "    <layers>\n"
+    "     <layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">\n"
+    "      <data shape=\"5,4\" element_type=\"f32\"/>\n"
+    "      <output><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"1\" name=\"axis\" type=\"Const\" version=\"opset1\">\n"
+    "      <data element_type=\"i32\" shape=\"\" offset=\"8\" size=\"4\"/>\n"
+    "      <output><port id=\"0\" precision=\"I32\"/></output>\n"
+    "     </layer>\n"
+    "     <layer id=\"2\" name=\"flip\" type=\"Gather\" version=\"opset8\">\n"
+    "      <input><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port>\n"
+    "             <port id=\"1\" precision=\"I64\"><dim>5</dim></port>\n"
+    "             <port id=\"2\"/></input>\n"
+    "      <output><port id=\"3\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output>\n"
+    "     </layer>\n"
+    "    </layers>\n"
+    "    <edges>\n"
+    "     <edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>\n"
+    "     <edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"2\"/>\n"
+    "    </edges>\n"
+    "   </else_body>\n"
+    "  </layer>\n"
+    "  <layer id=\"5\" name=\"outer_gather\" type=\"Gather\" version=\"opset8\">\n"
+    "   <input><port id=\"0\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port>\n"
+    "          <port id=\"1\" precision=\"I64\"><dim>3</dim></port>\n"
+    "          <port id=\"2\" precision=\"I64\"/></input>\n"
+    "   <output><port id=\"3\" precision=\"FP32\"><dim>5</dim><dim>3</dim></port></output>\n"
+    "  </layer>\n"
+    " </layers>\n"
+    " <edges>\n"
+    "  <edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"0\"/>\n"
+    "  <edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/>\n"
+    "  <edge from-layer=\"0\" from-port=\"0\" to-layer=\"3\" to-port=\"2\"/>\n"
+    "  <edge from-layer=\"1\" from-port=\"0\" to-layer=\"4\" to-port=\"0\"/>\n"
+    "  <edge from-layer=\"3\" from-port=\"3\" to-layer=\"4\" to-port=\"1\"/>\n"
+    "  <edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>\n"
+    "  <edge from-layer=\"2\" from-port=\"0\" to-layer=\"5\" to-port=\"2\"/>\n"
+    " </edges>\n"
+    "</net>\n";
+
+/* The .bin of loop_xml: the outer Const 1 at 0, the bodies' axis 0 at 8,
+ * the box order {0, 2, 4} at 24, the loop condition true at 48. */
+static void write_loop_model(const char *name)
+{
+    char x[64], b[64];
+    snprintf(x, sizeof x, "%s.xml", name);
+    snprintf(b, sizeof b, "%s.bin", name);
+    write_file(x, loop_xml, strlen(loop_xml));
+    unsigned char bin[56] = {0};
+    int64_t words[6] = {1, 0, 0, 0, 2, 4};
+    memcpy(bin, words, sizeof words);
+    bin[48] = 1;
+    write_file(b, bin, sizeof bin);
+}
+
+/* The indexing layers in the bodies of Loop, TensorIterator and If
+ * (nested too) are listed under the body's name, each body a graph with
+ * its own ids and edges, and read like the others: a real EfficientDet's
+ * 9 in its preprocessing Loop were never listed. */
+static void test_layers_in_bodies(void **state)
+{
+    (void)state;
+    write_loop_model("effdet");
+    tj_model m = read_ok("effdet");
+    static const struct {
+        const char *name, *id;
+        jit_op op;
+        int64_t axis;
+    } want[] = {
+        {"preprocess/body/pick_boxes", "3", JIT_OP_GATHER, 0},
+        {"preprocess/body/put_boxes", "5", JIT_OP_SCATTER_UPDATE, 0},
+        {"preprocess/body/per_box/body/corners", "2", JIT_OP_GATHER_ND, 0},
+        {"maybe_flip/then_body/flip", "2", JIT_OP_GATHER_ELEMENTS, 1},
+        {"maybe_flip/else_body/flip", "2", JIT_OP_GATHER, 0},
+        {"outer_gather", "5", JIT_OP_GATHER, 1},
+    };
+    assert_int_equal(m.count, (int)(sizeof want / sizeof *want));
+    for (int i = 0; i < m.count; i++) {
+        const tj_model_layer *l = &m.layers[i];
+        if (strcmp(l->name, want[i].name) != 0 || strcmp(l->id, want[i].id) != 0)
+            fail_msg("layer %d: %s id %s, expected %s id %s", i, l->name, l->id, want[i].name,
+                     want[i].id);
+        if (!l->usable)
+            fail_msg("%s: %s", l->name, l->skip);
+        assert_int_equal(l->sig.op, want[i].op);
+        /* each axis from its own graph's Const: body Const 2 is 0, the
+         * outer Const 2 is 1 */
+        if (want[i].op != JIT_OP_GATHER_ND && l->sig.axis != want[i].axis)
+            fail_msg("%s: axis %lld, expected %lld", l->name, (long long)l->sig.axis,
+                     (long long)want[i].axis);
+        jit_kernel fn = jit_compile(&l->sig);
+        if (!fn)
+            fail_msg("%s: %s", l->name, jit_last_error());
+    }
+    assert_int_equal(m.layers[1].sig.updates_shape.dims[0], 3);
+    assert_int_equal(m.layers[2].sig.index_type, JIT_I32); /* from the body's Parameter */
+    assert_int_equal(m.layers[4].sig.axis_type, JIT_I32);
+    tj_model_free(&m);
+    jit_shutdown();
+}
+
 static void test_truncated_bin(void **state)
 {
     (void)state;
@@ -836,6 +1078,7 @@ int main(void)
         cmocka_unit_test(test_const_range_overflow),
         cmocka_unit_test(test_output_port_contradiction),
         cmocka_unit_test(test_output_port_dynamic_inputs),
+        cmocka_unit_test(test_layers_in_bodies),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
