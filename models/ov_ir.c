@@ -583,7 +583,7 @@ static int tj_shapes_agree(const jit_shape *derived, const jit_shape *declared)
  * output port declares is refused: the signature is then not the layer
  * the model means (an axis Const of the wrong value, a wrong batch_dims),
  * and --check cannot tell, its reference sharing the signature. */
-static void tj_check_output_port(tj_model_layer *out)
+static void tj_check_output_shape(tj_model_layer *out)
 {
     jit_shape derived;
     if (!out->usable || !out->ir_output_known || jit_output_shape(&out->sig, &derived) != 0 ||
@@ -595,6 +595,21 @@ static void tj_check_output_port(tj_model_layer *out)
     out->usable = 0;
     tj_refuse(out, "the output shape of its inputs and attributes %s contradicts the IR's "
                    "output port %s", a, b);
+}
+
+/* The same for the element type, which every op here takes from its data:
+ * compared only when the IR states the data's (not a fragment's default). */
+static void tj_check_output_type(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+{
+    char precision[64];
+    jit_dtype data = tj_port_type(d, layer, tj_port(layer, "input", 0));
+    if (!out->usable || data == JIT_DTYPE_UNSET ||
+        !tj_attr(tj_port(layer, "output", 0), "precision", precision, sizeof precision) ||
+        tj_ov_type(precision) == JIT_DTYPE_UNSET || tj_ov_type(precision) == data)
+        return;
+    out->usable = 0;
+    tj_refuse(out, "the output's element type %s (its data's) contradicts the IR's output "
+                   "port %s", jit_dtype_name(data), precision);
 }
 
 static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, int position,
@@ -614,7 +629,8 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     xmlNodePtr port = tj_port(layer, "output", 0);
     out->ir_output_known =
         port && tj_port_shape(port, &out->ir_output, out->ir_output_bound, why, sizeof why) == 0;
-    tj_check_output_port(out);
+    tj_check_output_shape(out);
+    tj_check_output_type(d, layer, out);
 }
 
 /*

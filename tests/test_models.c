@@ -471,6 +471,33 @@ static void test_output_port_contradiction(void **state)
     tj_model_free(&m);
 }
 
+/* The same for the element type: every op here outputs its data's type,
+ * so an output port of another precision is a signature the model does
+ * not mean (data f16 read, FP32 declared). A type the IR does not state
+ * (a fragment's --dtype default) is not compared. */
+static void test_output_port_type_contradiction(void **state)
+{
+    (void)state;
+    const char *fp16 = "<port id=\"2\" precision=\"FP16\"><dim>4</dim><dim>2</dim><dim>5</dim></port>";
+    write_model("out_type", model_with(fp16, "<port id=\"2\" precision=\"FP32\"><dim>4</dim>"
+                                             "<dim>2</dim><dim>5</dim></port>"), 24);
+    tj_model m = read_ok("out_type");
+    expect_layer_refused(&m.layers[0], "the output's element type f16 (its data's) contradicts "
+                                       "the IR's output port FP32");
+    assert_true(m.layers[1].usable);
+    tj_model_free(&m);
+    const char frag[] = "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                        "<port><dim>4</dim><dim>3</dim></port><port><dim>2</dim><dim>1</dim>"
+                        "</port></input><output><port precision=\"FP16\"><dim>2</dim><dim>3</dim>"
+                        "</port></output></layer>";
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err),
+                     0);
+    if (!m.layers[0].usable)
+        fail_msg("a default type refused: %s", m.layers[0].skip);
+    tj_model_free(&m);
+}
+
 /* A dynamic dim of the derived shape is compared with nothing: the IR may
  * know more (PointPillars' GatherND declares [?,64] of data [?,64]). */
 static void test_output_port_dynamic_inputs(void **state)
@@ -1078,6 +1105,7 @@ int main(void)
         cmocka_unit_test(test_const_range_overflow),
         cmocka_unit_test(test_output_port_contradiction),
         cmocka_unit_test(test_output_port_dynamic_inputs),
+        cmocka_unit_test(test_output_port_type_contradiction),
         cmocka_unit_test(test_layers_in_bodies),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
