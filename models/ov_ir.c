@@ -683,12 +683,11 @@ static void tj_collect_bodies(const tj_doc *d, xmlNodePtr layer, tj_model *m)
         snprintf(name + strlen(name), sizeof name - strlen(name), "#%s", id);
     }
     for (size_t k = 0; k < sizeof tj_body_tags / sizeof *tj_body_tags; k++) {
-        xmlNodePtr body = tj_child(layer, tj_body_tags[k]);
-        if (!tj_child(body, "layers"))
+        if (!tj_body_layers(layer, k))
             continue;
         tj_doc sub = *d;
-        sub.layers = tj_child(body, "layers");
-        sub.edges = tj_child(body, "edges");
+        sub.layers = tj_body_layers(layer, k);
+        sub.edges = tj_child(tj_child(layer, tj_body_tags[k]), "edges");
         snprintf(prefix, sizeof prefix, "%s%s/%s/", d->prefix, name, tj_body_tags[k]);
         sub.prefix = prefix;
         tj_collect_graph(&sub, m);
@@ -702,12 +701,11 @@ static void tj_collect_graph(const tj_doc *d, tj_model *m)
     for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next) {
         if (!tj_is(l, "layer"))
             continue;
+        /* read in place (calloc'd): no layer on the stack of each nested body */
         const tj_ov_op *op = tj_layer_kind(l);
         if (op) {
-            tj_model_layer one;
-            memset(&one, 0, sizeof one);
-            tj_read_layer(d, l, op, m->count + 1, &one);
-            m->layers[m->count++] = one;
+            tj_read_layer(d, l, op, m->count + 1, &m->layers[m->count]);
+            m->count++;
         }
         if (tj_has_bodies(l))
             tj_collect_bodies(d, l, m);
