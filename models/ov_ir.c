@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdarg.h>
@@ -24,8 +25,9 @@
 
 typedef struct tj_doc {
     xmlDocPtr doc;
-    xmlNodePtr layers; /* parent of the <layer> elements */
+    xmlNodePtr layers; /* parent of the <layer> elements (of the net, or of a body) */
     xmlNodePtr edges;  /* <edges>, or NULL (fragments) */
+    const char *prefix; /* "loop/body/" before the names of a body's layers; "" */
     const char *name;
     const char *bin_path;
     const tj_model_opts *opts;
@@ -231,8 +233,54 @@ static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds
     return 0;
 }
 
-/* Reads `size` bytes at `offset` of the .bin; 0 or -1 with why. */
-static int tj_read_bin(const tj_doc *d, long long offset, long long size, void *buf, char *why,
+/* The layer is not usable because its IR is wrong: an error, not a skip. */
+static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
+    va_end(ap);
+    out->refused = 1;
+    return -1;
+}
+
+enum { TJ_INT_OK = 0, TJ_INT_NONE = -1, TJ_INT_RANGE = -2 };
+
+/* A whole decimal text in [lo, hi] into *v; TJ_INT_NONE when it is no
+ * integer (atoll took "16abc" as 16), TJ_INT_RANGE when it is one outside
+ * [lo, hi] or beyond int64 (atoll clamped it, sscanf's %d wrapped it). */
+static int tj_parse_int(const char *text, int64_t lo, int64_t hi, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(text, &end, 10);
+    if (end == text || *end)
+        return TJ_INT_NONE;
+    if (errno == ERANGE || x < lo || x > hi)
+        return TJ_INT_RANGE;
+    *v = x;
+    return TJ_INT_OK;
+}
+
+/* `text`, the value of `what`, in [lo, hi]: 0 and *v, or -1 with the layer
+ * refused, the value named as written. */
+static int tj_int_value_of(const char *what, const char *text, int64_t lo, int64_t hi, int64_t *v,
+                           tj_model_layer *out)
+{
+    int got = tj_parse_int(text, lo, hi, v);
+    if (got == TJ_INT_NONE)
+        return tj_refuse(out, "%s '%s' is not an integer", what, text);
+    if (got == TJ_INT_RANGE)
+        return tj_refuse(out, "%s '%s' is not in [%lld, %lld]", what, text, (long long)lo,
+                         (long long)hi);
+    return 0;
+}
+
+/* Reads `size` bytes at `offset` of the .bin (both >= 0); 0 or -1 with
+ * why. The range is compared as end - offset, never offset + size, which
+ * overflows for an offset near INT64_MAX; the message names the real end
+ * (both fit an int64, so their sum fits a uint64). */
+static int tj_read_bin(const tj_doc *d, int64_t offset, int64_t size, void *buf, char *why,
                        size_t len)
 {
     if (!d->bin_path) {
@@ -245,30 +293,46 @@ static int tj_read_bin(const tj_doc *d, long long offset, long long size, void *
         return -1;
     }
     long end = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    int ok = offset >= 0 && size >= 0 && end >= 0 && offset + size <= end &&
+    int ok = end >= 0 && offset <= end && size <= end - offset &&
              fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, (size_t)size, f) == (size_t)size;
     fclose(f);
     if (!ok)
-        snprintf(why, len, "the constant's bytes [%lld, %lld) are not in %s (%ld bytes)", offset,
-                 offset + size, d->bin_path, end);
+        snprintf(why, len, "the constant's bytes [%lld, %llu) are not in %s (%ld bytes)",
+                 (long long)offset, (unsigned long long)offset + (unsigned long long)size,
+                 d->bin_path, end);
     return ok ? 0 : -1;
 }
 
-static int64_t tj_int_value(const unsigned char *b, jit_dtype t)
+/* The byte-sized integer types tj_int_value reads. */
+static int tj_is_int_type(jit_dtype t)
+{
+    return t == JIT_I8 || t == JIT_U8 || t == JIT_I16 || t == JIT_U16 || t == JIT_I32 ||
+           t == JIT_U32 || t == JIT_I64 || t == JIT_U64;
+}
+
+/* The integer of type t at b into *x; -1 (the layer refused) for a u64
+ * no int64 holds, which was once read as INT64_MAX and named so. */
+static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_model_layer *out)
 {
     union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
             int64_t i64; uint64_t u64; } v;
     memcpy(&v, b, (size_t)jit_dtype_size(t));
     switch (t) {
-    case JIT_I8: return v.i8;
-    case JIT_U8: return v.u8;
-    case JIT_I16: return v.i16;
-    case JIT_U16: return v.u16;
-    case JIT_I32: return v.i32;
-    case JIT_U32: return v.u32;
-    case JIT_U64: return v.u64 > INT64_MAX ? INT64_MAX : (int64_t)v.u64;
-    default: return v.i64;
+    case JIT_I8: *x = v.i8; break;
+    case JIT_U8: *x = v.u8; break;
+    case JIT_I16: *x = v.i16; break;
+    case JIT_U16: *x = v.u16; break;
+    case JIT_I32: *x = v.i32; break;
+    case JIT_U32: *x = v.u32; break;
+    case JIT_U64:
+        if (v.u64 > INT64_MAX)
+            return tj_refuse(out, "axis Const holds %llu (u64), more than an int64 holds",
+                             (unsigned long long)v.u64);
+        *x = (int64_t)v.u64;
+        break;
+    default: *x = v.i64;
     }
+    return 0;
 }
 
 /* The axis: the Const feeding input `port_no`, read from the .bin. */
@@ -301,32 +365,35 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model
                         "axis Const lacks element_type, offset or size"), -1;
     s->axis_type = tj_ov_type(buf);
     int es = jit_dtype_size(s->axis_type);
-    long long o = atoll(off), n = atoll(size);
+    int64_t o, n;
     unsigned char value[8];
+    /* an f32's bytes are no axis (they once filled half of an int64) */
+    if (es > 0 && !tj_is_int_type(s->axis_type))
+        return tj_refuse(out, "axis Const is %s, not an integer type", buf);
+    if (tj_int_value_of("axis Const: offset", off, 0, INT64_MAX, &o, out) ||
+        tj_int_value_of("axis Const: size", size, 0, INT64_MAX, &n, out))
+        return -1;
     if (es == 0 || n != es)
         return snprintf(out->skip, sizeof out->skip,
-                        "axis Const holds %lld bytes of %s; one integer was expected", n, buf),
+                        "axis Const holds %lld bytes of %s; one integer was expected",
+                        (long long)n, buf),
                -1;
     if (tj_read_bin(d, o, n, value, why, sizeof why) != 0)
         return snprintf(out->skip, sizeof out->skip, "axis Const: %s", why), -1;
-    s->axis = tj_int_value(value, s->axis_type);
-    return 0;
+    return tj_int_value(value, s->axis_type, &s->axis, out);
 }
 
 /* An integer attribute of <data>: 1 and *v when present, 0 when absent,
- * -1 (and the reason in skip) when it is no integer. */
-static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t *v, tj_model_layer *out)
+ * -1 (the layer refused) when it is no integer or outside [lo, hi]. The
+ * range is checked on the text's own value, before anything narrows it:
+ * an int field once took batch_dims 4294967297 as 1. */
+static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t lo, int64_t hi, int64_t *v,
+                       tj_model_layer *out)
 {
     char buf[64];
     if (!name || !tj_attr(tj_child(layer, "data"), name, buf, sizeof buf))
         return 0;
-    char *end;
-    errno = 0;
-    long long x = strtoll(buf, &end, 10);
-    if (end == buf || *end || errno)
-        return snprintf(out->skip, sizeof out->skip, "%s '%s' is not an integer", name, buf), -1;
-    *v = x;
-    return 1;
+    return tj_int_value_of(name, buf, lo, hi, v, out) == 0 ? 1 : -1;
 }
 
 static void tj_note(tj_model_layer *out, const char *fmt, long long v)
@@ -345,7 +412,8 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     jit_sig *s = &out->sig;
     char why[160];
     if (m->axis_attr) {
-        int got = tj_int_attr(layer, m->axis_attr, &s->axis, out);
+        int got =
+            tj_int_attr(layer, m->axis_attr, -JIT_MAX_RANK, JIT_MAX_RANK - 1, &s->axis, out);
         if (got == 0)
             snprintf(out->skip, sizeof out->skip, "<data> has no %s attribute", m->axis_attr);
         return got == 1 ? 0 : -1;
@@ -395,7 +463,9 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
 {
     jit_sig *s = &out->sig;
     int64_t batch_dims = 0;
-    if (tj_int_attr(layer, m->batch_dims_attr, &batch_dims, out) < 0)
+    /* no rank exceeds JIT_MAX_RANK: a batch_dims beyond it is never valid,
+     * and one within it fits the int */
+    if (tj_int_attr(layer, m->batch_dims_attr, -JIT_MAX_RANK, JIT_MAX_RANK, &batch_dims, out) < 0)
         return;
     s->batch_dims = (int)batch_dims;
     if (tj_reduction_attrs(layer, m, out) != 0)
@@ -414,6 +484,23 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
     out->usable = 1;
 }
 
+/* N of a `version` "opsetN": 1 and *n; 0 when the version names no opset;
+ * -1 (the layer refused) when N is out of an int's range, which sscanf's
+ * %d once wrapped (opset4294967304 read as opset8). */
+static int tj_opset_number(const char *version, int *n, tj_model_layer *out)
+{
+    int64_t x;
+    int got = strncmp(version, "opset", 5) == 0 ? tj_parse_int(version + 5, 1, INT_MAX, &x)
+                                                : TJ_INT_NONE;
+    if (got == TJ_INT_NONE)
+        return 0;
+    if (got == TJ_INT_RANGE)
+        return tj_refuse(out, "version '%s': the opset number is not in [1, %d]", version,
+                         INT_MAX);
+    *n = (int)x;
+    return 1;
+}
+
 /* The op's version in force in opset N (the IR's `version`) and its index
  * policy; a version that names no opset takes --opset or the op's
  * default, noted. */
@@ -421,9 +508,11 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
                              tj_model_layer *out)
 {
     char version[32] = "";
-    int n = 0, consumed = 0;
+    int n = 0;
     tj_attr(layer, "version", version, sizeof version);
-    int named = sscanf(version, "opset%d%n", &n, &consumed) == 1 && version[consumed] == '\0';
+    int named = tj_opset_number(version, &n, out);
+    if (named < 0)
+        return;
     jit_op_info info;
     jit_op_describe(m->op, &info);
     if (named) {
@@ -460,41 +549,176 @@ static const tj_ov_op *tj_layer_kind(xmlNodePtr layer)
     return tj_attr(layer, "type", type, sizeof type) ? tj_ov_op_find(type) : NULL;
 }
 
+/* "[2,?,?:8]", as the CLI prints shapes. */
+static void tj_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < s->rank && used + 24 < len; i++) {
+        const char *sep = i ? "," : "";
+        if (s->dims[i] != JIT_DIM_DYNAMIC)
+            used += (size_t)snprintf(buf + used, len - used, "%s%" PRId64, sep, s->dims[i]);
+        else if (bounds && bounds[i] > 0)
+            used += (size_t)snprintf(buf + used, len - used, "%s?:%" PRId64, sep, bounds[i]);
+        else
+            used += (size_t)snprintf(buf + used, len - used, "%s?", sep);
+    }
+    snprintf(buf + used, len - used, "]");
+}
+
+/* Whether a derived output shape can be the declared one: the same rank,
+ * and the same size wherever both are static (a dynamic dim on either
+ * side is decided at run time). */
+static int tj_shapes_agree(const jit_shape *derived, const jit_shape *declared)
+{
+    if (derived->rank != declared->rank)
+        return 0;
+    for (int i = 0; i < derived->rank; i++)
+        if (derived->dims[i] != JIT_DIM_DYNAMIC && declared->dims[i] != JIT_DIM_DYNAMIC &&
+            derived->dims[i] != declared->dims[i])
+            return 0;
+    return 1;
+}
+
+/* A usable layer whose signature gives another output shape than its own
+ * output port declares is refused: the signature is then not the layer
+ * the model means (an axis Const of the wrong value, a wrong batch_dims),
+ * and --check cannot tell, its reference sharing the signature. */
+static void tj_check_output_shape(tj_model_layer *out)
+{
+    jit_shape derived;
+    if (!out->usable || !out->ir_output_known || jit_output_shape(&out->sig, &derived) != 0 ||
+        tj_shapes_agree(&derived, &out->ir_output))
+        return;
+    char a[160], b[160];
+    tj_shape_text(&derived, NULL, a, sizeof a);
+    tj_shape_text(&out->ir_output, out->ir_output_bound, b, sizeof b);
+    out->usable = 0;
+    tj_refuse(out, "the output shape of its inputs and attributes %s contradicts the IR's "
+                   "output port %s", a, b);
+}
+
+/* The same for the element type, which every op here takes from its data:
+ * compared only when the IR states the data's (not a fragment's default). */
+static void tj_check_output_type(const tj_doc *d, xmlNodePtr layer, tj_model_layer *out)
+{
+    char precision[64];
+    jit_dtype data = tj_port_type(d, layer, tj_port(layer, "input", 0));
+    if (!out->usable || data == JIT_DTYPE_UNSET ||
+        !tj_attr(tj_port(layer, "output", 0), "precision", precision, sizeof precision) ||
+        tj_ov_type(precision) == JIT_DTYPE_UNSET || tj_ov_type(precision) == data)
+        return;
+    out->usable = 0;
+    tj_refuse(out, "the output's element type %s (its data's) contradicts the IR's output "
+                   "port %s", jit_dtype_name(data), precision);
+}
+
 static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, int position,
                           tj_model_layer *out)
 {
     char why[160];
     snprintf(out->type, sizeof out->type, "%s", m->type);
     out->sig.op = m->op;
+    char name[sizeof out->name];
     tj_attr(layer, "id", out->id, sizeof out->id);
-    if (!tj_attr(layer, "name", out->name, sizeof out->name))
-        snprintf(out->name, sizeof out->name, "%s#%d (line %d)", m->type, position,
-                 (int)layer->line);
+    if (!tj_attr(layer, "name", name, sizeof name))
+        snprintf(name, sizeof name, "%s#%d (line %d)", m->type, position, (int)layer->line);
+    snprintf(out->name, sizeof out->name, "%s%s", d->prefix, name);
     tj_layer_version(d, layer, m, out);
     if (!out->skip[0])
         tj_read_op(d, layer, m, out);
     xmlNodePtr port = tj_port(layer, "output", 0);
     out->ir_output_known =
         port && tj_port_shape(port, &out->ir_output, out->ir_output_bound, why, sizeof why) == 0;
+    tj_check_output_shape(out);
+    tj_check_output_type(d, layer, out);
+}
+
+/*
+ * Loop, TensorIterator and If run graphs of their own: <body>, or
+ * <then_body> and <else_body>, each with its own <layers> and <edges>
+ * (ids restart in every body; port_map and back_edges join it to the
+ * layer's ports, which nothing here needs). Their indexing layers are
+ * read like the net's, under "layer/body/" names; bodies nest.
+ */
+static const char *const tj_body_tags[] = {"body", "then_body", "else_body"};
+
+static int tj_has_bodies(xmlNodePtr layer)
+{
+    char type[64];
+    return tj_attr(layer, "type", type, sizeof type) &&
+           (strcmp(type, "Loop") == 0 || strcmp(type, "TensorIterator") == 0 ||
+            strcmp(type, "If") == 0);
+}
+
+/* The <layers> of a body of `layer`, the k-th of tj_body_tags; NULL if none. */
+static xmlNodePtr tj_body_layers(xmlNodePtr layer, size_t k)
+{
+    return tj_child(tj_child(layer, tj_body_tags[k]), "layers");
+}
+
+/* The indexing layers of a graph and of every body in it. The depth is
+ * libxml2's to bound (256 elements, three per body). */
+static int tj_count_layers(xmlNodePtr layers)
+{
+    int n = 0;
+    for (xmlNodePtr l = layers ? layers->children : NULL; l; l = l->next) {
+        if (!tj_is(l, "layer"))
+            continue;
+        n += tj_layer_kind(l) != NULL;
+        for (size_t k = 0; tj_has_bodies(l) && k < sizeof tj_body_tags / sizeof *tj_body_tags; k++)
+            n += tj_count_layers(tj_body_layers(l, k));
+    }
+    return n;
+}
+
+static void tj_collect_graph(const tj_doc *d, tj_model *m);
+
+/* The bodies of `layer` as graphs of their own, named "prefix/name/body/". */
+static void tj_collect_bodies(const tj_doc *d, xmlNodePtr layer, tj_model *m)
+{
+    char name[128], id[32], prefix[sizeof m->layers->name];
+    if (!tj_attr(layer, "name", name, sizeof name)) {
+        tj_attr(layer, "id", id, sizeof id);
+        tj_attr(layer, "type", name, sizeof name);
+        snprintf(name + strlen(name), sizeof name - strlen(name), "#%s", id);
+    }
+    for (size_t k = 0; k < sizeof tj_body_tags / sizeof *tj_body_tags; k++) {
+        if (!tj_body_layers(layer, k))
+            continue;
+        tj_doc sub = *d;
+        sub.layers = tj_body_layers(layer, k);
+        sub.edges = tj_child(tj_child(layer, tj_body_tags[k]), "edges");
+        snprintf(prefix, sizeof prefix, "%s%s/%s/", d->prefix, name, tj_body_tags[k]);
+        sub.prefix = prefix;
+        tj_collect_graph(&sub, m);
+    }
+}
+
+/* Reads the indexing layers of one graph into m, in document order, a
+ * body's after the layer that runs it. */
+static void tj_collect_graph(const tj_doc *d, tj_model *m)
+{
+    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next) {
+        if (!tj_is(l, "layer"))
+            continue;
+        /* read in place (calloc'd): no layer on the stack of each nested body */
+        const tj_ov_op *op = tj_layer_kind(l);
+        if (op) {
+            tj_read_layer(d, l, op, m->count + 1, &m->layers[m->count]);
+            m->count++;
+        }
+        if (tj_has_bodies(l))
+            tj_collect_bodies(d, l, m);
+    }
 }
 
 static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
 {
-    int n = 0;
-    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next)
-        n += tj_is(l, "layer") && tj_layer_kind(l);
+    int n = tj_count_layers(d->layers);
     m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
     if (!m->layers)
         return tj_fail(err, len, "%s: out of memory", d->name);
-    for (xmlNodePtr l = d->layers ? d->layers->children : NULL; l; l = l->next) {
-        const tj_ov_op *op = tj_is(l, "layer") ? tj_layer_kind(l) : NULL;
-        if (op) {
-            tj_model_layer one;
-            memset(&one, 0, sizeof one);
-            tj_read_layer(d, l, op, m->count + 1, &one);
-            m->layers[m->count++] = one;
-        }
-    }
+    tj_collect_graph(d, m);
     return 0;
 }
 
@@ -609,7 +833,7 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
 int tj_model_parse(const char *xml, size_t len, const char *name, const char *bin_path,
                    const tj_model_opts *opts, tj_model *m, char *err, size_t err_len)
 {
-    tj_doc d = {.name = name, .bin_path = bin_path, .opts = opts};
+    tj_doc d = {.name = name, .bin_path = bin_path, .opts = opts, .prefix = ""};
     memset(m, 0, sizeof *m);
     if (len > INT32_MAX)
         return tj_fail(err, err_len, "%s: larger than 2 GiB", name);

@@ -2,7 +2,8 @@
  * Reading OpenVINO IR (.xml + .bin) for its indexing layers (the types of
  * models/ov_ops.c): each becomes a tensorjit signature, or a reason why it
  * cannot (an axis that is not a constant, ...). Dynamic dims (-1, ?, and
- * intervals a..b) become JIT_DIM_DYNAMIC, an interval's b the dim's bound. Also reads a
+ * intervals a..b) become JIT_DIM_DYNAMIC, an interval's b the dim's bound. The bodies
+ * of Loop, TensorIterator and If are read too, nested ones included. Also reads a
  * bare <layer> fragment as the operation specs print it.
  */
 #ifndef TJ_OV_IR_H
@@ -34,10 +35,13 @@ const tj_ov_op *tj_ov_op_find(const char *type);
 const char *tj_ov_op_types(void);
 
 typedef struct tj_model_layer {
-    char name[128];
-    char id[32];
+    char name[256];            /* a body's layers: "loop/body/name" (nested: "a/body/b/body/c") */
+    char id[32];               /* in its own graph: a body's ids restart */
     char type[64];             /* the layer's type, e.g. "GatherND" */
     int usable;                /* 0: skip, see `skip` */
+    int refused;               /* not usable because the IR is wrong (an attribute out of
+                                  range, an output port its inputs contradict), not because
+                                  tensorjit cannot compile it: an error, not a skip */
     char skip[256];            /* why it cannot be compiled ("" when usable) */
     char note[256];            /* defaults taken, e.g. for fragments */
     jit_sig sig;               /* op and opset (the op's version) included; dynamic dims

@@ -1200,6 +1200,173 @@ static void test_dynamic_conformance(void **state)
     assert_true(exits[0] > 0 && exits[2] > 0 && exits[3] > 0);
 }
 
+/* --- the model reader's refusals (issue 19) ------------------------- */
+
+static void write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(path(name), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The listing line of the layer named `name` (the first line that starts
+ * with two spaces and the name), into buf. */
+static const char *listed_line(const char *name, char *buf, size_t len)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\n  %s ", name);
+    const char *at = strstr(out_text, key);
+    if (!at)
+        fail_msg("no listing line for %s in:\n%s", name, out_text);
+    const char *end = strchr(at + 1, '\n');
+    snprintf(buf, len, "%.*s", (int)(end ? end - at - 1 : (ptrdiff_t)strlen(at + 1)), at + 1);
+    return buf;
+}
+
+/* A GatherND-8 whose batch_dims no int holds: once narrowed to 1 and
+ * compiled, the check passing; now refused with the attribute and its
+ * value on the layer's line, and the command fails. */
+static void test_model_refuses_attribute_out_of_range(void **state)
+{
+    (void)state;
+    write_text("wrapped.xml",
+               "<?xml version=\"1.0\"?>\n<net name=\"m\" version=\"11\"><layers>\n"
+               "<layer id=\"2\" name=\"wrapped_gather\" type=\"GatherND\" version=\"opset8\">"
+               "<data batch_dims=\"4294967297\"/><input><port id=\"0\" precision=\"FP32\">"
+               "<dim>4</dim><dim>3</dim><dim>5</dim></port><port id=\"1\" precision=\"I64\">"
+               "<dim>4</dim><dim>2</dim><dim>1</dim></port></input><output><port id=\"2\" "
+               "precision=\"FP32\"><dim>4</dim><dim>2</dim><dim>5</dim></port></output>"
+               "</layer>\n</layers><edges/></net>\n");
+    assert_int_equal(run("model @wrapped.xml --check"), 1);
+    char line[512];
+    listed_line("wrapped_gather", line, sizeof line);
+    if (!strstr(line, "refused: batch_dims '4294967297' is not in [-32, 32]"))
+        fail_msg("not refused with the attribute and its value: %s", line);
+    assert_null(strstr(out_text, "ok ("));
+}
+
+/* Two Gather-1 layers of a text detector whose .bin's axis Const reads 0:
+ * "pick" declares the output of axis 1, "rows" that of axis 0. "pick" was
+ * compiled with a note and --check passed (the JIT and the reference
+ * share the signature); now it is refused with both shapes and the command
+ * fails, while "rows" is still compiled and checked. */
+static void test_model_refuses_contradicted_output(void **state)
+{
+    (void)state;
+    static const char layer[] =
+        "<layer id=\"%d\" name=\"%s\" type=\"Gather\" version=\"opset1\"><input>"
+        "<port id=\"0\" precision=\"FP32\"><dim>2</dim><dim>64</dim><dim>8</dim></port>"
+        "<port id=\"1\" precision=\"I64\"><dim>10</dim></port><port id=\"2\"/></input>"
+        "<output><port id=\"3\" precision=\"FP32\">%s</port></output></layer>\n";
+    char xml[4096], pick[1024], rows[1024];
+    snprintf(pick, sizeof pick, layer, 3, "pick", "<dim>2</dim><dim>10</dim><dim>8</dim>");
+    snprintf(rows, sizeof rows, layer, 4, "rows", "<dim>10</dim><dim>64</dim><dim>8</dim>");
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\"?>\n<net name=\"det\" version=\"10\"><layers>\n"
+             "<layer id=\"2\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+             "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/><output>"
+             "<port id=\"0\" precision=\"I64\"/></output></layer>\n%s%s</layers><edges>"
+             "<edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"2\"/>"
+             "<edge from-layer=\"2\" from-port=\"0\" to-layer=\"4\" to-port=\"2\"/>"
+             "</edges></net>\n",
+             pick, rows);
+    write_text("det.xml", xml);
+    int64_t axis = 0;
+    FILE *f = fopen(path("det.bin"), "wb");
+    fwrite(&axis, sizeof axis, 1, f);
+    fclose(f);
+    assert_int_equal(run("model @det.xml --check"), 1);
+    char line[512];
+    listed_line("pick", line, sizeof line);
+    if (!strstr(line, "refused: the output shape of its inputs and attributes [10,64,8] "
+                      "contradicts the IR's output port [2,10,8]"))
+        fail_msg("not refused with both shapes: %s", line);
+    listed_line("rows", line, sizeof line);
+    if (!strstr(line, "axis 0, ") || !strstr(line, " -> [10,64,8]") || strstr(line, "refused"))
+        fail_msg("not listed with its output: %s", line);
+    const char *table = strstr(out_text, "\nlayer ");
+    assert_non_null(table);
+    assert_null(strstr(table, "\npick "));
+    const char *row = strstr(table, "\nrows ");
+    assert_non_null(row);
+    assert_non_null(strstr(row, "ok (8 runs, bad index included)"));
+    assert_string_equal(err_text, "");
+}
+
+/* A preprocessing Loop whose body gathers boxes and runs an If whose
+ * then_body holds a GatherND: both listed under their bodies' names,
+ * compiled and checked like any layer (a real EfficientDet's 9 such
+ * layers were never listed). */
+static void test_model_lists_body_layers(void **state)
+{
+    (void)state;
+    write_text("loop.xml",
+               "<?xml version=\"1.0\"?>\n<net name=\"effdet\" version=\"11\"><layers>\n"
+               "<layer id=\"0\" name=\"boxes\" type=\"Parameter\" version=\"opset1\">"
+               "<data shape=\"5,4\" element_type=\"f32\"/><output><port id=\"0\" "
+               "precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output></layer>\n"
+               "<layer id=\"1\" name=\"pre\" type=\"Loop\" version=\"opset5\">"
+               "<input><port id=\"0\" precision=\"I64\"/><port id=\"1\" precision=\"BOOL\"/>"
+               "<port id=\"2\" precision=\"FP32\"><dim>5</dim><dim>4</dim></port></input>"
+               "<output><port id=\"3\" precision=\"FP32\"><dim>3</dim><dim>4</dim></port></output>"
+               "<port_map><input external_port_id=\"2\" internal_layer_id=\"0\"/>"
+               "<output external_port_id=\"3\" internal_layer_id=\"5\"/></port_map>"
+               "<back_edges/><body><layers>\n"
+               " <layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
+               "<data shape=\"5,4\" element_type=\"f32\"/><output><port id=\"0\" "
+               "precision=\"FP32\"><dim>5</dim><dim>4</dim></port></output></layer>\n"
+               " <layer id=\"1\" name=\"axis\" type=\"Const\" version=\"opset1\">"
+               "<data element_type=\"i64\" shape=\"\" offset=\"0\" size=\"8\"/><output>"
+               "<port id=\"0\" precision=\"I64\"/></output></layer>\n"
+               " <layer id=\"2\" name=\"pick\" type=\"Gather\" version=\"opset8\">"
+               "<data batch_dims=\"0\"/><input><port id=\"0\" precision=\"FP32\"><dim>5</dim>"
+               "<dim>4</dim></port><port id=\"1\" precision=\"I64\"><dim>3</dim></port>"
+               "<port id=\"2\" precision=\"I64\"/></input><output><port id=\"3\" "
+               "precision=\"FP32\"><dim>3</dim><dim>4</dim></port></output></layer>\n"
+               " <layer id=\"3\" name=\"choose\" type=\"If\" version=\"opset8\">"
+               "<input><port id=\"0\" precision=\"BOOL\"/></input><then_port_map/>"
+               "<else_port_map/><then_body><layers>"
+               "<layer id=\"2\" name=\"nd\" type=\"GatherND\" version=\"opset8\"><input>"
+               "<port id=\"0\" precision=\"FP32\"><dim>3</dim><dim>4</dim></port>"
+               "<port id=\"1\" precision=\"I32\"><dim>2</dim><dim>1</dim></port></input>"
+               "<output><port id=\"2\" precision=\"FP32\"><dim>2</dim><dim>4</dim></port>"
+               "</output></layer></layers><edges/></then_body><else_body><layers/><edges/>"
+               "</else_body></layer>\n"
+               "</layers><edges>"
+               "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>"
+               "<edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"2\"/>"
+               "</edges></body></layer>\n"
+               "</layers><edges>"
+               "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"2\"/>"
+               "</edges></net>\n");
+    int64_t axis = 0;
+    FILE *f = fopen(path("loop.bin"), "wb");
+    fwrite(&axis, sizeof axis, 1, f);
+    fclose(f);
+    assert_int_equal(run("model @loop.xml --check"), 0);
+    assert_non_null(strstr(out_text, "loop.xml: 2 indexing layers\n"));
+    char line[512];
+    listed_line("pre/body/pick", line, sizeof line);
+    if (!strstr(line, " Gather-8 ") || !strstr(line, "axis 0, ") || !strstr(line, "-> [3,4]"))
+        fail_msg("body layer not read: %s", line);
+    listed_line("pre/body/choose/then_body/nd", line, sizeof line);
+    if (!strstr(line, " GatherND-8 ") || !strstr(line, "-> [2,4]"))
+        fail_msg("nested body layer not read: %s", line);
+    const char *table = strstr(out_text, "\nlayer ");
+    assert_non_null(table);
+    const char *rows[2] = {"\npre/body/pick ", "\npre/body/choose/then_body/nd "};
+    for (int i = 0; i < 2; i++) {
+        const char *row = strstr(table, rows[i]);
+        if (!row)
+            fail_msg("no row for %s in:\n%s", rows[i] + 1, out_text);
+        const char *end = strchr(row + 1, '\n');
+        snprintf(line, sizeof line, "%.*s", (int)(end - row - 1), row + 1);
+        if (!strstr(line, "ok (8 runs, bad index included)"))
+            fail_msg("not checked: %s", line);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1230,6 +1397,9 @@ int main(void)
         cmocka_unit_test(test_dynamic_shape_flags),
         cmocka_unit_test(test_model_dynamic_layers),
         cmocka_unit_test(test_dynamic_conformance),
+        cmocka_unit_test(test_model_refuses_attribute_out_of_range),
+        cmocka_unit_test(test_model_refuses_contradicted_output),
+        cmocka_unit_test(test_model_lists_body_layers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -89,7 +89,7 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
     /* a space after the op column: a name as wide as it must not run into the text */
     printf("  %-24s id %-5s %-*s ", l->name, l->id, TJ_OP_COLUMN, tj_op_name(l, op, sizeof op));
     if (!l->usable) {
-        printf("skipped: %s\n", l->skip);
+        printf("%s: %s\n", l->refused ? "refused" : "skipped", l->skip);
         return;
     }
     const jit_sig *s = &l->sig;
@@ -272,9 +272,11 @@ int tj_cmd_model(int argc, char **argv)
     pthread_mutex_init(&run.print_lock, NULL);
     printf("%s: %d indexing layer%s%s\n", path, model.count, model.count == 1 ? "" : "s",
            model.fragment ? " (a fragment: no <net>)" : "");
+    int refused = 0; /* layers whose IR is wrong: the command fails */
     for (int i = 0; i < model.count; i++) {
         tj_list_layer(&model.layers[i], explain);
         run.usable += model.layers[i].usable;
+        refused += model.layers[i].refused;
     }
     int n = (int)(jobs < run.usable ? jobs : run.usable);
     pthread_t threads[64];
@@ -284,7 +286,7 @@ int tj_cmd_model(int argc, char **argv)
         pthread_join(threads[t], NULL);
     if (run.progress && run.usable)
         fprintf(stderr, "\r%*s\r", 40, "");
-    int bad = run.usable ? tj_report(&run) : 0;
+    int bad = (run.usable ? tj_report(&run) : 0) || refused;
     if (precompile) {
         int64_t entries, bytes;
         char dir[4096];
