@@ -12,12 +12,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,6 +279,28 @@ static int tj_int_value_of(const char *what, const char *text, int64_t lo, int64
     return 0;
 }
 
+/* The .bin opened to read, or NULL with why. Its path is derived from the
+ * .xml's, so whoever packed the model chose what it is: a FIFO there would
+ * block a plain open forever, waiting for a writer. Opened non-blocking,
+ * and refused unless the open file is a regular one. */
+static FILE *tj_open_bin(const char *path, char *why, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        snprintf(why, len, "%s is not a regular file", path);
+    else if (!(f = fdopen(fd, "rb")))
+        snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
+    if (!f)
+        close(fd);
+    return f;
+}
+
 /* Reads `size` bytes at `offset` of the .bin (both >= 0); 0 or -1 with
  * why. The range is compared as end - offset, never offset + size, which
  * overflows for an offset near INT64_MAX; the message names the real end
@@ -287,11 +312,9 @@ static int tj_read_bin(const tj_doc *d, int64_t offset, int64_t size, void *buf,
         snprintf(why, len, "no .bin to read the constant from");
         return -1;
     }
-    FILE *f = fopen(d->bin_path, "rb");
-    if (!f) {
-        snprintf(why, len, "cannot open %s: %s", d->bin_path, strerror(errno));
+    FILE *f = tj_open_bin(d->bin_path, why, len);
+    if (!f)
         return -1;
-    }
     long end = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     int ok = end >= 0 && offset <= end && size <= end - offset &&
              fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, (size_t)size, f) == (size_t)size;

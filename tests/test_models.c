@@ -1,7 +1,10 @@
 /* The OpenVINO IR reader on files this test writes: a whole model with its
  * .bin, spec-style fragments, dynamic dims, axes that are no constant,
  * truncated .bin files and garbage. */
+#define _DEFAULT_SOURCE /* mkfifo */
 #include <setjmp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -773,6 +776,24 @@ static void test_truncated_bin(void **state)
     tj_model_free(&m);
 }
 
+/* A FIFO (or any file not regular) where the .bin goes, as a hostile model
+ * archive can carry: its open must not wait for a writer forever (alarm()
+ * ends a test that hangs); the layer is skipped with the reason. */
+static void test_bin_not_a_regular_file(void **state)
+{
+    (void)state;
+    write_model("fifo", model_xml, 24);
+    remove(path_of("fifo.bin"));
+    assert_int_equal(mkfifo(path_of("fifo.bin"), 0600), 0);
+    alarm(60);
+    tj_model m = read_ok("fifo");
+    alarm(0);
+    assert_false(m.layers[1].usable);
+    assert_non_null(strstr(m.layers[1].skip, "is not a regular file"));
+    tj_model_free(&m);
+    remove(path_of("fifo.bin"));
+}
+
 /* Dynamic dims as OpenVINO writes them (its IR reader's strToDimension):
  * ? and -1 are dynamic; a..b, a.. and ..b intervals are dynamic with b
  * as the bound; a..a is static; anything else is refused. */
@@ -1096,6 +1117,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whole_model),   cmocka_unit_test(test_axis_not_known),
         cmocka_unit_test(test_truncated_bin), cmocka_unit_test(test_dynamic_dims),
+        cmocka_unit_test(test_bin_not_a_regular_file),
         cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_gather_elements_layer),
         cmocka_unit_test(test_axis_of_every_integer_type),
