@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1200,6 +1201,59 @@ static void test_dynamic_conformance(void **state)
     assert_true(exits[0] > 0 && exits[2] > 0 && exits[3] > 0);
 }
 
+/* Runs `tensorjit ARGS` as run() does, its output files capped at 1 MiB
+ * (RLIMIT_FSIZE, inherited): a command that prints without end is killed
+ * by SIGXFSZ (exit -1 here) instead of filling the disk. */
+static int run_capped(const char *args)
+{
+    struct rlimit old, cap;
+    getrlimit(RLIMIT_FSIZE, &old);
+    cap = old;
+    cap.rlim_cur = 1 << 20;
+    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < cap.rlim_cur)
+        cap.rlim_cur = old.rlim_cur;
+    setrlimit(RLIMIT_FSIZE, &cap);
+    int rc = run(args);
+    setrlimit(RLIMIT_FSIZE, &old);
+    return rc;
+}
+
+/* An empty result prints as [] with its shape, however large its other
+ * dims: a [2^60, 0] output once printed "[]," lines without end, since the
+ * print's cap counted elements and an empty tensor has none. */
+static void test_prints_empty_tensor_compactly(void **state)
+{
+    (void)state;
+    const int64_t huge = INT64_C(1) << 60;
+    char shape[64], want[128];
+    int64_t one = 1;
+    snprintf(shape, sizeof shape, "(%lld, 0, 3)", (long long)huge);
+    write_npy("empty.npy", "<f4", shape, "", 0);
+    write_npy("scalar1.npy", "<i8", "()", &one, sizeof one);
+    write_npy("empty_upd.npy", "<f4", "(0, 3)", "", 0);
+    /* Gather on axis 2 with a scalar index: output [2^60, 0] */
+    assert_int_equal(run_capped("gather --data @empty.npy --indices @scalar1.npy --axis 2"), 0);
+    snprintf(want, sizeof want, "[] (shape [%lld,0])\n", (long long)huge);
+    assert_string_equal(out_text, want);
+    /* ScatterUpdate returns data's shape [2^60, 0, 3]: the same */
+    assert_int_equal(run_capped("scatter-update --data @empty.npy --indices @scalar1.npy "
+                                "--updates @empty_upd.npy --axis 0"), 0);
+    snprintf(want, sizeof want, "[] (shape [%lld,0,3])\n", (long long)huge);
+    assert_string_equal(out_text, want);
+    /* a small empty one too (one rule for all), and rank 1, whose [] says it all */
+    write_npy("small_empty.npy", "<f4", "(2, 0, 3)", "", 0);
+    assert_int_equal(run_capped("gather --data @small_empty.npy --indices @scalar1.npy "
+                                "--axis 2"), 0);
+    assert_string_equal(out_text, "[] (shape [2,0])\n");
+    write_npy("empty_row.npy", "<f4", "(0,)", "", 0);
+    write_npy("empty_idx.npy", "<i8", "(0,)", "", 0);
+    assert_int_equal(run_capped("gather --data @data.npy --indices @empty_idx.npy --axis 0"), 0);
+    assert_string_equal(out_text, "[] (shape [0,3,4])\n");
+    assert_int_equal(run_capped("gather --data @empty_row.npy --indices @empty_idx.npy "
+                                "--axis 0"), 0);
+    assert_string_equal(out_text, "[]\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1230,6 +1284,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_shape_flags),
         cmocka_unit_test(test_model_dynamic_layers),
         cmocka_unit_test(test_dynamic_conformance),
+        cmocka_unit_test(test_prints_empty_tensor_compactly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
