@@ -1254,6 +1254,30 @@ static void test_prints_empty_tensor_compactly(void **state)
     assert_string_equal(out_text, "[]\n");
 }
 
+/* check skips a signature whose buffers exceed its budget, however far:
+ * a total past int64 once wrapped negative, passed the budget test, and
+ * was reported as a failed run ("out of memory for -69... bytes"), where
+ * the same signature at half the size was skipped. */
+static void test_check_skips_buffers_past_int64(void **state)
+{
+    (void)state;
+    /* data [2^58, 1] f32 and an output twice that: 2^62 bytes in all */
+    assert_int_equal(run("check gather --data-shape 288230376151711744x1 --indices-shape 2 "
+                         "--axis 1 --runs 1"), 2);
+    assert_non_null(strstr(err_text, "check gather: skipped: "));
+    /* twice the size: the buffers total more than int64 holds */
+    assert_int_equal(run("check gather --data-shape 576460752303423488x1 --indices-shape 2 "
+                         "--axis 1 --runs 1"), 2);
+    assert_non_null(strstr(err_text, "check gather: skipped: "));
+    assert_null(strstr(err_text, "out of memory"));
+    assert_int_equal(stderr_lines(), 1);
+    /* the two outputs alone past int64 (2 x 2^62 bytes), the inputs small */
+    assert_int_equal(run("check gather --data-shape 1x1073741824 --dtype u8 --indices-shape "
+                         "4294967296 --axis 0 --runs 1"), 2);
+    assert_non_null(strstr(err_text, "check gather: skipped: "));
+    assert_null(strstr(err_text, "out of memory"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1285,6 +1309,7 @@ int main(void)
         cmocka_unit_test(test_model_dynamic_layers),
         cmocka_unit_test(test_dynamic_conformance),
         cmocka_unit_test(test_prints_empty_tensor_compactly),
+        cmocka_unit_test(test_check_skips_buffers_past_int64),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -47,12 +47,38 @@ static void tj_fill_indices(uint64_t *s, jit_dtype t, void *idx, int64_t n, cons
     }
 }
 
-static int64_t tj_elems(const jit_shape *s)
+/* a + b and a * b (both non-negative), or INT64_MAX past int64: the byte
+ * counts here are only compared with a budget, and one past int64 is
+ * over every budget. A total that wrapped negative once passed as small,
+ * was allocated, and was reported as a failed run. */
+static int64_t tj_add_sat(int64_t a, int64_t b)
 {
-    int64_t n = 1;
+    int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+static int64_t tj_mul_sat(int64_t a, int64_t b)
+{
+    int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
+/* Bytes of a shape's elements of type t, saturated. A zero dim after a
+ * saturated product still gives 0, the exact count. */
+static int64_t tj_shape_bytes(const jit_shape *s, jit_dtype t)
+{
+    int64_t n = jit_dtype_size(t);
     for (int i = 0; i < s->rank; i++)
-        n *= s->dims[i];
+        n = tj_mul_sat(n, s->dims[i]);
     return n;
+}
+
+static int tj_shape_is_empty(const jit_shape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] == 0)
+            return 1;
+    return 0;
 }
 
 static void tj_record(tj_check_result *r, int ok, const char *what, int run)
@@ -82,6 +108,13 @@ static int tj_buffers_alloc(tj_buffers *b)
     b->o1 = malloc((size_t)b->out + 1);
     b->o2 = malloc((size_t)b->out + 1);
     return b->d && b->i && b->u && b->o1 && b->o2 ? 0 : -1;
+}
+
+/* What the buffers take in all, saturated (tj_add_sat). */
+static int64_t tj_buffers_total(const tj_buffers *b)
+{
+    int64_t inputs = tj_add_sat(tj_add_sat(b->data, b->indices), b->updates);
+    return tj_add_sat(inputs, tj_mul_sat(2, b->out));
 }
 
 static void tj_buffers_free(tj_buffers *b)
@@ -134,6 +167,21 @@ static void tj_check_failed(tj_check_result *r, const char *what)
     r->failed = r->runs = 1;
 }
 
+/* The same note for a total of any size: past int64 it is said so, not
+ * printed as the saturated value. */
+static void tj_note_skipped(tj_check_result *r, int64_t total, int64_t max_bytes)
+{
+    r->skipped = 1;
+    if (total == INT64_MAX)
+        snprintf(r->first_failure, sizeof r->first_failure,
+                 "skipped: more bytes of buffers than int64 holds, over the budget of %lld",
+                 (long long)max_bytes);
+    else
+        snprintf(r->first_failure, sizeof r->first_failure,
+                 "skipped: %lld bytes of buffers, over the budget of %lld", (long long)total,
+                 (long long)max_bytes);
+}
+
 /* `runs` random inputs of the concrete signature sig through fj, against
  * the reference kernel of sig. */
 static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, uint64_t seed,
@@ -153,18 +201,17 @@ static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, 
         return;
     }
     tj_buffers b = {0};
-    int64_t n_idx = tj_elems(&sig->indices_shape);
-    b.data = tj_elems(&sig->data_shape) * jit_dtype_size(sig->dtype);
-    b.indices = n_idx * jit_dtype_size(sig->index_type);
-    b.updates = op.has_updates ? tj_elems(&sig->updates_shape) * jit_dtype_size(sig->dtype) : 0;
+    b.data = tj_shape_bytes(&sig->data_shape, sig->dtype);
+    b.indices = tj_shape_bytes(&sig->indices_shape, sig->index_type);
+    b.updates = op.has_updates ? tj_shape_bytes(&sig->updates_shape, sig->dtype) : 0;
     b.out = info.out_bytes;
-    int64_t total = b.data + b.indices + b.updates + 2 * b.out;
+    int64_t total = tj_buffers_total(&b);
     if (total > max_bytes) {
-        r->skipped = 1;
-        snprintf(r->first_failure, sizeof r->first_failure, "skipped: %lld bytes of buffers",
-                 (long long)total);
+        tj_note_skipped(r, total, max_bytes);
         return;
     }
+    /* within the budget, so no count above saturated */
+    int64_t n_idx = b.indices / jit_dtype_size(sig->index_type);
     int allocated = tj_buffers_alloc(&b) == 0;
     if (!allocated) {
         snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld bytes",
@@ -251,9 +298,9 @@ static int tj_sig_empty(const jit_sig *sig)
     jit_shape out;
     int n = tj_inputs(sig, in, bound);
     for (int i = 0; i < n; i++)
-        if (tj_elems(in[i]) == 0)
+        if (tj_shape_is_empty(in[i]))
             return 1;
-    return jit_output_shape(sig, &out) == 0 && tj_elems(&out) == 0;
+    return jit_output_shape(sig, &out) == 0 && tj_shape_is_empty(&out);
 }
 
 /* Whether shape k of r repeats an earlier one. */
@@ -266,28 +313,20 @@ static int tj_seen(const tj_dyn_check_result *r, const int64_t *dims, int ndims)
 }
 
 /* Bytes of the buffers a check of a concrete signature takes (inputs and
- * two outputs), in double: a candidate tied to large static dims may
- * overflow int64. */
-static double tj_sig_bytes(const jit_sig *sig)
+ * two outputs), saturated as tj_check_against counts them: a candidate
+ * tied to large static dims may total more than int64 holds. */
+static int64_t tj_sig_bytes(const jit_sig *sig)
 {
     const jit_shape *in[3];
     const int64_t *bound[3];
     jit_shape out;
     int n = tj_inputs(sig, in, bound);
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        double e = jit_dtype_size(i == 1 ? sig->index_type : sig->dtype);
-        for (int d = 0; d < in[i]->rank; d++)
-            e *= (double)in[i]->dims[d];
-        total += e;
-    }
-    if (jit_output_shape(sig, &out) == 0) {
-        double e = 2.0 * jit_dtype_size(sig->dtype);
-        for (int d = 0; d < out.rank; d++)
-            e *= (double)out.dims[d];
-        total += e;
-    }
-    return total;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total = tj_add_sat(total, tj_shape_bytes(in[i], i == 1 ? sig->index_type : sig->dtype));
+    if (jit_output_shape(sig, &out) != 0)
+        return INT64_MAX;
+    return tj_add_sat(total, tj_mul_sat(2, tj_shape_bytes(&out, sig->dtype)));
 }
 
 /* The concrete shapes of the family the check runs: the candidates that
@@ -306,7 +345,7 @@ static void tj_pick_shapes(const jit_sig *sig, int64_t max_bytes, tj_dyn_check_r
             jit_shape out;
             if (tj_seen(r, dims, ndims) || jit_sig_bind(sig, dims, &concrete) ||
                 jit_output_shape(&concrete, &out) ||
-                (!large && tj_sig_bytes(&concrete) > (double)max_bytes))
+                (!large && tj_sig_bytes(&concrete) > max_bytes))
                 continue;
             tj_dyn_shape *s = &r->shape[r->shapes++];
             memcpy(s->dims, dims, sizeof(int64_t) * (size_t)ndims);

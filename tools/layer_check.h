@@ -14,8 +14,9 @@ typedef struct tj_check_result {
 } tj_check_result;
 
 /* `runs` random inputs of the signature (the last one with a bad index
- * when it has any index); seed makes them repeatable. Inputs above
- * max_bytes in total are skipped with a note. */
+ * when it has any index); seed makes them repeatable. Buffers (inputs and
+ * two outputs) above max_bytes in total are skipped with a note, however
+ * far above: nothing over the budget is allocated. */
 void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
                     tj_check_result *r);
 
