@@ -34,6 +34,11 @@ typedef struct tj_model_run {
     pthread_mutex_t print_lock;
 } tj_model_run;
 
+/* The bytes of buffers one layer's check may take: every shape it tries
+ * fits (a dynamic layer's dims are shrunk to fit), larger ones are
+ * skipped. */
+#define TJ_CHECK_MAX_BYTES ((int64_t)1 << 30)
+
 static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int check)
 {
     jit_kernel fn = jit_compile(&l->sig);
@@ -41,10 +46,10 @@ static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int ch
     r->dynamic = jit_sig_is_dynamic(&l->sig);
     /* a dynamic layer: its one kernel on several concrete shapes of its family */
     if (r->compiled && check && r->dynamic) {
-        tj_check_dynamic(&l->sig, 8, 42, (int64_t)1 << 30, &r->dyn);
+        tj_check_dynamic(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, &r->dyn);
         r->check = r->dyn.total;
     } else if (r->compiled && check) {
-        tj_check_layer(&l->sig, 8, 42, (int64_t)1 << 30, &r->check);
+        tj_check_layer(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, &r->check);
     }
     if (!r->compiled)
         snprintf(r->error, sizeof r->error, "%s", jit_last_error());
