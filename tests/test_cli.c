@@ -1278,6 +1278,63 @@ static void test_check_skips_buffers_past_int64(void **state)
     assert_null(strstr(err_text, "out of memory"));
 }
 
+/* The row of layer `name` in the table that follows the listing, into
+ * line; fails the test when there is none. */
+static void table_row(const char *name, char *line, size_t len)
+{
+    char start[160];
+    const char *table = strstr(out_text, "\nlayer ");
+    snprintf(start, sizeof start, "\n%s ", name);
+    const char *row = table ? strstr(table, start) : NULL;
+    if (!row)
+        fail_msg("no row for layer %s:\n%s", name, out_text);
+    snprintf(line, len, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+}
+
+/* Layers of the same signature share one cached kernel: the table gives
+ * its compile time once, and "= id N" (the first such layer) in the rows
+ * of the others, rather than the same time again as if compiled again. */
+static void test_model_marks_shared_kernels(void **state)
+{
+    (void)state;
+    const char port[] = "<input><port precision=\"FP32\"><dim>4</dim><dim>3</dim></port>"
+                        "<port precision=\"I64\"><dim>2</dim><dim>1</dim></port></input>";
+    char frag[2048], line[512];
+    snprintf(frag, sizeof frag,
+             "<layer id=\"11\" name=\"first\" type=\"GatherND\" version=\"opset8\">%s</layer>\n"
+             "<layer id=\"12\" name=\"other\" type=\"GatherND\" version=\"opset8\">"
+             "<input><port precision=\"FP32\"><dim>5</dim><dim>3</dim></port>"
+             "<port precision=\"I64\"><dim>2</dim><dim>1</dim></port></input></layer>\n"
+             "<layer id=\"13\" name=\"again\" type=\"GatherND\" version=\"opset8\">%s</layer>\n"
+             "<layer id=\"14\" name=\"thrice\" type=\"GatherND\" version=\"opset8\">%s</layer>\n",
+             port, port, port);
+    FILE *f = fopen(path("shared.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @shared.xml --jobs 2"), 0);
+    static const struct {
+        const char *name, *same_as; /* NULL: a kernel of its own */
+    } rows[] = {{"first", NULL}, {"other", NULL}, {"again", "11"}, {"thrice", "11"}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char mark[32];
+        table_row(rows[i].name, line, sizeof line);
+        snprintf(mark, sizeof mark, " = id %s ", rows[i].same_as ? rows[i].same_as : "");
+        if (rows[i].same_as ? !strstr(line, mark) : strstr(line, " = id ") != NULL)
+            fail_msg("row of %s: '%s'", rows[i].name, line);
+    }
+    /* layers without an id: the second row says "shared" */
+    snprintf(frag, sizeof frag, "<layer type=\"GatherND\" version=\"opset8\">%s</layer>\n"
+             "<layer type=\"GatherND\" version=\"opset8\">%s</layer>\n", port, port);
+    f = fopen(path("shared_noid.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @shared_noid.xml"), 0);
+    table_row("GatherND#1", line, sizeof line);
+    assert_null(strstr(line, " shared "));
+    table_row("GatherND#2", line, sizeof line);
+    assert_non_null(strstr(line, " shared "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1310,6 +1367,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_conformance),
         cmocka_unit_test(test_prints_empty_tensor_compactly),
         cmocka_unit_test(test_check_skips_buffers_past_int64),
+        cmocka_unit_test(test_model_marks_shared_kernels),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 
 typedef struct tj_layer_result {
     int compiled;
+    jit_kernel kernel;         /* one per signature: layers alike share it */
     jit_kernel_info info;
     char error[512];
     tj_check_result check;
@@ -41,8 +42,8 @@ typedef struct tj_model_run {
 
 static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int check)
 {
-    jit_kernel fn = jit_compile(&l->sig);
-    r->compiled = fn && jit_info(fn, &r->info) == 0;
+    r->kernel = jit_compile(&l->sig);
+    r->compiled = r->kernel && jit_info(r->kernel, &r->info) == 0;
     r->dynamic = jit_sig_is_dynamic(&l->sig);
     /* a dynamic layer: its one kernel on several concrete shapes of its family */
     if (r->compiled && check && r->dynamic) {
@@ -154,6 +155,26 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
         printf("    no empty shape of the family is valid: none run\n");
 }
 
+/* The compile ms column: the kernel's time, or "= id N" where an earlier
+ * layer (N) has the same kernel: one signature is one cached kernel,
+ * compiled once, and its time repeated on every row read as if it were
+ * compiled again. "shared" where that layer has no id. */
+static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t len)
+{
+    const tj_layer_result *r = &run->results[i];
+    for (int j = 0; j < i; j++) {
+        const tj_model_layer *first = &run->model->layers[j];
+        if (first->usable && run->results[j].compiled && run->results[j].kernel == r->kernel) {
+            if (first->id[0])
+                snprintf(buf, len, "= id %s", first->id);
+            else
+                snprintf(buf, len, "shared");
+            return;
+        }
+    }
+    snprintf(buf, len, "%.2f", r->info.compile_ms);
+}
+
 static int tj_report(const tj_model_run *run)
 {
     int bad = 0;
@@ -164,7 +185,7 @@ static int tj_report(const tj_model_run *run)
         const tj_layer_result *r = &run->results[i];
         if (!l->usable)
             continue;
-        char engine[256], op[96];
+        char engine[256], op[96], compile[48];
         if (!r->compiled) {
             printf("%-24s %-5s %-*s refused: %s\n", l->name, l->id, TJ_OP_COLUMN,
                    tj_op_name(l, op, sizeof op), r->error);
@@ -176,9 +197,9 @@ static int tj_report(const tj_model_run *run)
             snprintf(engine, sizeof engine, "jit%s%s", dyn, r->info.cache_hit ? " (disk cache)" : "");
         else
             snprintf(engine, sizeof engine, "reference%s (%.50s)", dyn, r->info.why);
-        printf("%-24s %-5s %-*s %-44s %10.2f %10zu", l->name, l->id, TJ_OP_COLUMN,
-               tj_op_name(l, op, sizeof op), engine,
-               r->info.compile_ms, r->info.code_bytes);
+        tj_compile_column(run, i, compile, sizeof compile);
+        printf("%-24s %-5s %-*s %-44s %10s %10zu", l->name, l->id, TJ_OP_COLUMN,
+               tj_op_name(l, op, sizeof op), engine, compile, r->info.code_bytes);
         if (run->check) {
             const tj_check_result *c = &r->check;
             if (c->skipped)
