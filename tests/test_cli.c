@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1367,6 +1368,140 @@ static void test_model_lists_body_layers(void **state)
     }
 }
 
+/* Runs `tensorjit ARGS` as run() does, its output files capped at 1 MiB
+ * (RLIMIT_FSIZE, inherited): a command that prints without end is killed
+ * by SIGXFSZ (exit -1 here) instead of filling the disk. */
+static int run_capped(const char *args)
+{
+    struct rlimit old, cap;
+    getrlimit(RLIMIT_FSIZE, &old);
+    cap = old;
+    cap.rlim_cur = 1 << 20;
+    if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < cap.rlim_cur)
+        cap.rlim_cur = old.rlim_cur;
+    setrlimit(RLIMIT_FSIZE, &cap);
+    int rc = run(args);
+    setrlimit(RLIMIT_FSIZE, &old);
+    return rc;
+}
+
+/* An empty result prints as [] with its shape, however large its other
+ * dims: a [2^60, 0] output once printed "[]," lines without end, since the
+ * print's cap counted elements and an empty tensor has none. */
+static void test_prints_empty_tensor_compactly(void **state)
+{
+    (void)state;
+    const int64_t huge = INT64_C(1) << 60;
+    char shape[64], want[128];
+    int64_t one = 1;
+    snprintf(shape, sizeof shape, "(%lld, 0, 3)", (long long)huge);
+    write_npy("empty.npy", "<f4", shape, "", 0);
+    write_npy("scalar1.npy", "<i8", "()", &one, sizeof one);
+    write_npy("empty_upd.npy", "<f4", "(0, 3)", "", 0);
+    /* Gather on axis 2 with a scalar index: output [2^60, 0] */
+    assert_int_equal(run_capped("gather --data @empty.npy --indices @scalar1.npy --axis 2"), 0);
+    snprintf(want, sizeof want, "[] (shape [%lld,0])\n", (long long)huge);
+    assert_string_equal(out_text, want);
+    /* ScatterUpdate returns data's shape [2^60, 0, 3]: the same */
+    assert_int_equal(run_capped("scatter-update --data @empty.npy --indices @scalar1.npy "
+                                "--updates @empty_upd.npy --axis 0"), 0);
+    snprintf(want, sizeof want, "[] (shape [%lld,0,3])\n", (long long)huge);
+    assert_string_equal(out_text, want);
+    /* a small empty one too (one rule for all), and rank 1, whose [] says it all */
+    write_npy("small_empty.npy", "<f4", "(2, 0, 3)", "", 0);
+    assert_int_equal(run_capped("gather --data @small_empty.npy --indices @scalar1.npy "
+                                "--axis 2"), 0);
+    assert_string_equal(out_text, "[] (shape [2,0])\n");
+    write_npy("empty_row.npy", "<f4", "(0,)", "", 0);
+    write_npy("empty_idx.npy", "<i8", "(0,)", "", 0);
+    assert_int_equal(run_capped("gather --data @data.npy --indices @empty_idx.npy --axis 0"), 0);
+    assert_string_equal(out_text, "[] (shape [0,3,4])\n");
+    assert_int_equal(run_capped("gather --data @empty_row.npy --indices @empty_idx.npy "
+                                "--axis 0"), 0);
+    assert_string_equal(out_text, "[]\n");
+}
+
+/* check skips a signature whose buffers exceed its budget, however far:
+ * a total past int64 once wrapped negative, passed the budget test, and
+ * was reported as a failed run ("out of memory for -69... bytes"), where
+ * the same signature at half the size was skipped. */
+static void test_check_skips_buffers_past_int64(void **state)
+{
+    (void)state;
+    /* data [2^58, 1] f32 and an output twice that: 2^62 bytes in all */
+    assert_int_equal(run("check gather --data-shape 288230376151711744x1 --indices-shape 2 "
+                         "--axis 1 --runs 1"), 2);
+    assert_non_null(strstr(err_text, "check gather: skipped: "));
+    /* twice the size: the buffers total more than int64 holds */
+    assert_int_equal(run("check gather --data-shape 576460752303423488x1 --indices-shape 2 "
+                         "--axis 1 --runs 1"), 2);
+    assert_non_null(strstr(err_text, "check gather: skipped: "));
+    assert_null(strstr(err_text, "out of memory"));
+    assert_int_equal(stderr_lines(), 1);
+    /* the two outputs alone past int64 (2 x 2^62 bytes), the inputs small */
+    assert_int_equal(run("check gather --data-shape 1x1073741824 --dtype u8 --indices-shape "
+                         "4294967296 --axis 0 --runs 1"), 2);
+    assert_non_null(strstr(err_text, "check gather: skipped: "));
+    assert_null(strstr(err_text, "out of memory"));
+}
+
+/* The row of layer `name` in the table that follows the listing, into
+ * line; fails the test when there is none. */
+static void table_row(const char *name, char *line, size_t len)
+{
+    char start[160];
+    const char *table = strstr(out_text, "\nlayer ");
+    snprintf(start, sizeof start, "\n%s ", name);
+    const char *row = table ? strstr(table, start) : NULL;
+    if (!row)
+        fail_msg("no row for layer %s:\n%s", name, out_text);
+    snprintf(line, len, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+}
+
+/* Layers of the same signature share one cached kernel: the table gives
+ * its compile time once, and "= id N" (the first such layer) in the rows
+ * of the others, rather than the same time again as if compiled again. */
+static void test_model_marks_shared_kernels(void **state)
+{
+    (void)state;
+    const char port[] = "<input><port precision=\"FP32\"><dim>4</dim><dim>3</dim></port>"
+                        "<port precision=\"I64\"><dim>2</dim><dim>1</dim></port></input>";
+    char frag[2048], line[512];
+    snprintf(frag, sizeof frag,
+             "<layer id=\"11\" name=\"first\" type=\"GatherND\" version=\"opset8\">%s</layer>\n"
+             "<layer id=\"12\" name=\"other\" type=\"GatherND\" version=\"opset8\">"
+             "<input><port precision=\"FP32\"><dim>5</dim><dim>3</dim></port>"
+             "<port precision=\"I64\"><dim>2</dim><dim>1</dim></port></input></layer>\n"
+             "<layer id=\"13\" name=\"again\" type=\"GatherND\" version=\"opset8\">%s</layer>\n"
+             "<layer id=\"14\" name=\"thrice\" type=\"GatherND\" version=\"opset8\">%s</layer>\n",
+             port, port, port);
+    FILE *f = fopen(path("shared.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @shared.xml --jobs 2"), 0);
+    static const struct {
+        const char *name, *same_as; /* NULL: a kernel of its own */
+    } rows[] = {{"first", NULL}, {"other", NULL}, {"again", "11"}, {"thrice", "11"}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char mark[32];
+        table_row(rows[i].name, line, sizeof line);
+        snprintf(mark, sizeof mark, " = id %s ", rows[i].same_as ? rows[i].same_as : "");
+        if (rows[i].same_as ? !strstr(line, mark) : strstr(line, " = id ") != NULL)
+            fail_msg("row of %s: '%s'", rows[i].name, line);
+    }
+    /* layers without an id: the second row says "shared" */
+    snprintf(frag, sizeof frag, "<layer type=\"GatherND\" version=\"opset8\">%s</layer>\n"
+             "<layer type=\"GatherND\" version=\"opset8\">%s</layer>\n", port, port);
+    f = fopen(path("shared_noid.xml"), "w");
+    fputs(frag, f);
+    fclose(f);
+    assert_int_equal(run("model @shared_noid.xml"), 0);
+    table_row("GatherND#1", line, sizeof line);
+    assert_null(strstr(line, " shared "));
+    table_row("GatherND#2", line, sizeof line);
+    assert_non_null(strstr(line, " shared "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1400,6 +1535,9 @@ int main(void)
         cmocka_unit_test(test_model_refuses_attribute_out_of_range),
         cmocka_unit_test(test_model_refuses_contradicted_output),
         cmocka_unit_test(test_model_lists_body_layers),
+        cmocka_unit_test(test_prints_empty_tensor_compactly),
+        cmocka_unit_test(test_check_skips_buffers_past_int64),
+        cmocka_unit_test(test_model_marks_shared_kernels),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -86,10 +86,36 @@ static void tj_print_level(FILE *f, jit_dtype t, const jit_shape *s, const void 
     fputc(']', f);
 }
 
+static int tj_shape_is_empty(const jit_shape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] == 0)
+            return 1;
+    return 0;
+}
+
+/* "[] (shape [N,0])": the nested form of an empty tensor is one "[]" per
+ * index of the dims before its zero, as many lines as their product (2^60
+ * for [2^60,0], where the element cap never trips), so it is never
+ * printed; rank 1, whose "[]" is its shape, goes without. */
+static void tj_print_empty(FILE *f, const jit_shape *s)
+{
+    fputs("[]", f);
+    if (s->rank > 1) {
+        fputs(" (shape [", f);
+        for (int i = 0; i < s->rank; i++)
+            fprintf(f, "%s%" PRId64, i ? "," : "", s->dims[i]);
+        fputs("])", f);
+    }
+}
+
 void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *data)
 {
     int64_t flat = 0, shown = 0;
-    tj_print_level(f, t, s, data, 0, &flat, &shown);
+    if (tj_shape_is_empty(s))
+        tj_print_empty(f, s);
+    else
+        tj_print_level(f, t, s, data, 0, &flat, &shown);
     fputc('\n', f);
 }
 

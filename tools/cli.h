@@ -18,7 +18,9 @@ int tj_cli_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_
 /* Writes element i of a tensor as text. */
 void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i);
 
-/* A tensor as nested brackets, short tensors in full. */
+/* A tensor as nested brackets, short tensors in full (at most 1000
+ * elements, then "..."); an empty one as "[] (shape [N,0])", whatever
+ * its other dims. */
 void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *data);
 
 /* "engine: jit (compile 3.1 ms)" or "engine: reference (<why>)". */

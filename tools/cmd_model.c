@@ -16,6 +16,7 @@
 
 typedef struct tj_layer_result {
     int compiled;
+    jit_kernel kernel;         /* one per signature: layers alike share it */
     jit_kernel_info info;
     char error[512];
     tj_check_result check;
@@ -34,17 +35,22 @@ typedef struct tj_model_run {
     pthread_mutex_t print_lock;
 } tj_model_run;
 
+/* The bytes of buffers one layer's check may take: every shape it tries
+ * fits (a dynamic layer's dims are shrunk to fit), larger ones are
+ * skipped. */
+#define TJ_CHECK_MAX_BYTES ((int64_t)1 << 30)
+
 static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int check)
 {
-    jit_kernel fn = jit_compile(&l->sig);
-    r->compiled = fn && jit_info(fn, &r->info) == 0;
+    r->kernel = jit_compile(&l->sig);
+    r->compiled = r->kernel && jit_info(r->kernel, &r->info) == 0;
     r->dynamic = jit_sig_is_dynamic(&l->sig);
     /* a dynamic layer: its one kernel on several concrete shapes of its family */
     if (r->compiled && check && r->dynamic) {
-        tj_check_dynamic(&l->sig, 8, 42, (int64_t)1 << 30, &r->dyn);
+        tj_check_dynamic(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, &r->dyn);
         r->check = r->dyn.total;
     } else if (r->compiled && check) {
-        tj_check_layer(&l->sig, 8, 42, (int64_t)1 << 30, &r->check);
+        tj_check_layer(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, &r->check);
     }
     if (!r->compiled)
         snprintf(r->error, sizeof r->error, "%s", jit_last_error());
@@ -149,6 +155,26 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
         printf("    no empty shape of the family is valid: none run\n");
 }
 
+/* The compile ms column: the kernel's time, or "= id N" where an earlier
+ * layer (N) has the same kernel: one signature is one cached kernel,
+ * compiled once, and its time repeated on every row read as if it were
+ * compiled again. "shared" where that layer has no id. */
+static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t len)
+{
+    const tj_layer_result *r = &run->results[i];
+    for (int j = 0; j < i; j++) {
+        const tj_model_layer *first = &run->model->layers[j];
+        if (first->usable && run->results[j].compiled && run->results[j].kernel == r->kernel) {
+            if (first->id[0])
+                snprintf(buf, len, "= id %s", first->id);
+            else
+                snprintf(buf, len, "shared");
+            return;
+        }
+    }
+    snprintf(buf, len, "%.2f", r->info.compile_ms);
+}
+
 static int tj_report(const tj_model_run *run)
 {
     int bad = 0;
@@ -159,7 +185,7 @@ static int tj_report(const tj_model_run *run)
         const tj_layer_result *r = &run->results[i];
         if (!l->usable)
             continue;
-        char engine[256], op[96];
+        char engine[256], op[96], compile[48];
         if (!r->compiled) {
             printf("%-24s %-5s %-*s refused: %s\n", l->name, l->id, TJ_OP_COLUMN,
                    tj_op_name(l, op, sizeof op), r->error);
@@ -171,9 +197,9 @@ static int tj_report(const tj_model_run *run)
             snprintf(engine, sizeof engine, "jit%s%s", dyn, r->info.cache_hit ? " (disk cache)" : "");
         else
             snprintf(engine, sizeof engine, "reference%s (%.50s)", dyn, r->info.why);
-        printf("%-24s %-5s %-*s %-44s %10.2f %10zu", l->name, l->id, TJ_OP_COLUMN,
-               tj_op_name(l, op, sizeof op), engine,
-               r->info.compile_ms, r->info.code_bytes);
+        tj_compile_column(run, i, compile, sizeof compile);
+        printf("%-24s %-5s %-*s %-44s %10s %10zu", l->name, l->id, TJ_OP_COLUMN,
+               tj_op_name(l, op, sizeof op), engine, compile, r->info.code_bytes);
         if (run->check) {
             const tj_check_result *c = &r->check;
             if (c->skipped)

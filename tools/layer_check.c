@@ -47,12 +47,38 @@ static void tj_fill_indices(uint64_t *s, jit_dtype t, void *idx, int64_t n, cons
     }
 }
 
-static int64_t tj_elems(const jit_shape *s)
+/* a + b and a * b (both non-negative), or INT64_MAX past int64: the byte
+ * counts here are only compared with a budget, and one past int64 is
+ * over every budget. A total that wrapped negative once passed as small,
+ * was allocated, and was reported as a failed run. */
+static int64_t tj_add_sat(int64_t a, int64_t b)
 {
-    int64_t n = 1;
+    int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+static int64_t tj_mul_sat(int64_t a, int64_t b)
+{
+    int64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
+/* Bytes of a shape's elements of type t, saturated. A zero dim after a
+ * saturated product still gives 0, the exact count. */
+static int64_t tj_shape_bytes(const jit_shape *s, jit_dtype t)
+{
+    int64_t n = jit_dtype_size(t);
     for (int i = 0; i < s->rank; i++)
-        n *= s->dims[i];
+        n = tj_mul_sat(n, s->dims[i]);
     return n;
+}
+
+static int tj_shape_is_empty(const jit_shape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] == 0)
+            return 1;
+    return 0;
 }
 
 static void tj_record(tj_check_result *r, int ok, const char *what, int run)
@@ -82,6 +108,13 @@ static int tj_buffers_alloc(tj_buffers *b)
     b->o1 = malloc((size_t)b->out + 1);
     b->o2 = malloc((size_t)b->out + 1);
     return b->d && b->i && b->u && b->o1 && b->o2 ? 0 : -1;
+}
+
+/* What the buffers take in all, saturated (tj_add_sat). */
+static int64_t tj_buffers_total(const tj_buffers *b)
+{
+    int64_t inputs = tj_add_sat(tj_add_sat(b->data, b->indices), b->updates);
+    return tj_add_sat(inputs, tj_mul_sat(2, b->out));
 }
 
 static void tj_buffers_free(tj_buffers *b)
@@ -134,6 +167,21 @@ static void tj_check_failed(tj_check_result *r, const char *what)
     r->failed = r->runs = 1;
 }
 
+/* The same note for a total of any size: past int64 it is said so, not
+ * printed as the saturated value. */
+static void tj_note_skipped(tj_check_result *r, int64_t total, int64_t max_bytes)
+{
+    r->skipped = 1;
+    if (total == INT64_MAX)
+        snprintf(r->first_failure, sizeof r->first_failure,
+                 "skipped: more bytes of buffers than int64 holds, over the budget of %lld",
+                 (long long)max_bytes);
+    else
+        snprintf(r->first_failure, sizeof r->first_failure,
+                 "skipped: %lld bytes of buffers, over the budget of %lld", (long long)total,
+                 (long long)max_bytes);
+}
+
 /* `runs` random inputs of the concrete signature sig through fj, against
  * the reference kernel of sig. */
 static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, uint64_t seed,
@@ -153,18 +201,17 @@ static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, 
         return;
     }
     tj_buffers b = {0};
-    int64_t n_idx = tj_elems(&sig->indices_shape);
-    b.data = tj_elems(&sig->data_shape) * jit_dtype_size(sig->dtype);
-    b.indices = n_idx * jit_dtype_size(sig->index_type);
-    b.updates = op.has_updates ? tj_elems(&sig->updates_shape) * jit_dtype_size(sig->dtype) : 0;
+    b.data = tj_shape_bytes(&sig->data_shape, sig->dtype);
+    b.indices = tj_shape_bytes(&sig->indices_shape, sig->index_type);
+    b.updates = op.has_updates ? tj_shape_bytes(&sig->updates_shape, sig->dtype) : 0;
     b.out = info.out_bytes;
-    int64_t total = b.data + b.indices + b.updates + 2 * b.out;
+    int64_t total = tj_buffers_total(&b);
     if (total > max_bytes) {
-        r->skipped = 1;
-        snprintf(r->first_failure, sizeof r->first_failure, "skipped: %lld bytes of buffers",
-                 (long long)total);
+        tj_note_skipped(r, total, max_bytes);
         return;
     }
+    /* within the budget, so no count above saturated */
+    int64_t n_idx = b.indices / jit_dtype_size(sig->index_type);
     int allocated = tj_buffers_alloc(&b) == 0;
     if (!allocated) {
         snprintf(r->first_failure, sizeof r->first_failure, "out of memory for %lld bytes",
@@ -251,9 +298,9 @@ static int tj_sig_empty(const jit_sig *sig)
     jit_shape out;
     int n = tj_inputs(sig, in, bound);
     for (int i = 0; i < n; i++)
-        if (tj_elems(in[i]) == 0)
+        if (tj_shape_is_empty(in[i]))
             return 1;
-    return jit_output_shape(sig, &out) == 0 && tj_elems(&out) == 0;
+    return jit_output_shape(sig, &out) == 0 && tj_shape_is_empty(&out);
 }
 
 /* Whether shape k of r repeats an earlier one. */
@@ -266,55 +313,119 @@ static int tj_seen(const tj_dyn_check_result *r, const int64_t *dims, int ndims)
 }
 
 /* Bytes of the buffers a check of a concrete signature takes (inputs and
- * two outputs), in double: a candidate tied to large static dims may
- * overflow int64. */
-static double tj_sig_bytes(const jit_sig *sig)
+ * two outputs), saturated as tj_check_against counts them: a candidate
+ * tied to large static dims may total more than int64 holds. */
+static int64_t tj_sig_bytes(const jit_sig *sig)
 {
     const jit_shape *in[3];
     const int64_t *bound[3];
     jit_shape out;
     int n = tj_inputs(sig, in, bound);
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        double e = jit_dtype_size(i == 1 ? sig->index_type : sig->dtype);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total = tj_add_sat(total, tj_shape_bytes(in[i], i == 1 ? sig->index_type : sig->dtype));
+    if (jit_output_shape(sig, &out) != 0)
+        return INT64_MAX;
+    return tj_add_sat(total, tj_mul_sat(2, tj_shape_bytes(&out, sig->dtype)));
+}
+
+/* The concrete signature of candidate dims, when the op's rules accept
+ * them (jit_sig_bind and jit_output_shape); concrete is kept otherwise. */
+static int tj_bind(const jit_sig *sig, const int64_t *dims, jit_sig *concrete)
+{
+    jit_sig bound;
+    jit_shape out;
+    if (jit_sig_bind(sig, dims, &bound) != 0 || jit_output_shape(&bound, &out) != 0)
+        return -1;
+    *concrete = bound;
+    return 0;
+}
+
+/* Which of the dims a dynamic kernel takes (in its order) are dynamic. */
+static void tj_dynamic_dims(const jit_sig *sig, unsigned char *dynamic)
+{
+    const jit_shape *in[3];
+    const int64_t *bound[3];
+    int n = tj_inputs(sig, in, bound), at = 0;
+    for (int i = 0; i < n; i++)
         for (int d = 0; d < in[i]->rank; d++)
-            e *= (double)in[i]->dims[d];
-        total += e;
+            dynamic[at++] = in[i]->dims[d] == JIT_DIM_DYNAMIC;
+}
+
+/* dims[at] halved, alone or (ties) with every dynamic dim equal to it:
+ * the op may tie dims together (ScatterUpdate's indices and updates
+ * rows), and then only both shrink. 0 when the halved dims bind. */
+static int tj_halve(const jit_sig *sig, const unsigned char *dynamic, int64_t *dims, int ndims,
+                    int at, int ties, jit_sig *concrete)
+{
+    int64_t halved[3 * JIT_MAX_RANK];
+    for (int i = 0; i < ndims; i++)
+        halved[i] = i == at || (ties && dynamic[i] && dims[i] == dims[at]) ? dims[i] / 2 : dims[i];
+    if (tj_bind(sig, halved, concrete) != 0)
+        return -1;
+    memcpy(dims, halved, sizeof(int64_t) * (size_t)ndims);
+    return 0;
+}
+
+/* Shrinks a bound candidate's dynamic dims until its buffers fit
+ * max_bytes: the largest first, halved (never below 1, so a shape with
+ * elements keeps them); a dim that binds halved neither alone nor with
+ * its equals is kept. 0 when it fits (concrete then its signature), -1
+ * when no dim shrinks further: only the static dims then exceed. */
+static int tj_shrink_to_fit(const jit_sig *sig, int64_t *dims, int ndims, int64_t max_bytes,
+                            jit_sig *concrete)
+{
+    unsigned char dynamic[3 * JIT_MAX_RANK], kept[3 * JIT_MAX_RANK] = {0};
+    tj_dynamic_dims(sig, dynamic);
+    while (tj_sig_bytes(concrete) > max_bytes) {
+        int at = -1;
+        for (int i = 0; i < ndims; i++)
+            if (dynamic[i] && !kept[i] && dims[i] > 1 && (at < 0 || dims[i] > dims[at]))
+                at = i;
+        if (at < 0)
+            return -1;
+        if (tj_halve(sig, dynamic, dims, ndims, at, 0, concrete) != 0 &&
+            tj_halve(sig, dynamic, dims, ndims, at, 1, concrete) != 0)
+            kept[at] = 1;
     }
-    if (jit_output_shape(sig, &out) == 0) {
-        double e = 2.0 * jit_dtype_size(sig->dtype);
-        for (int d = 0; d < out.rank; d++)
-            e *= (double)out.dims[d];
-        total += e;
+    return 0;
+}
+
+/* A candidate k that binds and fits max_bytes, as it is or (shrink)
+ * with its dynamic dims shrunk; 0, or -1 (over_budget counts those that
+ * bind but cannot fit). */
+static int tj_fitting_candidate(const jit_sig *sig, int k, int shrink, int64_t max_bytes,
+                                tj_dyn_check_result *r, tj_dyn_shape *s)
+{
+    if (tj_candidate(sig, k, s->dims, &s->ndims) != 0 || tj_bind(sig, s->dims, &s->sig) != 0)
+        return -1;
+    if (!shrink)
+        return tj_sig_bytes(&s->sig) <= max_bytes ? 0 : -1;
+    if (tj_shrink_to_fit(sig, s->dims, s->ndims, max_bytes, &s->sig) != 0) {
+        r->over_budget++;
+        return -1;
     }
-    return total;
+    return 0;
 }
 
 /* The concrete shapes of the family the check runs: the candidates that
- * bind (jit_sig_bind and jit_output_shape accept them), without repeats;
- * first those whose buffers fit in max_bytes, and only when none does the
- * others (to be reported as skipped): a candidate tied to a large static
- * dim (an embedding table's rows) must not take the place of small ones. */
+ * bind and fit max_bytes, without repeats; only when none with elements
+ * fits as it is, the candidates shrunk to fit. A candidate tied to a large
+ * static dim (an embedding table's rows) must neither take the place of
+ * small ones nor be tried at its size: it once was, at 7.7 TB. */
 static void tj_pick_shapes(const jit_sig *sig, int64_t max_bytes, tj_dyn_check_result *r)
 {
-    int64_t dims[3 * JIT_MAX_RANK];
-    int ndims;
-    for (int large = 0; large < 2 && r->shapes == 0; large++)
-        for (int k = 0; r->shapes < TJ_DYN_SHAPES && tj_candidate(sig, k, dims, &ndims) == 0;
-             k++) {
-            jit_sig concrete;
-            jit_shape out;
-            if (tj_seen(r, dims, ndims) || jit_sig_bind(sig, dims, &concrete) ||
-                jit_output_shape(&concrete, &out) ||
-                (!large && tj_sig_bytes(&concrete) > (double)max_bytes))
+    for (int shrink = 0; shrink < 2 && r->nonempty == 0; shrink++)
+        for (int k = 0; k < TJ_CANDIDATES && r->shapes < TJ_DYN_SHAPES; k++) {
+            tj_dyn_shape *s = &r->shape[r->shapes];
+            memset(s, 0, sizeof *s);
+            if (tj_fitting_candidate(sig, k, shrink, max_bytes, r, s) != 0 ||
+                tj_seen(r, s->dims, s->ndims))
                 continue;
-            tj_dyn_shape *s = &r->shape[r->shapes++];
-            memcpy(s->dims, dims, sizeof(int64_t) * (size_t)ndims);
-            s->ndims = ndims;
-            s->sig = concrete;
-            s->empty = tj_sig_empty(&concrete);
+            s->empty = tj_sig_empty(&s->sig);
             r->empty += s->empty;
             r->nonempty += !s->empty;
+            r->shapes++;
         }
 }
 
@@ -330,6 +441,15 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
         return;
     }
     tj_pick_shapes(sig, max_bytes, r);
+    if (!r->nonempty && r->over_budget) {
+        /* the empty shapes that fit prove little alone: none is run or listed */
+        r->shapes = r->empty = 0;
+        r->total.skipped = 1;
+        snprintf(r->total.first_failure, sizeof r->total.first_failure,
+                 "skipped: no shape with elements fits in %lld bytes of buffers",
+                 (long long)max_bytes);
+        return;
+    }
     if (!r->nonempty) {
         tj_check_failed(&r->total, "no shape with elements among the candidates (every "
                                    "dynamic dim 1, 2, 3, ...) is valid");

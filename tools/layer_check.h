@@ -14,8 +14,9 @@ typedef struct tj_check_result {
 } tj_check_result;
 
 /* `runs` random inputs of the signature (the last one with a bad index
- * when it has any index); seed makes them repeatable. Inputs above
- * max_bytes in total are skipped with a note. */
+ * when it has any index); seed makes them repeatable. Buffers (inputs and
+ * two outputs) above max_bytes in total are skipped with a note, however
+ * far above: nothing over the budget is allocated. */
 void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
                     tj_check_result *r);
 
@@ -34,14 +35,19 @@ typedef struct tj_dyn_shape {
 
 typedef struct tj_dyn_check_result {
     int shapes, empty, nonempty;    /* the valid shapes run, empty ones among them */
+    int over_budget;                /* valid candidates not run: over max_bytes even with
+                                       their dynamic dims shrunk */
     tj_dyn_shape shape[TJ_DYN_SHAPES];
     tj_check_result total;          /* every shape's runs; failed also when no shape with
-                                       elements is valid */
+                                       elements is valid, skipped when none fits max_bytes */
 } tj_dyn_check_result;
 
 /* Candidates: every dynamic dim 1, 2, 3, 0 (bounds cap them), the same
  * with dims tied to other inputs' static dims, then a mixed assignment;
- * those that bind are run (at most TJ_DYN_SHAPES). */
+ * those that bind are run (at most TJ_DYN_SHAPES), each within max_bytes.
+ * Candidates over it are dropped, or, when no shape with elements fits,
+ * have their dynamic dims shrunk (halved, largest first) until they fit;
+ * then the family is skipped only if the static dims alone exceed it. */
 void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
                       tj_dyn_check_result *r);
 

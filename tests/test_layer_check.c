@@ -1,0 +1,151 @@
+/* tools/layer_check.c on its own, with budgets small enough to test: the
+ * buffers a check allocates never exceed its max_bytes, whatever the
+ * signature's size, and a dynamic family is checked on shapes shrunk to
+ * fit rather than skipped or tried at full size. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "layer_check.h"
+
+/* The bytes of a shape's elements, the test's own count (in double: the
+ * shapes here stay far below 2^53). */
+static double shape_bytes(const jit_shape *s, jit_dtype t)
+{
+    double n = jit_dtype_size(t);
+    for (int i = 0; i < s->rank; i++)
+        n *= (double)s->dims[i];
+    return n;
+}
+
+/* What a check of a concrete signature allocates: its inputs and two
+ * outputs (the JIT's and the reference's). */
+static double check_bytes(const jit_sig *sig)
+{
+    jit_op_info op;
+    jit_shape out;
+    assert_int_equal(jit_op_describe(sig->op, &op), 0);
+    assert_int_equal(jit_output_shape(sig, &out), 0);
+    double n = shape_bytes(&sig->data_shape, sig->dtype) +
+               shape_bytes(&sig->indices_shape, sig->index_type) +
+               2 * shape_bytes(&out, sig->dtype);
+    if (op.has_updates)
+        n += shape_bytes(&sig->updates_shape, sig->dtype);
+    return n;
+}
+
+static jit_shape shape2(int64_t a, int64_t b)
+{
+    jit_shape s = {.rank = 2, .dims = {a, b}};
+    return s;
+}
+
+/* A static signature past its budget is skipped, at any size: one whose
+ * buffers total more than int64 holds once wrapped negative and was
+ * allocated (and reported as a failure); half of it was skipped. */
+static void test_static_over_budget_skipped_at_any_size(void **state)
+{
+    (void)state;
+    for (int64_t rows = INT64_C(1) << 58; rows <= INT64_C(1) << 59; rows *= 2) {
+        jit_sig sig = {.op = JIT_OP_GATHER, .dtype = JIT_F32, .index_type = JIT_I64, .axis = 1,
+                       .data_shape = shape2(rows, 1), .indices_shape = {.rank = 1, .dims = {2}}};
+        jit_shape out;
+        assert_int_equal(jit_output_shape(&sig, &out), 0); /* a valid signature */
+        tj_check_result r;
+        tj_check_layer(&sig, 2, 1, INT64_C(1) << 20, &r);
+        assert_int_equal(r.skipped, 1);
+        assert_int_equal(r.failed, 0);
+        assert_int_equal(r.runs, 0);
+        assert_non_null(strstr(r.first_failure, "skipped: "));
+    }
+}
+
+/* Every shape a dynamic check picked fits max_bytes, and one with
+ * elements ran and passed. */
+static void expect_within_budget(const tj_dyn_check_result *r, int64_t max_bytes)
+{
+    assert_true(r->nonempty > 0);
+    assert_int_equal(r->total.skipped, 0);
+    assert_int_equal(r->total.failed, 0);
+    assert_true(r->total.passed > 0);
+    for (int i = 0; i < r->shapes; i++) {
+        double bytes = check_bytes(&r->shape[i].sig);
+        if (bytes > (double)max_bytes)
+            fail_msg("shape %d takes %.0f bytes, over the budget of %lld", i, bytes,
+                     (long long)max_bytes);
+        assert_int_equal(r->shape[i].check.skipped, 0);
+    }
+}
+
+/* GatherElements of an embedding-like table [64,4] with indices [?,?] on
+ * axis 0: dim 1 must be 4, so the only candidates that bind take the
+ * table's dims ([64,4], 5120 bytes with the outputs). Under a budget of
+ * 2048 the check once listed that shape and skipped it; the axis dim is
+ * free and shrinks until the shape fits. */
+static void test_dynamic_tied_shape_shrinks_to_fit(void **state)
+{
+    (void)state;
+    jit_sig sig = {.op = JIT_OP_GATHER_ELEMENTS, .dtype = JIT_F32, .index_type = JIT_I64,
+                   .data_shape = shape2(64, 4),
+                   .indices_shape = shape2(JIT_DIM_DYNAMIC, JIT_DIM_DYNAMIC)};
+    const int64_t budget = 2048;
+    tj_dyn_check_result r;
+    tj_check_dynamic(&sig, 2, 1, budget, &r);
+    expect_within_budget(&r, budget);
+    for (int i = 0; i < r.shapes; i++)
+        assert_int_equal(r.shape[i].sig.indices_shape.dims[1], 4);
+}
+
+/* ScatterUpdate of a table [64,4] with indices [?] and updates [?,?] on
+ * axis 0: updates must be [n,4] for indices [n], so only the candidates
+ * tied to the table's dims bind ([64], [64,4]: 4608 bytes). The two dims
+ * equal to 64 shrink together, or the shape would no longer bind. */
+static void test_dynamic_equal_dims_shrink_together(void **state)
+{
+    (void)state;
+    jit_sig sig = {.op = JIT_OP_SCATTER_UPDATE, .dtype = JIT_F32, .index_type = JIT_I64,
+                   .data_shape = shape2(64, 4),
+                   .indices_shape = {.rank = 1, .dims = {JIT_DIM_DYNAMIC}},
+                   .updates_shape = shape2(JIT_DIM_DYNAMIC, JIT_DIM_DYNAMIC)};
+    const int64_t budget = 3584;
+    tj_dyn_check_result r;
+    tj_check_dynamic(&sig, 2, 1, budget, &r);
+    expect_within_budget(&r, budget);
+    for (int i = 0; i < r.shapes; i++)
+        assert_int_equal(r.shape[i].sig.updates_shape.dims[0],
+                         r.shape[i].sig.indices_shape.dims[0]);
+}
+
+/* A family whose static part alone exceeds the budget: no shape is tried
+ * (none is listed), and the check says it was skipped, not failed. */
+static void test_dynamic_static_part_over_budget_skipped(void **state)
+{
+    (void)state;
+    jit_sig sig = {.op = JIT_OP_GATHER, .dtype = JIT_F32, .index_type = JIT_I64,
+                   .data_shape = shape2(1000, 64),
+                   .indices_shape = {.rank = 1, .dims = {JIT_DIM_DYNAMIC}}};
+    tj_dyn_check_result r;
+    tj_check_dynamic(&sig, 2, 1, 4096, &r);
+    assert_int_equal(r.shapes, 0);
+    assert_int_equal(r.total.skipped, 1);
+    assert_int_equal(r.total.failed, 0);
+    assert_true(r.over_budget > 0);
+    assert_non_null(strstr(r.total.first_failure, "skipped: "));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_static_over_budget_skipped_at_any_size),
+        cmocka_unit_test(test_dynamic_tied_shape_shrinks_to_fit),
+        cmocka_unit_test(test_dynamic_equal_dims_shrink_together),
+        cmocka_unit_test(test_dynamic_static_part_over_budget_skipped),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    jit_shutdown();
+    return rc;
+}
