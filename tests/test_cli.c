@@ -1489,6 +1489,14 @@ static void test_model_marks_shared_kernels(void **state)
         if (rows[i].same_as ? !strstr(line, mark) : strstr(line, " = id ") != NULL)
             fail_msg("row of %s: '%s'", rows[i].name, line);
     }
+#ifdef TJ_WITH_JIT
+    /* --precompile counts kernels, not layers: 2, not 4 */
+    assert_int_equal(run("cache clear"), 0);
+    assert_int_equal(run("model @shared.xml --precompile"), 0);
+    if (!strstr(out_text, "precompiled: 2 kernels in ") ||
+        !strstr(out_text, "(2 compiled now, 0 already there)"))
+        fail_msg("%s", out_text);
+#endif
     /* layers without an id: the second row says "shared" */
     snprintf(frag, sizeof frag, "<layer type=\"GatherND\" version=\"opset8\">%s</layer>\n"
              "<layer type=\"GatherND\" version=\"opset8\">%s</layer>\n", port, port);

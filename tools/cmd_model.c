@@ -159,20 +159,24 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
  * layer (N) has the same kernel: one signature is one cached kernel,
  * compiled once, and its time repeated on every row read as if it were
  * compiled again. "shared" where that layer has no id. */
+static int tj_first_with_kernel(const tj_model_run *run, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (run->model->layers[j].usable && run->results[j].compiled &&
+            run->results[j].kernel == run->results[i].kernel)
+            return j;
+    return -1;
+}
+
 static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t len)
 {
-    const tj_layer_result *r = &run->results[i];
-    for (int j = 0; j < i; j++) {
-        const tj_model_layer *first = &run->model->layers[j];
-        if (first->usable && run->results[j].compiled && run->results[j].kernel == r->kernel) {
-            if (first->id[0])
-                snprintf(buf, len, "= id %s", first->id);
-            else
-                snprintf(buf, len, "shared");
-            return;
-        }
-    }
-    snprintf(buf, len, "%.2f", r->info.compile_ms);
+    int j = tj_first_with_kernel(run, i);
+    if (j < 0)
+        snprintf(buf, len, "%.2f", run->results[i].info.compile_ms);
+    else if (run->model->layers[j].id[0])
+        snprintf(buf, len, "= id %s", run->model->layers[j].id);
+    else
+        snprintf(buf, len, "shared");
 }
 
 static int tj_report(const tj_model_run *run)
@@ -318,8 +322,11 @@ int tj_cmd_model(int argc, char **argv)
         char dir[4096];
         int hits = 0, done = 0;
         for (int i = 0; i < model.count; i++) {
-            done += run.results[i].compiled && run.results[i].info.engine == JIT_ENGINE_JIT;
-            hits += run.results[i].compiled && run.results[i].info.cache_hit;
+            const tj_layer_result *r = &run.results[i];
+            if (!r->compiled || tj_first_with_kernel(&run, i) >= 0)
+                continue; /* one kernel, counted at its first layer */
+            done += r->info.engine == JIT_ENGINE_JIT;
+            hits += r->info.cache_hit;
         }
         if (jit_cache_stats(0, &entries, &bytes, dir, sizeof dir) == 0)
             printf("\nprecompiled: %d kernel%s in %s (%d compiled now, %d already there); "
