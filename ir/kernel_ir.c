@@ -926,11 +926,32 @@ static void tj_emit_scratch(tj_kir *k)
     LLVMPositionBuilderAtEnd(e->b, ok);
 }
 
+/* A dynamic kernel's nest can be empty at one call and not at another:
+ * an inner level of 0 trips under outer ones of 2^62 would still walk
+ * every outer iteration (each loop is skipped only when its own trip is
+ * 0), where the static and reference kernels return at once. One compare
+ * of the call's visits skips every pass, as the reference kernel does.
+ * Returns the block after the passes, or NULL when visits are a constant
+ * (tj_emit_copy_loops skips a constant 0). */
+static LLVMBasicBlockRef tj_emit_skip_empty_nest(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    if (!tj_pdyn(k, &k->p->visits))
+        return NULL;
+    LLVMValueRef none =
+        LLVMBuildICmp(e->b, LLVMIntEQ, tj_pv(k, &k->p->visits), tj_i64(e, 0), "no.visits");
+    LLVMBasicBlockRef walk = tj_block(e, "nest"), done = tj_block(e, "nest.done");
+    LLVMBuildCondBr(e->b, none, done, walk);
+    LLVMPositionBuilderAtEnd(e->b, walk);
+    return done;
+}
+
 /* The copies; a reduction that needs them walks the nest before (the
  * positions' start) and after (a mean's division) its updates. */
 static void tj_emit_passes(tj_kir *k)
 {
     const tj_plan *p = k->p;
+    LLVMBasicBlockRef done = tj_emit_skip_empty_nest(k);
     if (tj_reduce_needs_passes(p)) {
         k->pass = TJ_PASS_START;
         tj_emit_copies(k);
@@ -940,6 +961,11 @@ static void tj_emit_passes(tj_kir *k)
     if (p->reduction == JIT_REDUCTION_MEAN) {
         k->pass = TJ_PASS_FINISH;
         tj_emit_copies(k);
+    }
+    if (done) { /* placed after the nest's blocks, where the dump reads it */
+        LLVMBuildBr(k->e.b, done);
+        LLVMMoveBasicBlockAfter(done, LLVMGetLastBasicBlock(k->e.fn));
+        LLVMPositionBuilderAtEnd(k->e.b, done);
     }
 }
 
