@@ -588,21 +588,22 @@ static tj_vcursor tj_advance(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMVal
 }
 
 /* Prefetches the source block `distance` iterations ahead on the innermost
- * level v, whose iteration i is at cursor c (the last one near the end, so
- * indices are never read past their buffer). Plain (not inbounds) address
- * arithmetic on the raw index (not wrapped, clamped or checked): under a
- * policy other than error it may make the address wild, and a prefetch
- * never faults. */
-static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMValueRef i)
+ * level v: at its iteration i, the block of iteration min(i + distance,
+ * trip - 1), found from start, the cursor of the level's first iteration
+ * (the level's last iteration near its end, so that no index entry is read
+ * past the level's own, all of them validated). Plain (not inbounds)
+ * address arithmetic on the raw index (not wrapped, clamped or checked):
+ * under a policy other than error it may make the address wild, and a
+ * prefetch never faults. */
+static void tj_emit_prefetch(tj_kir *k, tj_vcursor start, const tj_level *v, LLVMValueRef i)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
     LLVMValueRef ahead = tj_add(e, i, tj_i64(e, k->st.prefetch), "pf.ahead");
     LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, tj_i64(e, v->trip), "pf.in");
-    LLVMValueRef steps = LLVMBuildSub(e->b, LLVMBuildSelect(e->b, in, ahead, tj_i64(e, v->trip - 1),
-                                                            "pf.at"), i, "pf.steps");
-    LLVMValueRef first = tj_add(e, c.index, tj_mul(e, steps, v->index_step, "pf.index"), "pf.first");
-    LLVMValueRef off = tj_add(e, c.indexed, tj_mul(e, steps, v->indexed_step, "pf.side"), "pf.base");
+    LLVMValueRef at = LLVMBuildSelect(e->b, in, ahead, tj_i64(e, v->trip - 1), "pf.at");
+    tj_vcursor c = tj_advance(k, start, v, at);
+    LLVMValueRef first = c.index, off = c.indexed;
     for (int d = 0; d < p->depth; d++) {
         LLVMValueRef x = d ? tj_add(e, first, tj_i64(e, d), "pf.index.i") : first;
         off = tj_add(e, off, tj_mul(e, tj_load_index(k, x), p->strides[d], "pf.entry"), "pf.off");
