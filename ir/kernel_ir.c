@@ -928,7 +928,7 @@ static void tj_emit_scratch(tj_kir *k)
 }
 
 /* A dynamic kernel's nest can be empty at one call and not at another:
- * an inner level of 0 trips under outer ones of 2^62 would still walk
+ * an inner level of 0 trips under outer ones of any size would still walk
  * every outer iteration (each loop is skipped only when its own trip is
  * 0), where the static and reference kernels return at once. One compare
  * of the call's visits skips every pass, as the reference kernel does.
