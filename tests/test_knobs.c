@@ -436,9 +436,9 @@ static int ir_tokens(const ir_eval *ev, const char *x, char *line, size_t len, c
     for (char *c = line; *c; c++)
         if (*c == ',' || *c == '(' || *c == ')')
             *c = ' ';
+    static const char *const flags[] = {"nuw", "nsw", "inbounds", "exact", "disjoint"};
     int count = 0;
     for (char *t = strtok(line, " "); t && count < 16; t = strtok(NULL, " ")) {
-        static const char *const flags[] = {"nuw", "nsw", "inbounds", "exact", "disjoint"};
         int flag = 0;
         for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
             flag |= count > 0 && strcmp(t, flags[f]) == 0;
