@@ -588,21 +588,22 @@ static tj_vcursor tj_advance(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMVal
 }
 
 /* Prefetches the source block `distance` iterations ahead on the innermost
- * level v, whose iteration i is at cursor c (the last one near the end, so
- * indices are never read past their buffer). Plain (not inbounds) address
- * arithmetic on the raw index (not wrapped, clamped or checked): under a
- * policy other than error it may make the address wild, and a prefetch
- * never faults. */
-static void tj_emit_prefetch(tj_kir *k, tj_vcursor c, const tj_level *v, LLVMValueRef i)
+ * level v: at its iteration i, the block of iteration min(i + distance,
+ * trip - 1), found from start, the cursor of the level's first iteration
+ * (the level's last iteration near its end, so that no index entry is read
+ * past the level's own, all of them validated). Plain (not inbounds)
+ * address arithmetic on the raw index (not wrapped, clamped or checked):
+ * under a policy other than error it may make the address wild, and a
+ * prefetch never faults. */
+static void tj_emit_prefetch(tj_kir *k, tj_vcursor start, const tj_level *v, LLVMValueRef i)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
     LLVMValueRef ahead = tj_add(e, i, tj_i64(e, k->st.prefetch), "pf.ahead");
     LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, tj_i64(e, v->trip), "pf.in");
-    LLVMValueRef steps = LLVMBuildSub(e->b, LLVMBuildSelect(e->b, in, ahead, tj_i64(e, v->trip - 1),
-                                                            "pf.at"), i, "pf.steps");
-    LLVMValueRef first = tj_add(e, c.index, tj_mul(e, steps, v->index_step, "pf.index"), "pf.first");
-    LLVMValueRef off = tj_add(e, c.indexed, tj_mul(e, steps, v->indexed_step, "pf.side"), "pf.base");
+    LLVMValueRef at = LLVMBuildSelect(e->b, in, ahead, tj_i64(e, v->trip - 1), "pf.at");
+    tj_vcursor c = tj_advance(k, start, v, at);
+    LLVMValueRef first = c.index, off = c.indexed;
     for (int d = 0; d < p->depth; d++) {
         LLVMValueRef x = d ? tj_add(e, first, tj_i64(e, d), "pf.index.i") : first;
         off = tj_add(e, off, tj_mul(e, tj_load_index(k, x), p->strides[d], "pf.entry"), "pf.off");
@@ -926,11 +927,32 @@ static void tj_emit_scratch(tj_kir *k)
     LLVMPositionBuilderAtEnd(e->b, ok);
 }
 
+/* A dynamic kernel's nest can be empty at one call and not at another:
+ * an inner level of 0 trips under outer ones of any size would still walk
+ * every outer iteration (each loop is skipped only when its own trip is
+ * 0), where the static and reference kernels return at once. One compare
+ * of the call's visits skips every pass, as the reference kernel does.
+ * Returns the block after the passes, or NULL when visits are a constant
+ * (tj_emit_copy_loops skips a constant 0). */
+static LLVMBasicBlockRef tj_emit_skip_empty_nest(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    if (!tj_pdyn(k, &k->p->visits))
+        return NULL;
+    LLVMValueRef none =
+        LLVMBuildICmp(e->b, LLVMIntEQ, tj_pv(k, &k->p->visits), tj_i64(e, 0), "no.visits");
+    LLVMBasicBlockRef walk = tj_block(e, "nest"), done = tj_block(e, "nest.done");
+    LLVMBuildCondBr(e->b, none, done, walk);
+    LLVMPositionBuilderAtEnd(e->b, walk);
+    return done;
+}
+
 /* The copies; a reduction that needs them walks the nest before (the
  * positions' start) and after (a mean's division) its updates. */
 static void tj_emit_passes(tj_kir *k)
 {
     const tj_plan *p = k->p;
+    LLVMBasicBlockRef done = tj_emit_skip_empty_nest(k);
     if (tj_reduce_needs_passes(p)) {
         k->pass = TJ_PASS_START;
         tj_emit_copies(k);
@@ -940,6 +962,11 @@ static void tj_emit_passes(tj_kir *k)
     if (p->reduction == JIT_REDUCTION_MEAN) {
         k->pass = TJ_PASS_FINISH;
         tj_emit_copies(k);
+    }
+    if (done) { /* placed after the nest's blocks, where the dump reads it */
+        LLVMBuildBr(k->e.b, done);
+        LLVMMoveBasicBlockAfter(done, LLVMGetLastBasicBlock(k->e.fn));
+        LLVMPositionBuilderAtEnd(k->e.b, done);
     }
 }
 

@@ -46,9 +46,11 @@
 /* Loop kernels gathering from at least TJ_IR_PREFETCH_MIN_DATA bytes of
  * data can prefetch the source of the tuple N ahead: the kernel knows the
  * index stream, which an ahead-of-time compiler does not. Off by default:
- * on the workloads it gained next to nothing (G4) and made G3, whose
- * 4-byte copies hit in cache, much slower (docs/performance.md,
- * 'Prefetch'). TENSORJIT_PREFETCH=N turns it on with distance N. */
+ * it gained on blocks of several elements (G8, G1) but made gathers of
+ * one element slower (G3, whose copies hit in cache; G4, which loses its
+ * vector gathers to it), and a default for large blocks only rests on too
+ * few measurements yet (docs/performance.md, 'Prefetch').
+ * TENSORJIT_PREFETCH=N turns it on with distance N. */
 #define TJ_IR_PREFETCH_MIN_DATA (2 << 20)
 #define TJ_IR_PREFETCH_DISTANCE 0
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -790,6 +791,131 @@ static void test_empty_scatter_elements_keeps_units(void **state)
     }
 }
 
+/* ---- an empty nest under a huge outer dim ---- */
+
+/* Seconds a call of an empty nest may take before the watchdog ends the
+ * test. Such a call has nothing to read or write; a kernel that walks the
+ * outer levels anyway makes 2^62 empty iterations and never returns, so
+ * any bound far above a call's cost cannot flake. */
+#define EMPTY_NEST_WATCHDOG 20
+
+static const char *watched_call = "";
+
+static void empty_nest_timeout(int sig)
+{
+    (void)sig;
+    static const char msg[] = "watchdog: a call with an empty inner dim did not return: ";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    ignored = write(2, watched_call, strlen(watched_call));
+    ignored = write(2, "\n", 1);
+    (void)ignored;
+    _exit(1);
+}
+
+/* The dynamic kernel of s and the static kernel of its shape at dims, each
+ * called with an outer dim of 2^62 and an inner one of 0, under the
+ * watchdog: both return JIT_OK at once and write the same out (a scatter's
+ * copy of data, else nothing). NULL where a buffer has no byte. */
+static void expect_empty_nest_returns(const jit_sig *s, const int64_t *dims, const char *what)
+{
+    jit_kernel fn = compile_dynamic(s);
+    jit_sig c;
+    if (jit_sig_bind(s, dims, &c) != 0)
+        fail_msg("%s: bind refused: %s", what, jit_last_error());
+    jit_kernel st = jit_compile(&c);
+    if (!st)
+        fail_msg("%s: the static kernel was refused: %s", what, jit_last_error());
+    const float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    unsigned char out_dyn[sizeof data + TAIL], out_static[sizeof data + TAIL];
+    memset(out_dyn, CANARY, sizeof out_dyn);
+    memset(out_static, CANARY, sizeof out_static);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = empty_nest_timeout;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    watched_call = what;
+    alarm(EMPTY_NEST_WATCHDOG);
+    int rc_dyn = ((jit_dynamic_fn)fn)(data, NULL, NULL, out_dyn, dims);
+    int rc_static = jit_call(st, data, NULL, NULL, out_static);
+    alarm(0);
+    assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+    if (rc_dyn != JIT_OK || rc_static != JIT_OK)
+        fail_msg("%s: status %d, the static kernel's %d (%s)", what, rc_dyn, rc_static,
+                 jit_last_error());
+    if (memcmp(out_dyn, out_static, sizeof out_dyn) != 0)
+        fail_msg("%s: out differs from the static kernel's", what);
+}
+
+/* Every op with an outer dim of n over an empty inner one, its kernels
+ * made for `threads` (2: split, the range function walks the units). */
+static void expect_empty_nests_return(int threads, int64_t n, const char *n_text)
+{
+    jit_sig g = base(JIT_OP_GATHER);
+    g.axis = 1;
+    g.data_shape = (jit_shape){2, {D, D}};
+    g.indices_shape = (jit_shape){1, {D}};
+    jit_sig gn = base(JIT_OP_GATHER_ND);
+    gn.batch_dims = 1;
+    gn.data_shape = (jit_shape){3, {D, D, 4}};
+    gn.indices_shape = (jit_shape){3, {D, D, 1}};
+    jit_sig ge = gather_elements_sig();
+    jit_sig su = base(JIT_OP_SCATTER_UPDATE);
+    su.axis = 1;
+    su.data_shape = (jit_shape){2, {D, D}};
+    su.indices_shape = (jit_shape){1, {D}};
+    su.updates_shape = (jit_shape){2, {D, D}};
+    jit_sig sn = base(JIT_OP_SCATTER_ND_UPDATE);
+    sn.data_shape = (jit_shape){2, {D, 4}};
+    sn.indices_shape = (jit_shape){3, {D, D, 1}};
+    sn.updates_shape = (jit_shape){3, {D, D, 4}};
+    jit_sig se = base(JIT_OP_SCATTER_ELEMENTS_UPDATE);
+    se.axis = 1;
+    se.data_shape = (jit_shape){2, {D, D}};
+    se.indices_shape = (jit_shape){2, {D, D}};
+    se.updates_shape = (jit_shape){2, {D, D}};
+    jit_sig mean = base(JIT_OP_SCATTER_ELEMENTS_UPDATE);
+    mean.reduction = JIT_REDUCTION_MEAN;
+    mean.data_shape = (jit_shape){2, {D, 4}};
+    mean.indices_shape = (jit_shape){2, {D, D}};
+    mean.updates_shape = (jit_shape){2, {D, D}};
+    struct {
+        jit_sig *s;
+        int64_t dims[8];
+        const char *what;
+    } runs[] = {
+        {&g, {n, 0, 0}, "Gather axis 1, dims {n, 0, 0}"},
+        {&gn, {n, 0, 4, n, 0, 1}, "GatherND batch_dims 1, dims {n, 0, 4, n, 0, 1}"},
+        {&ge, {n, 0, n, 0}, "GatherElements axis 1, dims {n, 0, n, 0}"},
+        {&su, {n, 0, 0, n, 0}, "ScatterUpdate axis 1, dims {n, 0, 0, n, 0}"},
+        {&sn, {2, 4, n, 0, 1, n, 0, 4}, "ScatterNDUpdate, dims {2, 4, n, 0, 1, n, 0, 4}"},
+        {&se, {n, 0, n, 0, n, 0}, "ScatterElementsUpdate axis 1, dims {n, 0, n, 0, n, 0}"},
+        {&mean, {2, 4, n, 0, n, 0}, "ScatterElementsUpdate mean, dims {2, 4, n, 0, n, 0}"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "%s, n = %s, %d thread(s)", runs[i].what, n_text, threads);
+        runs[i].s->threads = threads;
+        expect_empty_nest_returns(runs[i].s, runs[i].dims, what);
+    }
+}
+
+/* A dynamic kernel skipped its nest only when the nest's visits were a
+ * constant 0: called with dims {n, 0, 0}, Gather axis 1 of data [?, ?] by
+ * indices [?] ran n empty iterations of its outer level (0.7 s at n = 1e9)
+ * where the static and the reference kernels return at once. Every op, a
+ * mean's three passes over the nest included. */
+static void test_empty_inner_dim_returns_at_once(void **state)
+{
+    (void)state;
+    expect_empty_nests_return(1, (int64_t)1 << 62, "2^62");
+    /* Split over two threads, 2^61: at 2^62 units the pool's part bounds,
+     * units * (p + 1) / parts (runtime/pool.c, tj_run_parts), overflow
+     * int64, for the static kernel as for the dynamic one. 2^61 empty
+     * iterations would not end either. */
+    expect_empty_nests_return(2, (int64_t)1 << 61, "2^61");
+}
+
 /* A thread's exit frees its memory of shapes (a key destructor) while a
  * later key destructor of the same thread may still call a dynamic kernel:
  * the thread-local pointer to that memory went stale (a use after free
@@ -1011,6 +1137,7 @@ int main(void)
         cmocka_unit_test_teardown(test_valid_families_compile, teardown),
         cmocka_unit_test_teardown(test_scatter_with_empty_indices_copies_data, teardown),
         cmocka_unit_test_teardown(test_empty_scatter_elements_keeps_units, teardown),
+        cmocka_unit_test_teardown(test_empty_inner_dim_returns_at_once, teardown),
         cmocka_unit_test_teardown(test_call_from_a_late_thread_destructor, teardown),
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),

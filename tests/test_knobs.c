@@ -372,6 +372,219 @@ static int child_ir_knobs(void)
     return 0;
 }
 
+/* ---- the prefetch address, evaluated from the dumped IR ---- */
+
+/* Where the evaluator puts the buffers: pointers are plain numbers. */
+#define IR_DATA ((int64_t)1 << 40)
+#define IR_INDICES ((int64_t)1 << 50)
+
+/* One function of a kernel's unoptimized IR, evaluated at given iterations
+ * of its loops (their counters' phis): the integer arithmetic an address
+ * is made of, and loads of i64 entries of the index stream, answered from
+ * `indices`. Anything else fails, naming the instruction. */
+typedef struct ir_eval {
+    char *fn;               /* the function's text */
+    const char *counter[2]; /* its loops' phis, "%level0", ... */
+    int64_t at[2];          /* and their iterations */
+    const int64_t *indices;
+    int64_t nindices;
+} ir_eval;
+
+/* The text of function `name` in ir (to free). */
+static char *ir_function(const char *ir, const char *name)
+{
+    char head[128];
+    snprintf(head, sizeof head, "define i32 @%s(", name);
+    const char *start = strstr(ir, head);
+    CHECK(start, "no function %s in the IR", name);
+    const char *end = strstr(start, "\n}\n");
+    CHECK(end, "function %s does not end", name);
+    char *fn = strndup(start, (size_t)(end - start) + 2);
+    CHECK(fn, "out of memory");
+    return fn;
+}
+
+/* The operand `ptr %x` of the first llvm.prefetch call of ev's function. */
+static void ir_prefetch_operand(const ir_eval *ev, char *name, size_t len)
+{
+    const char *call = strstr(ev->fn, "call void @llvm.prefetch");
+    CHECK(call, "no prefetch in the function");
+    const char *arg = strstr(call, "(ptr ");
+    CHECK(arg, "no address in %.80s", call);
+    arg += 5;
+    size_t n = strcspn(arg, ",)");
+    CHECK(n < len, "operand too long");
+    memcpy(name, arg, n);
+    name[n] = '\0';
+}
+
+static int64_t ir_value(const ir_eval *ev, const char *v, int depth);
+
+/* The instruction defining %x: tokens of its line, commas and brackets
+ * dropped, the flags that do not change an integer's value skipped. */
+static int ir_tokens(const ir_eval *ev, const char *x, char *line, size_t len, char **tok)
+{
+    char key[96];
+    snprintf(key, sizeof key, "\n  %s = ", x);
+    const char *def = strstr(ev->fn, key);
+    CHECK(def, "no definition of %s", x);
+    def += strlen(key);
+    size_t n = strcspn(def, "\n");
+    CHECK(n < len, "a long line: %.80s", def);
+    memcpy(line, def, n);
+    line[n] = '\0';
+    for (char *c = line; *c; c++)
+        if (*c == ',' || *c == '(' || *c == ')')
+            *c = ' ';
+    static const char *const flags[] = {"nuw", "nsw", "inbounds", "exact", "disjoint"};
+    int count = 0;
+    for (char *t = strtok(line, " "); t && count < 16; t = strtok(NULL, " ")) {
+        int flag = 0;
+        for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+            flag |= count > 0 && strcmp(t, flags[f]) == 0;
+        if (!flag)
+            tok[count++] = t;
+    }
+    return count;
+}
+
+static int64_t ir_compare(const char *pred, int64_t a, int64_t b, const char *x)
+{
+    if (strcmp(pred, "ult") == 0)
+        return (uint64_t)a < (uint64_t)b;
+    if (strcmp(pred, "ule") == 0)
+        return (uint64_t)a <= (uint64_t)b;
+    if (strcmp(pred, "ugt") == 0)
+        return (uint64_t)a > (uint64_t)b;
+    if (strcmp(pred, "uge") == 0)
+        return (uint64_t)a >= (uint64_t)b;
+    if (strcmp(pred, "slt") == 0)
+        return a < b;
+    if (strcmp(pred, "sgt") == 0)
+        return a > b;
+    if (strcmp(pred, "eq") == 0)
+        return a == b;
+    CHECK(0, "%s: a compare the evaluator lacks (%s)", x, pred);
+    return 0;
+}
+
+/* The i64 entry of the index stream at address a. */
+static int64_t ir_index_at(const ir_eval *ev, int64_t a, const char *x)
+{
+    int64_t off = a - IR_INDICES;
+    CHECK(off >= 0 && off % 8 == 0 && off / 8 < ev->nindices,
+          "%s loads byte %lld of the indices, not one of their %lld entries", x, (long long)off,
+          (long long)ev->nindices);
+    return ev->indices[off / 8];
+}
+
+static int64_t ir_instruction(const ir_eval *ev, const char *x, int depth)
+{
+    char line[512], *t[16];
+    int n = ir_tokens(ev, x, line, sizeof line, t);
+    CHECK(n >= 3, "%s: an instruction the evaluator cannot read", x);
+    const char *op = t[0];
+    if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "mul") == 0) {
+        CHECK(strcmp(t[1], "i64") == 0, "%s: %s of %s", x, op, t[1]);
+        uint64_t a = (uint64_t)ir_value(ev, t[2], depth), b = (uint64_t)ir_value(ev, t[3], depth);
+        return (int64_t)(op[0] == 'a' ? a + b : op[0] == 's' ? a - b : a * b);
+    }
+    if (strcmp(op, "icmp") == 0)
+        return ir_compare(t[1], ir_value(ev, t[3], depth), ir_value(ev, t[4], depth), x);
+    if (strcmp(op, "select") == 0 && n >= 7)
+        return ir_value(ev, t[2], depth) ? ir_value(ev, t[4], depth) : ir_value(ev, t[6], depth);
+    if (strcmp(op, "getelementptr") == 0 && n >= 6 && strcmp(t[1], "i8") == 0)
+        return ir_value(ev, t[3], depth) + ir_value(ev, t[5], depth);
+    if (strcmp(op, "load") == 0 && n >= 4 && strcmp(t[1], "i64") == 0)
+        return ir_index_at(ev, ir_value(ev, t[3], depth), x);
+    if (strcmp(op, "phi") == 0)
+        CHECK(0, "%s: a loop the test gave no iteration for", x);
+    CHECK(0, "%s: an instruction the evaluator lacks (%s)", x, op);
+    return 0;
+}
+
+static int64_t ir_value(const ir_eval *ev, const char *v, int depth)
+{
+    CHECK(depth < 64, "%s: too deep", v);
+    if (v[0] != '%') {
+        char *end;
+        int64_t c = strtoll(v, &end, 10);
+        CHECK(*end == '\0', "a constant the evaluator cannot read: %s", v);
+        return c;
+    }
+    if (strcmp(v, "%data") == 0)
+        return IR_DATA;
+    if (strcmp(v, "%indices") == 0)
+        return IR_INDICES;
+    for (int l = 0; l < 2; l++)
+        if (ev->counter[l] && strcmp(v, ev->counter[l]) == 0)
+            return ev->at[l];
+    return ir_instruction(ev, v, depth + 1);
+}
+
+/* The byte of data the first prefetch of ev's function reads. */
+static int64_t ir_prefetched(const ir_eval *ev)
+{
+    char name[96];
+    ir_prefetch_operand(ev, name, sizeof name);
+    return ir_value(ev, name, 0) - IR_DATA;
+}
+
+/* The block `distance` tuples ahead of the one being copied: at iteration
+ * i of an innermost loop of `trip` tuples, the tuple min(i + distance,
+ * trip - 1) of that loop (its index entries are the last ones the loop
+ * reads). The address was once computed from the loop's first tuple, so
+ * that every iteration prefetched the same few early blocks. Checked on a
+ * loop alone, in a split kernel's range function, and inside batches. */
+static int child_prefetch_ahead(void)
+{
+    const int64_t distance = 8, trip = 64, row = 1024 * 4;
+    setenv("TENSORJIT_PREFETCH", "8", 1);
+    int64_t idx[64];
+    for (int64_t i = 0; i < trip; i++)
+        idx[i] = (i * 37 + 5) % 1024; /* a different row at every position */
+    jit_gather_nd_sig s = rows_sig(1024, 1024, trip, JIT_I64);
+    static const char *const fns[2][2] = {{"tj_gather_nd", "%level0"},
+                                          {"tj_gather_nd_range", "%unit"}};
+    for (int split = 0; split < 2; split++) {
+        s.threads = split ? 2 : 1;
+        char *ir = jit_gather_nd_dump(&s, JIT_DUMP_IR);
+        CHECK(ir, "dump: %s", jit_last_error());
+        ir_eval ev = {ir_function(ir, fns[split][0]), {fns[split][1], NULL}, {0, 0}, idx, trip};
+        jit_free(ir);
+        for (int64_t i = 0; i < trip; i++) {
+            ev.at[0] = i;
+            int64_t t = i + distance < trip ? i + distance : trip - 1;
+            int64_t got = ir_prefetched(&ev), want = idx[t] * row;
+            CHECK(got == want, "%s, iteration %lld: prefetches byte %lld of data, not %lld "
+                  "(the row of tuple %lld)", fns[split][0], (long long)i, (long long)got,
+                  (long long)want, (long long)t);
+        }
+        free(ev.fn);
+    }
+    /* batches: the innermost loop's tuples, in the batch being copied */
+    jit_gather_nd_sig b = {.dtype = JIT_F32, .index_type = JIT_I64, .batch_dims = 1,
+                           .data_shape = {3, {2, 1024, 512}},
+                           .indices_shape = {3, {2, 32, 1}}};
+    const int64_t batch = 1024 * 512 * 4, brow = 512 * 4, btrip = 32;
+    char *ir = jit_gather_nd_dump(&b, JIT_DUMP_IR);
+    CHECK(ir, "dump: %s", jit_last_error());
+    ir_eval ev = {ir_function(ir, "tj_gather_nd"), {"%level0", "%level1"}, {0, 0}, idx, 2 * btrip};
+    jit_free(ir);
+    for (int64_t n = 0; n < 2; n++)
+        for (int64_t i = 0; i < btrip; i++) {
+            ev.at[0] = n, ev.at[1] = i;
+            int64_t t = n * btrip + (i + distance < btrip ? i + distance : btrip - 1);
+            int64_t got = ir_prefetched(&ev), want = n * batch + idx[t] * brow;
+            CHECK(got == want, "batch %lld, iteration %lld: prefetches byte %lld of data, not "
+                  "%lld (the row of tuple %lld)", (long long)n, (long long)i, (long long)got,
+                  (long long)want, (long long)t);
+        }
+    free(ev.fn);
+    jit_shutdown();
+    return 0;
+}
+
 /* Index types too narrow for the vector validation pass's native
  * comparison (i8 indices into a dimension over 128; negative-wraps with a
  * dimension of exactly 128): the per-tuple check loop, same answers. */
@@ -451,6 +664,12 @@ static void test_ir_knobs(void **state)
     in_child(child_ir_knobs);
 }
 
+static void test_prefetch_ahead(void **state)
+{
+    (void)state;
+    in_child(child_prefetch_ahead);
+}
+
 static void test_narrow_index_checks(void **state)
 {
     (void)state;
@@ -474,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_refused_cache_dir),
         cmocka_unit_test(test_objload_llvm),
         cmocka_unit_test(test_ir_knobs),
+        cmocka_unit_test(test_prefetch_ahead),
         cmocka_unit_test(test_narrow_index_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
