@@ -90,7 +90,7 @@ int tj_rt_dyn_parallel(const void *range, const void *plan, const void *data,
                        const void *indices, const void *updates, void *out)
 {
     tj_dyn_job job = {(tj_dyn_range_fn)(uintptr_t)range, plan, data, indices, updates, out};
-    if (job.p->units == 0) { /* an empty unit level: no copies, but the data's */
+    if (job.p->units == 0 || job.p->visits == 0) { /* no copies, but the data's */
         if (job.p->copy_bytes && out != data)
             memcpy(out, data, (size_t)job.p->copy_bytes);
         return JIT_OK;

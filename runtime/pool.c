@@ -74,12 +74,22 @@ static int tj_job_open(void)
     return tj_current && atomic_load(&tj_current->next) < tj_current->parts;
 }
 
+/* Where part p of n over units begins: the first units % n parts take one
+ * unit more. Never units * p, which overflows int64 once units passes
+ * INT64_MAX / n (a dynamic call's dims can make 2^62 units). */
+static int64_t tj_part_begin(int64_t units, int p, int n)
+{
+    int64_t rem = units % n;
+    return units / n * p + (p < rem ? p : rem);
+}
+
 /* Runs parts of job until none is left; returns how many it ran. */
 static int tj_run_parts(tj_job *job)
 {
     int ran = 0;
     for (int p; (p = atomic_fetch_add(&job->next, 1)) < job->parts; ran++)
-        job->fn(job->ctx, job->units * p / job->parts, job->units * (p + 1) / job->parts);
+        job->fn(job->ctx, tj_part_begin(job->units, p, job->parts),
+                tj_part_begin(job->units, p + 1, job->parts));
     return ran;
 }
 

@@ -909,11 +909,9 @@ static void test_empty_inner_dim_returns_at_once(void **state)
 {
     (void)state;
     expect_empty_nests_return(1, (int64_t)1 << 62, "2^62");
-    /* Split over two threads, 2^61: at 2^62 units the pool's part bounds,
-     * units * (p + 1) / parts (runtime/pool.c, tj_run_parts), overflow
-     * int64, for the static kernel as for the dynamic one. 2^61 empty
-     * iterations would not end either. */
-    expect_empty_nests_return(2, (int64_t)1 << 61, "2^61");
+    /* split over two threads: the pool's part bounds once overflowed at
+     * 2^62 units (test_pool, test_parts_of_huge_unit_counts) */
+    expect_empty_nests_return(2, (int64_t)1 << 62, "2^62");
 }
 
 /* A thread's exit frees its memory of shapes (a key destructor) while a

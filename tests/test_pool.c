@@ -92,11 +92,60 @@ static void test_one_part_runs_on_the_caller(void **state)
     assert_int_equal(seen_end, 100);
 }
 
+typedef struct bounds_job {
+    pthread_mutex_t lock;
+    int n;
+    int64_t begin[16], end[16];
+} bounds_job;
+
+static void record_bounds(void *ctx, int64_t begin, int64_t end)
+{
+    bounds_job *j = ctx;
+    pthread_mutex_lock(&j->lock);
+    if (j->n < 16) {
+        j->begin[j->n] = begin;
+        j->end[j->n] = end;
+    }
+    j->n++;
+    pthread_mutex_unlock(&j->lock);
+}
+
+/* The parts of a job of INT64_MAX units tile [0, INT64_MAX) exactly: the
+ * bounds were units * p / parts, which overflows int64 past INT64_MAX /
+ * parts (UB; in practice parts of the range were dropped or run twice). */
+static void test_parts_of_huge_unit_counts(void **state)
+{
+    (void)state;
+    static const int64_t units[] = {INT64_MAX, ((int64_t)1 << 62) + 3, 7};
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++)
+        for (int threads = 2; threads <= 5; threads++) {
+            bounds_job j = {.lock = PTHREAD_MUTEX_INITIALIZER};
+            tj_pool_run(threads, units[u], record_bounds, &j);
+            assert_in_range(j.n, 1, threads);
+            /* sort the parts by begin, then check they tile the range */
+            for (int a = 0; a < j.n; a++)
+                for (int b = a + 1; b < j.n; b++)
+                    if (j.begin[b] < j.begin[a]) {
+                        int64_t t = j.begin[a];
+                        j.begin[a] = j.begin[b], j.begin[b] = t;
+                        t = j.end[a];
+                        j.end[a] = j.end[b], j.end[b] = t;
+                    }
+            int64_t next = 0;
+            for (int a = 0; a < j.n; a++) {
+                assert_true(j.begin[a] == next && j.end[a] > j.begin[a]);
+                next = j.end[a];
+            }
+            assert_true(next == units[u]);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caller_sleeps_until_a_slow_worker_is_done),
         cmocka_unit_test(test_one_part_runs_on_the_caller),
+        cmocka_unit_test(test_parts_of_huge_unit_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
