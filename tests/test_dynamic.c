@@ -982,6 +982,62 @@ static void test_threads_share_a_dynamic_kernel(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* An empty nest replays its template's merges without asking whether the
+ * merged levels walk as one (it never walks): GatherElements with every
+ * dim dynamic, whose template merges levels 1 and 2 (or 0 and 1, by the
+ * axis), called with dims [0,2^40,2^40,0] for data and indices. The merged
+ * trip, 2^80, was a signed overflow (UBSan); the static plan of the same
+ * shape never merges. Every axis, against the oracle and the static
+ * kernel. */
+static void test_empty_nest_merge_overflow(void **state)
+{
+    (void)state;
+    uint64_t rs = 23;
+    const int64_t big = INT64_C(1) << 40;
+    const int64_t dims[8] = {0, big, big, 0, 0, big, big, 0};
+    for (int axis = 0; axis < 4; axis++) {
+        jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+        s.dtype = JIT_F64;
+        s.axis = axis;
+        s.data_shape = (jit_shape){4, {D, D, D, D}};
+        s.indices_shape = (jit_shape){4, {D, D, D, D}};
+        jit_kernel fn = compile_dynamic(&s);
+        char what[64];
+        snprintf(what, sizeof what, "empty nest of 2^80 merged trips, axis %d", axis);
+        assert_int_equal(run_dims(&rs, fn, &s, dims, -1, what), JIT_OK);
+    }
+}
+
+/* The element-level byte strides overflow for a call's dims as for a
+ * static signature (test_signature): the call is refused with the static
+ * signature's message, before anything is written. */
+static void test_element_strides_overflow_refused(void **state)
+{
+    (void)state;
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    s.dtype = JIT_F64;
+    s.axis = 1;
+    s.data_shape = (jit_shape){2, {D, D}};
+    s.indices_shape = (jit_shape){2, {D, D}};
+    jit_kernel fn = compile_dynamic(&s);
+    const int64_t dims[4] = {0, 1, 0, INT64_C(1) << 61};
+    jit_sig c = s;
+    c.data_shape = (jit_shape){2, {0, 1}};
+    c.indices_shape = (jit_shape){2, {0, INT64_C(1) << 61}};
+    assert_null(jit_compile(&c));
+    char want[1024];
+    snprintf(want, sizeof want, "%s", jit_last_error());
+    assert_non_null(strstr(want, "overflows int64"));
+    unsigned char out[TAIL];
+    memset(out, CANARY, sizeof out);
+    assert_int_equal(jit_call_dynamic(fn, NULL, NULL, NULL, out, dims), JIT_STATUS_BAD_SHAPE);
+    assert_string_equal(jit_last_error(), want);
+    assert_true(untouched(out, sizeof out));
+    jit_sig bound;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
+    assert_string_equal(jit_last_error(), want);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -1015,6 +1071,8 @@ int main(void)
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
         cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),
+        cmocka_unit_test_teardown(test_empty_nest_merge_overflow, teardown),
+        cmocka_unit_test_teardown(test_element_strides_overflow_refused, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
