@@ -28,6 +28,7 @@
 #include "dyn.h"
 #include "error.h"
 #include "op.h"
+#include "shape.h"
 
 #define TJ_DYN_MAX_TIES 3
 #define TJ_DYN_MAX_TRIES 20000
@@ -85,6 +86,34 @@ static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
         }
 }
 
+/* Whether every byte count of an instance with its dynamic dims
+ * (negative codes) at v fits in int64: the product of every input's dims
+ * (zeros counted as ones: they hide partial products, not bound them)
+ * bounds each input's, the output's (at most data's times indices') and
+ * every partial product, in elements of at most 8 bytes. */
+static int tj_dyn_bytes_fit(const tj_inputs *in, int64_t v)
+{
+    int64_t bound = 8;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t x = in->shape[i]->dims[d];
+            if (tj_mul_i64(bound, x < 0 ? v : x > 0 ? x : 1, &bound))
+                return 0;
+        }
+    return 1;
+}
+
+/* Two placeholders no static dim equals (a free dim never looks tied),
+ * the first two of values that are not. */
+static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
+                                const int64_t *values, size_t nvalues)
+{
+    int got = 0;
+    for (size_t i = 0; i < nvalues && got < 2; i++)
+        if (!tj_has(statics, n, values[i]))
+            *(got++ ? &s->free_b : &s->free_a) = values[i];
+}
+
 /* The candidates and placeholders, from the static dims left. */
 static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
 {
@@ -97,6 +126,16 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
                 statics[n++] = x;
             top = x > top ? x : top;
         }
+    /* Primes from 5 keep clear of tuple lengths and ranks. With many
+     * dynamic dims (5^28 elements overflow) they would make every instance
+     * too large: then 2 and up, whose powers fit for every rank. */
+    static const int64_t primes[] = {5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53,
+                                     59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    static const int64_t smallest[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47,
+                                       53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    tj_dyn_placeholders(s, statics, n, primes, sizeof primes / sizeof *primes);
+    if (!tj_dyn_bytes_fit(in, s->free_b))
+        tj_dyn_placeholders(s, statics, n, smallest, sizeof smallest / sizeof *smallest);
     s->big_a = top < INT64_MAX / 4 ? 2 * top + 11 : 11; /* above every static dim */
     s->big_b = s->big_a + 2;
     for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
@@ -105,13 +144,6 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
     statics[n++] = s->big_a;
     for (int i = 0; i < n && s->ncand < TJ_DYN_MAX_CANDS; i++)
         s->cand[s->ncand++] = statics[i];
-    /* placeholders no static dim equals: a free dim never looks tied */
-    static const int64_t primes[] = {5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53,
-                                     59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
-    int got = 0;
-    for (size_t i = 0; i < sizeof primes / sizeof *primes && got < 2; i++)
-        if (!tj_has(statics, n, primes[i]))
-            *(got++ ? &s->free_b : &s->free_a) = primes[i];
 }
 
 static void tj_dyn_search_init(tj_dyn_search *s, const jit_sig *sig)
@@ -265,6 +297,21 @@ static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
     return -1;
 }
 
+/* Every group at 1: a family whose other instances all overflow (a static
+ * dim of 2^40 beside 29 dynamic ones) is still valid if this one is; it
+ * is then s->found_sig. */
+static void tj_dyn_try_ones(tj_dyn_search *s)
+{
+    tj_plan p;
+    for (int g = 0; g < s->ngroups; g++)
+        tj_dyn_set(s, g, 1, 1, 1);
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(&s->sig, &p, NULL) == 0) {
+        s->found_valid = 1;
+        s->found_sig = s->sig;
+    }
+}
+
 /* d's template, or (failing that) a valid instance's plan, through s. */
 static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
 {
@@ -281,7 +328,12 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
     }
     /* No pair of instances plans one nest within the search's reach; the
      * family is valid if an instance was. Each call is then planned on its
-     * own (and its output shape is the bound call's to say). */
+     * own (and its output shape is the bound call's to say). Dims of 1
+     * are tried last: with a large static dim beside many dynamic ones,
+     * every other instance may overflow. */
+    int ones = !s->found_valid;
+    if (ones)
+        tj_dyn_try_ones(s);
     if (!s->found_valid || tj_sig_plan(&s->found_sig, &d->tmpl, &d->out_shape) != 0)
         return tj_error_set("no shape of this dynamic signature is valid (with its dynamic "
                             "dims at %" PRId64 ": %s)",
@@ -290,10 +342,17 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
         d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
     d->out_rank_varies = 1;
     memset(d->vary, 0xff, sizeof d->vary);
-    snprintf(d->why, sizeof d->why,
-             "no two shapes of the family the search tried plan one loop nest (%d tries): "
-             "the reference kernel plans each call",
-             s->tries);
+    if (ones)
+        snprintf(d->why, sizeof d->why,
+                 "of the family's shapes the search tried (%d), only the one with every "
+                 "dynamic dim 1 is valid (the others overflow int64 or break a rule): the "
+                 "reference kernel plans each call",
+                 s->tries);
+    else
+        snprintf(d->why, sizeof d->why,
+                 "no two shapes of the family the search tried plan one loop nest (%d tries): "
+                 "the reference kernel plans each call",
+                 s->tries);
     return 0;
 }
 
