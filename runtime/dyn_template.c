@@ -21,12 +21,14 @@
  * differs runs on the reference kernel (tj_dyn_fits in dyn.c).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "dyn.h"
 #include "error.h"
+#include "key.h"
 #include "op.h"
 #include "shape.h"
 
@@ -356,6 +358,54 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
     return 0;
 }
 
+/* Refused families, remembered with their message: a refusal costs the
+ * whole search (up to TJ_DYN_MAX_TRIES plans, some 40 ms), which a caller
+ * retrying its compile (a layer per call, a fuzzer) paid every time. A
+ * refusal depends on the signature alone (its key), so an entry never
+ * goes stale; the oldest makes room. Out of memory is not remembered. */
+#define TJ_DYN_REFUSALS 16
+
+typedef struct tj_dyn_refusal {
+    tj_key key;
+    char why[TJ_ERROR_MAX];
+} tj_dyn_refusal;
+
+static tj_dyn_refusal tj_dyn_refusals[TJ_DYN_REFUSALS];
+static int tj_dyn_nrefusals, tj_dyn_next_refusal;
+static pthread_mutex_t tj_dyn_refusal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int tj_same_key(const tj_key *a, const tj_key *b)
+{
+    return a->len == b->len && memcmp(a->words, b->words, a->len) == 0;
+}
+
+/* -1 with the remembered message when key's family was refused, else 0. */
+static int tj_dyn_refusal_recall(const tj_key *key)
+{
+    char why[TJ_ERROR_MAX];
+    int found = 0;
+    pthread_mutex_lock(&tj_dyn_refusal_lock);
+    for (int i = 0; i < tj_dyn_nrefusals && !found; i++)
+        if (tj_same_key(&tj_dyn_refusals[i].key, key)) {
+            snprintf(why, sizeof why, "%s", tj_dyn_refusals[i].why);
+            found = 1;
+        }
+    pthread_mutex_unlock(&tj_dyn_refusal_lock);
+    return found ? tj_error_set("%s", why) : 0;
+}
+
+static void tj_dyn_refusal_remember(const tj_key *key, const char *why)
+{
+    pthread_mutex_lock(&tj_dyn_refusal_lock);
+    tj_dyn_refusal *r = &tj_dyn_refusals[tj_dyn_next_refusal];
+    r->key = *key;
+    snprintf(r->why, sizeof r->why, "%s", why);
+    tj_dyn_next_refusal = (tj_dyn_next_refusal + 1) % TJ_DYN_REFUSALS;
+    if (tj_dyn_nrefusals < TJ_DYN_REFUSALS)
+        tj_dyn_nrefusals++;
+    pthread_mutex_unlock(&tj_dyn_refusal_lock);
+}
+
 int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
 {
     memset(d, 0, sizeof *d);
@@ -366,11 +416,17 @@ int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
     tj_sig_normalize(def, &d->sig);
     if (tj_dyn_check_bounds(&d->sig, &d->ndims))
         return -1;
+    tj_key key;
+    int keyed = tj_key_sig(&d->sig, &key) == 0;
+    if (keyed && tj_dyn_refusal_recall(&key))
+        return -1;
     tj_dyn_search *s = tj_malloc(sizeof *s); /* large: off the stack */
     if (!s)
         return tj_error_set("out of memory planning a dynamic signature");
     int rc = tj_dyn_template(d, s);
     tj_free(s);
+    if (rc != 0 && keyed)
+        tj_dyn_refusal_remember(&key, jit_last_error());
     return rc;
 }
 

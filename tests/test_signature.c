@@ -495,6 +495,38 @@ static void test_element_strides_overflow(void **state)
     assert_non_null(ptr(u));
 }
 
+/* A refused dynamic family is remembered with its message: the search
+ * behind a refusal (up to 20000 plans, some 40 ms) ran again on every
+ * compile of the same family. The repeat plans nothing now, so it
+ * allocates nothing: with the next allocation made to fail, it still gives
+ * the refusal, not "out of memory planning a dynamic signature". */
+static void test_refused_family_remembered(void **state)
+{
+    (void)state;
+    jit_sig s = {.op = JIT_OP_GATHER_ELEMENTS, .dtype = JIT_F32, .index_type = JIT_I32,
+                 .data_shape = {2, {JIT_DIM_DYNAMIC, JIT_DIM_DYNAMIC}},
+                 .indices_shape = {1, {JIT_DIM_DYNAMIC}}}; /* ranks differ: no shape valid */
+    assert_null(jit_compile(&s));
+    char first[1024];
+    snprintf(first, sizeof first, "%s", jit_last_error());
+    assert_non_null(strstr(first, "no shape of this dynamic signature is valid"));
+    assert_non_null(strstr(first, "rank(indices)=1 must equal rank(data)=2"));
+    for (int round = 0; round < 2; round++) {
+        tj_alloc_fail_after(1);
+        jit_kernel k = jit_compile(&s);
+        tj_alloc_fail_after(0);
+        assert_null(k);
+        assert_string_equal(jit_last_error(), first);
+        tj_alloc_fail_after(1);
+        jit_shape out;
+        int shape_rc = jit_output_shape(&s, &out);
+        tj_alloc_fail_after(0);
+        assert_int_equal(shape_rc, -1);
+        assert_string_equal(jit_last_error(), first);
+        jit_shutdown(); /* a refusal does not depend on the library's state */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_refused_spelling_never_hits_the_cache),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_element_strides_overflow),
+        cmocka_unit_test(test_refused_family_remembered),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();
