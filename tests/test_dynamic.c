@@ -984,11 +984,10 @@ static void test_threads_share_a_dynamic_kernel(void **state)
 
 /* An empty nest replays its template's merges without asking whether the
  * merged levels walk as one (it never walks): GatherElements with every
- * dim dynamic, whose template merges levels 1 and 2 (or 0 and 1, by the
- * axis), called with dims [0,2^40,2^40,0] for data and indices. The merged
- * trip, 2^80, was a signed overflow (UBSan); the static plan of the same
- * shape never merges. Every axis, against the oracle and the static
- * kernel. */
+ * dim dynamic, called with dims [0,2^40,2^40,0] for data and indices.
+ * With axis 0 the template merges levels 1 to 3, and the merged trip,
+ * 2^80, was a signed overflow (UBSan); the static plan of the same shape
+ * never merges. Every axis, against the oracle and the static kernel. */
 static void test_empty_nest_merge_overflow(void **state)
 {
     (void)state;
