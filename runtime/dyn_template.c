@@ -21,13 +21,16 @@
  * differs runs on the reference kernel (tj_dyn_fits in dyn.c).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "dyn.h"
 #include "error.h"
+#include "key.h"
 #include "op.h"
+#include "shape.h"
 
 #define TJ_DYN_MAX_TIES 3
 #define TJ_DYN_MAX_TRIES 20000
@@ -85,6 +88,34 @@ static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
         }
 }
 
+/* Whether every byte count of an instance with its dynamic dims
+ * (negative codes) at v fits in int64: the product of every input's dims
+ * (zeros counted as ones: they hide partial products, not bound them)
+ * bounds each input's, the output's (at most data's times indices') and
+ * every partial product, in elements of at most 8 bytes. */
+static int tj_dyn_bytes_fit(const tj_inputs *in, int64_t v)
+{
+    int64_t bound = 8;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t x = in->shape[i]->dims[d];
+            if (tj_mul_i64(bound, x < 0 ? v : x > 0 ? x : 1, &bound))
+                return 0;
+        }
+    return 1;
+}
+
+/* Two placeholders no static dim equals (a free dim never looks tied),
+ * the first two of values that are not. */
+static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
+                                const int64_t *values, size_t nvalues)
+{
+    int got = 0;
+    for (size_t i = 0; i < nvalues && got < 2; i++)
+        if (!tj_has(statics, n, values[i]))
+            *(got++ ? &s->free_b : &s->free_a) = values[i];
+}
+
 /* The candidates and placeholders, from the static dims left. */
 static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
 {
@@ -97,6 +128,16 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
                 statics[n++] = x;
             top = x > top ? x : top;
         }
+    /* Primes from 5 keep clear of tuple lengths and ranks. With many
+     * dynamic dims (5^28 elements overflow) they would make every instance
+     * too large: then 2 and up, whose powers fit for every rank. */
+    static const int64_t primes[] = {5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53,
+                                     59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    static const int64_t smallest[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47,
+                                       53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    tj_dyn_placeholders(s, statics, n, primes, sizeof primes / sizeof *primes);
+    if (!tj_dyn_bytes_fit(in, s->free_b))
+        tj_dyn_placeholders(s, statics, n, smallest, sizeof smallest / sizeof *smallest);
     s->big_a = top < INT64_MAX / 4 ? 2 * top + 11 : 11; /* above every static dim */
     s->big_b = s->big_a + 2;
     for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
@@ -105,13 +146,6 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
     statics[n++] = s->big_a;
     for (int i = 0; i < n && s->ncand < TJ_DYN_MAX_CANDS; i++)
         s->cand[s->ncand++] = statics[i];
-    /* placeholders no static dim equals: a free dim never looks tied */
-    static const int64_t primes[] = {5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53,
-                                     59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
-    int got = 0;
-    for (size_t i = 0; i < sizeof primes / sizeof *primes && got < 2; i++)
-        if (!tj_has(statics, n, primes[i]))
-            *(got++ ? &s->free_b : &s->free_a) = primes[i];
 }
 
 static void tj_dyn_search_init(tj_dyn_search *s, const jit_sig *sig)
@@ -265,6 +299,21 @@ static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
     return -1;
 }
 
+/* Every group at 1: a family whose other instances all overflow (a static
+ * dim of 2^40 beside 29 dynamic ones) is still valid if this one is; it
+ * is then s->found_sig. */
+static void tj_dyn_try_ones(tj_dyn_search *s)
+{
+    tj_plan p;
+    for (int g = 0; g < s->ngroups; g++)
+        tj_dyn_set(s, g, 1, 1, 1);
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(&s->sig, &p, NULL) == 0) {
+        s->found_valid = 1;
+        s->found_sig = s->sig;
+    }
+}
+
 /* d's template, or (failing that) a valid instance's plan, through s. */
 static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
 {
@@ -281,7 +330,12 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
     }
     /* No pair of instances plans one nest within the search's reach; the
      * family is valid if an instance was. Each call is then planned on its
-     * own (and its output shape is the bound call's to say). */
+     * own (and its output shape is the bound call's to say). Dims of 1
+     * are tried last: with a large static dim beside many dynamic ones,
+     * every other instance may overflow. */
+    int ones = !s->found_valid;
+    if (ones)
+        tj_dyn_try_ones(s);
     if (!s->found_valid || tj_sig_plan(&s->found_sig, &d->tmpl, &d->out_shape) != 0)
         return tj_error_set("no shape of this dynamic signature is valid (with its dynamic "
                             "dims at %" PRId64 ": %s)",
@@ -290,11 +344,66 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
         d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
     d->out_rank_varies = 1;
     memset(d->vary, 0xff, sizeof d->vary);
-    snprintf(d->why, sizeof d->why,
-             "no two shapes of the family the search tried plan one loop nest (%d tries): "
-             "the reference kernel plans each call",
-             s->tries);
+    if (ones)
+        snprintf(d->why, sizeof d->why,
+                 "of the family's shapes the search tried (%d), only the one with every "
+                 "dynamic dim 1 is valid (the others overflow int64 or break a rule): the "
+                 "reference kernel plans each call",
+                 s->tries);
+    else
+        snprintf(d->why, sizeof d->why,
+                 "no two shapes of the family the search tried plan one loop nest (%d tries): "
+                 "the reference kernel plans each call",
+                 s->tries);
     return 0;
+}
+
+/* Refused families, remembered with their message: a refusal costs the
+ * whole search (up to TJ_DYN_MAX_TRIES plans, some 40 ms), which a caller
+ * retrying its compile (a layer per call, a fuzzer) paid every time. A
+ * refusal depends on the signature alone (its key), so an entry never
+ * goes stale; the oldest makes room. Out of memory is not remembered. */
+#define TJ_DYN_REFUSALS 16
+
+typedef struct tj_dyn_refusal {
+    tj_key key;
+    char why[TJ_ERROR_MAX];
+} tj_dyn_refusal;
+
+static tj_dyn_refusal tj_dyn_refusals[TJ_DYN_REFUSALS];
+static int tj_dyn_nrefusals, tj_dyn_next_refusal;
+static pthread_mutex_t tj_dyn_refusal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int tj_same_key(const tj_key *a, const tj_key *b)
+{
+    return a->len == b->len && memcmp(a->words, b->words, a->len) == 0;
+}
+
+/* -1 with the remembered message when key's family was refused, else 0. */
+static int tj_dyn_refusal_recall(const tj_key *key)
+{
+    char why[TJ_ERROR_MAX];
+    int found = 0;
+    pthread_mutex_lock(&tj_dyn_refusal_lock);
+    for (int i = 0; i < tj_dyn_nrefusals && !found; i++)
+        if (tj_same_key(&tj_dyn_refusals[i].key, key)) {
+            snprintf(why, sizeof why, "%s", tj_dyn_refusals[i].why);
+            found = 1;
+        }
+    pthread_mutex_unlock(&tj_dyn_refusal_lock);
+    return found ? tj_error_set("%s", why) : 0;
+}
+
+static void tj_dyn_refusal_remember(const tj_key *key, const char *why)
+{
+    pthread_mutex_lock(&tj_dyn_refusal_lock);
+    tj_dyn_refusal *r = &tj_dyn_refusals[tj_dyn_next_refusal];
+    r->key = *key;
+    snprintf(r->why, sizeof r->why, "%s", why);
+    tj_dyn_next_refusal = (tj_dyn_next_refusal + 1) % TJ_DYN_REFUSALS;
+    if (tj_dyn_nrefusals < TJ_DYN_REFUSALS)
+        tj_dyn_nrefusals++;
+    pthread_mutex_unlock(&tj_dyn_refusal_lock);
 }
 
 int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
@@ -307,11 +416,17 @@ int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
     tj_sig_normalize(def, &d->sig);
     if (tj_dyn_check_bounds(&d->sig, &d->ndims))
         return -1;
+    tj_key key;
+    int keyed = tj_key_sig(&d->sig, &key) == 0;
+    if (keyed && tj_dyn_refusal_recall(&key))
+        return -1;
     tj_dyn_search *s = tj_malloc(sizeof *s); /* large: off the stack */
     if (!s)
         return tj_error_set("out of memory planning a dynamic signature");
     int rc = tj_dyn_template(d, s);
     tj_free(s);
+    if (rc != 0 && keyed)
+        tj_dyn_refusal_remember(&key, jit_last_error());
     return rc;
 }
 

@@ -54,20 +54,37 @@ void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed
         p->unit_levels = p->nlevels;
 }
 
+/* The byte strides of a row-major tensor of shape s with elements of
+ * elem bytes: each the product of the dims after it. A zero dim makes the
+ * tensor's total 0 while a stride before it may still be out of int64's
+ * range, so each is checked (SPEC: every byte count fits in int64). */
+static int tj_byte_strides(const jit_shape *s, int elem, const char *name, int64_t *strides)
+{
+    char buf[128];
+    int64_t stride = elem;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        strides[i] = stride;
+        if (i > 0 && tj_mul_i64(stride, s->dims[i], &stride))
+            return tj_error_set("%s of shape %s with %d-byte elements: the stride of dimension "
+                                "%d (the bytes of one step along it) overflows int64",
+                                name, tj_shape_format(s, buf, sizeof buf), elem, i - 1);
+    }
+    return 0;
+}
+
 int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix, int a)
 {
     int gather = p->indexed == TJ_INDEXED_SRC, units = 1;
-    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], ds = p->elem_size, is = 1;
-    for (int i = d->rank - 1; i >= 0; i--) {
-        data_stride[i] = ds;
-        index_stride[i] = is;
-        if (tj_mul_i64(ds, d->dims[i], &ds) || tj_mul_i64(is, ix->dims[i], &is))
-            return tj_error_set("a partial product of the data or indices shape overflows int64");
-    }
+    int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], dense_stride[JIT_MAX_RANK];
+    /* the dense side (out or updates) has the indices' shape */
+    if (tj_byte_strides(d, p->elem_size, "data", data_stride) ||
+        tj_byte_strides(ix, p->index_size, "indices", index_stride) ||
+        tj_byte_strides(ix, p->elem_size, gather ? "output" : "updates", dense_stride))
+        return -1;
     for (int i = 0; i < d->rank; i++) {
         units = gather || (units && i < a && ix->dims[i] == d->dims[i]);
-        tj_plan_level(p, ix->dims[i], index_stride[i], i == a ? 0 : data_stride[i],
-                      index_stride[i] * p->elem_size, units);
+        tj_plan_level(p, ix->dims[i], index_stride[i] / p->index_size,
+                      i == a ? 0 : data_stride[i], dense_stride[i], units);
     }
     p->block_bytes = p->elem_size;
     p->depth = 1;
@@ -78,13 +95,20 @@ int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix, 
     return 0;
 }
 
+/* step * trip == want; a product out of int64's range equals nothing. */
+static int tj_steps_reach(int64_t step, int64_t trip, int64_t want)
+{
+    int64_t reach;
+    return tj_mul_i64(step, trip, &reach) == 0 && reach == want;
+}
+
 /* Level b walks on from where a's last iteration ends: one level of
  * a.trip * b.trip iterations does the same. */
 static int tj_continues(const tj_level *a, const tj_level *b)
 {
-    return a->index_step == b->index_step * b->trip &&
-           a->indexed_step == b->indexed_step * b->trip &&
-           a->dense_step == b->dense_step * b->trip;
+    return tj_steps_reach(b->index_step, b->trip, a->index_step) &&
+           tj_steps_reach(b->indexed_step, b->trip, a->indexed_step) &&
+           tj_steps_reach(b->dense_step, b->trip, a->dense_step);
 }
 
 /* Whether level v may take the fate `how` after the n levels kept so far
@@ -101,11 +125,14 @@ static int tj_level_fits(const tj_plan *p, int n, int units, const tj_level *v, 
 }
 
 /* Drops and merges levels, as recipe says or (recipe NULL) as their
- * values allow, recording what it did; 1 if recipe does not fit. check 0:
- * an empty nest, whose merges need not walk as one (it never walks), but
- * whose dropped levels must still be of one trip (a zero trip dropped
- * would make it run) and whose merges must still keep unit levels apart
- * from the others (the units split a scatter's copy of data). */
+ * values allow, recording what it did; 1 if recipe does not fit, -1 when
+ * a merged trip overflows. check 0: an empty nest, whose merges need not
+ * walk as one (it never walks), but whose dropped levels must still be of
+ * one trip (a zero trip dropped would make it run) and whose merges must
+ * still keep unit levels apart from the others (the units split a
+ * scatter's copy of data). Nor need the trips it merges multiply within
+ * int64 (the zero trip may be in another level): such a merge does not
+ * fit, and the nest is planned on its own. */
 static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
 {
     int n = 0, units = 0;
@@ -128,7 +155,8 @@ static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
             continue;
         if (how == TJ_LEVEL_MERGE && n > 0) {
             tj_level *m = &p->levels[n - 1];
-            m->trip *= v->trip;
+            if (tj_mul_i64(m->trip, v->trip, &m->trip))
+                return check ? tj_error_set("the number of index tuples overflows int64") : 1;
             m->index_step = v->index_step;
             m->indexed_step = v->indexed_step;
             m->dense_step = v->dense_step;
@@ -143,20 +171,33 @@ static int tj_plan_merge(tj_plan *p, const unsigned char *recipe, int check)
     return 0;
 }
 
+/* *reach += (count - 1) * step, the bytes past the first of count steps
+ * (a count of 0 takes one step back, as it always has); -1 when that
+ * overflows. */
+static int tj_reach_add(int64_t *reach, int64_t count, int64_t step)
+{
+    int64_t span;
+    return tj_mul_i64(count - 1, step, &span) || tj_add_i64(*reach, span, reach);
+}
+
 /* Whether every update of a unit-less scatter stays in the row of data
  * dimension 0 its first index selects: the block, the other entries' reach
  * and the levels' steps on the indexed side fit in one row, and the rows
  * tile the data copied first. */
 static int tj_plan_rows(const tj_plan *p)
 {
+    int64_t rows_bytes, reach = p->block_bytes;
     if (p->unit_levels || p->indexed != TJ_INDEXED_DST || p->depth < 1 || p->first_dim != 0 ||
-        p->dims[0] < 2 || p->copy_bytes != p->dims[0] * p->strides[0])
+        p->dims[0] < 2 || tj_mul_i64(p->dims[0], p->strides[0], &rows_bytes) ||
+        p->copy_bytes != rows_bytes)
         return 0;
-    int64_t reach = p->block_bytes;
+    /* a reach out of int64's range is no row's: the plan keeps one unit */
     for (int e = 1; e < p->depth; e++)
-        reach += (p->dims[e] - 1) * p->strides[e];
+        if (tj_reach_add(&reach, p->dims[e], p->strides[e]))
+            return 0;
     for (int l = 0; l < p->nlevels; l++)
-        reach += (p->levels[l].trip - 1) * p->levels[l].indexed_step;
+        if (tj_reach_add(&reach, p->levels[l].trip, p->levels[l].indexed_step))
+            return 0;
     return reach <= p->strides[0];
 }
 
@@ -194,7 +235,8 @@ int tj_plan_finish(tj_plan *p)
 {
     p->written_levels = p->nlevels;
     /* an empty nest is left as it is: it never runs */
-    tj_plan_merge(p, NULL, !tj_plan_empty(p));
+    if (tj_plan_merge(p, NULL, !tj_plan_empty(p)))
+        return -1;
     return tj_plan_count(p);
 }
 
@@ -204,7 +246,6 @@ int tj_plan_finish_as(tj_plan *p, const unsigned char *recipe, int written)
         return 1;
     p->written_levels = p->nlevels;
     /* an empty nest keeps a zero trip through its merges: it never runs */
-    if (tj_plan_merge(p, recipe, !tj_plan_empty(p)))
-        return 1;
-    return tj_plan_count(p);
+    int rc = tj_plan_merge(p, recipe, !tj_plan_empty(p));
+    return rc ? rc : tj_plan_count(p);
 }

@@ -145,7 +145,9 @@ int tj_plan_finish(tj_plan *p);
  * drops is not of one trip, or two it merges do not walk as one), the
  * plan then unusable; -1 on overflow. An empty nest takes a recipe whose
  * merges do not walk as one (it never walks), not one that drops a level
- * of another trip than 1 or merges a unit level with another. */
+ * of another trip than 1, merges a unit level with another, or merges
+ * trips whose product int64 does not hold (its own plan, unmerged, has
+ * none of them). */
 int tj_plan_finish_as(tj_plan *p, const unsigned char *recipe, int written);
 
 /* Checks shared by every op: element type, index type, policy, engine. */

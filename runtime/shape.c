@@ -11,6 +11,11 @@ int tj_mul_i64(int64_t a, int64_t b, int64_t *out)
     return __builtin_mul_overflow(a, b, out) ? -1 : 0;
 }
 
+int tj_add_i64(int64_t a, int64_t b, int64_t *out)
+{
+    return __builtin_add_overflow(a, b, out) ? -1 : 0;
+}
+
 int tj_shape_product(const jit_shape *s, int from, int to, int64_t *out)
 {
     int64_t p = 1;

@@ -9,6 +9,8 @@
 
 /* 0 and *out = a * b, or -1 when it overflows int64. */
 int tj_mul_i64(int64_t a, int64_t b, int64_t *out);
+/* 0 and *out = a + b, or -1 when it overflows int64. */
+int tj_add_i64(int64_t a, int64_t b, int64_t *out);
 
 /* Product of dims[from .. to); -1 on overflow. */
 int tj_shape_product(const jit_shape *s, int from, int to, int64_t *out);

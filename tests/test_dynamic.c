@@ -1106,6 +1106,136 @@ static void test_threads_share_a_dynamic_kernel(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* An empty nest replays its template's merges without asking whether the
+ * merged levels walk as one (it never walks): GatherElements with every
+ * dim dynamic, called with dims [0,2^40,2^40,0] for data and indices.
+ * With axis 0 the template merges levels 1 to 3, and the merged trip,
+ * 2^80, was a signed overflow (UBSan); the static plan of the same shape
+ * never merges. Every axis, against the oracle and the static kernel. */
+static void test_empty_nest_merge_overflow(void **state)
+{
+    (void)state;
+    uint64_t rs = 23;
+    const int64_t big = INT64_C(1) << 40;
+    const int64_t dims[8] = {0, big, big, 0, 0, big, big, 0};
+    for (int axis = 0; axis < 4; axis++) {
+        jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+        s.dtype = JIT_F64;
+        s.axis = axis;
+        s.data_shape = (jit_shape){4, {D, D, D, D}};
+        s.indices_shape = (jit_shape){4, {D, D, D, D}};
+        jit_kernel fn = compile_dynamic(&s);
+        char what[64];
+        snprintf(what, sizeof what, "empty nest of 2^80 merged trips, axis %d", axis);
+        assert_int_equal(run_dims(&rs, fn, &s, dims, -1, what), JIT_OK);
+    }
+}
+
+/* The element-level byte strides overflow for a call's dims as for a
+ * static signature (test_signature): the call is refused with the static
+ * signature's message, before anything is written. */
+static void test_element_strides_overflow_refused(void **state)
+{
+    (void)state;
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    s.dtype = JIT_F64;
+    s.axis = 1;
+    s.data_shape = (jit_shape){2, {D, D}};
+    s.indices_shape = (jit_shape){2, {D, D}};
+    jit_kernel fn = compile_dynamic(&s);
+    const int64_t dims[4] = {0, 1, 0, INT64_C(1) << 61};
+    jit_sig c = s;
+    c.data_shape = (jit_shape){2, {0, 1}};
+    c.indices_shape = (jit_shape){2, {0, INT64_C(1) << 61}};
+    assert_null(jit_compile(&c));
+    char want[1024];
+    snprintf(want, sizeof want, "%s", jit_last_error());
+    assert_non_null(strstr(want, "overflows int64"));
+    unsigned char out[TAIL];
+    memset(out, CANARY, sizeof out);
+    assert_int_equal(jit_call_dynamic(fn, NULL, NULL, NULL, out, dims), JIT_STATUS_BAD_SHAPE);
+    assert_string_equal(jit_last_error(), want);
+    assert_true(untouched(out, sizeof out));
+    jit_sig bound;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
+    assert_string_equal(jit_last_error(), want);
+}
+
+/* Families with 29 or more dynamic dims in one input: at the template's
+ * placeholders (5 and 7) such an input had more bytes than int64 holds,
+ * and the family was refused ("no shape of this dynamic signature is
+ * valid") though small shapes of it bind and run. Each compiles now, its
+ * output dims vary, and calls agree with the oracle and the static kernel:
+ * all ones, then a few dims of 2 and 3. The last family has a static dim of
+ * 2^40 beside them, where no placeholder but 1 fits: its calls have an
+ * empty first dim (lead 0), or its data would be terabytes, and the
+ * reference kernel plans each (the output shape is then the bound call's
+ * to say). */
+static void many_dims_run(const jit_sig *s, int64_t lead, const char *what)
+{
+    uint64_t rs = 29;
+    jit_kernel fn = compile_dynamic(s);
+    jit_shape os;
+    if (lead) {
+        assert_int_equal(jit_output_shape(s, &os), 0);
+        int dynamic_out = 0;
+        for (int i = 0; i < os.rank; i++)
+            dynamic_out += os.dims[i] == D;
+        assert_true(dynamic_out >= 29);
+    }
+    jit_sig c = *s;
+    int64_t dims[3 * JIT_MAX_RANK];
+    for (int variant = 0; variant < 3; variant++) {
+        /* the concrete dims: static ones kept, dynamic ones 1, or 2 and 3
+         * on a few dims (tied dims alike, so that the shape is valid) */
+        int n = 0, first = 1;
+        jit_shape *in[3] = {&c.data_shape, &c.indices_shape, &c.updates_shape};
+        const jit_shape *dyn[3] = {&s->data_shape, &s->indices_shape, &s->updates_shape};
+        for (int t = 0; t < (has_updates(s->op) ? 3 : 2); t++)
+            for (int i = 0; i < dyn[t]->rank; i++) {
+                int64_t v = dyn[t]->dims[i] != D ? dyn[t]->dims[i]
+                            : first             ? lead
+                            : variant == 0      ? 1
+                            : i % 7 == 3        ? 1 + variant
+                                                : 1;
+                first &= dyn[t]->dims[i] != D;
+                in[t]->dims[i] = v;
+                dims[n++] = v;
+            }
+        char name[96];
+        snprintf(name, sizeof name, "%s, variant %d", what, variant);
+        assert_int_equal(run_dims(&rs, fn, s, dims, -1, name), JIT_OK);
+    }
+}
+
+static void test_many_dynamic_dims_compile(void **state)
+{
+    (void)state;
+    jit_sig g = base(JIT_OP_GATHER); /* data [?] * 31, indices [?]: out 31 dims */
+    g.data_shape.rank = 31;
+    for (int i = 0; i < 31; i++)
+        g.data_shape.dims[i] = D;
+    g.indices_shape = (jit_shape){1, {D}};
+    many_dims_run(&g, 1, "Gather, 31 dynamic data dims");
+    jit_sig e = base(JIT_OP_GATHER_ELEMENTS); /* data and indices of 32 dims, f64, i64 */
+    e.dtype = JIT_F64;
+    e.index_type = JIT_I64;
+    e.axis = 5;
+    e.data_shape.rank = e.indices_shape.rank = JIT_MAX_RANK;
+    for (int i = 0; i < JIT_MAX_RANK; i++)
+        e.data_shape.dims[i] = e.indices_shape.dims[i] = D;
+    many_dims_run(&e, 1, "GatherElements, 32 dynamic dims");
+    jit_sig big = g; /* a static dim of 2^40: 2^29 of them would overflow */
+    big.data_shape.rank = 30;
+    big.data_shape.dims[29] = INT64_C(1) << 40;
+    big.axis = 1; /* data's dim 0 empty, its dim 1 indexed */
+    many_dims_run(&big, 0, "Gather, 29 dynamic data dims and a static 2^40");
+    jit_kernel_info info;
+    assert_int_equal(jit_info(jit_compile(&big), &info), 0);
+    assert_int_equal(info.engine, JIT_ENGINE_REFERENCE);
+    assert_non_null(strstr(info.why, "every dynamic dim 1"));
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -1140,6 +1270,9 @@ int main(void)
         cmocka_unit_test_teardown(test_disk_cache, teardown),
         cmocka_unit_test_teardown(test_kernel_limit_release, teardown),
         cmocka_unit_test_teardown(test_threads_share_a_dynamic_kernel, teardown),
+        cmocka_unit_test_teardown(test_empty_nest_merge_overflow, teardown),
+        cmocka_unit_test_teardown(test_element_strides_overflow_refused, teardown),
+        cmocka_unit_test_teardown(test_many_dynamic_dims_compile, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,11 @@
 /* Every signature rule of SPEC sections 1-2: refused, with a message that
  * names the rule, the input and the numbers. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -434,6 +436,97 @@ static void test_allocation_failures(void **state)
     jit_shutdown();
 }
 
+/* The element-level byte strides of GatherElements and
+ * ScatterElementsUpdate (one level per dimension of indices): a zero dim
+ * makes every total 0 while the stride of a dimension before it, in
+ * bytes, may still be out of int64's range. Computed unchecked, that was
+ * a signed overflow (UBSan) and a wrapped step in the plan; now refused,
+ * naming the tensor, the dimension and the shape. */
+static void test_element_strides_overflow(void **state)
+{
+    (void)state;
+    const int64_t big = INT64_C(1) << 60; /* 2^60 elements fit; 2^60 8-byte ones do not */
+    char want[256];
+    /* the case: indices [0,2^61] (2^63 bytes of i32) under f64 */
+    jit_sig g = {.op = JIT_OP_GATHER_ELEMENTS, .axis = 1, .dtype = JIT_F64,
+                 .index_type = JIT_I32, .data_shape = {2, {0, 1}},
+                 .indices_shape = {2, {0, 2 * big}}};
+    snprintf(want, sizeof want,
+             "indices of shape [0,%" PRId64 "] with 4-byte elements: the stride of dimension 0 "
+             "(the bytes of one step along it) overflows int64",
+             2 * big);
+    refuse(g, want);
+    /* only the output's stride overflows */
+    g.indices_shape.dims[1] = big;
+    snprintf(want, sizeof want,
+             "output of shape [0,%" PRId64 "] with 8-byte elements: the stride of dimension 0 "
+             "(the bytes of one step along it) overflows int64",
+             big);
+    refuse(g, want);
+    jit_sig u = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .axis = 1, .dtype = JIT_F64,
+                 .index_type = JIT_I32, .data_shape = {2, {0, 1}},
+                 .indices_shape = {2, {0, big}}, .updates_shape = {2, {0, big}}};
+    snprintf(want, sizeof want,
+             "updates of shape [0,%" PRId64 "] with 8-byte elements: the stride of dimension 0 "
+             "(the bytes of one step along it) overflows int64",
+             big);
+    refuse(u, want);
+    /* i64 indices of f32 data: only the indices' own stride overflows */
+    g.dtype = JIT_F32;
+    g.index_type = JIT_I64;
+    snprintf(want, sizeof want,
+             "indices of shape [0,%" PRId64 "] with 8-byte elements: the stride of dimension 0 "
+             "(the bytes of one step along it) overflows int64",
+             big);
+    refuse(g, want);
+    /* data's own: [0, 2^60, 1] f64 */
+    jit_sig d = {.op = JIT_OP_GATHER_ELEMENTS, .axis = 2, .dtype = JIT_F64,
+                 .index_type = JIT_I32, .data_shape = {3, {0, big, 1}},
+                 .indices_shape = {3, {0, big, 1}}};
+    snprintf(want, sizeof want,
+             "data of shape [0,%" PRId64 ",1] with 8-byte elements: the stride of dimension 0 "
+             "(the bytes of one step along it) overflows int64",
+             big);
+    refuse(d, want);
+    /* strides of 2^62 bytes fit: the same shapes compile */
+    g.indices_shape.dims[1] = big / 2;
+    assert_non_null(ptr(g));
+    u.indices_shape.dims[1] = u.updates_shape.dims[1] = big / 2;
+    assert_non_null(ptr(u));
+}
+
+/* A refused dynamic family is remembered with its message: the search
+ * behind a refusal (up to 20000 plans, some 40 ms) ran again on every
+ * compile of the same family. The repeat plans nothing now, so it
+ * allocates nothing: with the next allocation made to fail, it still gives
+ * the refusal, not "out of memory planning a dynamic signature". */
+static void test_refused_family_remembered(void **state)
+{
+    (void)state;
+    jit_sig s = {.op = JIT_OP_GATHER_ELEMENTS, .dtype = JIT_F32, .index_type = JIT_I32,
+                 .data_shape = {2, {JIT_DIM_DYNAMIC, JIT_DIM_DYNAMIC}},
+                 .indices_shape = {1, {JIT_DIM_DYNAMIC}}}; /* ranks differ: no shape valid */
+    assert_null(jit_compile(&s));
+    char first[1024];
+    snprintf(first, sizeof first, "%s", jit_last_error());
+    assert_non_null(strstr(first, "no shape of this dynamic signature is valid"));
+    assert_non_null(strstr(first, "rank(indices)=1 must equal rank(data)=2"));
+    for (int round = 0; round < 2; round++) {
+        tj_alloc_fail_after(1);
+        jit_kernel k = jit_compile(&s);
+        tj_alloc_fail_after(0);
+        assert_null(k);
+        assert_string_equal(jit_last_error(), first);
+        tj_alloc_fail_after(1);
+        jit_shape out;
+        int shape_rc = jit_output_shape(&s, &out);
+        tj_alloc_fail_after(0);
+        assert_int_equal(shape_rc, -1);
+        assert_string_equal(jit_last_error(), first);
+        jit_shutdown(); /* a refusal does not depend on the library's state */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +540,8 @@ int main(void)
         cmocka_unit_test(test_new_ops_key),
         cmocka_unit_test(test_refused_spelling_never_hits_the_cache),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_element_strides_overflow),
+        cmocka_unit_test(test_refused_family_remembered),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();
