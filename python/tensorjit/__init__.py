@@ -35,6 +35,8 @@ from ._tensorjit import (  # noqa: F401  (the public names)
     scatter_update_info, shutdown, stats,
 )
 
+from . import numpy, torch  # noqa: E402,F401  (the drop-in namespaces)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -42,7 +44,7 @@ __all__ = [
     "gather", "gather_elements", "scatter_nd_update", "scatter_elements_update",
     "gather_info", "compile_dynamic", "DynamicKernel", "library_version", "shutdown",
     "stats", "open_cache", "cache_stats", "Error", "SignatureError", "IndexOutOfRange",
-    "TypeMismatch", "KernelError",
+    "TypeMismatch", "KernelError", "numpy", "torch",
 ]
 
 

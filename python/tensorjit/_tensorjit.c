@@ -206,7 +206,7 @@ typedef struct {
     int64_t dims[JIT_MAX_RANK];
     jit_dtype dtype;
     int64_t nbytes;
-    int dlpack;        /* 1: described by DLPack, 0: a numpy array */
+    int foreign;       /* 1: not numpy's (torch): a result is made by its new_empty() */
 } tj_array;
 
 static void array_release(tj_array *a)
@@ -311,7 +311,7 @@ static int array_from_numpy(PyArrayObject *arr, const char *what, int for_out, t
     for (int i = 0; i < a->ndim; i++)
         a->dims[i] = PyArray_DIM(arr, i);
     a->nbytes = PyArray_NBYTES(arr);
-    a->dlpack = 0;
+    a->foreign = 0;
     return 0;
 }
 
@@ -319,6 +319,9 @@ static int dl_is_compact(const tj_dl_tensor *t)
 {
     if (!t->strides)
         return 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return 1; /* no element: any strides describe it */
     int64_t expect = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != expect)
@@ -328,12 +331,34 @@ static int dl_is_compact(const tj_dl_tensor *t)
     return 1;
 }
 
+/* What DLPack cannot carry (torch 1.x refuses bool tensors) may still be
+ * read through the producer's own zero-copy numpy view, tensor.numpy(). */
+static int array_from_numpy_view(PyObject *obj, const char *what, int for_out, tj_array *a)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *view = PyObject_CallMethod(obj, "numpy", NULL);
+    if (!view || !PyArray_Check(view)) {
+        Py_XDECREF(view);
+        PyErr_Clear();
+        PyErr_Restore(type, value, tb); /* DLPack's own reason */
+        return -1;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    int r = array_from_numpy((PyArrayObject *)view, what, for_out, a);
+    Py_DECREF(view);
+    a->foreign = 1;
+    return r;
+}
+
 static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
                              tj_array *a)
 {
     PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
     if (!cap)
-        return -1;
+        return array_from_numpy_view(obj, what, for_out, a);
     tj_dl_managed *m = PyCapsule_GetPointer(cap, "dltensor");
     if (!m) {
         Py_DECREF(cap);
@@ -383,7 +408,7 @@ static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int r
         n *= t->shape[i];
     }
     a->nbytes = n * jit_dtype_size(a->dtype);
-    a->dlpack = 1;
+    a->foreign = 1;
     return 0;
 }
 
@@ -541,7 +566,7 @@ static PyObject *shape_tuple(const jit_shape *s)
 static PyObject *new_result(const tj_call *c, const jit_shape *shape)
 {
     const tj_array *data = &c->in[0];
-    if (!data->dlpack) {
+    if (!data->foreign) {
         npy_intp dims[JIT_MAX_RANK];
         for (int i = 0; i < shape->rank; i++)
             dims[i] = (npy_intp)shape->dims[i];
