@@ -79,14 +79,60 @@ static tj_kernel *kernel_compile(const jit_sig *sig)
     return k;
 }
 
+/* The output shape of a call of k with these dims by the op's formula, for
+ * the ops whose formula takes no more than the ranks and attributes the
+ * family's compile checked: 1 and *out, or 0 (GatherND: ask the library).
+ * The dims themselves are the kernel's to check: it returns
+ * JIT_STATUS_BAD_SHAPE, writing nothing, for any that breaks a rule; a
+ * shape allocated for them is then dropped unused. This spares a new
+ * array length the library's two plans (jit_sig_bind, jit_output_shape). */
+static int formula_shape(const tj_kernel *k, const int64_t *dims, jit_shape *out)
+{
+    const jit_sig *s = &k->sig;
+    int rd = s->data_shape.rank, ri = s->indices_shape.rank;
+    const int64_t *d = dims, *ix = dims + rd;
+    switch (s->op) {
+    case JIT_OP_SCATTER_UPDATE:
+    case JIT_OP_SCATTER_ND_UPDATE:
+    case JIT_OP_SCATTER_ELEMENTS_UPDATE:
+        out->rank = rd;
+        memcpy(out->dims, d, (size_t)rd * sizeof *d);
+        return 1;
+    case JIT_OP_GATHER_ELEMENTS:
+        out->rank = ri;
+        memcpy(out->dims, ix, (size_t)ri * sizeof *ix);
+        return 1;
+    case JIT_OP_GATHER: {
+        int64_t a = s->axis < 0 ? s->axis + rd : s->axis;
+        int b = s->batch_dims < 0 ? s->batch_dims + ri : s->batch_dims;
+        if (a < 0 || a >= rd || b < 0 || b > ri || b > a || rd - 1 + ri - b > JIT_MAX_RANK)
+            return 0;
+        int n = 0;
+        for (int i = 0; i < a; i++)
+            out->dims[n++] = d[i];
+        for (int i = b; i < ri; i++)
+            out->dims[n++] = ix[i];
+        for (int i = (int)a + 1; i < rd; i++)
+            out->dims[n++] = d[i];
+        out->rank = n;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
 /* The output shape of a call with these dims; -1 and SignatureError (the
- * library's words) when the family has no such shape. */
-static int kernel_bind(tj_kernel *k, const int64_t *dims, int n, jit_shape *out)
+ * library's words) when the family has no such shape. exact: always the
+ * library's answer (DynamicKernel.bind), never the formula's. */
+static int kernel_bind(tj_kernel *k, const int64_t *dims, int n, int exact, jit_shape *out)
 {
     if (n == k->last_n && memcmp(dims, k->last_dims, (size_t)n * sizeof *dims) == 0) {
         *out = k->last_out;
         return 0;
     }
+    if (!exact && formula_shape(k, dims, out))
+        return 0;
     jit_sig concrete;
     if (jit_sig_bind(&k->sig, dims, &concrete) != 0 || jit_output_shape(&concrete, out) != 0) {
         set_library_error(SignatureError);
@@ -640,7 +686,7 @@ static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_pl
     int64_t dims[TJ_MAX_DIMS];
     int n = call_dims(c, dims);
     jit_shape shape;
-    if (kernel_bind(k, dims, n, &shape) != 0)
+    if (kernel_bind(k, dims, n, 0, &shape) != 0)
         return NULL;
     PyObject *result;
     if (out_obj && out_obj != Py_None) {
@@ -865,7 +911,7 @@ static PyObject *op_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nar
     if (fn->info) {
         int64_t dims[TJ_MAX_DIMS];
         jit_shape shape;
-        if (kernel_bind(k, dims, call_dims(&c, dims), &shape) == 0)
+        if (kernel_bind(k, dims, call_dims(&c, dims), 1, &shape) == 0)
             result = kernel_info_dict(k, &shape, c.in[0].dtype);
     } else {
         result = call_run(&c, k, slot[R_OUT], at.has_updates);
@@ -1029,7 +1075,7 @@ static PyObject *dyn_bind(DynObject *self, PyObject *args)
             return NULL;
     }
     jit_shape out;
-    if (kernel_bind(self->k, dims, n, &out) != 0)
+    if (kernel_bind(self->k, dims, n, 1, &out) != 0)
         return NULL;
     return shape_tuple(&out);
 }
