@@ -705,13 +705,16 @@ static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_pl
     }
     const void *upd = c->n_in > 2 ? c->in[2].ptr : NULL;
     int64_t moved = out.nbytes + (c->n_in > 2 ? c->in[2].nbytes : 0);
+    /* read with the GIL held: once it is dropped, another thread may clear
+     * the family table and free k (the code itself stays: no cap is set) */
+    jit_dynamic_fn fn = k->fn;
     int status;
     if (moved >= TJ_GIL_FREE_BYTES) {
         Py_BEGIN_ALLOW_THREADS
-        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
+        status = fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
         Py_END_ALLOW_THREADS
     } else {
-        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
+        status = fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
     }
     array_release(&out);
     if (raise_status(status) != 0) {
@@ -1146,7 +1149,7 @@ static PyTypeObject DynType = {
     .tp_getset = dyn_getset,
 };
 
-static int shape_arg(PyObject *o, const char *what, jit_shape *s, int64_t *bound)
+static int shape_arg(PyObject *o, const char *what, jit_shape *s)
 {
     int64_t dims[TJ_MAX_DIMS];
     int n = 0;
@@ -1159,7 +1162,6 @@ static int shape_arg(PyObject *o, const char *what, jit_shape *s, int64_t *bound
     }
     s->rank = n;
     memcpy(s->dims, dims, (size_t)n * sizeof *dims);
-    (void)bound;
     return 0;
 }
 
@@ -1205,9 +1207,9 @@ static PyObject *py_compile_dynamic(PyObject *self, PyObject *args)
     sig.reduction = (jit_reduction)reduction;
     sig.no_init_val = no_init;
     sig.threads = JIT_THREADS_ALL;
-    if (shape_arg(ds, "data", &sig.data_shape, sig.data_bound) != 0 ||
-        shape_arg(is, "indices", &sig.indices_shape, sig.indices_bound) != 0 ||
-        (us != Py_None && shape_arg(us, "updates", &sig.updates_shape, NULL) != 0) ||
+    if (shape_arg(ds, "data", &sig.data_shape) != 0 ||
+        shape_arg(is, "indices", &sig.indices_shape) != 0 ||
+        (us != Py_None && shape_arg(us, "updates", &sig.updates_shape) != 0) ||
         bounds_arg(db, "data_bound", sig.data_shape.rank, sig.data_bound) != 0 ||
         bounds_arg(ib, "indices_bound", sig.indices_shape.rank, sig.indices_bound) != 0 ||
         bounds_arg(ub, "updates_bound", sig.updates_shape.rank, sig.updates_bound) != 0)
