@@ -383,11 +383,17 @@ static int array_from_numpy_view(PyObject *obj, const char *what, int for_out, t
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
     PyObject *view = PyObject_CallMethod(obj, "numpy", NULL);
     if (!view || !PyArray_Check(view)) {
         Py_XDECREF(view);
         PyErr_Clear();
-        PyErr_Restore(type, value, tb); /* DLPack's own reason */
+        /* DLPack's own reason, as a tensorjit.Error */
+        PyErr_Format(SignatureError, "tensorjit: %s cannot be read through DLPack: %S", what,
+                     value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
         return -1;
     }
     Py_XDECREF(type);

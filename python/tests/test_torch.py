@@ -81,6 +81,12 @@ def test_strided_tensors_give_torchs_result():
         tensorjit.gather(data, idx, 1, out=torch.empty(3, 5).t())
 
 
+def test_a_tensor_dlpack_refuses_raises_a_tensorjit_error():
+    data = torch.ones(3, 2, requires_grad=True)  # neither __dlpack__ nor .numpy() take it
+    with pytest.raises(tensorjit.SignatureError, match="DLPack"):
+        tensorjit.gather(data, torch.tensor([0]), 0)
+
+
 def test_numpy_data_with_tensor_indices_gives_numpy():
     data = np.arange(12.0).reshape(4, 3)
     got = tensorjit.gather(data, torch.tensor([3, 1]), 0)
@@ -164,6 +170,7 @@ def test_scatter_add_matches_torch(dtype, trial):
     assert torch.allclose(tt.scatter_add(x, dim, idx, src), torch.scatter_add(x, dim, idx, src))
 
 
+@pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64])
