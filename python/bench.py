@@ -52,6 +52,21 @@ def small_gather(n_idx):
     return row(f"gather {n_idx} rows of f32 [1000,64]", tj, nt, tt, 1.0)
 
 
+def torch_gather():
+    """Tensors in and out (no target: a figure to know): tensorjit against
+    torch's own index_select on the same tensors."""
+    if torch is None:
+        return True
+    td = torch.randn(1000, 64)
+    ti = torch.randint(0, 1000, (32,))
+    assert torch.equal(tensorjit.gather(td, ti, 0), torch.index_select(td, 0, ti))
+    tj = best(lambda: tensorjit.gather(td, ti, 0), 20000)
+    tt = best(lambda: torch.index_select(td, 0, ti), 20000)
+    print(f"{'gather 32 rows, torch tensors in and out':<38}{tj * 1e6:10.2f}{'-':>10}"
+          f"{tt * 1e6:10.2f}   tj/torch {tj / tt:.2f}x (no target)")
+    return True
+
+
 def kv_update():
     cache = np.zeros((32, 2048, 128), np.float16)
     new = RNG.standard_normal((32, 32, 128)).astype(np.float16)
@@ -117,7 +132,8 @@ def main():
     print(f"tensorjit {tensorjit.__version__} (library {tensorjit.library_version()}), "
           f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ""))
     print(f"{'':<38}{'tj us':>10}{'numpy us':>10}{'torch us':>10}{'tj/np':>9}")
-    results = [small_gather(32), small_gather(1), kv_update(), large_gather(), many_lengths()]
+    results = [small_gather(32), small_gather(1), kv_update(), large_gather(), many_lengths(),
+               torch_gather()]
     print(f"stats: {tensorjit.stats()}")
     return 0 if all(results) else 1
 

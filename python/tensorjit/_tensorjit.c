@@ -41,6 +41,11 @@ typedef struct tj_kernel {
     jit_dynamic_fn fn;
     uint64_t epoch;    /* jit_epoch() when fn was made: valid while it holds */
     int has_updates;
+    /* Calls running now with the GIL released, and whether the table let
+     * go of k meanwhile (1: drop it, 2: also release it to the library):
+     * the last of those calls frees it. */
+    int inflight;
+    int retired;
     /* The output shape of the last dims bound: a call that repeats them
      * (the common case) skips jit_sig_bind. */
     int last_n;        /* -1: none yet */
@@ -69,7 +74,11 @@ static tj_kernel *kernel_compile(const jit_sig *sig)
     jit_op_info info;
     k->has_updates = jit_op_describe(sig->op, &info) == 0 && info.has_updates;
     k->epoch = jit_epoch();
+    /* milliseconds of LLVM: other threads run Python meanwhile (the error
+     * message is this thread's, read after) */
+    Py_BEGIN_ALLOW_THREADS
     k->fn = (jit_dynamic_fn)jit_compile(&k->sig);
+    Py_END_ALLOW_THREADS
     if (!k->fn) {
         set_library_error(SignatureError);
         PyMem_RawFree(k);
@@ -158,6 +167,7 @@ static struct {
     tj_kernel *k;
 } g_table[TJ_SLOTS];
 static int g_families;
+static int g_max_families = TJ_MAX_FAMILIES; /* lower only in tests */
 static uint64_t g_table_epoch;
 
 static size_t family_hash(const tj_family *f)
@@ -169,6 +179,17 @@ static size_t family_hash(const tj_family *f)
     return (size_t)(h ^ (h >> 29)) & (TJ_SLOTS - 1);
 }
 
+/* Frees a kernel the table let go of, once no call runs it. */
+static void kernel_retire(tj_kernel *k, int release)
+{
+    k->retired = release ? 2 : 1;
+    if (k->inflight > 0)
+        return; /* the last running call finishes the job (call_run) */
+    if (k->retired == 2)
+        jit_release((jit_kernel)k->fn);
+    PyMem_RawFree(k);
+}
+
 /* Drops every family. release: hand the kernels back to the library (a
  * table over its cap); not after a jit_shutdown(), which freed them. */
 static void table_clear(int release)
@@ -176,9 +197,7 @@ static void table_clear(int release)
     for (int i = 0; i < TJ_SLOTS; i++) {
         if (!g_table[i].k)
             continue;
-        if (release)
-            jit_release((jit_kernel)g_table[i].k->fn);
-        PyMem_RawFree(g_table[i].k);
+        kernel_retire(g_table[i].k, release);
         g_table[i].k = NULL;
     }
     g_families = 0;
@@ -231,7 +250,15 @@ static tj_kernel *family_kernel(const tj_family *f)
     tj_kernel *k = kernel_compile(&sig);
     if (!k)
         return NULL;
-    if (g_families >= TJ_MAX_FAMILIES)
+    /* the GIL was dropped during the compile: another thread may have
+     * added this family meanwhile (the same pointer: one hold too many) */
+    for (size_t i = h; g_table[i].k; i = (i + 1) & (TJ_SLOTS - 1)) {
+        if (memcmp(&g_table[i].key, f, sizeof *f) == 0) {
+            kernel_retire(k, 1);
+            return g_table[i].k;
+        }
+    }
+    if (g_families >= g_max_families)
         table_clear(1); /* bounded memory: start over rather than grow */
     size_t i = h;
     while (g_table[i].k)
@@ -639,6 +666,36 @@ static PyObject *new_result(const tj_call *c, const jit_shape *shape)
     return r;
 }
 
+/* The result new_result made, as an array: of data's dtype and the output's
+ * shape, dense, by construction. A tensor's address comes from data_ptr(),
+ * a tenth of a DLPack export's cost. */
+static int result_array(PyObject *result, const tj_call *c, const jit_shape *shape,
+                        tj_array *a)
+{
+    if (PyArray_Check(result) || !c->in[0].foreign)
+        return array_get(result, "out", 1, a);
+    PyObject *p = PyObject_CallMethod(result, "data_ptr", NULL);
+    if (!p) {
+        PyErr_Clear();
+        return array_get(result, "out", 1, a); /* no data_ptr(): DLPack */
+    }
+    void *ptr = PyLong_AsVoidPtr(p);
+    Py_DECREF(p);
+    if (!ptr && PyErr_Occurred())
+        return -1;
+    a->owner = NULL; /* the caller holds result */
+    a->ptr = ptr;
+    a->ndim = shape->rank;
+    a->dtype = c->in[0].dtype;
+    a->nbytes = jit_dtype_size(a->dtype);
+    for (int i = 0; i < shape->rank; i++) {
+        a->dims[i] = shape->dims[i];
+        a->nbytes *= shape->dims[i];
+    }
+    a->foreign = 1;
+    return 0;
+}
+
 static int check_out(const tj_call *c, const tj_array *out, const jit_shape *shape,
                      int in_place_ok)
 {
@@ -695,32 +752,37 @@ static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_pl
     if (kernel_bind(k, dims, n, 0, &shape) != 0)
         return NULL;
     PyObject *result;
+    tj_array out;
     if (out_obj && out_obj != Py_None) {
         result = out_obj;
         Py_INCREF(result);
+        if (array_get(result, "out", 1, &out) != 0 ||
+            check_out(c, &out, &shape, in_place_ok) != 0) {
+            array_release(&out);
+            Py_DECREF(result);
+            return NULL;
+        }
     } else {
         result = new_result(c, &shape);
-        if (!result)
+        if (!result || result_array(result, c, &shape, &out) != 0) {
+            Py_XDECREF(result);
             return NULL;
-    }
-    tj_array out;
-    if (array_get(result, "out", 1, &out) != 0 || check_out(c, &out, &shape, in_place_ok) != 0) {
-        array_release(&out);
-        Py_DECREF(result);
-        return NULL;
+        }
     }
     const void *upd = c->n_in > 2 ? c->in[2].ptr : NULL;
     int64_t moved = out.nbytes + (c->n_in > 2 ? c->in[2].nbytes : 0);
-    /* read with the GIL held: once it is dropped, another thread may clear
-     * the family table and free k (the code itself stays: no cap is set) */
-    jit_dynamic_fn fn = k->fn;
     int status;
     if (moved >= TJ_GIL_FREE_BYTES) {
+        /* while the GIL is away another thread may clear the table: k and
+         * its code stay until this call is done */
+        k->inflight++;
         Py_BEGIN_ALLOW_THREADS
-        status = fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
+        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
         Py_END_ALLOW_THREADS
+        if (--k->inflight == 0 && k->retired)
+            kernel_retire(k, k->retired == 2);
     } else {
-        status = fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
+        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
     }
     array_release(&out);
     if (raise_status(status) != 0) {
@@ -1344,6 +1406,21 @@ static PyObject *py_raw_shutdown(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
+/* The cap on families, lowered by tests to see the table start over. */
+static PyObject *py_set_max_families(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1 || n > TJ_MAX_FAMILIES) {
+        PyErr_Format(SignatureError, "tensorjit: the cap on families is 1..%d", TJ_MAX_FAMILIES);
+        return NULL;
+    }
+    g_max_families = (int)n;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
@@ -1355,7 +1432,7 @@ static PyObject *py_stats(PyObject *self, PyObject *noargs)
         return NULL;
     }
     return Py_BuildValue("{s:L,s:i,s:i,s:L,s:L}", "compiles", (long long)g_compiles,
-                         "kernels", g_families, "max_kernels", TJ_MAX_FAMILIES,
+                         "kernels", g_families, "max_kernels", g_max_families,
                          "library_kernels", (long long)s.jit_kernels,
                          "code_bytes", (long long)s.code_bytes);
 }
@@ -1464,6 +1541,7 @@ static PyMethodDef methods[] = {
     {"_reduction_code", py_reduction_code, METH_O, "jit_reduction of a name"},
     {"_op_code", py_op_code, METH_O, "(jit_op, name, has_updates) of an op's name"},
     {"_raw_shutdown", py_raw_shutdown, METH_NOARGS, "jit_shutdown() alone (tests)"},
+    {"_set_max_families", py_set_max_families, METH_O, "the cap on families (tests)"},
     {"library_version", py_library_version, METH_NOARGS,
      "library_version() -> the loaded C library's version (jit_version())."},
     {"shutdown", py_shutdown, METH_NOARGS,

@@ -148,6 +148,55 @@ def test_stats_count_compiles_and_live_kernels():
     assert stats["kernels"] <= stats["max_kernels"]
 
 
+def test_the_table_starts_over_at_its_cap_and_results_stay_right():
+    from tensorjit import _tensorjit
+    tensorjit.shutdown()
+    _tensorjit._set_max_families(3)
+    try:
+        dtypes = [np.int8, np.int16, np.int32, np.int64, np.float32, np.float64]
+        for round in range(2):
+            for dtype in dtypes:
+                data = RNG.integers(0, 100, (6, 2)).astype(dtype)
+                idx = RNG.integers(0, 6, 4)
+                np.testing.assert_array_equal(tensorjit.gather(data, idx, 0), data[idx])
+                assert 1 <= tensorjit.stats()["kernels"] <= 3
+    finally:
+        _tensorjit._set_max_families(512)
+
+
+def test_threads_clearing_the_table_under_running_kernels():
+    # one thread runs long kernels without the GIL while others fill a
+    # table of 2 families over and over: the running kernel must survive
+    from tensorjit import _tensorjit
+    _tensorjit._set_max_families(2)
+    data = RNG.standard_normal((20000, 64)).astype(np.float32)
+    idx = RNG.integers(0, 20000, 8000)
+    errors = []
+
+    def big():
+        for _ in range(10):
+            if not np.array_equal(tensorjit.gather(data, idx, 0), data[idx]):
+                errors.append("big")
+
+    def churn(t):
+        for i in range(30):
+            dtype = [np.int8, np.int16, np.int32, np.uint8, np.uint16][(i + t) % 5]
+            small = np.arange(10).astype(dtype)
+            if not np.array_equal(tensorjit.gather(small, [3, 1], 0), small[[3, 1]]):
+                errors.append("small")
+
+    try:
+        threads = [threading.Thread(target=big)] + [
+            threading.Thread(target=churn, args=(t,)) for t in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        _tensorjit._set_max_families(512)
+    assert not errors
+
+
 def test_long_calls_run_in_threads_with_the_right_results():
     # the GIL is released around large kernels: threads must not disturb
     # each other's arrays or results
