@@ -37,6 +37,7 @@ fi
 if [[ $mode == test || $mode == install-check ]]; then
     # file: cpack -G DEB's dpkg-shlibdeps step runs it on every installed file
     packages+=(python3-numpy python3-pytest python3-setuptools python3-venv python3-pip
+               python3-dev python3-torch
                groff-base dpkg-dev file)
 fi
 if [[ $mode == test || $mode == coverage ]]; then
@@ -275,16 +276,19 @@ install_check() {
     fi
     echo "$deb: $(dpkg-deb -f "$deb" Depends)"
 
-    echo "-- python/: pip install offline into a venv, then its tests on the installed library"
+    echo "-- python/: pip install offline into a fresh venv (the C extension built against"
+    echo "   this tree's library), then its tests with no environment variable set"
     /usr/bin/python3 -m venv --system-site-packages "$work/venv"
-    cp -r python "$work/python"
-    rm -rf "$work/python/build" "$work/python"/*.egg-info
-    "$work/venv/bin/pip" install --quiet --no-build-isolation --no-index "$work/python"
-    # the installed package (not python/), on the installed library
-    if ! (cd "$work" && unset TENSORJIT_LIBRARY && export TENSORJIT_PREFIX=$prefix &&
-        "$work/venv/bin/python" -c \
+    rm -rf python/build python/*.egg-info
+    "$work/venv/bin/pip" install --quiet --no-build-isolation --no-index ./python
+    rm -rf python/build python/*.egg-info
+    # the installed package (not python/), run from elsewhere, nothing set
+    local tests=$PWD/python/tests
+    local clean=(env -u TENSORJIT_LIBRARY -u TENSORJIT_PREFIX -u LD_LIBRARY_PATH -u PYTHONPATH)
+    if ! (cd "$work" && "${clean[@]}" "$work/venv/bin/python" -c \
             'import sys, tensorjit; sys.exit(not tensorjit.__file__.startswith(sys.prefix))' &&
-        "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$work/python/tests"); then
+        "${clean[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
+            "$tests"); then
         echo "the Python package's tests failed (tree kept in $work)" >&2
         return 1
     fi

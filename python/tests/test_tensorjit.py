@@ -198,14 +198,22 @@ def test_unknown_index_policy_raises_value_error():
                             index_policy="wrap")
 
 
-def test_kernels_are_cached_per_signature():
+def test_kernels_are_compiled_per_family_not_per_shape():
+    # A family is (op, dtype, index type, ranks, attributes): new lengths of
+    # data and indices reuse its kernel; another dtype is another family.
+    tensorjit.shutdown()  # an empty table: the families other tests made are gone
     data = random_array((9, 2), np.float32)
     tensorjit.gather_nd(data, random_indices((4, 1), 9))
-    before = len(tensorjit._kernels)
-    tensorjit.gather_nd(random_array((9, 2), np.float32), random_indices((4, 1), 9))
-    assert len(tensorjit._kernels) == before
-    tensorjit.gather_nd(data, random_indices((5, 1), 9))
-    assert len(tensorjit._kernels) == before + 1
+    before = tensorjit.stats()
+    for rows, n in [(9, 5), (30, 1), (2, 17), (1000, 0)]:
+        d = random_array((rows, 2), np.float32)
+        i = random_indices((n, 1), rows)
+        np.testing.assert_array_equal(tensorjit.gather_nd(d, i), ref_gather_nd(d, i))
+    after = tensorjit.stats()
+    assert after["compiles"] == before["compiles"]
+    assert after["kernels"] == before["kernels"]
+    tensorjit.gather_nd(data.astype(np.float64), random_indices((4, 1), 9))
+    assert tensorjit.stats()["compiles"] == before["compiles"] + 1
 
 
 def test_gather_nd_info():

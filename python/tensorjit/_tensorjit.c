@@ -1,0 +1,1609 @@
+/*
+ * tensorjit._tensorjit: the package's calls, in C over libtensorjit.
+ *
+ * A call takes its arrays through numpy's C API (ndarrays, and through
+ * numpy anything the buffer protocol describes) or DLPack (torch and any
+ * other __dlpack__ producer), finds the kernel of its *family* (op, element
+ * and index types, ranks, attributes: every dim dynamic, SPEC section 6)
+ * in a hash table, binds the call's dims and calls the kernel. A new array
+ * length costs no compile; the table holds at most TJ_MAX_FAMILIES kernels.
+ *
+ * Every table access happens with the GIL held; kernels run with it
+ * released once they move enough bytes for another thread to gain.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include <tensorjit.h>
+
+#include "_dlpack.h"
+
+/* A family table of 2x its cap keeps linear probes short. */
+#define TJ_SLOTS 1024
+#define TJ_MAX_FAMILIES 512
+/* Below this many bytes moved, dropping and retaking the GIL costs more
+ * than another thread could gain. */
+#define TJ_GIL_FREE_BYTES (256 * 1024)
+#define TJ_MAX_DIMS (3 * JIT_MAX_RANK)
+
+static PyObject *Error, *SignatureError, *IndexOutOfRange, *TypeMismatch, *KernelError;
+
+/* ------------------------------------------------------------------ */
+/* Kernels: a dynamic signature, its pointer, and the last call's dims */
+
+typedef struct tj_kernel {
+    jit_sig sig;       /* every dim the family leaves open is JIT_DIM_DYNAMIC */
+    jit_dynamic_fn fn;
+    uint64_t epoch;    /* jit_epoch() when fn was made: valid while it holds */
+    int has_updates;
+    /* Calls running now with the GIL released, and whether the table let
+     * go of k meanwhile (1: drop it, 2: also release it to the library):
+     * the last of those calls frees it. */
+    int inflight;
+    int retired;
+    /* The output shape of the last dims bound: a call that repeats them
+     * (the common case) skips jit_sig_bind. */
+    int last_n;        /* -1: none yet */
+    int64_t last_dims[TJ_MAX_DIMS];
+    jit_shape last_out;
+} tj_kernel;
+
+static int64_t g_compiles; /* dynamic kernels this module asked the library for */
+
+static void set_library_error(PyObject *type)
+{
+    const char *msg = jit_last_error();
+    PyErr_SetString(type, msg && *msg ? msg : "tensorjit: the library failed without a message");
+}
+
+/* Compiles sig (its dims dynamic); NULL and SignatureError if invalid. */
+static tj_kernel *kernel_compile(const jit_sig *sig)
+{
+    tj_kernel *k = PyMem_RawCalloc(1, sizeof *k);
+    if (!k) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    k->sig = *sig;
+    k->last_n = -1;
+    jit_op_info info;
+    k->has_updates = jit_op_describe(sig->op, &info) == 0 && info.has_updates;
+    k->epoch = jit_epoch();
+    /* milliseconds of LLVM: other threads run Python meanwhile (the error
+     * message is this thread's, read after) */
+    Py_BEGIN_ALLOW_THREADS
+    k->fn = (jit_dynamic_fn)jit_compile(&k->sig);
+    Py_END_ALLOW_THREADS
+    if (!k->fn) {
+        set_library_error(SignatureError);
+        PyMem_RawFree(k);
+        return NULL;
+    }
+    g_compiles++;
+    return k;
+}
+
+/* The output shape of a call of k with these dims by the op's formula, for
+ * the ops whose formula takes no more than the ranks and attributes the
+ * family's compile checked: 1 and *out, or 0 (GatherND: ask the library).
+ * The dims themselves are the kernel's to check: it returns
+ * JIT_STATUS_BAD_SHAPE, writing nothing, for any that breaks a rule; a
+ * shape allocated for them is then dropped unused. This spares a new
+ * array length the library's two plans (jit_sig_bind, jit_output_shape). */
+static int formula_shape(const tj_kernel *k, const int64_t *dims, jit_shape *out)
+{
+    const jit_sig *s = &k->sig;
+    int rd = s->data_shape.rank, ri = s->indices_shape.rank;
+    const int64_t *d = dims, *ix = dims + rd;
+    switch (s->op) {
+    case JIT_OP_SCATTER_UPDATE:
+    case JIT_OP_SCATTER_ND_UPDATE:
+    case JIT_OP_SCATTER_ELEMENTS_UPDATE:
+        out->rank = rd;
+        memcpy(out->dims, d, (size_t)rd * sizeof *d);
+        return 1;
+    case JIT_OP_GATHER_ELEMENTS:
+        out->rank = ri;
+        memcpy(out->dims, ix, (size_t)ri * sizeof *ix);
+        return 1;
+    case JIT_OP_GATHER: {
+        int64_t a = s->axis < 0 ? s->axis + rd : s->axis;
+        int b = s->batch_dims < 0 ? s->batch_dims + ri : s->batch_dims;
+        if (a < 0 || a >= rd || b < 0 || b > ri || b > a || rd - 1 + ri - b > JIT_MAX_RANK)
+            return 0;
+        int n = 0;
+        for (int i = 0; i < a; i++)
+            out->dims[n++] = d[i];
+        for (int i = b; i < ri; i++)
+            out->dims[n++] = ix[i];
+        for (int i = (int)a + 1; i < rd; i++)
+            out->dims[n++] = d[i];
+        out->rank = n;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The output shape of a call with these dims; -1 and SignatureError (the
+ * library's words) when the family has no such shape. exact: always the
+ * library's answer (DynamicKernel.bind), never the formula's. */
+static int kernel_bind(tj_kernel *k, const int64_t *dims, int n, int exact, jit_shape *out)
+{
+    if (n == k->last_n && memcmp(dims, k->last_dims, (size_t)n * sizeof *dims) == 0) {
+        *out = k->last_out;
+        return 0;
+    }
+    if (!exact && formula_shape(k, dims, out))
+        return 0;
+    jit_sig concrete;
+    if (jit_sig_bind(&k->sig, dims, &concrete) != 0 || jit_output_shape(&concrete, out) != 0) {
+        set_library_error(SignatureError);
+        return -1;
+    }
+    memcpy(k->last_dims, dims, (size_t)n * sizeof *dims);
+    k->last_n = n;
+    k->last_out = *out;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The family table                                                   */
+
+typedef struct {
+    int32_t op, dtype, utype, itype, rank_d, rank_i, rank_u, opset;
+    int32_t batch_dims, policy, reduction, no_init;
+    int64_t axis;
+} tj_family;
+
+static struct {
+    tj_family key;
+    tj_kernel *k;
+} g_table[TJ_SLOTS];
+static int g_families;
+static int g_max_families = TJ_MAX_FAMILIES; /* lower only in tests */
+static uint64_t g_table_epoch;
+
+static size_t family_hash(const tj_family *f)
+{
+    const unsigned char *p = (const unsigned char *)f;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < sizeof *f; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return (size_t)(h ^ (h >> 29)) & (TJ_SLOTS - 1);
+}
+
+/* Frees a kernel the table let go of, once no call runs it. */
+static void kernel_retire(tj_kernel *k, int release)
+{
+    k->retired = release ? 2 : 1;
+    if (k->inflight > 0)
+        return; /* the last running call finishes the job (call_run) */
+    if (k->retired == 2)
+        jit_release((jit_kernel)k->fn);
+    PyMem_RawFree(k);
+}
+
+/* Drops every family. release: hand the kernels back to the library (a
+ * table over its cap); not after a jit_shutdown(), which freed them. */
+static void table_clear(int release)
+{
+    for (int i = 0; i < TJ_SLOTS; i++) {
+        if (!g_table[i].k)
+            continue;
+        kernel_retire(g_table[i].k, release);
+        g_table[i].k = NULL;
+    }
+    g_families = 0;
+}
+
+/* A jit_shutdown() anywhere in the process (jit_epoch() moved) freed every
+ * kernel: forget them before one of their addresses is reused. */
+static void table_check_epoch(void)
+{
+    uint64_t e = jit_epoch();
+    if (e != g_table_epoch) {
+        table_clear(0);
+        g_table_epoch = e;
+    }
+}
+
+static void family_sig(const tj_family *f, jit_sig *sig)
+{
+    memset(sig, 0, sizeof *sig);
+    sig->op = (jit_op)f->op;
+    sig->opset = f->opset;
+    sig->axis = f->axis;
+    sig->batch_dims = f->batch_dims;
+    sig->dtype = (jit_dtype)f->dtype;
+    sig->updates_dtype = (jit_dtype)f->utype;
+    sig->index_type = (jit_dtype)f->itype;
+    sig->index_policy = (jit_index_policy)f->policy;
+    sig->reduction = (jit_reduction)f->reduction;
+    sig->no_init_val = f->no_init;
+    sig->threads = JIT_THREADS_ALL; /* the library splits only calls large enough to gain */
+    sig->data_shape.rank = f->rank_d;
+    sig->indices_shape.rank = f->rank_i;
+    sig->updates_shape.rank = f->rank_u;
+    for (int i = 0; i < JIT_MAX_RANK; i++) {
+        sig->data_shape.dims[i] = i < f->rank_d ? JIT_DIM_DYNAMIC : 0;
+        sig->indices_shape.dims[i] = i < f->rank_i ? JIT_DIM_DYNAMIC : 0;
+        sig->updates_shape.dims[i] = i < f->rank_u ? JIT_DIM_DYNAMIC : 0;
+    }
+}
+
+static tj_kernel *family_kernel(const tj_family *f)
+{
+    table_check_epoch();
+    size_t h = family_hash(f);
+    for (size_t i = h; g_table[i].k; i = (i + 1) & (TJ_SLOTS - 1))
+        if (memcmp(&g_table[i].key, f, sizeof *f) == 0)
+            return g_table[i].k;
+    jit_sig sig;
+    family_sig(f, &sig);
+    tj_kernel *k = kernel_compile(&sig);
+    if (!k)
+        return NULL;
+    /* the GIL was dropped during the compile: another thread may have
+     * added this family meanwhile (the same pointer: one hold too many) */
+    for (size_t i = h; g_table[i].k; i = (i + 1) & (TJ_SLOTS - 1)) {
+        if (memcmp(&g_table[i].key, f, sizeof *f) == 0) {
+            kernel_retire(k, 1);
+            return g_table[i].k;
+        }
+    }
+    if (g_families >= g_max_families)
+        table_clear(1); /* bounded memory: start over rather than grow */
+    size_t i = h;
+    while (g_table[i].k)
+        i = (i + 1) & (TJ_SLOTS - 1);
+    g_table[i].key = *f;
+    g_table[i].k = k;
+    g_families++;
+    return k;
+}
+
+/* ------------------------------------------------------------------ */
+/* Arrays                                                             */
+
+typedef struct {
+    PyObject *owner;   /* a reference: the ndarray read (maybe a copy) or a DLPack capsule */
+    char *ptr;
+    int ndim;
+    int64_t dims[JIT_MAX_RANK];
+    jit_dtype dtype;
+    int64_t nbytes;
+    int foreign;       /* 1: not numpy's (torch): a result is made by its new_empty() */
+} tj_array;
+
+static void array_release(tj_array *a)
+{
+    Py_CLEAR(a->owner);
+}
+
+static jit_dtype dtype_of_numpy(PyArray_Descr *d)
+{
+    switch (d->type_num) {
+    case NPY_BOOL: return JIT_BOOL;
+    case NPY_HALF: return JIT_F16;
+    case NPY_FLOAT: return JIT_F32;
+    case NPY_DOUBLE: return JIT_F64;
+    default: break;
+    }
+    if (PyTypeNum_ISINTEGER(d->type_num)) {
+        int u = PyTypeNum_ISUNSIGNED(d->type_num);
+        switch (d->elsize) {
+        case 1: return u ? JIT_U8 : JIT_I8;
+        case 2: return u ? JIT_U16 : JIT_I16;
+        case 4: return u ? JIT_U32 : JIT_I32;
+        case 8: return u ? JIT_U64 : JIT_I64;
+        default: return JIT_DTYPE_UNSET;
+        }
+    }
+    /* ml_dtypes' bfloat16, a user type of numpy's: known by its name */
+    if (d->elsize == 2 && d->typeobj && strstr(d->typeobj->tp_name, "bfloat16"))
+        return JIT_BF16;
+    return JIT_DTYPE_UNSET;
+}
+
+static jit_dtype dtype_of_dlpack(tj_dl_dtype t)
+{
+    if (t.lanes != 1)
+        return JIT_DTYPE_UNSET;
+    switch (t.code) {
+    case TJ_DL_INT:
+        return t.bits == 8 ? JIT_I8 : t.bits == 16 ? JIT_I16 : t.bits == 32 ? JIT_I32
+             : t.bits == 64 ? JIT_I64 : JIT_DTYPE_UNSET;
+    case TJ_DL_UINT:
+        return t.bits == 8 ? JIT_U8 : t.bits == 16 ? JIT_U16 : t.bits == 32 ? JIT_U32
+             : t.bits == 64 ? JIT_U64 : JIT_DTYPE_UNSET;
+    case TJ_DL_FLOAT:
+        return t.bits == 16 ? JIT_F16 : t.bits == 32 ? JIT_F32 : t.bits == 64 ? JIT_F64
+             : JIT_DTYPE_UNSET;
+    case TJ_DL_BFLOAT:
+        return t.bits == 16 ? JIT_BF16 : JIT_DTYPE_UNSET;
+    case TJ_DL_BOOL:
+        return t.bits == 8 ? JIT_BOOL : JIT_DTYPE_UNSET;
+    default:
+        return JIT_DTYPE_UNSET;
+    }
+}
+
+static int unknown_dtype(PyObject *obj, const char *what)
+{
+    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+    if (!dt)
+        PyErr_Clear();
+    PyErr_Format(TypeMismatch, "tensorjit: %s has dtype %R; it must be bool, an integer or a "
+                 "float dtype (f16, bf16, f32, f64)", what, dt ? dt : Py_None);
+    Py_XDECREF(dt);
+    return -1;
+}
+
+static int array_from_numpy(PyArrayObject *arr, const char *what, int for_out, tj_array *a)
+{
+    if (PyArray_NDIM(arr) > JIT_MAX_RANK) {
+        PyErr_Format(SignatureError, "tensorjit: %s has rank %d, above the library's maximum "
+                     "of %d", what, PyArray_NDIM(arr), JIT_MAX_RANK);
+        return -1;
+    }
+    a->dtype = dtype_of_numpy(PyArray_DESCR(arr));
+    if (a->dtype == JIT_DTYPE_UNSET)
+        return unknown_dtype((PyObject *)arr, what);
+    int ready = PyArray_ISCARRAY_RO(arr) && PyArray_ISNOTSWAPPED(arr);
+    if (for_out) {
+        if (!ready || !PyArray_ISWRITEABLE(arr)) {
+            PyErr_Format(SignatureError, "tensorjit: out must be a C-contiguous, aligned, "
+                         "writeable array in native byte order%s",
+                         PyArray_ISWRITEABLE(arr) ? "" : " (it is read-only)");
+            return -1;
+        }
+        Py_INCREF(arr);
+    } else if (ready) {
+        Py_INCREF(arr);
+    } else {
+        /* strided, reversed, Fortran-ordered, byte-swapped or unaligned: read
+         * through one native, C-ordered copy (numpy's values, our layout) */
+        PyArray_Descr *native = PyArray_DescrNewByteorder(PyArray_DESCR(arr), NPY_NATIVE);
+        if (!native)
+            return -1;
+        arr = (PyArrayObject *)PyArray_FromArray(arr, native,
+                                                 NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+        if (!arr)
+            return -1;
+    }
+    a->owner = (PyObject *)arr;
+    a->ptr = PyArray_BYTES(arr);
+    a->ndim = PyArray_NDIM(arr);
+    for (int i = 0; i < a->ndim; i++)
+        a->dims[i] = PyArray_DIM(arr, i);
+    a->nbytes = PyArray_NBYTES(arr);
+    a->foreign = 0;
+    return 0;
+}
+
+static int dl_is_compact(const tj_dl_tensor *t)
+{
+    if (!t->strides)
+        return 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return 1; /* no element: any strides describe it */
+    int64_t expect = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != expect)
+            return 0;
+        expect *= t->shape[i];
+    }
+    return 1;
+}
+
+/* What DLPack cannot carry (torch 1.x refuses bool tensors) may still be
+ * read through the producer's own zero-copy numpy view, tensor.numpy(). */
+static int array_from_numpy_view(PyObject *obj, const char *what, int for_out, tj_array *a)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *view = PyObject_CallMethod(obj, "numpy", NULL);
+    if (!view || !PyArray_Check(view)) {
+        Py_XDECREF(view);
+        PyErr_Clear();
+        /* DLPack's own reason, as a tensorjit.Error */
+        PyErr_Format(SignatureError, "tensorjit: %s cannot be read through DLPack: %S", what,
+                     value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    int r = array_from_numpy((PyArrayObject *)view, what, for_out, a);
+    Py_DECREF(view);
+    a->foreign = 1;
+    return r;
+}
+
+static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
+                             tj_array *a)
+{
+    PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
+    if (!cap)
+        return array_from_numpy_view(obj, what, for_out, a);
+    tj_dl_managed *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (!m) {
+        Py_DECREF(cap);
+        return -1;
+    }
+    const tj_dl_tensor *t = &m->dl_tensor;
+    int cpu = t->device.device_type == TJ_DL_CPU || t->device.device_type == TJ_DL_CUDA_HOST ||
+              t->device.device_type == TJ_DL_CPU_SHARED;
+    const char *problem = !cpu ? "is not in CPU memory (DLPack device type %d)"
+                        : t->ndim > JIT_MAX_RANK ? "has a rank above the library's maximum"
+                        : NULL;
+    if (problem) {
+        PyErr_Format(SignatureError, "tensorjit: %s %s", what, problem,
+                     (int)t->device.device_type);
+        Py_DECREF(cap);
+        return -1;
+    }
+    a->dtype = dtype_of_dlpack(t->dtype);
+    if (a->dtype == JIT_DTYPE_UNSET) {
+        Py_DECREF(cap);
+        return unknown_dtype(obj, what);
+    }
+    if (!dl_is_compact(t)) {
+        Py_DECREF(cap);
+        if (for_out || retried) {
+            PyErr_Format(SignatureError, "tensorjit: %s must be contiguous (row-major)", what);
+            return -1;
+        }
+        /* torch's view: read it through a contiguous copy, as numpy's are */
+        PyObject *dense = PyObject_CallMethod(obj, "contiguous", NULL);
+        if (!dense) {
+            PyErr_Clear();
+            PyErr_Format(SignatureError, "tensorjit: %s is not contiguous and has no "
+                         ".contiguous() to make it so", what);
+            return -1;
+        }
+        int r = array_from_dlpack(dense, what, 0, 1, a);
+        Py_DECREF(dense);
+        return r;
+    }
+    a->owner = cap; /* the producer's tensor lives while its capsule does */
+    a->ptr = (char *)t->data + t->byte_offset;
+    a->ndim = t->ndim;
+    int64_t n = 1;
+    for (int i = 0; i < a->ndim; i++) {
+        a->dims[i] = t->shape[i];
+        n *= t->shape[i];
+    }
+    a->nbytes = n * jit_dtype_size(a->dtype);
+    a->foreign = 1;
+    return 0;
+}
+
+/* obj as an array the kernel can read (or, for_out, write in place). */
+static int array_get(PyObject *obj, const char *what, int for_out, tj_array *a)
+{
+    a->owner = NULL;
+    if (PyArray_Check(obj))
+        return array_from_numpy((PyArrayObject *)obj, what, for_out, a);
+    PyObject *dl = NULL;
+    if (!PyArray_IsAnyScalar(obj) && !PyList_Check(obj) && !PyTuple_Check(obj)) {
+        dl = PyObject_GetAttrString(obj, "__dlpack__");
+        if (!dl)
+            PyErr_Clear();
+    }
+    if (dl) {
+        Py_DECREF(dl);
+        return array_from_dlpack(obj, what, for_out, 0, a);
+    }
+    if (for_out) {
+        PyErr_Format(SignatureError, "tensorjit: out must be a numpy array or a DLPack "
+                     "tensor (torch), not %s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    /* lists, scalars, anything the buffer protocol describes: numpy's view */
+    PyArrayObject *arr = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+    if (!arr)
+        return -1;
+    int r = array_from_numpy(arr, what, 0, a);
+    Py_DECREF(arr);
+    return r;
+}
+
+static int is_index_dtype(jit_dtype t)
+{
+    switch (t) {
+    case JIT_I8: case JIT_U8: case JIT_I16: case JIT_U16:
+    case JIT_I32: case JIT_U32: case JIT_I64: case JIT_U64:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int overlaps(const tj_array *a, const tj_array *b)
+{
+    return a->nbytes > 0 && b->nbytes > 0 && a->ptr < b->ptr + b->nbytes &&
+           b->ptr < a->ptr + a->nbytes;
+}
+
+/* ------------------------------------------------------------------ */
+/* One call: arrays in, the kernel run, the result out                */
+
+typedef struct {
+    jit_op op;
+    int has_updates;
+    int64_t axis;
+    int batch_dims, opset;
+    jit_index_policy policy;
+    jit_reduction reduction;
+    int no_init;
+} tj_attrs;
+
+typedef struct {
+    tj_array in[3];    /* data, indices, updates */
+    int n_in;
+    PyObject *data_obj;
+} tj_call;
+
+static const char *const INPUT_NAMES[3] = {"data", "indices", "updates"};
+
+static void call_release(tj_call *c)
+{
+    for (int i = 0; i < c->n_in; i++)
+        array_release(&c->in[i]);
+    c->n_in = 0;
+}
+
+static int call_inputs(tj_call *c, PyObject *data, PyObject *indices, PyObject *updates,
+                       int has_updates)
+{
+    PyObject *objs[3] = {data, indices, updates};
+    c->n_in = 0;
+    c->data_obj = data;
+    int n = has_updates ? 3 : 2;
+    for (int i = 0; i < n; i++) {
+        if (!objs[i] || objs[i] == Py_None) {
+            PyErr_Format(SignatureError, "tensorjit: this op takes %s", INPUT_NAMES[i]);
+            return -1;
+        }
+        if (array_get(objs[i], INPUT_NAMES[i], 0, &c->in[i]) != 0)
+            return -1;
+        c->n_in++;
+    }
+    if (!is_index_dtype(c->in[1].dtype)) {
+        PyErr_Format(TypeMismatch, "tensorjit: indices has dtype %s; it must be an integer "
+                     "dtype", jit_dtype_name(c->in[1].dtype));
+        return -1;
+    }
+    return 0;
+}
+
+static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
+{
+    tj_family f;
+    memset(&f, 0, sizeof f); /* no padding, but every byte is hashed */
+    f.op = at->op;
+    f.dtype = c->in[0].dtype;
+    f.itype = c->in[1].dtype;
+    f.rank_d = c->in[0].ndim;
+    f.rank_i = c->in[1].ndim;
+    if (at->has_updates) {
+        f.utype = c->in[2].dtype;
+        f.rank_u = c->in[2].ndim;
+    }
+    f.opset = at->opset;
+    /* one family for axis -1 and axis r-1 (the library checks the range) */
+    f.axis = at->axis < 0 && at->axis >= -f.rank_d ? at->axis + f.rank_d : at->axis;
+    f.batch_dims = at->batch_dims;
+    if (at->op == JIT_OP_GATHER && at->batch_dims < 0 && at->batch_dims >= -f.rank_i)
+        f.batch_dims = at->batch_dims + f.rank_i;
+    f.policy = at->policy;
+    f.reduction = at->reduction;
+    f.no_init = at->no_init;
+    return family_kernel(&f);
+}
+
+static int call_dims(const tj_call *c, int64_t *dims)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_in; i++)
+        for (int d = 0; d < c->in[i].ndim; d++)
+            dims[n++] = c->in[i].dims[d];
+    return n;
+}
+
+static PyObject *shape_tuple(const jit_shape *s)
+{
+    PyObject *t = PyTuple_New(s->rank);
+    if (!t)
+        return NULL;
+    for (int i = 0; i < s->rank; i++) {
+        PyObject *v = PyLong_FromLongLong(s->dims[i]);
+        if (!v) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+/* A new result of data's kind: an ndarray for numpy data, data.new_empty()
+ * for a DLPack producer that has it (torch). */
+static PyObject *new_result(const tj_call *c, const jit_shape *shape)
+{
+    const tj_array *data = &c->in[0];
+    if (!data->foreign) {
+        npy_intp dims[JIT_MAX_RANK];
+        for (int i = 0; i < shape->rank; i++)
+            dims[i] = (npy_intp)shape->dims[i];
+        PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)data->owner);
+        Py_INCREF(d);
+        return PyArray_NewFromDescr(&PyArray_Type, d, shape->rank, dims, NULL, NULL, 0, NULL);
+    }
+    PyObject *t = shape_tuple(shape);
+    if (!t)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(c->data_obj, "new_empty", "(O)", t);
+    Py_DECREF(t);
+    if (!r && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        PyErr_Format(SignatureError, "tensorjit: data (%s) has no new_empty() to make the "
+                     "result with: pass out=", Py_TYPE(c->data_obj)->tp_name);
+    }
+    return r;
+}
+
+/* The result new_result made, as an array: of data's dtype and the output's
+ * shape, dense, by construction. A tensor's address comes from data_ptr(),
+ * a tenth of a DLPack export's cost. */
+static int result_array(PyObject *result, const tj_call *c, const jit_shape *shape,
+                        tj_array *a)
+{
+    if (PyArray_Check(result) || !c->in[0].foreign)
+        return array_get(result, "out", 1, a);
+    PyObject *p = PyObject_CallMethod(result, "data_ptr", NULL);
+    if (!p) {
+        PyErr_Clear();
+        return array_get(result, "out", 1, a); /* no data_ptr(): DLPack */
+    }
+    void *ptr = PyLong_AsVoidPtr(p);
+    Py_DECREF(p);
+    if (!ptr && PyErr_Occurred())
+        return -1;
+    a->owner = NULL; /* the caller holds result */
+    a->ptr = ptr;
+    a->ndim = shape->rank;
+    a->dtype = c->in[0].dtype;
+    a->nbytes = jit_dtype_size(a->dtype);
+    for (int i = 0; i < shape->rank; i++) {
+        a->dims[i] = shape->dims[i];
+        a->nbytes *= shape->dims[i];
+    }
+    a->foreign = 1;
+    return 0;
+}
+
+static int check_out(const tj_call *c, const tj_array *out, const jit_shape *shape,
+                     int in_place_ok)
+{
+    if (out->dtype != c->in[0].dtype) {
+        PyErr_Format(SignatureError, "tensorjit: out has dtype %s; the output's is %s",
+                     jit_dtype_name(out->dtype), jit_dtype_name(c->in[0].dtype));
+        return -1;
+    }
+    int same = out->ndim == shape->rank;
+    for (int i = 0; same && i < shape->rank; i++)
+        same = out->dims[i] == shape->dims[i];
+    if (!same) {
+        PyObject *want = shape_tuple(shape);
+        PyErr_Format(SignatureError, "tensorjit: out has rank %d and not the output's shape "
+                     "%R", out->ndim, want ? want : Py_None);
+        Py_XDECREF(want);
+        return -1;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        if (i == 0 && in_place_ok && out->ptr == c->in[0].ptr)
+            continue; /* a scatter in place: out is data's very buffer */
+        if (overlaps(out, &c->in[i])) {
+            PyErr_Format(SignatureError, "tensorjit: out overlaps %s%s", INPUT_NAMES[i],
+                         in_place_ok ? " (only out=data, the whole array, runs in place)" : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int raise_status(int status)
+{
+    switch (status) {
+    case JIT_OK:
+        return 0;
+    case JIT_STATUS_BAD_INDEX:
+        set_library_error(IndexOutOfRange);
+        return -1;
+    case JIT_STATUS_BAD_SHAPE:
+        set_library_error(SignatureError);
+        return -1;
+    default:
+        PyErr_Format(KernelError, "tensorjit: the kernel returned status %d: %s", status,
+                     jit_last_error());
+        return -1;
+    }
+}
+
+static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_place_ok)
+{
+    int64_t dims[TJ_MAX_DIMS];
+    int n = call_dims(c, dims);
+    jit_shape shape;
+    if (kernel_bind(k, dims, n, 0, &shape) != 0)
+        return NULL;
+    PyObject *result;
+    tj_array out;
+    if (out_obj && out_obj != Py_None) {
+        result = out_obj;
+        Py_INCREF(result);
+        if (array_get(result, "out", 1, &out) != 0 ||
+            check_out(c, &out, &shape, in_place_ok) != 0) {
+            array_release(&out);
+            Py_DECREF(result);
+            return NULL;
+        }
+    } else {
+        result = new_result(c, &shape);
+        if (!result || result_array(result, c, &shape, &out) != 0) {
+            Py_XDECREF(result);
+            return NULL;
+        }
+    }
+    const void *upd = c->n_in > 2 ? c->in[2].ptr : NULL;
+    int64_t moved = out.nbytes + (c->n_in > 2 ? c->in[2].nbytes : 0);
+    int status;
+    if (moved >= TJ_GIL_FREE_BYTES) {
+        /* while the GIL is away another thread may clear the table: k and
+         * its code stay until this call is done */
+        k->inflight++;
+        Py_BEGIN_ALLOW_THREADS
+        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
+        Py_END_ALLOW_THREADS
+        if (--k->inflight == 0 && k->retired)
+            kernel_retire(k, k->retired == 2);
+    } else {
+        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
+    }
+    array_release(&out);
+    if (raise_status(status) != 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static PyObject *kernel_info_dict(tj_kernel *k, const jit_shape *shape, jit_dtype dtype)
+{
+    jit_kernel_info info;
+    if (jit_info((jit_kernel)k->fn, &info) != 0) {
+        set_library_error(KernelError);
+        return NULL;
+    }
+    int64_t out_bytes = -1;
+    if (shape) {
+        out_bytes = jit_dtype_size(dtype);
+        for (int i = 0; i < shape->rank; i++)
+            out_bytes *= shape->dims[i];
+    }
+    return Py_BuildValue("{s:s,s:s,s:d,s:n,s:L,s:O,s:O}",
+                         "engine", jit_engine_name(info.engine),
+                         "why", info.why ? info.why : "",
+                         "compile_ms", info.compile_ms,
+                         "code_bytes", (Py_ssize_t)info.code_bytes,
+                         "out_bytes", (long long)out_bytes,
+                         "cache_hit", info.cache_hit ? Py_True : Py_False,
+                         "dynamic", info.dynamic ? Py_True : Py_False);
+}
+
+/* ------------------------------------------------------------------ */
+/* Arguments                                                          */
+
+enum role { R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_REDUCTION,
+            R_INIT, R_OUT, R_ROLES };
+
+typedef struct {
+    const char *name;
+    jit_op op;
+    int info;              /* 1: the *_info call (what serves it), no out */
+    int max_pos;           /* parameters that may be positional */
+    int required;          /* the first `required` must be given */
+    int nparams;
+    const char *params[10];
+    enum role roles[10];
+    int opset;             /* default; -1: ScatterNDUpdate's (3 for none, else 15) */
+    jit_index_policy policy;
+} tj_fn;
+
+/* Fills slot[role] from positional and keyword arguments (NULL: not given). */
+static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames, PyObject **slot)
+{
+    for (int r = 0; r < R_ROLES; r++)
+        slot[r] = NULL;
+    if (nargs > fn->max_pos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)",
+                     fn->name, fn->max_pos, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        slot[fn->roles[i]] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, j);
+        int p = 0;
+        while (p < fn->nparams && PyUnicode_CompareWithASCIIString(name, fn->params[p]) != 0)
+            p++;
+        if (p == fn->nparams) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                         fn->name, name);
+            return -1;
+        }
+        if (slot[fn->roles[p]]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                         fn->name, fn->params[p]);
+            return -1;
+        }
+        slot[fn->roles[p]] = args[nargs + j];
+    }
+    for (int p = 0; p < fn->required; p++) {
+        if (!slot[fn->roles[p]]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn->name,
+                         fn->params[p]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int int_arg(PyObject *o, const char *what, int64_t lo, int64_t hi, int64_t dflt,
+                   int64_t *v)
+{
+    if (!o || o == Py_None) {
+        *v = dflt;
+        return 0;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i)
+        return -1;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || x < lo || x > hi) {
+        PyErr_Format(SignatureError, "tensorjit: %s = %S does not fit the signature's int%d",
+                     what, o, hi > INT32_MAX ? 64 : 32);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int policy_arg(PyObject *o, jit_index_policy dflt, jit_index_policy *out)
+{
+    if (!o) {
+        *out = dflt;
+        return 0;
+    }
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(TypeMismatch, "tensorjit: index_policy must be a string, not %s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    const char *s = PyUnicode_AsUTF8(o);
+    if (!s)
+        return -1;
+    if (jit_index_policy_from_name(s, out) != 0) {
+        PyErr_Format(SignatureError, "tensorjit: unknown index_policy %R (error, "
+                     "negative-wraps, clamp, zero-fill, negative-wraps-zero-fill)", o);
+        return -1;
+    }
+    return 0;
+}
+
+static int reduction_arg(PyObject *o, jit_reduction *out)
+{
+    if (!o) {
+        *out = JIT_REDUCTION_NONE;
+        return 0;
+    }
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    if (!s || jit_reduction_from_name(s, out) != 0) {
+        PyErr_Clear();
+        PyErr_Format(SignatureError, "tensorjit: unknown reduction %R (none, sum, sub, prod, "
+                     "min, max, mean; add, mul)", o);
+        return -1;
+    }
+    return 0;
+}
+
+static int attrs_from(const tj_fn *fn, PyObject **slot, tj_attrs *at)
+{
+    int64_t axis, batch, opset;
+    memset(at, 0, sizeof *at);
+    at->op = fn->op;
+    at->has_updates = fn->op == JIT_OP_SCATTER_UPDATE || fn->op == JIT_OP_SCATTER_ND_UPDATE ||
+                      fn->op == JIT_OP_SCATTER_ELEMENTS_UPDATE;
+    if (reduction_arg(slot[R_REDUCTION], &at->reduction) != 0)
+        return -1;
+    int opset_default = fn->opset >= 0 ? fn->opset
+                      : at->reduction == JIT_REDUCTION_NONE ? 3 : 15;
+    if (int_arg(slot[R_AXIS], "axis", INT64_MIN, INT64_MAX, 0, &axis) != 0 ||
+        int_arg(slot[R_BATCH], "batch_dims", INT32_MIN, INT32_MAX, 0, &batch) != 0 ||
+        int_arg(slot[R_OPSET], "opset", INT32_MIN, INT32_MAX, opset_default, &opset) != 0 ||
+        policy_arg(slot[R_POLICY], fn->policy, &at->policy) != 0)
+        return -1;
+    at->axis = axis;
+    at->batch_dims = (int)batch;
+    at->opset = (int)opset;
+    if (slot[R_INIT]) {
+        int truth = PyObject_IsTrue(slot[R_INIT]);
+        if (truth < 0)
+            return -1;
+        at->no_init = !truth;
+    }
+    return 0;
+}
+
+static PyObject *op_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    PyObject *slot[R_ROLES];
+    tj_attrs at;
+    if (parse_args(fn, args, nargs, kwnames, slot) != 0 || attrs_from(fn, slot, &at) != 0)
+        return NULL;
+    tj_call c;
+    PyObject *result = NULL;
+    if (call_inputs(&c, slot[R_DATA], slot[R_INDICES], slot[R_UPDATES], at.has_updates) != 0)
+        goto done;
+    tj_kernel *k = call_family_kernel(&c, &at);
+    if (!k)
+        goto done;
+    if (fn->info) {
+        int64_t dims[TJ_MAX_DIMS];
+        jit_shape shape;
+        if (kernel_bind(k, dims, call_dims(&c, dims), 1, &shape) == 0)
+            result = kernel_info_dict(k, &shape, c.in[0].dtype);
+    } else {
+        result = call_run(&c, k, slot[R_OUT], at.has_updates);
+    }
+done:
+    call_release(&c);
+    return result;
+}
+
+#define FN(cname, ...)                                                                   \
+    static const tj_fn cname##_desc = {__VA_ARGS__};                                     \
+    static PyObject *py_##cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs, \
+                                PyObject *kwnames)                                       \
+    {                                                                                    \
+        (void)self;                                                                      \
+        return op_entry(&cname##_desc, args, nargs, kwnames);                            \
+    }
+
+FN(gather_nd, "gather_nd", JIT_OP_GATHER_ND, 0, 3, 2, 6,
+   {"data", "indices", "batch_dims", "opset", "index_policy", "out"},
+   {R_DATA, R_INDICES, R_BATCH, R_OPSET, R_POLICY, R_OUT}, 8, JIT_INDEX_ERROR)
+FN(gather_nd_info, "gather_nd_info", JIT_OP_GATHER_ND, 1, 3, 2, 5,
+   {"data", "indices", "batch_dims", "opset", "index_policy"},
+   {R_DATA, R_INDICES, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_ERROR)
+FN(gather, "gather", JIT_OP_GATHER, 0, 4, 2, 7,
+   {"data", "indices", "axis", "batch_dims", "opset", "index_policy", "out"},
+   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_OUT}, 8,
+   JIT_INDEX_NEGATIVE_WRAPS)
+FN(gather_info, "gather_info", JIT_OP_GATHER, 1, 4, 2, 6,
+   {"data", "indices", "axis", "batch_dims", "opset", "index_policy"},
+   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_NEGATIVE_WRAPS)
+FN(gather_elements, "gather_elements", JIT_OP_GATHER_ELEMENTS, 0, 3, 3, 5,
+   {"data", "indices", "axis", "index_policy", "out"},
+   {R_DATA, R_INDICES, R_AXIS, R_POLICY, R_OUT}, 0, JIT_INDEX_ERROR)
+FN(scatter_update, "scatter_update", JIT_OP_SCATTER_UPDATE, 0, 4, 4, 6,
+   {"data", "indices", "updates", "axis", "index_policy", "out"},
+   {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_POLICY, R_OUT}, 0, JIT_INDEX_ERROR)
+FN(scatter_update_info, "scatter_update_info", JIT_OP_SCATTER_UPDATE, 1, 4, 4, 5,
+   {"data", "indices", "updates", "axis", "index_policy"},
+   {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_POLICY}, 0, JIT_INDEX_ERROR)
+FN(scatter_nd_update, "scatter_nd_update", JIT_OP_SCATTER_ND_UPDATE, 0, 4, 3, 7,
+   {"data", "indices", "updates", "reduction", "opset", "index_policy", "out"},
+   {R_DATA, R_INDICES, R_UPDATES, R_REDUCTION, R_OPSET, R_POLICY, R_OUT}, -1,
+   JIT_INDEX_ERROR)
+FN(scatter_elements_update, "scatter_elements_update", JIT_OP_SCATTER_ELEMENTS_UPDATE, 0, 6,
+   4, 9,
+   {"data", "indices", "updates", "axis", "reduction", "use_init_val", "opset",
+    "index_policy", "out"},
+   {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_REDUCTION, R_INIT, R_OPSET, R_POLICY, R_OUT}, 12,
+   JIT_INDEX_ERROR)
+
+/* ------------------------------------------------------------------ */
+/* DynamicKernel: a family the caller names, dims static or dynamic    */
+
+typedef struct {
+    PyObject_HEAD
+    tj_kernel *k;
+    PyObject *output_shape; /* a tuple with None where it varies, or None */
+} DynObject;
+
+static PyTypeObject DynType;
+
+static const char *op_name(jit_op op)
+{
+    jit_op_info info;
+    return jit_op_describe(op, &info) == 0 ? info.name : "?";
+}
+
+static int dyn_alive(DynObject *self)
+{
+    if (jit_epoch() == self->k->epoch)
+        return 0;
+    /* after a jit_shutdown() the address may hold another kernel, of
+     * another signature: never call it */
+    PyErr_Format(KernelError, "tensorjit: this %s DynamicKernel was freed by "
+                 "tensorjit.shutdown() (jit_shutdown); compile it again with compile_dynamic",
+                 op_name(self->k->sig.op));
+    return -1;
+}
+
+static void dyn_dealloc(DynObject *self)
+{
+    /* Not released to the library: a kernel made without a cap is never
+     * freed before jit_shutdown() anyway, and another holder may share it. */
+    PyMem_RawFree(self->k);
+    Py_XDECREF(self->output_shape);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int dyn_check_inputs(DynObject *self, const tj_call *c)
+{
+    const jit_sig *s = &self->k->sig;
+    jit_dtype want[3] = {s->dtype, s->index_type, s->updates_dtype ? s->updates_dtype : s->dtype};
+    const jit_shape *ranks[3] = {&s->data_shape, &s->indices_shape, &s->updates_shape};
+    for (int i = 0; i < c->n_in; i++) {
+        if (c->in[i].dtype != want[i]) {
+            PyErr_Format(TypeMismatch, "tensorjit: %s has dtype %s, not the kernel's (%s)",
+                         INPUT_NAMES[i], jit_dtype_name(c->in[i].dtype),
+                         jit_dtype_name(want[i]));
+            return -1;
+        }
+        if (c->in[i].ndim != ranks[i]->rank) {
+            PyErr_Format(SignatureError, "tensorjit: %s has rank %d; the kernel's is %d",
+                         INPUT_NAMES[i], c->in[i].ndim, ranks[i]->rank);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *dyn_call(DynObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"data", "indices", "updates", "out", NULL};
+    PyObject *data, *indices, *updates = NULL, *out = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$O:DynamicKernel", names, &data, &indices,
+                                     &updates, &out) ||
+        dyn_alive(self) != 0)
+        return NULL;
+    tj_call c;
+    PyObject *result = NULL;
+    if (call_inputs(&c, data, indices, updates, self->k->has_updates) == 0 &&
+        dyn_check_inputs(self, &c) == 0)
+        result = call_run(&c, self->k, out, self->k->has_updates);
+    call_release(&c);
+    return result;
+}
+
+static int dims_from(PyObject *seq, const char *what, int64_t *dims, int *n)
+{
+    PyObject *fast = PySequence_Fast(seq, "tensorjit: a shape must be a sequence of ints");
+    if (!fast)
+        return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    int r = 0;
+    for (Py_ssize_t i = 0; i < len && r == 0; i++) {
+        if (*n >= TJ_MAX_DIMS) {
+            PyErr_Format(SignatureError, "tensorjit: %s has too many dims", what);
+            r = -1;
+        } else {
+            r = int_arg(PySequence_Fast_GET_ITEM(fast, i), what, INT64_MIN, INT64_MAX, 0,
+                        &dims[(*n)++]);
+        }
+    }
+    Py_DECREF(fast);
+    return r;
+}
+
+static PyObject *dyn_bind(DynObject *self, PyObject *args)
+{
+    PyObject *shapes[3] = {NULL, NULL, NULL};
+    if (!PyArg_UnpackTuple(args, "bind", 2, 3, &shapes[0], &shapes[1], &shapes[2]) ||
+        dyn_alive(self) != 0)
+        return NULL;
+    int64_t dims[TJ_MAX_DIMS];
+    int n = 0;
+    int count = self->k->has_updates ? 3 : 2;
+    for (int i = 0; i < count; i++) {
+        if (!shapes[i] || shapes[i] == Py_None)
+            continue;
+        if (dims_from(shapes[i], INPUT_NAMES[i], dims, &n) != 0)
+            return NULL;
+    }
+    jit_shape out;
+    if (kernel_bind(self->k, dims, n, 1, &out) != 0)
+        return NULL;
+    return shape_tuple(&out);
+}
+
+static PyObject *dyn_info(DynObject *self, PyObject *noargs)
+{
+    (void)noargs;
+    if (dyn_alive(self) != 0)
+        return NULL;
+    return kernel_info_dict(self->k, NULL, self->k->sig.dtype);
+}
+
+static PyObject *dyn_repr(DynObject *self)
+{
+    const jit_sig *s = &self->k->sig;
+    int alive = jit_epoch() == self->k->epoch;
+    return PyUnicode_FromFormat("<tensorjit.DynamicKernel %s %s[rank %d] indices %s[rank %d]"
+                                " output %R%s>", op_name(s->op), jit_dtype_name(s->dtype),
+                                s->data_shape.rank, jit_dtype_name(s->index_type),
+                                s->indices_shape.rank,
+                                self->output_shape ? self->output_shape : Py_None,
+                                alive ? "" : " (freed by shutdown)");
+}
+
+static PyObject *dyn_get_op(DynObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(op_name(self->k->sig.op));
+}
+
+static PyObject *dyn_get_output_shape(DynObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *r = self->output_shape ? self->output_shape : Py_None;
+    Py_INCREF(r);
+    return r;
+}
+
+static PyMethodDef dyn_methods[] = {
+    {"bind", (PyCFunction)dyn_bind, METH_VARARGS,
+     "bind(data_shape, indices_shape[, updates_shape]) -> the output shape of one call with "
+     "inputs of these shapes (tensorjit.SignatureError when the family has none)."},
+    {"info", (PyCFunction)dyn_info, METH_NOARGS,
+     "info() -> dict: engine, why, compile_ms, code_bytes, out_bytes (-1), cache_hit, "
+     "dynamic (True)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef dyn_getset[] = {
+    {"op", (getter)dyn_get_op, NULL, "The op's name (\"GatherND\").", NULL},
+    {"output_shape", (getter)dyn_get_output_shape, NULL,
+     "The output shape, None where a dim varies; None itself where even the rank varies.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject DynType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorjit.DynamicKernel",
+    .tp_basicsize = sizeof(DynObject),
+    .tp_dealloc = (destructor)dyn_dealloc,
+    .tp_repr = (reprfunc)dyn_repr,
+    .tp_call = (ternaryfunc)dyn_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One kernel for every shape of a family (made by tensorjit.compile_dynamic): "
+              "ranks, types and attributes fixed, the dims marked None known at call time. "
+              "k(data, indices[, updates], out=None) passes the arrays' shapes as the dims; "
+              "the library checks them (tensorjit.SignatureError, nothing written).",
+    .tp_methods = dyn_methods,
+    .tp_getset = dyn_getset,
+};
+
+static int shape_arg(PyObject *o, const char *what, jit_shape *s)
+{
+    int64_t dims[TJ_MAX_DIMS];
+    int n = 0;
+    if (dims_from(o, what, dims, &n) != 0)
+        return -1;
+    if (n > JIT_MAX_RANK) {
+        PyErr_Format(SignatureError, "tensorjit: %s has rank %d, above the library's maximum "
+                     "of %d", what, n, JIT_MAX_RANK);
+        return -1;
+    }
+    s->rank = n;
+    memcpy(s->dims, dims, (size_t)n * sizeof *dims);
+    return 0;
+}
+
+static int bounds_arg(PyObject *o, const char *what, int rank, int64_t *bound)
+{
+    if (!o || o == Py_None)
+        return 0;
+    int64_t dims[TJ_MAX_DIMS];
+    int n = 0;
+    if (dims_from(o, what, dims, &n) != 0)
+        return -1;
+    if (n != rank) {
+        PyErr_Format(SignatureError, "tensorjit: %s has %d entries; the shape has rank %d",
+                     what, n, rank);
+        return -1;
+    }
+    memcpy(bound, dims, (size_t)n * sizeof *dims);
+    return 0;
+}
+
+/* _compile_dynamic(op, dtype, index_type, data_shape, indices_shape,
+ * updates_shape, opset, axis, batch_dims, policy, reduction, no_init,
+ * data_bound, indices_bound, updates_bound): codes as ints, shapes with -1
+ * for dynamic dims; the names are the Python layer's to map. */
+static PyObject *py_compile_dynamic(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int op, dtype, itype, opset, batch, policy, reduction, no_init;
+    long long axis;
+    PyObject *ds, *is, *us, *db, *ib, *ub;
+    if (!PyArg_ParseTuple(args, "iiiOOOiLiiiiOOO", &op, &dtype, &itype, &ds, &is, &us, &opset,
+                          &axis, &batch, &policy, &reduction, &no_init, &db, &ib, &ub))
+        return NULL;
+    jit_sig sig;
+    memset(&sig, 0, sizeof sig);
+    sig.op = (jit_op)op;
+    sig.dtype = (jit_dtype)dtype;
+    sig.index_type = (jit_dtype)itype;
+    sig.opset = opset;
+    sig.axis = axis;
+    sig.batch_dims = batch;
+    sig.index_policy = (jit_index_policy)policy;
+    sig.reduction = (jit_reduction)reduction;
+    sig.no_init_val = no_init;
+    sig.threads = JIT_THREADS_ALL;
+    if (shape_arg(ds, "data", &sig.data_shape) != 0 ||
+        shape_arg(is, "indices", &sig.indices_shape) != 0 ||
+        (us != Py_None && shape_arg(us, "updates", &sig.updates_shape) != 0) ||
+        bounds_arg(db, "data_bound", sig.data_shape.rank, sig.data_bound) != 0 ||
+        bounds_arg(ib, "indices_bound", sig.indices_shape.rank, sig.indices_bound) != 0 ||
+        bounds_arg(ub, "updates_bound", sig.updates_shape.rank, sig.updates_bound) != 0)
+        return NULL;
+    if (us != Py_None)
+        sig.updates_dtype = sig.dtype;
+    if (!jit_sig_is_dynamic(&sig)) {
+        PyErr_SetString(SignatureError, "tensorjit: no dim is dynamic (None or -1): call the "
+                        "op's function instead");
+        return NULL;
+    }
+    tj_kernel *k = kernel_compile(&sig);
+    if (!k)
+        return NULL;
+    DynObject *obj = PyObject_New(DynObject, &DynType);
+    if (!obj) {
+        PyMem_RawFree(k);
+        return NULL;
+    }
+    obj->k = k;
+    obj->output_shape = NULL;
+    jit_shape out;
+    if (jit_output_shape(&k->sig, &out) != 0) /* even the rank varies */
+        return (PyObject *)obj;
+    PyObject *t = shape_tuple(&out);
+    for (int i = 0; t && i < out.rank; i++) {
+        if (out.dims[i] == JIT_DIM_DYNAMIC) {
+            Py_INCREF(Py_None);
+            Py_SETREF(PyTuple_GET_ITEM(t, i), Py_None);
+        }
+    }
+    if (!t) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    obj->output_shape = t;
+    return (PyObject *)obj;
+}
+
+/* ------------------------------------------------------------------ */
+/* Module functions                                                   */
+
+static PyObject *py_dtype_code(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyArray_Descr *d = NULL;
+    if (!PyArray_DescrConverter(arg, &d))
+        return NULL;
+    jit_dtype t = dtype_of_numpy(d);
+    Py_DECREF(d);
+    if (t == JIT_DTYPE_UNSET) {
+        PyErr_Format(TypeMismatch, "tensorjit: dtype %R has no kernel type; it must be bool, "
+                     "an integer or a float dtype", arg);
+        return NULL;
+    }
+    return PyLong_FromLong(t);
+}
+
+static PyObject *py_policy_code(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    jit_index_policy p;
+    return policy_arg(arg, JIT_INDEX_ERROR, &p) != 0 ? NULL : PyLong_FromLong(p);
+}
+
+static PyObject *py_reduction_code(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    jit_reduction r;
+    return reduction_arg(arg, &r) != 0 ? NULL : PyLong_FromLong(r);
+}
+
+static PyObject *py_op_code(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!s) {
+        PyErr_Clear();
+        PyErr_Format(TypeMismatch, "tensorjit: op must be a name, not %s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    char cli[64];
+    size_t n = strlen(s);
+    jit_op op = JIT_OP_NONE;
+    if (n < sizeof cli) { /* gather_nd is the CLI's gather-nd */
+        for (size_t i = 0; i <= n; i++)
+            cli[i] = s[i] == '_' ? '-' : s[i];
+        op = jit_op_from_name(cli);
+    }
+    if (op == JIT_OP_NONE)
+        op = jit_op_from_name(s);
+    if (op == JIT_OP_NONE) {
+        PyErr_Format(SignatureError, "tensorjit: unknown op %R", arg);
+        return NULL;
+    }
+    jit_op_info info;
+    if (jit_op_describe(op, &info) != 0)
+        return PyErr_Format(SignatureError, "tensorjit: unknown op %R", arg);
+    return Py_BuildValue("(isi)", (int)op, info.name, info.has_updates);
+}
+
+static PyObject *py_library_version(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return PyUnicode_FromString(jit_version());
+}
+
+static PyObject *py_shutdown(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    table_clear(0);
+    jit_shutdown();
+    Py_RETURN_NONE;
+}
+
+/* jit_shutdown() behind the module's back: what another user of the library
+ * in the process may do (the tests' way to check the epoch guard). */
+static PyObject *py_raw_shutdown(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    jit_shutdown();
+    Py_RETURN_NONE;
+}
+
+/* The cap on families, lowered by tests to see the table start over. */
+static PyObject *py_set_max_families(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1 || n > TJ_MAX_FAMILIES) {
+        PyErr_Format(SignatureError, "tensorjit: the cap on families is 1..%d", TJ_MAX_FAMILIES);
+        return NULL;
+    }
+    g_max_families = (int)n;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_stats(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    table_check_epoch();
+    jit_kernel_stats s;
+    if (jit_get_kernel_stats(&s) != 0) {
+        set_library_error(KernelError);
+        return NULL;
+    }
+    return Py_BuildValue("{s:L,s:i,s:i,s:L,s:L}", "compiles", (long long)g_compiles,
+                         "kernels", g_families, "max_kernels", g_max_families,
+                         "library_kernels", (long long)s.jit_kernels,
+                         "code_bytes", (long long)s.code_bytes);
+}
+
+static PyObject *py_cache_open(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *dir = NULL;
+    if (!PyArg_ParseTuple(args, "|z:open_cache", &dir))
+        return NULL;
+    if (jit_cache_open(dir) != 0) {
+        set_library_error(Error);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_cache_stats(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int clear = 0;
+    if (!PyArg_ParseTuple(args, "|p:cache_stats", &clear))
+        return NULL;
+    int64_t entries = 0, bytes = 0;
+    char dir[4096];
+    if (jit_cache_stats(clear, &entries, &bytes, dir, sizeof dir) != 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("{s:s,s:L,s:L}", "dir", dir, "entries", (long long)entries, "bytes",
+                         (long long)bytes);
+}
+
+#define FAST(name, doc) \
+    {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, doc}
+
+static PyMethodDef methods[] = {
+    FAST(gather_nd,
+    "gather_nd(data, indices, batch_dims=0, *, opset=8, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "GatherND (OpenVINO GatherND-5/-8, ONNX GatherND, tf.gather_nd):\n"
+    "out[b..., j..., rest...] = data[b..., indices[b..., j..., :], rest...] over\n"
+    "the first batch_dims dims. opset 5 or 8 (only the output shape differs:\n"
+    "opset 5 merges the batch dims into one). index_policy: \"error\",\n"
+    "\"negative-wraps\", \"clamp\" or \"zero-fill\". Returns out (new unless given)."),
+    FAST(gather_nd_info, "gather_nd_info(data, indices, batch_dims=0, *, opset=8, "
+                         "index_policy='error')"),
+    FAST(gather,
+    "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"negative-wraps\", out=None)\n"
+    "--\n"
+    "\n"
+    "Gather (OpenVINO Gather-1/-7/-8, ONNX Gather, tf.gather, numpy.take):\n"
+    "out[p..., i_b..., rest...] = data[p..., indices[p[:b]..., i_b...], rest...]\n"
+    "where p are the positions before axis and b = batch_dims (negative ones\n"
+    "count from the end); the output's shape is data.shape[:axis] +\n"
+    "indices.shape[batch_dims:] + data.shape[axis+1:]. The default policy,\n"
+    "\"negative-wraps\", is numpy.take's: indices in [-s, s), negative ones from\n"
+    "the end, any other raises IndexOutOfRange (nothing written). OpenVINO\n"
+    "Gather-8's zeros beyond are \"negative-wraps-zero-fill\"."),
+    FAST(gather_info, "gather_info(data, indices, axis=0, batch_dims=0, *, opset=8, "
+                      "index_policy='negative-wraps')"),
+    FAST(gather_elements,
+    "gather_elements(data, indices, axis, *, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "GatherElements-6 (ONNX GatherElements, numpy.take_along_axis): out[i...] =\n"
+    "data[i... with its axis coordinate replaced by indices[i...]]; data and\n"
+    "indices have the same rank and the same dims but along axis (torch.gather's\n"
+    "smaller index dims: tensorjit.torch.gather). \"error\" refuses an index outside\n"
+    "[0, s); \"negative-wraps\" takes negative ones as take_along_axis does."),
+    FAST(scatter_update,
+    "scatter_update(data, indices, updates, axis, *, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "ScatterUpdate-3: a copy of data whose slices along axis selected by\n"
+    "indices are replaced by updates (of shape data.shape[:axis] + indices.shape\n"
+    "+ data.shape[axis+1:]); of duplicate indices the last in row-major order\n"
+    "wins. out=data runs in place (a KV-cache update); on a bad index nothing\n"
+    "is written."),
+    FAST(scatter_update_info, "scatter_update_info(data, indices, updates, axis, *, "
+                              "index_policy='error')"),
+    FAST(scatter_nd_update,
+    "scatter_nd_update(data, indices, updates, reduction=\"none\", *, opset=None, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "ScatterNDUpdate-3/-15 (ONNX ScatterND, tf.tensor_scatter_nd_update): a copy\n"
+    "of data where, for each index tuple t = indices[j..., :] in row-major order\n"
+    "of j, out[t...] = reduction(out[t...], updates[j...]). reduction: \"none\"\n"
+    "(the last duplicate wins), \"sum\", \"sub\", \"prod\", \"min\", \"max\" (ONNX's\n"
+    "\"add\", \"mul\"), applied one update after another in the element type.\n"
+    "opset defaults to 3 for \"none\", else 15. out=data runs in place."),
+    FAST(scatter_elements_update,
+    "scatter_elements_update(data, indices, updates, axis, reduction=\"none\", use_init_val=True, *, opset=12, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "ScatterElementsUpdate-3/-12 (ONNX ScatterElements, torch.scatter and\n"
+    "scatter_reduce, numpy.put_along_axis): a copy of data where, for every\n"
+    "element i of updates in row-major order, out[i with its axis coordinate\n"
+    "replaced by indices[i]] = reduction(that, updates[i]). indices and updates\n"
+    "have data's rank, and dims no larger than data's but along axis.\n"
+    "reduction: \"none\", \"sum\", \"prod\", \"min\", \"max\", \"mean\" (integers: the\n"
+    "floor); use_init_val=False is torch's include_self=False. out=data runs in\n"
+    "place."),
+    {"_compile_dynamic", py_compile_dynamic, METH_VARARGS, "the C half of compile_dynamic"},
+    {"_dtype_code", py_dtype_code, METH_O, "the library's jit_dtype of a numpy dtype"},
+    {"_policy_code", py_policy_code, METH_O, "jit_index_policy of a name"},
+    {"_reduction_code", py_reduction_code, METH_O, "jit_reduction of a name"},
+    {"_op_code", py_op_code, METH_O, "(jit_op, name, has_updates) of an op's name"},
+    {"_raw_shutdown", py_raw_shutdown, METH_NOARGS, "jit_shutdown() alone (tests)"},
+    {"_set_max_families", py_set_max_families, METH_O, "the cap on families (tests)"},
+    {"library_version", py_library_version, METH_NOARGS,
+     "library_version() -> the loaded C library's version (jit_version())."},
+    {"shutdown", py_shutdown, METH_NOARGS,
+     "shutdown(): frees every kernel (jit_shutdown()) and the module's table of them. Not to "
+     "be called while another thread uses tensorjit. A DynamicKernel made before raises "
+     "RuntimeError when used afterwards."},
+    {"stats", py_stats, METH_NOARGS,
+     "stats() -> dict: compiles (kernels this module compiled in the process), kernels (its "
+     "live family kernels), max_kernels (the bound on them), library_kernels and code_bytes "
+     "(the library's JIT kernels alive, whoever made them)."},
+    {"open_cache", py_cache_open, METH_VARARGS,
+     "open_cache(dir=None): kernels are looked up in dir (None: $TENSORJIT_CACHE_DIR) before "
+     "being compiled, and stored there after (jit_cache_open)."},
+    {"cache_stats", py_cache_stats, METH_VARARGS,
+     "cache_stats(clear=False) -> {dir, entries, bytes} of the open disk cache, or None."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "tensorjit._tensorjit",
+    "tensorjit's calls in C over libtensorjit (see the package's docstring).", -1, methods,
+    NULL, NULL, NULL, NULL};
+
+static int add_error(PyObject *m, PyObject **slot, const char *name, PyObject *bases)
+{
+    *slot = PyErr_NewException(name, bases, NULL);
+    if (!*slot)
+        return -1;
+    return PyModule_AddObjectRef(m, strrchr(name, '.') + 1, *slot);
+}
+
+static int add_errors(PyObject *m)
+{
+    if (add_error(m, &Error, "tensorjit.Error", NULL) != 0)
+        return -1;
+    PyObject *std[4] = {PyExc_ValueError, PyExc_IndexError, PyExc_TypeError,
+                        PyExc_RuntimeError};
+    PyObject **slots[4] = {&SignatureError, &IndexOutOfRange, &TypeMismatch, &KernelError};
+    const char *names[4] = {"tensorjit.SignatureError", "tensorjit.IndexOutOfRange",
+                            "tensorjit.TypeMismatch", "tensorjit.KernelError"};
+    for (int i = 0; i < 4; i++) {
+        PyObject *bases = PyTuple_Pack(2, Error, std[i]);
+        int r = bases ? add_error(m, slots[i], names[i], bases) : -1;
+        Py_XDECREF(bases);
+        if (r != 0)
+            return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__tensorjit(void)
+{
+    import_array();
+    if (PyType_Ready(&DynType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    g_table_epoch = jit_epoch();
+    if (add_errors(m) != 0 || PyModule_AddObjectRef(m, "DynamicKernel", (PyObject *)&DynType) != 0 ||
+        PyModule_AddIntConstant(m, "MAX_RANK", JIT_MAX_RANK) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

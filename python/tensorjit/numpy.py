@@ -1,0 +1,121 @@
+"""numpy's names for tensorjit's kernels: take, take_along_axis,
+put_along_axis and add_at (np.add.at), with numpy's argument order and
+semantics. Each is a thin mapping onto one op of the library (Gather,
+GatherElements, ScatterElementsUpdate, ScatterNDUpdate); the kernels are
+those of tensorjit's families, so a new array length compiles nothing.
+
+Indices follow numpy: negative ones count from the end, any other out of
+range raises tensorjit.IndexOutOfRange (an IndexError) and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _tensorjit as _tj
+
+__all__ = ["take", "take_along_axis", "put_along_axis", "add_at"]
+
+_MODES = {"raise": "negative-wraps", "clip": "clamp"}
+
+
+def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndarray] = None,
+         mode: str = "raise") -> Any:
+    """numpy.take: elements (axis=None: of a flattened) or slices along
+    axis at indices. mode "raise" (the default: IndexOutOfRange beyond
+    [-n, n)), "wrap" (modulo n) or "clip" (into [0, n-1], negative ones to 0,
+    as numpy clips)."""
+    if mode not in ("raise", "wrap", "clip"):
+        raise _tj.SignatureError(f"tensorjit: mode must be 'raise', 'wrap' or 'clip', "
+                                 f"not {mode!r}")
+    if axis is None:
+        a = np.ravel(a)
+        axis = 0
+    if mode == "wrap":
+        indices = np.mod(indices, np.shape(a)[axis]) if np.shape(a)[axis] else indices
+    policy = _MODES.get(mode, "negative-wraps")
+    result = _tj.gather(a, indices, axis, index_policy=policy, out=out)
+    if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
+        return result[()]  # numpy's scalar for a scalar index into a vector
+    return result
+
+
+def _broadcast_except(arr: Any, indices: Any, axis: int) -> Tuple[Any, Any]:
+    """arr and indices broadcast against each other in every dim but axis,
+    as take_along_axis and put_along_axis do."""
+    a_shape, i_shape = list(np.shape(arr)), list(np.shape(indices))
+    if len(a_shape) != len(i_shape):
+        raise _tj.SignatureError(f"tensorjit: indices has rank {len(i_shape)}; it must have "
+                                 f"arr's, {len(a_shape)}")
+    if a_shape[:axis] + a_shape[axis + 1:] == i_shape[:axis] + i_shape[axis + 1:]:
+        return arr, indices
+    a_shape[axis] = i_shape[axis] = 1
+    shape = list(np.broadcast_shapes(tuple(a_shape), tuple(i_shape)))
+    a_want, i_want = list(shape), list(shape)
+    a_want[axis], i_want[axis] = np.shape(arr)[axis], np.shape(indices)[axis]
+    return np.broadcast_to(arr, a_want), np.broadcast_to(indices, i_want)
+
+
+def _axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise _tj.SignatureError(f"tensorjit: axis {axis} is out of bounds for an array of "
+                                 f"rank {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
+    """numpy.take_along_axis: out[i...] = arr[i... with its axis coordinate
+    replaced by indices[i...]] (GatherElements); indices and arr broadcast
+    in every dim but axis; axis=None works on the flattened arr."""
+    if axis is None:
+        arr = np.ravel(arr)
+        axis = 0
+    axis = _axis(axis, np.ndim(arr))
+    arr, indices = _broadcast_except(arr, indices, axis)
+    return _tj.gather_elements(arr, indices, axis, index_policy="negative-wraps")
+
+
+def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[int]) -> None:
+    """numpy.put_along_axis, in place: arr[i... with its axis coordinate
+    replaced by indices[i...]] = values[i...] (ScatterElementsUpdate; values
+    broadcast to indices' shape; of duplicates the last in row-major order
+    wins). axis=None works on the flattened arr (which must then be
+    contiguous)."""
+    target = arr
+    if axis is None:
+        target = arr.reshape(-1)  # a view of a contiguous arr: writes reach it
+        axis = 0
+    axis = _axis(axis, np.ndim(target))
+    indices = np.asarray(indices)
+    values = np.broadcast_to(np.asarray(values, dtype=target.dtype), indices.shape)
+    if target.flags.c_contiguous and target.flags.writeable:
+        _tj.scatter_elements_update(target, indices, values, axis,
+                                    index_policy="negative-wraps", out=target)
+    else:  # a strided view: the result through a copy, then numpy's assignment
+        target[...] = _tj.scatter_elements_update(target, indices, values, axis,
+                                                  index_policy="negative-wraps")
+
+
+def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
+    """numpy.add.at(a, indices, b), in place: for every index in turn,
+    a[index] += b[...] (ScatterNDUpdate with reduction "sum": duplicates
+    all add, in row-major order). indices: an integer array (positions along
+    the first axis) or a tuple of them (positions in the first len(tuple)
+    dims, broadcast together); b broadcasts to the selected shape."""
+    a_arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    parts = np.broadcast_arrays(*[np.asarray(p) for p in parts])
+    tuples = np.stack(parts, axis=-1)
+    if tuples.dtype.kind not in "iu":
+        raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; add_at takes "
+                               "integer indices (no slices or booleans)")
+    updates = np.broadcast_to(np.asarray(b, dtype=a_arr.dtype),
+                              tuples.shape[:-1] + a_arr.shape[len(parts):])
+    if a_arr.flags.c_contiguous and a_arr.flags.writeable:
+        _tj.scatter_nd_update(a_arr, tuples, updates, "sum", index_policy="negative-wraps",
+                              out=a_arr)
+    else:
+        a_arr[...] = _tj.scatter_nd_update(a_arr, tuples, updates, "sum",
+                                           index_policy="negative-wraps")

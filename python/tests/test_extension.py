@@ -1,0 +1,222 @@
+"""The C extension's own rules: output shapes, array layouts, out=, errors,
+families, and the GIL, each against numpy or the library's own answer."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import tensorjit
+
+RNG = np.random.default_rng(5)
+
+
+def rand_shape(rank, low=1, high=5):
+    return tuple(int(d) for d in RNG.integers(low, high, size=rank))
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_call_shapes_are_the_librarys(trial):
+    # A call takes its output shape from the op's formula (no library plan
+    # per new length); it must be exactly what jit_sig_bind gives.
+    rd = int(RNG.integers(1, 4))
+    data_shape = rand_shape(rd)
+    axis = int(RNG.integers(-rd, rd))
+    a = axis % rd
+    ri = int(RNG.integers(0, 3)) + min(a, 1)
+    b = int(RNG.integers(0, min(a, ri) + 1))
+    idx_shape = data_shape[:b] + rand_shape(ri - b, 0, 4)
+    data = RNG.standard_normal(data_shape).astype(np.float32)
+    idx = RNG.integers(0, data_shape[a], size=idx_shape)
+    k = tensorjit.compile_dynamic("gather", [None] * rd, [None] * ri, dtype=np.float32,
+                                  index_dtype=idx.dtype, axis=axis, batch_dims=b)
+    got = tensorjit.gather(data, idx, axis, b)
+    assert got.shape == k.bind(data.shape, idx.shape)
+    np.testing.assert_array_equal(got, k(data, idx))
+    ishape = tuple(int(RNG.integers(1, s + 1)) for s in data_shape)
+    eidx = RNG.integers(0, data_shape[a], size=ishape[:a] + (data_shape[a] + 1,) + ishape[a + 1:])
+    ke = tensorjit.compile_dynamic("scatter_elements_update", [None] * rd, [None] * rd,
+                                   [None] * rd, dtype=np.float32, index_dtype=eidx.dtype,
+                                   axis=axis)
+    upd = RNG.standard_normal(eidx.shape).astype(np.float32)
+    got = tensorjit.scatter_elements_update(data, eidx, upd, axis)
+    assert got.shape == ke.bind(data.shape, eidx.shape, upd.shape) == data.shape
+
+
+def test_dims_that_break_a_rule_raise_and_leave_out_alone():
+    data = np.ones((3, 4), np.float32)
+    idx = np.zeros((2, 2), np.int64)  # batch_dims=1: idx.shape[0] must be data's 3
+    with pytest.raises(tensorjit.SignatureError):
+        tensorjit.gather(data, idx, 1, 1)
+    out = np.full((2, 2), 7, np.float32)
+    with pytest.raises(ValueError):
+        tensorjit.gather_elements(data, np.zeros((2, 2), np.int64), 1, out=out)
+    assert (out == 7).all()
+
+
+@pytest.mark.parametrize("layout", ["strided", "reversed", "fortran", "swapped", "unaligned",
+                                    "list"])
+def test_any_layout_gives_numpys_result(layout):
+    base = RNG.standard_normal((6, 8)).astype(np.float64)
+    if layout == "strided":
+        data = base[::2, ::3]
+    elif layout == "reversed":
+        data = base[::-1]
+    elif layout == "fortran":
+        data = np.asfortranarray(base)
+    elif layout == "swapped":
+        data = base.astype(">f8")
+    elif layout == "unaligned":
+        raw = np.zeros(base.nbytes + 1, np.uint8)
+        data = raw[1:].view(np.float64).reshape(base.shape)
+        data[...] = base
+        assert not data.flags.aligned
+    else:
+        data = base.tolist()
+    idx = np.array([1, -1, 0])
+    np.testing.assert_array_equal(tensorjit.gather(data, idx[::-1], 0),
+                                  np.take(np.asarray(data), idx[::-1], 0))
+
+
+def test_out_rules():
+    data = RNG.standard_normal((5, 3)).astype(np.float32)
+    idx = np.array([4, 0])
+    for bad, words in [(np.empty((2, 3), np.float64), "dtype"),
+                       (np.empty((3, 3), np.float32), "shape"),
+                       (np.empty((3, 2), np.float32).T, "C-contiguous"),
+                       ([[0.0] * 3] * 2, "numpy array")]:
+        with pytest.raises(tensorjit.SignatureError, match=words):
+            tensorjit.gather(data, idx, 0, out=bad)
+    ro = np.empty((2, 3), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        tensorjit.gather(data, idx, 0, out=ro)
+    with pytest.raises(ValueError, match="overlaps data"):
+        tensorjit.gather(data, idx, 0, out=data[:2])
+    # a scatter runs in place on out=data, but not on a part of it
+    upd = np.ones((1, 3), np.float32)
+    assert tensorjit.scatter_update(data, np.array([2]), upd, 0, out=data) is data
+    assert (data[2] == 1).all()
+    with pytest.raises(ValueError, match="only out=data"):
+        tensorjit.scatter_update(data[:4], np.array([2]), upd, 0, out=data[1:])
+
+
+def test_errors_are_tensorjit_errors_of_the_standard_kinds():
+    assert issubclass(tensorjit.SignatureError, ValueError)
+    assert issubclass(tensorjit.IndexOutOfRange, IndexError)
+    assert issubclass(tensorjit.TypeMismatch, TypeError)
+    assert issubclass(tensorjit.KernelError, RuntimeError)
+    data = np.zeros((3, 2), np.float32)
+    for call, kind in [(lambda: tensorjit.gather(data, np.array([3]), 0), IndexError),
+                       (lambda: tensorjit.gather(data, np.array([0.5]), 0), TypeError),
+                       (lambda: tensorjit.gather(data, np.array([0]), 5), ValueError),
+                       (lambda: tensorjit.gather(data.astype(np.complex64), [0], 0), TypeError),
+                       (lambda: tensorjit.gather(data, [0], 0, index_policy=3), TypeError),
+                       (lambda: tensorjit.scatter_nd_update(data, [[0]], [[1, 2]], "avg"),
+                        ValueError)]:
+        with pytest.raises(tensorjit.Error) as e:
+            call()
+        assert isinstance(e.value, kind)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        tensorjit.gather(data, [0], axes=0)
+    with pytest.raises(TypeError, match="missing required argument 'axis'"):
+        tensorjit.gather_elements(data, [[0]])
+    with pytest.raises(TypeError, match="multiple values"):
+        tensorjit.gather(data, [0], 0, axis=0)
+
+
+def test_dynamic_kernel_repr_and_info():
+    k = tensorjit.compile_dynamic("gather", (None, 4), (None,), dtype=np.float16,
+                                  index_dtype=np.int32)
+    text = repr(k)
+    assert "Gather" in text and "f16" in text and "(None, 4)" in text
+    info = k.info()
+    assert info["dynamic"] and info["out_bytes"] == -1
+    call_info = tensorjit.gather_info(np.zeros((7, 4), np.float16), np.zeros(3, np.int32), 0)
+    assert call_info["dynamic"] and call_info["out_bytes"] == 3 * 4 * 2
+
+
+def test_stats_count_compiles_and_live_kernels():
+    tensorjit.shutdown()
+    assert tensorjit.stats()["kernels"] == 0
+    start = tensorjit.stats()["compiles"]
+    for dtype in (np.int8, np.int16, np.int32):
+        for n in (1, 5, 9):
+            tensorjit.gather(np.zeros((10, 3), dtype), np.arange(n), 0)
+    stats = tensorjit.stats()
+    assert stats["compiles"] - start == 3 and stats["kernels"] == 3
+    assert stats["kernels"] <= stats["max_kernels"]
+
+
+def test_the_table_starts_over_at_its_cap_and_results_stay_right():
+    from tensorjit import _tensorjit
+    tensorjit.shutdown()
+    _tensorjit._set_max_families(3)
+    try:
+        dtypes = [np.int8, np.int16, np.int32, np.int64, np.float32, np.float64]
+        for round in range(2):
+            for dtype in dtypes:
+                data = RNG.integers(0, 100, (6, 2)).astype(dtype)
+                idx = RNG.integers(0, 6, 4)
+                np.testing.assert_array_equal(tensorjit.gather(data, idx, 0), data[idx])
+                assert 1 <= tensorjit.stats()["kernels"] <= 3
+    finally:
+        _tensorjit._set_max_families(512)
+
+
+def test_threads_clearing_the_table_under_running_kernels():
+    # one thread runs long kernels without the GIL while others fill a
+    # table of 2 families over and over: the running kernel must survive
+    from tensorjit import _tensorjit
+    _tensorjit._set_max_families(2)
+    data = RNG.standard_normal((20000, 64)).astype(np.float32)
+    idx = RNG.integers(0, 20000, 8000)
+    errors = []
+
+    def big():
+        for _ in range(10):
+            if not np.array_equal(tensorjit.gather(data, idx, 0), data[idx]):
+                errors.append("big")
+
+    def churn(t):
+        for i in range(30):
+            dtype = [np.int8, np.int16, np.int32, np.uint8, np.uint16][(i + t) % 5]
+            small = np.arange(10).astype(dtype)
+            if not np.array_equal(tensorjit.gather(small, [3, 1], 0), small[[3, 1]]):
+                errors.append("small")
+
+    try:
+        threads = [threading.Thread(target=big)] + [
+            threading.Thread(target=churn, args=(t,)) for t in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        _tensorjit._set_max_families(512)
+    assert not errors
+
+
+def test_long_calls_run_in_threads_with_the_right_results():
+    # the GIL is released around large kernels: threads must not disturb
+    # each other's arrays or results
+    data = RNG.standard_normal((20000, 64)).astype(np.float32)
+    results, errors = {}, []
+
+    def work(t):
+        try:
+            idx = np.random.default_rng(t).integers(0, 20000, 5000)
+            for _ in range(5):
+                got = tensorjit.gather(data, idx, 0)
+                if not np.array_equal(got, data[idx]):
+                    errors.append(t)
+            results[t] = True
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 4

@@ -1,0 +1,122 @@
+"""tensorjit.numpy against numpy itself, on random shapes, dtypes and axes."""
+
+import numpy as np
+import pytest
+
+import tensorjit
+import tensorjit.numpy as tnp
+
+RNG = np.random.default_rng(21)
+DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint16, np.int32, np.int64,
+          np.uint64, np.bool_]
+
+
+def rand(shape, dtype):
+    if np.dtype(dtype) == np.bool_:
+        return RNG.integers(0, 2, size=shape).astype(np.bool_)
+    return (RNG.standard_normal(size=shape) * 50).astype(dtype)
+
+
+def rand_shape(rank, low=1, high=6):
+    return tuple(int(d) for d in RNG.integers(low, high, size=rank))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trial", range(6))
+def test_take_matches_numpy(dtype, trial):
+    shape = rand_shape(int(RNG.integers(1, 4)))
+    a = rand(shape, dtype)
+    axis = int(RNG.integers(-len(shape), len(shape)))
+    n = shape[axis]
+    idx = RNG.integers(-n, n, size=rand_shape(int(RNG.integers(0, 3)), 0, 5))
+    np.testing.assert_array_equal(tnp.take(a, idx, axis=axis), np.take(a, idx, axis=axis))
+    flat = RNG.integers(-a.size, a.size, size=7)
+    np.testing.assert_array_equal(tnp.take(a, flat), np.take(a, flat))
+    for mode in ("wrap", "clip"):
+        wild = RNG.integers(-3 * n, 3 * n, size=5)
+        np.testing.assert_array_equal(tnp.take(a, wild, axis=axis, mode=mode),
+                                      np.take(a, wild, axis=axis, mode=mode))
+
+
+def test_take_scalar_index_and_out_and_errors():
+    a = rand((5, 3), np.float32)
+    assert tnp.take(a[0], 2) == np.take(a[0], 2)
+    out = np.empty((2, 3), np.float32)
+    assert tnp.take(a, [4, 0], axis=0, out=out) is out
+    np.testing.assert_array_equal(out, np.take(a, [4, 0], axis=0))
+    before = out.copy()
+    with pytest.raises(IndexError):
+        tnp.take(a, [5], axis=0, out=out[:1])
+    np.testing.assert_array_equal(out, before)
+    with pytest.raises(tensorjit.Error):
+        tnp.take(a, [0], axis=0, mode="bogus")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trial", range(5))
+def test_take_along_axis_matches_numpy(dtype, trial):
+    shape = rand_shape(int(RNG.integers(1, 4)))
+    a = rand(shape, dtype)
+    axis = int(RNG.integers(-len(shape), len(shape)))
+    ishape = list(shape)
+    ishape[axis] = int(RNG.integers(0, 6))
+    if len(shape) > 1 and trial % 2:  # broadcast a dim of indices
+        other = (axis + 1) % len(shape)
+        ishape[other] = 1
+    idx = RNG.integers(-shape[axis], shape[axis], size=ishape)
+    np.testing.assert_array_equal(tnp.take_along_axis(a, idx, axis),
+                                  np.take_along_axis(a, idx, axis))
+    flat = RNG.integers(0, a.size, size=4)
+    np.testing.assert_array_equal(tnp.take_along_axis(a, flat, None),
+                                  np.take_along_axis(a, flat, None))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trial", range(5))
+def test_put_along_axis_matches_numpy(dtype, trial):
+    shape = rand_shape(int(RNG.integers(1, 4)))
+    axis = int(RNG.integers(-len(shape), len(shape)))
+    ishape = list(shape)
+    ishape[axis] = int(RNG.integers(1, 4))
+    # distinct positions along axis: numpy leaves the winner of duplicates unsaid
+    idx = np.argsort(RNG.random(shape), axis=axis).take(range(min(ishape[axis], shape[axis])),
+                                                      axis=axis)
+    values = rand(idx.shape, dtype)
+    want = rand(shape, dtype)
+    got = want.copy()
+    np.put_along_axis(want, idx, values, axis)
+    assert tnp.put_along_axis(got, idx, values, axis) is None
+    np.testing.assert_array_equal(got, want)
+    # a strided view is written through too
+    big = rand(shape + (2,), dtype)
+    view, want2 = big[..., 0], big[..., 0].copy()
+    np.put_along_axis(want2, idx, values, axis)
+    tnp.put_along_axis(view, idx, values, axis)
+    np.testing.assert_array_equal(big[..., 0], want2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("trial", range(5))
+def test_add_at_matches_numpy(dtype, trial):
+    shape = rand_shape(int(RNG.integers(1, 4)), 1, 7)
+    a = rand(shape, dtype)
+    k = int(RNG.integers(1, len(shape) + 1))
+    n = int(RNG.integers(0, 12))
+    idx = tuple(RNG.integers(-shape[d], shape[d], size=n) for d in range(k))
+    b = rand((n,) + shape[k:], dtype)
+    want, got = a.copy(), a.copy()
+    np.add.at(want, idx if k > 1 else idx[0], b)
+    tnp.add_at(got, idx if k > 1 else idx[0], b)
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float64 else 1e-4)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_add_at_scalar_update_and_bad_index():
+    a = np.zeros(5)
+    tnp.add_at(a, [0, 0, 4], 1.5)
+    np.testing.assert_array_equal(a, [3, 0, 0, 0, 1.5])
+    with pytest.raises(IndexError):
+        tnp.add_at(a, [5], 1.0)
+    np.testing.assert_array_equal(a, [3, 0, 0, 0, 1.5])

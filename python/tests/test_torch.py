@@ -1,0 +1,196 @@
+"""torch tensors through DLPack, and tensorjit.torch against torch itself.
+Skipped where torch is not installed."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tensorjit  # noqa: E402
+import tensorjit.torch as tt  # noqa: E402
+
+GEN = torch.Generator().manual_seed(21)
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
+          torch.int16, torch.int32, torch.int64, torch.uint8]
+
+
+def rand(shape, dtype):
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=GEN).to(dtype)
+    return torch.randint(-100 if dtype != torch.uint8 else 0, 100, shape, generator=GEN,
+                         dtype=dtype)
+
+
+def rand_shape(rank, low=1, high=6):
+    return tuple(int(d) for d in torch.randint(low, high, (rank,), generator=GEN))
+
+
+def rint(high):
+    return int(torch.randint(0, high, (1,), generator=GEN))
+
+
+# The library's names on tensors: a tensor in, a tensor out
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_takes_and_returns_tensors(dtype):
+    data = rand((7, 3), dtype)
+    idx = torch.tensor([6, 0, -1, 2])
+    got = tensorjit.gather(data, idx, 0)
+    assert isinstance(got, torch.Tensor) and got.dtype == dtype
+    assert torch.equal(got, data[idx])
+
+
+def test_bool_tensors_are_read_through_their_numpy_view():
+    data = torch.tensor([[True, False], [False, False]])
+    got = tensorjit.gather(data, torch.tensor([1, 0]), 0)
+    assert got.dtype == torch.bool and torch.equal(got, data[[1, 0]])
+
+
+def test_out_tensor_is_written_in_place_and_untouched_on_error():
+    data = rand((6, 4), torch.float32)
+    out = torch.zeros(2, 4)
+    assert tensorjit.gather(data, torch.tensor([5, 1]), 0, out=out) is out
+    assert torch.equal(out, data[[5, 1]])
+    before = out.clone()
+    with pytest.raises(IndexError):
+        tensorjit.gather(data, torch.tensor([6, 1]), 0, out=out)
+    assert torch.equal(out, before)
+    with pytest.raises(ValueError, match="dtype"):
+        tensorjit.gather(data, torch.tensor([5, 1]), 0, out=torch.zeros(2, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="shape"):
+        tensorjit.gather(data, torch.tensor([5, 1]), 0, out=torch.zeros(3, 4))
+
+
+def test_kv_cache_update_in_place_on_a_tensor():
+    cache = torch.zeros(2, 16, 8, dtype=torch.float16)
+    new = rand((2, 3, 8), torch.float16)
+    pos = torch.tensor([4, 9, 15])
+    want = cache.clone()
+    want[:, pos] = new
+    ptr = cache.data_ptr()
+    tensorjit.scatter_update(cache, pos, new, 1, out=cache)
+    assert cache.data_ptr() == ptr and torch.equal(cache, want)
+
+
+def test_strided_tensors_give_torchs_result():
+    data = rand((5, 6), torch.float32)
+    t = data.t()  # not contiguous: read through one copy
+    idx = torch.tensor([5, 0, 3])
+    assert torch.equal(tensorjit.gather(t, idx, 0), t[idx])
+    with pytest.raises(ValueError, match="contiguous"):
+        tensorjit.gather(data, idx, 1, out=torch.empty(3, 5).t())
+
+
+def test_a_tensor_dlpack_refuses_raises_a_tensorjit_error():
+    data = torch.ones(3, 2, requires_grad=True)  # neither __dlpack__ nor .numpy() take it
+    with pytest.raises(tensorjit.SignatureError, match="DLPack"):
+        tensorjit.gather(data, torch.tensor([0]), 0)
+
+
+def test_numpy_data_with_tensor_indices_gives_numpy():
+    data = np.arange(12.0).reshape(4, 3)
+    got = tensorjit.gather(data, torch.tensor([3, 1]), 0)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, data[[3, 1]])
+
+
+# tensorjit.torch against torch
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trial", range(4))
+def test_gather_matches_torch_smaller_index_dims_too(dtype, trial):
+    shape = rand_shape(rint(3) + 1)
+    x = rand(shape, dtype)
+    dim = rint(len(shape))
+    ishape = tuple(rint(s) + 1 if d != dim else rint(6) for d, s in enumerate(shape))
+    idx = torch.randint(0, shape[dim], ishape, generator=GEN)
+    assert torch.equal(tt.gather(x, dim, idx), torch.gather(x, dim, idx))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trial", range(4))
+def test_index_select_matches_torch(dtype, trial):
+    shape = rand_shape(rint(3) + 1)
+    x = rand(shape, dtype)
+    dim = rint(len(shape)) - len(shape) * (trial % 2)
+    idx = torch.randint(0, shape[dim], (rint(6),), generator=GEN)
+    assert torch.equal(tt.index_select(x, dim, idx), torch.index_select(x, dim, idx))
+    one = torch.tensor(shape[dim] - 1)
+    assert torch.equal(tt.index_select(x, dim, one), torch.index_select(x, dim, one))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64])
+@pytest.mark.parametrize("trial", range(4))
+def test_index_add_matches_torch(dtype, trial):
+    shape = rand_shape(rint(3) + 1)
+    x = rand(shape, dtype)
+    dim = rint(len(shape))
+    n = rint(8)
+    idx = torch.randint(0, shape[dim], (n,), generator=GEN)
+    sshape = list(shape)
+    sshape[dim] = n
+    src = rand(tuple(sshape), dtype)
+    alpha = 2 if trial % 2 else 1
+    got, want = tt.index_add(x, dim, idx, src, alpha=alpha), x.index_add(dim, idx, src,
+                                                                         alpha=alpha)
+    if dtype.is_floating_point:
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+    else:
+        assert torch.equal(got, want)
+
+
+def scatter_case(dtype, distinct):
+    shape = rand_shape(rint(3) + 1)
+    x = rand(shape, dtype)
+    dim = rint(len(shape))
+    ishape = tuple(rint(s) + 1 if d != dim else rint(4) + 1 for d, s in enumerate(shape))
+    if distinct:  # torch leaves the winner of duplicates undefined
+        ishape = tuple(min(i, shape[dim]) if d == dim else i for d, i in enumerate(ishape))
+        perm = torch.argsort(torch.rand(ishape[:dim] + (shape[dim],) + ishape[dim + 1:],
+                                        generator=GEN), dim=dim)
+        idx = perm.narrow(dim, 0, ishape[dim])
+    else:
+        idx = torch.randint(0, shape[dim], ishape, generator=GEN)
+    src = rand(tuple(i + (d % 2) for d, i in enumerate(ishape)), dtype)  # larger than index
+    return x, dim, idx, src
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trial", range(4))
+def test_scatter_matches_torch(dtype, trial):
+    x, dim, idx, src = scatter_case(dtype, distinct=True)
+    assert torch.equal(tt.scatter(x, dim, idx, src), torch.scatter(x, dim, idx, src))
+    assert torch.equal(tt.scatter(x, dim, idx, value=3), torch.scatter(x, dim, idx, value=3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.int64])
+@pytest.mark.parametrize("trial", range(4))
+def test_scatter_add_matches_torch(dtype, trial):
+    x, dim, idx, src = scatter_case(dtype, distinct=False)
+    assert torch.allclose(tt.scatter_add(x, dim, idx, src), torch.scatter_add(x, dim, idx, src))
+
+
+@pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64])
+@pytest.mark.parametrize("trial", range(3))
+def test_scatter_reduce_matches_torch(reduce, include_self, dtype, trial):
+    x, dim, idx, src = scatter_case(dtype, distinct=False)
+    src = src[tuple(slice(0, s) for s in idx.shape)]
+    got = tt.scatter_reduce(x, dim, idx, src, reduce, include_self=include_self)
+    want = torch.scatter_reduce(x, dim, idx, src, reduce, include_self=include_self)
+    if dtype.is_floating_point:
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-6)
+    else:
+        assert torch.equal(got, want)
+
+
+def test_torch_namespace_errors_are_tensorjit_errors():
+    x = rand((3, 4), torch.float32)
+    with pytest.raises(IndexError):
+        tt.gather(x, 1, torch.tensor([[4]]))
+    with pytest.raises(tensorjit.Error):
+        tt.scatter_reduce(x, 1, torch.tensor([[0]]), torch.ones(1, 1), "median")
+    with pytest.raises(tensorjit.Error):
+        tt.gather(x, 1, torch.zeros(5, 1, dtype=torch.int64))  # larger than input
