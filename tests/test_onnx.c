@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -301,6 +302,59 @@ static void test_external_needs_a_folder(void **state)
     free(b);
 }
 
+#ifdef TJ_CLI_PATH
+/* The command's exit status on `model FILE ARGS`, its stdout in out. */
+static int run_model(const char *file, const char *args, char *out, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s model %s %s >%s/cli.out 2>&1", TJ_CLI_PATH, path_of(file),
+             args, root);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s/cli.out", root);
+    FILE *f = fopen(cmd, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* `tensorjit model x.onnx --check`: lists, compiles and checks the nodes of
+ * every body; exits 1 on a refused node, 2 on a file that is no model. */
+static void test_cli(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    assert_int_equal(run_model("subgraphs.onnx", "--check --jobs 2", out, sizeof out), 0);
+    assert_non_null(strstr(out, "4 indexing layers"));
+    assert_int_equal(count_of(out, "  ok ("), 4);
+    assert_non_null(strstr(out, "outer_if/then_branch/inner_if/then_branch/then_gather"));
+    assert_int_equal(run_model("symbolic.onnx", "--check --jobs 2", out, sizeof out), 0);
+    assert_int_equal(count_of(out, "dynamic: one kernel for every shape"), 3);
+    assert_int_equal(run_model("wrong_output.onnx", "", out, sizeof out), 1);
+    assert_non_null(strstr(out, "refused: the output shape"));
+    size_t len;
+    uint8_t *b = slurp("gather_13.onnx", &len);
+    FILE *f = fopen(path_of("truncated.onnx"), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len / 2, f), len / 2);
+    fclose(f);
+    free(b);
+    assert_int_equal(run_model("truncated.onnx", "", out, sizeof out), 2);
+    assert_non_null(strstr(out, "not an ONNX model"));
+    assert_int_equal(run_model("deep.onnx", "", out, sizeof out), 2);
+    assert_int_equal(count_of(out, "\n"), 1);
+}
+#endif
+
 static int setup(void **state)
 {
     (void)state;
@@ -340,6 +394,9 @@ int main(void)
         cmocka_unit_test(test_hostile_bytes),
         cmocka_unit_test(test_both_readers_agree),
         cmocka_unit_test(test_external_needs_a_folder),
+#ifdef TJ_CLI_PATH
+        cmocka_unit_test(test_cli),
+#endif
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
