@@ -23,9 +23,27 @@ int tj_onnx_available(void)
 }
 
 #ifndef TJ_WITH_ONNX
+/* Without the reader the interface stays, so that its callers (the CLI,
+ * test_onnx) build alike: each call says why it cannot read. */
 const char *tj_onnx_node_types(void)
 {
     return "";
+}
+
+int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char *dir,
+                  const tj_model_opts *opts, tj_model *model, char *err, size_t err_len)
+{
+    (void)bytes, (void)len, (void)dir, (void)opts;
+    memset(model, 0, sizeof *model);
+    snprintf(err, err_len, "%s: this tensorjit was built without the ONNX reader (it needs "
+             "protoc-c, libprotobuf-c-dev and libonnx-dev at build time)", name);
+    return -1;
+}
+
+int tj_onnx_read(const char *path, const tj_model_opts *opts, tj_model *model, char *err,
+                 size_t err_len)
+{
+    return tj_onnx_parse(NULL, 0, path, NULL, opts, model, err, err_len);
 }
 #endif
 
@@ -34,12 +52,5 @@ int tj_model_load(const char *path, const tj_model_opts *opts, tj_model *model, 
 {
     if (!tj_is_onnx_name(path))
         return tj_model_read(path, opts, model, err, err_len);
-#ifdef TJ_WITH_ONNX
     return tj_onnx_read(path, opts, model, err, err_len);
-#else
-    memset(model, 0, sizeof *model);
-    snprintf(err, err_len, "%s: this tensorjit was built without the ONNX reader (it needs "
-             "protoc-c, libprotobuf-c-dev and libonnx-dev at build time)", path);
-    return -1;
-#endif
 }
