@@ -85,7 +85,7 @@ def one(name, op, data, indices, opset, updates=None, idx_type=I64, dtype=F, ini
 
 
 # every node type at the opsets where it changed, with each attribute
-for opset in (11, 12, 13, 16, 18):
+for opset in range(11, 19):
     save(f"gathernd_{opset}.onnx", one(f"gathernd_{opset}.onnx", "GatherND", [2, 3, 4],
                                        [2, 1, 2], opset))
     save(f"gather_{opset}.onnx", one(f"gather_{opset}.onnx", "Gather", [5, 6, 7], [2, 3],
@@ -239,6 +239,14 @@ bad_model("negative_dim.onnx", model(
     [helper.make_node("Gather", ["data", "indices"], ["out"], name="nd")],
     [vi("data", F, [5, -2]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
     "refused", "dim 1 is -2, not a size")
+bad_model("opset_22.onnx", one("o", "Gather", [5, 6], [2], 22), "skipped",
+          "opset 22 is newer than 21")
+bad_model("gatherelements_at_10.onnx", one("g", "GatherElements", [5, 6], [5, 6], 10),
+          "refused", "ONNX GatherElements comes with opset 11; the model imports opset 10")
+bad_model("axis_as_float.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="af", axis=1.0)],
+    [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
+    "refused", "attribute axis is not an INT")
 # bodies in bodies in bodies, deeper than the reader takes
 leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["d0"])], "leaf", [],
                          [vi("d0", F, None)])
