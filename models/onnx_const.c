@@ -96,7 +96,8 @@ static int tj_read_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, 
 {
     const char *location = tj_entry(t, "location");
     const char *off_text = tj_entry(t, "offset"), *len_text = tj_entry(t, "length");
-    int64_t off = off_text ? tj_decimal(off_text) : 0, len = len_text ? tj_decimal(len_text) : bytes;
+    int64_t off = off_text ? tj_decimal(off_text) : 0;
+    int64_t len = len_text ? tj_decimal(len_text) : bytes;
     if (!location || !location[0])
         return tj_refuse(out, "'%s' is in external data but names no location", name);
     if (off < 0 || len < 0)

@@ -90,9 +90,10 @@ static int tj_depth(const ProtobufCMessageDescriptor *desc, const uint8_t *p, si
         }
         if (wire != 2 || tj_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
             break;
+        uint64_t field = tag >> 3;
         const ProtobufCFieldDescriptor *f =
-            tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)(tag >> 3))
-                                   : NULL;
+            field <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)field)
+                                : NULL;
         if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
             int d = tj_depth(f->descriptor, p, (size_t)v, depth + 1);
             deepest = d > deepest ? d : deepest;

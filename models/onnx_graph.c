@@ -231,7 +231,8 @@ int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char
         rc = tj_fail(err, err_len, "%s: not an ONNX model: it has no graph", name);
     else if (!m->has_ir_version || m->ir_version < 3)
         rc = tj_fail(err, err_len, "%s: ir_version %lld: ONNX models have 3 or later (opset "
-                     "imports came with 3)", name, m->has_ir_version ? (long long)m->ir_version : 0);
+                     "imports came with 3)",
+                     name, m->has_ir_version ? (long long)m->ir_version : 0);
     else if (opset < 1 || opset > 10000)
         rc = tj_fail(err, err_len, "%s: imports ai.onnx opset %lld: no ONNX opset has that "
                      "number", name, (long long)opset);

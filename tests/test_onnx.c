@@ -58,7 +58,8 @@ static const tj_model_layer *layer_named(const tj_model *m, const char *node)
     for (int i = 0; i < m->count; i++) {
         const char *name = m->layers[i].name;
         size_t k = strlen(name);
-        if (strcmp(name, node) == 0 || (k > n && name[k - n - 1] == '/' && !strcmp(name + k - n, node)))
+        int in_body = k > n && name[k - n - 1] == '/' && strcmp(name + k - n, node) == 0;
+        if (strcmp(name, node) == 0 || in_body)
             return &m->layers[i];
     }
     return NULL;
@@ -294,7 +295,8 @@ static void test_external_needs_a_folder(void **state)
     char err[512];
     uint8_t *b = slurp("external.onnx", &len);
     tj_model m;
-    assert_int_equal(tj_onnx_parse(b, len, "external.onnx", NULL, &defaults, &m, err, sizeof err), 0);
+    assert_int_equal(
+        tj_onnx_parse(b, len, "external.onnx", NULL, &defaults, &m, err, sizeof err), 0);
     assert_int_equal(m.count, 1);
     assert_true(m.layers[0].refused);
     assert_non_null(strstr(m.layers[0].skip, "no folder"));
