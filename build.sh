@@ -27,7 +27,8 @@ llvm=${TENSORJIT_LLVM:-19}
 llvm_old=${TENSORJIT_LLVM_OLD:-14}
 jobs=$(nproc 2>/dev/null || echo 2)
 packages=(gcc make libc6-dev cmake pkg-config "llvm-${llvm}-dev" libffi-dev libcmocka-dev
-          libcjson-dev libxml2-dev libssl-dev)
+          libcjson-dev libxml2-dev libssl-dev
+          protobuf-c-compiler libprotobuf-c-dev libonnx-dev) # the ONNX reader
 if [[ $mode == test && $llvm_old != none ]]; then
     packages+=("llvm-${llvm_old}-dev")
 fi
@@ -38,7 +39,8 @@ if [[ $mode == test || $mode == install-check ]]; then
     # file: cpack -G DEB's dpkg-shlibdeps step runs it on every installed file
     packages+=(python3-numpy python3-pytest python3-setuptools python3-venv python3-pip
                python3-dev python3-torch
-               groff-base dpkg-dev file)
+               groff-base dpkg-dev file
+               python3-onnx) # test_onnx's models, written by ONNX's own package
 fi
 if [[ $mode == test || $mode == coverage ]]; then
     packages+=(gcovr)
@@ -59,7 +61,7 @@ stress_seconds=${TENSORJIT_STRESS_SECONDS:-10}
 test_commands=(bash cmake ctest cpack gcc cc clang-14 nm readelf ld valgrind gcovr
                /usr/bin/python3 groff pkg-config dpkg-deb dpkg-shlibdeps dpkg-architecture file
                objdump strip sh ls rm mv cp mkdir rmdir test grep sed awk sort comm diff
-               find xargs mktemp wc tail head cat tr cut id nproc dirname readlink)
+               find xargs mktemp wc tail head cat tr cut id nproc dirname readlink protoc-c)
 
 tools_check() {
     echo "== every command of the test run comes from a package build.sh installs"
@@ -138,10 +140,10 @@ fuzz() {
     CC=clang-14 cmake -S . -B build-fuzz -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
         -DTENSORJIT_FUZZ=ON >/dev/null
     cmake --build build-fuzz -j"$jobs" --target fuzz_signature fuzz_npy fuzz_model \
-        fuzz_differential >/dev/null
+        fuzz_differential fuzz_onnx >/dev/null
     local work name pids=() failed=0
     work=$(mktemp -d)
-    for name in signature npy model differential; do
+    for name in signature npy model differential onnx; do
         mkdir -p "$work/$name"
         cp tests/fuzz/corpus/"$name"/* "$work/$name/"
         if compgen -G "tests/fuzz/regressions/$name/*" >/dev/null; then
@@ -154,7 +156,7 @@ fuzz() {
     for pid in "${pids[@]}"; do
         wait "$pid" || failed=1
     done
-    for name in signature npy model differential; do
+    for name in signature npy model differential onnx; do
         echo "fuzz_$name: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" |
             awk '{print $2}') executions"
     done

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "layer_check.h"
+#include "onnx_model.h"
 #include "ov_ir.h"
 
 typedef struct tj_layer_result {
@@ -261,13 +262,15 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
                 return -1;
             i++;
         } else if (strcmp(a, "--help") == 0) {
-            printf("usage: tensorjit model FILE.xml [--check] [--explain] [--jobs N] "
+            printf("usage: tensorjit model FILE.xml|FILE.onnx [--check] [--explain] [--jobs N] "
                    "[--precompile]\n"
                    "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset V]\n"
                    "layers: %s; --opset V: the op's version where the IR names no opset\n"
                    "dynamic dims (-1, ?, a..b) are listed as ? (?:b), compiled into one kernel\n"
                    "for the family; --check runs it on several shapes, empty ones included\n",
                    tj_ov_op_types());
+            printf("ONNX nodes (FILE.onnx): %s\n", tj_onnx_available() ? tj_onnx_node_types()
+                                                    : "none: built without the ONNX reader");
             return 1;
         } else if (a[0] == '-' || *path) {
             return tj_cli_fail("model: unexpected argument '%s'", a), -1;
@@ -276,7 +279,8 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
         }
     }
     if (!*path)
-        return tj_cli_fail("model: give an OpenVINO IR .xml file (or a <layer> fragment)"), -1;
+        return tj_cli_fail("model: give an OpenVINO IR .xml file (or a <layer> fragment) or "
+                           "an ONNX .onnx file"), -1;
     return 0;
 }
 
@@ -295,7 +299,7 @@ int tj_cmd_model(int argc, char **argv)
         return tj_cli_fail("model --precompile: %s", jit_last_error());
     tj_model model;
     char err[512];
-    if (tj_model_read(path, &opts, &model, err, sizeof err) != 0)
+    if (tj_model_load(path, &opts, &model, err, sizeof err) != 0)
         return tj_cli_fail("%s", err);
     tj_model_run run = {.model = &model, .check = check, .progress = isatty(2)};
     run.results = calloc((size_t)(model.count ? model.count : 1), sizeof *run.results);

@@ -1,0 +1,300 @@
+/*
+ * Walking an ONNX model: its main graph and, under each node's graph
+ * attributes (If's then_branch/else_branch, Loop's and Scan's body), every
+ * body, in file order, a body's nodes after the node that runs it. Names
+ * resolve in the graph and then in the graphs around it, as ONNX scopes
+ * them: an If branch sees its parent's tensors.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "onnx_internal.h"
+
+/* A TypeProto's tensor type and shape into v. */
+static void tj_value_from_type(const Onnx__TypeProto *tp, tj_onnx_value *v)
+{
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return;
+    const Onnx__TypeProto__Tensor *t = tp->tensor_type;
+    v->typed = t->has_elem_type;
+    v->elem_type = t->elem_type;
+    if (!t->shape)
+        return;
+    v->shaped = 1;
+    if (t->shape->n_dim > JIT_MAX_RANK) {
+        snprintf(v->why, sizeof v->why, "has %zu dims, more than %d", t->shape->n_dim,
+                 JIT_MAX_RANK);
+        return;
+    }
+    v->shape.rank = (int)t->shape->n_dim;
+    for (size_t i = 0; i < t->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = t->shape->dim[i];
+        int fixed = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        if (fixed && d->dim_value < 0 && !v->why[0])
+            snprintf(v->why, sizeof v->why, "dim %zu is %lld, not a size", i,
+                     (long long)d->dim_value);
+        /* a dim_param ("batch") or no value at all: known only at run time */
+        v->shape.dims[i] = fixed ? d->dim_value : JIT_DIM_DYNAMIC;
+    }
+}
+
+/* A constant tensor's type and dims into v. */
+static void tj_value_from_tensor(const Onnx__TensorProto *t, tj_onnx_value *v)
+{
+    v->constant = t;
+    v->typed = t->has_data_type;
+    v->elem_type = t->data_type;
+    v->shaped = 1;
+    if (t->n_dims > JIT_MAX_RANK) {
+        snprintf(v->why, sizeof v->why, "has %zu dims, more than %d", t->n_dims, JIT_MAX_RANK);
+        return;
+    }
+    v->shape.rank = (int)t->n_dims;
+    for (size_t i = 0; i < t->n_dims; i++) {
+        if (t->dims[i] < 0 && !v->why[0])
+            snprintf(v->why, sizeof v->why, "dim %zu is %lld, not a size", i,
+                     (long long)t->dims[i]);
+        v->shape.dims[i] = t->dims[i];
+    }
+}
+
+static int tj_named(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* A Constant node's `value` tensor, when that node makes `name`. */
+static const Onnx__TensorProto *tj_constant_node(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (!n || !tj_named(n->op_type, "Constant") || n->n_output < 1 ||
+            !tj_named(n->output[0], name))
+            continue;
+        for (size_t a = 0; a < n->n_attribute; a++)
+            if (n->attribute[a] && tj_named(n->attribute[a]->name, "value") && n->attribute[a]->t)
+                return n->attribute[a]->t;
+    }
+    return NULL;
+}
+
+static const Onnx__ValueInfoProto *tj_info_in(Onnx__ValueInfoProto *const *list, size_t n,
+                                              const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] && tj_named(list[i]->name, name))
+            return list[i];
+    return NULL;
+}
+
+/* One graph's word on `name`: a constant first (its dims are the truth),
+ * then value_info, inputs, outputs. 1 when the graph names it. */
+static int tj_lookup_in(const Onnx__GraphProto *g, const char *name, tj_onnx_value *v)
+{
+    for (size_t i = 0; i < g->n_initializer; i++)
+        if (g->initializer[i] && tj_named(g->initializer[i]->name, name))
+            return tj_value_from_tensor(g->initializer[i], v), 1;
+    const Onnx__TensorProto *c = tj_constant_node(g, name);
+    if (c)
+        return tj_value_from_tensor(c, v), 1;
+    const Onnx__ValueInfoProto *vi = tj_info_in(g->value_info, g->n_value_info, name);
+    vi = vi ? vi : tj_info_in(g->input, g->n_input, name);
+    vi = vi ? vi : tj_info_in(g->output, g->n_output, name);
+    if (!vi)
+        return 0;
+    tj_value_from_type(vi->type, v);
+    return 1;
+}
+
+void tj_onnx_lookup(const tj_onnx_scope *s, const char *name, tj_onnx_value *v)
+{
+    memset(v, 0, sizeof *v);
+    for (; s && name && name[0]; s = s->outer)
+        if (tj_lookup_in(s->graph, name, v)) {
+            v->found = 1;
+            return;
+        }
+}
+
+/* The layers read so far; grown as nodes are found. */
+typedef struct tj_onnx_walk {
+    tj_model *model;
+    int capacity;
+    int failed; /* out of memory */
+} tj_onnx_walk;
+
+static tj_model_layer *tj_next_layer(tj_onnx_walk *w)
+{
+    tj_model *m = w->model;
+    if (m->count == w->capacity) {
+        int cap = w->capacity ? 2 * w->capacity : 16;
+        tj_model_layer *grown = realloc(m->layers, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            w->failed = 1;
+            return NULL;
+        }
+        m->layers = grown;
+        w->capacity = cap;
+    }
+    tj_model_layer *l = &m->layers[m->count++];
+    memset(l, 0, sizeof *l);
+    return l;
+}
+
+static void tj_walk_graph(tj_onnx_walk *w, const tj_onnx_scope *s);
+
+/* The bodies among a node's attributes, each a scope inside s. The
+ * nesting is bounded: the decoder refused files nested deeper. */
+static void tj_walk_bodies(tj_onnx_walk *w, const tj_onnx_scope *s, const Onnx__NodeProto *n,
+                           int position)
+{
+    char node[128], prefix[sizeof w->model->layers->name];
+    if (n->name && n->name[0])
+        snprintf(node, sizeof node, "%s", n->name);
+    else
+        snprintf(node, sizeof node, "%s#%d", n->op_type ? n->op_type : "node", position);
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (!at)
+            continue;
+        size_t count = at->n_graphs + (at->g != NULL);
+        for (size_t k = 0; k < count && !w->failed; k++) {
+            const Onnx__GraphProto *g = k < at->n_graphs ? at->graphs[k] : at->g;
+            if (!g)
+                continue;
+            snprintf(prefix, sizeof prefix, "%s%s/%s/", s->prefix, node,
+                     at->name ? at->name : "graph");
+            tj_onnx_scope inner = {.graph = g, .outer = s, .prefix = prefix, .dir = s->dir,
+                                   .opset = s->opset};
+            tj_walk_graph(w, &inner);
+        }
+    }
+}
+
+static int tj_is_default_domain(const char *domain)
+{
+    return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
+}
+
+static void tj_walk_graph(tj_onnx_walk *w, const tj_onnx_scope *s)
+{
+    for (size_t i = 0; i < s->graph->n_node && !w->failed; i++) {
+        const Onnx__NodeProto *n = s->graph->node[i];
+        if (!n)
+            continue;
+        const tj_onnx_op *op = tj_is_default_domain(n->domain) ? tj_onnx_op_find(n->op_type) : NULL;
+        if (op) {
+            tj_model_layer *l = tj_next_layer(w);
+            if (l)
+                tj_onnx_read_node(s, n, op, (int)i, l);
+        }
+        tj_walk_bodies(w, s, n, (int)i);
+    }
+}
+
+/* The version of the ai.onnx opset the model imports; 0 if none. */
+static int64_t tj_model_opset(const Onnx__ModelProto *m)
+{
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        if (m->opset_import[i] && tj_is_default_domain(m->opset_import[i]->domain))
+            return m->opset_import[i]->version;
+    return 0;
+}
+
+static int tj_fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char *dir,
+                  const tj_model_opts *opts, tj_model *model, char *err, size_t err_len)
+{
+    (void)opts; /* an ONNX model states every type: nothing to default */
+    memset(model, 0, sizeof *model);
+    tj_onnx_doc *doc = tj_onnx_decode(bytes, len, name, err, err_len);
+    if (!doc)
+        return -1;
+    const Onnx__ModelProto *m = tj_onnx_model(doc);
+    int64_t opset = tj_model_opset(m);
+    int rc = 0;
+    if (!m->graph)
+        rc = tj_fail(err, err_len, "%s: not an ONNX model: it has no graph", name);
+    else if (!m->has_ir_version || m->ir_version < 3)
+        rc = tj_fail(err, err_len, "%s: ir_version %lld: ONNX models have 3 or later (opset "
+                     "imports came with 3)",
+                     name, m->has_ir_version ? (long long)m->ir_version : 0);
+    else if (opset < 1 || opset > 10000)
+        rc = tj_fail(err, err_len, "%s: imports ai.onnx opset %lld: no ONNX opset has that "
+                     "number", name, (long long)opset);
+    if (rc == 0) {
+        tj_onnx_scope top = {.graph = m->graph, .prefix = "", .dir = dir, .opset = (int)opset};
+        tj_onnx_walk w = {.model = model};
+        tj_walk_graph(&w, &top);
+        if (w.failed) {
+            tj_model_free(model);
+            rc = tj_fail(err, err_len, "%s: out of memory after %lld nodes", name,
+                         (long long)model->count);
+        }
+    }
+    tj_onnx_release(doc);
+    return rc;
+}
+
+/* The whole file: opened without blocking (a FIFO named x.onnx would wait
+ * for a writer forever) and read if it is a regular file. */
+static uint8_t *tj_slurp(const char *path, size_t *len, char *err, size_t err_len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return tj_fail(err, err_len, "%s: cannot open: %s", path, strerror(errno)), NULL;
+    uint8_t *buf = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        snprintf(err, err_len, "%s: not a regular file", path);
+    else if (st.st_size > TJ_ONNX_MAX_BYTES)
+        snprintf(err, err_len, "%s: larger than 2 GiB, protobuf's limit on a message", path);
+    else if (!(buf = malloc(st.st_size ? (size_t)st.st_size : 1)))
+        snprintf(err, err_len, "%s: out of memory", path);
+    size_t got = 0;
+    while (buf && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r <= 0) {
+            snprintf(err, err_len, "%s: cannot read: %s", path, r ? strerror(errno) : "ends early");
+            free(buf);
+            buf = NULL;
+        }
+        got += r > 0 ? (size_t)r : 0;
+    }
+    close(fd);
+    *len = got;
+    return buf;
+}
+
+int tj_onnx_read(const char *path, const tj_model_opts *opts, tj_model *model, char *err,
+                 size_t err_len)
+{
+    memset(model, 0, sizeof *model);
+    size_t len = 0;
+    uint8_t *bytes = tj_slurp(path, &len, err, err_len);
+    if (!bytes)
+        return -1;
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    int rc = tj_onnx_parse(bytes, len, path, dir, opts, model, err, err_len);
+    free(bytes);
+    return rc;
+}

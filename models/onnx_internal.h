@@ -1,0 +1,66 @@
+/* What the files of the ONNX reader share (onnx_*.c); not an interface. */
+#ifndef TJ_ONNX_INTERNAL_H
+#define TJ_ONNX_INTERNAL_H
+
+#include "onnx.pb-c.h"
+#include "onnx_model.h"
+
+/* onnx_decode.c: a ModelProto decoded by the generated code within a
+ * memory budget, after a check that it nests no deeper than
+ * TJ_ONNX_MAX_DEPTH; NULL with one line in err. */
+typedef struct tj_onnx_doc tj_onnx_doc;
+tj_onnx_doc *tj_onnx_decode(const uint8_t *bytes, size_t len, const char *name, char *err,
+                            size_t err_len);
+const Onnx__ModelProto *tj_onnx_model(const tj_onnx_doc *d);
+void tj_onnx_release(tj_onnx_doc *d);
+
+/* onnx_ops.c: the ONNX node types tensorjit compiles. */
+typedef struct tj_onnx_op {
+    const char *type;        /* the node's op_type */
+    jit_op op;               /* compiled as */
+    const char *as;          /* the tensorjit layer type listed */
+    int as_version;          /* the op's version in tensorjit (sig.opset) */
+    int first_opset;         /* ONNX's first version of the op */
+    int batch_dims_since;    /* ONNX opset from which batch_dims exists; 0: never */
+    int reduction_since;     /* ... reduction none/add/mul; 0: never */
+    int minmax_since;        /* ... reduction min/max */
+    int has_axis, has_updates;
+} tj_onnx_op;
+
+const tj_onnx_op *tj_onnx_op_find(const char *type);
+/* ONNX's TensorProto.DataType -> element type; UNSET for none tensorjit has. */
+jit_dtype tj_onnx_dtype(int32_t t);
+
+/* A name's tensor as a graph (or an outer graph) states it. */
+typedef struct tj_onnx_value {
+    int found;          /* 0: no input, output, value_info, initializer or Constant names it */
+    int typed;          /* an element type is stated */
+    int32_t elem_type;  /* ONNX's */
+    int shaped;         /* a shape is stated (else: rank unknown) */
+    jit_shape shape;    /* symbolic/unknown dims JIT_DIM_DYNAMIC */
+    char why[160];      /* shaped but not usable: a negative dim, too many dims */
+    const Onnx__TensorProto *constant; /* an initializer or a Constant node's value */
+} tj_onnx_value;
+
+/* One graph being read, and the graph it is a body of. */
+typedef struct tj_onnx_scope {
+    const Onnx__GraphProto *graph;
+    const struct tj_onnx_scope *outer;
+    const char *prefix; /* before the names of its nodes: "" or "if1/then_branch/" */
+    const char *dir;    /* external data files' folder, or NULL */
+    int opset;          /* the ai.onnx opset the model imports */
+} tj_onnx_scope;
+
+/* onnx_graph.c */
+void tj_onnx_lookup(const tj_onnx_scope *s, const char *name, tj_onnx_value *v);
+
+/* onnx_node.c: one indexing node into a layer. */
+void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *node, const tj_onnx_op *op,
+                       int position, tj_model_layer *out);
+
+/* onnx_const.c: checks the indices of a constant against the data's dims
+ * (jit_index_dims); 0, or -1 with the layer refused or skipped. */
+int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto *t,
+                                const char *input, tj_model_layer *out);
+
+#endif

@@ -1,0 +1,239 @@
+/*
+ * One ONNX indexing node into a tensorjit layer: its attributes (checked
+ * against the opset that defines them), its inputs' shapes and types (as
+ * the file states them: a node whose shapes it does not give is skipped,
+ * with why), the signature checked by the library, and the output the
+ * file states compared with the one the signature gives.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* The file is wrong (an attribute out of range, a contradiction): an
+ * error, as the OpenVINO reader's refused layers are. */
+static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
+    va_end(ap);
+    out->usable = 0;
+    out->refused = 1;
+    return -1;
+}
+
+/* The file does not say enough (a shape it leaves out): a skip. */
+static int tj_skip(tj_model_layer *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
+    va_end(ap);
+    out->usable = 0;
+    return -1;
+}
+
+static void tj_note(tj_model_layer *out, const char *fmt, ...)
+{
+    size_t used = strlen(out->note);
+    if (used && used + 2 < sizeof out->note)
+        used += (size_t)snprintf(out->note + used, sizeof out->note - used, ", ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->note + used, sizeof out->note - used, fmt, ap);
+    va_end(ap);
+}
+
+static const Onnx__AttributeProto *tj_attribute(const Onnx__NodeProto *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (n->attribute[i] && n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+            return n->attribute[i];
+    return NULL;
+}
+
+/* An INT attribute: 1 and *v, 0 when absent, -1 (refused) when it is of
+ * another type or defined only from a later opset than the model's. */
+static int tj_int_attribute(const tj_onnx_scope *s, const Onnx__NodeProto *n, const char *name,
+                            int since, int64_t *v, tj_model_layer *out)
+{
+    const Onnx__AttributeProto *a = tj_attribute(n, name);
+    if (!a)
+        return 0;
+    if (!since || s->opset < since)
+        return tj_refuse(out, "attribute %s is not %s's in opset %d (it comes with opset %d)",
+                         name, n->op_type, s->opset, since);
+    if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) || !a->has_i)
+        return tj_refuse(out, "attribute %s is not an INT", name);
+    *v = a->i;
+    return 1;
+}
+
+/* ONNX's reduction names (SPEC.md section 9: add and mul are sum and prod). */
+static int tj_reduction(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
+                        tj_model_layer *out)
+{
+    const Onnx__AttributeProto *a = tj_attribute(n, "reduction");
+    if (!a)
+        return 0;
+    if (!op->reduction_since || s->opset < op->reduction_since)
+        return tj_refuse(out, "attribute reduction is not %s's in opset %d%s", n->op_type,
+                         s->opset, op->reduction_since ? " (it comes with opset 16)" : "");
+    if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) || !a->has_s)
+        return tj_refuse(out, "attribute reduction is not a STRING");
+    char v[16] = "";
+    if (a->s.len < sizeof v)
+        memcpy(v, a->s.data, a->s.len);
+    static const struct { const char *name; jit_reduction r; int minmax; } names[] = {
+        {"none", JIT_REDUCTION_NONE, 0}, {"add", JIT_REDUCTION_SUM, 0},
+        {"mul", JIT_REDUCTION_PROD, 0},  {"min", JIT_REDUCTION_MIN, 1},
+        {"max", JIT_REDUCTION_MAX, 1},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (a->s.len != strlen(names[i].name) || strcmp(v, names[i].name) != 0)
+            continue;
+        if (names[i].minmax && s->opset < op->minmax_since)
+            return tj_refuse(out, "reduction '%s' comes with opset %d; the model imports %d", v,
+                             op->minmax_since, s->opset);
+        out->sig.reduction = names[i].r;
+        return 0;
+    }
+    return tj_refuse(out, "reduction '%.*s' is not one of none, add, mul, min, max",
+                     a->s.len < 64 ? (int)a->s.len : 64, (const char *)a->s.data);
+}
+
+/* Input k's shape and element type as the file states them. */
+static int tj_input(const tj_onnx_scope *s, const Onnx__NodeProto *n, size_t k, const char *what,
+                    jit_shape *shape, jit_dtype *type, tj_onnx_value *v, tj_model_layer *out)
+{
+    if (k >= n->n_input || !n->input[k] || !n->input[k][0])
+        return tj_refuse(out, "input %zu (%s) is missing", k, what);
+    const char *name = n->input[k];
+    tj_onnx_lookup(s, name, v);
+    if (!v->found)
+        return tj_skip(out, "input %zu (%s) '%s': the file states no type or shape for it (no "
+                       "value_info, graph input, output or initializer names it)", k, what, name);
+    if (v->why[0])
+        return tj_refuse(out, "input %zu (%s) '%s' %s", k, what, name, v->why);
+    if (!v->shaped)
+        return tj_skip(out, "input %zu (%s) '%s': the file states no shape for it", k, what,
+                       name);
+    *type = v->typed ? tj_onnx_dtype(v->elem_type) : JIT_DTYPE_UNSET;
+    if (*type == JIT_DTYPE_UNSET)
+        return tj_skip(out, "input %zu (%s) '%s' is of ONNX element type %d, which tensorjit "
+                       "does not compile", k, what, name, (int)v->elem_type);
+    *shape = v->shape;
+    return 0;
+}
+
+static int tj_attributes(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
+                         tj_model_layer *out)
+{
+    int64_t v = 0;
+    jit_sig *sig = &out->sig;
+    int got = op->has_axis ? tj_int_attribute(s, n, "axis", op->first_opset, &v, out) : 0;
+    if (got < 0)
+        return -1;
+    /* axis and batch_dims fit far inside these bounds when valid; the
+     * library names the range when they are not */
+    if (v < -JIT_MAX_RANK || v > JIT_MAX_RANK)
+        return tj_refuse(out, "axis %lld is not in [%d, %d]", (long long)v, -JIT_MAX_RANK,
+                         JIT_MAX_RANK - 1);
+    sig->axis = v;
+    v = 0;
+    if (tj_int_attribute(s, n, "batch_dims", op->batch_dims_since, &v, out) < 0)
+        return -1;
+    if (v < 0 || v > JIT_MAX_RANK)
+        return tj_refuse(out, "batch_dims %lld is not in [0, %d]", (long long)v, JIT_MAX_RANK);
+    sig->batch_dims = (int)v;
+    return tj_reduction(s, n, op, out);
+}
+
+static void tj_shape_text(const jit_shape *sh, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < sh->rank && used + 24 < len; i++)
+        used += sh->dims[i] == JIT_DIM_DYNAMIC
+                    ? (size_t)snprintf(buf + used, len - used, "%s?", i ? "," : "")
+                    : (size_t)snprintf(buf + used, len - used, "%s%lld", i ? "," : "",
+                                       (long long)sh->dims[i]);
+    snprintf(buf + used, len - used, "]");
+}
+
+/* The node's output as the file states it, compared with the signature's:
+ * the same rank, and the same size where both are static. */
+static void tj_output(const tj_onnx_scope *s, const Onnx__NodeProto *n, tj_model_layer *out)
+{
+    tj_onnx_value v;
+    jit_shape derived;
+    tj_onnx_lookup(s, n->n_output ? n->output[0] : NULL, &v);
+    if (!v.found || !v.shaped || v.why[0])
+        return;
+    out->ir_output = v.shape;
+    out->ir_output_known = 1;
+    if (jit_output_shape(&out->sig, &derived) != 0)
+        return;
+    int agree = derived.rank == v.shape.rank;
+    for (int i = 0; agree && i < derived.rank; i++)
+        agree = derived.dims[i] == JIT_DIM_DYNAMIC || v.shape.dims[i] == JIT_DIM_DYNAMIC ||
+                derived.dims[i] == v.shape.dims[i];
+    char a[160], b[160];
+    tj_shape_text(&derived, a, sizeof a);
+    tj_shape_text(&v.shape, b, sizeof b);
+    if (!agree)
+        tj_refuse(out, "the output shape of its inputs and attributes %s contradicts the "
+                  "file's %s for '%s'", a, b, n->output[0]);
+    else if (v.typed && tj_onnx_dtype(v.elem_type) != out->sig.dtype)
+        tj_refuse(out, "the output's element type %s (its data's) contradicts the file's "
+                  "type %d for '%s'", jit_dtype_name(out->sig.dtype), (int)v.elem_type,
+                  n->output[0]);
+}
+
+/* Name, id and version of the layer; -1 when the opset rules it out. */
+static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
+                     int position, tj_model_layer *out)
+{
+    if (n->name && n->name[0])
+        snprintf(out->name, sizeof out->name, "%s%s", s->prefix, n->name);
+    else
+        snprintf(out->name, sizeof out->name, "%s%s#%d", s->prefix, op->type, position);
+    snprintf(out->id, sizeof out->id, "%d", position);
+    snprintf(out->type, sizeof out->type, "%s", op->as);
+    out->sig.op = op->op;
+    out->sig.opset = op->as_version;
+    out->sig.index_policy = JIT_INDEX_NEGATIVE_WRAPS;
+    tj_note(out, "ONNX %s, opset %d", op->type, s->opset);
+    if (s->opset < op->first_opset)
+        return tj_refuse(out, "ONNX %s comes with opset %d; the model imports opset %d",
+                         op->type, op->first_opset, s->opset);
+    if (s->opset > 21)
+        return tj_skip(out, "opset %d is newer than 21, the last tensorjit reads", s->opset);
+    if (strcmp(op->type, "Scatter") == 0 && s->opset >= 11)
+        tj_note(out, "deprecated since opset 11: read as ScatterElements");
+    return 0;
+}
+
+void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
+                       int position, tj_model_layer *out)
+{
+    jit_sig *sig = &out->sig;
+    tj_onnx_value data, indices, updates;
+    if (tj_header(s, n, op, position, out) || tj_attributes(s, n, op, out) ||
+        tj_input(s, n, 0, "data", &sig->data_shape, &sig->dtype, &data, out) ||
+        tj_input(s, n, 1, "indices", &sig->indices_shape, &sig->index_type, &indices, out) ||
+        (op->has_updates && tj_input(s, n, 2, "updates", &sig->updates_shape,
+                                     &sig->updates_dtype, &updates, out)))
+        return;
+    jit_shape derived;
+    if (jit_output_shape(sig, &derived) != 0) {
+        tj_refuse(out, "%s", jit_last_error());
+        return;
+    }
+    if (indices.constant &&
+        tj_onnx_check_const_indices(s, indices.constant, n->input[1], out) != 0)
+        return;
+    out->usable = 1;
+    tj_output(s, n, out);
+}

@@ -1,0 +1,268 @@
+"""Writes the ONNX test models of test_onnx into a folder, and what ONNX
+itself says of them: expected.tsv holds, for each indexing node, the output
+shape onnx.shape_inference gives (the oracle: the models are saved without
+it), and bad.tsv what each invalid model must be refused or skipped with.
+
+usage: python3 gen_models.py OUT_DIR
+"""
+import os
+import sys
+
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+import numpy as np
+
+F, I32, I64, F16, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64, \
+    TensorProto.FLOAT16, TensorProto.UINT8
+OUT = sys.argv[1]
+expected, bad = [], []
+
+
+def vi(name, t, shape):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def model(nodes, inputs, outputs, opset, inits=(), value_info=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits),
+                          value_info=list(value_info))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def shape_text(tp):
+    if not tp.tensor_type.HasField("shape"):
+        return None
+    dims = []
+    for d in tp.tensor_type.shape.dim:
+        dims.append(str(d.dim_value) if d.HasField("dim_value") else "?")
+    return "[" + ",".join(dims) + "]"
+
+
+def inferred(graph, out):
+    """The inferred type of `out` in graph or its bodies."""
+    for v in list(graph.value_info) + list(graph.output):
+        if v.name == out:
+            return v.type
+    for n in graph.node:
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                t = inferred(g, out)
+                if t is not None:
+                    return t
+    return None
+
+
+def indexing_nodes(graph):
+    ops = {"GatherND", "Gather", "GatherElements", "ScatterND", "ScatterElements", "Scatter"}
+    for n in graph.node:
+        if n.op_type in ops:
+            yield n
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                yield from indexing_nodes(g)
+
+
+def save(name, m, **kw):
+    """Saves m bare; records ONNX's inferred output shape of each indexing node."""
+    full = shape_inference.infer_shapes(m, strict_mode=True)
+    for n in indexing_nodes(full.graph):
+        t = inferred(full.graph, n.output[0])
+        assert t is not None and shape_text(t), (name, n.name)
+        expected.append((name, n.name, shape_text(t)))
+    onnx.save(m, os.path.join(OUT, name), **kw)
+
+
+def one(name, op, data, indices, opset, updates=None, idx_type=I64, dtype=F, inits=(), **attrs):
+    ins = ["data", "indices"] + (["updates"] if updates is not None else [])
+    node = helper.make_node(op, ins, ["out"], name=name.split(".")[0], **attrs)
+    inputs = [vi("data", dtype, data)]
+    if not any(i.name == "indices" for i in inits):
+        inputs.append(vi("indices", idx_type, indices))
+    if updates is not None:
+        inputs.append(vi("updates", dtype, updates))
+    return model([node], inputs, [vi("out", dtype, None)], opset, inits)
+
+
+# every node type at the opsets where it changed, with each attribute
+for opset in range(11, 19):
+    save(f"gathernd_{opset}.onnx", one(f"gathernd_{opset}.onnx", "GatherND", [2, 3, 4],
+                                       [2, 1, 2], opset))
+    save(f"gather_{opset}.onnx", one(f"gather_{opset}.onnx", "Gather", [5, 6, 7], [2, 3],
+                                     opset, axis=1))
+    save(f"gatherelements_{opset}.onnx", one(f"gatherelements_{opset}.onnx", "GatherElements",
+                                             [4, 5], [4, 2], opset, axis=-1))
+    save(f"scatternd_{opset}.onnx", one(f"scatternd_{opset}.onnx", "ScatterND", [4, 5, 6],
+                                        [3, 2], opset, updates=[3, 6]))
+    save(f"scatterelements_{opset}.onnx", one(f"scatterelements_{opset}.onnx", "ScatterElements",
+                                              [4, 5], [2, 5], opset, updates=[2, 5], axis=0))
+for b in (0, 1, 2):
+    save(f"gathernd_b{b}.onnx", one(f"gathernd_b{b}.onnx", "GatherND", [2, 3, 4, 5],
+                                    [2, 3, 1] if b == 2 else [2, 4, 2], 13, batch_dims=b))
+for axis in (-3, 0, 2):
+    save(f"gather_axis{axis + 3}.onnx", one(f"gather_axis{axis + 3}.onnx", "Gather", [5, 6, 7],
+                                            [4], 13, axis=axis, idx_type=I32, dtype=F16))
+for red in ("none", "add", "mul"):
+    save(f"scatternd_{red}.onnx", one(f"scatternd_{red}.onnx", "ScatterND", [8, 3], [4, 1], 16,
+                                      updates=[4, 3], reduction=red))
+    save(f"scatterelements_{red}.onnx", one(f"scatterelements_{red}.onnx", "ScatterElements",
+                                            [3, 4], [3, 2], 16, updates=[3, 2], axis=1,
+                                            reduction=red, dtype=I32))
+for red in ("min", "max"):
+    save(f"scatternd_{red}.onnx", one(f"scatternd_{red}.onnx", "ScatterND", [8, 3], [4, 1], 18,
+                                      updates=[4, 3], reduction=red))
+    save(f"scatterelements_{red}.onnx", one(f"scatterelements_{red}.onnx", "ScatterElements",
+                                            [3, 4], [3, 2], 18, updates=[3, 2], axis=1,
+                                            reduction=red))
+save("scatter_10.onnx", one("scatter_10.onnx", "Scatter", [3, 3], [1, 2], 10, updates=[1, 2],
+                            axis=1, dtype=U8))
+
+# symbolic dims: dynamic dims of one kernel
+save("symbolic.onnx", model(
+    [helper.make_node("GatherND", ["data", "idx"], ["o1"], name="sym_gathernd"),
+     helper.make_node("Gather", ["data", "idx2"], ["o2"], name="sym_gather", axis=0),
+     helper.make_node("ScatterElements", ["data", "eidx", "upd"], ["o3"], name="sym_scatter",
+                      axis=0, reduction="add")],
+    [vi("data", F, ["N", 5]), vi("idx", I64, ["M", 1]), vi("idx2", I64, ["K"]),
+     vi("eidx", I64, ["N", 5]), vi("upd", F, ["N", 5])],
+    [vi("o1", F, None), vi("o2", F, None), vi("o3", F, None)], 16))
+
+# constant indices: raw_data, typed int32_data, a Constant node
+raw = numpy_helper.from_array(np.array([[0], [4], [-1]], dtype=np.int64), "indices")
+typed = helper.make_tensor("indices", I32, [2], [1, -6])
+save("const_raw.onnx", one("const_raw.onnx", "GatherND", [5, 2], None, 13, inits=[raw]))
+save("const_typed.onnx", one("const_typed.onnx", "Gather", [6, 2], None, 13, inits=[typed]))
+cnode = helper.make_node("Constant", [], ["cidx"], value=helper.make_tensor(
+    "v", I64, [2, 2], [0, 1, 1, 0]))
+save("const_node.onnx", model(
+    [cnode, helper.make_node("GatherElements", ["data", "cidx"], ["out"], name="const_node",
+                             axis=1)],
+    [vi("data", F, [2, 2])], [vi("out", F, None)], 13))
+
+# subgraphs: If branches, a Loop body, a Scan body, a body inside a body
+then_g = helper.make_graph([helper.make_node("Gather", ["data", "indices"], ["t"],
+                                             name="then_gather", axis=0)],
+                           "then", [], [vi("t", F, None)])
+else_g = helper.make_graph([helper.make_node("GatherElements", ["data", "eidx"], ["e"],
+                                             name="else_gatherelements", axis=1)],
+                           "else", [], [vi("e", F, None)])
+inner_if = helper.make_node("If", ["cond"], ["t2"], name="inner_if", then_branch=then_g,
+                            else_branch=else_g)
+loop_body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("ScatterND", ["x_in", "sidx", "supd"], ["x_out"], name="loop_scatternd",
+                      reduction="add")],
+    "body", [vi("i", I64, []), vi("c_in", TensorProto.BOOL, []), vi("x_in", F, [4, 3])],
+    [vi("c_out", TensorProto.BOOL, []), vi("x_out", F, [4, 3])])
+scan_body = helper.make_graph(
+    [helper.make_node("GatherND", ["s_state", "s_row"], ["s_next"], name="scan_gathernd",
+                      batch_dims=0),
+     helper.make_node("Identity", ["s_next"], ["s_out"])],
+    "scan", [vi("s_state", F, [3]), vi("s_row", I64, [3, 1])],
+    [vi("s_next", F, [3]), vi("s_out", F, [3])])
+outer_then = helper.make_graph([inner_if], "outer_then", [], [vi("t2", F, None)])
+outer_else = helper.make_graph([helper.make_node("Identity", ["data"], ["e2"])], "outer_else",
+                               [], [vi("e2", F, None)])
+save("subgraphs.onnx", model(
+    [helper.make_node("If", ["cond"], ["y"], name="outer_if", then_branch=outer_then,
+                      else_branch=outer_else),
+     helper.make_node("Loop", ["trip", "", "x0"], ["xl"], name="loop", body=loop_body),
+     helper.make_node("Scan", ["s0", "rows"], ["sf", "ys"], name="scan", body=scan_body,
+                      num_scan_inputs=1)],
+    [vi("cond", TensorProto.BOOL, []), vi("data", F, [4, 4]), vi("indices", I64, [2]),
+     vi("eidx", I64, [4, 2]), vi("trip", I64, []), vi("x0", F, [4, 3]),
+     vi("sidx", I64, [2, 1]), vi("supd", F, [2, 3]), vi("s0", F, [3]), vi("rows", I64, [5, 3, 1])],
+    [vi("y", F, None), vi("xl", F, None), vi("sf", F, None), vi("ys", F, None)], 16))
+
+# external data: the indices in a file beside the model
+ext = one("external.onnx", "Gather", [7, 3], None, 13,
+          inits=[numpy_helper.from_array(np.arange(-3, 7, dtype=np.int64), "indices")])
+save("external.onnx", ext, save_as_external_data=True, all_tensors_to_one_file=True,
+     location="external.bin", size_threshold=0)
+
+
+# invalid models, and what tensorjit must say of each
+def bad_model(name, m, kind, want):
+    onnx.save(m, os.path.join(OUT, name))
+    bad.append((name, kind, want))
+
+
+def external_at(location, offset="0"):
+    m = one("escape", "Gather", [7, 3], None, 13,
+            inits=[numpy_helper.from_array(np.arange(4, dtype=np.int64), "indices")])
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", offset), ("length", "32")):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    return m
+
+
+with open(os.path.join(OUT, "..", "outside.bin"), "wb") as f:
+    f.write(np.arange(4, dtype=np.int64).tobytes())
+os.symlink("../outside.bin", os.path.join(OUT, "link.bin"))
+bad_model("escape_dotdot.onnx", external_at("../outside.bin"), "refused",
+          "leaves the model's folder")
+bad_model("escape_absolute.onnx", external_at(os.path.abspath(os.path.join(OUT, "..",
+                                                                           "outside.bin"))),
+          "refused", "leaves the model's folder")
+bad_model("escape_link.onnx", external_at("link.bin"), "refused", "leads out of the model's")
+bad_model("external_short.onnx", external_at("external.bin", "64"), "refused",
+          "holds no bytes [64, 96)")
+bad_model("const_out_of_range.onnx", one("c", "Gather", [5, 2], None, 13, inits=[
+    numpy_helper.from_array(np.array([0, 5], dtype=np.int64), "indices")]), "refused",
+    "hold 5 at position 1, outside [-5, 5)")
+bad_model("minmax_at_16.onnx", one("m", "ScatterND", [8, 3], [4, 1], 16, updates=[4, 3],
+                                   reduction="max"), "refused", "comes with opset 18")
+bad_model("reduction_at_13.onnx", one("r", "ScatterElements", [3, 3], [1, 3], 13,
+                                      updates=[1, 3], reduction="add"), "refused",
+          "attribute reduction is not ScatterElements's in opset 13")
+bad_model("batch_dims_at_11.onnx", one("b", "GatherND", [2, 3], [2, 1], 11, batch_dims=1),
+          "refused", "attribute batch_dims is not GatherND's in opset 11")
+bad_model("bad_reduction.onnx", one("x", "ScatterND", [8, 3], [4, 1], 18, updates=[4, 3],
+                                    reduction="mean"), "refused", "reduction 'mean' is not one")
+bad_model("axis_out_of_range.onnx", one("a", "Gather", [5, 6], [2], 13, axis=2), "refused",
+          "axis")
+bad_model("wrong_output.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="w", axis=0)],
+    [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, [3, 6])], 13),
+    "refused", "contradicts the file's [3,6]")
+bad_model("no_shape.onnx", model(
+    [helper.make_node("Relu", ["data"], ["r"]),
+     helper.make_node("Gather", ["r", "indices"], ["out"], name="n", axis=0)],
+    [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
+    "skipped", "input 0 (data) 'r': the file states no type or shape")
+bad_model("string_data.onnx", one("s", "Gather", [5], [2], 13, dtype=TensorProto.STRING),
+          "skipped", "ONNX element type 8")
+bad_model("negative_dim.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="nd")],
+    [vi("data", F, [5, -2]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
+    "refused", "dim 1 is -2, not a size")
+bad_model("opset_22.onnx", one("o", "Gather", [5, 6], [2], 22), "skipped",
+          "opset 22 is newer than 21")
+bad_model("gatherelements_at_10.onnx", one("g", "GatherElements", [5, 6], [5, 6], 10),
+          "refused", "ONNX GatherElements comes with opset 11; the model imports opset 10")
+bad_model("axis_as_float.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="af", axis=1.0)],
+    [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
+    "refused", "attribute axis is not an INT")
+# bodies in bodies in bodies, deeper than the reader takes
+leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["d0"])], "leaf", [],
+                         [vi("d0", F, None)])
+g = leaf
+for depth in range(40):
+    g = helper.make_graph([helper.make_node("If", ["c"], [f"d{depth + 1}"], then_branch=g,
+                                            else_branch=leaf)], f"g{depth}", [],
+                          [vi(f"d{depth + 1}", F, None)])
+deep = helper.make_model(helper.make_graph(g.node, "deep", [vi("c", TensorProto.BOOL, [])],
+                                           list(g.output)),
+                         opset_imports=[helper.make_opsetid("", 13)])
+bad_model("deep.onnx", deep, "error", "nest deeper than")
+
+with open(os.path.join(OUT, "expected.tsv"), "w") as f:
+    for row in expected:
+        f.write("\t".join(row) + "\n")
+with open(os.path.join(OUT, "bad.tsv"), "w") as f:
+    for row in bad:
+        f.write("\t".join(row) + "\n")
