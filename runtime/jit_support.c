@@ -1,6 +1,8 @@
 #include "jit_support.h"
 
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "config.h"
@@ -60,45 +62,145 @@ int tj_rt_dyn_bad_index(const void *plan, const void *indices)
 }
 
 typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void *updates,
-                               void *out, int64_t begin, int64_t end, const void *plan);
+                               void *out, int64_t begin, int64_t end, const void *plan,
+                               int flags);
+
+/*
+ * The split rule. A split kernel's call runs on the calling thread unless
+ * threads pay: its expected time on one thread (its work, from the plan,
+ * times its measured cost per unit of work) is weighed against what a job
+ * on the pool costs now (measured by the pool: tj_pool_cost_ns), and it
+ * gets as many parts, up to its threads and the host's CPUs, as leave
+ * every part at least TJ_SPLIT_PART_COSTS of those costs of work: with
+ * T parts it then takes at most 1/T + 1/TJ_SPLIT_PART_COSTS of its time
+ * alone. Its first call runs on the calling thread and gives the first
+ * measurement; every call measures again (each part times itself). The
+ * same rule for static and dynamic kernels; a dynamic kernel's each call
+ * with its own work (docs/performance.md, 'Parallel execution').
+ */
+#define TJ_SPLIT_PART_COSTS 2
+
+/* What a call of p does, in units of work: a block visited, and each 64
+ * bytes it moves (its blocks and a scatter's copy of data). */
+static double tj_split_work(const tj_plan *p)
+{
+    double bytes = (double)p->visits * (double)p->block_bytes + (double)p->copy_bytes;
+    double w = (double)p->visits + bytes / 64;
+    return w > 0 ? w : 1;
+}
+
+/* TENSORJIT_SPLIT_MIN: the old rule by bytes, for tests that want every
+ * split kernel's call split (the kernel's choice to split is the same). */
+static int tj_split_forced(const tj_plan *p, int *parts)
+{
+    const tj_knob *k = &tj_config_get()->codegen.split_min;
+    if (!k->set)
+        return 0;
+    int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
+    int worth = p->units >= k->value / unit_bytes || p->units > INT64_MAX / unit_bytes ||
+                p->units * unit_bytes >= k->value;
+    *parts = worth ? p->threads : 1;
+    return 1;
+}
+
+/* How many parts a call of p runs in, given its kernel's measured cost
+ * (ps per unit of work; 0: none yet). */
+static int tj_split_parts(const tj_plan *p, int64_t ps)
+{
+    int parts;
+    if (p->threads <= 1 || p->units < 2)
+        return 1;
+    if (tj_split_forced(p, &parts))
+        return parts;
+    if (ps <= 0)
+        return 1;
+    double alone_ns = (double)ps * tj_split_work(p) / 1000;
+    double n = alone_ns / ((double)TJ_SPLIT_PART_COSTS * (double)tj_pool_cost_ns());
+    int most = p->threads < tj_pool_cpus() ? p->threads : tj_pool_cpus();
+    parts = n >= most ? most : (int)n;
+    if (parts > p->units)
+        parts = (int)p->units;
+    return parts < 2 ? 1 : parts;
+}
+
+/* The kernel's cost moved a quarter of the way to a call's ns over its
+ * work (the first call sets it). Racing calls may lose an update: it is
+ * an estimate. */
+static void tj_split_note(int64_t *cost, double ns, double work)
+{
+    int64_t ps = (int64_t)(ns * 1000 / work);
+    if (ps < 1)
+        ps = 1;
+    int64_t old = __atomic_load_n(cost, __ATOMIC_RELAXED);
+    __atomic_store_n(cost, old <= 0 ? ps : old + (ps - old) / 4, __ATOMIC_RELAXED);
+}
+
+static double tj_split_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* A split call: range(ctx, begin, end) over p's units as tj_split_parts
+ * says, on this thread or the pool's, timed into *cost. */
+typedef void (*tj_split_range)(void *ctx, int64_t begin, int64_t end);
+
+typedef struct tj_split_job {
+    tj_split_range range;
+    void *ctx;
+    _Atomic int64_t part_ns; /* the parts' time, summed */
+} tj_split_job;
+
+static void tj_split_part(void *ctx, int64_t begin, int64_t end)
+{
+    tj_split_job *j = ctx;
+    double t0 = tj_split_now_ns();
+    j->range(j->ctx, begin, end);
+    atomic_fetch_add_explicit(&j->part_ns, (int64_t)(tj_split_now_ns() - t0),
+                              memory_order_relaxed);
+}
+
+static void tj_split_call(const tj_plan *p, int64_t *cost, tj_split_range range, void *ctx)
+{
+    int parts = tj_split_parts(p, __atomic_load_n(cost, __ATOMIC_RELAXED));
+    tj_split_job job = {range, ctx, 0};
+    if (parts <= 1)
+        tj_split_part(&job, 0, p->units);
+    else
+        tj_pool_run(parts, p->units, tj_split_part, &job);
+    tj_split_note(cost, (double)atomic_load(&job.part_ns), tj_split_work(p));
+}
 
 typedef struct tj_dyn_job {
     tj_dyn_range_fn range;
     const tj_plan *p;
     const void *data, *indices, *updates;
     void *out;
+    int flags;
 } tj_dyn_job;
 
 static void tj_dyn_part(void *ctx, int64_t begin, int64_t end)
 {
     const tj_dyn_job *j = ctx;
-    j->range(j->data, j->indices, j->updates, j->out, begin, end, j->p);
+    j->range(j->data, j->indices, j->updates, j->out, begin, end, j->p, j->flags);
 }
 
-/* The split rule of a static kernel (kernel_ir.h), on the call's counts. */
-static int tj_dyn_worth_threads(const tj_plan *p)
+int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, const void *data,
+                       const void *indices, const void *updates, void *out, int flags)
 {
-    const tj_knob *k = &tj_config_get()->codegen.split_min;
-    int64_t min = k->set ? k->value : TJ_SPLIT_MIN_BYTES;
-    int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
-    return p->threads > 1 && p->units >= 2 &&
-           (p->units >= min / unit_bytes || p->units > INT64_MAX / unit_bytes ||
-            p->units * unit_bytes >= min);
-}
-
-int tj_rt_dyn_parallel(const void *range, const void *plan, const void *data,
-                       const void *indices, const void *updates, void *out)
-{
-    tj_dyn_job job = {(tj_dyn_range_fn)(uintptr_t)range, plan, data, indices, updates, out};
+    tj_dyn_job job = {(tj_dyn_range_fn)(uintptr_t)range, plan, data, indices, updates, out,
+                      flags};
     if (job.p->units == 0 || job.p->visits == 0) { /* no copies, but the data's */
         if (job.p->copy_bytes && out != data)
             memcpy(out, data, (size_t)job.p->copy_bytes);
         return JIT_OK;
     }
-    if (tj_dyn_worth_threads(job.p))
-        tj_pool_run(job.p->threads, job.p->units, tj_dyn_part, &job);
-    else
-        tj_dyn_part(&job, 0, job.p->units);
+    /* the kernel's family owns the cost; without it (not reachable while
+     * the kernel runs) the call runs here, as a first call does */
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    int64_t none = 0;
+    tj_split_call(job.p, k && k->dyn ? &k->dyn->split_ps : &none, tj_dyn_part, &job);
     return JIT_OK;
 }
 
@@ -115,23 +217,25 @@ typedef struct tj_parallel_job {
     const tj_kernel *k;
     const void *data, *indices, *updates;
     void *out;
+    int flags;
 } tj_parallel_job;
 
 static void tj_parallel_part(void *ctx, int64_t begin, int64_t end)
 {
     const tj_parallel_job *j = ctx;
-    j->k->range(j->data, j->indices, j->updates, j->out, begin, end);
+    j->k->range(j->data, j->indices, j->updates, j->out, begin, end, j->flags);
 }
 
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
-                   void *out)
+                   void *out, int flags)
 {
     const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
     if (!k || !k->range) {
         tj_error_set("internal: a parallel kernel without its range function");
         return JIT_STATUS_BAD_POINTER;
     }
-    tj_parallel_job job = {k, data, indices, updates, out};
-    tj_pool_run(k->plan.threads, k->plan.units, tj_parallel_part, &job);
+    tj_parallel_job job = {k, data, indices, updates, out, flags};
+    /* the cost is the kernel's own, mutable while the cache holds it */
+    tj_split_call(&k->plan, &((tj_kernel *)(uintptr_t)k)->split_ps, tj_parallel_part, &job);
     return JIT_OK;
 }
