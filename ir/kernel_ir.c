@@ -135,9 +135,11 @@ static int tj_ir_may_pay(const tj_plan *p, const tj_codegen_config *cfg)
         int64_t min = cfg->split_min.value, unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
         return p->units >= min / unit_bytes || p->units * unit_bytes >= min;
     }
+    /* a scatter's copy of data is not counted: in place it never runs,
+     * and a kernel such as S4 (32 rows into 16 MB) would pay the split
+     * call on every call for nothing */
     int64_t lines = p->block_bytes / 64 + 1; /* cache lines a block touches, about */
-    int64_t work = p->visits > INT64_MAX / lines ? INT64_MAX : p->visits * lines;
-    return work + p->copy_bytes / 64 >= TJ_IR_SPLIT_MIN_WORK;
+    return p->visits >= TJ_IR_SPLIT_MIN_WORK / lines;
 }
 
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
@@ -426,7 +428,7 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
     LLVMTypeRef vty = LLVMVectorType(k->idx_ty, lanes), bty = LLVMVectorType(e->i1, lanes);
     LLVMValueRef bounds = LLVMConstVector(bvals, lanes), shifts = LLVMConstVector(svals, lanes);
     tj_loop l = {0};
-    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty), nacc = LLVMConstNull(vty);
+    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty), nacc = LLVMConstNull(bty);
     int loop = run_chunks || chunks > 1;
     if (run_chunks)
         tj_loop_begin_n(e, &l, "check.chunk", run_chunks, acc);
@@ -435,13 +437,17 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
     if (loop) {
         c = l.iv;
         acc = l.carry;
-        if (neg) /* the raw entries ORed: the sign bit says whether one was negative */
+        if (neg) /* lanes that held a negative entry: a mask like acc (a vector of
+                  * the entries themselves, 24 lanes for G1, was split into
+                  * scalars and spilled) */
             nacc = tj_loop_carry2(e, &l, nacc);
     }
     LLVMValueRef off = tj_mul(e, c, (int64_t)lanes * p->index_size, "chunk.off");
     LLVMValueRef v = tj_load(e, vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
     if (neg)
-        nacc = LLVMBuildOr(e->b, nacc, v, "chunk.signs");
+        nacc = LLVMBuildOr(e->b, nacc,
+                           LLVMBuildICmp(e->b, LLVMIntSLT, v, LLVMConstNull(vty), "chunk.neg"),
+                           "chunk.signs");
     if (any_shift)
         v = LLVMBuildAdd(e->b, v, shifts, "chunk.wrapped");
     LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, bounds, "chunk.oob");
@@ -452,9 +458,7 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
         nacc = l.carry2_out;
     }
     if (neg) {
-        LLVMValueRef signs = tj_reduce_or(e, nacc, "chunks.signs");
-        LLVMValueRef below = LLVMBuildICmp(e->b, LLVMIntSLT, signs, LLVMConstNull(k->idx_ty),
-                                           "chunks.negative");
+        LLVMValueRef below = tj_reduce_or(e, nacc, "chunks.negative");
         *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");
     }
     return tj_reduce_or(e, acc, "chunks.bad");
@@ -1472,6 +1476,22 @@ static void tj_emit_dyn_split_main(tj_kir *k, LLVMValueRef rp, LLVMValueRef chec
     LLVMBuildRet(e->b, r);
 }
 
+/* Whether the call's work (blocks visited times the lines each spans)
+ * is below TJ_IR_SPLIT_MIN_WORK: then a split dynamic kernel runs its
+ * whole body, the one-thread kernel's, with no call of the check and range
+ * functions or of the runtime (G2d, 180 rows: those calls cost 10% of
+ * it). */
+static LLVMValueRef tj_emit_dyn_small(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef block = tj_pv(k, &p->block_bytes);
+    LLVMValueRef lines = tj_add(e, LLVMBuildUDiv(e->b, block, tj_i64(e, 64), ""), tj_i64(e, 1),
+                                "block.lines");
+    LLVMValueRef most = LLVMBuildUDiv(e->b, tj_i64(e, TJ_IR_SPLIT_MIN_WORK), lines, "small.most");
+    return LLVMBuildICmp(e->b, LLVMIntULT, tj_pv(k, &p->visits), most, "small.call");
+}
+
 /* Why a dynamic plan's kernel cannot be generated, or NULL. */
 static const char *tj_ir_dyn_refusal(const tj_plan *p)
 {
@@ -1498,10 +1518,15 @@ static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why
         LLVMValueRef range = tj_emit_range_function(k, name);
         k->e.fn = main_fn;
         LLVMPositionBuilderAtEnd(k->e.b, at);
+        tj_emit_dyn_words(k, rp); /* the range function's are its own */
+        LLVMBasicBlockRef split = tj_block(&k->e, "split"), whole = tj_block(&k->e, "whole");
+        LLVMBuildCondBr(k->e.b, tj_emit_dyn_small(k), whole, split);
+        LLVMPositionBuilderAtEnd(k->e.b, split);
         tj_emit_dyn_split_main(k, rp, check, range);
-        return 0;
+        LLVMPositionBuilderAtEnd(k->e.b, whole);
+    } else {
+        tj_emit_dyn_words(k, rp);
     }
-    tj_emit_dyn_words(k, rp);
     LLVMValueRef neg = tj_emit_dyn_validation(k, rp);
     tj_emit_scratch(k);
     tj_emit_data_copy(k);

@@ -27,7 +27,7 @@
 
 /* Loop kernels (not unrolled) of signatures with threads > 1, of at least
  * two units, whose work (blocks visited times the cache lines each
- * touches, plus a scatter's copy of data in lines) is at least this much
+ * touches; a scatter's copy of data not counted) is at least this much
  * are split: a check function, a range function over [begin, end) of
  * their units with the whole kernel's loop bodies, and a small main that
  * checks the buffers, calls the check and has the runtime run the range,
@@ -38,7 +38,7 @@
  * everything in the main function: no call, no thread. TENSORJIT_SPLIT_MIN
  * (bytes) brings back the old rule by bytes, for tests that want every
  * call split. */
-#define TJ_IR_SPLIT_MIN_WORK 2048
+#define TJ_IR_SPLIT_MIN_WORK TJ_SPLIT_MIN_WORK /* runtime/plan.h: the runtime's too */
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above

@@ -1,6 +1,5 @@
 #include "jit_support.h"
 
-#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,25 +66,34 @@ typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void
 
 /*
  * The split rule. A split kernel's call runs on the calling thread unless
- * threads pay: its expected time on one thread (its work, from the plan,
- * times its measured cost per unit of work) is weighed against what a job
- * on the pool costs now (measured by the pool: tj_pool_cost_ns), and it
- * gets as many parts, up to its threads and the host's CPUs, as leave
- * every part at least TJ_SPLIT_PART_COSTS of those costs of work: with
- * T parts it then takes at most 1/T + 1/TJ_SPLIT_PART_COSTS of its time
- * alone. Its first call runs on the calling thread and gives the first
- * measurement; every call measures again (each part times itself). The
- * same rule for static and dynamic kernels; a dynamic kernel's each call
- * with its own work (docs/performance.md, 'Parallel execution').
+ * threads pay. Its expected time alone (its work, from the call's plan,
+ * times its measured cost per unit of work alone) is weighed against what
+ * a job on the pool costs now (measured by the pool: tj_pool_cost_ns): it
+ * gets as many parts, up to its threads and the host's CPUs, as leave each
+ * at least TJ_SPLIT_PART_COSTS of those costs of work, so that T parts
+ * take at most 1/T + 1/TJ_SPLIT_PART_COSTS of its time alone. Then what
+ * was measured decides: a kernel whose split calls took longer per unit
+ * of work than its calls alone (a scatter by rows, each part scanning
+ * every update; a host whose other processes hold the cores) runs alone,
+ * and every TJ_SPLIT_PROBE-th call runs the other way, so that both costs
+ * follow the host. The first call runs alone and gives the first cost.
+ * The same rule for static and dynamic kernels, a dynamic kernel's calls
+ * each with their own work (docs/performance.md, 'Parallel execution').
  */
 #define TJ_SPLIT_PART_COSTS 2
+#define TJ_SPLIT_PROBE 64
+/* Calls run alone first, whatever the model says: the first one's time
+ * is a cold one (page faults, caches), not the cost to compare with; and
+ * as many split calls are tried before their cost is compared. */
+#define TJ_SPLIT_WARM 2
 
-/* What a call of p does, in units of work: a block visited, and each 64
- * bytes it moves (its blocks and a scatter's copy of data). */
-static double tj_split_work(const tj_plan *p)
+/* What a call of p does, in units of work: each block visited with the
+ * cache lines it spans, and each line of a scatter's copy of data, unless
+ * it runs in place (no copy). */
+static double tj_split_work(const tj_plan *p, int in_place)
 {
-    double bytes = (double)p->visits * (double)p->block_bytes + (double)p->copy_bytes;
-    double w = (double)p->visits + bytes / 64;
+    double lines = (double)(p->block_bytes / 64 + 1);
+    double w = (double)p->visits * lines + (in_place ? 0 : (double)p->copy_bytes / 64);
     return w > 0 ? w : 1;
 }
 
@@ -99,40 +107,60 @@ static int tj_split_forced(const tj_plan *p, int *parts)
     int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
     int worth = p->units >= k->value / unit_bytes || p->units > INT64_MAX / unit_bytes ||
                 p->units * unit_bytes >= k->value;
-    *parts = worth ? p->threads : 1;
+    *parts = worth && p->units >= 2 ? p->threads : 1;
     return 1;
 }
 
-/* How many parts a call of p runs in, given its kernel's measured cost
- * (ps per unit of work; 0: none yet). */
-static int tj_split_parts(const tj_plan *p, int64_t ps)
+/* The parts the expected time alone (alone_ps per unit of work) is worth. */
+static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
 {
-    int parts;
-    if (p->threads <= 1 || p->units < 2)
+    if (alone_ps <= 0)
         return 1;
-    if (tj_split_forced(p, &parts))
-        return parts;
-    if (ps <= 0)
-        return 1;
-    double alone_ns = (double)ps * tj_split_work(p) / 1000;
+    double alone_ns = (double)alone_ps * work / 1000;
     double n = alone_ns / ((double)TJ_SPLIT_PART_COSTS * (double)tj_pool_cost_ns());
     int most = p->threads < tj_pool_cpus() ? p->threads : tj_pool_cpus();
-    parts = n >= most ? most : (int)n;
+    int parts = n >= most ? most : (int)n;
     if (parts > p->units)
         parts = (int)p->units;
     return parts < 2 ? 1 : parts;
 }
 
-/* The kernel's cost moved a quarter of the way to a call's ns over its
- * work (the first call sets it). Racing calls may lose an update: it is
- * an estimate. */
+/* How many parts a call of p (with `work`) runs in, from st. */
+static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st)
+{
+    int parts;
+    if (tj_split_forced(p, &parts))
+        return parts;
+    if (p->threads <= 1 || p->units < 2 || work < TJ_SPLIT_MIN_WORK)
+        return 1;
+    int64_t alone = __atomic_load_n(&st->alone, __ATOMIC_RELAXED);
+    int64_t split = __atomic_load_n(&st->split, __ATOMIC_RELAXED);
+    int64_t calls = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
+    parts = tj_split_model(p, work, alone);
+    if (parts <= 1 || calls <= TJ_SPLIT_WARM)
+        return 1;
+    int probe = calls % TJ_SPLIT_PROBE == 0;
+    /* split calls are tried TJ_SPLIT_WARM times before they are judged:
+     * the first one starts the pool's threads */
+    int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
+    int split_wins = splits < TJ_SPLIT_WARM || split < alone;
+    if (split_wins == probe)
+        return 1;
+    __atomic_add_fetch(&st->splits, 1, __ATOMIC_RELAXED);
+    return parts;
+}
+
+/* A cost given a call's ps per unit of work: a lower one at once (a cold
+ * first call, a preempted one, do not linger), a higher one a quarter of
+ * the way (a host that got busier shows within a few calls). Racing calls
+ * may lose an update: an estimate. */
 static void tj_split_note(int64_t *cost, double ns, double work)
 {
     int64_t ps = (int64_t)(ns * 1000 / work);
     if (ps < 1)
         ps = 1;
     int64_t old = __atomic_load_n(cost, __ATOMIC_RELAXED);
-    __atomic_store_n(cost, old <= 0 ? ps : old + (ps - old) / 4, __ATOMIC_RELAXED);
+    __atomic_store_n(cost, old <= 0 || ps < old ? ps : old + (ps - old) / 4, __ATOMIC_RELAXED);
 }
 
 static double tj_split_now_ns(void)
@@ -142,34 +170,24 @@ static double tj_split_now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* A split call: range(ctx, begin, end) over p's units as tj_split_parts
- * says, on this thread or the pool's, timed into *cost. */
-typedef void (*tj_split_range)(void *ctx, int64_t begin, int64_t end);
-
-typedef struct tj_split_job {
-    tj_split_range range;
-    void *ctx;
-    _Atomic int64_t part_ns; /* the parts' time, summed */
-} tj_split_job;
-
-static void tj_split_part(void *ctx, int64_t begin, int64_t end)
+/* A split call: range(ctx, begin, end) over p's units, alone or over the
+ * pool as tj_split_parts says, its time noted in st. A call below
+ * TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) is not timed. */
+static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_pool_fn range,
+                          void *ctx)
 {
-    tj_split_job *j = ctx;
+    double work = tj_split_work(p, in_place);
+    int parts = tj_split_parts(p, work, st);
+    if (work < TJ_SPLIT_MIN_WORK) {
+        range(ctx, 0, p->units);
+        return;
+    }
     double t0 = tj_split_now_ns();
-    j->range(j->ctx, begin, end);
-    atomic_fetch_add_explicit(&j->part_ns, (int64_t)(tj_split_now_ns() - t0),
-                              memory_order_relaxed);
-}
-
-static void tj_split_call(const tj_plan *p, int64_t *cost, tj_split_range range, void *ctx)
-{
-    int parts = tj_split_parts(p, __atomic_load_n(cost, __ATOMIC_RELAXED));
-    tj_split_job job = {range, ctx, 0};
     if (parts <= 1)
-        tj_split_part(&job, 0, p->units);
+        range(ctx, 0, p->units);
     else
-        tj_pool_run(parts, p->units, tj_split_part, &job);
-    tj_split_note(cost, (double)atomic_load(&job.part_ns), tj_split_work(p));
+        tj_pool_run(parts, p->units, range, ctx);
+    tj_split_note(parts <= 1 ? &st->alone : &st->split, tj_split_now_ns() - t0, work);
 }
 
 typedef struct tj_dyn_job {
@@ -198,9 +216,11 @@ int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, co
     }
     /* the kernel's family owns the cost; without it (not reachable while
      * the kernel runs) the call runs here, as a first call does */
-    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
-    int64_t none = 0;
-    tj_split_call(job.p, k && k->dyn ? &k->dyn->split_ps : &none, tj_dyn_part, &job);
+    tj_split_stat none = {0, 0, 0, 0};
+    const tj_kernel *k = tj_split_work(job.p, out == data) >= TJ_SPLIT_MIN_WORK
+                             ? tj_cache_find_entry((tj_entry_fn)self)
+                             : NULL; /* a small call: no lookup, it runs here */
+    tj_split_call(job.p, out == data, k && k->dyn ? &k->dyn->split : &none, tj_dyn_part, &job);
     return JIT_OK;
 }
 
@@ -236,6 +256,7 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
     }
     tj_parallel_job job = {k, data, indices, updates, out, flags};
     /* the cost is the kernel's own, mutable while the cache holds it */
-    tj_split_call(&k->plan, &((tj_kernel *)(uintptr_t)k)->split_ps, tj_parallel_part, &job);
+    tj_split_call(&k->plan, out == data, &((tj_kernel *)(uintptr_t)k)->split, tj_parallel_part,
+                  &job);
     return JIT_OK;
 }

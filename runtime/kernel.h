@@ -32,10 +32,8 @@ typedef struct tj_kernel {
     int (*check)(const void *indices);
     tj_range_fn range;
     int cache_hit;
-    /* A split kernel's measured cost: ps per unit of work (tj_split_work),
-     * 0 until its first call; atomics, read and written without a lock
-     * (runtime/jit_support.c). */
-    int64_t split_ps;
+    /* A split kernel's measured costs (runtime/jit_support.c). */
+    tj_split_stat split;
     struct tj_dyn *dyn;      /* a dynamic kernel's family: plan.dyn points here */
 } tj_kernel;
 

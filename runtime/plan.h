@@ -45,6 +45,20 @@ struct tj_dyn;
 #define TJ_CHECK_NEGATIVE 256
 #define TJ_RANGE_NONNEG 1
 
+/* Work (plan units: blocks visited times the cache lines each spans)
+ * below which threads never pay (ir/kernel_ir.h, TJ_IR_SPLIT_MIN_WORK,
+ * says why): the kernels' gate and a dynamic call's. */
+#define TJ_SPLIT_MIN_WORK 2048
+
+/* A split kernel's measured costs, in ps per unit of work (the split
+ * rule's, runtime/jit_support.c): of its calls run on the calling thread
+ * alone and of those split over the pool (0: none measured yet); its calls
+ * that the rule weighed, and those it split. Read and written with relaxed
+ * atomics, without a lock. */
+typedef struct tj_split_stat {
+    int64_t alone, split, calls, splits;
+} tj_split_stat;
+
 /* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
  * before merging (tj_plan_finish merges what it can). */
 #define TJ_MAX_LEVELS (JIT_MAX_RANK + 2)
