@@ -139,7 +139,10 @@ static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st)
     parts = tj_split_model(p, work, alone);
     if (parts <= 1 || calls <= TJ_SPLIT_WARM)
         return 1;
-    int probe = calls % TJ_SPLIT_PROBE == 0;
+    /* probes at calls 8, 16, 32, then every TJ_SPLIT_PROBE: a verdict
+     * from a noisy start is looked at again soon */
+    int probe = calls < TJ_SPLIT_PROBE ? calls >= 8 && (calls & (calls - 1)) == 0
+                                       : calls % TJ_SPLIT_PROBE == 0;
     /* split calls are tried TJ_SPLIT_WARM times before they are judged:
      * the first one starts the pool's threads */
     int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
@@ -150,17 +153,19 @@ static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st)
     return parts;
 }
 
-/* A cost given a call's ps per unit of work: a lower one at once (a cold
- * first call, a preempted one, do not linger), a higher one a quarter of
- * the way (a host that got busier shows within a few calls). Racing calls
- * may lose an update: an estimate. */
-static void tj_split_note(int64_t *cost, double ns, double work)
+/* A cost given a call's ps per unit of work: while warm (its first
+ * TJ_SPLIT_WARM calls) the lowest so far, so that a cold first call does
+ * not linger; then moved a quarter of the way, up or down alike, so that
+ * neither way of running keeps a lucky sample. Racing calls may lose an
+ * update: an estimate. */
+static void tj_split_note(int64_t *cost, double ns, double work, int warm)
 {
     int64_t ps = (int64_t)(ns * 1000 / work);
     if (ps < 1)
         ps = 1;
     int64_t old = __atomic_load_n(cost, __ATOMIC_RELAXED);
-    __atomic_store_n(cost, old <= 0 || ps < old ? ps : old + (ps - old) / 4, __ATOMIC_RELAXED);
+    int64_t next = old <= 0 || (warm && ps < old) ? ps : warm ? old : old + (ps - old) / 4;
+    __atomic_store_n(cost, next, __ATOMIC_RELAXED);
 }
 
 static double tj_split_now_ns(void)
@@ -187,7 +192,10 @@ static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_
         range(ctx, 0, p->units);
     else
         tj_pool_run(parts, p->units, range, ctx);
-    tj_split_note(parts <= 1 ? &st->alone : &st->split, tj_split_now_ns() - t0, work);
+    int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
+    int64_t alone = __atomic_load_n(&st->calls, __ATOMIC_RELAXED) - splits;
+    int warm = parts <= 1 ? alone <= TJ_SPLIT_WARM : splits <= TJ_SPLIT_WARM;
+    tj_split_note(parts <= 1 ? &st->alone : &st->split, tj_split_now_ns() - t0, work, warm);
 }
 
 typedef struct tj_dyn_job {
