@@ -111,6 +111,9 @@ static int tj_split_forced(const tj_plan *p, int *parts)
     return 1;
 }
 
+/* How a call's ps per unit of work changes a cost. */
+typedef enum tj_sample { TJ_SAMPLE_WARM, TJ_SAMPLE_PROBE, TJ_SAMPLE_USUAL } tj_sample;
+
 /* The parts the expected time alone (alone_ps per unit of work) is worth. */
 static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
 {
@@ -125,9 +128,11 @@ static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
     return parts < 2 ? 1 : parts;
 }
 
-/* How many parts a call of p (with `work`) runs in, from st. */
-static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st)
+/* How many parts a call of p (with `work`) runs in, from st; *how: what
+ * its time will be to the cost of the way it runs. */
+static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st, tj_sample *how)
 {
+    *how = TJ_SAMPLE_USUAL;
     int parts;
     if (tj_split_forced(p, &parts))
         return parts;
@@ -137,8 +142,10 @@ static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st)
     int64_t split = __atomic_load_n(&st->split, __ATOMIC_RELAXED);
     int64_t calls = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
     parts = tj_split_model(p, work, alone);
-    if (parts <= 1 || calls <= TJ_SPLIT_WARM)
+    if (parts <= 1 || calls <= TJ_SPLIT_WARM) {
+        *how = calls <= TJ_SPLIT_WARM ? TJ_SAMPLE_WARM : TJ_SAMPLE_USUAL;
         return 1;
+    }
     /* probes at calls 8, 16, 32, then every TJ_SPLIT_PROBE: a verdict
      * from a noisy start is looked at again soon */
     int probe = calls < TJ_SPLIT_PROBE ? calls >= 8 && (calls & (calls - 1)) == 0
@@ -146,25 +153,31 @@ static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st)
     /* split calls are tried TJ_SPLIT_WARM times before they are judged:
      * the first one starts the pool's threads */
     int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
-    int split_wins = splits < TJ_SPLIT_WARM || split < alone;
+    int warm = splits < TJ_SPLIT_WARM, split_wins = warm || split < alone;
+    *how = probe ? TJ_SAMPLE_PROBE : warm ? TJ_SAMPLE_WARM : TJ_SAMPLE_USUAL;
     if (split_wins == probe)
         return 1;
     __atomic_add_fetch(&st->splits, 1, __ATOMIC_RELAXED);
     return parts;
 }
 
-/* A cost given a call's ps per unit of work: while warm (its first
- * TJ_SPLIT_WARM calls) the lowest so far, so that a cold first call does
- * not linger; then moved a quarter of the way, up or down alike, so that
- * neither way of running keeps a lucky sample. Racing calls may lose an
- * update: an estimate. */
-static void tj_split_note(int64_t *cost, double ns, double work, int warm)
+/* A cost given a call's ps per unit of work: while warm (the first
+ * TJ_SPLIT_WARM calls of that way) the lowest so far, so that a cold
+ * first call does not linger; a probe's replaces it (the other way's cost
+ * is stale by then, and one probe must be able to turn the verdict); a
+ * usual call's moves it a quarter of the way, up or down alike, so that
+ * no lucky sample decides alone. Racing calls may lose an update: an
+ * estimate. */
+static void tj_split_note(int64_t *cost, double ns, double work, tj_sample how)
 {
     int64_t ps = (int64_t)(ns * 1000 / work);
     if (ps < 1)
         ps = 1;
-    int64_t old = __atomic_load_n(cost, __ATOMIC_RELAXED);
-    int64_t next = old <= 0 || (warm && ps < old) ? ps : warm ? old : old + (ps - old) / 4;
+    int64_t old = __atomic_load_n(cost, __ATOMIC_RELAXED), next = ps;
+    if (old > 0 && how == TJ_SAMPLE_WARM)
+        next = ps < old ? ps : old;
+    else if (old > 0 && how == TJ_SAMPLE_USUAL)
+        next = old + (ps - old) / 4;
     __atomic_store_n(cost, next, __ATOMIC_RELAXED);
 }
 
@@ -182,7 +195,8 @@ static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_
                           void *ctx)
 {
     double work = tj_split_work(p, in_place);
-    int parts = tj_split_parts(p, work, st);
+    tj_sample how;
+    int parts = tj_split_parts(p, work, st, &how);
     if (work < TJ_SPLIT_MIN_WORK) {
         range(ctx, 0, p->units);
         return;
@@ -192,10 +206,7 @@ static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_
         range(ctx, 0, p->units);
     else
         tj_pool_run(parts, p->units, range, ctx);
-    int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
-    int64_t alone = __atomic_load_n(&st->calls, __ATOMIC_RELAXED) - splits;
-    int warm = parts <= 1 ? alone <= TJ_SPLIT_WARM : splits <= TJ_SPLIT_WARM;
-    tj_split_note(parts <= 1 ? &st->alone : &st->split, tj_split_now_ns() - t0, work, warm);
+    tj_split_note(parts <= 1 ? &st->alone : &st->split, tj_split_now_ns() - t0, work, how);
 }
 
 typedef struct tj_dyn_job {
