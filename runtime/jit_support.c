@@ -71,16 +71,20 @@ typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void
  * a job on the pool costs now (measured by the pool: tj_pool_cost_ns): it
  * gets as many parts, up to its threads and the host's CPUs, as leave each
  * at least TJ_SPLIT_PART_COSTS of those costs of work, so that T parts
- * take at most 1/T + 1/TJ_SPLIT_PART_COSTS of its time alone. Then what
- * was measured decides: a kernel whose split calls took longer per unit
- * of work than its calls alone (a scatter by rows, each part scanning
- * every update; a host whose other processes hold the cores) runs alone,
- * and every TJ_SPLIT_PROBE-th call runs the other way, so that both costs
- * follow the host. The first call runs alone and gives the first cost.
+ * are expected to take at most (1 + 1/TJ_SPLIT_PART_COSTS) / T of its
+ * time alone (0.75 for two). Then what was measured decides: a kernel
+ * whose split calls took longer per unit of work than TJ_SPLIT_MARGIN of
+ * its calls alone runs alone (a scatter by rows, each part scanning every
+ * update; a host whose other processes hold the cores; a call of 10 us,
+ * G1d, whose split gains too little to tell from noise: flipping between
+ * the two ways lost it 3-6%), and some calls run the other way (probes),
+ * so that both costs follow the host. The first call runs alone and gives
+ * the first cost.
  * The same rule for static and dynamic kernels, a dynamic kernel's calls
  * each with their own work (docs/performance.md, 'Parallel execution').
  */
 #define TJ_SPLIT_PART_COSTS 2
+#define TJ_SPLIT_MARGIN 0.9
 #define TJ_SPLIT_PROBE 64
 /* Calls run alone first, whatever the model says: the first one's time
  * is a cold one (page faults, caches), not the cost to compare with; and
@@ -153,7 +157,8 @@ static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st, tj_s
     /* split calls are tried TJ_SPLIT_WARM times before they are judged:
      * the first one starts the pool's threads */
     int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
-    int warm = splits < TJ_SPLIT_WARM, split_wins = warm || split < alone;
+    int warm = splits < TJ_SPLIT_WARM;
+    int split_wins = warm || (double)split < TJ_SPLIT_MARGIN * (double)alone;
     *how = probe ? TJ_SAMPLE_PROBE : warm ? TJ_SAMPLE_WARM : TJ_SAMPLE_USUAL;
     if (split_wins == probe)
         return 1;
