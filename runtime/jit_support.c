@@ -195,14 +195,15 @@ static double tj_split_now_ns(void)
 
 /* A split call: range(ctx, begin, end) over p's units, alone or over the
  * pool as tj_split_parts says, its time noted in st. A call below
- * TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) is not timed. */
+ * TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone untimed,
+ * unless TENSORJIT_SPLIT_MIN splits it. */
 static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_pool_fn range,
                           void *ctx)
 {
     double work = tj_split_work(p, in_place);
     tj_sample how;
     int parts = tj_split_parts(p, work, st, &how);
-    if (work < TJ_SPLIT_MIN_WORK) {
+    if (parts <= 1 && work < TJ_SPLIT_MIN_WORK) {
         range(ctx, 0, p->units);
         return;
     }
