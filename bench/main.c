@@ -1,7 +1,8 @@
 /* `tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]
- * [--compile]`: the performance table of shared/bench/workloads.md and the
- * compile figures. Ratios are measured in one run, interleaved; absolute
- * times on a shared machine drift. */
+ * [--compile] [--threads 1,2,... [--policy NAME]]`: the performance table
+ * of shared/bench/workloads.md and the compile figures, or (--threads)
+ * how each workload's kernel scales with threads. Ratios are measured in
+ * one run, interleaved; absolute times on a shared machine drift. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +10,13 @@
 #include "bench.h"
 #include "bench_compile.h"
 #include "bench_run.h"
+#include "bench_scaling.h"
 #include "cli.h"
 
 typedef struct tj_bench_opts {
     const char *only;
     int json, rounds, compile, compile_only, compile_runs;
+    tj_scale_opts scale; /* ncounts > 0: --threads */
 } tj_bench_opts;
 
 static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
@@ -36,13 +39,24 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
             if (tj_cli_int("--rounds", argv[++i], 3, 64, &n))
                 return -1;
             o->rounds = (int)n;
+        } else if (strcmp(a, "--threads") == 0 && v) {
+            if (tj_scale_parse(argv[++i], &o->scale) != 0)
+                return tj_cli_fail("bench: --threads takes a list of 1 to %d counts in [1, 64], "
+                                   "such as 1,2,4",
+                                   TJ_SCALE_MAX),
+                       -1;
+        } else if (strcmp(a, "--policy") == 0 && v) {
+            if (jit_index_policy_from_name(argv[++i], &o->scale.policy) != 0)
+                return tj_cli_fail("bench: no index policy '%s'", argv[i]), -1;
         } else if (strcmp(a, "--runs") == 0 && v) {
             if (tj_cli_int("--runs", argv[++i], 1, 64, &n))
                 return -1;
             o->compile_runs = (int)n;
         } else if (strcmp(a, "--help") == 0) {
             printf("usage: tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]\n"
-                   "       tensorjit bench --compile [--runs N] [--json]\n");
+                   "       tensorjit bench --compile [--runs N] [--json]\n"
+                   "       tensorjit bench --threads 1,2,... [--policy NAME] [--workload ID] "
+                   "[--json] [--rounds N]\n");
             return 1;
         } else
             return tj_cli_fail("bench: unknown argument '%s'", a), -1;
@@ -141,6 +155,18 @@ int tj_cmd_bench_run(int argc, char **argv)
     int first = 1;
     if (o.json)
         printf("[\n");
+    if (o.scale.ncounts) {
+        const tj_workload *ws[32];
+        int n = 0;
+        for (int i = 0; i < tj_workload_count; i++)
+            if (!o.only || strcmp(o.only, tj_workloads[i].id) == 0)
+                ws[n++] = &tj_workloads[i];
+        o.scale.rounds = o.rounds, o.scale.json = o.json;
+        rc = tj_bench_scaling(ws, n, &o.scale, &first);
+        if (o.json)
+            printf("]\n");
+        return rc == 0 ? TJ_EXIT_OK : TJ_EXIT_FAILURE;
+    }
     if (!o.compile_only) {
         const tj_workload *ws[32];
         int n = 0;

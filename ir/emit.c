@@ -16,6 +16,7 @@ void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
     LLVMPositionBuilderAtEnd(e->b, l->body);
     l->end = NULL;
     l->iv = LLVMBuildPhi(e->b, e->i64, name);
+    l->carry2 = NULL;
     LLVMValueRef zero = tj_i64(e, 0);
     LLVMAddIncoming(l->iv, &zero, &l->pre, 1);
     l->carry = NULL;
@@ -32,7 +33,7 @@ void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMVal
     char buf[64];
     l->name = name;
     l->end = end;
-    l->carry = NULL;
+    l->carry = l->carry2 = NULL;
     l->pre = LLVMGetInsertBlock(e->b);
     snprintf(buf, sizeof buf, "%s.loop", name);
     l->body = tj_block(e, buf);
@@ -59,6 +60,39 @@ void tj_loop_begin_n(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRe
     }
 }
 
+LLVMValueRef tj_loop_carry2(const tj_emit *e, tj_loop *l, LLVMValueRef init)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s.carry2", l->name);
+    LLVMBasicBlockRef at = LLVMGetInsertBlock(e->b);
+    LLVMValueRef first = LLVMGetFirstInstruction(l->body);
+    LLVMPositionBuilderBefore(e->b, first); /* phis stay at the block's top */
+    l->carry2 = LLVMBuildPhi(e->b, LLVMTypeOf(init), buf);
+    LLVMPositionBuilderAtEnd(e->b, at);
+    l->carry2_init = init;
+    l->carry2_next = l->carry2_out = init;
+    LLVMAddIncoming(l->carry2, &init, &l->pre, 1);
+    return l->carry2;
+}
+
+/* The second carried value after the loop: a phi of its initial value
+ * and the body's where the loop may be skipped. */
+static void tj_loop_carry2_out(const tj_emit *e, tj_loop *l, LLVMBasicBlockRef latch)
+{
+    char buf[64];
+    LLVMAddIncoming(l->carry2, &l->carry2_next, &latch, 1);
+    if (!l->end) {
+        l->carry2_out = l->carry2_next;
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s.out2", l->name);
+    LLVMValueRef out = LLVMBuildPhi(e->b, LLVMTypeOf(l->carry2_init), buf);
+    LLVMValueRef vals[2] = {l->carry2_init, l->carry2_next};
+    LLVMBasicBlockRef from[2] = {l->pre, latch};
+    LLVMAddIncoming(out, vals, from, 2);
+    l->carry2_out = out;
+}
+
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
 {
     char buf[64];
@@ -75,6 +109,8 @@ LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next)
     LLVMBasicBlockRef exit = l->end ? l->exit : tj_block(e, buf);
     LLVMBuildCondBr(e->b, done, exit, l->body);
     LLVMPositionBuilderAtEnd(e->b, exit);
+    if (l->carry2)
+        tj_loop_carry2_out(e, l, latch);
     if (l->end && l->carry) { /* skipped or run: the carry either way */
         snprintf(buf, sizeof buf, "%s.out", l->name);
         LLVMValueRef out = LLVMBuildPhi(e->b, LLVMTypeOf(carry_next), buf);

@@ -73,6 +73,10 @@ typedef struct tj_loop {
     int64_t trip;
     LLVMValueRef end; /* run-time bound (tj_loop_begin_range), else NULL */
     LLVMValueRef carry_init; /* a run-time bound's loop: the carry if it never runs */
+    /* an optional second carried value (tj_loop_carry2): its phi, its value
+     * if the loop never runs, the value the body leaves (set before
+     * tj_loop_end), and the value after the loop (set by tj_loop_end) */
+    LLVMValueRef carry2, carry2_init, carry2_next, carry2_out;
     const char *name;
 } tj_loop;
 
@@ -86,6 +90,10 @@ void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMVal
  * loop, run or not). */
 void tj_loop_begin_n(const tj_emit *e, tj_loop *l, const char *name, LLVMValueRef n,
                      LLVMValueRef carry_init);
+/* A second carried value for l, right after tj_loop_begin or
+ * tj_loop_begin_n: returns its phi; the body sets l->carry2_next, and
+ * l->carry2_out holds it after tj_loop_end (run or not). */
+LLVMValueRef tj_loop_carry2(const tj_emit *e, tj_loop *l, LLVMValueRef init);
 /* Closes the loop in the current block; returns carry_next (usable after). */
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next);
 

@@ -14,9 +14,13 @@
  *   4. tuple       the indexed block copies, in row-major order of the
  *                  indices (last duplicate wins)
  * Small signatures are fully unrolled; others get counted loops. A split
- * kernel (TJ_IR_SPLIT_MIN_BYTES) has step 2 in a check function and steps
- * 3-4 in a range function; its main does step 1, calls the check, and has
- * tj_rt_parallel run the range over the pool.
+ * kernel (TJ_IR_SPLIT_MIN_WORK) has step 2 in a check function and steps
+ * 3-4 in a range function, whose loops have the whole kernel's bodies; its
+ * main does step 1, calls the check, and has tj_rt_parallel run the range
+ * on the calling thread or over the pool, as the call's measured cost says
+ * (runtime/jit_support.c). Under negative-wraps the validation also says
+ * whether any index is negative, and the copies skip the wrap where none
+ * is (tj_emit_passes_by_sign).
  */
 #include "kernel_ir.h"
 
@@ -38,6 +42,12 @@ typedef struct tj_kir {
     LLVMTypeRef idx_ty;
     int idx_signed;
     int nt_path; /* emitting the non-temporal copy */
+    /* Wrap once (negative-wraps): the validation pass also says whether any
+     * index is negative (sign: it tracks that), and the copies are emitted
+     * twice, the path for indices proven non-negative (nowrap) without the
+     * wrap. */
+    int sign;
+    int nowrap;
     LLVMValueRef main_fn; /* the kernel's entry: what the runtime knows it by */
     LLVMValueRef data, indices, updates, out;
     LLVMValueRef begin, end; /* the range function's bounds; NULL elsewhere */
@@ -117,6 +127,21 @@ static int64_t tj_gather_lanes(const tj_plan *p, const tj_ir_strategy *s)
     return lanes;
 }
 
+/* Whether threads may ever pay for p (TJ_IR_SPLIT_MIN_WORK); with
+ * TENSORJIT_SPLIT_MIN, the old rule by bytes (tests that force splits). */
+static int tj_ir_may_pay(const tj_plan *p, const tj_codegen_config *cfg)
+{
+    if (cfg->split_min.set) {
+        int64_t min = cfg->split_min.value, unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
+        return p->units >= min / unit_bytes || p->units * unit_bytes >= min;
+    }
+    /* a scatter's copy of data is not counted: in place it never runs,
+     * and a kernel such as S4 (32 rows into 16 MB) would pay the split
+     * call on every call for nothing */
+    int64_t lines = p->block_bytes / 64 + 1; /* cache lines a block touches, about */
+    return p->visits >= TJ_IR_SPLIT_MIN_WORK / lines;
+}
+
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
     memset(s, 0, sizeof *s);
@@ -136,14 +161,10 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
                      !s->unrolled && p->reduction == JIT_REDUCTION_NONE &&
                      p->block_bytes >= TJ_IR_NT_MIN_BLOCK && p->block_bytes % 16 == 0 &&
                      s->tuples * p->block_bytes >= TJ_IR_NT_MIN_OUT;
-    int64_t split_min = cfg->split_min.set ? cfg->split_min.value : TJ_IR_SPLIT_MIN_BYTES;
-    int64_t unit_bytes = p->block_bytes > 64 ? p->block_bytes : 64;
-    /* single-threaded kernels stay whole: the same loop in a separate
-     * range function measured slower on G3, for a cause we did not find
-     * (docs/performance.md, 'Parallel execution') */
-    /* the passes of a mean or use_init_val=false are one thread's */
+    /* single-threaded kernels stay whole: nothing to split for; the
+     * passes of a mean or use_init_val=false are one thread's */
     s->split = p->threads > 1 && !s->unrolled && p->units >= 2 && !tj_reduce_needs_passes(p) &&
-               (p->units >= split_min / unit_bytes || p->units * unit_bytes >= split_min);
+               tj_ir_may_pay(p, cfg);
     s->inline_copy_min =
         cfg->inline_copy_min.set ? cfg->inline_copy_min.value : TJ_IR_INLINE_COPY_MIN;
     snprintf(s->vector_width, sizeof s->vector_width, "%s", cfg->vector_width);
@@ -235,20 +256,55 @@ static LLVMValueRef tj_position(tj_kir *k, LLVMValueRef v, int d, LLVMValueRef *
         return v;
     }
     default:
-        return tj_wrap(k, v, d);
+        return k->nowrap ? v : tj_wrap(k, v, d);
     }
 }
 
-/* OR of "entry out of range" over the tuple starting at index element t0. */
-static LLVMValueRef tj_check_tuple(tj_kir *k, LLVMValueRef t0, LLVMValueRef bad)
+/* Whether the validation also looks for negative indices, so that the
+ * copies can skip the wrap when there are none: negative-wraps on a signed
+ * index type, in loop kernels (an unrolled one's wraps fold into its
+ * straight-line code, and its second copy would cost the per-call kernels). */
+static int tj_tracks_sign(const tj_kir *k)
+{
+    return k->p->policy == JIT_INDEX_NEGATIVE_WRAPS && k->idx_signed && k->p->depth > 0 &&
+           !k->st.unrolled;
+}
+
+/* OR of "entry out of range" over the tuple starting at index element t0;
+ * with sign tracking (neg not NULL), *neg ORs "entry negative" too. */
+static LLVMValueRef tj_check_tuple(tj_kir *k, LLVMValueRef t0, LLVMValueRef bad, LLVMValueRef *neg)
 {
     tj_emit *e = &k->e;
     for (int d = 0; d < k->p->depth; d++) {
         LLVMValueRef i = d ? tj_add(e, t0, tj_i64(e, d), "index.i") : t0;
-        LLVMValueRef v = tj_wrap(k, tj_load_index(k, i), d);
+        LLVMValueRef raw = tj_load_index(k, i);
+        LLVMValueRef v = tj_wrap(k, raw, d);
         LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, v, tj_dim_like(k, v, d, 0), "oob");
         bad = LLVMBuildOr(e->b, bad, out, "bad");
+        if (neg) {
+            LLVMValueRef below = LLVMBuildICmp(e->b, LLVMIntSLT, raw, tj_i64(e, 0), "negative");
+            *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");
+        }
     }
+    return bad;
+}
+
+/* The scalar validation of n tuples from tuple `first` (loop), ORed into
+ * bad and (sign tracking: neg not NULL) *neg. */
+static LLVMValueRef tj_check_loop(tj_kir *k, LLVMValueRef first, LLVMValueRef n,
+                                  LLVMValueRef bad, LLVMValueRef *neg)
+{
+    tj_emit *e = &k->e;
+    tj_loop l;
+    tj_loop_begin_n(e, &l, "check", n, bad);
+    LLVMValueRef negv = neg ? tj_loop_carry2(e, &l, *neg) : NULL;
+    LLVMValueRef t0 = tj_mul(e, tj_add(e, first, l.iv, "tuple"), k->p->depth, "tuple.first");
+    LLVMValueRef next = tj_check_tuple(k, t0, l.carry, neg ? &negv : NULL);
+    if (neg)
+        l.carry2_next = negv;
+    bad = tj_loop_end(e, &l, next);
+    if (neg)
+        *neg = l.carry2_out;
     return bad;
 }
 
@@ -340,13 +396,24 @@ static int tj_native_bounds(const tj_kir *k, uint64_t *bound, uint64_t *shift)
     return 1;
 }
 
+/* llvm.vector.reduce.or of v */
+static LLVMValueRef tj_reduce_or(tj_emit *e, LLVMValueRef v, const char *name)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &t, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &t, 1);
+    return LLVMBuildCall2(e->b, fty, fn, &v, 1, name);
+}
+
 /* Validation of TJ_CHECK_CHUNK tuples at a time: one contiguous load of the
  * index stream, compared lane by lane with the bounds repeated, with no
  * de-interleaving shuffles. Returns the OR of "out of range" over
  * [0, chunks * TJ_CHECK_CHUNK) tuples; a dynamic kernel's count of chunks
  * is run_chunks, the call's (chunks is then ignored). */
 static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_chunks,
-                                    const uint64_t *bound, const uint64_t *shift)
+                                    const uint64_t *bound, const uint64_t *shift,
+                                    LLVMValueRef *neg)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
@@ -361,36 +428,50 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
     LLVMTypeRef vty = LLVMVectorType(k->idx_ty, lanes), bty = LLVMVectorType(e->i1, lanes);
     LLVMValueRef bounds = LLVMConstVector(bvals, lanes), shifts = LLVMConstVector(svals, lanes);
     tj_loop l = {0};
-    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty);
-    if (run_chunks) {
+    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty), nacc = LLVMConstNull(bty);
+    int loop = run_chunks || chunks > 1;
+    if (run_chunks)
         tj_loop_begin_n(e, &l, "check.chunk", run_chunks, acc);
-        c = l.iv;
-        acc = l.carry;
-    } else if (chunks > 1) {
+    else if (chunks > 1)
         tj_loop_begin(e, &l, "check.chunk", chunks, acc);
+    if (loop) {
         c = l.iv;
         acc = l.carry;
+        if (neg) /* lanes that held a negative entry: a mask like acc (a vector of
+                  * the entries themselves, 24 lanes for G1, was split into
+                  * scalars and spilled) */
+            nacc = tj_loop_carry2(e, &l, nacc);
     }
     LLVMValueRef off = tj_mul(e, c, (int64_t)lanes * p->index_size, "chunk.off");
     LLVMValueRef v = tj_load(e, vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
+    if (neg)
+        nacc = LLVMBuildOr(e->b, nacc,
+                           LLVMBuildICmp(e->b, LLVMIntSLT, v, LLVMConstNull(vty), "chunk.neg"),
+                           "chunk.signs");
     if (any_shift)
         v = LLVMBuildAdd(e->b, v, shifts, "chunk.wrapped");
     LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, bounds, "chunk.oob");
     acc = LLVMBuildOr(e->b, acc, bad, "chunk.bad");
-    if (run_chunks || chunks > 1)
+    if (loop) {
+        l.carry2_next = nacc;
         acc = tj_loop_end(e, &l, acc);
-    unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &bty, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &bty, 1);
-    return LLVMBuildCall2(e->b, fty, fn, &acc, 1, "chunks.bad");
+        nacc = l.carry2_out;
+    }
+    if (neg) {
+        LLVMValueRef below = tj_reduce_or(e, nacc, "chunks.negative");
+        *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");
+    }
+    return tj_reduce_or(e, acc, "chunks.bad");
 }
 
-static void tj_emit_validation(tj_kir *k)
+/* The validation pass; returns whether any index is negative (i1) where
+ * it tracks that (tj_tracks_sign), else NULL. */
+static LLVMValueRef tj_emit_validation(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
     if (k->st.checks == 0 || p->depth == 0) /* nothing to check, or a filling policy */
-        return;
+        return NULL;
     LLVMValueRef args[2] = {tj_self(k), k->indices};
     if (p->policy == JIT_INDEX_CLAMP) {
         /* clamping fails only into an empty dimension: known now */
@@ -398,39 +479,40 @@ static void tj_emit_validation(tj_kir *k)
             if (p->dims[d] == 0) {
                 tj_emit_fail(k, LLVMConstInt(e->i1, 1, 0), "check.fail", "check.ok",
                              TJ_RT_BAD_INDEX, args, 2);
-                return;
+                return NULL;
             }
-        return;
+        return NULL;
     }
-    LLVMValueRef bad = tj_false(e);
+    LLVMValueRef bad = tj_false(e), neg = tj_false(e);
+    LLVMValueRef *negp = tj_tracks_sign(k) ? &neg : NULL;
     uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
     int64_t first = 0, chunks = k->st.checks / TJ_CHECK_CHUNK;
     if (!k->st.unrolled && chunks > 0 && tj_native_bounds(k, bound, shift)) {
-        bad = tj_check_chunks(k, chunks, NULL, bound, shift);
+        bad = tj_check_chunks(k, chunks, NULL, bound, shift, negp);
         first = chunks * TJ_CHECK_CHUNK;
     }
     int64_t rest = k->st.checks - first;
     if (k->st.unrolled || rest < TJ_CHECK_CHUNK) {
         for (int64_t t = first; t < k->st.checks; t++)
-            bad = tj_check_tuple(k, tj_i64(e, t * p->depth), bad);
+            bad = tj_check_tuple(k, tj_i64(e, t * p->depth), bad, negp);
     } else {
-        tj_loop l;
-        tj_loop_begin(e, &l, "check", rest, bad);
-        LLVMValueRef t0 = tj_mul(e, l.iv, p->depth, "tuple.first");
-        bad = tj_loop_end(e, &l, tj_check_tuple(k, t0, l.carry));
+        bad = tj_check_loop(k, tj_i64(e, first), tj_i64(e, rest), bad, negp);
     }
     tj_emit_fail(k, bad, "check.fail", "check.ok", TJ_RT_BAD_INDEX, args, 2);
+    return negp ? neg : NULL;
 }
 
 /* A dynamic kernel's validation: the same checks over the call's tuples,
- * in a loop of run-time trips; the message from the call's plan. */
-static void tj_emit_dyn_validation(tj_kir *k, LLVMValueRef rp)
+ * in a loop of run-time trips; the message from the call's plan. Returns
+ * whether an index is negative, as tj_emit_validation. */
+static LLVMValueRef tj_emit_dyn_validation(tj_kir *k, LLVMValueRef rp)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
     if (tj_policy_fills(p->policy) || p->depth == 0 || (!tj_pdyn(k, &p->tuples) && !p->tuples))
-        return;
+        return NULL;
     LLVMValueRef args[2] = {rp, k->indices}, n = tj_pv(k, &p->tuples), bad = tj_false(e);
+    LLVMValueRef neg = tj_false(e), *negp = tj_tracks_sign(k) ? &neg : NULL;
     if (p->policy == JIT_INDEX_CLAMP) { /* fails only into an empty dimension */
         for (int d = 0; d < p->depth; d++) {
             LLVMValueRef dim = tj_pv(k, &p->dims[d]);
@@ -448,16 +530,13 @@ static void tj_emit_dyn_validation(tj_kir *k, LLVMValueRef rp)
         LLVMValueRef first = tj_i64(e, 0);
         if (constant && tj_native_bounds(k, bound, shift)) {
             LLVMValueRef chunks = LLVMBuildUDiv(e->b, n, tj_i64(e, TJ_CHECK_CHUNK), "chunks");
-            bad = tj_check_chunks(k, 0, chunks, bound, shift);
+            bad = tj_check_chunks(k, 0, chunks, bound, shift, negp);
             first = tj_mul(e, chunks, TJ_CHECK_CHUNK, "chunked");
         }
-        tj_loop l;
-        tj_loop_begin_n(e, &l, "check", LLVMBuildSub(e->b, n, first, "rest"), bad);
-        LLVMValueRef t = tj_add(e, first, l.iv, "tuple");
-        LLVMValueRef t0 = tj_mul(e, t, p->depth, "tuple.first");
-        bad = tj_loop_end(e, &l, tj_check_tuple(k, t0, l.carry));
+        bad = tj_check_loop(k, first, LLVMBuildSub(e->b, n, first, "rest"), bad, negp);
     }
     tj_emit_fail(k, bad, "check.fail", "check.ok", TJ_RT_DYN_BAD_INDEX, args, 2);
+    return negp ? neg : NULL;
 }
 
 /* out = data, unless out == data; in the range function only the part of
@@ -819,35 +898,77 @@ static void tj_emit_unrolled_level(tj_kir *k, int l, const tj_level *v, tj_vcurs
 
 static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c);
 
-/* Level l (v) of a dynamic kernel, whose trip count is the call's: a loop
- * of run-time trips; innermost, with small blocks, TJ_IR_LOOP_UNROLL
- * iterations per trip and a loop over the rest, as a static kernel's. */
-static void tj_emit_dyn_level(tj_kir *k, int l, const tj_level *v, tj_vcursor c)
+/* Whether level l (v) copies TJ_IR_LOOP_UNROLL blocks per trip (see
+ * there): innermost, small blocks of a size known now, no prefetch or
+ * streaming stores, the entries within the budget, and a trip count of
+ * the call's or of at least two trips of the unrolled loop. */
+static int tj_by_8(const tj_kir *k, int l, const tj_level *v)
+{
+    const tj_plan *p = k->p;
+    if (l != p->nlevels - 1 || k->st.prefetch || k->nt_path || tj_pdyn(k, &p->block_bytes) ||
+        p->block_bytes >= TJ_IR_STRAIGHT_COPY_MIN ||
+        TJ_IR_LOOP_UNROLL * (int64_t)(p->depth > 1 ? p->depth : 1) > k->st.budget)
+        return 0;
+    return tj_pdyn(k, &v->trip) || v->trip >= 2 * TJ_IR_LOOP_UNROLL;
+}
+
+/* Iterations [0, n) of the innermost level v from cursor c (n known at
+ * run time), `by` at a time: TJ_IR_LOOP_UNROLL tuples per trip, or one
+ * vector gather of gather_lanes; returns how many it did (n rounded down
+ * to a multiple of by). */
+static LLVMValueRef tj_emit_chunks_n(tj_kir *k, const char *name, const tj_level *v,
+                                     tj_vcursor c, LLVMValueRef n, int64_t by, int lanes)
 {
     tj_emit *e = &k->e;
-    const tj_plan *p = k->p;
-    LLVMValueRef trip = tj_pv(k, &v->trip);
+    tj_loop lp;
+    LLVMValueRef chunks = LLVMBuildUDiv(e->b, n, tj_i64(e, by), "chunks");
+    tj_loop_begin_n(e, &lp, name, chunks, NULL);
+    tj_vcursor base = tj_advance(k, c, v, tj_mul(e, lp.iv, by, "by.first"));
+    if (lanes)
+        tj_emit_gather_lanes(k, v, base);
+    else
+        for (int64_t j = 0; j < by; j++)
+            tj_emit_tuple(k, tj_advance(k, base, v, tj_i64(e, j)));
+    tj_loop_end(e, &lp, NULL);
+    return tj_mul(e, chunks, by, "chunked");
+}
+
+/* Iterations [first, first + n) of level l (v), n known at run time, from
+ * c, the cursor of iteration first (start: of iteration 0, which the
+ * prefetch counts from), with the bodies the whole level has: vector
+ * gathers or TJ_IR_LOOP_UNROLL copies per trip, then the rest one by one
+ * (prefetching where the kernel does). A dynamic kernel's level and a
+ * range function's part of a level are this. */
+static void tj_emit_level_n(tj_kir *k, int l, const tj_level *v, tj_vcursor c, LLVMValueRef n,
+                            tj_vcursor start, LLVMValueRef first)
+{
+    tj_emit *e = &k->e;
+    int innermost = l == k->p->nlevels - 1;
     char name[32];
     snprintf(name, sizeof name, "level%d", l);
-    tj_loop lp;
-    int by_8 = l == p->nlevels - 1 && !tj_pdyn(k, &p->block_bytes) &&
-               p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
-               TJ_IR_LOOP_UNROLL * (int64_t)(p->depth > 1 ? p->depth : 1) <= k->st.budget;
-    LLVMValueRef done = tj_i64(e, 0);
-    if (by_8) {
-        LLVMValueRef by = tj_i64(e, TJ_IR_LOOP_UNROLL);
-        tj_loop_begin_n(e, &lp, name, LLVMBuildUDiv(e->b, trip, by, "chunks"), NULL);
-        tj_vcursor base = tj_advance(k, c, v, tj_mul(e, lp.iv, TJ_IR_LOOP_UNROLL, "by.first"));
-        for (int64_t j = 0; j < TJ_IR_LOOP_UNROLL; j++)
-            tj_emit_tuple(k, tj_advance(k, base, v, tj_i64(e, j)));
-        tj_loop_end(e, &lp, NULL);
-        done = LLVMBuildMul(e->b, LLVMBuildUDiv(e->b, trip, by, ""), by, "chunked");
+    LLVMValueRef done = NULL;
+    if (innermost && k->st.gather_lanes && !k->nt_path)
+        done = tj_emit_chunks_n(k, "lanes", v, c, n, k->st.gather_lanes, 1);
+    else if (tj_by_8(k, l, v))
+        done = tj_emit_chunks_n(k, name, v, c, n, TJ_IR_LOOP_UNROLL, 0);
+    if (done) {
         c = tj_advance(k, c, v, done);
+        first = tj_add(e, first, done, "first.rest");
+        n = LLVMBuildSub(e->b, n, done, "rest");
         snprintf(name, sizeof name, "level%d.rest", l);
     }
-    tj_loop_begin_n(e, &lp, name, LLVMBuildSub(e->b, trip, done, "rest"), NULL);
+    tj_loop lp;
+    tj_loop_begin_n(e, &lp, name, n, NULL);
+    if (innermost && k->st.prefetch)
+        tj_emit_prefetch(k, start, v, tj_add(e, first, lp.iv, "pf.i"));
     tj_emit_nest(k, l + 1, tj_advance(k, c, v, lp.iv));
     tj_loop_end(e, &lp, NULL);
+}
+
+/* Level l (v) of a dynamic kernel, whose trip count is the call's. */
+static void tj_emit_dyn_level(tj_kir *k, int l, const tj_level *v, tj_vcursor c)
+{
+    tj_emit_level_n(k, l, v, c, tj_pv(k, &v->trip), c, tj_i64(&k->e, 0));
 }
 
 /* Levels [l, nlevels) from cursor c: counted loops with constant trip
@@ -872,9 +993,7 @@ static void tj_emit_nest(tj_kir *k, int l, tj_vcursor c)
         tj_emit_dyn_level(k, l, v, c);
         return;
     }
-    if (innermost && !k->st.prefetch && !k->nt_path && p->block_bytes < TJ_IR_STRAIGHT_COPY_MIN &&
-        v->trip >= 2 * TJ_IR_LOOP_UNROLL &&
-        TJ_IR_LOOP_UNROLL * (int64_t)(p->depth > 1 ? p->depth : 1) <= k->st.budget) {
+    if (tj_by_8(k, l, v)) {
         tj_emit_unrolled_level(k, l, v, c);
         return;
     }
@@ -970,6 +1089,31 @@ static void tj_emit_passes(tj_kir *k)
     }
 }
 
+/* The copies, twice where neg (i1, NULL: no sign tracked) says whether an
+ * index is negative: without the wrap on the path where none is, which
+ * the validation proved (wrap once). */
+static void tj_emit_passes_by_sign(tj_kir *k, LLVMValueRef neg)
+{
+    tj_emit *e = &k->e;
+    if (!neg) {
+        tj_emit_passes(k);
+        return;
+    }
+    LLVMBasicBlockRef wrap = tj_block(e, "copy.wrap"), plain = tj_block(e, "copy.nonneg");
+    LLVMBasicBlockRef done = tj_block(e, "copy.end");
+    LLVMBuildCondBr(e->b, neg, wrap, plain);
+    LLVMPositionBuilderAtEnd(e->b, plain);
+    k->nowrap = 1;
+    tj_emit_passes(k);
+    k->nowrap = 0;
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, wrap);
+    tj_emit_passes(k);
+    LLVMBuildBr(e->b, done);
+    LLVMMoveBasicBlockAfter(done, LLVMGetLastBasicBlock(e->fn));
+    LLVMPositionBuilderAtEnd(e->b, done);
+}
+
 /* With non-temporal stores: the loops twice, for a 16-byte aligned out
  * (streaming stores, then a fence that orders them) and for any other. */
 static void tj_emit_copies(tj_kir *k)
@@ -997,34 +1141,59 @@ static void tj_emit_copies(tj_kir *k)
     LLVMPositionBuilderAtEnd(e->b, done);
 }
 
-/* The copies of units [begin, end): each unit's position on the unit
- * levels (a division per level by a constant), then the other levels. */
+/* The copies of units [begin, end). A range is a stretch of the unit
+ * levels' flattened trips: it walks them a row at a time, a row being
+ * the part of the innermost unit level's iterations that lies in the range
+ * under one position of the outer unit levels (a division per level and
+ * row, not per unit), and each row with the whole kernel's loop bodies
+ * (tj_emit_level_n: vector gathers, TJ_IR_LOOP_UNROLL copies per trip,
+ * prefetch), the levels below the units whole. So a range runs as fast
+ * per unit as the whole kernel, which split kernels count on: their
+ * calling thread runs the range of every unit when threads do not pay. */
 static void tj_emit_range_loops(tj_kir *k)
 {
     tj_emit *e = &k->e;
     const tj_plan *p = k->p;
+    tj_vcursor zero = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
     if (p->row_units) { /* every tuple; tj_emit_tuple keeps those of the rows */
-        tj_emit_nest(k, 0, (tj_vcursor){tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)});
+        tj_emit_nest(k, 0, zero);
         return;
     }
-    tj_loop l;
-    tj_loop_begin_range(e, &l, "unit", k->begin, k->end);
-    tj_vcursor c = {tj_i64(e, 0), tj_i64(e, 0), tj_i64(e, 0)};
-    LLVMValueRef rest = l.iv, at[TJ_MAX_LEVELS];
-    for (int u = p->unit_levels - 1; u >= 0; u--) {
-        LLVMValueRef n = tj_pv(k, &p->levels[u].trip);
-        at[u] = u ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
-        if (u)
+    int inner = p->unit_levels - 1;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), body = tj_block(e, "row");
+    LLVMBasicBlockRef exit = tj_block(e, "row.exit");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSGE, k->begin, k->end, "range.empty"), exit,
+                    body);
+    LLVMPositionBuilderAtEnd(e->b, body);
+    if (inner < 0) { /* no unit level: one unit, the whole nest */
+        tj_emit_nest(k, 0, zero);
+        LLVMBuildBr(e->b, exit);
+        LLVMPositionBuilderAtEnd(e->b, exit);
+        return;
+    }
+    const tj_level *v = &p->levels[inner];
+    LLVMValueRef u = LLVMBuildPhi(e->b, e->i64, "row.unit");
+    LLVMAddIncoming(u, &k->begin, &pre, 1);
+    LLVMValueRef rest = u, at[TJ_MAX_LEVELS];
+    for (int l = inner; l >= 0; l--) {
+        LLVMValueRef n = tj_pv(k, &p->levels[l].trip);
+        at[l] = l ? LLVMBuildURem(e->b, rest, n, "unit.at") : rest;
+        if (l)
             rest = LLVMBuildUDiv(e->b, rest, n, "unit.rest");
     }
-    for (int u = 0; u < p->unit_levels; u++) {
-        /* no level below the units: the innermost unit level is the loop */
-        if (u == p->nlevels - 1 && k->st.prefetch)
-            tj_emit_prefetch(k, c, &p->levels[u], at[u]);
-        c = tj_advance(k, c, &p->levels[u], at[u]);
-    }
-    tj_emit_nest(k, p->unit_levels, c);
-    tj_loop_end(e, &l, NULL);
+    tj_vcursor start = zero;
+    for (int l = 0; l < inner; l++)
+        start = tj_advance(k, start, &p->levels[l], at[l]);
+    /* the row's iterations: to the level's end or the range's, whichever first */
+    LLVMValueRef to_end = LLVMBuildSub(e->b, tj_pv(k, &v->trip), at[inner], "row.left");
+    LLVMValueRef to_range = LLVMBuildSub(e->b, k->end, u, "range.left");
+    LLVMValueRef shorter = LLVMBuildICmp(e->b, LLVMIntULT, to_end, to_range, "row.shorter");
+    LLVMValueRef n = LLVMBuildSelect(e->b, shorter, to_end, to_range, "row.trips");
+    tj_emit_level_n(k, inner, v, tj_advance(k, start, v, at[inner]), n, start, at[inner]);
+    LLVMValueRef next = LLVMBuildNUWAdd(e->b, u, n, "row.next");
+    LLVMAddIncoming(u, &next, (LLVMBasicBlockRef[]){LLVMGetInsertBlock(e->b)}, 1);
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, next, k->end, "row.more"), body, exit);
+    LLVMPositionBuilderAtEnd(e->b, exit);
 }
 
 static void tj_emit_copy_loops(tj_kir *k)
@@ -1096,6 +1265,19 @@ static char *tj_suffixed(const char *name, const char *suffix, char *buf, size_t
     return buf;
 }
 
+/* A check function's return: 0, or TJ_CHECK_NEGATIVE where neg (sign
+ * tracked) says an index is negative. */
+static void tj_emit_check_return(tj_kir *k, LLVMValueRef neg)
+{
+    tj_emit *e = &k->e;
+    if (!neg) {
+        LLVMBuildRet(e->b, tj_i32(e, 0));
+        return;
+    }
+    LLVMBuildRet(e->b, LLVMBuildSelect(e->b, neg, tj_i32(e, TJ_CHECK_NEGATIVE), tj_i32(e, 0),
+                                       "check.result"));
+}
+
 /* i32 NAME_check(indices): the validation pass alone. */
 static LLVMValueRef tj_emit_check_function(tj_kir *k, const char *name)
 {
@@ -1108,8 +1290,7 @@ static LLVMValueRef tj_emit_check_function(tj_kir *k, const char *name)
     LLVMSetValueName2(k->indices, "indices", 7);
     tj_function_attrs(e, &k->st, e->fn);
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
-    tj_emit_validation(k);
-    LLVMBuildRet(e->b, tj_i32(e, 0));
+    tj_emit_check_return(k, tj_emit_validation(k));
     k->indices = saved;
     return e->fn;
 }
@@ -1128,16 +1309,19 @@ static void tj_emit_dyn_words(tj_kir *k, LLVMValueRef rp)
     }
 }
 
-/* i32 NAME_range(data, indices, updates, out, begin, end): the copies of
- * units [begin, end), indices already validated; a dynamic kernel's takes
- * the call's plan last, and its units are that plan's. */
+/* i32 NAME_range(data, indices, updates, out, begin, end, flags): the
+ * copies of units [begin, end), indices already validated (flags:
+ * TJ_RANGE_NONNEG); a dynamic kernel's takes the call's plan before the
+ * flags, and its units are that plan's. */
 static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
 {
     tj_emit *e = &k->e;
     char buf[128];
     LLVMValueRef saved[4] = {k->data, k->indices, k->updates, k->out};
-    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, k->dyn ? 7 : 6, 0);
+    LLVMTypeRef params[8] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64, e->ptr, e->i32};
+    if (!k->dyn)
+        params[6] = e->i32;
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, k->dyn ? 8 : 7, 0);
     e->fn = LLVMAddFunction(e->mod, tj_suffixed(name, TJ_IR_RANGE_SUFFIX, buf, sizeof buf), fty);
     tj_bind_buffers(k, e->fn, 1);
     if (!k->p->has_updates)
@@ -1150,12 +1334,35 @@ static LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     if (k->dyn)
         tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
+    LLVMValueRef neg = NULL;
+    if (tj_tracks_sign(k)) {
+        LLVMValueRef flags = LLVMGetParam(e->fn, k->dyn ? 7 : 6);
+        LLVMValueRef nonneg = LLVMBuildAnd(e->b, flags, tj_i32(e, TJ_RANGE_NONNEG), "nonneg");
+        neg = LLVMBuildICmp(e->b, LLVMIntEQ, nonneg, tj_i32(e, 0), "may.be.negative");
+    }
     tj_emit_data_copy(k);
-    tj_emit_passes(k);
+    tj_emit_passes_by_sign(k, neg);
     LLVMBuildRet(e->b, tj_i32(e, 0));
     k->begin = k->end = NULL;
     k->data = saved[0], k->indices = saved[1], k->updates = saved[2], k->out = saved[3];
     return e->fn;
+}
+
+/* After a call of the check function (status st): returns st unless it is
+ * 0 or TJ_CHECK_NEGATIVE, and continues with the range function's flags. */
+static LLVMValueRef tj_emit_check_flags(tj_kir *k, LLVMValueRef st)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef zero = LLVMBuildICmp(e->b, LLVMIntEQ, st, tj_i32(e, 0), "check.nonneg");
+    LLVMValueRef negative =
+        LLVMBuildICmp(e->b, LLVMIntEQ, st, tj_i32(e, TJ_CHECK_NEGATIVE), "check.negative");
+    LLVMValueRef ok = LLVMBuildOr(e->b, zero, negative, "check.passed");
+    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), pass = tj_block(e, "check.ok");
+    LLVMBuildCondBr(e->b, ok, pass, fail);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMBuildRet(e->b, st);
+    LLVMPositionBuilderAtEnd(e->b, pass);
+    return LLVMBuildZExt(e->b, zero, e->i32, "range.flags"); /* TJ_RANGE_NONNEG is 1 */
 }
 
 /* The main function of a split kernel: NULL checks, the check function,
@@ -1169,28 +1376,23 @@ static void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range
     tj_emit_pointer_checks(k);
     LLVMTypeRef cty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);
     LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, &k->indices, 1, "check.status");
-    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), "check.failed");
-    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
-    LLVMBuildCondBr(e->b, bad, fail, ok);
-    LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMBuildRet(e->b, st);
-    LLVMPositionBuilderAtEnd(e->b, ok);
+    LLVMValueRef flags = tj_emit_check_flags(k, st);
     LLVMValueRef upd = k->updates ? k->updates : LLVMConstNull(e->ptr);
     if (k->p->threads > 1) {
-        LLVMValueRef args[5] = {tj_self(k), k->data, k->indices, upd, k->out};
-        LLVMTypeRef params[5] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
-        LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 5, 0);
+        LLVMValueRef args[6] = {tj_self(k), k->data, k->indices, upd, k->out, flags};
+        LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->i32};
+        LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 6, 0);
         LLVMValueRef par = LLVMAddFunction(e->mod, TJ_RT_PARALLEL, pty);
-        LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 5, "status");
+        LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 6, "status");
         LLVMSetTailCall(r, 1);
         LLVMBuildRet(e->b, r);
         return;
     }
-    LLVMValueRef args[6] = {k->data, k->indices, upd, k->out, tj_i64(e, 0),
-                            tj_i64(e, k->p->units)};
-    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64};
-    LLVMTypeRef rty = LLVMFunctionType(e->i32, params, 6, 0);
-    LLVMValueRef r = LLVMBuildCall2(e->b, rty, range, args, 6, "status");
+    LLVMValueRef args[7] = {k->data, k->indices, upd, k->out, tj_i64(e, 0),
+                            tj_i64(e, k->p->units), flags};
+    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->i64, e->i64, e->i32};
+    LLVMTypeRef rty = LLVMFunctionType(e->i32, params, 7, 0);
+    LLVMValueRef r = LLVMBuildCall2(e->b, rty, range, args, 7, "status");
     LLVMSetTailCall(r, 1);
     LLVMBuildRet(e->b, r);
 }
@@ -1244,8 +1446,7 @@ static LLVMValueRef tj_emit_dyn_check_function(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     LLVMValueRef rp = LLVMGetParam(e->fn, 1);
     tj_emit_dyn_words(k, rp);
-    tj_emit_dyn_validation(k, rp);
-    LLVMBuildRet(e->b, tj_i32(e, 0));
+    tj_emit_check_return(k, tj_emit_dyn_validation(k, rp));
     k->indices = saved;
     return e->fn;
 }
@@ -1263,20 +1464,32 @@ static void tj_emit_dyn_split_main(tj_kir *k, LLVMValueRef rp, LLVMValueRef chec
     LLVMTypeRef cty = LLVMFunctionType(e->i32, cp, 2, 0);
     LLVMValueRef cargs[2] = {k->indices, rp};
     LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, cargs, 2, "check.status");
-    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), "check.failed");
-    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
-    LLVMBuildCondBr(e->b, bad, fail, ok);
-    LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMBuildRet(e->b, st);
-    LLVMPositionBuilderAtEnd(e->b, ok);
-    LLVMValueRef args[6] = {LLVMConstPointerCast(range, e->ptr), rp, k->data, k->indices,
-                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out};
-    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
-    LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 6, 0);
+    LLVMValueRef flags = tj_emit_check_flags(k, st);
+    LLVMValueRef args[8] = {tj_self(k), LLVMConstPointerCast(range, e->ptr), rp, k->data,
+                            k->indices, k->updates ? k->updates : LLVMConstNull(e->ptr), k->out,
+                            flags};
+    LLVMTypeRef params[8] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->i32};
+    LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 8, 0);
     LLVMValueRef par = LLVMAddFunction(e->mod, TJ_RT_DYN_PARALLEL, pty);
-    LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 6, "status");
+    LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 8, "status");
     LLVMSetTailCall(r, 1);
     LLVMBuildRet(e->b, r);
+}
+
+/* Whether the call's work (blocks visited times the lines each spans)
+ * is below TJ_IR_SPLIT_MIN_WORK: then a split dynamic kernel runs its
+ * whole body, the one-thread kernel's, with no call of the check and range
+ * functions or of the runtime (G2d, 180 rows: those calls cost 10% of
+ * it). */
+static LLVMValueRef tj_emit_dyn_small(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef block = tj_pv(k, &p->block_bytes);
+    LLVMValueRef lines = tj_add(e, LLVMBuildUDiv(e->b, block, tj_i64(e, 64), ""), tj_i64(e, 1),
+                                "block.lines");
+    LLVMValueRef most = LLVMBuildUDiv(e->b, tj_i64(e, TJ_IR_SPLIT_MIN_WORK), lines, "small.most");
+    return LLVMBuildICmp(e->b, LLVMIntULT, tj_pv(k, &p->visits), most, "small.call");
 }
 
 /* Why a dynamic plan's kernel cannot be generated, or NULL. */
@@ -1305,14 +1518,19 @@ static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why
         LLVMValueRef range = tj_emit_range_function(k, name);
         k->e.fn = main_fn;
         LLVMPositionBuilderAtEnd(k->e.b, at);
+        tj_emit_dyn_words(k, rp); /* the range function's are its own */
+        LLVMBasicBlockRef split = tj_block(&k->e, "split"), whole = tj_block(&k->e, "whole");
+        LLVMBuildCondBr(k->e.b, tj_emit_dyn_small(k), whole, split);
+        LLVMPositionBuilderAtEnd(k->e.b, split);
         tj_emit_dyn_split_main(k, rp, check, range);
-        return 0;
+        LLVMPositionBuilderAtEnd(k->e.b, whole);
+    } else {
+        tj_emit_dyn_words(k, rp);
     }
-    tj_emit_dyn_words(k, rp);
-    tj_emit_dyn_validation(k, rp);
+    LLVMValueRef neg = tj_emit_dyn_validation(k, rp);
     tj_emit_scratch(k);
     tj_emit_data_copy(k);
-    tj_emit_passes(k);
+    tj_emit_passes_by_sign(k, neg);
     LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
     return 0;
 }
@@ -1347,10 +1565,10 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
         tj_emit_split_main(&k, check, range);
     } else {
         tj_emit_pointer_checks(&k);
-        tj_emit_validation(&k);
+        LLVMValueRef neg = tj_emit_validation(&k);
         tj_emit_scratch(&k);
         tj_emit_data_copy(&k);
-        tj_emit_passes(&k);
+        tj_emit_passes_by_sign(&k, neg);
         LLVMBuildRet(e->b, tj_i32(e, 0));
     }
     LLVMDisposeBuilder(e->b);

@@ -26,13 +26,19 @@
 #define TJ_IR_RANGE_SUFFIX "_range"
 
 /* Loop kernels (not unrolled) of signatures with threads > 1, of at least
- * two units, whose copies move at least this many bytes (units x
- * max(block, 64), a cache line at least per unit) are split: a check
- * function, a range function over [begin, end) of their units, and a small
- * main that checks the buffers, calls the check and runs the range over
- * the pool. Others keep everything in the main function: no call, no
- * thread. */
-#define TJ_IR_SPLIT_MIN_BYTES TJ_SPLIT_MIN_BYTES /* runtime/plan.h: the runtime's too */
+ * two units, whose work (blocks visited times the cache lines each
+ * touches; a scatter's copy of data not counted) is at least this much
+ * are split: a check function, a range function over [begin, end) of
+ * their units with the whole kernel's loop bodies, and a small main that
+ * checks the buffers, calls the check and has the runtime run the range,
+ * on the calling thread or over the pool as each call's measured cost
+ * says (runtime/jit_support.c, the split rule). So this only says when
+ * threads may ever pay: below it a call takes about a microsecond, which
+ * a round trip to another core (0.4-0.6 us) would eat. Others keep
+ * everything in the main function: no call, no thread. TENSORJIT_SPLIT_MIN
+ * (bytes) brings back the old rule by bytes, for tests that want every
+ * call split. */
+#define TJ_IR_SPLIT_MIN_WORK TJ_SPLIT_MIN_WORK /* runtime/plan.h: the runtime's too */
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above
@@ -133,7 +139,7 @@ typedef struct tj_ir_strategy {
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
-    int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_BYTES) */
+    int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
     int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */

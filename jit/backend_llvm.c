@@ -179,8 +179,7 @@ static int tj_load_parts(tj_engine *en, const char *name, tj_backend_kernel *out
         return -1;
     }
     out->check = (int (*)(const void *))(uintptr_t)check;
-    out->range = (int (*)(const void *, const void *, const void *, void *, int64_t,
-                          int64_t))(uintptr_t)range;
+    out->range = (tj_range_fn)(uintptr_t)range;
     return 0;
 }
 
@@ -239,8 +238,7 @@ static int tj_load_own(const tj_ir_strategy *st, const void *obj, size_t n, cons
     }
     out->entry = (tj_entry_fn)(uintptr_t)entry;
     out->check = (int (*)(const void *))(uintptr_t)check;
-    out->range = (int (*)(const void *, const void *, const void *, void *, int64_t,
-                          int64_t))(uintptr_t)range;
+    out->range = (tj_range_fn)(uintptr_t)range;
     out->code_bytes = tj_objload_text_bytes(l);
     out->handle = tj_own_handle(l);
     return 0;

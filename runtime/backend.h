@@ -13,8 +13,7 @@ typedef struct tj_backend_kernel {
     size_t code_bytes;
     void *handle; /* released with tj_backend_release */
     int (*check)(const void *indices); /* split kernels only, else NULL */
-    int (*range)(const void *data, const void *indices, const void *updates, void *out,
-                 int64_t begin, int64_t end);
+    tj_range_fn range;
     int cache_hit; /* loaded from the on-disk cache, not compiled */
 } tj_backend_kernel;
 

@@ -34,6 +34,9 @@ typedef struct tj_dyn {
     jit_shape out_shape; /* JIT_DIM_DYNAMIC where it varies */
     int out_rank_varies; /* the output's rank varies too (a dynamic tuple length) */
     uint64_t vary[TJ_DYN_MASK_WORDS]; /* bit w: word w of tmpl varies with the dims */
+    /* A split dynamic kernel's measured costs, as tj_kernel.split: every
+     * shape's calls weigh their own work with them. */
+    tj_split_stat split;
 } tj_dyn;
 
 /* The inputs whose dims a call passes, in the order it passes them. */

@@ -24,14 +24,16 @@ int tj_rt_dyn_enter(const void *self, const int64_t *dims, const void *data, con
 /* A dynamic kernel's bad index, named from the call's plan. */
 int tj_rt_dyn_bad_index(const void *plan, const void *indices);
 
-/* A split dynamic kernel's copies of the call's plan, by its range
- * function (data, indices, updates, out, begin, end, plan): over the pool
- * when they are worth it (the rule of TJ_IR_SPLIT_MIN_BYTES), else here. */
-int tj_rt_dyn_parallel(const void *range, const void *plan, const void *data,
-                       const void *indices, const void *updates, void *out);
+/* A split dynamic kernel's (self) copies of the call's plan, by its range
+ * function (data, indices, updates, out, begin, end, plan, flags): over
+ * the pool when the split rule (jit_support.c) says threads pay, else
+ * here. flags: the range function's (TJ_RANGE_NONNEG). */
+int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, const void *data,
+                       const void *indices, const void *updates, void *out, int flags);
 
-/* A split kernel's copies over the pool, up to its plan's thread count. */
+/* A split kernel's copies, over the pool (up to its plan's thread count)
+ * when the split rule says threads pay, else here. */
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
-                   void *out);
+                   void *out, int flags);
 
 #endif

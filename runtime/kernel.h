@@ -10,6 +10,12 @@
 
 typedef void (*tj_entry_fn)(void);
 
+/* A split JIT kernel's range function: the copies of units [begin, end),
+ * the indices validated by its check function; flags: TJ_RANGE_NONNEG
+ * where that check proved none negative (plan.h). */
+typedef int (*tj_range_fn)(const void *data, const void *indices, const void *updates, void *out,
+                           int64_t begin, int64_t end, int flags);
+
 typedef struct tj_kernel {
     tj_plan plan;
     tj_entry_fn entry;       /* the code, cast to the op's kernel type; what
@@ -24,9 +30,10 @@ typedef struct tj_kernel {
     void *backend_handle;    /* JIT resources, released with the kernel */
     /* a split JIT kernel's parts (NULL otherwise: the reference code serves) */
     int (*check)(const void *indices);
-    int (*range)(const void *data, const void *indices, const void *updates, void *out,
-                 int64_t begin, int64_t end);
+    tj_range_fn range;
     int cache_hit;
+    /* A split kernel's measured costs (runtime/jit_support.c). */
+    tj_split_stat split;
     struct tj_dyn *dyn;      /* a dynamic kernel's family: plan.dyn points here */
 } tj_kernel;
 

@@ -24,6 +24,8 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
         rc = JIT_STATUS_BAD_POINTER;
     } else {
         rc = k->check ? k->check(indices) : tj_report_bad_index(&k->plan, indices);
+        if (rc == TJ_CHECK_NEGATIVE) /* valid; the note is for the kernel's own range */
+            rc = JIT_OK;
     }
     tj_user_kernel_done(&pin);
     return rc;
@@ -46,7 +48,7 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
     if (begin >= end)
         return JIT_OK;
     if (k->range)
-        return k->range(data, indices, updates, out, begin, end);
+        return k->range(data, indices, updates, out, begin, end, 0); /* may wrap */
     return tj_ref_range(&k->plan, data, indices, updates, out, begin, end);
 }
 

@@ -35,9 +35,29 @@ enum { TJ_LEVEL_KEEP = 0, TJ_LEVEL_DROP, TJ_LEVEL_MERGE };
 
 struct tj_dyn;
 
-/* Copies of at least this many bytes are worth splitting over threads
- * (ir/kernel_ir.h, TJ_IR_SPLIT_MIN_BYTES, says why). */
-#define TJ_SPLIT_MIN_BYTES (64 << 10)
+
+/* A split kernel's check function returns this (not a status) when every
+ * index is valid but some are negative, under negative-wraps: its range
+ * function must then wrap them. Its range function takes a last argument
+ * of flags: TJ_RANGE_NONNEG when the check proved every index
+ * non-negative, and the copies skip the wrap (the validation's and the
+ * copy's wraps were otherwise two per index: "wrap once"). */
+#define TJ_CHECK_NEGATIVE 256
+#define TJ_RANGE_NONNEG 1
+
+/* Work (plan units: blocks visited times the cache lines each spans)
+ * below which threads never pay (ir/kernel_ir.h, TJ_IR_SPLIT_MIN_WORK,
+ * says why): the kernels' gate and a dynamic call's. */
+#define TJ_SPLIT_MIN_WORK 2048
+
+/* A split kernel's measured costs, in ps per unit of work (the split
+ * rule's, runtime/jit_support.c): of its calls run on the calling thread
+ * alone and of those split over the pool (0: none measured yet); its calls
+ * that the rule weighed, and those it split. Read and written with relaxed
+ * atomics, without a lock. */
+typedef struct tj_split_stat {
+    int64_t alone, split, calls, splits;
+} tj_split_stat;
 
 /* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
  * before merging (tj_plan_finish merges what it can). */

@@ -9,15 +9,32 @@
  * does the caller waiting for the workers' parts: waking a sleeping thread
  * costs more than a whole G1 call, and kernels tend to come back to back
  * (docs/performance.md, 'Parallel execution').
+ *
+ * What a job costs beyond its work is measured, not assumed: each job's
+ * time past its calling thread's share of the work (the wait for a worker
+ * to take its part, the join, and a part no worker took, which the caller
+ * then runs too) feeds a running estimate, one for workers found awake and
+ * one for workers that had to be woken; tj_pool_cost_ns gives the one for
+ * the pool's state now. The first use calibrates the first with a few
+ * short jobs. Split kernels weigh a call's expected time against it
+ * (runtime/jit_support.c): a host whose cores are taken by other
+ * processes shows up as a higher cost, and fewer calls split.
  */
 #include "pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TJ_POOL_MAX 64
 #define TJ_POOL_SPIN_NS 50000
+/* The wake-up cost assumed until one is measured: 10-20 us measured on
+ * the project's host (docs/performance.md). */
+#define TJ_POOL_WAKE_NS_START 20000
+/* Calibration: jobs of two parts of this many ns of work each. */
+#define TJ_POOL_CALIBRATE_JOBS 8
+#define TJ_POOL_CALIBRATE_PART_NS 2000
 
 typedef struct tj_job {
     tj_pool_fn fn;
@@ -40,6 +57,9 @@ static int tj_stopping;
 static tj_job *tj_current; /* the job on offer, or NULL (lock) */
 static _Atomic(tj_job *) tj_offer; /* the same, for spinning workers to watch */
 static int tj_sleepers;            /* workers waiting on tj_pool_wake (lock) */
+static atomic_int tj_asleep;       /* the same, for tj_pool_cost_ns to read unlocked */
+/* The measured costs of a job beyond its work (ns): workers awake, asleep. */
+static _Atomic int64_t tj_cost_awake, tj_cost_asleep = TJ_POOL_WAKE_NS_START;
 
 static void tj_cpu_relax(void)
 {
@@ -105,7 +125,9 @@ static void *tj_worker(void *arg)
         }
         while (!tj_stopping && !tj_job_open()) {
             tj_sleepers++;
+            atomic_fetch_add_explicit(&tj_asleep, 1, memory_order_relaxed);
             pthread_cond_wait(&tj_pool_wake, &tj_pool_lock);
+            atomic_fetch_sub_explicit(&tj_asleep, 1, memory_order_relaxed);
             tj_sleepers--;
         }
         if (tj_stopping)
@@ -137,6 +159,69 @@ static int tj_grow(int want)
     return tj_nworkers;
 }
 
+/* est moved a quarter of the way to sample: one slow job (a preempted
+ * worker) does not decide alone, a changed host shows within a few. */
+static void tj_cost_note(_Atomic int64_t *est, int64_t sample)
+{
+    int64_t old = atomic_load_explicit(est, memory_order_relaxed);
+    atomic_store_explicit(est, old + (sample - old) / 4, memory_order_relaxed);
+}
+
+int64_t tj_pool_cost_ns(void)
+{
+    int asleep = atomic_load_explicit(&tj_asleep, memory_order_relaxed);
+    int64_t c = atomic_load_explicit(asleep ? &tj_cost_asleep : &tj_cost_awake,
+                                     memory_order_relaxed);
+    return c > 0 ? c : 1;
+}
+
+int tj_pool_cpus(void)
+{
+    static atomic_int cpus;
+    int n = atomic_load_explicit(&cpus, memory_order_relaxed);
+    if (n == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c < 1 ? 1 : c > TJ_POOL_MAX + 1 ? TJ_POOL_MAX + 1 : (int)c;
+        atomic_store_explicit(&cpus, n, memory_order_relaxed);
+    }
+    return n;
+}
+
+static void tj_job_run(tj_job *job);
+static void tj_job_join(tj_job *job, int ran);
+
+/* A calibration part: TJ_POOL_CALIBRATE_PART_NS of spinning. */
+static void tj_calibrate_part(void *ctx, int64_t begin, int64_t end)
+{
+    (void)ctx, (void)begin, (void)end;
+    int64_t until = tj_now_ns() + TJ_POOL_CALIBRATE_PART_NS;
+    while (tj_now_ns() < until)
+        tj_cpu_relax();
+}
+
+/* The awake cost, from jobs of two equal parts (the pool's first use; busy
+ * held, workers just started). The median of the jobs' costs. */
+static void tj_calibrate(void)
+{
+    int64_t cost[TJ_POOL_CALIBRATE_JOBS];
+    for (int i = 0; i < TJ_POOL_CALIBRATE_JOBS; i++) {
+        tj_job job = {.fn = tj_calibrate_part, .units = 2, .parts = 2, .left = 2};
+        atomic_init(&job.next, 0);
+        atomic_init(&job.quiet, 0);
+        int64_t t0 = tj_now_ns();
+        tj_job_run(&job);
+        cost[i] = tj_now_ns() - t0 - TJ_POOL_CALIBRATE_PART_NS;
+    }
+    for (int i = 1; i < TJ_POOL_CALIBRATE_JOBS; i++) /* insertion sort: eight values */
+        for (int j = i; j > 0 && cost[j] < cost[j - 1]; j--) {
+            int64_t t = cost[j];
+            cost[j] = cost[j - 1];
+            cost[j - 1] = t;
+        }
+    int64_t median = cost[TJ_POOL_CALIBRATE_JOBS / 2];
+    atomic_store_explicit(&tj_cost_awake, median > 0 ? median : 1, memory_order_relaxed);
+}
+
 void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx)
 {
     int parts = threads < units ? threads : (int)units;
@@ -144,43 +229,69 @@ void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx)
         fn(ctx, 0, units);
         return;
     }
-    tj_job job = {.fn = fn, .ctx = ctx, .units = units, .parts = parts, .left = parts};
-    atomic_init(&job.next, 0);
-    atomic_init(&job.quiet, 0);
     pthread_mutex_lock(&tj_pool_lock);
+    int had = tj_nworkers;
     if (tj_grow(parts - 1) == 0) {
         pthread_mutex_unlock(&tj_pool_lock);
         pthread_mutex_unlock(&tj_pool_busy);
         fn(ctx, 0, units);
         return;
     }
-    tj_current = &job;
-    atomic_store_explicit(&tj_offer, &job, memory_order_release);
+    pthread_mutex_unlock(&tj_pool_lock);
+    if (had == 0)
+        tj_calibrate();
+    tj_job job = {.fn = fn, .ctx = ctx, .units = units, .parts = parts, .left = parts};
+    atomic_init(&job.next, 0);
+    atomic_init(&job.quiet, 0);
+    tj_job_run(&job);
+    pthread_mutex_unlock(&tj_pool_busy);
+}
+
+/* Offers job to the workers, runs parts of it here too, waits for the
+ * rest, and notes what that cost beyond the calling thread's average part
+ * (busy held). */
+static void tj_job_run(tj_job *job)
+{
+    int64_t t0 = tj_now_ns();
+    pthread_mutex_lock(&tj_pool_lock);
+    int asleep = tj_sleepers == tj_nworkers;
+    tj_current = job;
+    atomic_store_explicit(&tj_offer, job, memory_order_release);
     if (tj_sleepers)
         pthread_cond_broadcast(&tj_pool_wake);
     pthread_mutex_unlock(&tj_pool_lock);
 
-    int ran = tj_run_parts(&job);
+    int64_t w0 = tj_now_ns();
+    int ran = tj_run_parts(job);
+    int64_t work = tj_now_ns() - w0;
 
+    tj_job_join(job, ran);
+    int64_t over = tj_now_ns() - t0 - (ran ? work / ran : 0);
+    tj_cost_note(asleep ? &tj_cost_asleep : &tj_cost_awake, over > 0 ? over : 0);
+}
+
+/* After the calling thread ran `ran` parts of job: waits until every part
+ * is done and no worker holds it. */
+static void tj_job_join(tj_job *job, int ran)
+{
     pthread_mutex_lock(&tj_pool_lock);
-    job.left -= ran;
+    job->left -= ran;
     tj_current = NULL; /* no new worker takes it; those holding it finish */
     atomic_store_explicit(&tj_offer, NULL, memory_order_release);
-    if (job.left == 0 && job.users == 0)
-        atomic_store(&job.quiet, 1);
+    if (job->left == 0 && job->users == 0)
+        atomic_store(&job->quiet, 1);
     pthread_mutex_unlock(&tj_pool_lock);
     /* the workers' parts usually end about when ours did: spin, then sleep */
     int64_t until = tj_now_ns() + TJ_POOL_SPIN_NS;
-    for (int i = 1; !atomic_load_explicit(&job.quiet, memory_order_acquire); i++) {
+    for (int i = 1; !atomic_load_explicit(&job->quiet, memory_order_acquire); i++) {
         if ((i & 255) == 0 && tj_now_ns() > until)
             break;
         tj_cpu_relax();
     }
     pthread_mutex_lock(&tj_pool_lock);
-    while (job.left > 0 || job.users > 0)
+    while (job->left > 0 || job->users > 0)
         pthread_cond_wait(&tj_pool_done, &tj_pool_lock);
     pthread_mutex_unlock(&tj_pool_lock);
-    pthread_mutex_unlock(&tj_pool_busy);
 }
 
 void tj_pool_shutdown(void)

@@ -13,6 +13,14 @@ typedef void (*tj_pool_fn)(void *ctx, int64_t begin, int64_t end);
  * caller does all of the work itself. */
 void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx);
 
+/* What a job on the pool costs now beyond its work, in ns: measured
+ * (pool.c says how), for workers awake or asleep as they are now. */
+int64_t tj_pool_cost_ns(void);
+
+/* The host's online CPUs (at least 1): more parts than that never run at
+ * once. */
+int tj_pool_cpus(void);
+
 /* Joins the workers (no pool call may be running). */
 void tj_pool_shutdown(void);
 

@@ -544,8 +544,10 @@ static int child_prefetch_ahead(void)
     for (int64_t i = 0; i < trip; i++)
         idx[i] = (i * 37 + 5) % 1024; /* a different row at every position */
     jit_gather_nd_sig s = rows_sig(1024, 1024, trip, JIT_I64);
-    static const char *const fns[2][2] = {{"tj_gather_nd", "%level0"},
-                                          {"tj_gather_nd_range", "%unit"}};
+    /* the range function walks the range a row at a time (%row.unit: the
+     * range's first unit, here 0), each row with the whole loop's body */
+    static const char *const fns[2][3] = {{"tj_gather_nd", "%level0", NULL},
+                                          {"tj_gather_nd_range", "%level0", "%row.unit"}};
     for (int split = 0; split < 2; split++) {
         s.threads = split ? 2 : 1;
         char *ir = jit_gather_nd_dump(&s, JIT_DUMP_IR);
@@ -559,7 +561,8 @@ static int child_prefetch_ahead(void)
             unsetenv("TENSORJIT_PREFETCH");
             return 0;
         }
-        ir_eval ev = {ir_function(ir, fns[split][0]), {fns[split][1], NULL}, {0, 0}, idx, trip};
+        ir_eval ev = {ir_function(ir, fns[split][0]), {fns[split][1], fns[split][2]}, {0, 0},
+                      idx, trip};
         jit_free(ir);
         for (int64_t i = 0; i < trip; i++) {
             ev.at[0] = i;

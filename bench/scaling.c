@@ -1,0 +1,202 @@
+/*
+ * `tensorjit bench --threads 1,2,...`: each workload's JIT kernel compiled
+ * for every thread count of the list (a dynamic variant's dynamic kernel,
+ * called with its twin's dims), under the policy --policy names; every
+ * output checked against the first count's, then rounds in which each
+ * count runs a batch of calls in turn (interleaved, as the main table).
+ * Per count: the median ns per call and its ratio to the first count's,
+ * which is what the split rule must keep at or below 1 (issue 20); and the
+ * static-shape C kernel in the same rounds, where there is one (its loops
+ * refuse no index, so they are the error policy's: the workloads' indices
+ * are all valid and non-negative, and every policy's output is the same).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_run.h"
+#include "bench_scaling.h"
+
+typedef struct tj_scale_run {
+    tj_bench_case c;    /* buffers (tj_bench_prepare), the twin's dims */
+    jit_kernel fn[TJ_SCALE_MAX];
+    void *pristine;     /* in place: data as filled, restored before each check */
+    int dynamic;
+    int nfn;            /* kernels in fn; the static kernel is one more where there is one */
+    int nimpl;
+} tj_scale_run;
+
+/* Count i's kernel, or (i == ncounts) the static kernel. */
+static int tj_scale_call(tj_scale_run *r, int i)
+{
+    tj_bench_case *c = &r->c;
+    if (i == r->nfn)
+        return tj_bench_call(c, TJ_IMPL_STATIC);
+    if (r->dynamic)
+        return ((jit_dynamic_fn)r->fn[i])(c->data, c->indices, c->updates, c->out, c->dims);
+    if (c->s.scatter)
+        return ((jit_scatter_update_fn)r->fn[i])(c->data, c->indices, c->updates, c->out);
+    return ((jit_gather_nd_fn)r->fn[i])(c->data, c->indices, c->out);
+}
+
+static const char *tj_scale_name(const tj_scale_run *r, const tj_scale_opts *o, int i)
+{
+    static _Thread_local char buf[32];
+    if (i == r->nfn)
+        return "the static kernel";
+    snprintf(buf, sizeof buf, "%d threads", o->counts[i]);
+    return buf;
+}
+
+static int tj_scale_compile(tj_scale_run *r, const tj_scale_opts *o, char *why, size_t len)
+{
+    const tj_workload *w = r->c.w;
+    r->dynamic = tj_workload_is_dynamic(w);
+    r->nfn = o->ncounts;
+    r->nimpl = o->ncounts + (r->c.static_fn != NULL);
+    for (int i = 0; i < o->ncounts; i++) {
+        jit_sig s = w->sig;
+        s.threads = o->counts[i];
+        s.index_policy = o->policy;
+        r->fn[i] = jit_compile(&s);
+        if (!r->fn[i]) {
+            snprintf(why, len, "%s, %d threads: %s", w->id, o->counts[i], jit_last_error());
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every count's output equals the first count's. */
+static int tj_scale_verify(tj_scale_run *r, const tj_scale_opts *o, char *why, size_t len)
+{
+    tj_bench_case *c = &r->c;
+    size_t n = (size_t)c->s.out_bytes;
+    int in_place = c->out == c->data;
+    if (in_place) {
+        r->pristine = malloc(n ? n : 1);
+        if (!r->pristine)
+            return snprintf(why, len, "out of memory"), -1;
+        memcpy(r->pristine, c->data, n);
+    }
+    for (int i = 0; i < r->nimpl; i++) {
+        if (in_place)
+            memcpy(c->data, r->pristine, n);
+        int rc = tj_scale_call(r, i);
+        if (rc != 0)
+            return snprintf(why, len, "%s, %s: status %d: %s", c->w->id, tj_scale_name(r, o, i),
+                            rc, jit_last_error()),
+                   -1;
+        if (i == 0)
+            memcpy(c->check, c->out, n);
+        else if (memcmp(c->check, c->out, n) != 0)
+            return snprintf(why, len, "%s: the output of %s differs from %d thread(s)'",
+                            c->w->id, tj_scale_name(r, o, i), o->counts[0]),
+                   -1;
+    }
+    if (in_place)
+        memcpy(c->data, r->pristine, n);
+    return 0;
+}
+
+static void tj_scale_time(tj_scale_run *r, const tj_scale_opts *o, double *ns)
+{
+    double samples[TJ_SCALE_MAX + 1][64];
+    int64_t batch[TJ_SCALE_MAX + 1];
+    int rounds = o->rounds > 64 ? 64 : o->rounds;
+    for (int i = 0; i < r->nimpl; i++) {
+        tj_scale_call(r, i); /* warm: caches, the pool, the kernel's measured cost */
+        double t0 = tj_bench_now_ns();
+        tj_scale_call(r, i);
+        double one = tj_bench_now_ns() - t0;
+        int64_t b = one > 0 ? (int64_t)(2e5 / one) : 1000;
+        batch[i] = b < 1 ? 1 : b > 1000000 ? 1000000 : b;
+    }
+    for (int k = 0; k < rounds; k++)
+        for (int i = 0; i < r->nimpl; i++) {
+            tj_scale_call(r, i);
+            double t0 = tj_bench_now_ns();
+            for (int64_t j = 0; j < batch[i]; j++)
+                tj_scale_call(r, i);
+            samples[i][k] = (tj_bench_now_ns() - t0) / (double)batch[i];
+        }
+    for (int i = 0; i < r->nimpl; i++)
+        ns[i] = tj_bench_median(samples[i], rounds);
+}
+
+static void tj_scale_print(const tj_scale_run *r, const tj_scale_opts *o, const double *ns,
+                           int *first)
+{
+    const char *id = r->c.w->id, *pol = jit_index_policy_name(o->policy);
+    if (o->json) {
+        for (int i = 0; i < o->ncounts; i++) {
+            printf("%s{\"workload\": \"%s\", \"impl\": \"jit\", \"policy\": \"%s\", "
+                   "\"threads\": %d, \"ns\": %.2f, \"vs_first\": %.4f}\n",
+                   *first ? "" : ",", id, pol, o->counts[i], ns[i], ns[i] / ns[0]);
+            *first = 0;
+        }
+        if (r->nimpl > r->nfn)
+            printf(",{\"workload\": \"%s\", \"impl\": \"static\", \"ns\": %.2f, "
+                   "\"jit_1_vs_static\": %.4f}\n",
+                   id, ns[r->nfn], ns[0] / ns[r->nfn]);
+        return;
+    }
+    printf("%-5s %-16s", id, pol);
+    for (int i = 0; i < o->ncounts; i++)
+        printf("  x%d %12.1f ns (%.2f)", o->counts[i], ns[i], ns[i] / ns[0]);
+    if (r->nimpl > r->nfn)
+        printf("  static %12.1f ns (x%d %.2f of it)", ns[r->nfn], o->counts[0],
+               ns[0] / ns[r->nfn]);
+    printf("\n");
+}
+
+int tj_bench_scaling(const tj_workload *const *ws, int n, const tj_scale_opts *o, int *first)
+{
+    char why[512];
+    void *lib = NULL;
+    if (tj_static_build(ws, n, &lib, why, sizeof why) != 0)
+        fprintf(stderr, "tensorjit: bench: %s; the static column is skipped\n", why);
+    if (!o->json)
+        printf("threads scaling (%s): ns per call, in brackets against %d thread(s)\n",
+               jit_index_policy_name(o->policy), o->counts[0]);
+    for (int k = 0; k < n; k++) {
+        tj_scale_run r;
+        memset(&r, 0, sizeof r);
+        int rc = tj_bench_prepare(&r.c, ws[k], lib, why, sizeof why);
+        if (rc == 0)
+            rc = tj_scale_compile(&r, o, why, sizeof why);
+        if (rc == 0)
+            rc = tj_scale_verify(&r, o, why, sizeof why);
+        if (rc == 0) {
+            double ns[TJ_SCALE_MAX + 1];
+            tj_scale_time(&r, o, ns);
+            tj_scale_print(&r, o, ns, first);
+        }
+        free(r.pristine);
+        tj_bench_release(&r.c);
+        jit_shutdown();
+        if (rc != 0) {
+            fprintf(stderr, "tensorjit: bench: %s\n", why);
+            tj_static_close(lib);
+            return -1;
+        }
+    }
+    tj_static_close(lib);
+    return 0;
+}
+
+int tj_scale_parse(const char *list, tj_scale_opts *o)
+{
+    o->ncounts = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 64 || o->ncounts == TJ_SCALE_MAX ||
+            (*end != ',' && *end != '\0'))
+            return -1;
+        o->counts[o->ncounts++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return o->ncounts > 0 ? 0 : -1;
+}

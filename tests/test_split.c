@@ -1,0 +1,306 @@
+/*
+ * Split kernels against the one-thread kernel, bit for bit: random
+ * signatures large enough for loop kernels (vector gathers, unrolled
+ * element loops, rows of a scatter), compiled for threads 1 to 8 with
+ * TENSORJIT_SPLIT_MIN=1, so that every call of a split kernel runs in as
+ * many parts as it has threads; each output must equal the one-thread
+ * kernel's, which must equal the oracle's. Under negative-wraps half the
+ * index sets hold negative indices, so that both of the copies' paths (the
+ * wrap, and none where the check proved every index non-negative) run.
+ * Then the same kernels through jit_units / jit_run_range, their units cut
+ * into random ranges run in random order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "oracle.h"
+#include "support.h"
+#include "tensorjit.h"
+
+typedef struct split_case {
+    jit_sig sig;
+    int depth;
+    int64_t dims[JIT_MAX_RANK]; /* the dimension each tuple entry addresses */
+    int has_updates;
+    int oracle; /* the oracle knows the op (not ScatterElementsUpdate: test_reductions) */
+    int64_t data_bytes, index_count, updates_bytes, out_bytes;
+} split_case;
+
+static const jit_dtype elem_types[] = {JIT_F32, JIT_I64, JIT_F16, JIT_F64};
+static const jit_dtype index_types[] = {JIT_I32, JIT_I64, JIT_U32, JIT_I16};
+
+static jit_shape shape2(int64_t a, int64_t b)
+{
+    return (jit_shape){2, {a, b}};
+}
+
+/* One random signature of the family, sizes for loop kernels. */
+static void random_case(uint64_t *rs, split_case *c)
+{
+    memset(c, 0, sizeof *c);
+    jit_sig *s = &c->sig;
+    int64_t rows = support_rand_range(rs, 2, 700), cols = support_rand_range(rs, 1, 300);
+    int64_t n = support_rand_range(rs, 2, 3000);
+    s->dtype = elem_types[support_rand_range(rs, 0, 3)];
+    s->index_type = index_types[support_rand_range(rs, 0, 1 + (rows < 32000))];
+    s->index_policy = support_rand_range(rs, 0, 1) ? JIT_INDEX_NEGATIVE_WRAPS : JIT_INDEX_ERROR;
+    s->data_shape = shape2(rows, cols);
+    c->depth = 1;
+    c->dims[0] = rows;
+    switch (support_rand_range(rs, 0, 6)) {
+    case 0: /* GatherND of single elements: vector gathers where data is large */
+        s->op = JIT_OP_GATHER_ND, s->opset = 8;
+        s->indices_shape = shape2(n, 2);
+        c->depth = 2, c->dims[1] = cols;
+        break;
+    case 1: /* GatherND of rows */
+        s->op = JIT_OP_GATHER_ND, s->opset = 8;
+        s->indices_shape = shape2(n, 1);
+        break;
+    case 2: /* Gather along axis 1: an element per index, rows of them */
+        s->op = JIT_OP_GATHER, s->opset = 8, s->axis = 1;
+        s->index_type = s->index_type == JIT_I16 ? JIT_I32 : s->index_type;
+        s->indices_shape = (jit_shape){1, {support_rand_range(rs, 1, 40)}};
+        c->dims[0] = cols;
+        break;
+    case 3: /* GatherElements along the last axis: one index per element */
+        s->op = JIT_OP_GATHER_ELEMENTS, s->opset = 6, s->axis = 1;
+        s->index_type = s->index_type == JIT_U32 || s->index_type == JIT_I16 ? JIT_I64
+                                                                            : s->index_type;
+        s->indices_shape = shape2(rows, support_rand_range(rs, 1, 300));
+        c->dims[0] = cols;
+        break;
+    case 4: /* ScatterUpdate of rows, duplicates among them (the last one wins) */
+        s->op = JIT_OP_SCATTER_UPDATE, s->axis = 0;
+        s->indices_shape = (jit_shape){1, {support_rand_range(rs, 2, 400)}};
+        s->updates_shape = shape2(s->indices_shape.dims[0], cols);
+        break;
+    case 5: /* ScatterNDUpdate of rows */
+        s->op = JIT_OP_SCATTER_ND_UPDATE, s->opset = 3;
+        s->indices_shape = shape2(support_rand_range(rs, 2, 400), 1);
+        s->updates_shape = shape2(s->indices_shape.dims[0], cols);
+        break;
+    default: /* ScatterElementsUpdate with a sum along the last axis */
+        s->op = JIT_OP_SCATTER_ELEMENTS_UPDATE, s->opset = 12, s->axis = 1;
+        s->reduction = JIT_REDUCTION_SUM;
+        s->dtype = JIT_F32;
+        s->index_type = JIT_I64;
+        s->indices_shape = shape2(rows, support_rand_range(rs, 1, 64));
+        s->updates_shape = s->indices_shape;
+        c->dims[0] = cols;
+        break;
+    }
+    jit_op_info info;
+    assert_int_equal(jit_op_describe(s->op, &info), 0);
+    c->has_updates = info.has_updates;
+    if (!(info.index_types & (1u << s->index_type))) /* a type the op takes */
+        s->index_type = JIT_I64;
+    int64_t es = jit_dtype_size(s->dtype);
+    jit_shape os = s->data_shape;
+    c->oracle = s->op != JIT_OP_SCATTER_ELEMENTS_UPDATE;
+    if (c->oracle)
+        oracle_output_shape(s, &os);
+    c->data_bytes = oracle_elems(&s->data_shape) * es;
+    c->index_count = oracle_elems(&s->indices_shape);
+    c->updates_bytes = c->has_updates ? oracle_elems(&s->updates_shape) * es : 0;
+    c->out_bytes = oracle_elems(&os) * es;
+}
+
+/* Valid indices; under negative-wraps on a signed type, with negatives
+ * when `negatives` (each entry in [-dim, dim)). */
+static void random_indices(uint64_t *rs, const split_case *c, void *idx, int negatives)
+{
+    for (int64_t i = 0; i < c->index_count; i++) {
+        int64_t dim = c->dims[i % c->depth];
+        int64_t lo = negatives ? -dim : 0;
+        support_store_index(c->sig.index_type, idx, i, support_rand_range(rs, lo, dim - 1));
+    }
+}
+
+static int call(jit_kernel fn, const split_case *c, const void *data, const void *idx,
+                const void *upd, void *out)
+{
+    if (c->has_updates)
+        return ((jit_scatter_update_fn)fn)(data, idx, upd, out);
+    return ((jit_gather_nd_fn)fn)(data, idx, out);
+}
+
+/* Says what differs, for which case; returns 1 (a failure). */
+__attribute__((format(printf, 3, 4))) static int report(const split_case *c, int64_t n,
+                                                        const char *fmt, ...)
+{
+    jit_op_info info;
+    jit_op_describe(c->sig.op, &info);
+    fprintf(stderr, "%s #%lld (%s/%s, %s, data %lldx%lld, indices %lld): ", info.name,
+            (long long)n, jit_dtype_name(c->sig.dtype), jit_dtype_name(c->sig.index_type),
+            jit_index_policy_name(c->sig.index_policy), (long long)c->sig.data_shape.dims[0],
+            (long long)c->sig.data_shape.dims[1], (long long)c->index_count);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (last error: %s)\n", jit_last_error());
+    return 1;
+}
+
+/* The kernel's units cut into random ranges, run in random order after
+ * jit_validate; out must then equal want. */
+static int by_ranges(uint64_t *rs, jit_kernel fn, const split_case *c, int64_t n,
+                     const void *data, const void *idx, const void *upd, const void *want)
+{
+    int64_t units = jit_units(fn);
+    if (units < 2)
+        return 0;
+    enum { MAX_CUTS = 9 };
+    int64_t cut[MAX_CUTS + 2];
+    int ncuts = (int)support_rand_range(rs, 1, MAX_CUTS);
+    cut[0] = 0;
+    for (int i = 1; i <= ncuts; i++)
+        cut[i] = support_rand_range(rs, 0, units);
+    cut[ncuts + 1] = units;
+    for (int i = 1; i <= ncuts; i++) /* sorted: ranges [cut[i], cut[i+1]) */
+        for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+            int64_t t = cut[j];
+            cut[j] = cut[j - 1];
+            cut[j - 1] = t;
+        }
+    unsigned char *out = malloc((size_t)c->out_bytes + 1);
+    assert_non_null(out);
+    memset(out, 0xa5, (size_t)c->out_bytes + 1);
+    int fails = 0, rc = jit_validate(fn, idx);
+    if (rc != JIT_OK)
+        fails = report(c, n, "jit_validate: status %d", rc);
+    int order[MAX_CUTS + 1];
+    for (int i = 0; i <= ncuts; i++)
+        order[i] = i;
+    for (int i = ncuts; i > 0; i--) { /* shuffled */
+        int j = (int)support_rand_range(rs, 0, i), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i <= ncuts && !fails; i++) {
+        int r = order[i];
+        rc = jit_run_range(fn, data, idx, upd, out, cut[r], cut[r + 1]);
+        if (rc != JIT_OK)
+            fails = report(c, n, "jit_run_range [%lld, %lld): status %d", (long long)cut[r],
+                           (long long)cut[r + 1], rc);
+    }
+    if (!fails && memcmp(out, want, (size_t)c->out_bytes) != 0)
+        fails = report(c, n, "%d ranges of %lld units give other bytes", ncuts + 1,
+                       (long long)units);
+    free(out);
+    return fails;
+}
+
+/* One case: the kernels of threads 1..8 on the same inputs. */
+static int one_case(uint64_t *rs, int64_t n)
+{
+    split_case c;
+    random_case(rs, &c);
+    int64_t is = jit_dtype_size(c.sig.index_type);
+    unsigned char *data = malloc((size_t)c.data_bytes + 1), *upd = malloc((size_t)c.updates_bytes + 1);
+    void *idx = malloc((size_t)(c.index_count * is) + 1);
+    unsigned char *want = malloc((size_t)c.out_bytes + 1), *got = malloc((size_t)c.out_bytes + 1);
+    assert_true(data && upd && idx && want && got);
+    for (int64_t i = 0; i < c.data_bytes; i++) /* small floats for a sum: no NaN, no inf */
+        data[i] = (unsigned char)(c.sig.reduction ? (i % 4 == 3 ? 0x3f : support_rand(rs))
+                                                  : support_rand(rs));
+    for (int64_t i = 0; i < c.updates_bytes; i++)
+        upd[i] = (unsigned char)(c.sig.reduction ? (i % 4 == 3 ? 0x3f : support_rand(rs))
+                                                 : support_rand(rs));
+    int negatives = c.sig.index_policy == JIT_INDEX_NEGATIVE_WRAPS &&
+                    c.sig.index_type != JIT_U32 && support_rand_range(rs, 0, 1);
+    random_indices(rs, &c, idx, negatives);
+
+    int fails = 0;
+    c.sig.threads = 1;
+    jit_kernel one = jit_compile(&c.sig);
+    if (!one)
+        return report(&c, n, "compile, 1 thread");
+    int rc = call(one, &c, data, idx, upd, want);
+    unsigned char *oracle = malloc((size_t)c.out_bytes + 1);
+    assert_non_null(oracle);
+    if (rc != JIT_OK || (c.oracle && (oracle_run(&c.sig, data, idx, upd, oracle) != JIT_OK ||
+                                      memcmp(want, oracle, (size_t)c.out_bytes) != 0)))
+        fails = report(&c, n, "the one-thread kernel (status %d) differs from the oracle", rc);
+    free(oracle);
+    for (int t = 1; t <= 8 && !fails; t++) {
+        c.sig.threads = t;
+        jit_kernel fn = jit_compile(&c.sig);
+        if (!fn) {
+            fails = report(&c, n, "compile, %d threads", t);
+            break;
+        }
+        jit_kernel_info ki;
+        assert_int_equal(jit_info(fn, &ki), 0);
+        support_expect_jit(&ki, "a split kernel");
+        for (int k = 0; k < 2 && !fails; k++) { /* twice: the pool is warm the second time */
+            memset(got, 0x5a, (size_t)c.out_bytes + 1);
+            rc = call(fn, &c, data, idx, upd, got);
+            if (rc != JIT_OK || memcmp(got, want, (size_t)c.out_bytes) != 0)
+                fails = report(&c, n, "%d threads (status %d): other bytes than 1 thread's", t,
+                               rc);
+        }
+        if (!fails && c.has_updates) { /* in place: data becomes the output */
+            unsigned char *in = malloc((size_t)c.data_bytes + 1);
+            assert_non_null(in);
+            memcpy(in, data, (size_t)c.data_bytes);
+            rc = call(fn, &c, in, idx, upd, in);
+            if (rc != JIT_OK || memcmp(in, want, (size_t)c.out_bytes) != 0)
+                fails = report(&c, n, "%d threads in place (status %d): other bytes", t, rc);
+            free(in);
+        }
+        if (!fails)
+            fails = by_ranges(rs, fn, &c, n, data, idx, upd, want);
+    }
+    free(data);
+    free(upd);
+    free(idx);
+    free(want);
+    free(got);
+    return fails;
+}
+
+static void test_split_equals_one_thread(void **state)
+{
+    (void)state;
+    long count = support_env_long("TENSORJIT_SPLIT_N", 60);
+    uint64_t seed = (uint64_t)support_env_long("TENSORJIT_DIFF_SEED", 20261122), rs = seed;
+    support_setenv("TENSORJIT_SPLIT_MIN", "1"); /* every call of a split kernel in parts */
+    int fails = 0;
+    for (long n = 0; n < count && fails < 5; n++)
+        fails += one_case(&rs, n);
+    printf("split kernels (seed %llu): %ld signatures x threads 1-8, %d failed\n",
+           (unsigned long long)seed, count, fails);
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    assert_int_equal(fails, 0);
+}
+
+/* Without the knob the split rule decides, from measured costs; whatever
+ * it decides, the bytes are the one-thread kernel's. */
+static void test_split_rule_keeps_bytes(void **state)
+{
+    (void)state;
+    uint64_t rs = 7;
+    int fails = 0;
+    for (long n = 0; n < 20 && !fails; n++)
+        fails += one_case(&rs, n);
+    assert_int_equal(fails, 0);
+    jit_shutdown();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_equals_one_thread),
+        cmocka_unit_test(test_split_rule_keeps_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
