@@ -84,6 +84,38 @@ static const Onnx__TensorProto *tj_constant_node(const Onnx__GraphProto *g, cons
     return NULL;
 }
 
+/* A Constant node that makes `name` from value_int(s) or value_float(s)
+ * (opset 12+) rather than a tensor: its type and shape, which is all a
+ * layer needs of an input; no TensorProto holds its values, so it is not
+ * v->constant, and indices made so are checked by the kernel at run time
+ * like any input's. 1 when such a node makes name. */
+static int tj_constant_list(const Onnx__GraphProto *g, const char *name, tj_onnx_value *v)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (!n || !tj_named(n->op_type, "Constant") || n->n_output < 1 ||
+            !tj_named(n->output[0], name))
+            continue;
+        for (size_t a = 0; a < n->n_attribute; a++) {
+            const Onnx__AttributeProto *at = n->attribute[a];
+            if (!at || !at->name)
+                continue;
+            int ints = tj_named(at->name, "value_int") || tj_named(at->name, "value_ints");
+            int floats = tj_named(at->name, "value_float") || tj_named(at->name, "value_floats");
+            if (!ints && !floats)
+                continue;
+            v->typed = v->shaped = 1;
+            v->elem_type = ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+                                : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+            int list = tj_named(at->name, "value_ints") || tj_named(at->name, "value_floats");
+            v->shape.rank = list ? 1 : 0;
+            v->shape.dims[0] = list ? (int64_t)(ints ? at->n_ints : at->n_floats) : 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static const Onnx__ValueInfoProto *tj_info_in(Onnx__ValueInfoProto *const *list, size_t n,
                                               const char *name)
 {
@@ -103,6 +135,8 @@ static int tj_lookup_in(const Onnx__GraphProto *g, const char *name, tj_onnx_val
     const Onnx__TensorProto *c = tj_constant_node(g, name);
     if (c)
         return tj_value_from_tensor(c, v), 1;
+    if (tj_constant_list(g, name, v))
+        return 1;
     const Onnx__ValueInfoProto *vi = tj_info_in(g->value_info, g->n_value_info, name);
     vi = vi ? vi : tj_info_in(g->input, g->n_input, name);
     vi = vi ? vi : tj_info_in(g->output, g->n_output, name);

@@ -139,6 +139,15 @@ save("const_node.onnx", model(
                              axis=1)],
     [vi("data", F, [2, 2])], [vi("out", F, None)], 13))
 
+# Constant nodes of value_ints / value_int (opset 12+): indices whose shape
+# the node's attribute gives, with no tensor
+save("const_ints.onnx", model(
+    [helper.make_node("Constant", [], ["ci"], value_ints=[2, 0, 1]),
+     helper.make_node("Constant", [], ["cs"], value_int=3),
+     helper.make_node("Gather", ["data", "ci"], ["o1"], name="const_ints", axis=0),
+     helper.make_node("Gather", ["data", "cs"], ["o2"], name="const_int", axis=1)],
+    [vi("data", F, [4, 5])], [vi("o1", F, None), vi("o2", F, None)], 13))
+
 # subgraphs: If branches, a Loop body, a Scan body, a body inside a body
 then_g = helper.make_graph([helper.make_node("Gather", ["data", "indices"], ["t"],
                                              name="then_gather", axis=0)],
