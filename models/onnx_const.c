@@ -26,16 +26,6 @@
  * constant this large is a table, not a model's indices. */
 #define TJ_ONNX_MAX_CONST_COUNT ((int64_t)1 << 24)
 
-static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
-    va_end(ap);
-    out->refused = 1;
-    return -1;
-}
-
 static const char *tj_entry(const Onnx__TensorProto *t, const char *key)
 {
     for (size_t i = 0; i < t->n_external_data; i++)
@@ -70,15 +60,15 @@ static int tj_open_inside(const char *dir, const char *location, const char *nam
 {
     char path[PATH_MAX], real[PATH_MAX], root[PATH_MAX];
     if (location[0] == '/' || tj_climbs(location))
-        return tj_refuse(out, "external data '%s' of '%s' leaves the model's folder",
+        return tj_model_refuse(out, "external data '%s' of '%s' leaves the model's folder",
                          location, name);
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, location) >= sizeof path)
-        return tj_refuse(out, "external data path '%s' of '%s' is too long", location, name);
+        return tj_model_refuse(out, "external data path '%s' of '%s' is too long", location, name);
     if (!realpath(dir, root) || !realpath(path, real))
-        return tj_refuse(out, "external data '%s' of '%s': %s", location, name, strerror(errno));
+        return tj_model_refuse(out, "external data '%s' of '%s': %s", location, name, strerror(errno));
     size_t n = strlen(root);
     if (strncmp(real, root, n) != 0 || (real[n] != '/' && strcmp(root, "/") != 0))
-        return tj_refuse(out, "external data '%s' of '%s' leads out of the model's folder "
+        return tj_model_refuse(out, "external data '%s' of '%s' leads out of the model's folder "
                          "(to %s)", location, name, real);
     int fd = open(real, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
@@ -86,7 +76,7 @@ static int tj_open_inside(const char *dir, const char *location, const char *nam
         return fd;
     if (fd >= 0)
         close(fd);
-    return tj_refuse(out, "external data '%s' of '%s' is not a readable regular file", location,
+    return tj_model_refuse(out, "external data '%s' of '%s' is not a readable regular file", location,
                      name);
 }
 
@@ -99,15 +89,15 @@ static int tj_read_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, 
     int64_t off = off_text ? tj_decimal(off_text) : 0;
     int64_t len = len_text ? tj_decimal(len_text) : bytes;
     if (!location || !location[0])
-        return tj_refuse(out, "'%s' is in external data but names no location", name);
+        return tj_model_refuse(out, "'%s' is in external data but names no location", name);
     if (off < 0 || len < 0)
-        return tj_refuse(out, "external data of '%s': offset '%s' or length '%s' is no size",
+        return tj_model_refuse(out, "external data of '%s': offset '%s' or length '%s' is no size",
                          name, off_text ? off_text : "", len_text ? len_text : "");
     if (len != bytes)
-        return tj_refuse(out, "external data of '%s' is %lld bytes long; its dims need %lld",
+        return tj_model_refuse(out, "external data of '%s' is %lld bytes long; its dims need %lld",
                          name, (long long)len, (long long)bytes);
     if (!s->dir)
-        return tj_refuse(out, "'%s' is in external data, and no folder was given to read it "
+        return tj_model_refuse(out, "'%s' is in external data, and no folder was given to read it "
                          "from", name);
     int fd = tj_open_inside(s->dir, location, name, out);
     if (fd < 0)
@@ -117,7 +107,7 @@ static int tj_read_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, 
              pread(fd, buf, (size_t)bytes, (off_t)off) == (ssize_t)bytes;
     close(fd);
     if (!ok)
-        return tj_refuse(out, "external data '%s' of '%s' holds no bytes [%lld, %lld)",
+        return tj_model_refuse(out, "external data '%s' of '%s' holds no bytes [%lld, %lld)",
                          location, name, (long long)off, (long long)(off + bytes));
     return 0;
 }
@@ -132,16 +122,16 @@ static int tj_values(const tj_onnx_scope *s, const Onnx__TensorProto *t, const c
     unsigned char *raw = NULL;
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
         if (!(raw = malloc(bytes ? (size_t)bytes : 1)))
-            return tj_refuse(out, "'%s': out of memory", name);
+            return tj_model_refuse(out, "'%s': out of memory", name);
         if (tj_read_external(s, t, name, raw, bytes, out) != 0)
             return free(raw), -1;
     } else if (t->has_raw_data) {
         if ((int64_t)t->raw_data.len != bytes)
-            return tj_refuse(out, "'%s' holds %zu bytes of raw_data; its dims need %lld", name,
+            return tj_model_refuse(out, "'%s' holds %zu bytes of raw_data; its dims need %lld", name,
                              t->raw_data.len, (long long)bytes);
         raw = t->raw_data.data;
     } else if ((int64_t)(wide ? t->n_int64_data : t->n_int32_data) != count) {
-        return tj_refuse(out, "'%s' holds %zu values in %s; its dims need %lld", name,
+        return tj_model_refuse(out, "'%s' holds %zu values in %s; its dims need %lld", name,
                          wide ? t->n_int64_data : t->n_int32_data,
                          wide ? "int64_data" : "int32_data", (long long)count);
     }
@@ -181,12 +171,12 @@ int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto 
     }
     int64_t *v = malloc(count ? (size_t)count * sizeof *v : 1);
     if (!v)
-        return tj_refuse(out, "'%s': out of memory", name);
+        return tj_model_refuse(out, "'%s': out of memory", name);
     int rc = tj_values(s, t, name, count, v, out);
     for (int64_t i = 0; rc == 0 && i < count; i++) {
         int64_t d = dims[i % depth];
         if (d >= 0 && (v[i] < -d || v[i] >= d))
-            rc = tj_refuse(out, "constant indices '%s' hold %lld at position %lld, outside "
+            rc = tj_model_refuse(out, "constant indices '%s' hold %lld at position %lld, outside "
                            "[%lld, %lld) of the dim it indexes", name, (long long)v[i],
                            (long long)i, (long long)-d, (long long)d);
     }

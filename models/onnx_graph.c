@@ -241,15 +241,6 @@ static int64_t tj_model_opset(const Onnx__ModelProto *m)
     return 0;
 }
 
-static int tj_fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char *dir,
                   const tj_model_opts *opts, tj_model *model, char *err, size_t err_len)
 {
@@ -262,13 +253,13 @@ int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char
     int64_t opset = tj_model_opset(m);
     int rc = 0;
     if (!m->graph)
-        rc = tj_fail(err, err_len, "%s: not an ONNX model: it has no graph", name);
+        rc = tj_model_fail(err, err_len, "%s: not an ONNX model: it has no graph", name);
     else if (!m->has_ir_version || m->ir_version < 3)
-        rc = tj_fail(err, err_len, "%s: ir_version %lld: ONNX models have 3 or later (opset "
+        rc = tj_model_fail(err, err_len, "%s: ir_version %lld: ONNX models have 3 or later (opset "
                      "imports came with 3)",
                      name, m->has_ir_version ? (long long)m->ir_version : 0);
     else if (opset < 1 || opset > 10000)
-        rc = tj_fail(err, err_len, "%s: imports ai.onnx opset %lld: no ONNX opset has that "
+        rc = tj_model_fail(err, err_len, "%s: imports ai.onnx opset %lld: no ONNX opset has that "
                      "number", name, (long long)opset);
     if (rc == 0) {
         tj_onnx_scope top = {.graph = m->graph, .prefix = "", .dir = dir, .opset = (int)opset};
@@ -276,7 +267,7 @@ int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char
         tj_walk_graph(&w, &top);
         if (w.failed) {
             tj_model_free(model);
-            rc = tj_fail(err, err_len, "%s: out of memory after %lld nodes", name,
+            rc = tj_model_fail(err, err_len, "%s: out of memory after %lld nodes", name,
                          (long long)model->count);
         }
     }
@@ -291,7 +282,7 @@ static uint8_t *tj_slurp(const char *path, size_t *len, char *err, size_t err_le
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0)
-        return tj_fail(err, err_len, "%s: cannot open: %s", path, strerror(errno)), NULL;
+        return tj_model_fail(err, err_len, "%s: cannot open: %s", path, strerror(errno)), NULL;
     uint8_t *buf = NULL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         snprintf(err, err_len, "%s: not a regular file", path);

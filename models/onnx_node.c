@@ -11,30 +11,6 @@
 
 #include "onnx_internal.h"
 
-/* The file is wrong (an attribute out of range, a contradiction): an
- * error, as the OpenVINO reader's refused layers are. */
-static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
-    va_end(ap);
-    out->usable = 0;
-    out->refused = 1;
-    return -1;
-}
-
-/* The file does not say enough (a shape it leaves out): a skip. */
-static int tj_skip(tj_model_layer *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
-    va_end(ap);
-    out->usable = 0;
-    return -1;
-}
-
 static void tj_note(tj_model_layer *out, const char *fmt, ...)
 {
     size_t used = strlen(out->note);
@@ -63,10 +39,10 @@ static int tj_int_attribute(const tj_onnx_scope *s, const Onnx__NodeProto *n, co
     if (!a)
         return 0;
     if (!since || s->opset < since)
-        return tj_refuse(out, "attribute %s is not %s's in opset %d (it comes with opset %d)",
+        return tj_model_refuse(out, "attribute %s is not %s's in opset %d (it comes with opset %d)",
                          name, n->op_type, s->opset, since);
     if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) || !a->has_i)
-        return tj_refuse(out, "attribute %s is not an INT", name);
+        return tj_model_refuse(out, "attribute %s is not an INT", name);
     *v = a->i;
     return 1;
 }
@@ -79,10 +55,10 @@ static int tj_reduction(const tj_onnx_scope *s, const Onnx__NodeProto *n, const 
     if (!a)
         return 0;
     if (!op->reduction_since || s->opset < op->reduction_since)
-        return tj_refuse(out, "attribute reduction is not %s's in opset %d%s", n->op_type,
+        return tj_model_refuse(out, "attribute reduction is not %s's in opset %d%s", n->op_type,
                          s->opset, op->reduction_since ? " (it comes with opset 16)" : "");
     if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) || !a->has_s)
-        return tj_refuse(out, "attribute reduction is not a STRING");
+        return tj_model_refuse(out, "attribute reduction is not a STRING");
     char v[16] = "";
     if (a->s.len < sizeof v)
         memcpy(v, a->s.data, a->s.len);
@@ -95,12 +71,12 @@ static int tj_reduction(const tj_onnx_scope *s, const Onnx__NodeProto *n, const 
         if (a->s.len != strlen(names[i].name) || strcmp(v, names[i].name) != 0)
             continue;
         if (names[i].minmax && s->opset < op->minmax_since)
-            return tj_refuse(out, "reduction '%s' comes with opset %d; the model imports %d", v,
+            return tj_model_refuse(out, "reduction '%s' comes with opset %d; the model imports %d", v,
                              op->minmax_since, s->opset);
         out->sig.reduction = names[i].r;
         return 0;
     }
-    return tj_refuse(out, "reduction '%.*s' is not one of none, add, mul, min, max",
+    return tj_model_refuse(out, "reduction '%.*s' is not one of none, add, mul, min, max",
                      a->s.len < 64 ? (int)a->s.len : 64, (const char *)a->s.data);
 }
 
@@ -109,20 +85,20 @@ static int tj_input(const tj_onnx_scope *s, const Onnx__NodeProto *n, size_t k, 
                     jit_shape *shape, jit_dtype *type, tj_onnx_value *v, tj_model_layer *out)
 {
     if (k >= n->n_input || !n->input[k] || !n->input[k][0])
-        return tj_refuse(out, "input %zu (%s) is missing", k, what);
+        return tj_model_refuse(out, "input %zu (%s) is missing", k, what);
     const char *name = n->input[k];
     tj_onnx_lookup(s, name, v);
     if (!v->found)
-        return tj_skip(out, "input %zu (%s) '%s': the file states no type or shape for it (no "
+        return tj_model_skip(out, "input %zu (%s) '%s': the file states no type or shape for it (no "
                        "value_info, graph input, output or initializer names it)", k, what, name);
     if (v->why[0])
-        return tj_refuse(out, "input %zu (%s) '%s' %s", k, what, name, v->why);
+        return tj_model_refuse(out, "input %zu (%s) '%s' %s", k, what, name, v->why);
     if (!v->shaped)
-        return tj_skip(out, "input %zu (%s) '%s': the file states no shape for it", k, what,
+        return tj_model_skip(out, "input %zu (%s) '%s': the file states no shape for it", k, what,
                        name);
     *type = v->typed ? tj_onnx_dtype(v->elem_type) : JIT_DTYPE_UNSET;
     if (*type == JIT_DTYPE_UNSET)
-        return tj_skip(out, "input %zu (%s) '%s' is of ONNX element type %d, which tensorjit "
+        return tj_model_skip(out, "input %zu (%s) '%s' is of ONNX element type %d, which tensorjit "
                        "does not compile", k, what, name, (int)v->elem_type);
     *shape = v->shape;
     return 0;
@@ -139,27 +115,16 @@ static int tj_attributes(const tj_onnx_scope *s, const Onnx__NodeProto *n, const
     /* axis and batch_dims fit far inside these bounds when valid; the
      * library names the range when they are not */
     if (v < -JIT_MAX_RANK || v > JIT_MAX_RANK)
-        return tj_refuse(out, "axis %lld is not in [%d, %d]", (long long)v, -JIT_MAX_RANK,
+        return tj_model_refuse(out, "axis %lld is not in [%d, %d]", (long long)v, -JIT_MAX_RANK,
                          JIT_MAX_RANK - 1);
     sig->axis = v;
     v = 0;
     if (tj_int_attribute(s, n, "batch_dims", op->batch_dims_since, &v, out) < 0)
         return -1;
     if (v < 0 || v > JIT_MAX_RANK)
-        return tj_refuse(out, "batch_dims %lld is not in [0, %d]", (long long)v, JIT_MAX_RANK);
+        return tj_model_refuse(out, "batch_dims %lld is not in [0, %d]", (long long)v, JIT_MAX_RANK);
     sig->batch_dims = (int)v;
     return tj_reduction(s, n, op, out);
-}
-
-static void tj_shape_text(const jit_shape *sh, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < sh->rank && used + 24 < len; i++)
-        used += sh->dims[i] == JIT_DIM_DYNAMIC
-                    ? (size_t)snprintf(buf + used, len - used, "%s?", i ? "," : "")
-                    : (size_t)snprintf(buf + used, len - used, "%s%lld", i ? "," : "",
-                                       (long long)sh->dims[i]);
-    snprintf(buf + used, len - used, "]");
 }
 
 /* The node's output as the file states it, compared with the signature's:
@@ -175,18 +140,14 @@ static void tj_output(const tj_onnx_scope *s, const Onnx__NodeProto *n, tj_model
     out->ir_output_known = 1;
     if (jit_output_shape(&out->sig, &derived) != 0)
         return;
-    int agree = derived.rank == v.shape.rank;
-    for (int i = 0; agree && i < derived.rank; i++)
-        agree = derived.dims[i] == JIT_DIM_DYNAMIC || v.shape.dims[i] == JIT_DIM_DYNAMIC ||
-                derived.dims[i] == v.shape.dims[i];
-    char a[160], b[160];
-    tj_shape_text(&derived, a, sizeof a);
-    tj_shape_text(&v.shape, b, sizeof b);
-    if (!agree)
-        tj_refuse(out, "the output shape of its inputs and attributes %s contradicts the "
-                  "file's %s for '%s'", a, b, n->output[0]);
-    else if (v.typed && tj_onnx_dtype(v.elem_type) != out->sig.dtype)
-        tj_refuse(out, "the output's element type %s (its data's) contradicts the file's "
+    if (!tj_model_shapes_agree(&derived, &v.shape)) {
+        char a[160], b[160];
+        tj_model_shape_text(&derived, NULL, a, sizeof a);
+        tj_model_shape_text(&v.shape, NULL, b, sizeof b);
+        tj_model_refuse(out, "the output shape of its inputs and attributes %s contradicts "
+                        "the file's %s for '%s'", a, b, n->output[0]);
+    } else if (v.typed && tj_onnx_dtype(v.elem_type) != out->sig.dtype)
+        tj_model_refuse(out, "the output's element type %s (its data's) contradicts the file's "
                   "type %d for '%s'", jit_dtype_name(out->sig.dtype), (int)v.elem_type,
                   n->output[0]);
 }
@@ -206,10 +167,10 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
     out->sig.index_policy = JIT_INDEX_NEGATIVE_WRAPS;
     tj_note(out, "ONNX %s, opset %d", op->type, s->opset);
     if (s->opset < op->first_opset)
-        return tj_refuse(out, "ONNX %s comes with opset %d; the model imports opset %d",
+        return tj_model_refuse(out, "ONNX %s comes with opset %d; the model imports opset %d",
                          op->type, op->first_opset, s->opset);
     if (s->opset > 21)
-        return tj_skip(out, "opset %d is newer than 21, the last tensorjit reads", s->opset);
+        return tj_model_skip(out, "opset %d is newer than 21, the last tensorjit reads", s->opset);
     if (strcmp(op->type, "Scatter") == 0 && s->opset >= 11)
         tj_note(out, "deprecated since opset 11: read as ScatterElements");
     return 0;
@@ -228,7 +189,7 @@ void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const t
         return;
     jit_shape derived;
     if (jit_output_shape(sig, &derived) != 0) {
-        tj_refuse(out, "%s", jit_last_error());
+        tj_model_refuse(out, "%s", jit_last_error());
         return;
     }
     if (indices.constant &&

@@ -37,15 +37,6 @@ typedef struct tj_doc {
     int fragment;
 } tj_doc;
 
-static int tj_fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static int tj_is(xmlNodePtr n, const char *name)
 {
     return n && n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
@@ -236,17 +227,6 @@ static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds
     return 0;
 }
 
-/* The layer is not usable because its IR is wrong: an error, not a skip. */
-static int tj_refuse(tj_model_layer *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->skip, sizeof out->skip, fmt, ap);
-    va_end(ap);
-    out->refused = 1;
-    return -1;
-}
-
 enum { TJ_INT_OK = 0, TJ_INT_NONE = -1, TJ_INT_RANGE = -2 };
 
 /* A whole decimal text in [lo, hi] into *v; TJ_INT_NONE when it is no
@@ -272,9 +252,9 @@ static int tj_int_value_of(const char *what, const char *text, int64_t lo, int64
 {
     int got = tj_parse_int(text, lo, hi, v);
     if (got == TJ_INT_NONE)
-        return tj_refuse(out, "%s '%s' is not an integer", what, text);
+        return tj_model_refuse(out, "%s '%s' is not an integer", what, text);
     if (got == TJ_INT_RANGE)
-        return tj_refuse(out, "%s '%s' is not in [%lld, %lld]", what, text, (long long)lo,
+        return tj_model_refuse(out, "%s '%s' is not in [%lld, %lld]", what, text, (long long)lo,
                          (long long)hi);
     return 0;
 }
@@ -349,7 +329,7 @@ static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_mode
     case JIT_U32: *x = v.u32; break;
     case JIT_U64:
         if (v.u64 > INT64_MAX)
-            return tj_refuse(out, "axis Const holds %llu (u64), more than an int64 holds",
+            return tj_model_refuse(out, "axis Const holds %llu (u64), more than an int64 holds",
                              (unsigned long long)v.u64);
         *x = (int64_t)v.u64;
         break;
@@ -392,7 +372,7 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model
     unsigned char value[8];
     /* an f32's bytes are no axis (they once filled half of an int64) */
     if (es > 0 && !tj_is_int_type(s->axis_type))
-        return tj_refuse(out, "axis Const is %s, not an integer type", buf);
+        return tj_model_refuse(out, "axis Const is %s, not an integer type", buf);
     if (tj_int_value_of("axis Const: offset", off, 0, INT64_MAX, &o, out) ||
         tj_int_value_of("axis Const: size", size, 0, INT64_MAX, &n, out))
         return -1;
@@ -518,7 +498,7 @@ static int tj_opset_number(const char *version, int *n, tj_model_layer *out)
     if (got == TJ_INT_NONE)
         return 0;
     if (got == TJ_INT_RANGE)
-        return tj_refuse(out, "version '%s': the opset number is not in [1, %d]", version,
+        return tj_model_refuse(out, "version '%s': the opset number is not in [1, %d]", version,
                          INT_MAX);
     *n = (int)x;
     return 1;
@@ -572,36 +552,6 @@ static const tj_ov_op *tj_layer_kind(xmlNodePtr layer)
     return tj_attr(layer, "type", type, sizeof type) ? tj_ov_op_find(type) : NULL;
 }
 
-/* "[2,?,?:8]", as the CLI prints shapes. */
-static void tj_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < s->rank && used + 24 < len; i++) {
-        const char *sep = i ? "," : "";
-        if (s->dims[i] != JIT_DIM_DYNAMIC)
-            used += (size_t)snprintf(buf + used, len - used, "%s%" PRId64, sep, s->dims[i]);
-        else if (bounds && bounds[i] > 0)
-            used += (size_t)snprintf(buf + used, len - used, "%s?:%" PRId64, sep, bounds[i]);
-        else
-            used += (size_t)snprintf(buf + used, len - used, "%s?", sep);
-    }
-    snprintf(buf + used, len - used, "]");
-}
-
-/* Whether a derived output shape can be the declared one: the same rank,
- * and the same size wherever both are static (a dynamic dim on either
- * side is decided at run time). */
-static int tj_shapes_agree(const jit_shape *derived, const jit_shape *declared)
-{
-    if (derived->rank != declared->rank)
-        return 0;
-    for (int i = 0; i < derived->rank; i++)
-        if (derived->dims[i] != JIT_DIM_DYNAMIC && declared->dims[i] != JIT_DIM_DYNAMIC &&
-            derived->dims[i] != declared->dims[i])
-            return 0;
-    return 1;
-}
-
 /* A usable layer whose signature gives another output shape than its own
  * output port declares is refused: the signature is then not the layer
  * the model means (an axis Const of the wrong value, a wrong batch_dims),
@@ -610,13 +560,13 @@ static void tj_check_output_shape(tj_model_layer *out)
 {
     jit_shape derived;
     if (!out->usable || !out->ir_output_known || jit_output_shape(&out->sig, &derived) != 0 ||
-        tj_shapes_agree(&derived, &out->ir_output))
+        tj_model_shapes_agree(&derived, &out->ir_output))
         return;
     char a[160], b[160];
-    tj_shape_text(&derived, NULL, a, sizeof a);
-    tj_shape_text(&out->ir_output, out->ir_output_bound, b, sizeof b);
+    tj_model_shape_text(&derived, NULL, a, sizeof a);
+    tj_model_shape_text(&out->ir_output, out->ir_output_bound, b, sizeof b);
     out->usable = 0;
-    tj_refuse(out, "the output shape of its inputs and attributes %s contradicts the IR's "
+    tj_model_refuse(out, "the output shape of its inputs and attributes %s contradicts the IR's "
                    "output port %s", a, b);
 }
 
@@ -631,7 +581,7 @@ static void tj_check_output_type(const tj_doc *d, xmlNodePtr layer, tj_model_lay
         tj_ov_type(precision) == JIT_DTYPE_UNSET || tj_ov_type(precision) == data)
         return;
     out->usable = 0;
-    tj_refuse(out, "the output's element type %s (its data's) contradicts the IR's output "
+    tj_model_refuse(out, "the output's element type %s (its data's) contradicts the IR's output "
                    "port %s", jit_dtype_name(data), precision);
 }
 
@@ -740,7 +690,7 @@ static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
     int n = tj_count_layers(d->layers);
     m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
     if (!m->layers)
-        return tj_fail(err, len, "%s: out of memory", d->name);
+        return tj_model_fail(err, len, "%s: out of memory", d->name);
     tj_collect_graph(d, m);
     return 0;
 }
@@ -833,7 +783,7 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
 {
     xmlParserCtxtPtr ctx = xmlNewParserCtxt();
     if (!ctx)
-        return tj_fail(err, err_len, "%s: out of memory", name), NULL;
+        return tj_model_fail(err, err_len, "%s: out of memory", name), NULL;
     int flags = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                 (recover ? XML_PARSE_RECOVER : 0);
     xmlDocPtr doc = xmlCtxtReadMemory(ctx, xml, (int)len, name, NULL, flags);
@@ -844,7 +794,7 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
             snprintf(msg, sizeof msg, "%s", e->message);
             msg[strcspn(msg, "\n")] = '\0';
         }
-        tj_fail(err, err_len, "%s:%d: %s", name, e ? e->line : 0, msg);
+        tj_model_fail(err, err_len, "%s:%d: %s", name, e ? e->line : 0, msg);
         if (doc)
             xmlFreeDoc(doc);
         doc = NULL;
@@ -859,7 +809,7 @@ int tj_model_parse(const char *xml, size_t len, const char *name, const char *bi
     tj_doc d = {.name = name, .bin_path = bin_path, .opts = opts, .prefix = ""};
     memset(m, 0, sizeof *m);
     if (len > INT32_MAX)
-        return tj_fail(err, err_len, "%s: larger than 2 GiB", name);
+        return tj_model_fail(err, err_len, "%s: larger than 2 GiB", name);
     d.fragment = m->fragment = tj_is_fragment(xml, len);
     char *wrapped = NULL;
     if (d.fragment) {
@@ -871,7 +821,7 @@ int tj_model_parse(const char *xml, size_t len, const char *name, const char *bi
         }
         wrapped = tj_fragment_text(body, len - (size_t)(body - xml), &len);
         if (!wrapped)
-            return tj_fail(err, err_len, "%s: out of memory", name);
+            return tj_model_fail(err, err_len, "%s: out of memory", name);
         xml = wrapped;
     }
     /* a model must be well-formed; a fragment as the specs print it may
@@ -887,13 +837,13 @@ int tj_model_parse(const char *xml, size_t len, const char *name, const char *bi
     if (d.fragment) {
         d.layers = root;
     } else if (!tj_is(root, "net")) {
-        rc = tj_fail(err, err_len, "%s:%d: the root element is <%s>, not <net> or <layer>", name,
+        rc = tj_model_fail(err, err_len, "%s:%d: the root element is <%s>, not <net> or <layer>", name,
                      root ? root->line : 0, root ? (const char *)root->name : "");
     } else {
         d.layers = tj_child(root, "layers");
         d.edges = tj_child(root, "edges");
         if (!d.layers)
-            rc = tj_fail(err, err_len, "%s:%d: <net> has no <layers>", name, root->line);
+            rc = tj_model_fail(err, err_len, "%s:%d: <net> has no <layers>", name, root->line);
     }
     if (rc == 0)
         rc = tj_collect(&d, m, err, err_len);
@@ -907,11 +857,11 @@ int tj_model_read(const char *xml_path, const tj_model_opts *opts, tj_model *m, 
     memset(m, 0, sizeof *m);
     FILE *f = fopen(xml_path, "rb");
     if (!f)
-        return tj_fail(err, err_len, "%s: cannot open: %s", xml_path, strerror(errno));
+        return tj_model_fail(err, err_len, "%s: cannot open: %s", xml_path, strerror(errno));
     long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     if (size < 0 || size > TJ_MODEL_MAX_BYTES || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
-        return tj_fail(err, err_len, "%s: %s", xml_path,
+        return tj_model_fail(err, err_len, "%s: %s", xml_path,
                        size > TJ_MODEL_MAX_BYTES ? "larger than 256 MiB" : "cannot read");
     }
     char *xml = malloc((size_t)size + 1);
@@ -919,7 +869,7 @@ int tj_model_read(const char *xml_path, const tj_model_opts *opts, tj_model *m, 
     fclose(f);
     if (!xml || got != (size_t)size) {
         free(xml);
-        return tj_fail(err, err_len, "%s: cannot read", xml_path);
+        return tj_model_fail(err, err_len, "%s: cannot read", xml_path);
     }
     char bin[4096];
     size_t n = strlen(xml_path);

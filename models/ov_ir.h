@@ -75,6 +75,23 @@ int tj_model_parse(const char *xml, size_t len, const char *name, const char *bi
                    const tj_model_opts *opts, tj_model *model, char *err, size_t err_len);
 void tj_model_free(tj_model *model);
 
+/* Shared by the readers (model_layer.c). Refused: the file is wrong, the
+ * command fails; skipped: the file does not say enough. Each writes the
+ * reason to out->skip, clears usable and returns -1. */
+int tj_model_refuse(tj_model_layer *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int tj_model_skip(tj_model_layer *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A read that fails as a whole: the message into err; -1. */
+int tj_model_fail(char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "[2,?,?:8]", as the CLI prints shapes (bounds may be NULL). */
+void tj_model_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len);
+/* Whether a derived output shape can be the one a file declares: the same
+ * rank, and the same size wherever both are static (a dynamic dim on
+ * either side is decided at run time). */
+int tj_model_shapes_agree(const jit_shape *derived, const jit_shape *declared);
+
 /* "FP32"/"f32"/"boolean"... -> element type; UNSET if unknown. */
 jit_dtype tj_ov_type(const char *name);
 

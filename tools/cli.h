@@ -39,8 +39,6 @@ void tj_cli_print_engine_dynamic(FILE *f, const jit_kernel_info *info, const cha
  * the error naming opt and the dim. */
 int tj_cli_parse_shape(const char *opt, const char *text, jit_shape *s, int64_t *bounds);
 
-/* "[?,64]" ("?:N" where a bound is given; bounds may be NULL). */
-void tj_cli_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len);
 
 /* --dynamic all | data:0,indices:1,...: the dims of the .npy inputs that
  * are made dynamic. */

@@ -63,20 +63,6 @@ int tj_cli_parse_shape(const char *opt, const char *text, jit_shape *s, int64_t 
     }
 }
 
-void tj_cli_shape_text(const jit_shape *s, const int64_t *bounds, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < s->rank && used + 48 < len; i++) {
-        const char *sep = i ? "," : "";
-        if (s->dims[i] != JIT_DIM_DYNAMIC)
-            used += (size_t)snprintf(buf + used, len - used, "%s%" PRId64, sep, s->dims[i]);
-        else if (bounds && bounds[i] > 0)
-            used += (size_t)snprintf(buf + used, len - used, "%s?:%" PRId64, sep, bounds[i]);
-        else
-            used += (size_t)snprintf(buf + used, len - used, "%s?", sep);
-    }
-    snprintf(buf + used, len - used, "]");
-}
 
 /* "data:0" into the spec; 0, or -1 (error printed). */
 static int tj_dynamic_item(const char *item, size_t n, const char *text, int has_updates,

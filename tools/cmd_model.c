@@ -102,12 +102,12 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
     const jit_sig *s = &l->sig;
     jit_op_info info = {.attrs = 0};
     jit_op_describe(s->op, &info);
-    tj_cli_shape_text(&s->data_shape, s->data_bound, a, sizeof a);
-    tj_cli_shape_text(&s->indices_shape, s->indices_bound, b, sizeof b);
+    tj_model_shape_text(&s->data_shape, s->data_bound, a, sizeof a);
+    tj_model_shape_text(&s->indices_shape, s->indices_bound, b, sizeof b);
     printf("data %s %s, indices %s %s", jit_dtype_name(s->dtype), a, jit_dtype_name(s->index_type),
            b);
     if (info.attrs & JIT_ATTR_UPDATES) {
-        tj_cli_shape_text(&s->updates_shape, s->updates_bound, c, sizeof c);
+        tj_model_shape_text(&s->updates_shape, s->updates_bound, c, sizeof c);
         printf(", updates %s", c);
     }
     if (info.attrs & JIT_ATTR_AXIS)
@@ -122,13 +122,13 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
     jit_shape out;
     int shaped = jit_output_shape(s, &out) == 0;
     if (shaped) {
-        tj_cli_shape_text(&out, NULL, o, sizeof o);
+        tj_model_shape_text(&out, NULL, o, sizeof o);
         printf(" -> %s", o);
     }
     char *ex = explain ? jit_explain(s) : NULL;
     if (shaped && l->ir_output_known && (l->ir_output.rank != out.rank ||
                                memcmp(l->ir_output.dims, out.dims, sizeof(int64_t) * (size_t)out.rank))) {
-        tj_cli_shape_text(&l->ir_output, l->ir_output_bound, o, sizeof o);
+        tj_model_shape_text(&l->ir_output, l->ir_output_bound, o, sizeof o);
         printf(" (the IR's output port says %s)", o);
     }
     if (jit_sig_is_dynamic(s))
