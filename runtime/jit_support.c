@@ -1,7 +1,6 @@
 #include "jit_support.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "cache.h"
 #include "config.h"
@@ -186,13 +185,6 @@ static void tj_split_note(int64_t *cost, double ns, double work, tj_sample how)
     __atomic_store_n(cost, next, __ATOMIC_RELAXED);
 }
 
-static double tj_split_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* A split call: range(ctx, begin, end) over p's units, alone or over the
  * pool as tj_split_parts says, its time noted in st. A call below
  * TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone untimed,
@@ -207,12 +199,12 @@ static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_
         range(ctx, 0, p->units);
         return;
     }
-    double t0 = tj_split_now_ns();
+    int64_t t0 = tj_pool_now_ns();
     if (parts <= 1)
         range(ctx, 0, p->units);
     else
         tj_pool_run(parts, p->units, range, ctx);
-    tj_split_note(parts <= 1 ? &st->alone : &st->split, tj_split_now_ns() - t0, work, how);
+    tj_split_note(parts <= 1 ? &st->alone : &st->split, (double)(tj_pool_now_ns() - t0), work, how);
 }
 
 typedef struct tj_dyn_job {

@@ -68,7 +68,7 @@ static void tj_cpu_relax(void)
 #endif
 }
 
-static int64_t tj_now_ns(void)
+int64_t tj_pool_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -78,12 +78,12 @@ static int64_t tj_now_ns(void)
 /* Watches for a job for a while without the lock; 1 if one is on offer. */
 static int tj_spin_for_job(void)
 {
-    int64_t until = tj_now_ns() + TJ_POOL_SPIN_NS;
+    int64_t until = tj_pool_now_ns() + TJ_POOL_SPIN_NS;
     for (int i = 1;; i++) {
         tj_job *j = atomic_load_explicit(&tj_offer, memory_order_acquire);
         if (j)
             return 1;
-        if ((i & 255) == 0 && tj_now_ns() > until)
+        if ((i & 255) == 0 && tj_pool_now_ns() > until)
             return 0;
         tj_cpu_relax();
     }
@@ -194,8 +194,8 @@ static void tj_job_join(tj_job *job, int ran);
 static void tj_calibrate_part(void *ctx, int64_t begin, int64_t end)
 {
     (void)ctx, (void)begin, (void)end;
-    int64_t until = tj_now_ns() + TJ_POOL_CALIBRATE_PART_NS;
-    while (tj_now_ns() < until)
+    int64_t until = tj_pool_now_ns() + TJ_POOL_CALIBRATE_PART_NS;
+    while (tj_pool_now_ns() < until)
         tj_cpu_relax();
 }
 
@@ -208,9 +208,9 @@ static void tj_calibrate(void)
         tj_job job = {.fn = tj_calibrate_part, .units = 2, .parts = 2, .left = 2};
         atomic_init(&job.next, 0);
         atomic_init(&job.quiet, 0);
-        int64_t t0 = tj_now_ns();
+        int64_t t0 = tj_pool_now_ns();
         tj_job_run(&job);
-        cost[i] = tj_now_ns() - t0 - TJ_POOL_CALIBRATE_PART_NS;
+        cost[i] = tj_pool_now_ns() - t0 - TJ_POOL_CALIBRATE_PART_NS;
     }
     for (int i = 1; i < TJ_POOL_CALIBRATE_JOBS; i++) /* insertion sort: eight values */
         for (int j = i; j > 0 && cost[j] < cost[j - 1]; j--) {
@@ -252,7 +252,7 @@ void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx)
  * (busy held). */
 static void tj_job_run(tj_job *job)
 {
-    int64_t t0 = tj_now_ns();
+    int64_t t0 = tj_pool_now_ns();
     pthread_mutex_lock(&tj_pool_lock);
     int asleep = tj_sleepers == tj_nworkers;
     tj_current = job;
@@ -261,12 +261,12 @@ static void tj_job_run(tj_job *job)
         pthread_cond_broadcast(&tj_pool_wake);
     pthread_mutex_unlock(&tj_pool_lock);
 
-    int64_t w0 = tj_now_ns();
+    int64_t w0 = tj_pool_now_ns();
     int ran = tj_run_parts(job);
-    int64_t work = tj_now_ns() - w0;
+    int64_t work = tj_pool_now_ns() - w0;
 
     tj_job_join(job, ran);
-    int64_t over = tj_now_ns() - t0 - (ran ? work / ran : 0);
+    int64_t over = tj_pool_now_ns() - t0 - (ran ? work / ran : 0);
     tj_cost_note(asleep ? &tj_cost_asleep : &tj_cost_awake, over > 0 ? over : 0);
 }
 
@@ -282,9 +282,9 @@ static void tj_job_join(tj_job *job, int ran)
         atomic_store(&job->quiet, 1);
     pthread_mutex_unlock(&tj_pool_lock);
     /* the workers' parts usually end about when ours did: spin, then sleep */
-    int64_t until = tj_now_ns() + TJ_POOL_SPIN_NS;
+    int64_t until = tj_pool_now_ns() + TJ_POOL_SPIN_NS;
     for (int i = 1; !atomic_load_explicit(&job->quiet, memory_order_acquire); i++) {
-        if ((i & 255) == 0 && tj_now_ns() > until)
+        if ((i & 255) == 0 && tj_pool_now_ns() > until)
             break;
         tj_cpu_relax();
     }

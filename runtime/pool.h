@@ -21,6 +21,10 @@ int64_t tj_pool_cost_ns(void);
  * once. */
 int tj_pool_cpus(void);
 
+/* CLOCK_MONOTONIC in ns: the clock the pool's costs and the split rule's
+ * samples are both measured by. */
+int64_t tj_pool_now_ns(void);
+
 /* Joins the workers (no pool call may be running). */
 void tj_pool_shutdown(void);
 
