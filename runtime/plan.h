@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "bag_plan.h"
 #include "tensorjit.h"
 
 typedef enum tj_side { TJ_INDEXED_SRC = 1, TJ_INDEXED_DST = 2 } tj_side;
@@ -131,6 +132,11 @@ typedef struct tj_plan {
      * says which of its words vary with the dims (runtime/dyn.h). NULL for
      * static signatures. */
     const struct tj_dyn *dyn;
+
+    /* An embedding bag (runtime/bag_plan.h): the levels above are unused
+     * and the kernels run `bag` instead. */
+    int is_bag;
+    tj_bag_plan bag;
 } tj_plan;
 
 /* Starts a plan: its identity, types and policy (checked by the caller). */
