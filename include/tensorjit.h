@@ -402,9 +402,13 @@ typedef struct jit_kernel_stats {
 } jit_kernel_stats;
 int jit_get_kernel_stats(jit_kernel_stats *out);
 
-/* The other ops' typed calls: the same as GatherND's. Info, release and
- * the parts API take their kernels through the generic calls below
- * (jit_info((jit_kernel)fn, &info)). */
+/* The other ops' typed calls: the same as GatherND's, info, release and
+ * the parts API included. Ops of one argument list share one C pointer
+ * type (jit_gather_fn is jit_gather_nd_fn), so the compiler cannot tell
+ * their kernels apart: a typed call given another op's kernel returns -1
+ * and jit_last_error() names both ops. Code that handles several ops uses
+ * the generic calls below (jit_info((jit_kernel)fn, &info)), which take
+ * any kernel. */
 jit_gather_fn jit_gather_compile_async(const jit_gather_sig *sig);
 int jit_gather_output_shape(const jit_gather_sig *sig, jit_shape *out);
 char *jit_gather_explain(const jit_gather_sig *sig);
@@ -424,6 +428,30 @@ int jit_scatter_elements_update_output_shape(const jit_scatter_elements_update_s
 char *jit_scatter_elements_update_explain(const jit_scatter_elements_update_sig *sig);
 char *jit_scatter_elements_update_dump(const jit_scatter_elements_update_sig *sig,
                                        jit_dump_kind kind);
+int jit_gather_info(jit_gather_fn kernel, jit_kernel_info *info);
+int jit_gather_release(jit_gather_fn kernel);
+int64_t jit_gather_units(jit_gather_fn kernel);
+int jit_gather_validate(jit_gather_fn kernel, const void *indices);
+int jit_gather_run_range(jit_gather_fn kernel, const void *data, const void *indices,
+                         void *out, int64_t begin, int64_t end);
+int jit_gather_elements_info(jit_gather_elements_fn kernel, jit_kernel_info *info);
+int jit_gather_elements_release(jit_gather_elements_fn kernel);
+int64_t jit_gather_elements_units(jit_gather_elements_fn kernel);
+int jit_gather_elements_validate(jit_gather_elements_fn kernel, const void *indices);
+int jit_gather_elements_run_range(jit_gather_elements_fn kernel, const void *data, const void *indices,
+                                  void *out, int64_t begin, int64_t end);
+int jit_scatter_nd_update_info(jit_scatter_nd_update_fn kernel, jit_kernel_info *info);
+int jit_scatter_nd_update_release(jit_scatter_nd_update_fn kernel);
+int64_t jit_scatter_nd_update_units(jit_scatter_nd_update_fn kernel);
+int jit_scatter_nd_update_validate(jit_scatter_nd_update_fn kernel, const void *indices);
+int jit_scatter_nd_update_run_range(jit_scatter_nd_update_fn kernel, const void *data, const void *indices,
+                                    const void *updates, void *out, int64_t begin, int64_t end);
+int jit_scatter_elements_update_info(jit_scatter_elements_update_fn kernel, jit_kernel_info *info);
+int jit_scatter_elements_update_release(jit_scatter_elements_update_fn kernel);
+int64_t jit_scatter_elements_update_units(jit_scatter_elements_update_fn kernel);
+int jit_scatter_elements_update_validate(jit_scatter_elements_update_fn kernel, const void *indices);
+int jit_scatter_elements_update_run_range(jit_scatter_elements_update_fn kernel, const void *data, const void *indices,
+                                          const void *updates, void *out, int64_t begin, int64_t end);
 
 /*
  * The generic API: every op through one signature (jit_sig) and one kernel

@@ -62,8 +62,14 @@ int tj_release_of(jit_kernel kernel, jit_op op, const char *api)
     case TJ_RELEASE_NOT_HELD:
         return tj_error_set("%s: the kernel is released more times than it was compiled", api);
     default: {
-        jit_op_info info = {.name = ""};
+        jit_op_info info = {.name = ""}, its = {.name = ""};
+        jit_kernel_info k;
         jit_op_describe(op, &info);
+        if (op != JIT_OP_NONE && jit_info(kernel, &k) == 0 && k.op != op &&
+            jit_op_describe(k.op, &its) == 0)
+            return tj_error_set("%s: this is a %s kernel, not a %s one: use the %s calls, or "
+                                "jit_release, which takes any kernel", api, its.name, info.name,
+                                its.name);
         tj_error_clear();
         return tj_error_set("%s: not a %s%skernel returned by this library (or freed by "
                             "jit_shutdown)", api, info.name, *info.name ? " " : "");

@@ -149,3 +149,5 @@ static jit_sig tj_gather_sig_of(const jit_gather_sig *t)
 }
 
 TJ_TYPED_API(gather, "Gather", jit_gather_sig, jit_gather_fn, tj_gather_sig_of)
+TJ_TYPED_KERNEL_API(gather, JIT_OP_GATHER, jit_gather_fn)
+TJ_TYPED_RANGE_GATHER(gather, JIT_OP_GATHER, jit_gather_fn)

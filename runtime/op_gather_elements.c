@@ -94,3 +94,5 @@ static jit_sig tj_gather_elements_sig_of(const jit_gather_elements_sig *t)
 
 TJ_TYPED_API(gather_elements, "GatherElements", jit_gather_elements_sig, jit_gather_elements_fn,
              tj_gather_elements_sig_of)
+TJ_TYPED_KERNEL_API(gather_elements, JIT_OP_GATHER_ELEMENTS, jit_gather_elements_fn)
+TJ_TYPED_RANGE_GATHER(gather_elements, JIT_OP_GATHER_ELEMENTS, jit_gather_elements_fn)

@@ -158,10 +158,4 @@ static jit_sig tj_gather_nd_sig_of(const jit_gather_nd_sig *t)
 
 TJ_TYPED_API(gather_nd, "GatherND", jit_gather_nd_sig, jit_gather_nd_fn, tj_gather_nd_sig_of)
 TJ_TYPED_KERNEL_API(gather_nd, JIT_OP_GATHER_ND, jit_gather_nd_fn)
-
-int jit_gather_nd_run_range(jit_gather_nd_fn k, const void *data, const void *indices, void *out,
-                            int64_t begin, int64_t end)
-{
-    return tj_run_range_of((jit_kernel)k, JIT_OP_GATHER_ND, data, indices, NULL, out, begin,
-                           end);
-}
+TJ_TYPED_RANGE_GATHER(gather_nd, JIT_OP_GATHER_ND, jit_gather_nd_fn)

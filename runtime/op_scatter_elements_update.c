@@ -126,3 +126,5 @@ static jit_sig tj_seu_sig_of(const jit_scatter_elements_update_sig *t)
 
 TJ_TYPED_API(scatter_elements_update, "ScatterElementsUpdate", jit_scatter_elements_update_sig,
              jit_scatter_elements_update_fn, tj_seu_sig_of)
+TJ_TYPED_KERNEL_API(scatter_elements_update, JIT_OP_SCATTER_ELEMENTS_UPDATE, jit_scatter_elements_update_fn)
+TJ_TYPED_RANGE_SCATTER(scatter_elements_update, JIT_OP_SCATTER_ELEMENTS_UPDATE, jit_scatter_elements_update_fn)

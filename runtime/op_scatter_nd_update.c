@@ -173,3 +173,5 @@ static jit_sig tj_scatter_nd_update_sig_of(const jit_scatter_nd_update_sig *t)
 
 TJ_TYPED_API(scatter_nd_update, "ScatterNDUpdate", jit_scatter_nd_update_sig,
              jit_scatter_nd_update_fn, tj_scatter_nd_update_sig_of)
+TJ_TYPED_KERNEL_API(scatter_nd_update, JIT_OP_SCATTER_ND_UPDATE, jit_scatter_nd_update_fn)
+TJ_TYPED_RANGE_SCATTER(scatter_nd_update, JIT_OP_SCATTER_ND_UPDATE, jit_scatter_nd_update_fn)

@@ -147,10 +147,4 @@ static jit_sig tj_scatter_update_sig_of(const jit_scatter_update_sig *t)
 TJ_TYPED_API(scatter_update, "ScatterUpdate", jit_scatter_update_sig, jit_scatter_update_fn,
              tj_scatter_update_sig_of)
 TJ_TYPED_KERNEL_API(scatter_update, JIT_OP_SCATTER_UPDATE, jit_scatter_update_fn)
-
-int jit_scatter_update_run_range(jit_scatter_update_fn k, const void *data, const void *indices,
-                                 const void *updates, void *out, int64_t begin, int64_t end)
-{
-    return tj_run_range_of((jit_kernel)k, JIT_OP_SCATTER_UPDATE, data, indices, updates, out,
-                           begin, end);
-}
+TJ_TYPED_RANGE_SCATTER(scatter_update, JIT_OP_SCATTER_UPDATE, jit_scatter_update_fn)

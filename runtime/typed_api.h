@@ -61,8 +61,10 @@ int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *
         return tj_##NAME##_generic(t, &g) ? NULL : jit_dump(&g, kind);                        \
     }
 
-/* The typed kernel calls GatherND and ScatterUpdate had before the
- * generic API: info, release and the parts API, for their own kernels. */
+/* The typed kernel calls of an op: info, release and the parts API, for
+ * its own kernels. Ops of one argument list share one C pointer type, so
+ * the compiler cannot tell their kernels apart: a kernel of another op is
+ * refused at run time, with both ops named (runtime/user_kernel.c). */
 #define TJ_TYPED_KERNEL_API(NAME, OP, FN)                                                     \
     int jit_##NAME##_info(FN k, jit_kernel_info *info)                                        \
     {                                                                                         \
@@ -79,6 +81,20 @@ int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *
     int jit_##NAME##_validate(FN k, const void *indices)                                      \
     {                                                                                         \
         return tj_validate_of((jit_kernel)k, OP, indices);                                    \
+    }
+
+/* run_range of an op without updates (GATHER) or with them. */
+#define TJ_TYPED_RANGE_GATHER(NAME, OP, FN)                                                   \
+    int jit_##NAME##_run_range(FN k, const void *data, const void *indices, void *out,        \
+                               int64_t begin, int64_t end)                                    \
+    {                                                                                         \
+        return tj_run_range_of((jit_kernel)k, OP, data, indices, NULL, out, begin, end);      \
+    }
+#define TJ_TYPED_RANGE_SCATTER(NAME, OP, FN)                                                  \
+    int jit_##NAME##_run_range(FN k, const void *data, const void *indices,                   \
+                               const void *updates, void *out, int64_t begin, int64_t end)    \
+    {                                                                                         \
+        return tj_run_range_of((jit_kernel)k, OP, data, indices, updates, out, begin, end);   \
     }
 
 #endif

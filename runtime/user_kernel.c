@@ -2,6 +2,7 @@
 
 #include "error.h"
 #include "limit.h"
+#include "op.h"
 #include "tiered.h"
 
 const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache_pinned *pin)
@@ -15,8 +16,15 @@ const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache
         tj_error_set("this kernel was released under the kernel limit");
         return NULL;
     }
-    if (!k || (op != JIT_OP_NONE && k->plan.op != op)) {
+    if (k && op != JIT_OP_NONE && k->plan.op != op) {
         tj_cache_unpin(pin);
+        tj_error_set("this is a %s kernel, not a %s one: use the %s calls, or the generic ones "
+                     "(jit_info, jit_release, jit_units, ...), which take any kernel",
+                     tj_op_find(k->plan.op)->info.name, tj_op_find(op)->info.name,
+                     tj_op_find(k->plan.op)->info.name);
+        return NULL;
+    }
+    if (!k) {
         tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
         return NULL;
     }
