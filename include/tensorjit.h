@@ -1,11 +1,14 @@
 /*
  * tensorjit: shape-specialized kernels of the indexing family: GatherND,
- * Gather, GatherElements, ScatterUpdate and ScatterNDUpdate.
+ * Gather, GatherElements, ScatterUpdate, ScatterNDUpdate and
+ * ScatterElementsUpdate, the scatters with reductions, JIT-compiled by LLVM.
  *
- * A caller describes one layer by a signature (static shapes, attributes,
- * element and index types, index policy) and gets back a plain C function
+ * A caller describes one layer by a signature (shapes, attributes, element
+ * and index types, index policy, reduction) and gets back a plain C function
  * pointer for exactly that signature. The same signature returns the same
- * pointer; the pointer stays valid until jit_shutdown().
+ * pointer; the pointer stays valid until jit_shutdown(). Dims marked
+ * JIT_DIM_DYNAMIC give one kernel for a whole family of shapes, called with
+ * the actual dims.
  *
  * Errors: a function that fails returns NULL (or non-zero) and the calling
  * thread's jit_last_error() says why. It is only meaningful after a failure.
