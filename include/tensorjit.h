@@ -529,7 +529,7 @@ jit_op jit_op_from_name(const char *name);
 int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK]);
 
 /* Frees every kernel and all library state, but for the scratch memory of
- * means (README, "Scatters with reductions"), which is per thread: the
+ * means (docs/reductions.md), which is per thread: the
  * calling thread's is freed, other threads' when they exit. Kernels returned
  * before are invalid afterwards; the library may be used again. Not to be
  * called while another thread uses the library.

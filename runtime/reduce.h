@@ -1,6 +1,6 @@
 /* The scatters' reductions, element by element, in the element type: the
  * reference kernel's arithmetic, and the definition the JIT's must match
- * bit for bit (SPEC section 5 and README, "Scatters with reductions"). */
+ * bit for bit (SPEC section 5 and docs/reductions.md). */
 #ifndef TJ_REDUCE_H
 #define TJ_REDUCE_H
 

@@ -1,7 +1,7 @@
 /* Threads racing the kernel limit's releases (run under ASan and TSan in
  * CI, TENSORJIT_STRESS_SECONDS each, 2 s by default):
  * - info and units queries on pointers that another thread compiles and
- *   releases (the README allows both on released pointers): each answers
+ *   releases (docs/library.md allows both on released pointers): each answers
  *   the kernel's own figures or "released", and never reads a freed kernel;
  * - recompiles of signatures whose kernels other threads release at the
  *   same time, with the disk cache on and cached objects loaded through
