@@ -52,14 +52,11 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
             if (tj_cli_int("--runs", argv[++i], 1, 64, &n))
                 return -1;
             o->compile_runs = (int)n;
-        } else if (strcmp(a, "--help") == 0) {
-            printf("usage: tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]\n"
-                   "       tensorjit bench --compile [--runs N] [--json]\n"
-                   "       tensorjit bench --threads 1,2,... [--policy NAME] [--workload ID] "
-                   "[--json] [--rounds N]\n");
+        } else if (tj_cli_is_help(a)) {
+            tj_cli_usage("bench", stdout);
             return 1;
         } else
-            return tj_cli_fail("bench: unknown argument '%s'", a), -1;
+            return tj_cli_unknown("bench: unknown argument", a, tj_cli_words("bench")), -1;
     }
     return 0;
 }

@@ -1009,11 +1009,10 @@ FN(gather_nd_info, "gather_nd_info", JIT_OP_GATHER_ND, 1, 3, 2, 5,
    {R_DATA, R_INDICES, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_ERROR)
 FN(gather, "gather", JIT_OP_GATHER, 0, 4, 2, 7,
    {"data", "indices", "axis", "batch_dims", "opset", "index_policy", "out"},
-   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_OUT}, 8,
-   JIT_INDEX_NEGATIVE_WRAPS)
+   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_OUT}, 8, JIT_INDEX_ERROR)
 FN(gather_info, "gather_info", JIT_OP_GATHER, 1, 4, 2, 6,
    {"data", "indices", "axis", "batch_dims", "opset", "index_policy"},
-   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_NEGATIVE_WRAPS)
+   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_ERROR)
 FN(gather_elements, "gather_elements", JIT_OP_GATHER_ELEMENTS, 0, 3, 3, 5,
    {"data", "indices", "axis", "index_policy", "out"},
    {R_DATA, R_INDICES, R_AXIS, R_POLICY, R_OUT}, 0, JIT_INDEX_ERROR)
@@ -1480,7 +1479,7 @@ static PyMethodDef methods[] = {
     FAST(gather_nd_info, "gather_nd_info(data, indices, batch_dims=0, *, opset=8, "
                          "index_policy='error')"),
     FAST(gather,
-    "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"negative-wraps\", out=None)\n"
+    "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"error\", out=None)\n"
     "--\n"
     "\n"
     "Gather (OpenVINO Gather-1/-7/-8, ONNX Gather, tf.gather, numpy.take):\n"
@@ -1488,11 +1487,11 @@ static PyMethodDef methods[] = {
     "where p are the positions before axis and b = batch_dims (negative ones\n"
     "count from the end); the output's shape is data.shape[:axis] +\n"
     "indices.shape[batch_dims:] + data.shape[axis+1:]. The default policy,\n"
-    "\"negative-wraps\", is numpy.take's: indices in [-s, s), negative ones from\n"
-    "the end, any other raises IndexOutOfRange (nothing written). OpenVINO\n"
-    "Gather-8's zeros beyond are \"negative-wraps-zero-fill\"."),
+    "\"error\", as for every op: indices in [0, s), any other raises\n"
+    "IndexOutOfRange (nothing written). numpy.take's is \"negative-wraps\"\n"
+    "(tensorjit.numpy.take), Gather-8's own \"negative-wraps-zero-fill\"."),
     FAST(gather_info, "gather_info(data, indices, axis=0, batch_dims=0, *, opset=8, "
-                      "index_policy='negative-wraps')"),
+                      "index_policy='error')"),
     FAST(gather_elements,
     "gather_elements(data, indices, axis, *, index_policy=\"error\", out=None)\n"
     "--\n"
