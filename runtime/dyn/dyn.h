@@ -3,7 +3,7 @@
  * family whose ranks, types and attributes are fixed and some dims are not.
  *
  * The family's template is its plan at placeholder dims, made twice (the
- * free dynamic dims at one placeholder, then another; runtime/
+ * free dynamic dims at one placeholder, then another; runtime/dyn/
  * dyn_template.c): a word of the plan that differs between the two depends
  * on the dims and is read at call time; every other word is a constant of
  * the kernel. A call binds the actual dims into the signature,

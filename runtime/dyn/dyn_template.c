@@ -1,6 +1,6 @@
 /*
  * A dynamic family's template: the plan at placeholder dims, made twice,
- * and which of its words vary (runtime/dyn.h).
+ * and which of its words vary (runtime/dyn/dyn.h).
  *
  * A rule of the op may tie a dynamic dim to a static one, possibly at
  * another position (ScatterUpdate's updates hold indices' dims after

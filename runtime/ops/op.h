@@ -1,6 +1,6 @@
 /*
  * The op table: everything that differs between the ops of the family, one
- * entry per op, each in a file of its own (runtime/op_NAME.c, defining
+ * entry per op, each in a file of its own (runtime/ops/op_NAME.c, defining
  * `const tj_op_def tj_op_NAME`). The build lists those files into the
  * table (runtime/CMakeLists.txt writes op_list.h), so adding an op is
  * adding its file. Everything else calls through the entry and never asks
@@ -29,7 +29,7 @@ typedef struct tj_op_def {
     void (*normalize)(jit_sig *sig);
     /* The first line of jit_explain: the op, its attributes and inputs. */
     void (*describe)(const jit_sig *sig, char *buf, size_t len);
-    /* Optional, for dynamic signatures (runtime/dyn_template.c): applies
+    /* Optional, for dynamic signatures (runtime/dyn/dyn_template.c): applies
      * the op's equalities between dims with tj_tie, and gives a dynamic
      * tuple length that the ranks fix its value; returns how many dims it
      * set. Dynamic dims come coded as distinct negatives. Any sig: checks
