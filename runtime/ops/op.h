@@ -67,7 +67,18 @@ int tj_abi_is_released_handler(tj_entry_fn target);
  * counted from the end brought into range. Same meaning, same bytes. */
 void tj_sig_normalize(const tj_op_def *def, jit_sig *sig);
 
-/* The plan (and output shape) of a signature, every check included. */
-int tj_sig_plan(const jit_sig *sig, tj_plan *plan, jit_shape *out_shape);
+/* The entry of sig's op, or NULL (and jit_last_error) when sig is NULL or
+ * its op unknown. The entry points resolve it once and pass it down to the
+ * key, the plan and the dynamic template, which take it with a sig of
+ * that op. */
+const tj_op_def *tj_sig_op(const jit_sig *sig);
+
+/* The plan (and output shape) of a signature of def's op, every check
+ * included. */
+int tj_sig_plan(const tj_op_def *def, const jit_sig *sig, tj_plan *plan, jit_shape *out_shape);
+
+/* jit_output_shape of a signature of def's op (a dynamic one's too), for
+ * an op's describe hook, which names its own entry. */
+int tj_sig_output_shape(const tj_op_def *def, const jit_sig *sig, jit_shape *out);
 
 #endif
