@@ -4,7 +4,7 @@
  * and ScatterNDUpdate-3 (none only).
  *
  * The test has its own oracle of the reductions, written from SPEC's
- * "Decisions for the family", not from runtime/reduce.c or runtime/half.h:
+ * "Decisions for the family", not from runtime/exec/reduce.c or runtime/half.h:
  * f16 through gcc's _Float16 and exact double arithmetic, bf16 through
  * double and a round to nearest even written here, integers wrapping in
  * unsigned arithmetic, integer mean as the floor of the exact quotient of

@@ -1,6 +1,6 @@
 /* Entry stubs: stable, never-reused pointers in front of kernels that the
  * kernel limit may release, and the switch point of tiered kernels
- * (runtime/stub.c says how and why). */
+ * (runtime/cache/stub.c says how and why). */
 #ifndef TJ_STUB_H
 #define TJ_STUB_H
 

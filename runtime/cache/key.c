@@ -22,11 +22,8 @@ static int tj_put_shape(tj_key *k, const jit_shape *s, const int64_t *bound)
     return 0;
 }
 
-int tj_key_sig(const jit_sig *sig, tj_key *k)
+int tj_key_sig(const tj_op_def *def, const jit_sig *sig, tj_key *k)
 {
-    const tj_op_def *def = tj_op_find(sig->op);
-    if (!def)
-        return -1;
     jit_sig s = *sig;
     tj_sig_normalize(def, &s);
     k->len = 0;

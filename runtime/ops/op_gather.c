@@ -95,11 +95,13 @@ static int tj_gather_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     return 0;
 }
 
+extern const tj_op_def tj_op_gather;
+
 static void tj_gather_describe(const jit_sig *s, char *buf, size_t len)
 {
     char b1[512], b2[512], b3[512] = "?";
     jit_shape out;
-    if (jit_output_shape(s, &out) == 0) /* a dynamic signature's too */
+    if (tj_sig_output_shape(&tj_op_gather, s, &out) == 0) /* a dynamic signature's too */
         tj_shape_format(&out, b3, sizeof b3);
     snprintf(buf, len,
              "Gather-%d, axis %" PRId64 ", batch_dims %d, data %s %s, indices %s %s, index "

@@ -47,19 +47,23 @@ void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
         def->normalize(s);
 }
 
-int tj_sig_plan(const jit_sig *s, tj_plan *p, jit_shape *out_shape)
+const tj_op_def *tj_sig_op(const jit_sig *sig)
+{
+    if (!sig) {
+        tj_error_set("the signature is NULL");
+        return NULL;
+    }
+    return tj_op_find(sig->op);
+}
+
+int tj_sig_plan(const tj_op_def *def, const jit_sig *s, tj_plan *p, jit_shape *out_shape)
 {
     jit_shape out;
-    if (!s)
-        return tj_error_set("the signature is NULL");
-    const tj_op_def *def = tj_op_find(s->op);
-    if (!def)
-        return -1;
     if (s->no_init_val && !(def->info.attrs & JIT_ATTR_INIT_VAL)) {
         /* an attribute the op lacks changes nothing (the key drops it too) */
         jit_sig v = *s;
         v.no_init_val = 0;
-        return tj_sig_plan(&v, p, out_shape);
+        return tj_sig_plan(def, &v, p, out_shape);
     }
     if (def->plan(s, p, &out) != 0)
         return -1;

@@ -143,10 +143,12 @@ char *jit_explain(const jit_sig *sig)
     tj_key k;
     tj_text t;
     tj_dyn d;
-    if (tj_sig_template(sig, &p, NULL, &d) || tj_key_sig(sig, &k) || tj_text_init(&t))
+    const tj_op_def *def = tj_sig_op(sig);
+    if (!def || tj_sig_template(def, sig, &p, NULL, &d) || tj_key_sig(def, sig, &k) ||
+        tj_text_init(&t))
         return NULL;
     char head[2048];
-    tj_op_find(sig->op)->describe(sig, head, sizeof head);
+    def->describe(sig, head, sizeof head);
     tj_put(&t, "%s", head);
     if (p.dyn)
         tj_put_dynamic(&t, &d);

@@ -1,6 +1,6 @@
 /* The public typed calls of an op, thin wrappers of the generic API: each
  * op's file converts its typed signature into a jit_sig (CONV) and this
- * writes the rest. Included by runtime/op_*.c only. */
+ * writes the rest. Included by runtime/ops/op_*.c only. */
 #ifndef TJ_TYPED_API_H
 #define TJ_TYPED_API_H
 

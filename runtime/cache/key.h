@@ -19,9 +19,11 @@ typedef struct tj_key {
     int64_t words[TJ_KEY_WORDS];
 } tj_key;
 
-/* 0, or -1 when the op is unknown or a rank is outside [0, JIT_MAX_RANK]
- * (no key: the signature is invalid and will be refused by its checks). */
-int tj_key_sig(const jit_sig *sig, tj_key *key);
+/* The key of sig, a signature of def's op: 0, or -1 when a rank is
+ * outside [0, JIT_MAX_RANK] (no key: the signature is invalid and will be
+ * refused by its checks). */
+struct tj_op_def;
+int tj_key_sig(const struct tj_op_def *def, const jit_sig *sig, tj_key *key);
 uint64_t tj_key_hash(const tj_key *key);
 
 #endif

@@ -1,5 +1,5 @@
 /* The table of ops: op_list.h is written by the build from the
- * runtime/op_*.c files (runtime/CMakeLists.txt), one TJ_OP(name) each. */
+ * runtime/ops/op_*.c files (runtime/CMakeLists.txt), one TJ_OP(name) each. */
 #include "error.h"
 #include "op.h"
 

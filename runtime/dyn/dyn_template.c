@@ -1,6 +1,6 @@
 /*
  * A dynamic family's template: the plan at placeholder dims, made twice,
- * and which of its words vary (runtime/dyn.h).
+ * and which of its words vary (runtime/dyn/dyn.h).
  *
  * A rule of the op may tie a dynamic dim to a static one, possibly at
  * another position (ScatterUpdate's updates hold indices' dims after
@@ -37,6 +37,7 @@
 #define TJ_DYN_MAX_CANDS 24
 
 typedef struct tj_dyn_search {
+    const tj_op_def *def;               /* the family's op */
     jit_sig sig;                        /* the instance being tried */
     int64_t *dim[TJ_DYN_MAX_DIMS];      /* its dynamic dims, after the op's ties */
     int group[TJ_DYN_MAX_DIMS];         /* each one's group */
@@ -69,8 +70,8 @@ static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
         for (int d = 0; d < in->shape[i]->rank; d++)
             if (in->shape[i]->dims[d] == JIT_DIM_DYNAMIC)
                 in->shape[i]->dims[d] = next--;
-    const tj_op_def *def = tj_op_find(s->sig.op);
-    for (int pass = 0; def && def->tie && pass < 4 * TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
+    const tj_op_def *def = s->def;
+    for (int pass = 0; def->tie && pass < 4 * TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
         ;
     int64_t code[TJ_DYN_MAX_DIMS];
     for (int i = 0; i < in->n; i++)
@@ -148,13 +149,13 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
         s->cand[s->ncand++] = statics[i];
 }
 
-static void tj_dyn_search_init(tj_dyn_search *s, const jit_sig *sig)
+static void tj_dyn_search_init(tj_dyn_search *s, const tj_op_def *def, const jit_sig *sig)
 {
     tj_inputs in;
     memset(s, 0, sizeof *s);
+    s->def = def;
     s->sig = *sig;
-    if (tj_inputs_of(&s->sig, &in))
-        return;
+    tj_inputs_of(def, &s->sig, &in);
     tj_dyn_groups(s, &in);
     tj_dyn_values(s, &in);
     for (int g = 0; g < s->ngroups; g++) {
@@ -184,14 +185,14 @@ static int tj_dyn_try(tj_dyn *d, tj_dyn_search *s)
     jit_shape oa, ob;
     s->tries++;
     tj_dyn_assign(s, 0);
-    if (tj_sig_plan(&s->sig, &d->tmpl, &oa))
+    if (tj_sig_plan(s->def, &s->sig, &d->tmpl, &oa))
         return -1;
     if (!s->found_valid) {
         s->found_valid = 1;
         s->found_sig = s->sig;
     }
     tj_dyn_assign(s, 1);
-    if (tj_sig_plan(&s->sig, &pb, &ob) || !tj_same_structure(&d->tmpl, &pb))
+    if (tj_sig_plan(s->def, &s->sig, &pb, &ob) || !tj_same_structure(&d->tmpl, &pb))
         return -1;
     const uint64_t *wa = (const uint64_t *)(const void *)&d->tmpl;
     const uint64_t *wb = (const uint64_t *)(const void *)&pb;
@@ -269,7 +270,7 @@ static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
                 continue;
             s->val_a[g] = s->cand[c];
             tj_dyn_assign(s, 0);
-            if (tj_sig_plan(&s->sig, &p, &o) != 0)
+            if (tj_sig_plan(s->def, &s->sig, &p, &o) != 0)
                 continue;
             if (o.rank != d->out_shape.rank) {
                 d->out_rank_varies = 1;
@@ -308,7 +309,7 @@ static void tj_dyn_try_ones(tj_dyn_search *s)
     for (int g = 0; g < s->ngroups; g++)
         tj_dyn_set(s, g, 1, 1, 1);
     tj_dyn_assign(s, 0);
-    if (tj_sig_plan(&s->sig, &p, NULL) == 0) {
+    if (tj_sig_plan(s->def, &s->sig, &p, NULL) == 0) {
         s->found_valid = 1;
         s->found_sig = s->sig;
     }
@@ -318,9 +319,9 @@ static void tj_dyn_try_ones(tj_dyn_search *s)
 static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
 {
     char first[TJ_ERROR_MAX];
-    tj_dyn_search_init(s, &d->sig);
+    tj_dyn_search_init(s, d->def, &d->sig);
     tj_dyn_assign(s, 0);
-    if (tj_sig_plan(&s->sig, &d->tmpl, NULL) != 0)
+    if (tj_sig_plan(s->def, &s->sig, &d->tmpl, NULL) != 0)
         snprintf(first, sizeof first, "%s", jit_last_error());
     else
         first[0] = '\0';
@@ -336,7 +337,7 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
     int ones = !s->found_valid;
     if (ones)
         tj_dyn_try_ones(s);
-    if (!s->found_valid || tj_sig_plan(&s->found_sig, &d->tmpl, &d->out_shape) != 0)
+    if (!s->found_valid || tj_sig_plan(s->def, &s->found_sig, &d->tmpl, &d->out_shape) != 0)
         return tj_error_set("no shape of this dynamic signature is valid (with its dynamic "
                             "dims at %" PRId64 ": %s)",
                             s->free_a, first[0] ? first : jit_last_error());
@@ -406,18 +407,16 @@ static void tj_dyn_refusal_remember(const tj_key *key, const char *why)
     pthread_mutex_unlock(&tj_dyn_refusal_lock);
 }
 
-int tj_dyn_build(const jit_sig *sig, tj_dyn *d)
+int tj_dyn_build(const tj_op_def *def, const jit_sig *sig, tj_dyn *d)
 {
     memset(d, 0, sizeof *d);
-    const tj_op_def *def = tj_op_find(sig->op);
-    if (!def)
-        return -1;
+    d->def = def;
     d->sig = *sig;
     tj_sig_normalize(def, &d->sig);
-    if (tj_dyn_check_bounds(&d->sig, &d->ndims))
+    if (tj_dyn_check_bounds(def, &d->sig, &d->ndims))
         return -1;
     tj_key key;
-    int keyed = tj_key_sig(&d->sig, &key) == 0;
+    int keyed = tj_key_sig(def, &d->sig, &key) == 0;
     if (keyed && tj_dyn_refusal_recall(&key))
         return -1;
     tj_dyn_search *s = tj_malloc(sizeof *s); /* large: off the stack */
@@ -445,13 +444,12 @@ int tj_dyn_output_shape(const tj_dyn *d, jit_shape *out)
     return 0;
 }
 
-int tj_sig_template(const jit_sig *sig, tj_plan *plan, jit_shape *out, tj_dyn *d)
+int tj_sig_template(const tj_op_def *def, const jit_sig *sig, tj_plan *plan, jit_shape *out,
+                    tj_dyn *d)
 {
-    if (!sig)
-        return tj_error_set("the signature is NULL");
-    if (!tj_sig_dynamic(sig))
-        return tj_sig_plan(sig, plan, out);
-    if (tj_dyn_build(sig, d) || (out && tj_dyn_output_shape(d, out)))
+    if (!tj_sig_dynamic(def, sig))
+        return tj_sig_plan(def, sig, plan, out);
+    if (tj_dyn_build(def, sig, d) || (out && tj_dyn_output_shape(d, out)))
         return -1;
     *plan = d->tmpl;
     plan->dyn = d;

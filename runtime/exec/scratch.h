@@ -10,7 +10,7 @@
  * whatever the last call left), or NULL when memory is short. */
 void *tj_scratch(size_t bytes);
 
-/* The calling thread's memory of dynamic shapes (runtime/dyn.c): `bytes`,
+/* The calling thread's memory of dynamic shapes (runtime/dyn/dyn.c): `bytes`,
  * zeroed when first had (every call must ask the same size), or NULL when
  * memory is short. Freed with the scratch. */
 void *tj_scratch_shapes(size_t bytes);

@@ -109,16 +109,18 @@ static int tj_gather_nd_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     return 0;
 }
 
+extern const tj_op_def tj_op_gather_nd;
+
 static void tj_gather_nd_describe(const jit_sig *s, char *buf, size_t len)
 {
     char b1[512], b2[512], o5[512] = "?", o8[512] = "?";
     jit_shape out;
-    jit_sig v = *s; /* through jit_output_shape: a dynamic signature's too */
+    jit_sig v = *s; /* through tj_sig_output_shape: a dynamic signature's too */
     v.opset = 5;
-    if (jit_output_shape(&v, &out) == 0)
+    if (tj_sig_output_shape(&tj_op_gather_nd, &v, &out) == 0)
         tj_shape_format(&out, o5, sizeof o5);
     v.opset = 8;
-    if (jit_output_shape(&v, &out) == 0)
+    if (tj_sig_output_shape(&tj_op_gather_nd, &v, &out) == 0)
         tj_shape_format(&out, o8, sizeof o8);
     snprintf(buf, len,
              "GatherND-%d, batch_dims %d, data %s %s, indices %s %s, index policy %s\n"

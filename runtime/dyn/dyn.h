@@ -3,7 +3,7 @@
  * family whose ranks, types and attributes are fixed and some dims are not.
  *
  * The family's template is its plan at placeholder dims, made twice (the
- * free dynamic dims at one placeholder, then another; runtime/
+ * free dynamic dims at one placeholder, then another; runtime/dyn/
  * dyn_template.c): a word of the plan that differs between the two depends
  * on the dims and is read at call time; every other word is a constant of
  * the kernel. A call binds the actual dims into the signature,
@@ -25,8 +25,11 @@
 /* dims a call passes at most: data, indices and updates */
 #define TJ_DYN_MAX_DIMS (3 * JIT_MAX_RANK)
 
+struct tj_op_def;
+
 typedef struct tj_dyn {
     jit_sig sig;      /* the dynamic signature, normalized */
+    const struct tj_op_def *def; /* its op's entry, for the calls' plans */
     int ndims;        /* dims per call */
     int jit_ok;       /* the template's nest is every shape's: the JIT may serve */
     char why[256];    /* else why the reference kernel serves */
@@ -46,19 +49,20 @@ typedef struct tj_inputs {
     int64_t *bound[3];
     const char *name[3];
 } tj_inputs;
-int tj_inputs_of(jit_sig *s, tj_inputs *in);
+void tj_inputs_of(const struct tj_op_def *def, jit_sig *s, tj_inputs *in);
 
 /* The ranks in range, no negative dim but JIT_DIM_DYNAMIC, no negative
  * bound of a dynamic dim, the static dims' bounds zeroed; *ndims the dims
  * a call passes. 0, or -1 and jit_last_error(). */
-int tj_dyn_check_bounds(jit_sig *s, int *ndims);
+int tj_dyn_check_bounds(const struct tj_op_def *def, jit_sig *s, int *ndims);
 
-/* Whether sig has a dynamic dim among the inputs its op takes. */
-int tj_sig_dynamic(const jit_sig *sig);
+/* Whether sig has a dynamic dim among the inputs its op (def) takes. */
+int tj_sig_dynamic(const struct tj_op_def *def, const jit_sig *sig);
 
-/* Checks a dynamic signature (every rule that holds for some shape of the
- * family) and makes its template; 0, or -1 and jit_last_error(). */
-int tj_dyn_build(const jit_sig *sig, tj_dyn *d);
+/* Checks a dynamic signature of def's op (every rule that holds for some
+ * shape of the family) and makes its template; 0, or -1 and
+ * jit_last_error(). */
+int tj_dyn_build(const struct tj_op_def *def, const jit_sig *sig, tj_dyn *d);
 
 /* Whether the plan word holding field (a pointer into d->tmpl) varies. */
 int tj_dyn_varies(const tj_dyn *d, const void *field);
@@ -68,9 +72,11 @@ int tj_dyn_varies(const tj_dyn *d, const void *field);
  * varies. */
 int tj_dyn_output_shape(const tj_dyn *d, jit_shape *out);
 
-/* The template of a signature, static or dynamic: the plan (and output
- * shape) of a static one; a dynamic one's template, with plan->dyn = d. */
-int tj_sig_template(const jit_sig *sig, tj_plan *plan, jit_shape *out, tj_dyn *d);
+/* The template of a signature of def's op, static or dynamic: the plan
+ * (and output shape) of a static one; a dynamic one's template, with
+ * plan->dyn = d. */
+int tj_sig_template(const struct tj_op_def *def, const jit_sig *sig, tj_plan *plan,
+                    jit_shape *out, tj_dyn *d);
 
 /* The plan of one call of d's kernel with dims, remembered per thread
  * under `who` (the kernel's entry) so that a shape seen before costs a

@@ -11,7 +11,7 @@ int tj_rt_bad_index(const void *self, const void *indices);
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
                       const void *updates, const void *out);
 
-/* The calling thread's scratch for a reduction's passes (runtime/
+/* The calling thread's scratch for a reduction's passes (runtime/exec/
  * scratch.h), or NULL with jit_last_error() set. */
 void *tj_rt_scratch(int64_t bytes);
 

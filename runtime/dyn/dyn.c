@@ -13,26 +13,21 @@
 #include "ref_kernel.h"
 #include "scratch.h"
 
-int tj_inputs_of(jit_sig *s, tj_inputs *in)
+void tj_inputs_of(const tj_op_def *def, jit_sig *s, tj_inputs *in)
 {
-    const tj_op_def *def = tj_op_find(s->op);
-    if (!def)
-        return -1;
     *in = (tj_inputs){2,
                       {&s->data_shape, &s->indices_shape, &s->updates_shape},
                       {s->data_bound, s->indices_bound, s->updates_bound},
                       {"data", "indices", "updates"}};
     if (def->info.has_updates)
         in->n = 3;
-    return 0;
 }
 
-int tj_sig_dynamic(const jit_sig *sig)
+int tj_sig_dynamic(const tj_op_def *def, const jit_sig *sig)
 {
     jit_sig s = *sig;
     tj_inputs in;
-    if (tj_inputs_of(&s, &in))
-        return 0;
+    tj_inputs_of(def, &s, &in);
     for (int i = 0; i < in.n; i++)
         for (int d = 0; d < in.shape[i]->rank && d < JIT_MAX_RANK; d++)
             if (in.shape[i]->dims[d] == JIT_DIM_DYNAMIC)
@@ -42,14 +37,14 @@ int tj_sig_dynamic(const jit_sig *sig)
 
 int jit_sig_is_dynamic(const jit_sig *sig)
 {
-    return sig ? tj_sig_dynamic(sig) : 0;
+    const tj_op_def *def = sig ? tj_op_find(sig->op) : NULL;
+    return def ? tj_sig_dynamic(def, sig) : 0;
 }
 
-int tj_dyn_check_bounds(jit_sig *s, int *ndims)
+int tj_dyn_check_bounds(const tj_op_def *def, jit_sig *s, int *ndims)
 {
     tj_inputs in;
-    if (tj_inputs_of(s, &in))
-        return tj_error_set("op %d is not an op of the family", (int)s->op);
+    tj_inputs_of(def, s, &in);
     *ndims = 0;
     for (int i = 0; i < in.n; i++) {
         jit_shape *sh = in.shape[i];
@@ -76,12 +71,12 @@ int tj_dyn_check_bounds(jit_sig *s, int *ndims)
 
 /* sig with dims in place of its dynamic dims, checked against its static
  * dims and the bounds (not yet against the op's rules). */
-static int tj_sig_bind_dims(const jit_sig *sig, const int64_t *dims, jit_sig *out)
+static int tj_sig_bind_dims(const tj_op_def *def, const jit_sig *sig, const int64_t *dims,
+                            jit_sig *out)
 {
     tj_inputs in;
     *out = *sig;
-    if (tj_inputs_of(out, &in))
-        return tj_error_set("op %d is not an op of the family", (int)sig->op);
+    tj_inputs_of(def, out, &in);
     int at = 0;
     for (int i = 0; i < in.n; i++) {
         jit_shape *sh = in.shape[i];
@@ -119,7 +114,10 @@ int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
     jit_sig s;
     if (!sig || !out || !dims)
         return tj_error_set("jit_sig_bind: NULL argument");
-    if (tj_sig_bind_dims(sig, dims, &s) || tj_sig_plan(&s, &p, NULL))
+    const tj_op_def *def = tj_op_find(sig->op);
+    if (!def)
+        return tj_error_set("op %d is not an op of the family", (int)sig->op);
+    if (tj_sig_bind_dims(def, sig, dims, &s) || tj_sig_plan(def, &s, &p, NULL))
         return -1; /* *out as it was */
     *out = s;
     return 0;
@@ -141,11 +139,10 @@ static int tj_dyn_fits(const tj_dyn *d, const tj_plan *p)
 static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, int *fits)
 {
     jit_sig s;
-    const tj_op_def *def = tj_op_find(d->sig.op);
-    if (tj_sig_bind_dims(&d->sig, dims, &s) || !def)
+    if (tj_sig_bind_dims(d->def, &d->sig, dims, &s))
         return -1;
     memset(p, 0, sizeof *p);
-    if (def->plan(&s, p, &(jit_shape){0}) || tj_check_threads(s.threads, &p->threads))
+    if (d->def->plan(&s, p, &(jit_shape){0}) || tj_check_threads(s.threads, &p->threads))
         return -1;
     int rc;
     if (d->jit_ok) {

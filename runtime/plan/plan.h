@@ -16,7 +16,7 @@
  *             after out = copy(data) unless out == data
  *
  * The reference kernel and the IR generator run this struct and nothing
- * else: the ops' own code (runtime/op_*.c) only checks a signature and
+ * else: the ops' own code (runtime/ops/op_*.c) only checks a signature and
  * fills it in.
  */
 #ifndef TJ_PLAN_H
@@ -30,7 +30,7 @@
 typedef enum tj_side { TJ_INDEXED_SRC = 1, TJ_INDEXED_DST = 2 } tj_side;
 
 /* What tj_plan_finish did with each level as the op wrote it. A dynamic
- * kernel's calls replay its template's choices (runtime/dyn.c), so that
+ * kernel's calls replay its template's choices (runtime/dyn/dyn.c), so that
  * every shape of the family gets the nest the kernel was compiled for. */
 enum { TJ_LEVEL_KEEP = 0, TJ_LEVEL_DROP, TJ_LEVEL_MERGE };
 
@@ -52,7 +52,7 @@ struct tj_dyn;
 #define TJ_SPLIT_MIN_WORK 2048
 
 /* A split kernel's measured costs, in ps per unit of work (the split
- * rule's, runtime/jit_support.c): of its calls run on the calling thread
+ * rule's, runtime/exec/jit_support.c): of its calls run on the calling thread
  * alone and of those split over the pool (0: none measured yet); its calls
  * that the rule weighed, and those it split. Read and written with relaxed
  * atomics, without a lock. */
@@ -75,10 +75,10 @@ typedef struct tj_plan {
     jit_op op;
     tj_side indexed;
     int has_updates;            /* the kernel takes (data, indices, updates, out) */
-    /* scatters: how an update combines with out's value (runtime/reduce.h);
+    /* scatters: how an update combines with out's value (runtime/exec/reduce.h);
      * no_init_val: a position hit by any update starts from the neutral
      * value. Both ask for passes over the positions before and after the
-     * updates (runtime/reduce.c) when they are mean or no_init_val. */
+     * updates (runtime/exec/reduce.c) when they are mean or no_init_val. */
     jit_reduction reduction;
     int no_init_val;
     jit_dtype dtype;
@@ -129,7 +129,7 @@ typedef struct tj_plan {
     int written_levels;
     unsigned char recipe[TJ_MAX_LEVELS];
     /* A dynamic kernel's plan is its template, at placeholder dims; this
-     * says which of its words vary with the dims (runtime/dyn.h). NULL for
+     * says which of its words vary with the dims (runtime/dyn/dyn.h). NULL for
      * static signatures. */
     const struct tj_dyn *dyn;
 

@@ -1,6 +1,6 @@
 /*
  * The op table: everything that differs between the ops of the family, one
- * entry per op, each in a file of its own (runtime/op_NAME.c, defining
+ * entry per op, each in a file of its own (runtime/ops/op_NAME.c, defining
  * `const tj_op_def tj_op_NAME`). The build lists those files into the
  * table (runtime/CMakeLists.txt writes op_list.h), so adding an op is
  * adding its file. Everything else calls through the entry and never asks
@@ -29,7 +29,7 @@ typedef struct tj_op_def {
     void (*normalize)(jit_sig *sig);
     /* The first line of jit_explain: the op, its attributes and inputs. */
     void (*describe)(const jit_sig *sig, char *buf, size_t len);
-    /* Optional, for dynamic signatures (runtime/dyn_template.c): applies
+    /* Optional, for dynamic signatures (runtime/dyn/dyn_template.c): applies
      * the op's equalities between dims with tj_tie, and gives a dynamic
      * tuple length that the ranks fix its value; returns how many dims it
      * set. Dynamic dims come coded as distinct negatives. Any sig: checks
@@ -67,7 +67,18 @@ int tj_abi_is_released_handler(tj_entry_fn target);
  * counted from the end brought into range. Same meaning, same bytes. */
 void tj_sig_normalize(const tj_op_def *def, jit_sig *sig);
 
-/* The plan (and output shape) of a signature, every check included. */
-int tj_sig_plan(const jit_sig *sig, tj_plan *plan, jit_shape *out_shape);
+/* The entry of sig's op, or NULL (and jit_last_error) when sig is NULL or
+ * its op unknown. The entry points resolve it once and pass it down to the
+ * key, the plan and the dynamic template, which take it with a sig of
+ * that op. */
+const tj_op_def *tj_sig_op(const jit_sig *sig);
+
+/* The plan (and output shape) of a signature of def's op, every check
+ * included. */
+int tj_sig_plan(const tj_op_def *def, const jit_sig *sig, tj_plan *plan, jit_shape *out_shape);
+
+/* jit_output_shape of a signature of def's op (a dynamic one's too), for
+ * an op's describe hook, which names its own entry. */
+int tj_sig_output_shape(const tj_op_def *def, const jit_sig *sig, jit_shape *out);
 
 #endif

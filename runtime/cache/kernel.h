@@ -32,7 +32,7 @@ typedef struct tj_kernel {
     int (*check)(const void *indices);
     tj_range_fn range;
     int cache_hit;
-    /* A split kernel's measured costs (runtime/jit_support.c). */
+    /* A split kernel's measured costs (runtime/exec/jit_support.c). */
     tj_split_stat split;
     struct tj_dyn *dyn;      /* a dynamic kernel's family: plan.dyn points here */
 } tj_kernel;
