@@ -7,7 +7,8 @@
 const tj_bag_workload tj_bag_workloads[] = {
     {.id = "E1", .what = "DLRM benchmark table: [1000000,64] f32, B 2048, L 100, i64, sum",
      .rows = 1000000, .width = 64, .bags = 2048, .length = 100, .index_size = 8},
-    {.id = "E2a", .what = "one-hot DLRM-v2 feature: [4000000,128] f32 (2 GB), B 8192, L 1, i64, sum",
+    {.id = "E2a",
+     .what = "one-hot DLRM-v2 feature: [4000000,128] f32 (2 GB), B 8192, L 1, i64, sum",
      .rows = 4000000, .width = 128, .bags = 8192, .length = 1, .index_size = 8, .min_sets = 256},
     {.id = "E2b", .what = "multi-hot DLRM-v2 feature: [4000000,128] f32 (2 GB), B 2048, L 27, i64, "
                           "sum",
