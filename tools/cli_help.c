@@ -16,7 +16,7 @@ static const char *const tj_model_flags[] = {"--check", "--explain", "--jobs", "
                                              "--help", NULL};
 static const char *const tj_bench_flags[] = {"--workload", "--json", "--rounds", "--no-compile",
                                              "--compile", "--runs", "--threads", "--policy",
-                                             "--help", NULL};
+                                             "--bags", "--help", NULL};
 static const char *const tj_check_flags[] = {"--runs", "--seed", "--help", NULL};
 static const char *const tj_cache_words[] = {"stats", "clear", "--help", NULL};
 static const char *const tj_demo_flags[] = {"--help", NULL};
@@ -207,6 +207,7 @@ static void tj_usage_bench(FILE *f)
             "       tensorjit bench --compile [--runs N] [--json]\n"
             "       tensorjit bench --threads 1,2,... [--policy P] [--workload ID] [--json] "
             "[--rounds N]\n"
+            "       tensorjit bench --bags [--workload E1|E2a|E2b|E3|E4|E5] [--json] [--rounds N]\n"
             "  --workload ID    one workload (%s)\n"
             "  --rounds N       rounds per timing, 3 to 64 (default 11)\n"
             "  --no-compile     leave out compile times\n"
@@ -214,6 +215,8 @@ static void tj_usage_bench(FILE *f)
             "default 9)\n"
             "  --threads LIST   the JIT kernel on 1 to 64 threads each (e.g. 1,2,4)\n"
             "  --policy P       the index policy of the --threads runs: %s\n"
+            "  --bags           the embedding-bag workloads E1..E5 with their peers; not in\n"
+            "                   the default run (E2's table is 2 GB)\n"
             "  --json           JSON lines\n",
             tj_workload_ids(), policies);
 }
