@@ -215,8 +215,8 @@ static void tj_usage_bench(FILE *f)
             "default 9)\n"
             "  --threads LIST   the JIT kernel on 1 to 64 threads each (e.g. 1,2,4)\n"
             "  --policy P       the index policy of the --threads runs: %s\n"
-            "  --bags           the embedding-bag workloads E1..E5 with their peers; not in\n"
-            "                   the default run (E2's table is 2 GB)\n"
+            "  --bags           the embedding-bag workloads E1..E5 with their peers (they are\n"
+            "                   not in the default run: E2's table is 2 GB)\n"
             "  --json           JSON lines\n",
             tj_workload_ids(), policies);
 }
