@@ -176,7 +176,7 @@ typedef struct jit_gather_elements_sig {
  * copy(data), then out[indices[j..., :]] = updates[j...] in row-major order
  * of j (the last duplicate wins). */
 typedef struct jit_scatter_nd_update_sig {
-    int opset;                   /* 3 (0 means 3) */
+    int opset;                   /* 3 or 15 (0 means 15, the newest); 3 has no reduction */
     jit_dtype dtype;
     jit_dtype updates_dtype;     /* UNSET means dtype; otherwise must equal it */
     jit_dtype index_type;

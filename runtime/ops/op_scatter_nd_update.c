@@ -28,7 +28,7 @@ static int tj_scatter_nd_update_one_element(const jit_shape *u, int k)
 static int tj_scatter_nd_update_check(const jit_sig *s)
 {
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape, *u = &s->updates_shape;
-    int opset = s->opset ? s->opset : 3;
+    int opset = s->opset ? s->opset : 15;
     if (opset != 3 && opset != 15)
         return tj_error_set("opset=%d must be 3 or 15", s->opset);
     if (tj_check_dtype(s->dtype, "data") ||
@@ -80,7 +80,7 @@ static int tj_scatter_nd_update_plan(const jit_sig *s, tj_plan *p, jit_shape *ou
     if (tj_scatter_nd_update_check(s))
         return -1;
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
-    int k = (int)ix->dims[ix->rank - 1], opset = s->opset ? s->opset : 3;
+    int k = (int)ix->dims[ix->rank - 1], opset = s->opset ? s->opset : 15;
     *out = *d;
     tj_plan_init(p, s, TJ_INDEXED_DST, 1);
     if (tj_plan_reduction(p, s,
@@ -121,7 +121,7 @@ static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t le
     snprintf(buf, len,
              "ScatterNDUpdate-%d, reduction %s, data %s %s, indices %s %s, updates %s, index "
              "policy %s\noutput shape: %s (the data shape)\n",
-             s->opset ? s->opset : 3, jit_reduction_name(s->reduction), jit_dtype_name(s->dtype),
+             s->opset ? s->opset : 15, jit_reduction_name(s->reduction), jit_dtype_name(s->dtype),
              tj_shape_format(&s->data_shape, b1, sizeof b1), jit_dtype_name(s->index_type),
              tj_shape_format(&s->indices_shape, b2, sizeof b2),
              tj_shape_format(&s->updates_shape, b3, sizeof b3),
@@ -154,7 +154,7 @@ static int tj_scatter_nd_update_tie(jit_sig *s)
 const tj_op_def tj_op_scatter_nd_update = {
     .info = {.op = JIT_OP_SCATTER_ND_UPDATE, .name = "ScatterNDUpdate",
              .command = "scatter-nd-update", .attrs = JIT_ATTR_UPDATES | JIT_ATTR_REDUCTION,
-             .has_updates = 1, .opsets = {3, 15}, .default_opset = 3,
+             .has_updates = 1, .opsets = {3, 15}, .default_opset = 15,
              .index_types = TJ_INDEX_TYPES_I32_I64, .reductions = TJ_ND_REDUCTIONS},
     .plan = tj_scatter_nd_update_plan,
     .describe = tj_scatter_nd_update_describe,
