@@ -107,18 +107,20 @@ static int tj_seu_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
 
 static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)
 {
-    char b1[512], b2[512], b3[512];
+    char b1[512], b2[512], b3[512], upd[600] = "";
+    if (s->torch_dims)
+        snprintf(upd, sizeof upd, "updates %s %s, ",
+                 jit_dtype_name(s->updates_dtype ? s->updates_dtype : s->dtype),
+                 tj_shape_format(&s->updates_shape, b3, sizeof b3));
     snprintf(buf, len,
              "ScatterElementsUpdate-%d, axis %" PRId64 ", reduction %s%s%s, data %s %s, indices "
-             "%s %s, %s%s%sindex policy %s\noutput shape: %s (the data shape)\n",
+             "%s %s, %sindex policy %s\noutput shape: %s (the data shape)\n",
              s->opset ? s->opset : 12, s->axis, jit_reduction_name(s->reduction),
              s->no_init_val && s->reduction ? " (use_init_val false)" : "",
              s->torch_dims ? ", torch_dims (updates may be larger than indices)" : "",
              jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, b1, sizeof b1),
              jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, b2, sizeof b2),
-             s->torch_dims ? "updates " : "",
-             s->torch_dims ? tj_shape_format(&s->updates_shape, b3, sizeof b3) : "",
-             s->torch_dims ? ", " : "", jit_index_policy_name(s->index_policy), b1);
+             upd, jit_index_policy_name(s->index_policy), b1);
 }
 
 /* updates.shape == indices.shape (indices' dims only bounded by data's);
