@@ -170,6 +170,8 @@ typedef struct jit_gather_elements_sig {
     int threads;
     jit_shape data_shape;
     jit_shape indices_shape;     /* rank(data); data's dims except along axis */
+    int torch_dims;              /* 1: indices' dims but the axis may be smaller than
+                                    data's (torch.gather; jit_sig.torch_dims) */
 } jit_gather_elements_sig;
 
 /* ScatterNDUpdate-3 (ONNX ScatterND, tf.tensor_scatter_nd_update): out =
@@ -210,6 +212,8 @@ typedef struct jit_scatter_elements_update_sig {
     jit_reduction reduction;     /* none, sum, prod, min, max, mean */
     int no_init_val;             /* 1: use_init_val = false: a position hit by any
                                     update starts from the reduction's neutral value */
+    int torch_dims;              /* 1: updates may be larger than indices (torch.scatter;
+                                    jit_sig.torch_dims) */
 } jit_scatter_elements_update_sig;
 
 /* Every op of the family, for the generic API (jit_compile & co). */
@@ -246,6 +250,11 @@ typedef struct jit_sig {
     jit_shape updates_shape;
     jit_reduction reduction;     /* scatters with reductions (JIT_ATTR_REDUCTION) */
     int no_init_val;             /* ScatterElementsUpdate-12: use_init_val = false */
+    /* torch's index dims (JIT_ATTR_TORCH_DIMS): indices' dims may be smaller
+     * than data's but along the axis (torch.gather, torch.scatter), and a
+     * scatter's updates larger than indices in any dim (only the elements
+     * at indices' positions are read, at updates' own strides). */
+    int torch_dims;
     /* Upper bounds of dynamic dims, at the dim's position (data_bound[i]
      * bounds data_shape.dims[i]): 0 means none. Ignored for static dims. A
      * call whose dim exceeds its bound returns JIT_STATUS_BAD_SHAPE. */
@@ -501,7 +510,8 @@ enum jit_op_attr {
     JIT_ATTR_UPDATES = 4,     /* updates_shape and updates_dtype: a scatter */
     JIT_ATTR_AXIS_TENSOR = 8, /* the axis is a model's tensor: axis_type, axis_shape */
     JIT_ATTR_REDUCTION = 16,  /* jit_sig.reduction (which ones: jit_op_info.reductions) */
-    JIT_ATTR_INIT_VAL = 32    /* jit_sig.no_init_val */
+    JIT_ATTR_INIT_VAL = 32,   /* jit_sig.no_init_val */
+    JIT_ATTR_TORCH_DIMS = 64  /* jit_sig.torch_dims */
 };
 
 typedef struct jit_op_info {

@@ -482,6 +482,50 @@ static void test_gather_elements_command(void **state)
     assert_string_equal(printed(), "[[3, 1],\n [6, 5]]\n");
 }
 
+/* --torch-dims: torch.gather(t, 1, [[2, 0]]) and torch.gather(t, 0, [[1, 0]])
+ * with t = [[1, 2, 3], [4, 5, 6]] (index smaller than t), and
+ * torch.zeros(2, 3).scatter_(1, [[2, 0]], [[10, 11, 12], [13, 14, 15]]) (src
+ * larger than index), worked out by hand and checked in torch. */
+static void test_torch_dims_option(void **state)
+{
+    (void)state;
+    float td[6] = {1, 2, 3, 4, 5, 6}, zero[6] = {0}, tu[6] = {10, 11, 12, 13, 14, 15};
+    int64_t t1[2] = {2, 0}, t0[2] = {1, 0};
+    write_npy("td.npy", "<f4", "(2, 3)", td, sizeof td);
+    write_npy("tz.npy", "<f4", "(2, 3)", zero, sizeof zero);
+    write_npy("tu.npy", "<f4", "(2, 3)", tu, sizeof tu);
+    write_npy("t1.npy", "<i8", "(1, 2)", t1, sizeof t1);
+    write_npy("t0.npy", "<i8", "(1, 2)", t0, sizeof t0);
+    assert_int_equal(run("gather-elements --data @td.npy --indices @t1.npy --axis 1 "
+                         "--torch-dims"), 0);
+    assert_string_equal(printed(), "[[3, 1]]\n");
+    assert_int_equal(run("gather-elements --data @td.npy --indices @t0.npy --axis 0 "
+                         "--torch-dims --dynamic all --engine reference"), 0);
+    assert_string_equal(printed(), "[[4, 2]]\n");
+    assert_int_equal(run("gather-elements --data @td.npy --indices @t1.npy --axis 1"), 2);
+    assert_string_equal(err_text, "tensorjit: indices.shape[0]=1 must equal data.shape[0]=2 "
+                                  "(every dimension but axis 1)\n");
+    assert_int_equal(run("scatter-elements-update --data @tz.npy --indices @t1.npy "
+                         "--updates @tu.npy --axis 1 --torch-dims"), 0);
+    assert_string_equal(printed(), "[[11, 0, 10],\n [0, 0, 0]]\n");
+    assert_int_equal(run("scatter-elements-update --data @tz.npy --indices @t1.npy "
+                         "--updates @tu.npy --axis 1 --torch-dims --dynamic all"), 0);
+    assert_string_equal(printed(), "[[11, 0, 10],\n [0, 0, 0]]\n");
+    int64_t t2[4] = {0, 1, 1, 0};
+    write_npy("t2.npy", "<i8", "(2, 2)", t2, sizeof t2);
+    write_npy("tv.npy", "<f4", "(1, 2)", tu, 2 * sizeof *tu);
+    assert_int_equal(run("scatter-elements-update --data @tz.npy --indices @t2.npy "
+                         "--updates @tv.npy --axis 1 --torch-dims"), 2);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, "updates.shape[0]=1 must not be smaller than "
+                                     "indices.shape[0]=2"));
+    assert_int_equal(run("gather --data @td.npy --indices @t1.npy --axis 0 --torch-dims"), 2);
+    assert_string_equal(err_text, "tensorjit: --torch-dims is not an option of gather\n");
+    assert_int_equal(run("gather-elements --data-shape 3x4 --indices-shape 2x6 --axis 1 "
+                         "--torch-dims --explain"), 0);
+    assert_non_null(strstr(out_text, "torch_dims"));
+}
+
 /* tf.tensor_scatter_nd_update(reshape(range(8), [4, 2]), [[3], [0], [3]],
  * [[10, 11], [20, 21], [30, 31]]): the last of the two rows 3 wins. */
 static void test_scatter_nd_update_command(void **state)
@@ -1864,10 +1908,11 @@ static void test_help_on_every_command(void **state)
         }
         for (int p = 0; p < JIT_INDEX_POLICY_COUNT; p++)
             assert_non_null(strstr(out_text, jit_index_policy_name((jit_index_policy)p)));
-        const char *attr_flags[] = {"--axis", "--batch-dims", "--updates", "--no-init-val"};
+        const char *attr_flags[] = {"--axis", "--batch-dims", "--updates", "--no-init-val",
+                                    "--torch-dims"};
         unsigned attr_bits[] = {JIT_ATTR_AXIS, JIT_ATTR_BATCH_DIMS, JIT_ATTR_UPDATES,
-                                JIT_ATTR_INIT_VAL};
-        for (int k = 0; k < 4; k++)
+                                JIT_ATTR_INIT_VAL, JIT_ATTR_TORCH_DIMS};
+        for (int k = 0; k < 5; k++)
             if (!(info.attrs & attr_bits[k]) != !strstr(out_text, attr_flags[k]))
                 fail_msg("%s --help and %s disagree with the op table", info.command,
                          attr_flags[k]);
@@ -1979,6 +2024,7 @@ int main(void)
         cmocka_unit_test(test_scatter_update_example),
         cmocka_unit_test(test_gather_command),
         cmocka_unit_test(test_gather_elements_command),
+        cmocka_unit_test(test_torch_dims_option),
         cmocka_unit_test(test_scatter_nd_update_command),
         cmocka_unit_test(test_check_explain_dump_new_ops),
         cmocka_unit_test(test_model_check_new_layers),

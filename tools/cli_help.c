@@ -105,6 +105,9 @@ void tj_cli_usage_op(const jit_op_info *op, FILE *f)
     if (op->attrs & JIT_ATTR_INIT_VAL)
         fprintf(f, "  --no-init-val              a position hit by an update starts from the\n"
                 "                             reduction's neutral value, not data's\n");
+    if (op->attrs & JIT_ATTR_TORCH_DIMS)
+        fprintf(f, "  --torch-dims               torch's index dims: indices no larger than data\n"
+                "                             but along the axis, updates no smaller than indices\n");
     fprintf(f, "  --index-policy %s\n"
             "                             what an index out of range does (default error%s%s)\n",
             policies, *spec ? "; in a model: " : "", spec);

@@ -30,12 +30,14 @@ typedef struct tj_run_opts {
     jit_index_policy policy;
     jit_reduction reduction;
     int no_init_val;
+    int torch_dims;
 } tj_run_opts;
 
 enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
        OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
        OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE,
-       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL, OPT_DYNAMIC };
+       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL, OPT_DYNAMIC,
+       OPT_TORCH_DIMS };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -56,6 +58,7 @@ static const struct option tj_run_options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"reduction", required_argument, NULL, OPT_REDUCTION},
     {"no-init-val", no_argument, NULL, OPT_NO_INIT_VAL},
+    {"torch-dims", no_argument, NULL, OPT_TORCH_DIMS},
     {"data-shape", required_argument, NULL, OPT_DATA_SHAPE},
     {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
     {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
@@ -174,6 +177,11 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         if (tj_takes(o, JIT_ATTR_INIT_VAL, "--no-init-val"))
             return 0;
         o->no_init_val = 1;
+        return 0;
+    case OPT_TORCH_DIMS:
+        if (tj_takes(o, JIT_ATTR_TORCH_DIMS, "--torch-dims"))
+            return 0;
+        o->torch_dims = 1;
         return 0;
     case OPT_SEED:
         if (!o->check)
@@ -350,7 +358,7 @@ static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy
                    .index_type = o->index_type, .index_policy = o->policy, .engine = o->engine,
                    .data_shape = o->data_shape, .indices_shape = o->indices_shape,
                    .updates_shape = o->updates_shape, .reduction = o->reduction,
-                   .no_init_val = o->no_init_val};
+                   .no_init_val = o->no_init_val, .torch_dims = o->torch_dims};
     memcpy(sig.data_bound, o->data_bound, sizeof sig.data_bound);
     memcpy(sig.indices_bound, o->indices_bound, sizeof sig.indices_bound);
     memcpy(sig.updates_bound, o->updates_bound, sizeof sig.updates_bound);

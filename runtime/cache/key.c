@@ -40,6 +40,7 @@ int tj_key_sig(const tj_op_def *def, const jit_sig *sig, tj_key *k)
     tj_put(k, s.threads);
     tj_put(k, s.reduction);
     tj_put(k, s.no_init_val);
+    tj_put(k, s.torch_dims);
     return tj_put_shape(k, &s.axis_shape, NULL) || tj_put_shape(k, &s.data_shape, s.data_bound) ||
                    tj_put_shape(k, &s.indices_shape, s.indices_bound) ||
                    tj_put_shape(k, &s.updates_shape, s.updates_bound)

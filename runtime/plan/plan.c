@@ -72,14 +72,14 @@ static int tj_byte_strides(const jit_shape *s, int elem, const char *name, int64
     return 0;
 }
 
-int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix, int a)
+int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix,
+                           const jit_shape *dense, int a)
 {
     int gather = p->indexed == TJ_INDEXED_SRC, units = 1;
     int64_t data_stride[JIT_MAX_RANK], index_stride[JIT_MAX_RANK], dense_stride[JIT_MAX_RANK];
-    /* the dense side (out or updates) has the indices' shape */
     if (tj_byte_strides(d, p->elem_size, "data", data_stride) ||
         tj_byte_strides(ix, p->index_size, "indices", index_stride) ||
-        tj_byte_strides(ix, p->elem_size, gather ? "output" : "updates", dense_stride))
+        tj_byte_strides(dense, p->elem_size, gather ? "output" : "updates", dense_stride))
         return -1;
     for (int i = 0; i < d->rank; i++) {
         units = gather || (units && i < a && ix->dims[i] == d->dims[i]);

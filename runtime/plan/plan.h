@@ -154,13 +154,15 @@ void tj_plan_level(tj_plan *p, int64_t trip, int64_t index_step, int64_t indexed
 
 /* The levels of an op with one index per element (GatherElements,
  * ScatterElementsUpdate): one per dimension of indices, walking indices
- * and the dense side densely and the indexed side (data's strides) on
- * every dimension but the axis, whose position the index gives (depth 1).
- * A gather's levels are all unit levels; a scatter's only those before
- * the axis where indices span data (two elements of different rows never
- * collide, and its copy is split with the rows). 0, or -1 on overflow. */
+ * densely, the dense side at the strides of its shape `dense` (out's,
+ * which is indices', or updates', no smaller) and the indexed side
+ * (data's strides) on every dimension but the axis, whose position the
+ * index gives (depth 1). A gather's levels are all unit levels; a
+ * scatter's only those before the axis where indices span data (two
+ * elements of different rows never collide, and its copy is split with
+ * the rows). 0, or -1 on overflow. */
 int tj_plan_element_levels(tj_plan *p, const jit_shape *data, const jit_shape *indices,
-                           int axis);
+                           const jit_shape *dense, int axis);
 
 /* After the levels, dims, strides, sizes and copy: drops levels of one
  * trip, merges neighbours that walk as one, and computes units, visits,

@@ -43,6 +43,7 @@ void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
         s->no_init_val = 0; /* no effect without a reduction */
     else
         s->no_init_val = s->no_init_val != 0;
+    s->torch_dims = attrs & JIT_ATTR_TORCH_DIMS ? s->torch_dims != 0 : 0;
     if (def->normalize)
         def->normalize(s);
 }
