@@ -27,6 +27,8 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
         int64_t n;
         if (strcmp(a, "--json") == 0)
             o->json = 1;
+        else if (strcmp(a, "--verbose") == 0)
+            o->scale.verbose = 1;
         else if (strcmp(a, "--no-compile") == 0)
             o->compile = 0;
         else if (strcmp(a, "--compile") == 0)
@@ -56,7 +58,7 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
             printf("usage: tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]\n"
                    "       tensorjit bench --compile [--runs N] [--json]\n"
                    "       tensorjit bench --threads 1,2,... [--policy NAME] [--workload ID] "
-                   "[--json] [--rounds N]\n");
+                   "[--json] [--rounds N] [--verbose]\n");
             return 1;
         } else
             return tj_cli_fail("bench: unknown argument '%s'", a), -1;
