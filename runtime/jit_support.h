@@ -50,4 +50,8 @@ typedef struct tj_split_counts {
 /* 0 and *out for a kernel of this library; -1 (*out zeroed) otherwise. */
 int tj_split_counts_of(jit_kernel fn, tj_split_counts *out);
 
+/* How many jit_run_range calls the reference code served so far, in this
+ * process (runtime/parts.c): tests hold JIT kernels' ranges to none. */
+int64_t tj_parts_reference_ranges(void);
+
 #endif

@@ -28,9 +28,13 @@ typedef struct tj_kernel {
     size_t code_bytes;
     void *closure;           /* libffi closure, when the reference kernel serves */
     void *backend_handle;    /* JIT resources, released with the kernel */
-    /* a split JIT kernel's parts (NULL otherwise: the reference code serves) */
+    /* a JIT kernel's parts (ir/kernel_ir.h, TJ_IR_RANGE_SUFFIX; NULL
+     * otherwise: the reference code serves) */
     int (*check)(const void *indices);
     tj_range_fn range;
+    /* the indices the last jit_validate found valid and none negative (its
+     * check said so), or NULL: their ranges skip the wrap (runtime/parts.c) */
+    const void *nonneg_indices;
     int cache_hit;
     /* A split kernel's measured costs (runtime/jit_support.c). */
     tj_split_stat split;

@@ -1,9 +1,17 @@
 /* jit_units / validate / run_range: a kernel's work for the caller's own
- * threads. Split JIT kernels serve them with their generated check and
- * range functions; every other kernel (one thread asked for, or too small
- * to split) with the reference code on its plan. Each query pins
- * the kernel while it runs (user_kernel.h). */
+ * threads. JIT kernels of threads > 1 serve them with their generated
+ * check and range functions; every other kernel (one thread asked for, a
+ * reduction of several passes, the reference kernel) with the reference
+ * code on its plan. Each query pins the kernel while it runs
+ * (user_kernel.h).
+ *
+ * Wrap once, for ranges too: jit_validate keeps the indices its check
+ * found all non-negative (negative-wraps), and a range of those same
+ * indices runs the copies without the wrap, as the kernel's own calls do.
+ * The caller must not change the indices between the two, which the
+ * parts API already asks (the ranges do not check them again). */
 #include "error.h"
+#include "jit_support.h"
 #include "plan.h"
 #include "ref_kernel.h"
 #include "typed_api.h"
@@ -24,11 +32,25 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
         rc = JIT_STATUS_BAD_POINTER;
     } else {
         rc = k->check ? k->check(indices) : tj_report_bad_index(&k->plan, indices);
-        if (rc == TJ_CHECK_NEGATIVE) /* valid; the note is for the kernel's own range */
+        tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
+        __atomic_store_n(&mk->nonneg_indices, rc == JIT_OK && k->check ? indices : NULL,
+                         __ATOMIC_RELAXED);
+        if (rc == TJ_CHECK_NEGATIVE) /* valid; its ranges wrap */
             rc = JIT_OK;
     }
     tj_user_kernel_done(&pin);
     return rc;
+}
+
+/* Ranges the reference code ran (tj_parts_reference_ranges). */
+static int64_t tj_reference_ranges;
+
+/* The range function's flags for indices: TJ_RANGE_NONNEG where the last
+ * jit_validate of k found these indices none negative. */
+static int tj_range_flags(const tj_kernel *k, const void *indices)
+{
+    const void *nonneg = __atomic_load_n(&k->nonneg_indices, __ATOMIC_RELAXED);
+    return indices && nonneg == indices ? TJ_RANGE_NONNEG : 0;
 }
 
 static int tj_range_of(const tj_kernel *k, const void *data, const void *indices,
@@ -48,8 +70,14 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
     if (begin >= end)
         return JIT_OK;
     if (k->range)
-        return k->range(data, indices, updates, out, begin, end, 0); /* may wrap */
+        return k->range(data, indices, updates, out, begin, end, tj_range_flags(k, indices));
+    __atomic_add_fetch(&tj_reference_ranges, 1, __ATOMIC_RELAXED);
     return tj_ref_range(&k->plan, data, indices, updates, out, begin, end);
+}
+
+int64_t tj_parts_reference_ranges(void)
+{
+    return __atomic_load_n(&tj_reference_ranges, __ATOMIC_RELAXED);
 }
 
 int tj_run_range_of(jit_kernel fn, jit_op op, const void *data, const void *indices,

@@ -8,7 +8,9 @@
  * index sets hold negative indices, so that both of the copies' paths (the
  * wrap, and none where the check proved every index non-negative) run.
  * Then the same kernels through jit_units / jit_run_range, their units cut
- * into random ranges run in random order.
+ * into random ranges run in random order. Kernels too small to split
+ * serve their ranges with JIT code too, and a range of indices that
+ * jit_validate found none negative skips the wrap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "jit_support.h"
 #include "oracle.h"
 #include "support.h"
 #include "tensorjit.h"
@@ -296,11 +299,126 @@ static void test_split_rule_keeps_bytes(void **state)
     jit_shutdown();
 }
 
+/* A GatherND of single f32 elements of a [rows, cols] table, tuples of
+ * (row, col): unrolled, a loop below the split gate, or a split kernel. */
+static jit_sig element_gather(int64_t rows, int64_t cols, int64_t tuples, jit_index_policy pol)
+{
+    jit_sig s = {0};
+    s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+    s.index_policy = pol, s.threads = 2;
+    s.data_shape = shape2(rows, cols);
+    s.indices_shape = shape2(tuples, 2);
+    return s;
+}
+
+static void fill_tuples(uint64_t *rs, int64_t *idx, int64_t tuples, int64_t rows, int64_t cols,
+                        int negatives)
+{
+    for (int64_t t = 0; t < tuples; t++) {
+        idx[2 * t] = support_rand_range(rs, negatives ? -rows : 0, rows - 1);
+        idx[2 * t + 1] = support_rand_range(rs, negatives ? -cols : 0, cols - 1);
+    }
+}
+
+/* Kernels of threads = 2 too small to split (unrolled; a loop below
+ * TJ_SPLIT_MIN_WORK) and a split one: jit_run_range in two ranges gives
+ * the whole kernel's bytes, and the reference code serves none of them. */
+static void test_small_kernels_ranges_are_jit(void **state)
+{
+    (void)state;
+    static const int64_t sizes[][3] = {{8, 8, 4}, {64, 64, 100}, {300, 200, 1500},
+                                       {1024, 1024, 20000}};
+    uint64_t rs = 11;
+    for (int pol = 0; pol < 2; pol++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            int64_t rows = sizes[i][0], cols = sizes[i][1], n = sizes[i][2];
+            jit_sig s = element_gather(rows, cols, n,
+                                       pol ? JIT_INDEX_NEGATIVE_WRAPS : JIT_INDEX_ERROR);
+            jit_kernel fn = jit_compile(&s);
+            assert_non_null(fn);
+            jit_kernel_info ki;
+            assert_int_equal(jit_info(fn, &ki), 0);
+            support_expect_jit(&ki, "a small kernel of two threads");
+            float *data = malloc((size_t)(rows * cols) * sizeof *data);
+            int64_t *idx = malloc((size_t)n * 2 * sizeof *idx);
+            float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+            assert_true(data && idx && want && got);
+            for (int64_t e = 0; e < rows * cols; e++)
+                data[e] = (float)support_rand(&rs) / 7.0f;
+            fill_tuples(&rs, idx, n, rows, cols, pol);
+            assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+            memset(got, 0x5a, (size_t)n * sizeof *got);
+            int64_t units = jit_units(fn), before = tj_parts_reference_ranges();
+            assert_true(units >= 1);
+            assert_int_equal(jit_validate(fn, idx), JIT_OK);
+            assert_int_equal(jit_run_range(fn, data, idx, NULL, got, units / 2, units), JIT_OK);
+            assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units / 2), JIT_OK);
+            assert_memory_equal(got, want, (size_t)n * sizeof *got);
+            if (tj_parts_reference_ranges() != before)
+                fail_msg("%lld tuples into [%lld, %lld] under %s: the reference code ran its "
+                         "ranges", (long long)n, (long long)rows, (long long)cols,
+                         jit_index_policy_name(s.index_policy));
+            free(data), free(idx), free(want), free(got);
+        }
+    jit_shutdown();
+}
+
+/* Under negative-wraps a range wraps only indices jit_validate saw
+ * negative. Seen from outside: after a validation that found none, one
+ * tuple is made (row, -1) behind the kernel's back (the parts API forbids
+ * it: the test does it to see the path); unwrapped, its element is the
+ * previous row's last, wrapped its own row's last. So the range reads the
+ * previous row's last; validated again (now a negative index), its own.
+ * Loop kernels (below the gate, and split) track the sign; with indices
+ * untouched, every range gives the whole kernel's bytes. */
+static void test_ranges_wrap_once(void **state)
+{
+    (void)state;
+    static const int64_t sizes[][3] = {{64, 64, 100}, {1024, 1024, 20000}};
+    uint64_t rs = 12;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        int64_t rows = sizes[i][0], cols = sizes[i][1], n = sizes[i][2];
+        jit_sig s = element_gather(rows, cols, n, JIT_INDEX_NEGATIVE_WRAPS);
+        jit_kernel fn = jit_compile(&s);
+        assert_non_null(fn);
+        float *data = malloc((size_t)(rows * cols) * sizeof *data);
+        int64_t *idx = malloc((size_t)n * 2 * sizeof *idx);
+        float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+        assert_true(data && idx && want && got);
+        for (int64_t e = 0; e < rows * cols; e++)
+            data[e] = (float)e; /* every element its own value */
+        fill_tuples(&rs, idx, n, rows, cols, 0);
+        int64_t units = jit_units(fn);
+        assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+        assert_int_equal(jit_validate(fn, idx), JIT_OK);
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units), JIT_OK);
+        assert_memory_equal(got, want, (size_t)n * sizeof *got);
+
+        int64_t row = 1 + support_rand_range(&rs, 0, rows - 2);
+        idx[0] = row, idx[1] = -1;
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units), JIT_OK);
+        if (got[0] != data[row * cols - 1])
+            fail_msg("%lld tuples: after a validation without negatives the range wrapped "
+                     "(read %g, the unwrapped element is %g)",
+                     (long long)n, got[0], data[row * cols - 1]);
+        assert_int_equal(jit_validate(fn, idx), JIT_OK);
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, units / 3, units), JIT_OK);
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units / 3), JIT_OK);
+        assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+        assert_memory_equal(got, want, (size_t)n * sizeof *got);
+        assert_true(got[0] == data[row * cols + cols - 1]);
+        free(data), free(idx), free(want), free(got);
+    }
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_equals_one_thread),
         cmocka_unit_test(test_split_rule_keeps_bytes),
+        cmocka_unit_test(test_small_kernels_ranges_are_jit),
+        cmocka_unit_test(test_ranges_wrap_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
