@@ -176,8 +176,8 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
         s->split = p->threads > 1 && !tj_reduce_needs_passes(p) &&
                    !tj_dyn_varies(p->dyn, &p->dyn->tmpl.row_units);
     }
-    /* a dynamic kernel offers no parts API: only its split needs ranges */
-    s->ranges = s->split || (!p->dyn && p->threads > 1 && !tj_reduce_needs_passes(p));
+    /* other kernels get them when the parts API first asks (tj_backend_parts) */
+    s->ranges = s->split;
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */

@@ -22,10 +22,11 @@
 #define TJ_RT_DYN_PARALLEL "tj_rt_dyn_parallel"
 
 /* Suffixes of the exported check and range functions: a split kernel's
- * main calls them; every other static kernel of threads > 1 has them too,
- * beside a whole main, for jit_validate and jit_run_range (a runtime's own
- * pool), so that its ranges run the same loop bodies as its main. Kernels
- * of one thread do without: the two functions cost their compile time
+ * main calls them; another static kernel gets them, beside a whole main,
+ * in a second module compiled when jit_units / jit_validate /
+ * jit_run_range first ask for them (a runtime's own pool), so that its
+ * ranges run the same loop bodies as its main. Not with every kernel:
+ * the two functions double a small kernel's compile time
  * (docs/performance.md, 'Parallel execution'). */
 #define TJ_IR_CHECK_SUFFIX "_check"
 #define TJ_IR_RANGE_SUFFIX "_range"
@@ -145,7 +146,7 @@ typedef struct tj_ir_strategy {
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
     int split;         /* a main that calls its check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
-    int ranges;        /* check and range functions, for the main or for jit_run_range */
+    int ranges;        /* check and range functions: a split main's, or the parts API's */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
     int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */

@@ -348,6 +348,22 @@ static tj_engine *tj_started_engine(char *why, size_t len)
     return en;
 }
 
+int tj_backend_parts(const tj_plan *p, tj_backend_kernel *out, char *why, size_t len)
+{
+    tj_engine *en = tj_started_engine(why, len);
+    if (!en)
+        return -1;
+    tj_ir_strategy st;
+    tj_ir_choose(p, &tj_config_get()->codegen, &st);
+    st.ranges = 1;
+    LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
+    if (!tm)
+        return -1;
+    int rc = tj_compile(en, tm, p, &st, NULL, out, why, len);
+    tj_engine_release_tm(en, tm);
+    return rc;
+}
+
 int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
                        tj_backend_kernel *out, char *why, size_t len)
 {

@@ -18,8 +18,7 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 4u /* 2: the plan of levels; 3: range functions take flags; 4: every
-                               * static kernel of threads > 1 has them */
+#define TJ_OBJ_FORMAT 3u /* 2: the plan of levels; 3: range functions take flags */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

@@ -320,20 +320,23 @@ static void fill_tuples(uint64_t *rs, int64_t *idx, int64_t tuples, int64_t rows
     }
 }
 
-/* Kernels of threads = 2 too small to split (unrolled; a loop below
- * TJ_SPLIT_MIN_WORK) and a split one: jit_run_range in two ranges gives
- * the whole kernel's bytes, and the reference code serves none of them. */
+/* Kernels too small to split (unrolled; a loop below TJ_SPLIT_MIN_WORK),
+ * of one thread or two, and a split one: jit_run_range in two ranges gives
+ * the whole kernel's bytes, and the reference code serves none of them
+ * (their check and range functions are compiled on the first query); a
+ * bad index is refused by jit_validate with its value named. */
 static void test_small_kernels_ranges_are_jit(void **state)
 {
     (void)state;
     static const int64_t sizes[][3] = {{8, 8, 4}, {64, 64, 100}, {300, 200, 1500},
                                        {1024, 1024, 20000}};
     uint64_t rs = 11;
-    for (int pol = 0; pol < 2; pol++)
+    for (int pol = 0; pol < 4; pol++)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
             int64_t rows = sizes[i][0], cols = sizes[i][1], n = sizes[i][2];
             jit_sig s = element_gather(rows, cols, n,
-                                       pol ? JIT_INDEX_NEGATIVE_WRAPS : JIT_INDEX_ERROR);
+                                       pol & 1 ? JIT_INDEX_NEGATIVE_WRAPS : JIT_INDEX_ERROR);
+            s.threads = 1 + pol / 2;
             jit_kernel fn = jit_compile(&s);
             assert_non_null(fn);
             jit_kernel_info ki;
@@ -345,7 +348,7 @@ static void test_small_kernels_ranges_are_jit(void **state)
             assert_true(data && idx && want && got);
             for (int64_t e = 0; e < rows * cols; e++)
                 data[e] = (float)support_rand(&rs) / 7.0f;
-            fill_tuples(&rs, idx, n, rows, cols, pol);
+            fill_tuples(&rs, idx, n, rows, cols, pol & 1);
             assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
             memset(got, 0x5a, (size_t)n * sizeof *got);
             int64_t units = jit_units(fn), before = tj_parts_reference_ranges();
@@ -358,6 +361,12 @@ static void test_small_kernels_ranges_are_jit(void **state)
                 fail_msg("%lld tuples into [%lld, %lld] under %s: the reference code ran its "
                          "ranges", (long long)n, (long long)rows, (long long)cols,
                          jit_index_policy_name(s.index_policy));
+            idx[2 * (n - 1) + 1] = cols + 3;
+            assert_int_equal(jit_validate(fn, idx), JIT_STATUS_BAD_INDEX);
+            char value[32];
+            snprintf(value, sizeof value, "%lld", (long long)(cols + 3));
+            if (!strstr(jit_last_error(), value))
+                fail_msg("the bad index %s is not named: %s", value, jit_last_error());
             free(data), free(idx), free(want), free(got);
         }
     jit_shutdown();
