@@ -12,6 +12,7 @@
  * serve their ranges with JIT code too, and a range of indices that
  * jit_validate found none negative skips the wrap.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -421,6 +422,57 @@ static void test_ranges_wrap_once(void **state)
     jit_shutdown();
 }
 
+typedef struct racer {
+    jit_kernel fn;
+    const float *data;
+    const int64_t *idx;
+    float *out;
+    int64_t units;
+    int rc;
+} racer;
+
+static void *race_ranges(void *arg)
+{
+    racer *r = arg;
+    r->rc = jit_validate(r->fn, r->idx);
+    if (r->rc == JIT_OK)
+        r->rc = jit_run_range(r->fn, r->data, r->idx, NULL, r->out, 0, r->units);
+    return NULL;
+}
+
+/* Four threads' first queries of a fresh kernel race to compile its parts
+ * (one module is kept, the others freed): each gets the whole kernel's
+ * bytes, and JIT code serves them all (run under TSan by build.sh). */
+static void test_parts_first_queries_race(void **state)
+{
+    (void)state;
+    enum { RACERS = 4, ROWS = 64, COLS = 64, N = 300 };
+    jit_sig s = element_gather(ROWS, COLS, N, JIT_INDEX_NEGATIVE_WRAPS);
+    jit_kernel fn = jit_compile(&s);
+    assert_non_null(fn);
+    static float data[ROWS * COLS], want[N], out[RACERS][N];
+    static int64_t idx[2 * N];
+    uint64_t rs = 13;
+    for (int e = 0; e < ROWS * COLS; e++)
+        data[e] = (float)support_rand(&rs);
+    fill_tuples(&rs, idx, N, ROWS, COLS, 1);
+    assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+    int64_t before = tj_parts_reference_ranges();
+    racer r[RACERS];
+    pthread_t t[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        r[i] = (racer){fn, data, idx, out[i], jit_units(fn), -1};
+        assert_int_equal(pthread_create(&t[i], NULL, race_ranges, &r[i]), 0);
+    }
+    for (int i = 0; i < RACERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(r[i].rc, JIT_OK);
+        assert_memory_equal(out[i], want, sizeof want);
+    }
+    assert_int_equal(tj_parts_reference_ranges(), before);
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_split_rule_keeps_bytes),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
+        cmocka_unit_test(test_parts_first_queries_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
