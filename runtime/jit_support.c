@@ -160,6 +160,14 @@ static int tj_split_verdict(tj_split_stat *st)
     return v;
 }
 
+/* The most parts a call of p runs in: its threads, the host's CPUs, its
+ * units. */
+static int tj_split_most(const tj_plan *p)
+{
+    int most = p->threads < tj_pool_cpus() ? p->threads : tj_pool_cpus();
+    return most < p->units ? most : (int)p->units;
+}
+
 /* The parts the expected time alone (alone_ps per unit of work) is worth. */
 static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
 {
@@ -209,8 +217,7 @@ static tj_split_way tj_split_escape(const tj_plan *p, double work, tj_split_stat
         return w;
     }
     __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
-    int most = p->threads < tj_pool_cpus() ? p->threads : tj_pool_cpus();
-    w.parts = most < p->units ? most : (int)p->units;
+    w.parts = tj_split_most(p);
     return w;
 }
 
@@ -222,14 +229,22 @@ static tj_split_way tj_split_choose(const tj_plan *p, double work, tj_split_stat
         work < TJ_SPLIT_MIN_WORK)
         return w;
     int64_t calls = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
-    int parts = tj_split_model(p, work, tj_split_cost(st, TJ_WAY_ALONE));
+    int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
+    int parts = tj_split_model(p, work, alone);
     if (calls <= TJ_SPLIT_WARM)
         return w;
+    /* a long call whose split calls were measured follows them, not the
+     * model: the pool's cost is every kernel's, its own split costs are
+     * its own (G5 measured 0.44x split while the pool's cost, raised by
+     * others' jobs on a busy host, kept it alone) */
+    int measured = __atomic_load_n(&st->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED) >= TJ_SPLIT_WARM;
+    if (parts <= 1 && measured && (double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS)
+        parts = tj_split_most(p);
     if (parts <= 1)
         return tj_split_escape(p, work, st, calls);
     /* split calls are tried TJ_SPLIT_WARM times before they are judged:
      * the first one starts the pool's threads */
-    if (__atomic_load_n(&st->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED) < TJ_SPLIT_WARM) {
+    if (!measured) {
         w.parts = parts;
         return w;
     }
