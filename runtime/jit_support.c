@@ -86,7 +86,12 @@ typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void
  * execution'). A probe that disagrees with the verdict is confirmed by a
  * second one at the next call, so that two samples of the other way, taken
  * next to the verdict's own, can turn it without waiting for the next
- * probe. The first calls run alone and give the first cost.
+ * probe. The model only speaks for short calls (below TJ_SPLIT_ESCAPE_NS)
+ * and for a kernel's first split calls: a longer one follows its own
+ * measured costs, and probes when a probe is due even while the model
+ * says no, since the pool's cost is every kernel's and only jobs measure
+ * it again (docs/performance.md, 'Issue 20's leftovers'). The first calls
+ * run alone and give the first cost.
  * The same rule for static and dynamic kernels, a dynamic kernel's calls
  * each with their own work.
  */
@@ -208,7 +213,7 @@ static tj_split_way tj_split_escape(const tj_plan *p, double work, tj_split_stat
 {
     tj_split_way w = {1, 0};
     int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
-    if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS) {
+    if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS && tj_split_most(p) > 1) {
         int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
         w.probe = confirm ? TJ_PROBE_CONFIRM : tj_split_probe_due(calls) ? TJ_PROBE_ESCAPE : 0;
     }

@@ -473,6 +473,39 @@ static void test_parts_first_queries_race(void **state)
     jit_shutdown();
 }
 
+/* The split rule's counts (tensorjit bench --verbose) add up: every call
+ * of a long split kernel is weighed and timed one way or the other, and
+ * its due probes (calls 8, 16, 32) ran, whatever the verdict. */
+static void test_split_counts_add_up(void **state)
+{
+    (void)state;
+    enum { ROWS = 8192, COLS = 256, N = 8192, CALLS = 40 };
+    jit_sig s = {0};
+    s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+    s.threads = 2;
+    s.data_shape = shape2(ROWS, COLS);
+    s.indices_shape = shape2(N, 1);
+    jit_kernel fn = jit_compile(&s);
+    assert_non_null(fn);
+    float *data = calloc((size_t)ROWS * COLS, sizeof *data), *out = malloc((size_t)N * COLS * 4);
+    int64_t *idx = malloc(N * sizeof *idx);
+    assert_true(data && out && idx);
+    uint64_t rs = 14;
+    for (int i = 0; i < N; i++)
+        idx[i] = support_rand_range(&rs, 0, ROWS - 1);
+    for (int i = 0; i < CALLS; i++)
+        assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, out), JIT_OK);
+    tj_split_counts c;
+    assert_int_equal(tj_split_counts_of(fn, &c), 0);
+    assert_int_equal(c.calls, CALLS);
+    assert_int_equal(c.alone + c.split, CALLS);
+    assert_true(c.probes >= 3);
+    assert_true(c.alone_ps > 0);
+    assert_int_equal(tj_split_counts_of(NULL, &c), -1);
+    free(data), free(out), free(idx);
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),
+        cmocka_unit_test(test_split_counts_add_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
