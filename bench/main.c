@@ -1,5 +1,5 @@
 /* `tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]
- * [--compile] [--threads 1,2,... [--policy NAME]]`: the performance table
+ * [--compile] [--threads 1,2,... [--policy NAME]]` and `--bags`: the performance table
  * of shared/bench/workloads.md and the compile figures, or (--threads)
  * how each workload's kernel scales with threads. Ratios are measured in
  * one run, interleaved; absolute times on a shared machine drift. */
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bags.h"
 #include "bench.h"
 #include "bench_compile.h"
 #include "bench_run.h"
@@ -54,14 +55,11 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
             if (tj_cli_int("--runs", argv[++i], 1, 64, &n))
                 return -1;
             o->compile_runs = (int)n;
-        } else if (strcmp(a, "--help") == 0) {
-            printf("usage: tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]\n"
-                   "       tensorjit bench --compile [--runs N] [--json]\n"
-                   "       tensorjit bench --threads 1,2,... [--policy NAME] [--workload ID] "
-                   "[--json] [--rounds N] [--verbose]\n");
+        } else if (tj_cli_is_help(a)) {
+            tj_cli_usage("bench", stdout);
             return 1;
         } else
-            return tj_cli_fail("bench: unknown argument '%s'", a), -1;
+            return tj_cli_unknown("bench: unknown argument", a, tj_cli_words("bench")), -1;
     }
     return 0;
 }
@@ -149,6 +147,8 @@ static void tj_print_case(const tj_bench_case *c, int json, int *first)
 
 int tj_cmd_bench_run(int argc, char **argv)
 {
+    if (tj_bench_wants_bags(argc, argv))
+        return tj_bench_bags(argc, argv);
     tj_bench_opts o;
     int rc = tj_bench_args(argc, argv, &o);
     if (rc)

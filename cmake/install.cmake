@@ -64,8 +64,12 @@ endif()
 set(CPACK_PACKAGE_NAME tensorjit)
 set(CPACK_PACKAGE_VENDOR tensorjit)
 set(CPACK_PACKAGE_CONTACT "tensorjit maintainers")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-    "Shape-specialized GatherND and ScatterUpdate kernels, JIT-compiled by LLVM")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${TENSORJIT_DESCRIPTION}")
+set(CPACK_PACKAGE_DESCRIPTION "${TENSORJIT_DESCRIPTION}. \
+The library (tensorjit.h, libtensorjit.so.0, libtensorjit.a) turns one layer's \
+signature into a plain C function pointer for exactly that signature, cached \
+in memory and on disk; the tensorjit command runs, checks and explains kernels \
+and compiles the indexing layers of OpenVINO and ONNX models.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)

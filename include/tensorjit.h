@@ -1,11 +1,14 @@
 /*
  * tensorjit: shape-specialized kernels of the indexing family: GatherND,
- * Gather, GatherElements, ScatterUpdate and ScatterNDUpdate.
+ * Gather, GatherElements, ScatterUpdate, ScatterNDUpdate and
+ * ScatterElementsUpdate, the scatters with reductions, JIT-compiled by LLVM.
  *
- * A caller describes one layer by a signature (static shapes, attributes,
- * element and index types, index policy) and gets back a plain C function
+ * A caller describes one layer by a signature (shapes, attributes, element
+ * and index types, index policy, reduction) and gets back a plain C function
  * pointer for exactly that signature. The same signature returns the same
- * pointer; the pointer stays valid until jit_shutdown().
+ * pointer; the pointer stays valid until jit_shutdown(). Dims marked
+ * JIT_DIM_DYNAMIC give one kernel for a whole family of shapes, called with
+ * the actual dims.
  *
  * Errors: a function that fails returns NULL (or non-zero) and the calling
  * thread's jit_last_error() says why. It is only meaningful after a failure.
@@ -167,13 +170,15 @@ typedef struct jit_gather_elements_sig {
     int threads;
     jit_shape data_shape;
     jit_shape indices_shape;     /* rank(data); data's dims except along axis */
+    int torch_dims;              /* 1: indices' dims but the axis may be smaller than
+                                    data's (torch.gather; jit_sig.torch_dims) */
 } jit_gather_elements_sig;
 
 /* ScatterNDUpdate-3 (ONNX ScatterND, tf.tensor_scatter_nd_update): out =
  * copy(data), then out[indices[j..., :]] = updates[j...] in row-major order
  * of j (the last duplicate wins). */
 typedef struct jit_scatter_nd_update_sig {
-    int opset;                   /* 3 (0 means 3) */
+    int opset;                   /* 3 or 15 (0 means 15, the newest); 3 has no reduction */
     jit_dtype dtype;
     jit_dtype updates_dtype;     /* UNSET means dtype; otherwise must equal it */
     jit_dtype index_type;
@@ -207,6 +212,8 @@ typedef struct jit_scatter_elements_update_sig {
     jit_reduction reduction;     /* none, sum, prod, min, max, mean */
     int no_init_val;             /* 1: use_init_val = false: a position hit by any
                                     update starts from the reduction's neutral value */
+    int torch_dims;              /* 1: updates may be larger than indices (torch.scatter;
+                                    jit_sig.torch_dims) */
 } jit_scatter_elements_update_sig;
 
 /* Every op of the family, for the generic API (jit_compile & co). */
@@ -243,6 +250,11 @@ typedef struct jit_sig {
     jit_shape updates_shape;
     jit_reduction reduction;     /* scatters with reductions (JIT_ATTR_REDUCTION) */
     int no_init_val;             /* ScatterElementsUpdate-12: use_init_val = false */
+    /* torch's index dims (JIT_ATTR_TORCH_DIMS): indices' dims may be smaller
+     * than data's but along the axis (torch.gather, torch.scatter), and a
+     * scatter's updates larger than indices in any dim (only the elements
+     * at indices' positions are read, at updates' own strides). */
+    int torch_dims;
     /* Upper bounds of dynamic dims, at the dim's position (data_bound[i]
      * bounds data_shape.dims[i]): 0 means none. Ignored for static dims. A
      * call whose dim exceeds its bound returns JIT_STATUS_BAD_SHAPE. */
@@ -402,9 +414,13 @@ typedef struct jit_kernel_stats {
 } jit_kernel_stats;
 int jit_get_kernel_stats(jit_kernel_stats *out);
 
-/* The other ops' typed calls: the same as GatherND's. Info, release and
- * the parts API take their kernels through the generic calls below
- * (jit_info((jit_kernel)fn, &info)). */
+/* The other ops' typed calls: the same as GatherND's, info, release and
+ * the parts API included. Ops of one argument list share one C pointer
+ * type (jit_gather_fn is jit_gather_nd_fn), so the compiler cannot tell
+ * their kernels apart: a typed call given another op's kernel returns -1
+ * and jit_last_error() names both ops. Code that handles several ops uses
+ * the generic calls below (jit_info((jit_kernel)fn, &info)), which take
+ * any kernel. */
 jit_gather_fn jit_gather_compile_async(const jit_gather_sig *sig);
 int jit_gather_output_shape(const jit_gather_sig *sig, jit_shape *out);
 char *jit_gather_explain(const jit_gather_sig *sig);
@@ -424,6 +440,30 @@ int jit_scatter_elements_update_output_shape(const jit_scatter_elements_update_s
 char *jit_scatter_elements_update_explain(const jit_scatter_elements_update_sig *sig);
 char *jit_scatter_elements_update_dump(const jit_scatter_elements_update_sig *sig,
                                        jit_dump_kind kind);
+int jit_gather_info(jit_gather_fn kernel, jit_kernel_info *info);
+int jit_gather_release(jit_gather_fn kernel);
+int64_t jit_gather_units(jit_gather_fn kernel);
+int jit_gather_validate(jit_gather_fn kernel, const void *indices);
+int jit_gather_run_range(jit_gather_fn kernel, const void *data, const void *indices,
+                         void *out, int64_t begin, int64_t end);
+int jit_gather_elements_info(jit_gather_elements_fn kernel, jit_kernel_info *info);
+int jit_gather_elements_release(jit_gather_elements_fn kernel);
+int64_t jit_gather_elements_units(jit_gather_elements_fn kernel);
+int jit_gather_elements_validate(jit_gather_elements_fn kernel, const void *indices);
+int jit_gather_elements_run_range(jit_gather_elements_fn kernel, const void *data, const void *indices,
+                                  void *out, int64_t begin, int64_t end);
+int jit_scatter_nd_update_info(jit_scatter_nd_update_fn kernel, jit_kernel_info *info);
+int jit_scatter_nd_update_release(jit_scatter_nd_update_fn kernel);
+int64_t jit_scatter_nd_update_units(jit_scatter_nd_update_fn kernel);
+int jit_scatter_nd_update_validate(jit_scatter_nd_update_fn kernel, const void *indices);
+int jit_scatter_nd_update_run_range(jit_scatter_nd_update_fn kernel, const void *data, const void *indices,
+                                    const void *updates, void *out, int64_t begin, int64_t end);
+int jit_scatter_elements_update_info(jit_scatter_elements_update_fn kernel, jit_kernel_info *info);
+int jit_scatter_elements_update_release(jit_scatter_elements_update_fn kernel);
+int64_t jit_scatter_elements_update_units(jit_scatter_elements_update_fn kernel);
+int jit_scatter_elements_update_validate(jit_scatter_elements_update_fn kernel, const void *indices);
+int jit_scatter_elements_update_run_range(jit_scatter_elements_update_fn kernel, const void *data, const void *indices,
+                                          const void *updates, void *out, int64_t begin, int64_t end);
 
 /*
  * The generic API: every op through one signature (jit_sig) and one kernel
@@ -470,7 +510,8 @@ enum jit_op_attr {
     JIT_ATTR_UPDATES = 4,     /* updates_shape and updates_dtype: a scatter */
     JIT_ATTR_AXIS_TENSOR = 8, /* the axis is a model's tensor: axis_type, axis_shape */
     JIT_ATTR_REDUCTION = 16,  /* jit_sig.reduction (which ones: jit_op_info.reductions) */
-    JIT_ATTR_INIT_VAL = 32    /* jit_sig.no_init_val */
+    JIT_ATTR_INIT_VAL = 32,   /* jit_sig.no_init_val */
+    JIT_ATTR_TORCH_DIMS = 64  /* jit_sig.torch_dims */
 };
 
 typedef struct jit_op_info {
@@ -498,7 +539,7 @@ jit_op jit_op_from_name(const char *name);
 int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK]);
 
 /* Frees every kernel and all library state, but for the scratch memory of
- * means (README, "Scatters with reductions"), which is per thread: the
+ * means (docs/reductions.md), which is per thread: the
  * calling thread's is freed, other threads' when they exit. Kernels returned
  * before are invalid afterwards; the library may be used again. Not to be
  * called while another thread uses the library.

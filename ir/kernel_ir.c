@@ -18,7 +18,7 @@
  * 3-4 in a range function, whose loops have the whole kernel's bodies; its
  * main does step 1, calls the check, and has tj_rt_parallel run the range
  * on the calling thread or over the pool, as the call's measured cost says
- * (runtime/jit_support.c). Under negative-wraps the validation also says
+ * (runtime/exec/jit_support.c). Under negative-wraps the validation also says
  * whether any index is negative, and the copies skip the wrap where none
  * is (tj_emit_passes_by_sign).
  */

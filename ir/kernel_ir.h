@@ -16,15 +16,15 @@
 #define TJ_RT_BAD_POINTER "tj_rt_bad_pointer"
 #define TJ_RT_PARALLEL "tj_rt_parallel"
 #define TJ_RT_SCRATCH "tj_rt_scratch"
-/* a dynamic kernel's entry and bad-index message (runtime/jit_support.h) */
+/* a dynamic kernel's entry and bad-index message (runtime/exec/jit_support.h) */
 #define TJ_RT_DYN_ENTER "tj_rt_dyn_enter"
 #define TJ_RT_DYN_BAD_INDEX "tj_rt_dyn_bad_index"
 #define TJ_RT_DYN_PARALLEL "tj_rt_dyn_parallel"
 
 /* Suffixes of the exported check and range functions: a split kernel's
  * main calls them; another static kernel gets them, beside a whole main,
- * in a second module compiled when jit_units / jit_validate /
- * jit_run_range first ask for them (a runtime's own pool), so that its
+ * in a second module compiled when jit_validate or jit_run_range first
+ * ask for them (a runtime's own pool), so that its
  * ranges run the same loop bodies as its main. Not with every kernel:
  * the two functions double a small kernel's compile time
  * (docs/performance.md, 'Parallel execution'). */
@@ -38,13 +38,13 @@
  * their units with the whole kernel's loop bodies, and a small main that
  * checks the buffers, calls the check and has the runtime run the range,
  * on the calling thread or over the pool as each call's measured cost
- * says (runtime/jit_support.c, the split rule). So this only says when
+ * says (runtime/exec/jit_support.c, the split rule). So this only says when
  * threads may ever pay: below it a call takes about a microsecond, which
  * a round trip to another core (0.4-0.6 us) would eat. Others keep
  * everything in the main function: no call, no thread. TENSORJIT_SPLIT_MIN
  * (bytes) brings back the old rule by bytes, for tests that want every
  * call split. */
-#define TJ_IR_SPLIT_MIN_WORK TJ_SPLIT_MIN_WORK /* runtime/plan.h: the runtime's too */
+#define TJ_IR_SPLIT_MIN_WORK TJ_SPLIT_MIN_WORK /* runtime/plan/plan.h: the runtime's too */
 
 /* A kernel is straight-line code (every offset a constant) while the index
  * entries it reads, tuples x max(depth, 1), stay within this budget; above

@@ -1,6 +1,6 @@
 /*
  * A scatter's block reduced into out, element by element, as LLVM IR. The
- * arithmetic is runtime/reduce.c's, step for step, so that the JIT kernel
+ * arithmetic is runtime/exec/reduce.c's, step for step, so that the JIT kernel
  * and the reference kernel agree bit for bit: integers wrap (plain add,
  * sub, mul); min and max return out's NaN, else the update's NaN, else the
  * smaller or larger with out's on a tie (compares and selects, never
@@ -38,7 +38,7 @@ static LLVMValueRef tj_is_nan(const tj_rir *r, LLVMValueRef v)
     return LLVMBuildFCmp(r->e->b, LLVMRealUNO, v, v, "is.nan");
 }
 
-/* min/max as runtime/reduce.c: a's NaN, else b's, else b when strictly
+/* min/max as runtime/exec/reduce.c: a's NaN, else b's, else b when strictly
  * smaller (min) or larger (max), else a. */
 static LLVMValueRef tj_float_minmax(const tj_rir *r, LLVMValueRef a, LLVMValueRef b, int max)
 {
@@ -50,7 +50,7 @@ static LLVMValueRef tj_float_minmax(const tj_rir *r, LLVMValueRef a, LLVMValueRe
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/* a op b for sum, sub or prod, with runtime/reduce.c's NaN. x86 already
+/* a op b for sum, sub or prod, with runtime/exec/reduce.c's NaN. x86 already
  * returns the one NaN operand made quiet, or the default NaN (negative,
  * quiet) when neither is one; only with two NaNs does its answer hang on
  * operand order, which LLVM may swap. With b replaced by a where a is a
@@ -64,7 +64,7 @@ static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLV
     return LLVMBuildBinOp(bd, op, a, b2, "arith");
 }
 #else
-/* a op b for sum, sub or prod, its NaN made runtime/reduce.c's: a's made
+/* a op b for sum, sub or prod, its NaN made runtime/exec/reduce.c's: a's made
  * quiet, else b's, else the default NaN (negative, quiet), by selects. */
 static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
 {
@@ -278,7 +278,7 @@ static LLVMValueRef tj_widen(const tj_rir *r, LLVMValueRef v)
                                     : LLVMBuildSExt(r->e->b, v, r->e->i64, "wide");
 }
 
-/* The element type's neutral value of the reduction, as runtime/reduce.c
+/* The element type's neutral value of the reduction, as runtime/exec/reduce.c
  * defines it (its bytes, here a constant). */
 static LLVMValueRef tj_neutral(const tj_rir *r, LLVMTypeRef t)
 {

@@ -10,7 +10,7 @@
 #define TJ_IR_REDUCE_UNROLL 8
 
 /* What a walk of the nest does with each block of a reduction: mean and
- * use_init_val=false walk it three times (runtime/ref_kernel.c does the
+ * use_init_val=false walk it three times (runtime/exec/ref_kernel.c does the
  * same): set up the positions hit, reduce, then divide (mean). */
 typedef enum tj_reduce_pass {
     TJ_PASS_START,  /* count = 1 or 0, wide sum = out or 0, or out = neutral */

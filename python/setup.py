@@ -34,7 +34,7 @@ def _prefix(prefix):
 
 def _source_tree():
     include = os.path.join(HERE, os.pardir, "include")
-    # build (./build.sh, the README's cmake line) and build-release (the
+    # build (./build.sh, docs/library.md's cmake line) and build-release (the
     # install check); never build-asan & co., whose library needs a sanitizer
     # runtime loaded first
     libs = [p for p in (os.path.join(HERE, os.pardir, d, "runtime", SONAME)

@@ -21,20 +21,16 @@
 
 /* The cached kernel, or a new one. A hit does no checking or planning: a
  * key in the cache proves its signature valid. */
-jit_kernel jit_compile(const jit_sig *sig)
+static jit_kernel tj_compile(const tj_op_def *def, const jit_sig *sig)
 {
     tj_plan plan;
     tj_key key;
-    if (!sig) {
-        tj_error_set("the signature is NULL");
-        return NULL;
-    }
-    int keyed = tj_key_sig(sig, &key) == 0;
+    int keyed = tj_key_sig(def, sig, &key) == 0;
     tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
     if (k)
         return k->user_entry;
     tj_dyn dyn;
-    if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
+    if (tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
         return NULL;
     if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
         tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
@@ -42,6 +38,12 @@ jit_kernel jit_compile(const jit_sig *sig)
     }
     k = tj_cache_get(&key, &plan, sig->engine);
     return k ? k->user_entry : NULL;
+}
+
+jit_kernel jit_compile(const jit_sig *sig)
+{
+    const tj_op_def *def = tj_sig_op(sig);
+    return def ? tj_compile(def, sig) : NULL;
 }
 
 /* A tiered kernel, unless the JIT is not wanted (the signature or
@@ -52,11 +54,14 @@ jit_kernel jit_compile_async(const jit_sig *sig)
 {
     tj_plan plan;
     tj_key key;
+    const tj_op_def *def = tj_sig_op(sig);
+    if (!def)
+        return NULL;
     /* a dynamic kernel is compiled once for its family: no need to wait
      * in the background, and no per-shape kernel to switch to */
-    if (sig && tj_sig_dynamic(sig))
-        return jit_compile(sig);
-    if (tj_sig_plan(sig, &plan, NULL) != 0 || tj_key_sig(sig, &key) != 0)
+    if (tj_sig_dynamic(def, sig))
+        return tj_compile(def, sig);
+    if (tj_sig_plan(def, sig, &plan, NULL) != 0 || tj_key_sig(def, sig, &key) != 0)
         return NULL;
     char why[128];
     tj_kernel *k;
@@ -68,13 +73,19 @@ jit_kernel jit_compile_async(const jit_sig *sig)
 }
 
 /* A dynamic signature's output shape has JIT_DIM_DYNAMIC where it varies. */
-int jit_output_shape(const jit_sig *sig, jit_shape *out)
+int tj_sig_output_shape(const tj_op_def *def, const jit_sig *sig, jit_shape *out)
 {
     tj_plan plan;
     tj_dyn dyn;
+    return tj_sig_template(def, sig, &plan, out, &dyn);
+}
+
+int jit_output_shape(const jit_sig *sig, jit_shape *out)
+{
     if (!sig || !out)
         return tj_error_set("jit_output_shape: NULL argument");
-    return tj_sig_template(sig, &plan, out, &dyn);
+    const tj_op_def *def = tj_sig_op(sig);
+    return def ? tj_sig_output_shape(def, sig, out) : -1;
 }
 
 int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK])
@@ -83,7 +94,8 @@ int jit_index_dims(const jit_sig *sig, int *depth, int64_t dims[JIT_MAX_RANK])
     tj_dyn dyn;
     if (!depth || !dims)
         return tj_error_set("jit_index_dims: NULL argument");
-    if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
+    const tj_op_def *def = tj_sig_op(sig);
+    if (!def || tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
         return -1;
     if (plan.dyn && dyn.out_rank_varies)
         return tj_error_set("the tuple length depends on the call's dims: bind them first "
@@ -170,7 +182,8 @@ char *jit_dump(const jit_sig *sig, jit_dump_kind kind)
         tj_error_set("dump kind %d is not IR, optimized IR or assembly", (int)kind);
         return NULL;
     }
-    if (tj_sig_template(sig, &plan, NULL, &dyn) != 0)
+    const tj_op_def *def = tj_sig_op(sig);
+    if (!def || tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
         return NULL;
     if (plan.dyn && !dyn.jit_ok) {
         tj_error_set("no JIT code for this signature: %s", dyn.why);

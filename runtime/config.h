@@ -2,7 +2,7 @@
  * read into one struct on first use and again after jit_shutdown(), so
  * that each layer asks this struct instead of the environment, and the
  * disk cache's key covers every knob that changes generated code by
- * hashing one sub-struct whole. README.md, "Environment variables", is the
+ * hashing one sub-struct whole. docs/library.md, "Environment variables", is the
  * table of them all. */
 #ifndef TJ_CONFIG_H
 #define TJ_CONFIG_H
@@ -50,7 +50,7 @@ typedef struct tj_config {
  * the next reset, which only jit_shutdown() makes. */
 const tj_config *tj_config_get(void);
 
-/* 1 when TENSORJIT_FAULT names this stage (a test hook; see README). */
+/* 1 when TENSORJIT_FAULT names this stage (a test hook; see docs/library.md). */
 int tj_config_fault(const char *stage);
 
 /* The next tj_config_get() reads the environment again (jit_shutdown). */

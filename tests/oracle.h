@@ -3,7 +3,7 @@
  * coordinates, or over updates for the scatters), not from the library's
  * plan: the differential tests compare the library against it.
  *
- * Semantics the specification leaves to the project, as README's
+ * Semantics the specification leaves to the project, as docs/design.md's
  * "Decisions" fixes them: every index is validated before anything is
  * written, whether or not any copy would use it (so a bad index leaves out
  * untouched, in place too); under the filling policies a bad index gives

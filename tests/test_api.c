@@ -319,7 +319,7 @@ static void test_parts_bad_arguments(void **state)
         assert_non_null(sfn);
         /* each op's kernel is refused by the other op's calls */
         assert_int_equal(jit_scatter_update_units((jit_scatter_update_fn)(uintptr_t)fn), -1);
-        expect_error("not a kernel returned by this library");
+        expect_error("this is a GatherND kernel, not a ScatterUpdate one");
         assert_int_equal(jit_gather_nd_units((jit_gather_nd_fn)(uintptr_t)sfn), -1);
         assert_int_equal(jit_scatter_update_validate((jit_scatter_update_fn)(uintptr_t)fn, sidx),
                          JIT_STATUS_BAD_POINTER);
@@ -355,6 +355,114 @@ static void test_parts_bad_arguments(void **state)
                          JIT_OK);
         assert_memory_equal(sout, swant, sizeof swant);
         assert_int_equal(jit_scatter_update_validate(sfn, NULL), JIT_STATUS_BAD_POINTER);
+        jit_shutdown();
+    }
+}
+
+/* The typed kernel calls of the four later ops: each works on its own op's
+ * kernels like the generic call, and refuses another op's kernel of the
+ * same C type, naming both ops. jit_sig views: data f32 [6, 4]. */
+/* ScatterElementsUpdate along axis 0 with no reduction, from its
+ * definition (the oracle has no such op): out = data, then
+ * out[idx[i][j]][j] = updates[i][j] in row-major order. */
+static void scatter_elements_axis0(const jit_sig *g, const int64_t *idx, float *out)
+{
+    int64_t cols = g->data_shape.dims[1];
+    memcpy(out, data, sizeof data);
+    for (int64_t i = 0; i < g->indices_shape.dims[0]; i++)
+        for (int64_t j = 0; j < cols; j++)
+            out[idx[i * cols + j] * cols + j] = updates[i * cols + j];
+}
+
+static void check_typed_calls(jit_op op, jit_kernel k, jit_kernel other, const jit_sig *g,
+                              const int64_t *idx, const int64_t *bad_idx)
+{
+    jit_kernel_info info, ginfo;
+    int64_t units;
+    int valid, invalid, refused;
+    float out[24], want[24];
+    memset(out, 0x5a, sizeof out);
+    if (op == JIT_OP_SCATTER_ELEMENTS_UPDATE)
+        scatter_elements_axis0(g, idx, want);
+    else
+        assert_int_equal(oracle_run(g, data, idx, updates, want), 0);
+    switch (op) {
+#define TYPED(NAME, FN, RANGE)                                                                \
+    case JIT_OP_##NAME:                                                                       \
+        assert_int_equal(jit_##FN##_info((jit_##FN##_fn)k, &info), 0);                        \
+        units = jit_##FN##_units((jit_##FN##_fn)k);                                           \
+        valid = jit_##FN##_validate((jit_##FN##_fn)k, idx);                                   \
+        invalid = jit_##FN##_validate((jit_##FN##_fn)k, bad_idx);                             \
+        assert_int_equal(RANGE, JIT_OK);                                                      \
+        refused = jit_##FN##_info((jit_##FN##_fn)other, &info);                               \
+        break;
+        TYPED(GATHER, gather,
+              jit_gather_run_range((jit_gather_fn)k, data, idx, out, 0, units))
+        TYPED(GATHER_ELEMENTS, gather_elements,
+              jit_gather_elements_run_range((jit_gather_elements_fn)k, data, idx, out, 0, units))
+        TYPED(SCATTER_ND_UPDATE, scatter_nd_update,
+              jit_scatter_nd_update_run_range((jit_scatter_nd_update_fn)k, data, idx, updates,
+                                              out, 0, units))
+        TYPED(SCATTER_ELEMENTS_UPDATE, scatter_elements_update,
+              jit_scatter_elements_update_run_range((jit_scatter_elements_update_fn)k, data, idx,
+                                                    updates, out, 0, units))
+#undef TYPED
+    default:
+        fail();
+    }
+    assert_int_equal(jit_info(k, &ginfo), 0);
+    assert_int_equal(ginfo.op, op);
+    assert_int_equal(units, jit_units(k));
+    assert_true(units > 0);
+    assert_int_equal(valid, JIT_OK);
+    assert_int_equal(invalid, JIT_STATUS_BAD_INDEX);
+    assert_memory_equal(out, want, (size_t)ginfo.out_bytes);
+    assert_int_equal(refused, -1);
+    expect_error("kernel, not a");
+}
+
+static void test_typed_calls_of_every_op(void **state)
+{
+    (void)state;
+    static const int64_t gi[3] = {5, 0, 2}, gbad[3] = {5, 6, 2};
+    static const int64_t ei[24] = {5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4,
+                                   0, 0, 0, 0, 5, 5, 5, 5, 1, 2, 3, 4};
+    int64_t ebad[24];
+    memcpy(ebad, ei, sizeof ebad);
+    ebad[7] = -9;
+    static const int64_t ni[3] = {4, 1, 2}, nbad[3] = {4, 6, 2};
+    jit_sig base = {.dtype = JIT_F32, .index_type = JIT_I64, .data_shape = {2, {6, 4}}};
+    jit_sig gather = base, elements = base, nd = base, se = base;
+    gather.op = JIT_OP_GATHER;
+    gather.indices_shape = (jit_shape){1, {3}};
+    elements.op = JIT_OP_GATHER_ELEMENTS;
+    elements.indices_shape = (jit_shape){2, {6, 4}};
+    nd.op = JIT_OP_SCATTER_ND_UPDATE;
+    nd.indices_shape = (jit_shape){2, {3, 1}};
+    nd.updates_shape = (jit_shape){2, {3, 4}};
+    se.op = JIT_OP_SCATTER_ELEMENTS_UPDATE;
+    se.indices_shape = (jit_shape){2, {3, 4}};
+    se.updates_shape = (jit_shape){2, {3, 4}};
+    for (int eng = JIT_ENGINE_AUTO; eng <= JIT_ENGINE_REFERENCE; eng++) {
+        gather.engine = elements.engine = nd.engine = se.engine = (jit_engine)eng;
+        jit_kernel kg = jit_compile(&gather), ke = jit_compile(&elements);
+        jit_kernel kn = jit_compile(&nd), ks = jit_compile(&se);
+        assert_non_null(kg);
+        assert_non_null(ke);
+        assert_non_null(kn);
+        assert_non_null(ks);
+        /* each is given a kernel of the other op of its argument list */
+        check_typed_calls(JIT_OP_GATHER, kg, ke, &gather, gi, gbad);
+        check_typed_calls(JIT_OP_GATHER_ELEMENTS, ke, kg, &elements, ei, ebad);
+        check_typed_calls(JIT_OP_SCATTER_ND_UPDATE, kn, ks, &nd, ni, nbad);
+        check_typed_calls(JIT_OP_SCATTER_ELEMENTS_UPDATE, ks, kn, &se, ei, ebad);
+        assert_int_equal(jit_gather_release((jit_gather_fn)ke), -1);
+        expect_error("this is a GatherElements kernel, not a Gather one");
+        assert_int_equal(jit_gather_release((jit_gather_fn)kg), 0);
+        assert_int_equal(jit_gather_elements_release((jit_gather_elements_fn)ke), 0);
+        assert_int_equal(jit_scatter_nd_update_release((jit_scatter_nd_update_fn)kn), 0);
+        assert_int_equal(jit_scatter_elements_update_release((jit_scatter_elements_update_fn)ks),
+                         0);
         jit_shutdown();
     }
 }
@@ -535,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_invalid_signatures),
         cmocka_unit_test(test_enum_names_out_of_range),
         cmocka_unit_test(test_parts_bad_arguments),
+        cmocka_unit_test(test_typed_calls_of_every_op),
         cmocka_unit_test(test_null_buffers_are_named),
         cmocka_unit_test(test_dump_kind_out_of_range),
         cmocka_unit_test(test_cache_without_a_folder),

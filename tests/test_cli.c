@@ -90,6 +90,16 @@ static int run(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A printed result without its first line (shape and dtype, checked by
+ * test_printed_result_header). */
+static const char *printed(void)
+{
+    const char *nl = strchr(out_text, '\n');
+    if (strncmp(out_text, "shape [", 7) != 0 || !nl)
+        fail_msg("no shape line: %s", out_text);
+    return nl + 1;
+}
+
 static int stderr_lines(void)
 {
     int n = 0;
@@ -188,7 +198,7 @@ static void test_engine_reference_and_print(void **state)
                          "--engine reference --verbose"), 0);
     assert_string_equal(err_text,
                         "engine: reference (the signature asks for the reference engine)\n");
-    assert_string_equal(out_text, "[[[2],\n  [5],\n  [11]],\n [[13],\n  [19],\n  [23]]]\n");
+    assert_string_equal(printed(), "[[[2],\n  [5],\n  [11]],\n [[13],\n  [19],\n  [23]]]\n");
 }
 
 static void test_bad_index_exit_3(void **state)
@@ -197,7 +207,8 @@ static void test_bad_index_exit_3(void **state)
     assert_int_equal(run("gather-nd --data @data.npy --indices @bad.npy --batch-dims 2 "
                          "-o @never.npy"), 3);
     assert_string_equal(err_text, "tensorjit: indices[0,2,0] = [4] is out of range for data "
-                                  "dimension 2 of size 4\n");
+                                  "dimension 2 of size 4 (--index-policy clamp, zero-fill or "
+                                  "negative-wraps-zero-fill take it)\n");
     FILE *f = fopen(path("never.npy"), "rb");
     assert_null(f);
     /* the same indices are fine once clamped */
@@ -392,7 +403,8 @@ static void test_gather_command(void **state)
     assert_int_equal(run("gather --data @data.npy --indices @g1.npy --axis 1 -o @gnever.npy"),
                      3);
     assert_string_equal(err_text, "tensorjit: indices[1] = -1 is out of range for data "
-                                  "dimension 1 of size 3\n");
+                                  "dimension 1 of size 3 (--index-policy negative-wraps, clamp, "
+                                  "zero-fill or negative-wraps-zero-fill take it)\n");
     assert_null(fopen(path("gnever.npy"), "rb"));
 
     /* batch_dims 1 on axis 2: out[b,s,j] = data[b,s,idx[b,j]], shape [2,3,2] */
@@ -415,7 +427,7 @@ static void test_gather_command(void **state)
     assert_int_equal(run("gather --data @data.npy --indices @gb.npy --axis 2 --batch-dims 1 "
                          "--opset 1"), 2);
     assert_string_equal(err_text, "tensorjit: batch_dims=1: Gather-1 has no batch_dims (use "
-                                  "opset 7 or 8)\n");
+                                  "opset 7 or 8); --batch-dims 1 needs --opset 7 or 8\n");
 
     /* Gather-8's own policy: -1 and -4 wrap, 4 and -5 give zeros */
     int64_t gz[4] = {-1, 4, -5, 0};
@@ -454,7 +466,7 @@ static void test_gather_elements_command(void **state)
     assert_memory_equal(a.data, want, sizeof want);
     tj_npy_free(&a);
     assert_int_equal(run("gather-elements --data @ed.npy --indices @ei.npy --axis -1"), 0);
-    assert_string_equal(out_text, "[[3, 1],\n [5, 5]]\n");
+    assert_string_equal(printed(), "[[3, 1],\n [5, 5]]\n");
     /* along axis 0 the other dims must match (OpenVINO's rule) */
     assert_int_equal(run("gather-elements --data @ed.npy --indices @ei.npy --axis 0"), 2);
     assert_string_equal(err_text, "tensorjit: indices.shape[1]=2 must equal data.shape[1]=3 "
@@ -467,7 +479,51 @@ static void test_gather_elements_command(void **state)
     assert_non_null(strstr(err_text, "= 3 is out of range for data dimension 1 of size 3"));
     assert_int_equal(run("gather-elements --data @ed.npy --indices @eb.npy --axis 1 "
                          "--index-policy clamp"), 0);
-    assert_string_equal(out_text, "[[3, 1],\n [6, 5]]\n");
+    assert_string_equal(printed(), "[[3, 1],\n [6, 5]]\n");
+}
+
+/* --torch-dims: torch.gather(t, 1, [[2, 0]]) and torch.gather(t, 0, [[1, 0]])
+ * with t = [[1, 2, 3], [4, 5, 6]] (index smaller than t), and
+ * torch.zeros(2, 3).scatter_(1, [[2, 0]], [[10, 11, 12], [13, 14, 15]]) (src
+ * larger than index), worked out by hand and checked in torch. */
+static void test_torch_dims_option(void **state)
+{
+    (void)state;
+    float td[6] = {1, 2, 3, 4, 5, 6}, zero[6] = {0}, tu[6] = {10, 11, 12, 13, 14, 15};
+    int64_t t1[2] = {2, 0}, t0[2] = {1, 0};
+    write_npy("td.npy", "<f4", "(2, 3)", td, sizeof td);
+    write_npy("tz.npy", "<f4", "(2, 3)", zero, sizeof zero);
+    write_npy("tu.npy", "<f4", "(2, 3)", tu, sizeof tu);
+    write_npy("t1.npy", "<i8", "(1, 2)", t1, sizeof t1);
+    write_npy("t0.npy", "<i8", "(1, 2)", t0, sizeof t0);
+    assert_int_equal(run("gather-elements --data @td.npy --indices @t1.npy --axis 1 "
+                         "--torch-dims"), 0);
+    assert_string_equal(printed(), "[[3, 1]]\n");
+    assert_int_equal(run("gather-elements --data @td.npy --indices @t0.npy --axis 0 "
+                         "--torch-dims --dynamic all --engine reference"), 0);
+    assert_string_equal(printed(), "[[4, 2]]\n");
+    assert_int_equal(run("gather-elements --data @td.npy --indices @t1.npy --axis 1"), 2);
+    assert_string_equal(err_text, "tensorjit: indices.shape[0]=1 must equal data.shape[0]=2 "
+                                  "(every dimension but axis 1)\n");
+    assert_int_equal(run("scatter-elements-update --data @tz.npy --indices @t1.npy "
+                         "--updates @tu.npy --axis 1 --torch-dims"), 0);
+    assert_string_equal(printed(), "[[11, 0, 10],\n [0, 0, 0]]\n");
+    assert_int_equal(run("scatter-elements-update --data @tz.npy --indices @t1.npy "
+                         "--updates @tu.npy --axis 1 --torch-dims --dynamic all"), 0);
+    assert_string_equal(printed(), "[[11, 0, 10],\n [0, 0, 0]]\n");
+    int64_t t2[4] = {0, 1, 1, 0};
+    write_npy("t2.npy", "<i8", "(2, 2)", t2, sizeof t2);
+    write_npy("tv.npy", "<f4", "(1, 2)", tu, 2 * sizeof *tu);
+    assert_int_equal(run("scatter-elements-update --data @tz.npy --indices @t2.npy "
+                         "--updates @tv.npy --axis 1 --torch-dims"), 2);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, "updates.shape[0]=1 must not be smaller than "
+                                     "indices.shape[0]=2"));
+    assert_int_equal(run("gather --data @td.npy --indices @t1.npy --axis 0 --torch-dims"), 2);
+    assert_string_equal(err_text, "tensorjit: --torch-dims is not an option of gather\n");
+    assert_int_equal(run("gather-elements --data-shape 3x4 --indices-shape 2x6 --axis 1 "
+                         "--torch-dims --explain"), 0);
+    assert_non_null(strstr(out_text, "torch_dims"));
 }
 
 /* tf.tensor_scatter_nd_update(reshape(range(8), [4, 2]), [[3], [0], [3]],
@@ -500,17 +556,18 @@ static void test_scatter_nd_update_command(void **state)
     write_npy("ndku.npy", "<f4", "(2,)", ku, sizeof ku);
     assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndki.npy --updates "
                          "@ndku.npy --opset 15"), 0);
-    assert_string_equal(out_text, "[[-2, 1],\n [2, -1],\n [4, 5],\n [6, 7]]\n");
+    assert_string_equal(printed(), "[[-2, 1],\n [2, -1],\n [4, 5],\n [6, 7]]\n");
     /* exit 3: input, position, value, dimension */
     assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndbad.npy --updates "
                          "@ndu.npy -o @ndnever.npy"), 3);
     assert_string_equal(err_text, "tensorjit: indices[2] = [4] is out of range for data "
-                                  "dimension 0 of size 4\n");
+                                  "dimension 0 of size 4 (--index-policy clamp, zero-fill or "
+                                  "negative-wraps-zero-fill take it)\n");
     assert_null(fopen(path("ndnever.npy"), "rb"));
     /* the update of the bad row dropped */
     assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndbad.npy --updates "
                          "@ndu.npy --index-policy zero-fill"), 0);
-    assert_string_equal(out_text, "[[20, 21],\n [2, 3],\n [4, 5],\n [10, 11]]\n");
+    assert_string_equal(printed(), "[[20, 21],\n [2, 3],\n [4, 5],\n [10, 11]]\n");
     /* exit 2: the rule on updates' shape */
     assert_int_equal(run("scatter-nd-update --data @ndd.npy --indices @ndi.npy --updates "
                          "@ndu33.npy"), 2);
@@ -858,12 +915,12 @@ static void test_prints_every_element_type(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_npy("typed.npy", cases[i].descr, "(3,)", cases[i].v, cases[i].bytes);
         assert_int_equal(run("gather-nd --data @typed.npy --indices @gi.npy"), 0);
-        if (strcmp(out_text, cases[i].want) != 0)
+        if (strcmp(printed(), cases[i].want) != 0)
             fail_msg("%s printed %s, expected %s", cases[i].descr, out_text, cases[i].want);
     }
     write_npy("typed.npy", "<f2", "(4,)", f2, sizeof f2);
     assert_int_equal(run("gather-nd --data @typed.npy --indices @hi.npy"), 0);
-    assert_string_equal(out_text, "[-2.5, 5.96046e-08, inf, 1]\n");
+    assert_string_equal(printed(), "[-2.5, 5.96046e-08, inf, 1]\n");
 }
 
 static void expect_ends_with(const char *text, const char *end)
@@ -885,7 +942,7 @@ static void test_prints_at_most_1000_elements(void **state)
     write_npy("longi.npy", "<i4", "(1005, 1)", ix, sizeof ix);
     assert_int_equal(run("gather-nd --data @long.npy --indices @longi.npy"), 0);
     expect_ends_with(out_text, ", 997, 998, 999, ...]\n");
-    assert_int_equal(strncmp(out_text, "[0, 1, 2, ", 10), 0);
+    assert_int_equal(strncmp(printed(), "[0, 1, 2, ", 10), 0);
     /* two levels: the rows after the cut are not printed either */
     write_npy("longi2.npy", "<i4", "(335, 3, 1)", ix, 1005 * sizeof *ix);
     assert_int_equal(run("gather-nd --data @long.npy --indices @longi2.npy"), 0);
@@ -922,7 +979,8 @@ static void test_dynamic_option(void **state)
     assert_int_equal(run("gather-nd --data @data.npy --indices @bad.npy --batch-dims 2 "
                          "--dynamic data:0 -o @never.npy"), 3);
     assert_string_equal(err_text, "tensorjit: indices[0,2,0] = [4] is out of range for data "
-                                  "dimension 2 of size 4\n");
+                                  "dimension 2 of size 4 (--index-policy clamp, zero-fill or "
+                                  "negative-wraps-zero-fill take it)\n");
     assert_null(fopen(path("never.npy"), "rb"));
     assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 3 "
                          "--dynamic all"), 2);
@@ -1401,24 +1459,24 @@ static void test_prints_empty_tensor_compactly(void **state)
     /* Gather on axis 2 with a scalar index: output [2^60, 0] */
     assert_int_equal(run_capped("gather --data @empty.npy --indices @scalar1.npy --axis 2"), 0);
     snprintf(want, sizeof want, "[] (shape [%lld,0])\n", (long long)huge);
-    assert_string_equal(out_text, want);
+    assert_string_equal(printed(), want);
     /* ScatterUpdate returns data's shape [2^60, 0, 3]: the same */
     assert_int_equal(run_capped("scatter-update --data @empty.npy --indices @scalar1.npy "
                                 "--updates @empty_upd.npy --axis 0"), 0);
     snprintf(want, sizeof want, "[] (shape [%lld,0,3])\n", (long long)huge);
-    assert_string_equal(out_text, want);
+    assert_string_equal(printed(), want);
     /* a small empty one too (one rule for all), and rank 1, whose [] says it all */
     write_npy("small_empty.npy", "<f4", "(2, 0, 3)", "", 0);
     assert_int_equal(run_capped("gather --data @small_empty.npy --indices @scalar1.npy "
                                 "--axis 2"), 0);
-    assert_string_equal(out_text, "[] (shape [2,0])\n");
+    assert_string_equal(printed(), "[] (shape [2,0])\n");
     write_npy("empty_row.npy", "<f4", "(0,)", "", 0);
     write_npy("empty_idx.npy", "<i8", "(0,)", "", 0);
     assert_int_equal(run_capped("gather --data @data.npy --indices @empty_idx.npy --axis 0"), 0);
-    assert_string_equal(out_text, "[] (shape [0,3,4])\n");
+    assert_string_equal(printed(), "[] (shape [0,3,4])\n");
     assert_int_equal(run_capped("gather --data @empty_row.npy --indices @empty_idx.npy "
                                 "--axis 0"), 0);
-    assert_string_equal(out_text, "[]\n");
+    assert_string_equal(printed(), "[]\n");
 }
 
 /* check skips a signature whose buffers exceed its budget, however far:
@@ -1510,6 +1568,451 @@ static void test_model_marks_shared_kernels(void **state)
     assert_non_null(strstr(line, " shared "));
 }
 
+/* ---- issue 22: the CLI's habits ---------------------------------------- */
+
+/* A valid small signature of each op, as flags and as a jit_sig: test
+ * data, so that an op added to the table without one fails here. */
+typedef struct op_case {
+    jit_op op;
+    const char *data, *indices, *updates; /* "2x3"; updates NULL: none */
+    int64_t axis;                         /* taken where the op has JIT_ATTR_AXIS */
+} op_case;
+
+static const op_case op_cases[] = {
+    {JIT_OP_GATHER_ND, "2x3", "2x1", NULL, 0},
+    {JIT_OP_SCATTER_UPDATE, "2x3", "2", "2x3", 0},
+    {JIT_OP_GATHER, "2x3", "2x1", NULL, 1},
+    {JIT_OP_SCATTER_ND_UPDATE, "2x3", "2x1", "2x3", 0},
+    {JIT_OP_GATHER_ELEMENTS, "2x3", "2x3", NULL, 1},
+    {JIT_OP_SCATTER_ELEMENTS_UPDATE, "2x3", "2x3", "2x3", 1},
+};
+
+static const op_case *op_case_of(jit_op op)
+{
+    for (size_t i = 0; i < sizeof op_cases / sizeof *op_cases; i++)
+        if (op_cases[i].op == op)
+            return &op_cases[i];
+    fail_msg("no test signature for op %d: add one to op_cases", (int)op);
+    return NULL;
+}
+
+static jit_shape shape_of(const char *text)
+{
+    jit_shape s = {0};
+    for (const char *p = text; p && *p; s.rank++) {
+        char *end;
+        s.dims[s.rank] = strtoll(p, &end, 10);
+        p = *end == 'x' ? end + 1 : NULL;
+    }
+    return s;
+}
+
+/* "OP --data-shape .. --indices-shape .. [--updates-shape ..] [--axis A]" */
+static void op_case_args(const jit_op_info *info, const op_case *c, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s --data-shape %s --indices-shape %s", info->command, c->data,
+                     c->indices);
+    if (c->updates)
+        n += snprintf(buf + n, len - (size_t)n, " --updates-shape %s", c->updates);
+    if (info->attrs & JIT_ATTR_AXIS)
+        snprintf(buf + n, len - (size_t)n, " --axis %lld", (long long)c->axis);
+}
+
+static jit_sig op_case_sig(const jit_op_info *info, const op_case *c)
+{
+    jit_sig s = {.op = info->op, .dtype = JIT_F32, .index_type = JIT_I64,
+                 .data_shape = shape_of(c->data), .indices_shape = shape_of(c->indices)};
+    if (c->updates)
+        s.updates_shape = shape_of(c->updates);
+    if (info->attrs & JIT_ATTR_AXIS)
+        s.axis = c->axis;
+    return s;
+}
+
+static int newest_opset(const jit_op_info *info)
+{
+    int v = 0;
+    for (int i = 0; i < 4 && info->opsets[i]; i++)
+        v = info->opsets[i] > v ? info->opsets[i] : v;
+    return v;
+}
+
+/* Every op command runs its newest version unless --opset says otherwise,
+ * and scatter-nd-update --reduction sum needs no --opset. */
+static void test_newest_opset_by_default(void **state)
+{
+    (void)state;
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
+        jit_op_info info;
+        char args[512], want[64];
+        assert_int_equal(jit_op_describe((jit_op)op, &info), 0);
+        op_case_args(&info, op_case_of((jit_op)op), args, sizeof args - 20);
+        strcat(args, " --explain");
+        assert_int_equal(run(args), 0);
+        snprintf(want, sizeof want, "%s-%d", info.name, newest_opset(&info));
+        if (strncmp(out_text, want, strlen(want)) != 0)
+            fail_msg("%s: expected %s, got: %.80s", args, want, out_text);
+    }
+    /* the issue's case on files: rows 3, 0, 3 of updates summed into data */
+    float d[8] = {0, 1, 2, 3, 4, 5, 6, 7}, u[6] = {10, 11, 20, 21, 30, 31};
+    int64_t idx[3] = {3, 0, 3};
+    write_npy("sumd.npy", "<f4", "(4, 2)", d, sizeof d);
+    write_npy("sumi.npy", "<i8", "(3, 1)", idx, sizeof idx);
+    write_npy("sumu.npy", "<f4", "(3, 2)", u, sizeof u);
+    assert_int_equal(run("scatter-nd-update --data @sumd.npy --indices @sumi.npy --updates "
+                         "@sumu.npy --reduction sum -o @sumout.npy"), 0);
+    float want[8];
+    memcpy(want, d, sizeof d);
+    for (int j = 0; j < 3; j++)
+        for (int c = 0; c < 2; c++)
+            want[idx[j] * 2 + c] += u[j * 2 + c];
+    tj_npy a;
+    read_out("sumout.npy", &a);
+    assert_memory_equal(a.data, want, sizeof want);
+    tj_npy_free(&a);
+}
+
+/* A flag value another version of the op takes: the error names the flag,
+ * its value and the --opset that takes it, for every opset, reduction,
+ * --no-init-val and --batch-dims the op table lists; what the library
+ * accepts decides which runs must pass. */
+static void expect_opset_outcome(const jit_op_info *info, jit_sig sig, const char *args,
+                                 const char *flag)
+{
+    jit_shape out;
+    char cmd[768], ok_opsets[64] = "";
+    int valid = jit_output_shape(&sig, &out) == 0;
+    for (int i = 0; i < 4 && info->opsets[i]; i++) {
+        jit_sig other = sig;
+        other.opset = info->opsets[i];
+        if (other.opset != sig.opset && jit_output_shape(&other, &out) == 0)
+            snprintf(ok_opsets + strlen(ok_opsets), sizeof ok_opsets - strlen(ok_opsets),
+                     " %d", other.opset);
+    }
+    snprintf(cmd, sizeof cmd, "%s --opset %d --explain", args, sig.opset);
+    int rc = run(cmd);
+    if (valid) {
+        if (rc != 0)
+            fail_msg("%s: exit %d: %s", cmd, rc, err_text);
+        return;
+    }
+    assert_int_equal(rc, 2);
+    assert_int_equal(stderr_lines(), 1);
+    if (!*ok_opsets)
+        return; /* no version takes it: nothing to point at */
+    char want[128];
+    snprintf(want, sizeof want, "%s needs --opset ", flag);
+    const char *hint = strstr(err_text, want);
+    if (!hint)
+        fail_msg("%s: no '%s' in: %s", cmd, want, err_text);
+    char first[16];
+    snprintf(first, sizeof first, "%d", atoi(ok_opsets + 1));
+    if (strncmp(hint + strlen(want), first, strlen(first)) != 0)
+        fail_msg("%s: expected --opset%s in: %s", cmd, ok_opsets, err_text);
+}
+
+static void test_flag_needs_opset(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
+        jit_op_info info;
+        char base[512], args[640], flag[64];
+        assert_int_equal(jit_op_describe((jit_op)op, &info), 0);
+        const op_case *c = op_case_of((jit_op)op);
+        op_case_args(&info, c, base, sizeof base);
+        for (int i = 0; i < 4 && info.opsets[i]; i++) {
+            jit_sig sig = op_case_sig(&info, c);
+            sig.opset = info.opsets[i];
+            for (int r = 1; r < JIT_REDUCTION_COUNT && (info.attrs & JIT_ATTR_REDUCTION); r++) {
+                if (!(info.reductions & (1u << r)))
+                    continue;
+                jit_sig s = sig;
+                s.reduction = (jit_reduction)r;
+                snprintf(flag, sizeof flag, "--reduction %s", jit_reduction_name(s.reduction));
+                snprintf(args, sizeof args, "%s %s", base, flag);
+                expect_opset_outcome(&info, s, args, flag);
+                checked++;
+            }
+            if (info.attrs & JIT_ATTR_INIT_VAL) {
+                jit_sig s = sig;
+                s.reduction = JIT_REDUCTION_SUM;
+                s.no_init_val = 1;
+                snprintf(args, sizeof args, "%s --reduction sum --no-init-val", base);
+                /* sum is the flag at fault where the version has no reduction */
+                jit_sig plain = s;
+                plain.no_init_val = 0;
+                jit_shape out;
+                expect_opset_outcome(&info, s, args,
+                                     jit_output_shape(&plain, &out) == 0 ? "--no-init-val"
+                                                                         : "--reduction sum");
+                checked++;
+            }
+            if (info.attrs & JIT_ATTR_BATCH_DIMS) {
+                jit_sig s = sig;
+                s.batch_dims = 1;
+                snprintf(args, sizeof args, "%s --batch-dims 1", base);
+                expect_opset_outcome(&info, s, args, "--batch-dims 1");
+                checked++;
+            }
+        }
+    }
+    assert_true(checked > 10);
+    /* the issue's own words */
+    assert_int_equal(run("scatter-nd-update --data-shape 4x2 --indices-shape 3x1 "
+                         "--updates-shape 3x2 --opset 3 --reduction sum --explain"), 2);
+    assert_non_null(strstr(err_text, "--reduction sum needs --opset 15"));
+}
+
+/* -o - writes the .npy to stdout, byte for byte the file -o writes. */
+static void test_output_to_stdout(void **state)
+{
+    (void)state;
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "-o @file.npy"), 0);
+    char file[4096];
+    slurp(path("file.npy"), file, sizeof file);
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 -o -"), 0);
+    assert_string_equal(err_text, "");
+    tj_npy a, b;
+    read_out("stdout", &a);
+    read_out("file.npy", &b);
+    assert_int_equal(a.dtype, b.dtype);
+    assert_int_equal(a.shape.rank, b.shape.rank);
+    assert_int_equal(a.bytes, b.bytes);
+    assert_memory_equal(a.data, b.data, (size_t)a.bytes);
+    tj_npy_free(&a);
+    tj_npy_free(&b);
+    assert_null(fopen(path("-"), "rb"));
+}
+
+/* numpy's dtype names beside the short ones, wherever a type is given. */
+static void test_numpy_dtype_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *numpy, *ours;
+    } names[] = {{"bool", "bool"},       {"int8", "i8"},       {"uint8", "u8"},
+                 {"int16", "i16"},       {"uint16", "u16"},    {"float16", "f16"},
+                 {"bfloat16", "bf16"},   {"int32", "i32"},     {"uint32", "u32"},
+                 {"float32", "f32"},     {"int64", "i64"},     {"uint64", "u64"},
+                 {"float64", "f64"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char args[256], want[64];
+        snprintf(args, sizeof args, "gather-nd --data-shape 2x2 --indices-shape 2x1 --dtype %s "
+                 "--explain", names[i].numpy);
+        assert_int_equal(run(args), 0);
+        snprintf(want, sizeof want, "data %s [2,2]", names[i].ours);
+        if (!strstr(out_text, want))
+            fail_msg("%s: no '%s' in %.120s", args, want, out_text);
+        if (strchr(names[i].ours, 'i') || strchr(names[i].ours, 'u')) {
+            snprintf(args, sizeof args, "gather-nd --data-shape 2x2 --indices-shape 2x1 "
+                     "--index-type %s --explain", names[i].numpy);
+            assert_int_equal(run(args), 0);
+            snprintf(want, sizeof want, "indices %s [2,1]", names[i].ours);
+            if (!strstr(out_text, want))
+                fail_msg("%s: no '%s' in %.120s", args, want, out_text);
+        }
+    }
+    /* and in model, for fragments */
+    FILE *f = fopen(path("dt.xml"), "w");
+    fputs("<layer type=\"GatherND\" version=\"opset8\"><input><port><dim>3</dim></port><port>"
+          "<dim>2</dim><dim>1</dim></port></input></layer>\n", f);
+    fclose(f);
+    assert_int_equal(run("model @dt.xml --dtype float16 --index-type int32"), 0);
+    assert_non_null(strstr(out_text, "data f16 [3], indices i32 [2,1]"));
+    assert_int_equal(run("gather-nd --data-shape 2x2 --indices-shape 2x1 --dtype float128 "
+                         "--explain"), 2);
+    assert_non_null(strstr(err_text, "float32"));
+}
+
+/* An unknown command or flag: the nearest real one, where one is near. */
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *suggestion;
+    } cases[] = {
+        {"gather-nb", "'gather-nd'"},
+        {"scater-update", "'scatter-update'"},
+        {"gather-element", "'gather-elements'"},
+        {"modle x.xml", "'model'"},
+        {"cahce stats", "'cache'"},
+        {"gather-nd --data @data.npy --indeces @idx.npy", "--indices"},
+        {"gather-nd --data @data.npy --indices @idx.npy --bacth-dims 2", "--batch-dims"},
+        {"scatter-nd-update --data-shape 2 --indices-shape 1x1 --updates-shape 1 --redution sum "
+         "--explain", "--reduction"},
+        {"model @frag.xml --chek", "--check"},
+        {"bench --josn", "--json"},
+        {"check gather-nd --data-shape 2 --indices-shape 1x1 --rnus 3", "--runs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char want[96];
+        assert_int_equal(run(cases[i].args), 2);
+        assert_int_equal(stderr_lines(), 1);
+        snprintf(want, sizeof want, "did you mean %s?", cases[i].suggestion);
+        if (!strstr(err_text, want))
+            fail_msg("tensorjit %s: no \"%s\" in: %s", cases[i].args, want, err_text);
+    }
+    /* nothing near: no guess */
+    assert_int_equal(run("xyzzyplugh"), 2);
+    assert_null(strstr(err_text, "did you mean"));
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --zzzzzzzzzz"), 2);
+    assert_null(strstr(err_text, "did you mean"));
+}
+
+static void expect_usage(const char *cmd)
+{
+    char args[128], want[128];
+    const char *forms[] = {"--help", "-h"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "%s %s", cmd, forms[i]);
+        if (run(args) != 0)
+            fail_msg("tensorjit %s: exit status not 0: %s", args, err_text);
+        snprintf(want, sizeof want, "usage: tensorjit %s", cmd);
+        if (strncmp(out_text, want, strlen(want)) != 0)
+            fail_msg("tensorjit %s: output starts: %.80s", args, out_text);
+        assert_string_equal(err_text, "");
+    }
+}
+
+/* --help on every command: its own usage, exit 0; an op's lists its own
+ * flags with the values the op table gives. */
+static void test_help_on_every_command(void **state)
+{
+    (void)state;
+    static const char *const commands[] = {"model", "check", "cache", "bench", "demo"};
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        expect_usage(commands[i]);
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
+        jit_op_info info;
+        char want[160];
+        assert_int_equal(jit_op_describe((jit_op)op, &info), 0);
+        expect_usage(info.command);
+        int n = snprintf(want, sizeof want, "--opset ");
+        for (int v = 0; v < 4 && info.opsets[v]; v++)
+            n += snprintf(want + n, sizeof want - (size_t)n, "%s%d", v ? "|" : "",
+                          info.opsets[v]);
+        if (info.opsets[1] && !strstr(out_text, want))
+            fail_msg("%s --help: no '%s'", info.command, want);
+        if (info.attrs & JIT_ATTR_REDUCTION) {
+            n = snprintf(want, sizeof want, "--reduction ");
+            for (int r = 0, k = 0; r < JIT_REDUCTION_COUNT; r++)
+                if (info.reductions & (1u << r))
+                    n += snprintf(want + n, sizeof want - (size_t)n, "%s%s", k++ ? "|" : "",
+                                  jit_reduction_name((jit_reduction)r));
+            if (!strstr(out_text, want))
+                fail_msg("%s --help: no '%s'", info.command, want);
+        } else {
+            assert_null(strstr(out_text, "--reduction"));
+        }
+        for (int p = 0; p < JIT_INDEX_POLICY_COUNT; p++)
+            assert_non_null(strstr(out_text, jit_index_policy_name((jit_index_policy)p)));
+        const char *attr_flags[] = {"--axis", "--batch-dims", "--updates", "--no-init-val",
+                                    "--torch-dims"};
+        unsigned attr_bits[] = {JIT_ATTR_AXIS, JIT_ATTR_BATCH_DIMS, JIT_ATTR_UPDATES,
+                                JIT_ATTR_INIT_VAL, JIT_ATTR_TORCH_DIMS};
+        for (int k = 0; k < 5; k++)
+            if (!(info.attrs & attr_bits[k]) != !strstr(out_text, attr_flags[k]))
+                fail_msg("%s --help and %s disagree with the op table", info.command,
+                         attr_flags[k]);
+    }
+}
+
+/* Which policies take index v along a dim of size s (the header's words). */
+static int policy_takes(jit_index_policy p, int64_t v, int64_t s)
+{
+    switch (p) {
+    case JIT_INDEX_ERROR: return v >= 0 && v < s;
+    case JIT_INDEX_NEGATIVE_WRAPS: return v >= -s && v < s;
+    case JIT_INDEX_CLAMP: return s > 0;
+    default: return 1; /* zero-fill, negative-wraps-zero-fill */
+    }
+}
+
+/* An index error names the --index-policy values that would take it. */
+static void expect_policy_hint(const char *args, int64_t v, int64_t s)
+{
+    assert_int_equal(run(args), 3);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, "--index-policy"));
+    for (int p = 1; p < JIT_INDEX_POLICY_COUNT; p++) {
+        const char *name = jit_index_policy_name((jit_index_policy)p);
+        /* as a word: "negative-wraps" is also the start of another name */
+        char word[64];
+        int found = 0;
+        for (const char *q = err_text; (q = strstr(q, name)); q++) {
+            char after = q[strlen(name)];
+            found |= q > err_text && (q[-1] == ' ' || q[-1] == ',') &&
+                     (after == ' ' || after == ',' || after == ')' || after == '\n');
+        }
+        snprintf(word, sizeof word, "%s", name);
+        if (found != policy_takes((jit_index_policy)p, v, s))
+            fail_msg("%s: policy %s %s in: %s", args, word, found ? "wrongly named" : "missing",
+                     err_text);
+    }
+}
+
+static void test_index_error_names_policy(void **state)
+{
+    (void)state;
+    int64_t g1[2] = {0, -1};
+    write_npy("hint_neg.npy", "<i8", "(2,)", g1, sizeof g1);
+    expect_policy_hint("gather --data @data.npy --indices @hint_neg.npy --axis 1", -1, 3);
+    expect_policy_hint("gather-nd --data @data.npy --indices @bad.npy --batch-dims 2", 4, 4);
+    expect_policy_hint("gather-nd --data @data.npy --indices @bad.npy --batch-dims 2 "
+                       "--dynamic all", 4, 4);
+}
+
+/* A cache folder the library refuses is said once, with its reason; the
+ * command runs without the cache. */
+static void test_refused_cache_said_once(void **state)
+{
+    (void)state;
+    char open_dir[256];
+    snprintf(open_dir, sizeof open_dir, "%s", path("open_cache"));
+    mkdir(open_dir, 0777);
+    chmod(open_dir, 0777);
+    setenv("TENSORJIT_CACHE_DIR", open_dir, 1);
+    int rc = run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 -o @c.npy");
+    const char *frag = "<layer type=\"GatherND\" version=\"opset8\"><input><port><dim>3</dim>"
+                       "</port><port><dim>2</dim><dim>1</dim></port></input></layer>\n";
+    FILE *f = fopen(path("two.xml"), "w");
+    fprintf(f, "%s%s", frag, frag);
+    fclose(f);
+    char first[8192];
+    snprintf(first, sizeof first, "%s", err_text);
+    int model_rc = run("model @two.xml");
+    setenv("TENSORJIT_CACHE_DIR", path("cache"), 1);
+    assert_int_equal(rc, 0);
+    if (!strstr(first, open_dir) || !strstr(first, "777") || strchr(first, '\n') !=
+        first + strlen(first) - 1)
+        fail_msg("expected one line naming %s and its mode: '%s'", open_dir, first);
+    assert_int_equal(model_rc, 0);
+    assert_int_equal(stderr_lines(), 1);
+    assert_non_null(strstr(err_text, open_dir));
+}
+
+/* A printed result's first line: its shape and element type. */
+static void test_printed_result_header(void **state)
+{
+    (void)state;
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2 "
+                         "-o @h.npy"), 0);
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --batch-dims 2"), 0);
+    tj_npy a;
+    read_out("h.npy", &a);
+    char want[128];
+    int n = snprintf(want, sizeof want, "shape [");
+    for (int i = 0; i < a.shape.rank; i++)
+        n += snprintf(want + n, sizeof want - (size_t)n, "%s%lld", i ? "," : "",
+                      (long long)a.shape.dims[i]);
+    snprintf(want + n, sizeof want - (size_t)n, "], dtype %s\n", jit_dtype_name(a.dtype));
+    tj_npy_free(&a);
+    if (strncmp(out_text, want, strlen(want)) != 0)
+        fail_msg("first line '%.60s', expected '%s'", out_text, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1521,6 +2024,7 @@ int main(void)
         cmocka_unit_test(test_scatter_update_example),
         cmocka_unit_test(test_gather_command),
         cmocka_unit_test(test_gather_elements_command),
+        cmocka_unit_test(test_torch_dims_option),
         cmocka_unit_test(test_scatter_nd_update_command),
         cmocka_unit_test(test_check_explain_dump_new_ops),
         cmocka_unit_test(test_model_check_new_layers),
@@ -1546,6 +2050,15 @@ int main(void)
         cmocka_unit_test(test_prints_empty_tensor_compactly),
         cmocka_unit_test(test_check_skips_buffers_past_int64),
         cmocka_unit_test(test_model_marks_shared_kernels),
+        cmocka_unit_test(test_newest_opset_by_default),
+        cmocka_unit_test(test_flag_needs_opset),
+        cmocka_unit_test(test_output_to_stdout),
+        cmocka_unit_test(test_numpy_dtype_names),
+        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_help_on_every_command),
+        cmocka_unit_test(test_index_error_names_policy),
+        cmocka_unit_test(test_refused_cache_said_once),
+        cmocka_unit_test(test_printed_result_header),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -655,9 +655,9 @@ static void test_output_shape_of_a_unified_family(void **state)
  * fuzz_signature's dynamic mode, input
  * tests/fuzz/regressions/signature/dynamic-scatter-nd-min-no-init-val).
  * It was a bug: the static kernel's plan took no_init_val from the
- * signature as written (runtime/plan.c: p->no_init_val = r != NONE &&
+ * signature as written (runtime/plan/plan.c: p->no_init_val = r != NONE &&
  * s->no_init_val, on a signature tj_sig_plan did not normalize), while
- * the cache key (runtime/key.c, normalized by runtime/sig.c) dropped it:
+ * the cache key (runtime/cache/key.c, normalized by runtime/plan/sig.c) dropped it:
  * min(-1, 0) gave 0, and whichever of the two signatures compiles first
  * decided both results. Now both give -1. */
 static void test_attribute_the_op_lacks_changes_nothing(void **state)
@@ -690,7 +690,7 @@ static void test_attribute_the_op_lacks_changes_nothing(void **state)
 }
 
 /* Families with valid shapes must compile (SPEC section 6: one kernel
- * for the whole family). It was a bug (runtime/dyn.c, tj_dyn_build): a
+ * for the whole family). It was a bug (runtime/dyn/dyn.c, tj_dyn_build): a
  * valid shape was looked for only with every dynamic dim at 5 or 7 (or
  * unified with a static dim of another input at the same position), then
  * at 1 and at 0, so families whose valid shapes tie dynamic dims to each
@@ -736,7 +736,7 @@ static void test_valid_families_compile(void **state)
 }
 
 /* ScatterUpdate axis 1, every dim dynamic, indices empty: out must be a
- * copy of data. It was a bug (runtime/dyn.c, tj_dyn_plan_shape: the plan
+ * copy of data. It was a bug (runtime/dyn/dyn.c, tj_dyn_plan_shape: the plan
  * made by tj_plan_finish_as on the template's nest had units = 0 and
  * unit_copy_bytes = 0 while copy_bytes = 48, where the static plan of
  * the same shape has units = 3, unit_copy_bytes = 16; the kernel then

@@ -1,4 +1,4 @@
-/* The environment knobs of the JIT (README, "Environment variables", and
+/* The environment knobs of the JIT (docs/library.md, "Environment variables", and
  * the experiment knobs of docs/performance.md): each one still gives
  * kernels whose bytes and statuses match the oracle, the knob visibly took
  * effect (in the dumped IR or assembly, the kernel info, or the

@@ -1,4 +1,4 @@
-/* The worker pool (runtime/pool.c) directly: tj_pool_run returns only
+/* The worker pool (runtime/exec/pool.c) directly: tj_pool_run returns only
  * when every part has run, each unit exactly once, also when a worker's
  * part outlasts the caller's spin (50 us) and the caller has to sleep until
  * the worker is done: a path that otherwise only thread timing reaches. */

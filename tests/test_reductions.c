@@ -4,7 +4,7 @@
  * and ScatterNDUpdate-3 (none only).
  *
  * The test has its own oracle of the reductions, written from SPEC's
- * "Decisions for the family", not from runtime/reduce.c or runtime/half.h:
+ * "Decisions for the family", not from runtime/exec/reduce.c or runtime/half.h:
  * f16 through gcc's _Float16 and exact double arithmetic, bf16 through
  * double and a round to nearest even written here, integers wrapping in
  * unsigned arithmetic, integer mean as the floor of the exact quotient of
@@ -543,16 +543,24 @@ static int ora_scatter_elements(const jit_sig *s, const void *data, const void *
     int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
     int64_t ni = shape_elems(ix), nd = shape_elems(d);
     int64_t *dest = malloc((size_t)(ni + 1) * sizeof *dest);
+    unsigned char *picked = malloc((size_t)(ni * es + 1));
     assert_non_null(dest);
+    assert_non_null(picked);
     for (int64_t i = 0; i < ni; i++) {
-        int64_t c[JIT_MAX_RANK], rest = i, pos, flat = 0;
+        int64_t c[JIT_MAX_RANK], rest = i, pos, flat = 0, at = 0;
         for (int dd = r - 1; dd >= 0; dd--) {
             c[dd] = rest % ix->dims[dd];
             rest /= ix->dims[dd];
         }
+        /* the update at i's coordinates in updates' own shape (torch_dims:
+         * updates may be larger than indices) */
+        for (int dd = 0; dd < r; dd++)
+            at = at * s->updates_shape.dims[dd] + c[dd];
+        memcpy(picked + i * es, (const char *)upd + at * es, (size_t)es);
         if (!ora_resolve(s->index_policy, ora_index(s->index_type, idx, i), d->dims[a], &pos)) {
             if (!ora_fills(s->index_policy)) {
                 free(dest);
+                free(picked);
                 return JIT_STATUS_BAD_INDEX;
             }
             dest[i] = -1;
@@ -569,8 +577,10 @@ static int ora_scatter_elements(const jit_sig *s, const void *data, const void *
     }
     int opset = s->opset ? s->opset : 12;
     jit_reduction red = opset == 12 ? s->reduction : JIT_REDUCTION_NONE;
-    ora_apply(s, red, red != JIT_REDUCTION_NONE && s->no_init_val, dest, ni, upd, val, nanopen, nd);
+    ora_apply(s, red, red != JIT_REDUCTION_NONE && s->no_init_val, dest, ni, picked, val, nanopen,
+              nd);
     free(dest);
+    free(picked);
     return JIT_OK;
 }
 
@@ -604,9 +614,10 @@ static void print_elems(const char *name, const void *buf, int64_t n, int size)
 
 static void print_sig(const jit_sig *s)
 {
-    fprintf(stderr, "  %s-%d reduction %s%s dtype %s index %s policy %s threads %d",
+    fprintf(stderr, "  %s-%d reduction %s%s%s dtype %s index %s policy %s threads %d",
              s->op == JIT_OP_SCATTER_ND_UPDATE ? "ScatterNDUpdate" : "ScatterElementsUpdate",
              s->opset, jit_reduction_name(s->reduction), s->no_init_val ? " no_init_val" : "",
+             s->torch_dims ? " torch_dims" : "",
              jit_dtype_name(s->dtype), jit_dtype_name(s->index_type),
              jit_index_policy_name(s->index_policy), s->threads);
     if (s->op == JIT_OP_SCATTER_ELEMENTS_UPDATE)
@@ -1632,6 +1643,16 @@ static void rand_seu_sig(uint64_t *rs, jit_sig *s)
     }
 }
 
+/* ScatterElementsUpdate with torch's dims: updates larger than indices in
+ * any dim (some dims only, at times none). */
+static void rand_seu_torch_sig(uint64_t *rs, jit_sig *s)
+{
+    rand_seu_sig(rs, s);
+    s->torch_dims = 1;
+    for (int i = 0; i < s->updates_shape.rank; i++)
+        s->updates_shape.dims[i] += support_rand_range(rs, 0, 1) * support_rand_range(rs, 1, 3);
+}
+
 /* The indices of a signature: the dim each index addresses. */
 static int64_t index_dim(const jit_sig *s, int64_t i)
 {
@@ -1643,10 +1664,15 @@ static int64_t index_dim(const jit_sig *s, int64_t i)
     return s->data_shape.dims[s->axis < 0 ? s->axis + r : s->axis];
 }
 
+/* 1: one_random draws ScatterElementsUpdate signatures with torch_dims. */
+static int random_torch_dims;
+
 static int one_random(uint64_t *rs, long n)
 {
     jit_sig s;
-    if (support_rand_range(rs, 0, 1))
+    if (random_torch_dims)
+        rand_seu_torch_sig(rs, &s);
+    else if (support_rand_range(rs, 0, 1))
         rand_nd_sig(rs, &s);
     else
         rand_seu_sig(rs, &s);
@@ -1749,6 +1775,21 @@ static void test_random_split(void **state)
     support_setenv("TENSORJIT_SPLIT_MIN", NULL);
 }
 
+/* torch.scatter's dims (jit_sig.torch_dims): updates larger than indices,
+ * read at the indices' positions; every reduction, both init values. */
+static void test_random_torch_dims(void **state)
+{
+    (void)state;
+    random_torch_dims = 1;
+    run_random("torch_dims, JIT vs reference vs oracle", random_count() / 8 + 1,
+               random_seed() ^ 0x70c4);
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
+    run_random("torch_dims, split over threads", random_count() / 16 + 1,
+               random_seed() ^ 0x70c5);
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    random_torch_dims = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1768,6 +1809,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_random_jit_reference_oracle),
         cmocka_unit_test(test_random_split),
+        cmocka_unit_test(test_random_torch_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,9 +339,9 @@ static void test_new_ops_key(void **state)
     assert_ptr_equal((void *)(uintptr_t)jit_gather_elements_compile(&ge), ptr(b));
 
     a = scatter_nd_ok(), b = scatter_nd_ok();
-    a.opset = 3, a.updates_dtype = JIT_F32, a.axis = 2, a.batch_dims = 1;
+    a.opset = 15, a.updates_dtype = JIT_F32, a.axis = 2, a.batch_dims = 1; /* 0: the newest */
     assert_ptr_equal(ptr(a), ptr(b));
-    a = scatter_nd_ok(), a.opset = 15;
+    a = scatter_nd_ok(), a.opset = 3;
     assert_ptr_not_equal(ptr(a), ptr(b));
     a = scatter_nd_ok(), a.index_policy = JIT_INDEX_ZERO_FILL;
     assert_ptr_not_equal(ptr(a), ptr(b));

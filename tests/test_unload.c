@@ -1,5 +1,5 @@
 /* The library unloaded (jit_shutdown, dlclose) while a thread that ran a
- * mean still lives: that thread's scratch memory (runtime/scratch.c) must
+ * mean still lives: that thread's scratch memory (runtime/exec/scratch.c) must
  * not call back into the unmapped library when the thread exits. Before
  * the scratch key was deleted at unload, this crashed at thread exit.
  * A plain program, not cmocka: the failure is a crash after main's checks. */

@@ -36,6 +36,32 @@ int tj_cli_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_
     return 0;
 }
 
+/* numpy's names of the element types (numpy.dtype(T).name; bfloat16 is
+ * ml_dtypes'). */
+static const struct {
+    const char *numpy;
+    jit_dtype t;
+} tj_numpy_names[] = {
+    {"bool", JIT_BOOL},       {"int8", JIT_I8},         {"uint8", JIT_U8},
+    {"int16", JIT_I16},       {"uint16", JIT_U16},      {"float16", JIT_F16},
+    {"bfloat16", JIT_BF16},   {"int32", JIT_I32},       {"uint32", JIT_U32},
+    {"float32", JIT_F32},     {"int64", JIT_I64},       {"uint64", JIT_U64},
+    {"float64", JIT_F64},
+};
+
+int tj_cli_dtype(const char *opt, const char *text, jit_dtype *out)
+{
+    *out = jit_dtype_from_name(text);
+    for (size_t i = 0; i < sizeof tj_numpy_names / sizeof *tj_numpy_names; i++)
+        if (strcmp(text, tj_numpy_names[i].numpy) == 0)
+            *out = tj_numpy_names[i].t;
+    if (*out != JIT_DTYPE_UNSET)
+        return 0;
+    tj_cli_fail("%s=%s is not an element type (bool, i8..i64, u8..u64, f16, bf16, f32, f64, "
+                "or numpy's int8, uint8, float16, bfloat16, float32, ...)", opt, text);
+    return -1;
+}
+
 void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i)
 {
     const unsigned char *p = (const unsigned char *)data + i * jit_dtype_size(t);
@@ -119,6 +145,15 @@ void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *d
     fputc('\n', f);
 }
 
+void tj_cli_print_result(FILE *f, jit_dtype t, const jit_shape *s, const void *data)
+{
+    fputs("shape [", f);
+    for (int i = 0; i < s->rank; i++)
+        fprintf(f, "%s%" PRId64, i ? "," : "", s->dims[i]);
+    fprintf(f, "], dtype %s\n", jit_dtype_name(t));
+    tj_cli_print_tensor(f, t, s, data);
+}
+
 void tj_cli_print_engine(FILE *f, const jit_kernel_info *info)
 {
     if (info->engine == JIT_ENGINE_JIT && info->cache_hit)
@@ -156,5 +191,12 @@ int tj_cli_open_cache(void)
         snprintf(dir, sizeof dir, "%s/.cache/tensorjit", home);
     else
         return 0;
-    return jit_cache_open(dir);
+    static int refused; /* said once, however often asked */
+    if (refused)
+        return -1;
+    if (jit_cache_open(dir) == 0)
+        return 0;
+    refused = 1;
+    fprintf(stderr, "tensorjit: no disk cache: %s\n", jit_last_error());
+    return -1;
 }

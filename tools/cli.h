@@ -15,6 +15,10 @@ int tj_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict integer parsing of an option's value; names the option on error. */
 int tj_cli_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
 
+/* An element type by the library's name ("f32") or numpy's ("float32");
+ * 0, or -1 after printing the error naming opt. */
+int tj_cli_dtype(const char *opt, const char *text, jit_dtype *out);
+
 /* Writes element i of a tensor as text. */
 void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i);
 
@@ -22,6 +26,9 @@ void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i);
  * elements, then "..."); an empty one as "[] (shape [N,0])", whatever
  * its other dims. */
 void tj_cli_print_tensor(FILE *f, jit_dtype t, const jit_shape *s, const void *data);
+
+/* A result as the CLI prints it: "shape [2,3], dtype f32", then the tensor. */
+void tj_cli_print_result(FILE *f, jit_dtype t, const jit_shape *s, const void *data);
 
 /* "engine: jit (compile 3.1 ms)" or "engine: reference (<why>)". */
 void tj_cli_print_engine(FILE *f, const jit_kernel_info *info);
@@ -60,7 +67,8 @@ int tj_cli_apply_dynamic(const tj_dyn_spec *spec, const jit_sig *concrete, jit_s
 
 /* Opens the on-disk kernel cache as the CLI does by default:
  * $TENSORJIT_CACHE_DIR ("off": none), else $XDG_CACHE_HOME/tensorjit, else
- * ~/.cache/tensorjit. A folder that is refused leaves the cache off. */
+ * ~/.cache/tensorjit. A folder that is refused leaves the cache off, said
+ * once on stderr with the library's reason; -1 then. */
 int tj_cli_open_cache(void);
 int tj_cmd_cache(int argc, char **argv);
 
@@ -70,5 +78,38 @@ int tj_cmd_demo(int argc, char **argv);
 int tj_cmd_bench(int argc, char **argv);
 int tj_cmd_model(int argc, char **argv);
 int tj_cmd_check(int argc, char **argv);
+
+/* "GatherND-8, ScatterUpdate-3, ...": the layers tensorjit demo runs. */
+const char *tj_demo_layers(void);
+
+/* Usage texts (tools/cli_help.c). tj_cli_usage: of model, check, cache,
+ * bench or demo, -1 for another name. tj_cli_words: the flags (or words)
+ * a command takes, the top-level commands (the ops' included) for NULL;
+ * NULL-terminated. */
+void tj_cli_usage_main(FILE *f);
+void tj_cli_usage_op(const jit_op_info *op, FILE *f);
+int tj_cli_usage(const char *command, FILE *f);
+const char *const *tj_cli_words(const char *command);
+int tj_cli_is_help(const char *arg); /* --help or -h */
+void tj_cli_opsets_text(const jit_op_info *op, const char *sep, const char *last, char *buf,
+                        size_t len);
+int tj_cli_newest_opset(const jit_op_info *op);
+
+/* "did you mean" (tools/cli_suggest.c): the word of words nearest to
+ * word (a --flag=value compares its flag), NULL when none is near; and the
+ * error line "WHAT WORD (did you mean X?)", returning TJ_EXIT_USAGE. */
+const char *tj_cli_nearest(const char *word, const char *const *words);
+int tj_cli_unknown(const char *what, const char *word, const char *const *words);
+
+/* Errors that name the flag to change (tools/cli_hint.c). tj_cli_check_sig:
+ * 0 for a valid signature, else its error line, with the --opset that
+ * takes it where another does, and TJ_EXIT_USAGE. tj_cli_bad_index: the
+ * index error of the last call, with the --index-policy values under which
+ * the inputs run (out is scratch of the output's size);
+ * TJ_EXIT_BAD_INDEX. */
+int tj_cli_check_sig(const jit_op_info *op, const jit_sig *sig);
+int tj_cli_sig_fail(const jit_op_info *op, const jit_sig *sig);
+int tj_cli_bad_index(const jit_sig *sig, const void *data, const void *indices,
+                     const void *updates, void *out);
 
 #endif

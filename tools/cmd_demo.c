@@ -173,11 +173,33 @@ static int tj_demo_one(const tj_demo *d, const tj_model_layer *l)
     return ok ? TJ_EXIT_OK : TJ_EXIT_FAILURE;
 }
 
+const char *tj_demo_layers(void)
+{
+    static char text[256];
+    size_t n = 0;
+    const char *prev = "";
+    text[0] = '\0';
+    for (size_t i = 0; i < sizeof tj_demos / sizeof *tj_demos && n < sizeof text; i++) {
+        /* "GatherND-8 example 1: ...": GatherND-8, once for its run of examples */
+        const char *title = tj_demos[i].title;
+        size_t len = strcspn(title, " :");
+        if (strncmp(prev, title, len) == 0 && strcspn(prev, " :") == len)
+            continue;
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%.*s", n ? ", " : "", (int)len,
+                              title);
+        prev = title;
+    }
+    return text;
+}
+
 int tj_cmd_demo(int argc, char **argv)
 {
-    (void)argv;
+    if (argc == 2 && tj_cli_is_help(argv[1])) {
+        tj_cli_usage("demo", stdout);
+        return TJ_EXIT_OK;
+    }
     if (argc > 1)
-        return tj_cli_fail("demo takes no arguments");
+        return tj_cli_unknown("demo takes no arguments:", argv[1], tj_cli_words("demo"));
     int rc = TJ_EXIT_OK;
     for (size_t i = 0; i < sizeof tj_demos / sizeof *tj_demos && rc == TJ_EXIT_OK; i++) {
         const tj_demo *d = &tj_demos[i];

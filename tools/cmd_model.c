@@ -237,14 +237,12 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
         } else if (strcmp(a, "--explain") == 0) {
             *explain = 1;
         } else if (strcmp(a, "--dtype") == 0 && v) {
-            opts->dtype = jit_dtype_from_name(v);
-            if (opts->dtype == JIT_DTYPE_UNSET)
-                return tj_cli_fail("--dtype=%s is not an element type", v), -1;
+            if (tj_cli_dtype("--dtype", v, &opts->dtype))
+                return -1;
             i++;
         } else if (strcmp(a, "--index-type") == 0 && v) {
-            opts->index_type = jit_dtype_from_name(v);
-            if (opts->index_type == JIT_DTYPE_UNSET)
-                return tj_cli_fail("--index-type=%s is not an element type", v), -1;
+            if (tj_cli_dtype("--index-type", v, &opts->index_type))
+                return -1;
             i++;
         } else if (strcmp(a, "--axis") == 0 && v) {
             if (tj_cli_int("--axis", v, -JIT_MAX_RANK, JIT_MAX_RANK, &opts->axis))
@@ -261,17 +259,11 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             if (tj_cli_int("--jobs", v, 1, 64, jobs))
                 return -1;
             i++;
-        } else if (strcmp(a, "--help") == 0) {
-            printf("usage: tensorjit model FILE.xml|FILE.onnx [--check] [--explain] [--jobs N] "
-                   "[--precompile]\n"
-                   "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset V]\n"
-                   "layers: %s; --opset V: the op's version where the IR names no opset\n"
-                   "dynamic dims (-1, ?, a..b) are listed as ? (?:b), compiled into one kernel\n"
-                   "for the family; --check runs it on several shapes, empty ones included\n",
-                   tj_ov_op_types());
-            printf("ONNX nodes (FILE.onnx): %s\n", tj_onnx_available() ? tj_onnx_node_types()
-                                                    : "none: built without the ONNX reader");
+        } else if (tj_cli_is_help(a)) {
+            tj_cli_usage("model", stdout);
             return 1;
+        } else if (a[0] == '-' && tj_cli_nearest(a, tj_cli_words("model"))) {
+            return tj_cli_unknown("model: unknown option", a, tj_cli_words("model")), -1;
         } else if (a[0] == '-' || *path) {
             return tj_cli_fail("model: unexpected argument '%s'", a), -1;
         } else {
@@ -296,7 +288,7 @@ int tj_cmd_model(int argc, char **argv)
     /* --precompile: every layer into the disk cache, so that a server
      * started later finds each kernel there; no cache is an error then */
     if (precompile && tj_cli_open_cache() != 0)
-        return tj_cli_fail("model --precompile: %s", jit_last_error());
+        return tj_cli_fail("model --precompile needs the disk cache");
     tj_model model;
     char err[512];
     if (tj_model_load(path, &opts, &model, err, sizeof err) != 0)

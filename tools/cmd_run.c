@@ -30,12 +30,14 @@ typedef struct tj_run_opts {
     jit_index_policy policy;
     jit_reduction reduction;
     int no_init_val;
+    int torch_dims;
 } tj_run_opts;
 
 enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
        OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
        OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE,
-       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL, OPT_DYNAMIC };
+       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL, OPT_DYNAMIC,
+       OPT_TORCH_DIMS };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -56,6 +58,7 @@ static const struct option tj_run_options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"reduction", required_argument, NULL, OPT_REDUCTION},
     {"no-init-val", no_argument, NULL, OPT_NO_INIT_VAL},
+    {"torch-dims", no_argument, NULL, OPT_TORCH_DIMS},
     {"data-shape", required_argument, NULL, OPT_DATA_SHAPE},
     {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
     {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
@@ -65,63 +68,9 @@ static const struct option tj_run_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* "5|8" or "1, 7 or 8": the op's versions. */
-static void tj_opsets_text(const jit_op_info *op, const char *sep, const char *last, char *buf,
-                           size_t len)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < 4 && op->opsets[i] && n < len; i++) {
-        const char *before = i == 0 ? "" : (i + 1 < 4 && op->opsets[i + 1]) ? sep : last;
-        n += (size_t)snprintf(buf + n, len - n, "%s%d", before, op->opsets[i]);
-    }
-}
-
 static int tj_has_versions(const jit_op_info *op)
 {
     return op->opsets[1] != 0;
-}
-
-static void tj_run_usage(const jit_op_info *op)
-{
-    char versions[64];
-    tj_opsets_text(op, "|", "|", versions, sizeof versions);
-    printf("usage: tensorjit %s --data D.npy --indices I.npy%s%s%s%s%s%s%s%s [-o OUT.npy] "
-           "[options]\n",
-           op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates U.npy" : "",
-           op->attrs & JIT_ATTR_AXIS ? " --axis A" : "",
-           op->attrs & JIT_ATTR_BATCH_DIMS ? " [--batch-dims B]" : "",
-           op->attrs & JIT_ATTR_REDUCTION ? " [--reduction R]" : "",
-           op->attrs & JIT_ATTR_INIT_VAL ? " [--no-init-val]" : "",
-           tj_has_versions(op) ? " [--opset " : "", tj_has_versions(op) ? versions : "",
-           tj_has_versions(op) ? "]" : "");
-    printf("signature from flags instead of files (with --dump-ir, --dump-asm, --explain):\n"
-           "  --data-shape 2x3x4 --indices-shape 2x1%s\n"
-           "  --dtype f32 --index-type i64 (defaults f32 and i64); '' or 'scalar' for 0-D\n"
-           "  a dim '?' is dynamic (the kernel takes it per call), '?:N' dynamic up to N:\n"
-           "  --data-shape ?x64 --indices-shape ?:1000x1\n"
-           "options:\n"
-           "  --dynamic all|INPUT:DIM,...  run a dynamic kernel on the .npy inputs: every dim\n"
-           "                             (all) or the listed ones (data:0,indices:0) dynamic;\n"
-           "                             results and errors are those of the static run\n"
-           "  --dump-ir[=opt]            print the kernel's LLVM IR (before / after optimization)\n"
-           "  --dump-asm                 print the kernel's machine code\n"
-           "  --explain                  print the plan, the code shape chosen, the cache key\n"
-           "  --engine jit|reference     engine to run (default jit; falls back to reference)\n"
-           "  --index-policy P           error|negative-wraps|clamp|zero-fill|\n"
-           "                             negative-wraps-zero-fill (default error)\n"
-           "  -o, --output OUT.npy       write the result; without it, print it\n"
-           "  --verbose                  say on stderr which engine ran and why\n",
-           op->attrs & JIT_ATTR_UPDATES ? " --updates-shape ..." : "");
-}
-
-static int tj_parse_type(const char *opt, const char *text, jit_dtype *t)
-{
-    *t = jit_dtype_from_name(text);
-    if (*t == JIT_DTYPE_UNSET)
-        return tj_cli_fail("%s=%s is not an element type (bool, i8..i64, u8..u64, f16, bf16, "
-                           "f32, f64)", opt, text), -1;
-    return 0;
 }
 
 /* Notes an option the op does not take; reported after parsing, so that
@@ -150,7 +99,7 @@ static int tj_run_opset(tj_run_opts *o, const char *arg)
     for (int i = 0; i < 4 && o->op.opsets[i]; i++)
         if (o->op.opsets[i] == o->opset)
             return 0;
-    tj_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
+    tj_cli_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
     return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
 }
 
@@ -229,6 +178,11 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
             return 0;
         o->no_init_val = 1;
         return 0;
+    case OPT_TORCH_DIMS:
+        if (tj_takes(o, JIT_ATTR_TORCH_DIMS, "--torch-dims"))
+            return 0;
+        o->torch_dims = 1;
+        return 0;
     case OPT_SEED:
         if (!o->check)
             return tj_cli_fail("--seed is an option of tensorjit check"), -1;
@@ -241,12 +195,36 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         if (tj_takes(o, JIT_ATTR_UPDATES, "--updates-shape"))
             return 0;
         return tj_cli_parse_shape("--updates-shape", arg, &o->updates_shape, o->updates_bound);
-    case OPT_DTYPE: return tj_parse_type("--dtype", arg, &o->dtype);
-    case OPT_INDEX_TYPE: return tj_parse_type("--index-type", arg, &o->index_type);
+    case OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &o->dtype);
+    case OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &o->index_type);
     case OPT_DYNAMIC:
         return tj_cli_parse_dynamic(arg, (o->op.attrs & JIT_ATTR_UPDATES) != 0, &o->dynamic);
     default: return -1;
     }
+}
+
+/* An option getopt refused: a known one without its value, or an unknown
+ * one, with the nearest known. */
+static void tj_run_bad_option(const char *cmd, const char *arg)
+{
+    const char *words[sizeof tj_run_options / sizeof *tj_run_options + 2];
+    char what[64];
+    size_t n = 0, len = strcspn(arg, "=");
+    for (const struct option *opt = tj_run_options; opt->name; opt++) {
+        if (arg[0] == '-' && arg[1] == '-' && strlen(opt->name) == len - 2 &&
+            strncmp(arg + 2, opt->name, len - 2) == 0) {
+            tj_cli_fail("%s: --%s needs a value", cmd, opt->name);
+            return;
+        }
+    }
+    static char names[sizeof tj_run_options / sizeof *tj_run_options][32];
+    for (const struct option *opt = tj_run_options; opt->name; opt++, n++) {
+        snprintf(names[n], sizeof names[n], "--%s", opt->name);
+        words[n] = names[n];
+    }
+    words[n] = NULL;
+    snprintf(what, sizeof what, "%s: unknown option", cmd);
+    tj_cli_unknown(what, arg, words);
 }
 
 /* 0, 1 for --help (exit 0), or -1 after printing the error. */
@@ -262,18 +240,17 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
     o->dump = -1;
     o->dtype = JIT_F32;
     o->index_type = JIT_I64;
+    o->opset = tj_cli_newest_opset(op); /* what a user means today; 0 is the C API's default */
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "o:", tj_run_options, NULL)) != -1) {
-        if (c == OPT_HELP) {
-            tj_run_usage(op);
+    while ((c = getopt_long(argc, argv, "ho:", tj_run_options, NULL)) != -1) {
+        if (c == OPT_HELP || c == 'h') {
+            tj_cli_usage_op(op, stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            const char *bad = argv[optind - 1];
-            return tj_cli_fail("%s: unknown option or missing value: %s", cmd, bad), -1;
-        }
+        if (c == '?' || c == ':')
+            return tj_run_bad_option(cmd, argv[optind - 1]), -1;
         if (tj_run_option(o, c, optarg) != 0)
             return -1;
     }
@@ -315,24 +292,33 @@ static int tj_load(const char *what, const char *path, tj_npy *a)
     return 0;
 }
 
-/* Writes or prints the result, reports the engine; frees out. */
-static int tj_finish(const tj_run_opts *o, jit_dtype t, const jit_shape *s, void *out,
-                     const jit_kernel_info *info, int status)
+/* The .npy of the result to -o's file, or to stdout for "-". */
+static int tj_write_output(const char *output, jit_dtype t, const jit_shape *s, const void *out)
+{
+    char err[512];
+    int rc = strcmp(output, "-") == 0 ? tj_npy_write_stream(stdout, t, s, out, err, sizeof err)
+                                      : tj_npy_write(output, t, s, out, err, sizeof err);
+    if (rc != 0)
+        return tj_cli_fail("output %s: %s", output, err);
+    return TJ_EXIT_OK;
+}
+
+/* Writes or prints the result of the call of sig on the inputs, reports
+ * the engine; frees out. */
+static int tj_finish(const tj_run_opts *o, const jit_sig *sig, const tj_npy *in[3],
+                     const jit_shape *s, void *out, const jit_kernel_info *info, int status)
 {
     int rc = TJ_EXIT_OK;
     if (o->verbose)
         tj_cli_print_engine(stderr, info);
     if (status == JIT_STATUS_BAD_INDEX)
-        rc = (tj_cli_fail("%s", jit_last_error()), TJ_EXIT_BAD_INDEX);
+        rc = tj_cli_bad_index(sig, in[0]->data, in[1]->data, in[2]->data, out);
     else if (status != JIT_OK)
         rc = tj_cli_fail("kernel failed: %s", jit_last_error());
-    else if (o->output) {
-        char err[512];
-        if (tj_npy_write(o->output, t, s, out, err, sizeof err) != 0)
-            rc = tj_cli_fail("output %s: %s", o->output, err);
-    } else {
-        tj_cli_print_tensor(stdout, t, s, out);
-    }
+    else if (o->output)
+        rc = tj_write_output(o->output, sig->dtype, s, out);
+    else
+        tj_cli_print_result(stdout, sig->dtype, s, out);
     free(out);
     return rc;
 }
@@ -372,7 +358,7 @@ static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy
                    .index_type = o->index_type, .index_policy = o->policy, .engine = o->engine,
                    .data_shape = o->data_shape, .indices_shape = o->indices_shape,
                    .updates_shape = o->updates_shape, .reduction = o->reduction,
-                   .no_init_val = o->no_init_val};
+                   .no_init_val = o->no_init_val, .torch_dims = o->torch_dims};
     memcpy(sig.data_bound, o->data_bound, sizeof sig.data_bound);
     memcpy(sig.indices_bound, o->indices_bound, sizeof sig.indices_bound);
     memcpy(sig.updates_bound, o->updates_bound, sizeof sig.updates_bound);
@@ -442,7 +428,8 @@ static int tj_run_dynamic(const tj_run_opts *o, const jit_sig *sig, const tj_npy
         fprintf(stderr, "dynamic: no dim to make dynamic (every input is a scalar)\n");
     tj_run_opts quiet = *o;
     quiet.verbose = o->verbose && !marked;
-    return tj_finish(&quiet, sig->dtype, &out_shape, out, &info, status);
+    const tj_npy *in[3] = {data, idx, upd};
+    return tj_finish(&quiet, sig, in, &out_shape, out, &info, status);
 }
 
 /* --explain or --dump-* with --dynamic: of the dynamic signature, once
@@ -465,6 +452,8 @@ static int tj_show_dynamic(const tj_run_opts *o, const jit_sig *sig)
 static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy *data,
                          const tj_npy *idx, const tj_npy *upd)
 {
+    if (tj_cli_check_sig(&o->op, sig) != 0)
+        return TJ_EXIT_USAGE;
     if (o->check) {
         tj_check_result r;
         jit_shape shape;
@@ -504,7 +493,8 @@ static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy 
     if (!out)
         return tj_cli_fail("out of memory for %lld output bytes", (long long)info.out_bytes);
     int status = jit_call(fn, data->data, idx->data, upd->data, out);
-    return tj_finish(o, sig->dtype, &out_shape, out, &info, status);
+    const tj_npy *in[3] = {data, idx, upd};
+    return tj_finish(o, sig, in, &out_shape, out, &info, status);
 }
 
 static int tj_op_main(const jit_op_info *op, int argc, char **argv, int check)
@@ -542,15 +532,8 @@ int tj_cmd_check(int argc, char **argv)
     jit_op_info info;
     if (argc >= 2 && jit_op_describe(jit_op_from_name(argv[1]), &info) == 0)
         return tj_op_main(&info, argc - 1, argv + 1, 1);
-    if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: tensorjit check OP --data-shape .. --indices-shape ..\n"
-               "       [--updates-shape ..] [--axis A] [--batch-dims B] [--opset V] [--dtype T]\n"
-               "       [--index-type T] [--index-policy P] [--runs N] [--seed S] [--explain]\n"
-               "runs the JIT kernel and the reference kernel of OP (gather-nd, gather, ...) on N\n"
-               "random inputs (the last with a bad index) and prints 'N passed, M failed';\n"
-               "exit 1 if any failed. A dim '?' (or '?:N', bounded) is dynamic: the dynamic\n"
-               "kernel then runs on several shapes of its family (every '?' 1, 2, 3, 0, ...),\n"
-               "each against the reference kernel of that shape, one line per shape\n");
+    if (argc >= 2 && tj_cli_is_help(argv[1])) {
+        tj_cli_usage("check", stdout);
         return TJ_EXIT_OK;
     }
     return tj_cli_fail("check: give an op (gather-nd, gather, scatter-update, ...) and a "

@@ -266,8 +266,8 @@ static int tj_npy_descr(jit_dtype t, char *buf, size_t len)
     return -1;
 }
 
-int tj_npy_write(const char *path, jit_dtype dtype, const jit_shape *shape, const void *data,
-                 char *err, size_t err_len)
+int tj_npy_write_stream(FILE *f, jit_dtype dtype, const jit_shape *shape, const void *data,
+                        char *err, size_t err_len)
 {
     char descr[8], header[64 + JIT_MAX_RANK * 22];
     if (tj_npy_descr(dtype, descr, sizeof descr) != 0)
@@ -289,16 +289,25 @@ int tj_npy_write(const char *path, jit_dtype dtype, const jit_shape *shape, cons
     int hlen = n + pad + 1;
     pre[8] = (unsigned char)(hlen & 0xff);
     pre[9] = (unsigned char)(hlen >> 8);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return tj_npy_fail(err, err_len, "cannot create: %s", strerror(errno));
     size_t bytes = (size_t)count * (size_t)jit_dtype_size(dtype);
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, (size_t)n, f) == (size_t)n &&
              fprintf(f, "%*s\n", pad, "") == pad + 1 &&
              (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
-    if (fclose(f) != 0 || !ok)
+    if (fflush(f) != 0 || !ok)
         return tj_npy_fail(err, err_len, "write error: %s", strerror(errno));
     return 0;
+}
+
+int tj_npy_write(const char *path, jit_dtype dtype, const jit_shape *shape, const void *data,
+                 char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return tj_npy_fail(err, err_len, "cannot create: %s", strerror(errno));
+    int rc = tj_npy_write_stream(f, dtype, shape, data, err, err_len);
+    if (fclose(f) != 0 && rc == 0)
+        return tj_npy_fail(err, err_len, "write error: %s", strerror(errno));
+    return rc;
 }
 
 void tj_npy_free(tj_npy *a)

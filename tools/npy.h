@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tensorjit.h"
 
@@ -23,6 +24,9 @@ int tj_npy_parse(const unsigned char *buf, size_t len, tj_npy *out, char *err, s
 int tj_npy_read(const char *path, tj_npy *out, char *err, size_t err_len);
 int tj_npy_write(const char *path, jit_dtype dtype, const jit_shape *shape, const void *data,
                  char *err, size_t err_len);
+/* The same to an open stream (stdout for the CLI's -o -), flushed. */
+int tj_npy_write_stream(FILE *f, jit_dtype dtype, const jit_shape *shape, const void *data,
+                        char *err, size_t err_len);
 void tj_npy_free(tj_npy *a);
 
 #endif

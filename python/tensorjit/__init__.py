@@ -75,8 +75,8 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
     None (or -1) entries are known only at call time: one kernel for every
     shape of the family. *_bound give upper bounds of dynamic dims at their
     positions (None or 0: none). dtype and index_dtype: numpy dtypes of data
-    (and updates) and indices. index_policy defaults as the op's function
-    does ("negative-wraps" for gather, else "error"). SignatureError (a
+    (and updates) and indices. index_policy defaults to "error", as for
+    every op's function. SignatureError (a
     ValueError) with the library's message when no shape of the family is
     valid.
 
@@ -86,7 +86,7 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
     """
     code, name, has_updates = _tensorjit._op_code(op)
     if index_policy is None:
-        index_policy = "negative-wraps" if name == "Gather" else "error"
+        index_policy = "error"
     if opset is None:
         opset = (15 if name == "ScatterNDUpdate" and reduction != "none"
                  else 12 if name == "ScatterElementsUpdate" else 0)

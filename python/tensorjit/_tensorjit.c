@@ -158,7 +158,7 @@ static int kernel_bind(tj_kernel *k, const int64_t *dims, int n, int exact, jit_
 
 typedef struct {
     int32_t op, dtype, utype, itype, rank_d, rank_i, rank_u, opset;
-    int32_t batch_dims, policy, reduction, no_init;
+    int32_t batch_dims, policy, reduction, no_init, torch_dims;
     int64_t axis;
 } tj_family;
 
@@ -227,6 +227,7 @@ static void family_sig(const tj_family *f, jit_sig *sig)
     sig->index_policy = (jit_index_policy)f->policy;
     sig->reduction = (jit_reduction)f->reduction;
     sig->no_init_val = f->no_init;
+    sig->torch_dims = f->torch_dims;
     sig->threads = JIT_THREADS_ALL; /* the library splits only calls large enough to gain */
     sig->data_shape.rank = f->rank_d;
     sig->indices_shape.rank = f->rank_i;
@@ -549,6 +550,7 @@ typedef struct {
     jit_index_policy policy;
     jit_reduction reduction;
     int no_init;
+    int torch_dims;    /* torch's index dims (jit_sig.torch_dims) */
 } tj_attrs;
 
 typedef struct {
@@ -593,7 +595,7 @@ static int call_inputs(tj_call *c, PyObject *data, PyObject *indices, PyObject *
 static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
 {
     tj_family f;
-    memset(&f, 0, sizeof f); /* no padding, but every byte is hashed */
+    memset(&f, 0, sizeof f); /* every byte is hashed, padding included */
     f.op = at->op;
     f.dtype = c->in[0].dtype;
     f.itype = c->in[1].dtype;
@@ -612,6 +614,7 @@ static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
     f.policy = at->policy;
     f.reduction = at->reduction;
     f.no_init = at->no_init;
+    f.torch_dims = at->torch_dims;
     return family_kernel(&f);
 }
 
@@ -819,7 +822,7 @@ static PyObject *kernel_info_dict(tj_kernel *k, const jit_shape *shape, jit_dtyp
 /* Arguments                                                          */
 
 enum role { R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_REDUCTION,
-            R_INIT, R_OUT, R_ROLES };
+            R_INIT, R_TORCH_DIMS, R_OUT, R_ROLES };
 
 typedef struct {
     const char *name;
@@ -828,8 +831,8 @@ typedef struct {
     int max_pos;           /* parameters that may be positional */
     int required;          /* the first `required` must be given */
     int nparams;
-    const char *params[10];
-    enum role roles[10];
+    const char *params[11];
+    enum role roles[11];
     int opset;             /* default; -1: ScatterNDUpdate's (3 for none, else 15) */
     jit_index_policy policy;
 } tj_fn;
@@ -962,6 +965,12 @@ static int attrs_from(const tj_fn *fn, PyObject **slot, tj_attrs *at)
             return -1;
         at->no_init = !truth;
     }
+    if (slot[R_TORCH_DIMS]) {
+        int truth = PyObject_IsTrue(slot[R_TORCH_DIMS]);
+        if (truth < 0)
+            return -1;
+        at->torch_dims = truth;
+    }
     return 0;
 }
 
@@ -1009,14 +1018,13 @@ FN(gather_nd_info, "gather_nd_info", JIT_OP_GATHER_ND, 1, 3, 2, 5,
    {R_DATA, R_INDICES, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_ERROR)
 FN(gather, "gather", JIT_OP_GATHER, 0, 4, 2, 7,
    {"data", "indices", "axis", "batch_dims", "opset", "index_policy", "out"},
-   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_OUT}, 8,
-   JIT_INDEX_NEGATIVE_WRAPS)
+   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_OUT}, 8, JIT_INDEX_ERROR)
 FN(gather_info, "gather_info", JIT_OP_GATHER, 1, 4, 2, 6,
    {"data", "indices", "axis", "batch_dims", "opset", "index_policy"},
-   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_NEGATIVE_WRAPS)
-FN(gather_elements, "gather_elements", JIT_OP_GATHER_ELEMENTS, 0, 3, 3, 5,
-   {"data", "indices", "axis", "index_policy", "out"},
-   {R_DATA, R_INDICES, R_AXIS, R_POLICY, R_OUT}, 0, JIT_INDEX_ERROR)
+   {R_DATA, R_INDICES, R_AXIS, R_BATCH, R_OPSET, R_POLICY}, 8, JIT_INDEX_ERROR)
+FN(gather_elements, "gather_elements", JIT_OP_GATHER_ELEMENTS, 0, 3, 3, 6,
+   {"data", "indices", "axis", "index_policy", "torch_dims", "out"},
+   {R_DATA, R_INDICES, R_AXIS, R_POLICY, R_TORCH_DIMS, R_OUT}, 0, JIT_INDEX_ERROR)
 FN(scatter_update, "scatter_update", JIT_OP_SCATTER_UPDATE, 0, 4, 4, 6,
    {"data", "indices", "updates", "axis", "index_policy", "out"},
    {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_POLICY, R_OUT}, 0, JIT_INDEX_ERROR)
@@ -1028,11 +1036,11 @@ FN(scatter_nd_update, "scatter_nd_update", JIT_OP_SCATTER_ND_UPDATE, 0, 4, 3, 7,
    {R_DATA, R_INDICES, R_UPDATES, R_REDUCTION, R_OPSET, R_POLICY, R_OUT}, -1,
    JIT_INDEX_ERROR)
 FN(scatter_elements_update, "scatter_elements_update", JIT_OP_SCATTER_ELEMENTS_UPDATE, 0, 6,
-   4, 9,
+   4, 10,
    {"data", "indices", "updates", "axis", "reduction", "use_init_val", "opset",
-    "index_policy", "out"},
-   {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_REDUCTION, R_INIT, R_OPSET, R_POLICY, R_OUT}, 12,
-   JIT_INDEX_ERROR)
+    "index_policy", "torch_dims", "out"},
+   {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_REDUCTION, R_INIT, R_OPSET, R_POLICY,
+    R_TORCH_DIMS, R_OUT}, 12, JIT_INDEX_ERROR)
 
 /* ------------------------------------------------------------------ */
 /* DynamicKernel: a family the caller names, dims static or dynamic    */
@@ -1480,7 +1488,7 @@ static PyMethodDef methods[] = {
     FAST(gather_nd_info, "gather_nd_info(data, indices, batch_dims=0, *, opset=8, "
                          "index_policy='error')"),
     FAST(gather,
-    "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"negative-wraps\", out=None)\n"
+    "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"error\", out=None)\n"
     "--\n"
     "\n"
     "Gather (OpenVINO Gather-1/-7/-8, ONNX Gather, tf.gather, numpy.take):\n"
@@ -1488,20 +1496,21 @@ static PyMethodDef methods[] = {
     "where p are the positions before axis and b = batch_dims (negative ones\n"
     "count from the end); the output's shape is data.shape[:axis] +\n"
     "indices.shape[batch_dims:] + data.shape[axis+1:]. The default policy,\n"
-    "\"negative-wraps\", is numpy.take's: indices in [-s, s), negative ones from\n"
-    "the end, any other raises IndexOutOfRange (nothing written). OpenVINO\n"
-    "Gather-8's zeros beyond are \"negative-wraps-zero-fill\"."),
+    "\"error\", as for every op: indices in [0, s), any other raises\n"
+    "IndexOutOfRange (nothing written). numpy.take's is \"negative-wraps\"\n"
+    "(tensorjit.numpy.take), Gather-8's own \"negative-wraps-zero-fill\"."),
     FAST(gather_info, "gather_info(data, indices, axis=0, batch_dims=0, *, opset=8, "
-                      "index_policy='negative-wraps')"),
+                      "index_policy='error')"),
     FAST(gather_elements,
-    "gather_elements(data, indices, axis, *, index_policy=\"error\", out=None)\n"
+    "gather_elements(data, indices, axis, *, index_policy=\"error\", torch_dims=False, out=None)\n"
     "--\n"
     "\n"
     "GatherElements-6 (ONNX GatherElements, numpy.take_along_axis): out[i...] =\n"
     "data[i... with its axis coordinate replaced by indices[i...]]; data and\n"
-    "indices have the same rank and the same dims but along axis (torch.gather's\n"
-    "smaller index dims: tensorjit.torch.gather). \"error\" refuses an index outside\n"
-    "[0, s); \"negative-wraps\" takes negative ones as take_along_axis does."),
+    "indices have the same rank and the same dims but along axis, or with\n"
+    "torch_dims=True dims no larger (torch.gather's rule; the result has\n"
+    "indices' shape). \"error\" refuses an index outside [0, s);\n"
+    "\"negative-wraps\" takes negative ones as take_along_axis does."),
     FAST(scatter_update,
     "scatter_update(data, indices, updates, axis, *, index_policy=\"error\", out=None)\n"
     "--\n"
@@ -1524,14 +1533,16 @@ static PyMethodDef methods[] = {
     "\"add\", \"mul\"), applied one update after another in the element type.\n"
     "opset defaults to 3 for \"none\", else 15. out=data runs in place."),
     FAST(scatter_elements_update,
-    "scatter_elements_update(data, indices, updates, axis, reduction=\"none\", use_init_val=True, *, opset=12, index_policy=\"error\", out=None)\n"
+    "scatter_elements_update(data, indices, updates, axis, reduction=\"none\", use_init_val=True, *, opset=12, index_policy=\"error\", torch_dims=False, out=None)\n"
     "--\n"
     "\n"
     "ScatterElementsUpdate-3/-12 (ONNX ScatterElements, torch.scatter and\n"
     "scatter_reduce, numpy.put_along_axis): a copy of data where, for every\n"
     "element i of updates in row-major order, out[i with its axis coordinate\n"
     "replaced by indices[i]] = reduction(that, updates[i]). indices and updates\n"
-    "have data's rank, and dims no larger than data's but along axis.\n"
+    "have data's rank, and dims no larger than data's but along axis; updates\n"
+    "has indices' shape, or with torch_dims=True any no smaller (torch's src:\n"
+    "only the update at each index's position is read).\n"
     "reduction: \"none\", \"sum\", \"prod\", \"min\", \"max\", \"mean\" (integers: the\n"
     "floor); use_init_val=False is torch's include_self=False. out=data runs in\n"
     "place."),

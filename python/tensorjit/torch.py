@@ -9,8 +9,10 @@ scatters onto ScatterElementsUpdate.
 Indices follow torch: an index outside [0, n) raises
 tensorjit.IndexOutOfRange (an IndexError) and writes nothing. Where torch
 lets index be smaller than input in the dims but dim (gather, scatter,
-scatter_add, scatter_reduce), so do these. Of duplicate indices, scatter
-keeps the last in row-major order (torch leaves it undefined).
+scatter_add, scatter_reduce), and src larger than index, so do these:
+that is the ops' torch_dims flavour, which reads input and src where they
+lie (no cut view, no copy). Of duplicate indices, scatter keeps the last
+in row-major order (torch leaves it undefined).
 """
 
 from __future__ import annotations
@@ -36,30 +38,13 @@ def _dim(dim: int, ndim: int) -> int:
     return dim + ndim if dim < 0 else dim
 
 
-def _leading(t: Any, shape: tuple, dim: int) -> Any:
-    """t cut to shape in every dim but dim (a view: torch's rule that index
-    may be smaller than input there)."""
-    full = _shape(t)
-    if len(full) != len(shape):
-        raise _tj.SignatureError(f"tensorjit: index has rank {len(shape)}; it must have "
-                                 f"input's, {len(full)}")
-    if all(s == f for d, (s, f) in enumerate(zip(shape, full)) if d != dim):
-        return t
-    for d, (s, f) in enumerate(zip(shape, full)):
-        if d != dim and s > f:
-            raise _tj.SignatureError(f"tensorjit: index.shape[{d}] = {s} is larger than "
-                                     f"input's {f}")
-    return t[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(shape))]
-
-
 def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
            out: Optional[Any] = None) -> Any:
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
     but along dim; the result has index's shape."""
-    dim = _dim(dim, len(_shape(input)))
-    data = _leading(input, _shape(index), dim)
-    return _tj.gather_elements(data, index, dim, out=out)
+    return _tj.gather_elements(input, index, _dim(dim, len(_shape(input))), torch_dims=True,
+                               out=out)
 
 
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
@@ -105,8 +90,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
             reduce: Optional[str] = None, out: Optional[Any] = None) -> Any:
     """torch.scatter: a copy of input where out[i... with dim's coordinate
     replaced by index[i...]] = src[i...] (or value); src may be larger than
-    index (its leading part is used). reduce "add" or "multiply" combines
-    instead of replacing."""
+    index (only the elements at index's positions are read). reduce "add"
+    or "multiply" combines instead of replacing."""
     dim = _dim(dim, len(_shape(input)))
     if src is None:
         if value is None:
@@ -114,13 +99,12 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         src = _full_like_index(input, index, value)
     elif not hasattr(src, "shape"):
         src = _full_like_index(input, index, src)  # torch.scatter(input, dim, index, 2.0)
-    if _shape(src) != _shape(index):
-        src = src[tuple(slice(0, s) for s in _shape(index))]
     reduction = "none" if reduce is None else _REDUCE.get(reduce)
     if reduction is None or reduce not in (None, "add", "multiply"):
         raise _tj.SignatureError(f"tensorjit: scatter's reduce is 'add' or 'multiply', not "
                                  f"{reduce!r}")
-    return _tj.scatter_elements_update(input, index, src, dim, reduction, out=out)
+    return _tj.scatter_elements_update(input, index, src, dim, reduction, torch_dims=True,
+                                       out=out)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any, *,
@@ -141,7 +125,5 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     if reduction is None:
         raise _tj.SignatureError(f"tensorjit: unknown reduce {reduce!r} (sum, prod, mean, "
                                  "amax, amin)")
-    if _shape(src) != _shape(index):
-        src = src[tuple(slice(0, s) for s in _shape(index))]
     return _tj.scatter_elements_update(input, index, src, dim, reduction,
-                                       use_init_val=include_self, out=out)
+                                       use_init_val=include_self, torch_dims=True, out=out)

@@ -102,25 +102,31 @@ def expect(ref, call):
 # Gather
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gather_default_is_numpy_take(dtype):
+def test_gather_negative_wraps_is_numpy_take(dtype):
     for _ in range(6):
         data = random_array(random_shape(RNG.integers(1, 4)), dtype)
         axis = int(RNG.integers(-data.ndim, data.ndim))
         s = data.shape[axis]
         indices = RNG.integers(-s, s, size=random_shape(RNG.integers(0, 3), 0, 3))
-        got = tensorjit.gather(data, indices, axis)
+        got = tensorjit.gather(data, indices, axis, index_policy="negative-wraps")
         assert got.tobytes() == np.take(data, indices, axis).tobytes()
         assert got.shape == np.take(data, indices, axis).shape
+        # tensorjit.numpy.take keeps numpy's semantics without being told
+        assert tensorjit.numpy.take(data, indices, axis).tobytes() == got.tobytes()
 
 
-def test_gather_default_out_of_range_raises_like_take():
+def test_gather_default_policy_is_error():
+    # one default for every op in C, the CLI and these functions (issue 22):
+    # [0, s) only; a negative index is refused as the C default refuses it
     data = np.arange(6.0)
+    np.testing.assert_array_equal(tensorjit.gather(data, np.array([5, 0])), data[[5, 0]])
+    for bad in (6, -1, -7):
+        with pytest.raises(IndexError, match=str(bad)):
+            tensorjit.gather(data, np.array([bad]))
+    k = tensorjit.compile_dynamic("gather", (None,), (None,), dtype=np.float64,
+                                  index_dtype=np.int64)
     with pytest.raises(IndexError):
-        np.take(data, [6])
-    with pytest.raises(IndexError, match="6"):
-        tensorjit.gather(data, np.array([6]))
-    with pytest.raises(IndexError):
-        tensorjit.gather(data, np.array([-7]))
+        k(data, np.array([-1]))
 
 
 def test_gather_hand_computed_batch_dims():
@@ -204,7 +210,7 @@ def test_gather_out_and_non_contiguous_inputs():
     assert not data.flags.c_contiguous and not indices.flags.c_contiguous
     want = np.take(data, indices, 1)
     out = np.empty(want.shape, np.float64)
-    got = tensorjit.gather(data, indices, 1, out=out)
+    got = tensorjit.gather(data, indices, 1, index_policy="negative-wraps", out=out)
     assert got is out and out.tobytes() == want.tobytes()
     with pytest.raises(ValueError, match="shape"):
         tensorjit.gather(data, indices, 1, out=np.empty((1,), np.float64))

@@ -34,8 +34,8 @@ def rint(high):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gather_takes_and_returns_tensors(dtype):
     data = rand((7, 3), dtype)
-    idx = torch.tensor([6, 0, -1, 2])
-    got = tensorjit.gather(data, idx, 0)
+    idx = torch.tensor([6, 0, -1, 2])  # -1 as torch's indexing takes it
+    got = tensorjit.gather(data, idx, 0, index_policy="negative-wraps")
     assert isinstance(got, torch.Tensor) and got.dtype == dtype
     assert torch.equal(got, data[idx])
 
@@ -176,14 +176,64 @@ def test_scatter_add_matches_torch(dtype, trial):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64])
 @pytest.mark.parametrize("trial", range(3))
 def test_scatter_reduce_matches_torch(reduce, include_self, dtype, trial):
-    x, dim, idx, src = scatter_case(dtype, distinct=False)
-    src = src[tuple(slice(0, s) for s in idx.shape)]
+    x, dim, idx, src = scatter_case(dtype, distinct=False)  # src larger than index
     got = tt.scatter_reduce(x, dim, idx, src, reduce, include_self=include_self)
     want = torch.scatter_reduce(x, dim, idx, src, reduce, include_self=include_self)
     if dtype.is_floating_point:
         assert torch.allclose(got, want, rtol=1e-5, atol=1e-6)
     else:
         assert torch.equal(got, want)
+
+
+def test_smaller_index_dims_read_the_tensors_where_they_lie(monkeypatch):
+    """torch's smaller index dims are an op flavour (torch_dims), not a cut view of
+    input or src: neither is copied to a contiguous tensor."""
+    x = rand((5, 6, 4), torch.float32)
+    idx = torch.randint(0, 6, (3, 2, 2), generator=GEN)
+    src = rand((4, 3, 5), torch.float32)
+    want_gather = torch.gather(x, 1, idx)
+    want_scatter = torch.scatter_reduce(x, 1, idx, src, "sum")
+    copies = []
+    contiguous = torch.Tensor.contiguous
+
+    def spy(self, *args, **kwargs):
+        copies.append(tuple(self.shape))
+        return contiguous(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "contiguous", spy)
+    assert torch.equal(tt.gather(x, 1, idx), want_gather)
+    assert torch.allclose(tt.scatter_reduce(x, 1, idx, src, "sum"), want_scatter)
+    assert copies == []
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_library_torch_dims_matches_torch_on_numpy_and_tensors(trial):
+    shape = rand_shape(rint(4) + 1)
+    dim = rint(len(shape))
+    ishape = tuple(rint(s) + 1 if d != dim else rint(5) for d, s in enumerate(shape))
+    x = rand(shape, torch.float64)
+    idx = torch.randint(0, shape[dim], ishape, generator=GEN)
+    want = torch.gather(x, dim, idx)
+    assert torch.equal(tensorjit.gather_elements(x, idx, dim, torch_dims=True), want)
+    np.testing.assert_array_equal(
+        tensorjit.gather_elements(x.numpy(), idx.numpy(), dim, torch_dims=True), want.numpy())
+    src = rand(tuple(i + rint(3) for i in ishape), torch.float64)
+    want = torch.scatter_reduce(x, dim, idx, src, "amax", include_self=trial % 2 == 0)
+    got = tensorjit.scatter_elements_update(x, idx, src, dim, "max", trial % 2 == 0,
+                                            torch_dims=True)
+    assert torch.equal(got, want)
+
+
+def test_torch_dims_refusals_name_the_input_dim_and_value():
+    x = rand((3, 4), torch.float32)
+    with pytest.raises(ValueError, match=r"indices.shape\[0\]=5 must not exceed "
+                                         r"data.shape\[0\]=3"):
+        tt.gather(x, 1, torch.zeros(5, 1, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"updates.shape\[1\]=1 must not be smaller than "
+                                         r"indices.shape\[1\]=2"):
+        tt.scatter(x, 0, torch.zeros(2, 2, dtype=torch.int64), torch.ones(2, 1))
+    with pytest.raises(ValueError, match=r"indices.shape\[0\]=2 must equal data.shape\[0\]=3"):
+        tensorjit.gather_elements(x, torch.zeros(2, 4, dtype=torch.int64), 1)  # OpenVINO's rule
 
 
 def test_torch_namespace_errors_are_tensorjit_errors():

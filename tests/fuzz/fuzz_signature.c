@@ -12,7 +12,7 @@
  * its high bit is set, the dynamic mode; the rest fills the signature
  * field by field, then the buffers.
  *
- * Dynamic signatures (SPEC section 6, runtime/dyn.c): in the dynamic mode
+ * Dynamic signatures (SPEC section 6, runtime/dyn/dyn.c): in the dynamic mode
  * two more bytes after the shapes pick which dims become JIT_DIM_DYNAMIC
  * and whether they get bounds (the decoded dims, or 1 + the second byte),
  * and the decoded dims are the call's. Any signature with a dynamic dim
@@ -95,7 +95,7 @@ static void fuzz_dynamic(fuzz_input *in, const jit_op_info *oi, jit_sig *s, cons
     if (!fn) {
         /* refused with one line, by jit_output_shape alike. (A family
          * with a valid shape beyond the template search's reach may be
-         * refused: runtime/dyn_template.c; not checked here.) */
+         * refused: runtime/dyn/dyn_template.c; not checked here.) */
         jit_shape o;
         if (!is_one_line(jit_last_error()) || jit_output_shape(s, &o) == 0)
             abort();

@@ -1,0 +1,197 @@
+/* `tensorjit bench --bags [--workload E1..E5] [--rounds N] [--json]`: the
+ * embedding-bag table (shared/bench/workloads.md, "Embedding bags"). Not
+ * part of the default bench: E2's table alone is 2 GB. The hidden
+ * --bags-smoke runs the same on small shapes and --dump DIR writes each
+ * workload's inputs (index set 0) and the static kernel's output as .npy,
+ * bf16 as its uint16 bits: the bench's test checks them with an oracle. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bags.h"
+#include "bags_run.h"
+#include "cli.h"
+#include "npy.h"
+
+typedef struct tj_bags_opts {
+    const char *only, *dump;
+    int json, rounds, smoke;
+} tj_bags_opts;
+
+int tj_bench_wants_bags(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--bags") == 0 || strcmp(argv[i], "--bags-smoke") == 0 ||
+            (strcmp(argv[i], "--workload") == 0 && i + 1 < argc &&
+             tj_bag_workload_find(argv[i + 1])))
+            return 1;
+    return 0;
+}
+
+static int tj_bags_args(int argc, char **argv, tj_bags_opts *o)
+{
+    *o = (tj_bags_opts){.rounds = 11};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n;
+        if (strcmp(a, "--json") == 0)
+            o->json = 1;
+        else if (strcmp(a, "--bags") == 0)
+            continue;
+        else if (strcmp(a, "--bags-smoke") == 0)
+            o->smoke = 1;
+        else if (strcmp(a, "--workload") == 0 && v) {
+            if (!tj_bag_workload_find(v))
+                return tj_cli_fail("bench: no bag workload '%s' (E1, E2a, E2b, E3, E4, E5)", v);
+            o->only = argv[++i];
+        } else if (strcmp(a, "--rounds") == 0 && v) {
+            if (tj_cli_int("--rounds", argv[++i], 3, 64, &n))
+                return TJ_EXIT_USAGE;
+            o->rounds = (int)n;
+        } else if (strcmp(a, "--dump") == 0 && v)
+            o->dump = argv[++i];
+        else
+            return tj_cli_fail("bench: unknown argument '%s' with --bags", a);
+    }
+    return 0;
+}
+
+static const char *tj_madvise_word(int madvised)
+{
+    return madvised > 0 ? "ok" : madvised == 0 ? "refused" : "not asked under 2 MB";
+}
+
+static void tj_print_text(const tj_bag_case *c)
+{
+    const tj_bag_inputs *in = &c->in;
+    const tj_bag_workload *w = in->w;
+    double st = c->ns[TJ_BAG_STATIC], mb = 1024.0 * 1024.0;
+    double between = (double)(in->sets - 1) * (double)(in->n * w->width * (int64_t)in->elem);
+    printf("%-5s %s\n", w->id, w->what);
+    printf("      %lld lookups a call; %d index sets (%.0f MiB of rows read between two uses of "
+           "one, %.1fx the LLC)\n",
+           (long long)in->n, in->sets, between / mb, between / (double)tj_bag_llc_bytes());
+    printf("      table on huge pages: %.0f of %.0f MiB (THP %s, madvise %s)\n",
+           (double)in->huge_bytes / mb, (double)in->table_bytes / mb, tj_bag_thp_mode(),
+           tj_madvise_word(in->madvised));
+    printf("      %-22s %14s %10s %10s\n", "impl", "ns/call", "ns/lookup", "vs static");
+    for (int i = 0; i < TJ_BAG_COUNT; i++) {
+        char label[48];
+        if (!tj_bag_available(c, (tj_bag_impl)i)) {
+            printf("      %-22s (%s)\n", tj_bag_impl_name((tj_bag_impl)i), c->jit_why);
+            continue;
+        }
+        if (i == TJ_BAG_PROBE)
+            snprintf(label, sizeof label, "probe (distance %lld)", c->distance);
+        else
+            snprintf(label, sizeof label, "%s", tj_bag_impl_name((tj_bag_impl)i));
+        printf("      %-22s %14.1f %10.2f %9.2fx%s\n", label, c->ns[i],
+               in->n ? c->ns[i] / (double)in->n : 0, st > 0 ? c->ns[i] / st : 0,
+               c->ok[i] ? "" : "  OUTPUT DIFFERS FROM THE STATIC KERNEL'S");
+    }
+}
+
+static const char *tj_bool(int v)
+{
+    return v ? "true" : "false";
+}
+
+static void tj_print_json(const tj_bag_case *c, int *first)
+{
+    const tj_bag_inputs *in = &c->in;
+    const tj_bag_workload *w = in->w;
+    double st = c->ns[TJ_BAG_STATIC];
+    for (int i = 0; i < TJ_BAG_COUNT; i++) {
+        if (!tj_bag_available(c, (tj_bag_impl)i))
+            continue;
+        printf("%s{\"workload\": \"%s\", \"impl\": \"%s\", \"ns\": %.2f, \"ns_per_lookup\": %.4f, "
+               "\"vs_static\": %.4f, \"threads\": 1, \"output_ok\": %s, \"lookups\": %lld, "
+               "\"index_sets\": %d, \"reduction\": \"%s\", \"weighted\": %s, \"form\": \"%s\", "
+               "\"table_bytes\": %lld, \"huge_page_bytes\": %lld, \"thp\": \"%s\", "
+               "\"madvise\": \"%s\"",
+               *first ? "" : ",", w->id, tj_bag_impl_name((tj_bag_impl)i), c->ns[i],
+               in->n ? c->ns[i] / (double)in->n : 0, st > 0 ? c->ns[i] / st : 0,
+               tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
+               tj_bool(w->weighted), w->packed ? "packed" : "offsets",
+               (long long)in->table_bytes, (long long)in->huge_bytes, tj_bag_thp_mode(),
+               tj_madvise_word(in->madvised));
+        if (i == TJ_BAG_PROBE)
+            printf(", \"prefetch_distance\": %lld", c->distance);
+        printf("}\n");
+        *first = 0;
+    }
+}
+
+static int tj_dump_one(const char *dir, const char *id, const char *what, jit_dtype t,
+                       jit_shape s, const void *data)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/%s_%s.npy", dir, id, what);
+    if (tj_npy_write(path, t, &s, data, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "tensorjit: bench: %s\n", err);
+    return -1;
+}
+
+static int tj_dump(const tj_bag_case *c, const char *dir)
+{
+    const tj_bag_inputs *in = &c->in;
+    const tj_bag_workload *w = in->w;
+    jit_dtype t = w->bf16 ? JIT_U16 : JIT_F32, it = w->index_size == 4 ? JIT_I32 : JIT_I64;
+    jit_shape ix = w->packed ? (jit_shape){2, {w->bags, w->length}} : (jit_shape){1, {in->n}};
+    mkdir(dir, 0755);
+    int rc = tj_dump_one(dir, w->id, "table", t, (jit_shape){2, {w->rows, w->width}}, in->table);
+    rc |= tj_dump_one(dir, w->id, "indices", it, ix, tj_bag_set_indices(in, 0));
+    rc |= tj_dump_one(dir, w->id, "out", t, (jit_shape){2, {w->bags, w->width}}, c->reference);
+    if (!w->packed)
+        rc |= tj_dump_one(dir, w->id, "offsets", it, (jit_shape){1, {w->bags}}, in->offsets);
+    if (w->weighted)
+        rc |= tj_dump_one(dir, w->id, "weights", t, ix, tj_bag_set_weights(in, 0));
+    return rc;
+}
+
+static int tj_bags_one(const tj_bag_workload *w, const tj_bags_opts *o, int *first, int *bad)
+{
+    tj_bag_case c;
+    char why[512];
+    if (tj_bag_prepare(&c, w, o->smoke, why, sizeof why) != 0) {
+        tj_bag_release(&c);
+        return tj_cli_fail("bench: %s", why);
+    }
+    *bad += tj_bag_verify(&c);
+    if (o->dump && tj_dump(&c, o->dump) != 0) {
+        tj_bag_release(&c);
+        return TJ_EXIT_FAILURE;
+    }
+    tj_bag_time(&c, o->rounds, o->smoke ? 2e5 : 2e7);
+    if (o->json)
+        tj_print_json(&c, first);
+    else
+        tj_print_text(&c);
+    fflush(stdout);
+    tj_bag_release(&c);
+    return 0;
+}
+
+int tj_bench_bags(int argc, char **argv)
+{
+    tj_bags_opts o;
+    int rc = tj_bags_args(argc, argv, &o), first = 1, bad = 0;
+    if (rc)
+        return rc;
+    const tj_bag_workload *ws = o.smoke ? tj_bag_smoke_workloads : tj_bag_workloads;
+    int count = o.smoke ? tj_bag_smoke_count : tj_bag_workload_count;
+    if (o.json)
+        printf("[\n");
+    for (int i = 0; i < count && rc == 0; i++)
+        if (!o.only || strcmp(o.only, ws[i].id) == 0)
+            rc = tj_bags_one(&ws[i], &o, &first, &bad);
+    if (o.json)
+        printf("]\n");
+    if (rc)
+        return rc;
+    if (bad)
+        fprintf(stderr, "tensorjit: bench: %d output(s) differ from the static kernel's (see the "
+                        "MISMATCH lines)\n", bad);
+    return bad ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
+}

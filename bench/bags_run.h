@@ -1,0 +1,44 @@
+/* One bag workload's peers: their kernels, the check of their outputs
+ * against the static kernel's, and their timings (bench/bags_run.c). */
+#ifndef TJ_BAGS_RUN_H
+#define TJ_BAGS_RUN_H
+
+#include "bags.h"
+
+typedef enum tj_bag_impl {
+    TJ_BAG_STATIC,
+    TJ_BAG_PREFETCH, /* the static kernel prefetching 16 lookups ahead */
+    TJ_BAG_PROBE,    /* the random-gather probe at its searched distance */
+    TJ_BAG_MEMCPY,   /* a copy of the output's bytes */
+    TJ_BAG_JIT,      /* tensorjit's kernel, where this build has the ops */
+    TJ_BAG_COUNT
+} tj_bag_impl;
+
+typedef struct tj_bag_case {
+    tj_bag_inputs in;
+    void *lib; /* the compiled static kernels */
+    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit */
+    tj_bag_probe_fn probe;
+    long long distance; /* the probe's, in lookups */
+    void *out;
+    void *reference; /* the static kernel's output on index set 0 (memcpy copies it) */
+    int next_set;
+    int ok[TJ_BAG_COUNT]; /* its output equals the static kernel's on every set checked */
+    char jit_why[256];    /* why there is no JIT row */
+    double ns[TJ_BAG_COUNT];
+} tj_bag_case;
+
+/* Inputs, kernels and the probe's distance; 0, or -1 with why. */
+int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *why, size_t len);
+void tj_bag_release(tj_bag_case *c);
+int tj_bag_available(const tj_bag_case *c, tj_bag_impl i);
+/* Every peer against the static kernel on the first index sets, bit for
+ * bit; a peer that differs or fails gets ok 0 and a MISMATCH line on
+ * stderr. Returns how many differ. TENSORJIT_BENCH_BAGS_CORRUPT=NAME
+ * flips a bit of that peer's output first (the bench's test). */
+int tj_bag_verify(tj_bag_case *c);
+/* Interleaved rounds, batches of about batch_ns; fills c->ns. */
+void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns);
+const char *tj_bag_impl_name(tj_bag_impl i);
+
+#endif

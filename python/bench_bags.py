@@ -1,0 +1,148 @@
+"""torch's embedding_bag, one thread, on the bag workloads E1-E5 of
+shared/bench/workloads.md: the torch column of `tensorjit bench --bags`.
+
+    python3 python/bench_bags.py [--workload E1 ...] [--rounds N] [--json]
+                                 [--c-json FILE]
+
+Same shapes, index types, bag lengths and reductions as the C bench (the
+values come from torch's own generator, not the C bench's seed), and the
+same rule for index sets: enough of them that between two uses of one set
+the calls read twice the last-level cache in rows. Prints ns per call and
+per lookup; given the JSON of `tensorjit bench --bags --json` (--c-json), the
+ratio to that run's static kernel, ns per lookup against ns per lookup.
+Ratios across two processes drift more than the C bench's interleaved ones.
+
+torch 1.13 refuses bf16 tables in embedding_bag: E5 times
+`embedding(indices, table).sum(1)` instead, and says so.
+"""
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+# id: rows, width, dtype, bags, length, varying, index dtype, mode, weighted, packed, min sets
+WORKLOADS = {
+    "E1": (1000000, 64, torch.float32, 2048, 100, False, torch.int64, "sum", False, False, 0),
+    "E2a": (4000000, 128, torch.float32, 8192, 1, False, torch.int64, "sum", False, False, 256),
+    "E2b": (4000000, 128, torch.float32, 2048, 27, False, torch.int64, "sum", False, False, 0),
+    "E3": (30522, 128, torch.float32, 512, 64, True, torch.int64, "mean", False, False, 0),
+    "E4": (4000000, 32, torch.float32, 4096, 20, False, torch.int32, "sum", True, False, 0),
+    "E5": (1000000, 128, torch.bfloat16, 4096, 8, False, torch.int64, "sum", False, True, 0),
+}
+
+
+def llc_bytes():
+    """The largest cache of cpu0 in sysfs, else 32 MiB (as the C bench)."""
+    best = 0
+    for i in range(8):
+        try:
+            with open(f"/sys/devices/system/cpu/cpu0/cache/index{i}/size") as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+        best = max(best, int(text.rstrip("KM")) * scale)
+    return best or 32 << 20
+
+
+def inputs(wid, gen):
+    rows, width, dtype, bags, length, varying, itype, mode, weighted, packed, min_sets = \
+        WORKLOADS[wid]
+    table = torch.empty(rows, width, dtype=torch.float32).uniform_(-1, 1, generator=gen)
+    table = table.to(dtype)
+    if varying:
+        lengths = torch.randint(0, length + 1, (bags,), generator=gen)
+    else:
+        lengths = torch.full((bags,), length)
+    n = int(lengths.sum())
+    offsets = (torch.cumsum(lengths, 0) - lengths).to(itype)
+    per_call = n * width * table.element_size()
+    sets = max(2, min_sets, math.ceil(2 * llc_bytes() / per_call) + 1 if per_call else 2)
+    index_sets = [torch.randint(0, rows, (n,), generator=gen).to(itype) for _ in range(sets)]
+    if packed:
+        index_sets = [ix.view(bags, length) for ix in index_sets]
+    weight_sets = [None] * sets
+    if weighted:
+        weight_sets = [torch.empty(n, dtype=dtype).uniform_(-1, 1, generator=gen)
+                       for _ in range(sets)]
+    return table, offsets, index_sets, weight_sets, n, mode, packed, dtype
+
+
+def call_of(wid, table, offsets, mode, packed, dtype):
+    """The torch expression for one call, and what it is."""
+    if packed and dtype == torch.bfloat16:
+        return (lambda ix, w: F.embedding(ix, table).sum(1)), \
+            "embedding(...).sum(1): torch 1.13's embedding_bag refuses bf16"
+    if packed:
+        return (lambda ix, w: F.embedding_bag(ix, table, mode=mode)), "embedding_bag"
+    return (lambda ix, w: F.embedding_bag(ix, table, offsets, mode=mode,
+                                          per_sample_weights=w)), "embedding_bag"
+
+
+def time_workload(wid, rounds, batch_s):
+    gen = torch.Generator().manual_seed(20261122)
+    table, offsets, index_sets, weight_sets, n, mode, packed, dtype = inputs(wid, gen)
+    fn, what = call_of(wid, table, offsets, mode, packed, dtype)
+    sets = len(index_sets)
+    state = {"next": 0}
+
+    def one():
+        k = state["next"]
+        state["next"] = (k + 1) % sets
+        return fn(index_sets[k], weight_sets[k])
+
+    one()
+    t0 = time.perf_counter()
+    one()
+    calls = max(1, int(batch_s / max(time.perf_counter() - t0, 1e-9)))
+    samples = []
+    for _ in range(rounds):
+        one()  # untimed, as in the C bench
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            one()
+        samples.append((time.perf_counter() - t0) / calls * 1e9)
+    return statistics.median(samples), n, sets, what
+
+
+def static_per_lookup(path):
+    """workload id -> the static kernel's ns per lookup in a C bench JSON."""
+    with open(path) as f:
+        rows = json.load(f)
+    return {r["workload"]: r["ns_per_lookup"] for r in rows if r.get("impl") == "static"}
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--c-json", help="the output of `tensorjit bench --bags --json`")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    static = static_per_lookup(args.c_json) if args.c_json else {}
+    rows = []
+    for wid in args.workload or list(WORKLOADS):
+        ns, n, sets, what = time_workload(wid, args.rounds, 0.02)
+        ratio = ns / n / static[wid] if wid in static else None
+        rows.append({"workload": wid, "impl": "torch", "threads": 1, "ns": round(ns, 2),
+                     "ns_per_lookup": round(ns / n, 4), "index_sets": sets,
+                     "vs_static": round(ratio, 4) if ratio else None, "call": what,
+                     "torch": torch.__version__})
+        if not args.json:
+            vs = f"{ratio:9.2f}x" if ratio else f"{'-':>10}"
+            print(f"{wid:<5}{ns:14.1f} ns/call {ns / n:9.2f} ns/lookup  vs static {vs}  "
+                  f"({sets} index sets; {what})", flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,284 @@
+/* Dynamic signatures: binding a call's dims, planning a call (with the
+ * family's template: dyn_template.c), and the per-thread memory of the
+ * plans of shapes seen before. */
+#include "dyn.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "op.h"
+#include "ref_kernel.h"
+#include "scratch.h"
+
+void tj_inputs_of(const tj_op_def *def, jit_sig *s, tj_inputs *in)
+{
+    *in = (tj_inputs){2,
+                      {&s->data_shape, &s->indices_shape, &s->updates_shape},
+                      {s->data_bound, s->indices_bound, s->updates_bound},
+                      {"data", "indices", "updates"}};
+    if (def->info.has_updates)
+        in->n = 3;
+}
+
+int tj_sig_dynamic(const tj_op_def *def, const jit_sig *sig)
+{
+    jit_sig s = *sig;
+    tj_inputs in;
+    tj_inputs_of(def, &s, &in);
+    for (int i = 0; i < in.n; i++)
+        for (int d = 0; d < in.shape[i]->rank && d < JIT_MAX_RANK; d++)
+            if (in.shape[i]->dims[d] == JIT_DIM_DYNAMIC)
+                return 1;
+    return 0;
+}
+
+int jit_sig_is_dynamic(const jit_sig *sig)
+{
+    const tj_op_def *def = sig ? tj_op_find(sig->op) : NULL;
+    return def ? tj_sig_dynamic(def, sig) : 0;
+}
+
+int tj_dyn_check_bounds(const tj_op_def *def, jit_sig *s, int *ndims)
+{
+    tj_inputs in;
+    tj_inputs_of(def, s, &in);
+    *ndims = 0;
+    for (int i = 0; i < in.n; i++) {
+        jit_shape *sh = in.shape[i];
+        if (sh->rank < 0 || sh->rank > JIT_MAX_RANK)
+            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], sh->rank,
+                                JIT_MAX_RANK);
+        for (int d = 0; d < JIT_MAX_RANK; d++) {
+            int dynamic = d < sh->rank && sh->dims[d] == JIT_DIM_DYNAMIC;
+            if (d < sh->rank && sh->dims[d] < 0 && !dynamic) /* the search codes dynamic
+                                                                 dims as negatives */
+                return tj_error_set("%s.shape[%d]=%" PRId64 " must not be negative "
+                                    "(JIT_DIM_DYNAMIC, -1, marks a dynamic dim)",
+                                    in.name[i], d, sh->dims[d]);
+            if (dynamic && in.bound[i][d] < 0)
+                return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative",
+                                    in.name[i], d, in.bound[i][d]);
+            if (!dynamic) /* ignored: zeroed so that the key ignores it too */
+                in.bound[i][d] = 0;
+        }
+        *ndims += sh->rank;
+    }
+    return 0;
+}
+
+/* sig with dims in place of its dynamic dims, checked against its static
+ * dims and the bounds (not yet against the op's rules). */
+static int tj_sig_bind_dims(const tj_op_def *def, const jit_sig *sig, const int64_t *dims,
+                            jit_sig *out)
+{
+    tj_inputs in;
+    *out = *sig;
+    tj_inputs_of(def, out, &in);
+    int at = 0;
+    for (int i = 0; i < in.n; i++) {
+        jit_shape *sh = in.shape[i];
+        if (sh->rank < 0 || sh->rank > JIT_MAX_RANK)
+            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], sh->rank,
+                                JIT_MAX_RANK);
+        for (int d = 0; d < sh->rank; d++, at++) {
+            int64_t v = dims[at], bound = in.bound[i][d];
+            if (sh->dims[d] != JIT_DIM_DYNAMIC) {
+                if (v != sh->dims[d])
+                    return tj_error_set("%s.shape[%d]=%" PRId64 " must be %" PRId64
+                                        " (static in the signature)",
+                                        in.name[i], d, v, sh->dims[d]);
+                continue;
+            }
+            if (v < 0)
+                return tj_error_set("%s.shape[%d]=%" PRId64 " must not be negative",
+                                    in.name[i], d, v);
+            if (bound < 0)
+                return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative",
+                                    in.name[i], d, bound);
+            if (bound > 0 && v > bound)
+                return tj_error_set("%s.shape[%d]=%" PRId64 " exceeds its bound %" PRId64,
+                                    in.name[i], d, v, bound);
+            sh->dims[d] = v;
+        }
+        memset(in.bound[i], 0, sizeof(int64_t) * JIT_MAX_RANK);
+    }
+    return 0;
+}
+
+int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
+{
+    tj_plan p;
+    jit_sig s;
+    if (!sig || !out || !dims)
+        return tj_error_set("jit_sig_bind: NULL argument");
+    const tj_op_def *def = tj_op_find(sig->op);
+    if (!def)
+        return tj_error_set("op %d is not an op of the family", (int)sig->op);
+    if (tj_sig_bind_dims(def, sig, dims, &s) || tj_sig_plan(def, &s, &p, NULL))
+        return -1; /* *out as it was */
+    *out = s;
+    return 0;
+}
+
+/* Whether plan p runs on the template's code: every word the template
+ * holds constant is the same. */
+static int tj_dyn_fits(const tj_dyn *d, const tj_plan *p)
+{
+    const uint64_t *wt = (const uint64_t *)(const void *)&d->tmpl;
+    const uint64_t *wp = (const uint64_t *)(const void *)p;
+    for (size_t w = 0; w < sizeof(tj_plan) / 8; w++)
+        if (!((d->vary[w / 64] >> (w % 64)) & 1) && wt[w] != wp[w])
+            return 0;
+    return 1;
+}
+
+/* The plan of one shape; -1 (error set) when it breaks a rule. */
+static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, int *fits)
+{
+    jit_sig s;
+    if (tj_sig_bind_dims(d->def, &d->sig, dims, &s))
+        return -1;
+    memset(p, 0, sizeof *p);
+    if (d->def->plan(&s, p, &(jit_shape){0}) || tj_check_threads(s.threads, &p->threads))
+        return -1;
+    int rc;
+    if (d->jit_ok) {
+        tj_plan as = *p;
+        rc = tj_plan_finish_as(&as, d->tmpl.recipe, d->tmpl.written_levels);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && tj_dyn_fits(d, &as)) {
+            *p = as;
+            *fits = 1;
+            return 0;
+        }
+    }
+    *fits = 0;
+    return tj_plan_finish(p);
+}
+
+/* Remembered plans of one thread: a few shapes, replaced round robin. */
+#define TJ_DYN_MEMO 4
+
+typedef struct tj_dyn_seen {
+    const void *who;
+    uint64_t epoch;
+    int ndims, fits;
+    unsigned needs; /* bit i: buffer i (data, indices, updates, out) must not be NULL */
+    int64_t dims[TJ_DYN_MAX_DIMS];
+    tj_plan plan;
+} tj_dyn_seen;
+
+typedef struct tj_dyn_memo {
+    unsigned next, last; /* the next to replace; the last found (tried first) */
+    tj_dyn_seen seen[TJ_DYN_MEMO];
+} tj_dyn_memo;
+
+/* Bumped whenever a kernel goes; entries of another epoch are stale. */
+static _Atomic uint64_t tj_dyn_epoch = 1;
+
+void tj_dyn_forget(void)
+{
+    atomic_fetch_add_explicit(&tj_dyn_epoch, 1, memory_order_acq_rel);
+}
+
+/* n < 0: the entry's own count (same who and epoch: same kernel). */
+static int tj_dyn_same(const tj_dyn_seen *s, const void *who, uint64_t epoch,
+                       const int64_t *dims, int n)
+{
+    if (s->who != who || s->epoch != epoch || (n >= 0 && s->ndims != n))
+        return 0;
+    for (int i = 0; i < s->ndims; i++)
+        if (s->dims[i] != dims[i])
+            return 0;
+    return 1;
+}
+
+static const tj_dyn_seen *tj_dyn_lookup(tj_dyn_memo *m, const void *who, uint64_t epoch,
+                                        const int64_t *dims, int n)
+{
+    for (unsigned i = 0; i < TJ_DYN_MEMO; i++) {
+        unsigned at = (m->last + i) % TJ_DYN_MEMO;
+        if (tj_dyn_same(&m->seen[at], who, epoch, dims, n)) {
+            m->last = at;
+            return &m->seen[at];
+        }
+    }
+    return NULL;
+}
+
+/* The buffers a plan needs (tj_check_buffers' rule), as tj_dyn_seen.needs. */
+static unsigned tj_dyn_needs(const tj_plan *p)
+{
+    return (p->data_bytes ? 1u : 0) | (p->indices_elems ? 2u : 0) |
+           (p->has_updates && p->updates_bytes ? 4u : 0) | (p->out_bytes ? 8u : 0);
+}
+
+int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const void *indices,
+                  const void *updates, const void *out, const tj_plan **plan, int *fits,
+                  int *status)
+{
+    tj_dyn_memo *m = dims ? tj_scratch_shapes(sizeof(tj_dyn_memo)) : NULL;
+    if (!m)
+        return 0;
+    uint64_t epoch = atomic_load_explicit(&tj_dyn_epoch, memory_order_acquire);
+    const tj_dyn_seen *hit = &m->seen[m->last]; /* a caller's usual case: the same shape */
+    if (!tj_dyn_same(hit, who, epoch, dims, -1) && !(hit = tj_dyn_lookup(m, who, epoch, dims, -1)))
+        return 0;
+    unsigned null = (data ? 0u : 1u) | (indices ? 0u : 2u) | (updates ? 0u : 4u) | (out ? 0u : 8u);
+    *status = null & hit->needs ? tj_check_buffers(&hit->plan, data, indices, updates, out)
+                                : JIT_OK;
+    *plan = &hit->plan;
+    *fits = hit->fits;
+    return 1;
+}
+
+int tj_dyn_plan(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,
+                const void *indices, const void *updates, const void *out, const tj_plan **plan,
+                int *fits)
+{
+    if (!dims) {
+        tj_error_set("the dims of a dynamic kernel's call are NULL");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_dyn_memo *m = tj_scratch_shapes(sizeof(tj_dyn_memo));
+    if (!m) {
+        tj_error_set("out of memory for the plans of a dynamic kernel");
+        return JIT_STATUS_NO_MEMORY;
+    }
+    uint64_t epoch = atomic_load_explicit(&tj_dyn_epoch, memory_order_acquire);
+    const tj_dyn_seen *hit = tj_dyn_lookup(m, who, epoch, dims, d->ndims);
+    if (!hit) {
+        tj_dyn_seen *s = &m->seen[m->next];
+        s->who = NULL; /* unusable until complete */
+        if (tj_dyn_plan_shape(d, dims, &s->plan, &s->fits))
+            return JIT_STATUS_BAD_SHAPE;
+        m->next = (m->next + 1) % TJ_DYN_MEMO;
+        memcpy(s->dims, dims, sizeof(int64_t) * (size_t)d->ndims);
+        s->ndims = d->ndims;
+        s->needs = tj_dyn_needs(&s->plan);
+        s->epoch = epoch;
+        s->who = who;
+        hit = s;
+    }
+    int rc = tj_check_buffers(&hit->plan, data, indices, updates, out);
+    if (rc != JIT_OK)
+        return rc;
+    *plan = &hit->plan;
+    *fits = hit->fits;
+    return JIT_OK;
+}
+
+int tj_dyn_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,
+                    const void *indices, const void *updates, void *out)
+{
+    const tj_plan *p;
+    int fits;
+    int rc = tj_dyn_plan(who, d, dims, data, indices, updates, out, &p, &fits);
+    if (rc != JIT_OK)
+        return rc;
+    return tj_ref_run(p, data, indices, d->tmpl.has_updates ? updates : NULL, out);
+}

@@ -1,0 +1,457 @@
+/*
+ * A dynamic family's template: the plan at placeholder dims, made twice,
+ * and which of its words vary (runtime/dyn/dyn.h).
+ *
+ * A rule of the op may tie a dynamic dim to a static one, possibly at
+ * another position (ScatterUpdate's updates hold indices' dims after
+ * data's first `axis` ones), to another dynamic dim (updates' dims to
+ * indices'), or to a number the ranks fix (ScatterNDUpdate's tuple
+ * length). The op's tie hook (op.h) says what its equalities fix: dynamic
+ * dims it ties to a static dim take that value, and dynamic dims it ties
+ * together form one group, which takes one value. Rules that are not
+ * equalities (ScatterElementsUpdate's indices no larger than data) the
+ * search meets by trying: the groups free (a placeholder) first, then with
+ * one, two or three of them given a value among the signature's static
+ * dims, 1 to 4 and a number above every static dim, until an instance is
+ * valid whose twin (every free group another placeholder) is valid too and
+ * plans the same nest. Then each tied group is tried free again, with two
+ * numbers above every static dim, the placeholders, or two small numbers
+ * (so a bound from below or from above is met).
+ * Groups still tied are constants of the template: a call where one
+ * differs runs on the reference kernel (tj_dyn_fits in dyn.c).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dyn.h"
+#include "error.h"
+#include "key.h"
+#include "op.h"
+#include "shape.h"
+
+#define TJ_DYN_MAX_TIES 3
+#define TJ_DYN_MAX_TRIES 20000
+#define TJ_DYN_MAX_CANDS 24
+
+typedef struct tj_dyn_search {
+    const tj_op_def *def;               /* the family's op */
+    jit_sig sig;                        /* the instance being tried */
+    int64_t *dim[TJ_DYN_MAX_DIMS];      /* its dynamic dims, after the op's ties */
+    int group[TJ_DYN_MAX_DIMS];         /* each one's group */
+    int ndims, ngroups;
+    int64_t val_a[TJ_DYN_MAX_DIMS];     /* each group's value in the instance */
+    int64_t val_b[TJ_DYN_MAX_DIMS];     /* and in its twin */
+    int tied[TJ_DYN_MAX_DIMS];          /* the group takes a candidate, not a placeholder */
+    int64_t cand[TJ_DYN_MAX_CANDS];     /* values a tied group may take */
+    int ncand;
+    int64_t free_a, free_b, big_a, big_b; /* placeholders: small, and above every static */
+    int tries;
+    int found_valid;                    /* an instance was valid (found_sig) */
+    jit_sig found_sig;
+} tj_dyn_search;
+
+static int tj_has(const int64_t *v, int n, int64_t x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
+}
+
+/* The op's ties to a fixpoint, dynamic dims coded -2, -3, ... so that
+ * tj_tie can join them (each pass sets a dim or ends), then the groups. */
+static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
+{
+    int64_t next = -2;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++)
+            if (in->shape[i]->dims[d] == JIT_DIM_DYNAMIC)
+                in->shape[i]->dims[d] = next--;
+    const tj_op_def *def = s->def;
+    for (int pass = 0; def->tie && pass < 4 * TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
+        ;
+    int64_t code[TJ_DYN_MAX_DIMS];
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t *x = &in->shape[i]->dims[d];
+            if (*x >= 0)
+                continue;
+            int g = 0;
+            while (g < s->ngroups && code[g] != *x)
+                g++;
+            if (g == s->ngroups)
+                code[s->ngroups++] = *x;
+            s->group[s->ndims] = g;
+            s->dim[s->ndims++] = x;
+        }
+}
+
+/* Whether every byte count of an instance with its dynamic dims
+ * (negative codes) at v fits in int64: the product of every input's dims
+ * (zeros counted as ones: they hide partial products, not bound them)
+ * bounds each input's, the output's (at most data's times indices') and
+ * every partial product, in elements of at most 8 bytes. */
+static int tj_dyn_bytes_fit(const tj_inputs *in, int64_t v)
+{
+    int64_t bound = 8;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t x = in->shape[i]->dims[d];
+            if (tj_mul_i64(bound, x < 0 ? v : x > 0 ? x : 1, &bound))
+                return 0;
+        }
+    return 1;
+}
+
+/* Two placeholders no static dim equals (a free dim never looks tied),
+ * the first two of values that are not. */
+static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
+                                const int64_t *values, size_t nvalues)
+{
+    int got = 0;
+    for (size_t i = 0; i < nvalues && got < 2; i++)
+        if (!tj_has(statics, n, values[i]))
+            *(got++ ? &s->free_b : &s->free_a) = values[i];
+}
+
+/* The candidates and placeholders, from the static dims left. */
+static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
+{
+    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = 0;
+    int n = 0;
+    for (int i = 0; i < in->n; i++)
+        for (int d = 0; d < in->shape[i]->rank; d++) {
+            int64_t x = in->shape[i]->dims[d];
+            if (x >= 0 && !tj_has(statics, n, x))
+                statics[n++] = x;
+            top = x > top ? x : top;
+        }
+    /* Primes from 5 keep clear of tuple lengths and ranks. With many
+     * dynamic dims (5^28 elements overflow) they would make every instance
+     * too large: then 2 and up, whose powers fit for every rank. */
+    static const int64_t primes[] = {5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53,
+                                     59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    static const int64_t smallest[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47,
+                                       53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101};
+    tj_dyn_placeholders(s, statics, n, primes, sizeof primes / sizeof *primes);
+    if (!tj_dyn_bytes_fit(in, s->free_b))
+        tj_dyn_placeholders(s, statics, n, smallest, sizeof smallest / sizeof *smallest);
+    s->big_a = top < INT64_MAX / 4 ? 2 * top + 11 : 11; /* above every static dim */
+    s->big_b = s->big_a + 2;
+    for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
+        if (!tj_has(statics, n, small))
+            statics[n++] = small;
+    statics[n++] = s->big_a;
+    for (int i = 0; i < n && s->ncand < TJ_DYN_MAX_CANDS; i++)
+        s->cand[s->ncand++] = statics[i];
+}
+
+static void tj_dyn_search_init(tj_dyn_search *s, const tj_op_def *def, const jit_sig *sig)
+{
+    tj_inputs in;
+    memset(s, 0, sizeof *s);
+    s->def = def;
+    s->sig = *sig;
+    tj_inputs_of(def, &s->sig, &in);
+    tj_dyn_groups(s, &in);
+    tj_dyn_values(s, &in);
+    for (int g = 0; g < s->ngroups; g++) {
+        s->val_a[g] = s->free_a;
+        s->val_b[g] = s->free_b;
+    }
+}
+
+/* The instance (twin 0) or its twin (1). */
+static void tj_dyn_assign(tj_dyn_search *s, int twin)
+{
+    for (int i = 0; i < s->ndims; i++)
+        *s->dim[i] = twin ? s->val_b[s->group[i]] : s->val_a[s->group[i]];
+}
+
+static int tj_same_structure(const tj_plan *a, const tj_plan *b)
+{
+    return a->written_levels == b->written_levels && a->nlevels == b->nlevels &&
+           a->depth == b->depth && memcmp(a->recipe, b->recipe, sizeof a->recipe) == 0;
+}
+
+/* The template from the instance and its twin as they stand: 0 when both
+ * are valid and plan one nest (d->tmpl, vary and out_shape then set). */
+static int tj_dyn_try(tj_dyn *d, tj_dyn_search *s)
+{
+    tj_plan pb;
+    jit_shape oa, ob;
+    s->tries++;
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(s->def, &s->sig, &d->tmpl, &oa))
+        return -1;
+    if (!s->found_valid) {
+        s->found_valid = 1;
+        s->found_sig = s->sig;
+    }
+    tj_dyn_assign(s, 1);
+    if (tj_sig_plan(s->def, &s->sig, &pb, &ob) || !tj_same_structure(&d->tmpl, &pb))
+        return -1;
+    const uint64_t *wa = (const uint64_t *)(const void *)&d->tmpl;
+    const uint64_t *wb = (const uint64_t *)(const void *)&pb;
+    memset(d->vary, 0, sizeof d->vary);
+    for (size_t w = 0; w < sizeof(tj_plan) / 8; w++)
+        if (wa[w] != wb[w])
+            d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    d->out_shape = oa;
+    for (int i = 0; i < oa.rank; i++)
+        if (oa.dims[i] != ob.dims[i])
+            d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+    return 0;
+}
+
+static void tj_dyn_set(tj_dyn_search *s, int g, int64_t a, int64_t b, int tied)
+{
+    s->val_a[g] = a;
+    s->val_b[g] = b;
+    s->tied[g] = tied;
+}
+
+/* Every choice of nt groups (increasing, from group `from`) and of their
+ * candidates; 0 at the first that gives a template. */
+static int tj_dyn_ties(tj_dyn *d, tj_dyn_search *s, int t, int nt, int from)
+{
+    if (t == nt)
+        return tj_dyn_try(d, s);
+    for (int g = from; g < s->ngroups; g++) {
+        for (int c = 0; c < s->ncand; c++) {
+            if (s->tries >= TJ_DYN_MAX_TRIES)
+                break;
+            tj_dyn_set(s, g, s->cand[c], s->cand[c], 1);
+            if (tj_dyn_ties(d, s, t + 1, nt, g + 1) == 0)
+                return 0;
+        }
+        tj_dyn_set(s, g, s->free_a, s->free_b, 0);
+    }
+    return -1;
+}
+
+/* Each tied group free again where the family allows it, keeping the
+ * template valid: with two values above every static dim (a rule like
+ * data >= indices wants them), the placeholders, or two small ones
+ * (indices <= data). */
+static void tj_dyn_untie(tj_dyn *d, tj_dyn_search *s)
+{
+    const int64_t pairs[][2] = {{s->big_a, s->big_b}, {s->free_a, s->free_b}, {3, 4}, {2, 3}};
+    for (int g = 0; g < s->ngroups; g++) {
+        if (!s->tied[g])
+            continue;
+        int64_t a = s->val_a[g];
+        int freed = 0;
+        for (size_t i = 0; i < sizeof pairs / sizeof *pairs && !freed; i++) {
+            tj_dyn_set(s, g, pairs[i][0], pairs[i][1], 0);
+            freed = tj_dyn_try(d, s) == 0;
+        }
+        if (!freed)
+            tj_dyn_set(s, g, a, a, 1);
+    }
+    tj_dyn_try(d, s); /* the template of what stands */
+}
+
+/* Where the output varies with a group still tied (a shape the template's
+ * code does not run, but a valid one): those dims, or its rank. */
+static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
+{
+    tj_plan p;
+    jit_shape o;
+    for (int g = 0; g < s->ngroups; g++) {
+        if (!s->tied[g])
+            continue;
+        int64_t keep = s->val_a[g];
+        for (int c = 0; c < s->ncand; c++) {
+            if (s->cand[c] == keep)
+                continue;
+            s->val_a[g] = s->cand[c];
+            tj_dyn_assign(s, 0);
+            if (tj_sig_plan(s->def, &s->sig, &p, &o) != 0)
+                continue;
+            if (o.rank != d->out_shape.rank) {
+                d->out_rank_varies = 1;
+                continue;
+            }
+            for (int i = 0; i < o.rank; i++)
+                if (o.dims[i] != d->out_shape.dims[i])
+                    d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+        }
+        s->val_a[g] = keep;
+    }
+}
+
+/* 0 and d's template, or -1 (s->found_sig then a valid instance if
+ * s->found_valid). */
+static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
+{
+    for (int nt = 0; nt <= TJ_DYN_MAX_TIES && nt <= s->ngroups; nt++)
+        if (tj_dyn_ties(d, s, 0, nt, 0) == 0) {
+            tj_dyn_untie(d, s);
+            jit_shape out = d->out_shape;
+            tj_dyn_probe_output(d, s);
+            if (d->out_rank_varies)
+                d->out_shape = out;
+            return 0;
+        }
+    return -1;
+}
+
+/* Every group at 1: a family whose other instances all overflow (a static
+ * dim of 2^40 beside 29 dynamic ones) is still valid if this one is; it
+ * is then s->found_sig. */
+static void tj_dyn_try_ones(tj_dyn_search *s)
+{
+    tj_plan p;
+    for (int g = 0; g < s->ngroups; g++)
+        tj_dyn_set(s, g, 1, 1, 1);
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(s->def, &s->sig, &p, NULL) == 0) {
+        s->found_valid = 1;
+        s->found_sig = s->sig;
+    }
+}
+
+/* d's template, or (failing that) a valid instance's plan, through s. */
+static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
+{
+    char first[TJ_ERROR_MAX];
+    tj_dyn_search_init(s, d->def, &d->sig);
+    tj_dyn_assign(s, 0);
+    if (tj_sig_plan(s->def, &s->sig, &d->tmpl, NULL) != 0)
+        snprintf(first, sizeof first, "%s", jit_last_error());
+    else
+        first[0] = '\0';
+    if (tj_dyn_search_template(d, s) == 0) {
+        d->jit_ok = 1;
+        return 0;
+    }
+    /* No pair of instances plans one nest within the search's reach; the
+     * family is valid if an instance was. Each call is then planned on its
+     * own (and its output shape is the bound call's to say). Dims of 1
+     * are tried last: with a large static dim beside many dynamic ones,
+     * every other instance may overflow. */
+    int ones = !s->found_valid;
+    if (ones)
+        tj_dyn_try_ones(s);
+    if (!s->found_valid || tj_sig_plan(s->def, &s->found_sig, &d->tmpl, &d->out_shape) != 0)
+        return tj_error_set("no shape of this dynamic signature is valid (with its dynamic "
+                            "dims at %" PRId64 ": %s)",
+                            s->free_a, first[0] ? first : jit_last_error());
+    for (int i = 0; i < d->out_shape.rank; i++)
+        d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
+    d->out_rank_varies = 1;
+    memset(d->vary, 0xff, sizeof d->vary);
+    if (ones)
+        snprintf(d->why, sizeof d->why,
+                 "of the family's shapes the search tried (%d), only the one with every "
+                 "dynamic dim 1 is valid (the others overflow int64 or break a rule): the "
+                 "reference kernel plans each call",
+                 s->tries);
+    else
+        snprintf(d->why, sizeof d->why,
+                 "no two shapes of the family the search tried plan one loop nest (%d tries): "
+                 "the reference kernel plans each call",
+                 s->tries);
+    return 0;
+}
+
+/* Refused families, remembered with their message: a refusal costs the
+ * whole search (up to TJ_DYN_MAX_TRIES plans, some 40 ms), which a caller
+ * retrying its compile (a layer per call, a fuzzer) paid every time. A
+ * refusal depends on the signature alone (its key), so an entry never
+ * goes stale; the oldest makes room. Out of memory is not remembered. */
+#define TJ_DYN_REFUSALS 16
+
+typedef struct tj_dyn_refusal {
+    tj_key key;
+    char why[TJ_ERROR_MAX];
+} tj_dyn_refusal;
+
+static tj_dyn_refusal tj_dyn_refusals[TJ_DYN_REFUSALS];
+static int tj_dyn_nrefusals, tj_dyn_next_refusal;
+static pthread_mutex_t tj_dyn_refusal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int tj_same_key(const tj_key *a, const tj_key *b)
+{
+    return a->len == b->len && memcmp(a->words, b->words, a->len) == 0;
+}
+
+/* -1 with the remembered message when key's family was refused, else 0. */
+static int tj_dyn_refusal_recall(const tj_key *key)
+{
+    char why[TJ_ERROR_MAX];
+    int found = 0;
+    pthread_mutex_lock(&tj_dyn_refusal_lock);
+    for (int i = 0; i < tj_dyn_nrefusals && !found; i++)
+        if (tj_same_key(&tj_dyn_refusals[i].key, key)) {
+            snprintf(why, sizeof why, "%s", tj_dyn_refusals[i].why);
+            found = 1;
+        }
+    pthread_mutex_unlock(&tj_dyn_refusal_lock);
+    return found ? tj_error_set("%s", why) : 0;
+}
+
+static void tj_dyn_refusal_remember(const tj_key *key, const char *why)
+{
+    pthread_mutex_lock(&tj_dyn_refusal_lock);
+    tj_dyn_refusal *r = &tj_dyn_refusals[tj_dyn_next_refusal];
+    r->key = *key;
+    snprintf(r->why, sizeof r->why, "%s", why);
+    tj_dyn_next_refusal = (tj_dyn_next_refusal + 1) % TJ_DYN_REFUSALS;
+    if (tj_dyn_nrefusals < TJ_DYN_REFUSALS)
+        tj_dyn_nrefusals++;
+    pthread_mutex_unlock(&tj_dyn_refusal_lock);
+}
+
+int tj_dyn_build(const tj_op_def *def, const jit_sig *sig, tj_dyn *d)
+{
+    memset(d, 0, sizeof *d);
+    d->def = def;
+    d->sig = *sig;
+    tj_sig_normalize(def, &d->sig);
+    if (tj_dyn_check_bounds(def, &d->sig, &d->ndims))
+        return -1;
+    tj_key key;
+    int keyed = tj_key_sig(def, &d->sig, &key) == 0;
+    if (keyed && tj_dyn_refusal_recall(&key))
+        return -1;
+    tj_dyn_search *s = tj_malloc(sizeof *s); /* large: off the stack */
+    if (!s)
+        return tj_error_set("out of memory planning a dynamic signature");
+    int rc = tj_dyn_template(d, s);
+    tj_free(s);
+    if (rc != 0 && keyed)
+        tj_dyn_refusal_remember(&key, jit_last_error());
+    return rc;
+}
+
+int tj_dyn_varies(const tj_dyn *d, const void *field)
+{
+    size_t w = (size_t)((const char *)field - (const char *)&d->tmpl) / 8;
+    return w >= TJ_DYN_WORDS || ((d->vary[w / 64] >> (w % 64)) & 1);
+}
+
+int tj_dyn_output_shape(const tj_dyn *d, jit_shape *out)
+{
+    if (d->out_rank_varies)
+        return tj_error_set("the output's rank depends on the call's dims (a dynamic tuple "
+                            "length): bind them first (jit_sig_bind, then jit_output_shape)");
+    *out = d->out_shape;
+    return 0;
+}
+
+int tj_sig_template(const tj_op_def *def, const jit_sig *sig, tj_plan *plan, jit_shape *out,
+                    tj_dyn *d)
+{
+    if (!tj_sig_dynamic(def, sig))
+        return tj_sig_plan(def, sig, plan, out);
+    if (tj_dyn_build(def, sig, d) || (out && tj_dyn_output_shape(d, out)))
+        return -1;
+    *plan = d->tmpl;
+    plan->dyn = d;
+    return 0;
+}

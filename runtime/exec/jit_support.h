@@ -1,0 +1,57 @@
+/* Runtime functions that generated kernels call: on their cold paths
+ * (to write the same message the reference kernel writes) and to run a
+ * split kernel over the pool. They take the kernel's own entry address and
+ * find its plan through the kernel cache (tj_cache_find_entry). */
+#ifndef TJ_JIT_SUPPORT_H
+#define TJ_JIT_SUPPORT_H
+
+#include <stdint.h>
+
+#include "tensorjit.h"
+
+int tj_rt_bad_index(const void *self, const void *indices);
+int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
+                      const void *updates, const void *out);
+
+/* The calling thread's scratch for a reduction's passes (runtime/exec/
+ * scratch.h), or NULL with jit_last_error() set. */
+void *tj_rt_scratch(int64_t bytes);
+
+/* A dynamic kernel's entry (self: its own address): -1 and *plan, the
+ * call's plan for the code to run; or the status the kernel returns (a
+ * bad shape or buffer; or the reference kernel's, which ran the call
+ * because its shape does not fit the code's template). */
+int tj_rt_dyn_enter(const void *self, const int64_t *dims, const void *data, const void *indices,
+                    const void *updates, void *out, const void **plan);
+/* A dynamic kernel's bad index, named from the call's plan. */
+int tj_rt_dyn_bad_index(const void *plan, const void *indices);
+
+/* A split dynamic kernel's (self) copies of the call's plan, by its range
+ * function (data, indices, updates, out, begin, end, plan, flags): over
+ * the pool when the split rule (jit_support.c) says threads pay, else
+ * here. flags: the range function's (TJ_RANGE_NONNEG). */
+int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, const void *data,
+                       const void *indices, const void *updates, void *out, int flags);
+
+/* A split kernel's copies, over the pool (up to its plan's thread count)
+ * when the split rule says threads pay, else here. */
+int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
+                   void *out, int flags);
+
+/* What the split rule did with a kernel's calls (its own, or a dynamic
+ * kernel's family's), for `tensorjit bench --threads --verbose`: calls it
+ * weighed; calls timed alone and split (the first ones included); of
+ * them, probes; calls the model kept alone; changes of the verdict; each
+ * way's cost now (ps per unit of work) and the pool's job cost (ns). */
+typedef struct tj_split_counts {
+    int64_t calls, alone, split, probes, modelled, flips;
+    int64_t alone_ps, split_ps, pool_ns;
+} tj_split_counts;
+/* 0 and *out for a kernel of this library; -1 (*out zeroed) otherwise. */
+int tj_split_counts_of(jit_kernel fn, tj_split_counts *out);
+
+/* How many jit_run_range calls the reference code served so far, in this
+ * process (runtime/exec/parts.c): tests hold JIT kernels' ranges to none. */
+int64_t tj_parts_reference_ranges(void);
+
+#endif

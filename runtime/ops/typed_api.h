@@ -1,0 +1,100 @@
+/* The public typed calls of an op, thin wrappers of the generic API: each
+ * op's file converts its typed signature into a jit_sig (CONV) and this
+ * writes the rest. Included by runtime/ops/op_*.c only. */
+#ifndef TJ_TYPED_API_H
+#define TJ_TYPED_API_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "tensorjit.h"
+
+/* The generic calls, restricted to kernels of one op (JIT_OP_NONE: any),
+ * as the typed kernel calls need them (runtime/api.c, parts.c, limit.c). */
+int tj_info_of(jit_kernel kernel, jit_op op, jit_kernel_info *info);
+int tj_release_of(jit_kernel kernel, jit_op op, const char *api);
+int64_t tj_units_of(jit_kernel kernel, jit_op op);
+int tj_validate_of(jit_kernel kernel, jit_op op, const void *indices);
+int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *indices,
+                    const void *updates, void *out, int64_t begin, int64_t end);
+
+/* compile, compile_async, output_shape, explain and dump of an op NAME
+ * whose typed signature is SIG, kernel FN, display name TITLE. */
+#define TJ_TYPED_API(NAME, TITLE, SIG, FN, CONV)                                              \
+    static int tj_##NAME##_generic(const SIG *t, jit_sig *g)                                 \
+    {                                                                                         \
+        if (!t)                                                                               \
+            return tj_error_set("the " TITLE " signature is NULL");                          \
+        *g = CONV(t);                                                                         \
+        if (jit_sig_is_dynamic(g))                                                            \
+            return tj_error_set("a dynamic dim (JIT_DIM_DYNAMIC) needs the generic API: "    \
+                                "jit_compile gives a jit_dynamic_fn");                        \
+        return 0;                                                                             \
+    }                                                                                         \
+    FN jit_##NAME##_compile(const SIG *t)                                                     \
+    {                                                                                         \
+        jit_sig g;                                                                            \
+        return tj_##NAME##_generic(t, &g) ? NULL : (FN)jit_compile(&g);                       \
+    }                                                                                         \
+    FN jit_##NAME##_compile_async(const SIG *t)                                               \
+    {                                                                                         \
+        jit_sig g;                                                                            \
+        return tj_##NAME##_generic(t, &g) ? NULL : (FN)jit_compile_async(&g);                 \
+    }                                                                                         \
+    int jit_##NAME##_output_shape(const SIG *t, jit_shape *out)                               \
+    {                                                                                         \
+        jit_sig g;                                                                            \
+        if (!t || !out)                                                                       \
+            return tj_error_set("jit_" #NAME "_output_shape: NULL argument");                \
+        if (tj_##NAME##_generic(t, &g))                                                       \
+            return -1;                                                                        \
+        return jit_output_shape(&g, out);                                                     \
+    }                                                                                         \
+    char *jit_##NAME##_explain(const SIG *t)                                                  \
+    {                                                                                         \
+        jit_sig g;                                                                            \
+        return tj_##NAME##_generic(t, &g) ? NULL : jit_explain(&g);                           \
+    }                                                                                         \
+    char *jit_##NAME##_dump(const SIG *t, jit_dump_kind kind)                                 \
+    {                                                                                         \
+        jit_sig g;                                                                            \
+        return tj_##NAME##_generic(t, &g) ? NULL : jit_dump(&g, kind);                        \
+    }
+
+/* The typed kernel calls of an op: info, release and the parts API, for
+ * its own kernels. Ops of one argument list share one C pointer type, so
+ * the compiler cannot tell their kernels apart: a kernel of another op is
+ * refused at run time, with both ops named (runtime/user_kernel.c). */
+#define TJ_TYPED_KERNEL_API(NAME, OP, FN)                                                     \
+    int jit_##NAME##_info(FN k, jit_kernel_info *info)                                        \
+    {                                                                                         \
+        return tj_info_of((jit_kernel)k, OP, info);                                           \
+    }                                                                                         \
+    int jit_##NAME##_release(FN k)                                                            \
+    {                                                                                         \
+        return tj_release_of((jit_kernel)k, OP, "jit_" #NAME "_release");                     \
+    }                                                                                         \
+    int64_t jit_##NAME##_units(FN k)                                                          \
+    {                                                                                         \
+        return tj_units_of((jit_kernel)k, OP);                                                \
+    }                                                                                         \
+    int jit_##NAME##_validate(FN k, const void *indices)                                      \
+    {                                                                                         \
+        return tj_validate_of((jit_kernel)k, OP, indices);                                    \
+    }
+
+/* run_range of an op without updates (GATHER) or with them. */
+#define TJ_TYPED_RANGE_GATHER(NAME, OP, FN)                                                   \
+    int jit_##NAME##_run_range(FN k, const void *data, const void *indices, void *out,        \
+                               int64_t begin, int64_t end)                                    \
+    {                                                                                         \
+        return tj_run_range_of((jit_kernel)k, OP, data, indices, NULL, out, begin, end);      \
+    }
+#define TJ_TYPED_RANGE_SCATTER(NAME, OP, FN)                                                  \
+    int jit_##NAME##_run_range(FN k, const void *data, const void *indices,                   \
+                               const void *updates, void *out, int64_t begin, int64_t end)    \
+    {                                                                                         \
+        return tj_run_range_of((jit_kernel)k, OP, data, indices, updates, out, begin, end);   \
+    }
+
+#endif
