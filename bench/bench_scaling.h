@@ -13,6 +13,7 @@ typedef struct tj_scale_opts {
     int ncounts;
     jit_index_policy policy;
     int rounds, json;
+    int verbose; /* also what the split rule did with each kernel's calls */
 } tj_scale_opts;
 
 /* "1,2,4" into o->counts; 0, or -1 when it is not such a list. */

@@ -28,6 +28,8 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
         int64_t n;
         if (strcmp(a, "--json") == 0)
             o->json = 1;
+        else if (strcmp(a, "--verbose") == 0)
+            o->scale.verbose = 1;
         else if (strcmp(a, "--no-compile") == 0)
             o->compile = 0;
         else if (strcmp(a, "--compile") == 0)

@@ -176,6 +176,8 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
         s->split = p->threads > 1 && !tj_reduce_needs_passes(p) &&
                    !tj_dyn_varies(p->dyn, &p->dyn->tmpl.row_units);
     }
+    /* other kernels get them when the parts API first asks (tj_backend_parts) */
+    s->ranges = s->split;
 }
 
 /* indices[i] widened to i64 (sign- or zero-extended by the index type) */
@@ -1570,6 +1572,10 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
         tj_emit_data_copy(&k);
         tj_emit_passes_by_sign(&k, neg);
         LLVMBuildRet(e->b, tj_i32(e, 0));
+        if (k.st.ranges) { /* the parts API's, beside the whole main */
+            tj_emit_check_function(&k, name);
+            tj_emit_range_function(&k, name);
+        }
     }
     LLVMDisposeBuilder(e->b);
 

@@ -21,7 +21,13 @@
 #define TJ_RT_DYN_BAD_INDEX "tj_rt_dyn_bad_index"
 #define TJ_RT_DYN_PARALLEL "tj_rt_dyn_parallel"
 
-/* Suffixes of the exported check and range functions of a split kernel. */
+/* Suffixes of the exported check and range functions: a split kernel's
+ * main calls them; another static kernel gets them, beside a whole main,
+ * in a second module compiled when jit_validate or jit_run_range first
+ * ask for them (a runtime's own pool), so that its
+ * ranges run the same loop bodies as its main. Not with every kernel:
+ * the two functions double a small kernel's compile time
+ * (docs/performance.md, 'Parallel execution'). */
 #define TJ_IR_CHECK_SUFFIX "_check"
 #define TJ_IR_RANGE_SUFFIX "_range"
 
@@ -139,7 +145,8 @@ typedef struct tj_ir_strategy {
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
-    int split;         /* separate check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
+    int split;         /* a main that calls its check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
+    int ranges;        /* check and range functions: a split main's, or the parts API's */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
     int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */

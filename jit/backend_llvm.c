@@ -161,7 +161,7 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
     return 0;
 }
 
-/* A split kernel's check and range functions, loaded with it. */
+/* A kernel's check and range functions (tj_ir_strategy.ranges), loaded with it. */
 static int tj_load_parts(tj_engine *en, const char *name, tj_backend_kernel *out, char *why,
                          size_t len)
 {
@@ -188,7 +188,7 @@ static int tj_load_kernel(tj_engine *en, const tj_ir_strategy *st, LLVMMemoryBuf
                           const char *name, tj_backend_kernel *out, char *why, size_t len)
 {
     int rc = tj_load(en, obj, name, out, why, len);
-    if (rc == 0 && st->split)
+    if (rc == 0 && st->ranges)
         rc = tj_load_parts(en, name, out, why, len);
     return rc;
 }
@@ -225,13 +225,13 @@ static int tj_load_own(const tj_ir_strategy *st, const void *obj, size_t n, cons
         return -1;
     char sym[128];
     void *entry = tj_objload_find(l, name), *check = NULL, *range = NULL;
-    if (st->split) {
+    if (st->ranges) {
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
         check = tj_objload_find(l, sym);
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_RANGE_SUFFIX);
         range = tj_objload_find(l, sym);
     }
-    if (!entry || (st->split && (!check || !range))) {
+    if (!entry || (st->ranges && (!check || !range))) {
         tj_objload_free(l);
         snprintf(why, len, "the cached object lacks the kernel's functions");
         return -1;
@@ -346,6 +346,22 @@ static tj_engine *tj_started_engine(char *why, size_t len)
     tj_engine *en = tj_engine_get(why, len);
     tj_engine_unlock();
     return en;
+}
+
+int tj_backend_parts(const tj_plan *p, tj_backend_kernel *out, char *why, size_t len)
+{
+    tj_engine *en = tj_started_engine(why, len);
+    if (!en)
+        return -1;
+    tj_ir_strategy st;
+    tj_ir_choose(p, &tj_config_get()->codegen, &st);
+    st.ranges = 1;
+    LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
+    if (!tm)
+        return -1;
+    int rc = tj_compile(en, tm, p, &st, NULL, out, why, len);
+    tj_engine_release_tm(en, tm);
+    return rc;
 }
 
 int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,

@@ -12,7 +12,7 @@ typedef struct tj_backend_kernel {
     tj_entry_fn entry;
     size_t code_bytes;
     void *handle; /* released with tj_backend_release */
-    int (*check)(const void *indices); /* split kernels only, else NULL */
+    int (*check)(const void *indices); /* with the range: split kernels only, else NULL */
     tj_range_fn range;
     int cache_hit; /* loaded from the on-disk cache, not compiled */
 } tj_backend_kernel;
@@ -25,6 +25,12 @@ typedef struct tj_backend_kernel {
  * success; else -1 and `why` says what failed, in words for a user. */
 int tj_backend_compile(const tj_plan *plan, const void *key, size_t key_len, tj_backend_kernel *out,
                        char *why, size_t why_len);
+
+/* The check and range functions of *plan's kernel, for the parts API of a
+ * kernel compiled without them (out->check, out->range; out->handle to
+ * release): compiled in a module of their own, not cached on disk. 0, or
+ * -1 and why. */
+int tj_backend_parts(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len);
 
 /* The on-disk cache of compiled objects: 0, or -1 and why (the folder is
  * refused, or this build has no JIT). NULL closes it. */

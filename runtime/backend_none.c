@@ -14,6 +14,14 @@ int tj_backend_compile(const tj_plan *plan, const void *key, size_t key_len, tj_
     return -1;
 }
 
+int tj_backend_parts(const tj_plan *plan, tj_backend_kernel *out, char *why, size_t why_len)
+{
+    (void)plan;
+    (void)out;
+    snprintf(why, why_len, "this build has no JIT backend");
+    return -1;
+}
+
 char *tj_backend_dump(const tj_plan *plan, tj_dump_kind kind, char *why, size_t why_len)
 {
     (void)plan;

@@ -8,8 +8,11 @@
  * index sets hold negative indices, so that both of the copies' paths (the
  * wrap, and none where the check proved every index non-negative) run.
  * Then the same kernels through jit_units / jit_run_range, their units cut
- * into random ranges run in random order.
+ * into random ranges run in random order. Kernels too small to split
+ * serve their ranges with JIT code too, and a range of indices that
+ * jit_validate found none negative skips the wrap.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "jit_support.h"
 #include "oracle.h"
 #include "support.h"
 #include "tensorjit.h"
@@ -296,11 +300,221 @@ static void test_split_rule_keeps_bytes(void **state)
     jit_shutdown();
 }
 
+/* A GatherND of single f32 elements of a [rows, cols] table, tuples of
+ * (row, col): unrolled, a loop below the split gate, or a split kernel. */
+static jit_sig element_gather(int64_t rows, int64_t cols, int64_t tuples, jit_index_policy pol)
+{
+    jit_sig s = {0};
+    s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+    s.index_policy = pol, s.threads = 2;
+    s.data_shape = shape2(rows, cols);
+    s.indices_shape = shape2(tuples, 2);
+    return s;
+}
+
+static void fill_tuples(uint64_t *rs, int64_t *idx, int64_t tuples, int64_t rows, int64_t cols,
+                        int negatives)
+{
+    for (int64_t t = 0; t < tuples; t++) {
+        idx[2 * t] = support_rand_range(rs, negatives ? -rows : 0, rows - 1);
+        idx[2 * t + 1] = support_rand_range(rs, negatives ? -cols : 0, cols - 1);
+    }
+}
+
+/* Kernels too small to split (unrolled; a loop below TJ_SPLIT_MIN_WORK),
+ * of one thread or two, and a split one: jit_run_range in two ranges gives
+ * the whole kernel's bytes, and the reference code serves none of them
+ * (their check and range functions are compiled on the first query); a
+ * bad index is refused by jit_validate with its value named. */
+static void test_small_kernels_ranges_are_jit(void **state)
+{
+    (void)state;
+    static const int64_t sizes[][3] = {{8, 8, 4}, {64, 64, 100}, {300, 200, 1500},
+                                       {1024, 1024, 20000}};
+    uint64_t rs = 11;
+    for (int pol = 0; pol < 4; pol++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            int64_t rows = sizes[i][0], cols = sizes[i][1], n = sizes[i][2];
+            jit_sig s = element_gather(rows, cols, n,
+                                       pol & 1 ? JIT_INDEX_NEGATIVE_WRAPS : JIT_INDEX_ERROR);
+            s.threads = 1 + pol / 2;
+            jit_kernel fn = jit_compile(&s);
+            assert_non_null(fn);
+            jit_kernel_info ki;
+            assert_int_equal(jit_info(fn, &ki), 0);
+            support_expect_jit(&ki, "a small kernel of two threads");
+            float *data = malloc((size_t)(rows * cols) * sizeof *data);
+            int64_t *idx = malloc((size_t)n * 2 * sizeof *idx);
+            float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+            assert_true(data && idx && want && got);
+            for (int64_t e = 0; e < rows * cols; e++)
+                data[e] = (float)support_rand(&rs) / 7.0f;
+            fill_tuples(&rs, idx, n, rows, cols, pol & 1);
+            assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+            memset(got, 0x5a, (size_t)n * sizeof *got);
+            int64_t units = jit_units(fn), before = tj_parts_reference_ranges();
+            assert_true(units >= 1);
+            assert_int_equal(jit_validate(fn, idx), JIT_OK);
+            assert_int_equal(jit_run_range(fn, data, idx, NULL, got, units / 2, units), JIT_OK);
+            assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units / 2), JIT_OK);
+            assert_memory_equal(got, want, (size_t)n * sizeof *got);
+            if (tj_parts_reference_ranges() != before)
+                fail_msg("%lld tuples into [%lld, %lld] under %s: the reference code ran its "
+                         "ranges", (long long)n, (long long)rows, (long long)cols,
+                         jit_index_policy_name(s.index_policy));
+            idx[2 * (n - 1) + 1] = cols + 3;
+            assert_int_equal(jit_validate(fn, idx), JIT_STATUS_BAD_INDEX);
+            char value[32];
+            snprintf(value, sizeof value, "%lld", (long long)(cols + 3));
+            if (!strstr(jit_last_error(), value))
+                fail_msg("the bad index %s is not named: %s", value, jit_last_error());
+            free(data), free(idx), free(want), free(got);
+        }
+    jit_shutdown();
+}
+
+/* Under negative-wraps a range wraps only indices jit_validate saw
+ * negative. Seen from outside: after a validation that found none, one
+ * tuple is made (row, -1) behind the kernel's back (the parts API forbids
+ * it: the test does it to see the path); unwrapped, its element is the
+ * previous row's last, wrapped its own row's last. So the range reads the
+ * previous row's last; validated again (now a negative index), its own.
+ * Loop kernels (below the gate, and split) track the sign; with indices
+ * untouched, every range gives the whole kernel's bytes. */
+static void test_ranges_wrap_once(void **state)
+{
+    (void)state;
+    static const int64_t sizes[][3] = {{64, 64, 100}, {1024, 1024, 20000}};
+    uint64_t rs = 12;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        int64_t rows = sizes[i][0], cols = sizes[i][1], n = sizes[i][2];
+        jit_sig s = element_gather(rows, cols, n, JIT_INDEX_NEGATIVE_WRAPS);
+        jit_kernel fn = jit_compile(&s);
+        assert_non_null(fn);
+        float *data = malloc((size_t)(rows * cols) * sizeof *data);
+        int64_t *idx = malloc((size_t)n * 2 * sizeof *idx);
+        float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+        assert_true(data && idx && want && got);
+        for (int64_t e = 0; e < rows * cols; e++)
+            data[e] = (float)e; /* every element its own value */
+        fill_tuples(&rs, idx, n, rows, cols, 0);
+        int64_t units = jit_units(fn);
+        assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+        assert_int_equal(jit_validate(fn, idx), JIT_OK);
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units), JIT_OK);
+        assert_memory_equal(got, want, (size_t)n * sizeof *got);
+
+        int64_t row = 1 + support_rand_range(&rs, 0, rows - 2);
+        idx[0] = row, idx[1] = -1;
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units), JIT_OK);
+        if (got[0] != data[row * cols - 1])
+            fail_msg("%lld tuples: after a validation without negatives the range wrapped "
+                     "(read %g, the unwrapped element is %g)",
+                     (long long)n, got[0], data[row * cols - 1]);
+        assert_int_equal(jit_validate(fn, idx), JIT_OK);
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, units / 3, units), JIT_OK);
+        assert_int_equal(jit_run_range(fn, data, idx, NULL, got, 0, units / 3), JIT_OK);
+        assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+        assert_memory_equal(got, want, (size_t)n * sizeof *got);
+        assert_true(got[0] == data[row * cols + cols - 1]);
+        free(data), free(idx), free(want), free(got);
+    }
+    jit_shutdown();
+}
+
+typedef struct racer {
+    jit_kernel fn;
+    const float *data;
+    const int64_t *idx;
+    float *out;
+    int64_t units;
+    int rc;
+} racer;
+
+static void *race_ranges(void *arg)
+{
+    racer *r = arg;
+    r->rc = jit_validate(r->fn, r->idx);
+    if (r->rc == JIT_OK)
+        r->rc = jit_run_range(r->fn, r->data, r->idx, NULL, r->out, 0, r->units);
+    return NULL;
+}
+
+/* Four threads' first queries of a fresh kernel race to compile its parts
+ * (one module is kept, the others freed): each gets the whole kernel's
+ * bytes, and JIT code serves them all (run under TSan by build.sh). */
+static void test_parts_first_queries_race(void **state)
+{
+    (void)state;
+    enum { RACERS = 4, ROWS = 64, COLS = 64, N = 300 };
+    jit_sig s = element_gather(ROWS, COLS, N, JIT_INDEX_NEGATIVE_WRAPS);
+    jit_kernel fn = jit_compile(&s);
+    assert_non_null(fn);
+    static float data[ROWS * COLS], want[N], out[RACERS][N];
+    static int64_t idx[2 * N];
+    uint64_t rs = 13;
+    for (int e = 0; e < ROWS * COLS; e++)
+        data[e] = (float)support_rand(&rs);
+    fill_tuples(&rs, idx, N, ROWS, COLS, 1);
+    assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, want), JIT_OK);
+    int64_t before = tj_parts_reference_ranges();
+    racer r[RACERS];
+    pthread_t t[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        r[i] = (racer){fn, data, idx, out[i], jit_units(fn), -1};
+        assert_int_equal(pthread_create(&t[i], NULL, race_ranges, &r[i]), 0);
+    }
+    for (int i = 0; i < RACERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(r[i].rc, JIT_OK);
+        assert_memory_equal(out[i], want, sizeof want);
+    }
+    assert_int_equal(tj_parts_reference_ranges(), before);
+    jit_shutdown();
+}
+
+/* The split rule's counts (tensorjit bench --verbose) add up: every call
+ * of a long split kernel is weighed and timed one way or the other, and
+ * its due probes (calls 8, 16, 32) ran, whatever the verdict. */
+static void test_split_counts_add_up(void **state)
+{
+    (void)state;
+    enum { ROWS = 8192, COLS = 256, N = 8192, CALLS = 40 };
+    jit_sig s = {0};
+    s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+    s.threads = 2;
+    s.data_shape = shape2(ROWS, COLS);
+    s.indices_shape = shape2(N, 1);
+    jit_kernel fn = jit_compile(&s);
+    assert_non_null(fn);
+    float *data = calloc((size_t)ROWS * COLS, sizeof *data), *out = malloc((size_t)N * COLS * 4);
+    int64_t *idx = malloc(N * sizeof *idx);
+    assert_true(data && out && idx);
+    uint64_t rs = 14;
+    for (int i = 0; i < N; i++)
+        idx[i] = support_rand_range(&rs, 0, ROWS - 1);
+    for (int i = 0; i < CALLS; i++)
+        assert_int_equal(((jit_gather_nd_fn)fn)(data, idx, out), JIT_OK);
+    tj_split_counts c;
+    assert_int_equal(tj_split_counts_of(fn, &c), 0);
+    assert_int_equal(c.calls, CALLS);
+    assert_int_equal(c.alone + c.split, CALLS);
+    assert_true(c.probes >= 3);
+    assert_true(c.alone_ps > 0);
+    assert_int_equal(tj_split_counts_of(NULL, &c), -1);
+    free(data), free(out), free(idx);
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_equals_one_thread),
         cmocka_unit_test(test_split_rule_keeps_bytes),
+        cmocka_unit_test(test_small_kernels_ranges_are_jit),
+        cmocka_unit_test(test_ranges_wrap_once),
+        cmocka_unit_test(test_parts_first_queries_race),
+        cmocka_unit_test(test_split_counts_add_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

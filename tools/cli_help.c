@@ -16,7 +16,7 @@ static const char *const tj_model_flags[] = {"--check", "--explain", "--jobs", "
                                              "--help", NULL};
 static const char *const tj_bench_flags[] = {"--workload", "--json", "--rounds", "--no-compile",
                                              "--compile", "--runs", "--threads", "--policy",
-                                             "--bags", "--help", NULL};
+                                             "--bags", "--verbose", "--help", NULL};
 static const char *const tj_check_flags[] = {"--runs", "--seed", "--help", NULL};
 static const char *const tj_cache_words[] = {"stats", "clear", "--help", NULL};
 static const char *const tj_demo_flags[] = {"--help", NULL};
@@ -209,7 +209,7 @@ static void tj_usage_bench(FILE *f)
     fprintf(f, "usage: tensorjit bench [--workload ID] [--json] [--rounds N] [--no-compile]\n"
             "       tensorjit bench --compile [--runs N] [--json]\n"
             "       tensorjit bench --threads 1,2,... [--policy P] [--workload ID] [--json] "
-            "[--rounds N]\n"
+            "[--rounds N] [--verbose]\n"
             "       tensorjit bench --bags [--workload E1|E2a|E2b|E3|E4|E5] [--json] [--rounds N]\n"
             "  --workload ID    one workload (%s)\n"
             "  --rounds N       rounds per timing, 3 to 64 (default 11)\n"
@@ -218,6 +218,8 @@ static void tj_usage_bench(FILE *f)
             "default 9)\n"
             "  --threads LIST   the JIT kernel on 1 to 64 threads each (e.g. 1,2,4)\n"
             "  --policy P       the index policy of the --threads runs: %s\n"
+            "  --verbose        with --threads: what the split rule did with each kernel's\n"
+            "                   calls (split, alone, probes, the costs it weighed)\n"
             "  --bags           the embedding-bag workloads E1..E5 with their peers (they are\n"
             "                   not in the default run: E2's table is 2 GB)\n"
             "  --json           JSON lines\n",

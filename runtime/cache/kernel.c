@@ -94,6 +94,7 @@ void tj_kernel_destroy(tj_kernel *k)
     tj_closure_free(k);
     if (k->backend_handle)
         tj_backend_release(k->backend_handle);
+    tj_parts_free(k);
     tj_free(k->dyn);
     tj_free(k);
 }

@@ -28,9 +28,15 @@ typedef struct tj_kernel {
     size_t code_bytes;
     void *closure;           /* libffi closure, when the reference kernel serves */
     void *backend_handle;    /* JIT resources, released with the kernel */
-    /* a split JIT kernel's parts (NULL otherwise: the reference code serves) */
+    /* a split JIT kernel's parts (NULL otherwise: see lazy_parts) */
     int (*check)(const void *indices);
     tj_range_fn range;
+    /* the indices the last jit_validate found valid and none negative (its
+     * check said so), or NULL: their ranges skip the wrap (runtime/exec/parts.c) */
+    const void *nonneg_indices;
+    /* the check and range functions the parts API compiled on first use
+     * for a JIT kernel without its own (runtime/exec/parts.c); atomic */
+    struct tj_lazy_parts *lazy_parts;
     int cache_hit;
     /* A split kernel's measured costs (runtime/exec/jit_support.c). */
     tj_split_stat split;
@@ -46,6 +52,8 @@ int tj_jit_wanted(jit_engine engine, char *why, size_t len);
  * (jit_last_error() says why). */
 tj_kernel *tj_kernel_build(const tj_plan *plan, const void *key, size_t key_len, jit_engine engine);
 void tj_kernel_destroy(tj_kernel *k);
+/* Releases k's lazy_parts, if any (runtime/exec/parts.c). */
+void tj_parts_free(tj_kernel *k);
 
 /* The reference kernel behind a function pointer of the op's kernel type:
  * a libffi closure whose user data is the kernel itself. */

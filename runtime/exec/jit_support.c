@@ -9,6 +9,7 @@
 #include "error.h"
 #include "ref_kernel.h"
 #include "scratch.h"
+#include "user_kernel.h"
 
 int tj_rt_bad_index(const void *self, const void *indices)
 {
@@ -71,16 +72,28 @@ typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void
  * gets as many parts, up to its threads and the host's CPUs, as leave each
  * at least TJ_SPLIT_PART_COSTS of those costs of work, so that T parts
  * are expected to take at most (1 + 1/TJ_SPLIT_PART_COSTS) / T of its
- * time alone (0.75 for two). Then what was measured decides: a kernel
- * whose split calls took longer per unit of work than TJ_SPLIT_MARGIN of
- * its calls alone runs alone (a scatter by rows, each part scanning every
- * update; a host whose other processes hold the cores; a call of 10 us,
- * G1d, whose split gains too little to tell from noise: flipping between
- * the two ways lost it 3-6%), and some calls run the other way (probes),
- * so that both costs follow the host. The first call runs alone and gives
- * the first cost.
+ * time alone (0.75 for two). Then what was measured decides (the
+ * verdict): a kernel runs split while its split calls cost less per unit
+ * of work than TJ_SPLIT_MARGIN of its calls alone (a scatter by rows, each
+ * part scanning every update; a host whose other processes hold the
+ * cores; a call of 10 us, G1d, whose split gains too little to tell from
+ * noise), and some calls run the other way (probes), so that both costs
+ * follow the host. A way's cost is the median of its last
+ * TJ_SPLIT_SAMPLES calls: the verdict was the last sample of each way
+ * before, and one slow call (a descheduled worker, another engineer's
+ * build) locked a kernel alone until the next probe, 8 to 64 calls later,
+ * which is all of a benchmark of 30 calls (docs/performance.md, 'Parallel
+ * execution'). A probe that disagrees with the verdict is confirmed by a
+ * second one at the next call, so that two samples of the other way, taken
+ * next to the verdict's own, can turn it without waiting for the next
+ * probe. The model only speaks for short calls (below TJ_SPLIT_ESCAPE_NS)
+ * and for a kernel's first split calls: a longer one follows its own
+ * measured costs, and probes when a probe is due even while the model
+ * says no, since the pool's cost is every kernel's and only jobs measure
+ * it again (docs/performance.md, 'Issue 20's leftovers'). The first calls
+ * run alone and give the first cost.
  * The same rule for static and dynamic kernels, a dynamic kernel's calls
- * each with their own work (docs/performance.md, 'Parallel execution').
+ * each with their own work.
  */
 #define TJ_SPLIT_PART_COSTS 2
 #define TJ_SPLIT_MARGIN 0.9
@@ -89,6 +102,14 @@ typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void
  * is a cold one (page faults, caches), not the cost to compare with; and
  * as many split calls are tried before their cost is compared. */
 #define TJ_SPLIT_WARM 2
+/* Calls the model keeps alone still probe a split from this expected time
+ * alone: twice the parts' costs of a usual wake-up (tj_split_escape). */
+#define TJ_SPLIT_ESCAPE_NS (2.0 * TJ_SPLIT_PART_COSTS * TJ_POOL_WAKE_NS_START)
+
+enum { TJ_WAY_ALONE, TJ_WAY_SPLIT };
+/* Probes: one due (tj_split_probe_due), its confirmation, one due while
+ * the model keeps the calls alone (tj_split_escape). */
+enum { TJ_PROBE_NONE, TJ_PROBE_DUE, TJ_PROBE_CONFIRM, TJ_PROBE_ESCAPE };
 
 /* What a call of p does, in units of work: each block visited with the
  * cache lines it spans, and each line of a scatter's copy of data, unless
@@ -114,8 +135,43 @@ static int tj_split_forced(const tj_plan *p, int *parts)
     return 1;
 }
 
-/* How a call's ps per unit of work changes a cost. */
-typedef enum tj_sample { TJ_SAMPLE_WARM, TJ_SAMPLE_PROBE, TJ_SAMPLE_USUAL } tj_sample;
+/* A way's cost in ps per unit of work: the median of its last samples, the
+ * lowest while it has fewer (the first of a way is a cold one); 0: none. */
+static int64_t tj_split_cost(const tj_split_stat *st, int way)
+{
+    int64_t v[TJ_SPLIT_SAMPLES];
+    int n = 0;
+    for (int i = 0; i < TJ_SPLIT_SAMPLES; i++) { /* a slot being written reads 0: skipped */
+        int64_t s = __atomic_load_n(&st->sample[way][i], __ATOMIC_RELAXED);
+        if (s > 0)
+            v[n++] = s;
+    }
+    for (int i = 1; i < n; i++) /* insertion sort: three values */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            int64_t t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n == 0 ? 0 : n < TJ_SPLIT_SAMPLES ? v[0] : v[n / 2];
+}
+
+/* Whether split calls win, from the costs now; notes a change. */
+static int tj_split_verdict(tj_split_stat *st)
+{
+    int64_t alone = tj_split_cost(st, TJ_WAY_ALONE), split = tj_split_cost(st, TJ_WAY_SPLIT);
+    int v = (double)split < TJ_SPLIT_MARGIN * (double)alone;
+    if (__atomic_exchange_n(&st->verdict, v, __ATOMIC_RELAXED) != v)
+        __atomic_add_fetch(&st->flips, 1, __ATOMIC_RELAXED);
+    return v;
+}
+
+/* The most parts a call of p runs in: its threads, the host's CPUs, its
+ * units. */
+static int tj_split_most(const tj_plan *p)
+{
+    int most = p->threads < tj_pool_cpus() ? p->threads : tj_pool_cpus();
+    return most < p->units ? most : (int)p->units;
+}
 
 /* The parts the expected time alone (alone_ps per unit of work) is worth. */
 static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
@@ -131,80 +187,151 @@ static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
     return parts < 2 ? 1 : parts;
 }
 
-/* How many parts a call of p (with `work`) runs in, from st; *how: what
- * its time will be to the cost of the way it runs. */
-static int tj_split_parts(const tj_plan *p, double work, tj_split_stat *st, tj_sample *how)
+/* Probes at calls 8, 16, 32, then every TJ_SPLIT_PROBE: a verdict from a
+ * noisy start is looked at again soon. */
+static int tj_split_probe_due(int64_t calls)
 {
-    *how = TJ_SAMPLE_USUAL;
-    int parts;
-    if (tj_split_forced(p, &parts))
-        return parts;
-    if (p->threads <= 1 || p->units < 2 || work < TJ_SPLIT_MIN_WORK)
-        return 1;
-    int64_t alone = __atomic_load_n(&st->alone, __ATOMIC_RELAXED);
-    int64_t split = __atomic_load_n(&st->split, __ATOMIC_RELAXED);
-    int64_t calls = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
-    parts = tj_split_model(p, work, alone);
-    if (parts <= 1 || calls <= TJ_SPLIT_WARM) {
-        *how = calls <= TJ_SPLIT_WARM ? TJ_SAMPLE_WARM : TJ_SAMPLE_USUAL;
-        return 1;
-    }
-    /* probes at calls 8, 16, 32, then every TJ_SPLIT_PROBE: a verdict
-     * from a noisy start is looked at again soon */
-    int probe = calls < TJ_SPLIT_PROBE ? calls >= 8 && (calls & (calls - 1)) == 0
-                                       : calls % TJ_SPLIT_PROBE == 0;
-    /* split calls are tried TJ_SPLIT_WARM times before they are judged:
-     * the first one starts the pool's threads */
-    int64_t splits = __atomic_load_n(&st->splits, __ATOMIC_RELAXED);
-    int warm = splits < TJ_SPLIT_WARM;
-    int split_wins = warm || (double)split < TJ_SPLIT_MARGIN * (double)alone;
-    *how = probe ? TJ_SAMPLE_PROBE : warm ? TJ_SAMPLE_WARM : TJ_SAMPLE_USUAL;
-    if (split_wins == probe)
-        return 1;
-    __atomic_add_fetch(&st->splits, 1, __ATOMIC_RELAXED);
-    return parts;
+    return calls < TJ_SPLIT_PROBE ? calls >= 8 && (calls & (calls - 1)) == 0
+                                  : calls % TJ_SPLIT_PROBE == 0;
 }
 
-/* A cost given a call's ps per unit of work: while warm (the first
- * TJ_SPLIT_WARM calls of that way) the lowest so far, so that a cold
- * first call does not linger; a probe's replaces it (the other way's cost
- * is stale by then, and one probe must be able to turn the verdict); a
- * usual call's moves it a quarter of the way, up or down alike, so that
- * no lucky sample decides alone. Racing calls may lose an update: an
- * estimate. */
-static void tj_split_note(int64_t *cost, double ns, double work, tj_sample how)
+/* How a call is to run: its parts, whether it is timed, and whether it
+ * probes (runs the way the verdict does not say). */
+typedef struct tj_split_way {
+    int parts, probe;
+} tj_split_way;
+
+/* A call the model keeps alone. The pool's cost it weighed may be a
+ * moment's (a worker descheduled while the host was busy), and only jobs
+ * measure it again: so a call long enough that a usual wake-up would pay
+ * (TJ_SPLIT_ESCAPE_NS) still probes a split when one is due, and a probe
+ * that beat the calls alone is confirmed at the next call. Shorter calls
+ * (G1, 16 us) stay alone: a probe costs them a wake-up, more than the
+ * call. */
+static tj_split_way tj_split_escape(const tj_plan *p, double work, tj_split_stat *st,
+                                    int64_t calls)
+{
+    tj_split_way w = {1, 0};
+    int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
+    if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS && tj_split_most(p) > 1) {
+        int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
+        w.probe = confirm ? TJ_PROBE_CONFIRM : tj_split_probe_due(calls) ? TJ_PROBE_ESCAPE : 0;
+    }
+    if (!w.probe) {
+        __atomic_add_fetch(&st->modelled, 1, __ATOMIC_RELAXED);
+        return w;
+    }
+    __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
+    w.parts = tj_split_most(p);
+    return w;
+}
+
+/* How a call of p (with `work`) runs, from st. */
+static tj_split_way tj_split_choose(const tj_plan *p, double work, tj_split_stat *st)
+{
+    tj_split_way w = {1, 0};
+    if (tj_split_forced(p, &w.parts) || p->threads <= 1 || p->units < 2 ||
+        work < TJ_SPLIT_MIN_WORK)
+        return w;
+    int64_t calls = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
+    int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
+    int parts = tj_split_model(p, work, alone);
+    if (calls <= TJ_SPLIT_WARM)
+        return w;
+    /* a long call whose split calls were measured follows them, not the
+     * model: the pool's cost is every kernel's, its own split costs are
+     * its own (G5 measured 0.44x split while the pool's cost, raised by
+     * others' jobs on a busy host, kept it alone) */
+    int measured = __atomic_load_n(&st->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED) >= TJ_SPLIT_WARM;
+    if (parts <= 1 && measured && (double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS)
+        parts = tj_split_most(p);
+    if (parts <= 1)
+        return tj_split_escape(p, work, st, calls);
+    /* split calls are tried TJ_SPLIT_WARM times before they are judged:
+     * the first one starts the pool's threads */
+    if (!measured) {
+        w.parts = parts;
+        return w;
+    }
+    int verdict = tj_split_verdict(st);
+    int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
+    w.probe = confirm ? TJ_PROBE_CONFIRM : tj_split_probe_due(calls) ? TJ_PROBE_DUE : 0;
+    if (w.probe)
+        __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
+    w.parts = verdict != (w.probe != 0) ? parts : 1;
+    return w;
+}
+
+/* Notes a call's ns per its work as its way's sample. A due probe whose
+ * sample would turn the verdict, while the costs still keep it (or an
+ * escape's that beat the calls alone), asks for a second at the next
+ * call. */
+static void tj_split_note(tj_split_stat *st, int way, double ns, double work, int probe)
 {
     int64_t ps = (int64_t)(ns * 1000 / work);
-    if (ps < 1)
-        ps = 1;
-    int64_t old = __atomic_load_n(cost, __ATOMIC_RELAXED), next = ps;
-    if (old > 0 && how == TJ_SAMPLE_WARM)
-        next = ps < old ? ps : old;
-    else if (old > 0 && how == TJ_SAMPLE_USUAL)
-        next = old + (ps - old) / 4;
-    __atomic_store_n(cost, next, __ATOMIC_RELAXED);
+    ps = ps > 0 ? ps : 1;
+    int64_t at = __atomic_fetch_add(&st->taken[way], 1, __ATOMIC_RELAXED) % TJ_SPLIT_SAMPLES;
+    __atomic_store_n(&st->sample[way][at], ps, __ATOMIC_RELAXED);
+    if (probe != TJ_PROBE_DUE && probe != TJ_PROBE_ESCAPE)
+        return;
+    double other = (double)tj_split_cost(st, !way), own = (double)ps;
+    int turns = way == TJ_WAY_SPLIT ? own < TJ_SPLIT_MARGIN * other
+                                    : !(other < TJ_SPLIT_MARGIN * own);
+    int kept = probe == TJ_PROBE_ESCAPE ||
+               __atomic_load_n(&st->verdict, __ATOMIC_RELAXED) ==
+                   ((double)tj_split_cost(st, TJ_WAY_SPLIT) <
+                    TJ_SPLIT_MARGIN * (double)tj_split_cost(st, TJ_WAY_ALONE));
+    if (turns && kept)
+        __atomic_store_n(&st->confirm, 1, __ATOMIC_RELAXED);
 }
 
 /* A split call: range(ctx, begin, end) over p's units, alone or over the
- * pool as tj_split_parts says, its time noted in st. A call below
+ * pool as tj_split_choose says, its time noted in st. A call below
  * TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone untimed,
  * unless TENSORJIT_SPLIT_MIN splits it. */
 static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_pool_fn range,
                           void *ctx)
 {
     double work = tj_split_work(p, in_place);
-    tj_sample how;
-    int parts = tj_split_parts(p, work, st, &how);
-    if (parts <= 1 && work < TJ_SPLIT_MIN_WORK) {
+    tj_split_way w = tj_split_choose(p, work, st);
+    if (w.parts <= 1 && work < TJ_SPLIT_MIN_WORK) {
         range(ctx, 0, p->units);
         return;
     }
     int64_t t0 = tj_pool_now_ns();
-    if (parts <= 1)
+    if (w.parts <= 1)
         range(ctx, 0, p->units);
     else
-        tj_pool_run(parts, p->units, range, ctx);
-    tj_split_note(parts <= 1 ? &st->alone : &st->split, (double)(tj_pool_now_ns() - t0), work, how);
+        tj_pool_run(w.parts, p->units, range, ctx);
+    tj_split_note(st, w.parts <= 1 ? TJ_WAY_ALONE : TJ_WAY_SPLIT,
+                  (double)(tj_pool_now_ns() - t0), work, w.probe);
+}
+
+/* The counts of st (relaxed loads: a running kernel's are a moment's). */
+static void tj_split_counts_read(const tj_split_stat *s, tj_split_counts *out)
+{
+    out->calls = __atomic_load_n(&s->calls, __ATOMIC_RELAXED);
+    out->alone = __atomic_load_n(&s->taken[TJ_WAY_ALONE], __ATOMIC_RELAXED);
+    out->split = __atomic_load_n(&s->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED);
+    out->probes = __atomic_load_n(&s->probes, __ATOMIC_RELAXED);
+    out->modelled = __atomic_load_n(&s->modelled, __ATOMIC_RELAXED);
+    out->flips = __atomic_load_n(&s->flips, __ATOMIC_RELAXED);
+    out->alone_ps = tj_split_cost(s, TJ_WAY_ALONE);
+    out->split_ps = tj_split_cost(s, TJ_WAY_SPLIT);
+    out->pool_ns = tj_pool_cost_ns();
+}
+
+int tj_split_counts_of(jit_kernel fn, tj_split_counts *out)
+{
+    int tiered;
+    tj_cache_pinned pin;
+    memset(out, 0, sizeof *out);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, JIT_OP_NONE, &tiered, &pin);
+    if (!k)
+        return -1;
+    tj_split_counts_read(k->dyn ? &k->dyn->split : &k->split, out);
+    tj_user_kernel_done(&pin);
+    return 0;
 }
 
 typedef struct tj_dyn_job {
@@ -233,7 +360,7 @@ int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, co
     }
     /* the kernel's family owns the cost; without it (not reachable while
      * the kernel runs) the call runs here, as a first call does */
-    tj_split_stat none = {0, 0, 0, 0};
+    tj_split_stat none = {0};
     const tj_kernel *k = tj_split_work(job.p, out == data) >= TJ_SPLIT_MIN_WORK
                              ? tj_cache_find_entry((tj_entry_fn)self)
                              : NULL; /* a small call: no lookup, it runs here */

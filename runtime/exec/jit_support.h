@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "tensorjit.h"
+
 int tj_rt_bad_index(const void *self, const void *indices);
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
                       const void *updates, const void *out);
@@ -35,5 +37,21 @@ int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, co
  * when the split rule says threads pay, else here. */
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
                    void *out, int flags);
+
+/* What the split rule did with a kernel's calls (its own, or a dynamic
+ * kernel's family's), for `tensorjit bench --threads --verbose`: calls it
+ * weighed; calls timed alone and split (the first ones included); of
+ * them, probes; calls the model kept alone; changes of the verdict; each
+ * way's cost now (ps per unit of work) and the pool's job cost (ns). */
+typedef struct tj_split_counts {
+    int64_t calls, alone, split, probes, modelled, flips;
+    int64_t alone_ps, split_ps, pool_ns;
+} tj_split_counts;
+/* 0 and *out for a kernel of this library; -1 (*out zeroed) otherwise. */
+int tj_split_counts_of(jit_kernel fn, tj_split_counts *out);
+
+/* How many jit_run_range calls the reference code served so far, in this
+ * process (runtime/exec/parts.c): tests hold JIT kernels' ranges to none. */
+int64_t tj_parts_reference_ranges(void);
 
 #endif

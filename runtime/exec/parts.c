@@ -1,13 +1,86 @@
 /* jit_units / validate / run_range: a kernel's work for the caller's own
- * threads. Split JIT kernels serve them with their generated check and
- * range functions; every other kernel (one thread asked for, or too small
- * to split) with the reference code on its plan. Each query pins
- * the kernel while it runs (user_kernel.h). */
+ * threads. JIT kernels serve them with generated check and range
+ * functions: a split kernel's own, or for any other static one, a module
+ * of them compiled on the first query (a small kernel's compile would
+ * otherwise double for every caller: docs/performance.md); the reference
+ * kernel, a reduction of several passes, or a kernel whose module failed
+ * to compile with the reference code on its plan. Each query pins the
+ * kernel while it runs (user_kernel.h).
+ *
+ * Wrap once, for ranges too: jit_validate keeps the indices its check
+ * found all non-negative (negative-wraps), and a range of those same
+ * indices runs the copies without the wrap, as the kernel's own calls do.
+ * The caller must not change the indices between the two, which the
+ * parts API already asks (the ranges do not check them again). */
+#include "alloc.h"
+#include "backend.h"
 #include "error.h"
+#include "jit_support.h"
 #include "plan.h"
+#include "reduce.h"
 #include "ref_kernel.h"
 #include "typed_api.h"
 #include "user_kernel.h"
+
+typedef struct tj_lazy_parts {
+    int (*check)(const void *indices);
+    tj_range_fn range; /* NULL: the module failed; the reference code serves */
+    void *handle;
+} tj_lazy_parts;
+
+/* The parts of a kernel without its own, compiled once: racing first
+ * queries both compile, the first to publish wins, the other's is freed. */
+static const tj_lazy_parts *tj_parts_made(const tj_kernel *k)
+{
+    tj_lazy_parts *made = __atomic_load_n(&k->lazy_parts, __ATOMIC_ACQUIRE);
+    if (made)
+        return made;
+    made = tj_calloc(1, sizeof *made);
+    if (!made)
+        return NULL; /* no memory: the reference code serves this query */
+    tj_backend_kernel bk = {0};
+    char why[512];
+    if (tj_backend_parts(&k->plan, &bk, why, sizeof why) == 0 && bk.check && bk.range)
+        made->check = bk.check, made->range = bk.range, made->handle = bk.handle;
+    else if (bk.handle)
+        tj_backend_release(bk.handle);
+    tj_lazy_parts *none = NULL;
+    tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the slot is mutable while pinned */
+    if (__atomic_compare_exchange_n(&mk->lazy_parts, &none, made, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return made;
+    if (made->handle)
+        tj_backend_release(made->handle);
+    tj_free(made);
+    return none;
+}
+
+/* k's check and range functions in *out; 0 where the reference code
+ * serves k's parts. */
+static int tj_parts_of(const tj_kernel *k, tj_lazy_parts *out)
+{
+    if (k->range) {
+        out->check = k->check, out->range = k->range;
+        return 1;
+    }
+    if (k->engine != JIT_ENGINE_JIT || k->plan.dyn || tj_reduce_needs_passes(&k->plan))
+        return 0;
+    const tj_lazy_parts *made = tj_parts_made(k);
+    if (!made || !made->range)
+        return 0;
+    *out = *made;
+    return 1;
+}
+
+void tj_parts_free(tj_kernel *k)
+{
+    if (!k->lazy_parts)
+        return;
+    if (k->lazy_parts->handle)
+        tj_backend_release(k->lazy_parts->handle);
+    tj_free(k->lazy_parts);
+    k->lazy_parts = NULL;
+}
 
 int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
 {
@@ -23,12 +96,30 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
         tj_error_set("indices is NULL but the signature needs bytes there");
         rc = JIT_STATUS_BAD_POINTER;
     } else {
-        rc = k->check ? k->check(indices) : tj_report_bad_index(&k->plan, indices);
-        if (rc == TJ_CHECK_NEGATIVE) /* valid; the note is for the kernel's own range */
+        tj_lazy_parts parts;
+        int jit = tj_parts_of(k, &parts);
+        rc = jit ? parts.check(indices) : tj_report_bad_index(&k->plan, indices);
+        if (rc == JIT_STATUS_BAD_INDEX && jit) /* a lazy module's check cannot name it */
+            tj_report_bad_index(&k->plan, indices);
+        tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
+        __atomic_store_n(&mk->nonneg_indices, rc == JIT_OK && jit ? indices : NULL,
+                         __ATOMIC_RELAXED);
+        if (rc == TJ_CHECK_NEGATIVE) /* valid; its ranges wrap */
             rc = JIT_OK;
     }
     tj_user_kernel_done(&pin);
     return rc;
+}
+
+/* Ranges the reference code ran (tj_parts_reference_ranges). */
+static int64_t tj_reference_ranges;
+
+/* The range function's flags for indices: TJ_RANGE_NONNEG where the last
+ * jit_validate of k found these indices none negative. */
+static int tj_range_flags(const tj_kernel *k, const void *indices)
+{
+    const void *nonneg = __atomic_load_n(&k->nonneg_indices, __ATOMIC_RELAXED);
+    return indices && nonneg == indices ? TJ_RANGE_NONNEG : 0;
 }
 
 static int tj_range_of(const tj_kernel *k, const void *data, const void *indices,
@@ -47,9 +138,16 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
         end = k->plan.units;
     if (begin >= end)
         return JIT_OK;
-    if (k->range)
-        return k->range(data, indices, updates, out, begin, end, 0); /* may wrap */
+    tj_lazy_parts parts;
+    if (tj_parts_of(k, &parts))
+        return parts.range(data, indices, updates, out, begin, end, tj_range_flags(k, indices));
+    __atomic_add_fetch(&tj_reference_ranges, 1, __ATOMIC_RELAXED);
     return tj_ref_range(&k->plan, data, indices, updates, out, begin, end);
+}
+
+int64_t tj_parts_reference_ranges(void)
+{
+    return __atomic_load_n(&tj_reference_ranges, __ATOMIC_RELAXED);
 }
 
 int tj_run_range_of(jit_kernel fn, jit_op op, const void *data, const void *indices,

@@ -13,9 +13,9 @@
  * What a job costs beyond its work is measured, not assumed: each job's
  * time past its calling thread's share of the work (the wait for a worker
  * to take its part, the join, and a part no worker took, which the caller
- * then runs too) feeds a running estimate, one for workers found awake and
- * one for workers that had to be woken; tj_pool_cost_ns gives the one for
- * the pool's state now. The first use calibrates the first with a few
+ * then runs too) is a sample of the cost, one for workers found awake and
+ * one for workers that had to be woken; tj_pool_cost_ns gives the median
+ * of the last three of the pool's state now. The first use calibrates the first with a few
  * short jobs. Split kernels weigh a call's expected time against it
  * (runtime/exec/jit_support.c): a host whose cores are taken by other
  * processes shows up as a higher cost, and fewer calls split.
@@ -29,9 +29,6 @@
 
 #define TJ_POOL_MAX 64
 #define TJ_POOL_SPIN_NS 50000
-/* The wake-up cost assumed until one is measured: 10-20 us measured on
- * the project's host (docs/performance.md). */
-#define TJ_POOL_WAKE_NS_START 20000
 /* Calibration: jobs of two parts of this many ns of work each. */
 #define TJ_POOL_CALIBRATE_JOBS 8
 #define TJ_POOL_CALIBRATE_PART_NS 2000
@@ -58,8 +55,12 @@ static tj_job *tj_current; /* the job on offer, or NULL (lock) */
 static _Atomic(tj_job *) tj_offer; /* the same, for spinning workers to watch */
 static int tj_sleepers;            /* workers waiting on tj_pool_wake (lock) */
 static atomic_int tj_asleep;       /* the same, for tj_pool_cost_ns to read unlocked */
-/* The measured costs of a job beyond its work (ns): workers awake, asleep. */
-static _Atomic int64_t tj_cost_awake, tj_cost_asleep = TJ_POOL_WAKE_NS_START;
+/* The measured costs of a job beyond its work (ns), the last
+ * TJ_POOL_COST_SAMPLES of each: workers awake [0], asleep [1]. */
+#define TJ_POOL_COST_SAMPLES 3
+static _Atomic int64_t tj_cost[2][TJ_POOL_COST_SAMPLES] = {
+    {0}, {TJ_POOL_WAKE_NS_START, TJ_POOL_WAKE_NS_START, TJ_POOL_WAKE_NS_START}};
+static atomic_int tj_cost_next[2];
 
 static void tj_cpu_relax(void)
 {
@@ -159,19 +160,31 @@ static int tj_grow(int want)
     return tj_nworkers;
 }
 
-/* est moved a quarter of the way to sample: one slow job (a preempted
- * worker) does not decide alone, a changed host shows within a few. */
-static void tj_cost_note(_Atomic int64_t *est, int64_t sample)
+/* A job's cost as the latest sample of its state (asleep: 1). The cost is
+ * the median of the last three: it was a running mean, which one job
+ * whose worker was descheduled for milliseconds raised for every kernel
+ * after it, and kernels the split rule then kept alone never ran a job to
+ * bring it down (docs/performance.md, 'Parallel execution'). */
+static void tj_cost_note(int asleep, int64_t sample)
 {
-    int64_t old = atomic_load_explicit(est, memory_order_relaxed);
-    atomic_store_explicit(est, old + (sample - old) / 4, memory_order_relaxed);
+    int at = atomic_fetch_add_explicit(&tj_cost_next[asleep], 1, memory_order_relaxed);
+    atomic_store_explicit(&tj_cost[asleep][(unsigned)at % TJ_POOL_COST_SAMPLES], sample,
+                          memory_order_relaxed);
+}
+
+static int64_t tj_cost_median(int asleep)
+{
+    int64_t a = atomic_load_explicit(&tj_cost[asleep][0], memory_order_relaxed);
+    int64_t b = atomic_load_explicit(&tj_cost[asleep][1], memory_order_relaxed);
+    int64_t c = atomic_load_explicit(&tj_cost[asleep][2], memory_order_relaxed);
+    int64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    return c < lo ? lo : c > hi ? hi : c;
 }
 
 int64_t tj_pool_cost_ns(void)
 {
-    int asleep = atomic_load_explicit(&tj_asleep, memory_order_relaxed);
-    int64_t c = atomic_load_explicit(asleep ? &tj_cost_asleep : &tj_cost_awake,
-                                     memory_order_relaxed);
+    int asleep = atomic_load_explicit(&tj_asleep, memory_order_relaxed) > 0;
+    int64_t c = tj_cost_median(asleep);
     return c > 0 ? c : 1;
 }
 
@@ -219,7 +232,8 @@ static void tj_calibrate(void)
             cost[j - 1] = t;
         }
     int64_t median = cost[TJ_POOL_CALIBRATE_JOBS / 2];
-    atomic_store_explicit(&tj_cost_awake, median > 0 ? median : 1, memory_order_relaxed);
+    for (int i = 0; i < TJ_POOL_COST_SAMPLES; i++)
+        atomic_store_explicit(&tj_cost[0][i], median > 0 ? median : 1, memory_order_relaxed);
 }
 
 void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx)
@@ -267,7 +281,7 @@ static void tj_job_run(tj_job *job)
 
     tj_job_join(job, ran);
     int64_t over = tj_pool_now_ns() - t0 - (ran ? work / ran : 0);
-    tj_cost_note(asleep ? &tj_cost_asleep : &tj_cost_awake, over > 0 ? over : 0);
+    tj_cost_note(asleep, over > 0 ? over : 0);
 }
 
 /* After the calling thread ran `ran` parts of job: waits until every part

@@ -13,6 +13,10 @@ typedef void (*tj_pool_fn)(void *ctx, int64_t begin, int64_t end);
  * caller does all of the work itself. */
 void tj_pool_run(int threads, int64_t units, tj_pool_fn fn, void *ctx);
 
+/* The wake-up cost assumed until one is measured: 10-20 us measured on
+ * the project's host (docs/performance.md). */
+#define TJ_POOL_WAKE_NS_START 20000
+
 /* What a job on the pool costs now beyond its work, in ns: measured
  * (pool.c says how), for workers awake or asleep as they are now. */
 int64_t tj_pool_cost_ns(void);

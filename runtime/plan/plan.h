@@ -51,13 +51,23 @@ struct tj_dyn;
  * says why): the kernels' gate and a dynamic call's. */
 #define TJ_SPLIT_MIN_WORK 2048
 
+/* Samples of each way a split rule keeps (runtime/exec/jit_support.c). */
+#define TJ_SPLIT_SAMPLES 3
+
 /* A split kernel's measured costs, in ps per unit of work (the split
- * rule's, runtime/exec/jit_support.c): of its calls run on the calling thread
- * alone and of those split over the pool (0: none measured yet); its calls
- * that the rule weighed, and those it split. Read and written with relaxed
- * atomics, without a lock. */
+ * rule's, runtime/exec/jit_support.c): the last TJ_SPLIT_SAMPLES of its calls
+ * run on the calling thread alone (way 0) and of those split over the pool
+ * (way 1), 0 where none was measured yet, and how many of each it took;
+ * its calls that the rule weighed, those it ran the way its verdict did
+ * not say (probes), those it ran alone because the model said a job on
+ * the pool costs more than it gains, and its verdict's changes. Read and
+ * written with relaxed atomics, without a lock. */
 typedef struct tj_split_stat {
-    int64_t alone, split, calls, splits;
+    int64_t sample[2][TJ_SPLIT_SAMPLES];
+    int64_t taken[2];
+    int64_t calls, probes, modelled, flips;
+    int verdict; /* 1: split */
+    int confirm; /* the last probe disagreed with the verdict: probe again */
 } tj_split_stat;
 
 /* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
