@@ -502,6 +502,15 @@ int jit_sig_is_dynamic(const jit_sig *sig);
 int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out);
 int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,
                      const void *updates, void *out, const int64_t *dims);
+/* Which engine serves a call of the dynamic kernel with dims (laid out as
+ * jit_dynamic_fn's): JIT_ENGINE_JIT where the kernel's code runs that
+ * shape, JIT_ENGINE_REFERENCE where the reference kernel does (the kernel
+ * is one, or the shape does not fit the loop nest its code was made for);
+ * why (NULL, or why_len bytes) then says which. 0, or -1 and
+ * jit_last_error() for a kernel that is not dynamic or dims that break a
+ * rule. Runs nothing: for tools and tests. */
+int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engine, char *why,
+                       size_t why_len);
 
 /* Attributes a signature of an op takes (jit_op_info.attrs). */
 enum jit_op_attr {

@@ -714,9 +714,11 @@ static void tj_emit_block_write(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, L
         tj_emit_block_copy(k, dst, src, size);
         return;
     }
-    tj_reduce_at at = {dst, src, NULL, k->scratch, k->out_elems};
+    tj_reduce_at at = {dst, src, NULL, k->scratch, k->out_elems, NULL};
     if (k->scratch)
         at.first = LLVMBuildUDiv(e->b, indexed, tj_i64(e, k->p->elem_size), "first.elem");
+    if (tj_pdyn(k, &k->p->block_bytes))
+        at.block_elems = LLVMBuildUDiv(e->b, size, tj_i64(e, k->p->elem_size), "block.elems");
     tj_ir_reduce_block(e, k->p, k->pass, &at);
 }
 
@@ -1494,23 +1496,10 @@ static LLVMValueRef tj_emit_dyn_small(tj_kir *k)
     return LLVMBuildICmp(e->b, LLVMIntULT, tj_pv(k, &p->visits), most, "small.call");
 }
 
-/* Why a dynamic plan's kernel cannot be generated, or NULL. */
-static const char *tj_ir_dyn_refusal(const tj_plan *p)
-{
-    const tj_dyn *d = p->dyn;
-    if (p->reduction != JIT_REDUCTION_NONE && tj_dyn_varies(d, &d->tmpl.block_bytes))
-        return "a dynamic block size under a reduction";
-    return NULL;
-}
-
 /* The body of a dynamic kernel: entry, validation, copies. */
 static int tj_emit_dyn_kernel(tj_kir *k, const char *name, char *why, size_t why_len)
 {
-    const char *no = tj_ir_dyn_refusal(k->p);
-    if (no) {
-        snprintf(why, why_len, "%s", no);
-        return -1;
-    }
+    (void)why, (void)why_len; /* every dynamic plan has its code */
     k->dyn = k->p->dyn;
     LLVMValueRef rp = tj_emit_dyn_entry(k, name);
     if (k->st.split) {

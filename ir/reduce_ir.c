@@ -12,8 +12,9 @@
  * operations (LLVM's fptrunc to half keeps a NaN's payload, half.h does
  * not, and a conversion may become a library call the kernels cannot
  * link); bool is or, and, xor of its 0/1 values. The element loop has a
- * constant trip count and no collision inside a block, so LLVM vectorizes
- * it; blocks follow one another in the order of the indices.
+ * constant trip count (a dynamic kernel's may be the call's) and no
+ * collision inside a block, so LLVM vectorizes it; blocks follow one
+ * another in the order of the indices.
  */
 #include "reduce_ir.h"
 
@@ -420,13 +421,19 @@ void tj_ir_reduce_block(tj_emit *e, const tj_plan *p, tj_reduce_pass pass,
                         const tj_reduce_at *at)
 {
     tj_rir r = {e, p, LLVMFloatTypeInContext(e->ctx), LLVMDoubleTypeInContext(e->ctx)};
+    tj_loop l;
+    if (at->block_elems) { /* the call's: a loop of run-time trips, vectorized all the same */
+        tj_loop_begin_n(e, &l, "elem", at->block_elems, NULL);
+        tj_pass_one(&r, pass, at, l.iv, tj_mul(e, l.iv, p->elem_size, "elem.off"));
+        tj_loop_end(e, &l, NULL);
+        return;
+    }
     int64_t n = p->block_bytes / p->elem_size;
     if (n <= TJ_IR_REDUCE_UNROLL) {
         for (int64_t i = 0; i < n; i++)
             tj_pass_one(&r, pass, at, tj_i64(e, i), tj_i64(e, i * p->elem_size));
         return;
     }
-    tj_loop l;
     tj_loop_begin(e, &l, "elem", n, NULL);
     tj_pass_one(&r, pass, at, l.iv, tj_mul(e, l.iv, p->elem_size, "elem.off"));
     tj_loop_end(e, &l, NULL);

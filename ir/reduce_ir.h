@@ -24,6 +24,7 @@ typedef enum tj_reduce_pass {
 typedef struct tj_reduce_at {
     LLVMValueRef dst, src, first, scratch;
     LLVMValueRef out_elems; /* a dynamic kernel's elements of out (the call's), else NULL */
+    LLVMValueRef block_elems; /* a dynamic kernel's elements of a block, where they vary */
 } tj_reduce_at;
 
 /* Bytes of scratch p's kernel needs per call (0: none): per element of

@@ -791,6 +791,175 @@ static void test_empty_scatter_elements_keeps_units(void **state)
     }
 }
 
+/* ---- the engine of each call ---- */
+
+/* The call of fn with dims runs on the JIT's code (jit_dynamic_engine),
+ * and its result is the oracle's and the static kernel's. */
+static void expect_jit_call(uint64_t *rs, jit_kernel fn, const jit_sig *s, const int64_t *dims,
+                            const char *what)
+{
+    jit_kernel_info info;
+    char why[512];
+    memset(&info, 0, sizeof info);
+    if (jit_dynamic_engine(fn, dims, &info.engine, why, sizeof why) != 0)
+        fail_msg("%s: jit_dynamic_engine refused: %s", what, jit_last_error());
+    info.why = why;
+    support_expect_jit(&info, what);
+    assert_int_equal(run_dims(rs, fn, s, dims, -1, what), JIT_OK);
+}
+
+/* The call of reduction kernel fn with dims runs on the JIT's code and
+ * writes what the static kernels of its shape write, the JIT's and the
+ * reference's (test_reductions holds both to its reduction oracle; this
+ * file's oracle has none). */
+static void expect_jit_reduction(uint64_t *rs, jit_kernel fn, const jit_sig *s,
+                                 const int64_t *dims, const char *what)
+{
+    jit_kernel_info info;
+    char why[512];
+    memset(&info, 0, sizeof info);
+    if (jit_dynamic_engine(fn, dims, &info.engine, why, sizeof why) != 0)
+        fail_msg("%s: jit_dynamic_engine refused: %s", what, jit_last_error());
+    info.why = why;
+    support_expect_jit(&info, what);
+    jit_sig c;
+    jit_shape os;
+    assert_int_equal(jit_sig_bind(s, dims, &c), 0);
+    assert_int_equal(jit_output_shape(&c, &os), 0);
+    inputs in;
+    make_inputs(rs, &c, -1, &in);
+    jit_sig r = c;
+    r.engine = JIT_ENGINE_REFERENCE;
+    jit_kernel st = jit_compile(&c), ref = jit_compile(&r);
+    assert_true(st && ref);
+    int64_t ob = oracle_elems(&os) * jit_dtype_size(c.dtype);
+    unsigned char *o[3];
+    for (int i = 0; i < 3; i++) {
+        o[i] = malloc((size_t)ob + TAIL);
+        assert_non_null(o[i]);
+        memset(o[i], CANARY, (size_t)ob + TAIL);
+    }
+    assert_int_equal(((jit_dynamic_fn)fn)(in.data, in.idx, in.upd, o[0], dims), JIT_OK);
+    assert_int_equal(jit_call(st, in.data, in.idx, in.upd, o[1]), JIT_OK);
+    assert_int_equal(jit_call(ref, in.data, in.idx, in.upd, o[2]), JIT_OK);
+    if (memcmp(o[0], o[1], (size_t)ob + TAIL) || memcmp(o[0], o[2], (size_t)ob + TAIL))
+        fail_msg("%s, dims {%lld, %lld, ...}: out differs from the static kernels'", what,
+                 (long long)dims[0], (long long)dims[1]);
+    for (int i = 0; i < 3; i++)
+        free(o[i]);
+    free_inputs(&in);
+}
+
+/* A scatter's reduction over blocks whose width is a dynamic dim (every
+ * dim dynamic, as tensorjit's Python families compile them) has JIT code:
+ * the element loop takes the call's width. It ran on the reference kernel
+ * ("a dynamic block size under a reduction"), 40-60x slower on S5's shape
+ * from Python. Widths around the vector width and the unrolled ones. */
+static void test_reduction_with_a_dynamic_block_runs_the_jit(void **state)
+{
+    (void)state;
+    uint64_t rs = 21;
+    const jit_reduction reductions[] = {JIT_REDUCTION_SUM, JIT_REDUCTION_SUB, JIT_REDUCTION_PROD,
+                                        JIT_REDUCTION_MIN, JIT_REDUCTION_MAX};
+    const jit_dtype dtypes[] = {JIT_F32, JIT_I32, JIT_F16};
+    const int64_t widths[] = {0, 1, 3, 8, 9, 17, 64};
+    for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++)
+        for (size_t r = 0; r < sizeof reductions / sizeof *reductions; r++)
+            for (int no_init = 0; no_init < 2; no_init++) {
+                jit_sig s = base(JIT_OP_SCATTER_ND_UPDATE);
+                s.dtype = dtypes[t];
+                s.index_type = JIT_I64;
+                s.reduction = reductions[r];
+                s.no_init_val = no_init;
+                s.data_shape = (jit_shape){2, {D, D}};
+                s.indices_shape = (jit_shape){2, {D, D}};
+                s.updates_shape = (jit_shape){2, {D, D}};
+                jit_kernel fn = compile_dynamic(&s);
+                char what[160];
+                snprintf(what, sizeof what, "ScatterNDUpdate %s %s%s, every dim dynamic",
+                         jit_dtype_name(s.dtype), jit_reduction_name(s.reduction),
+                         no_init ? " no_init_val" : "");
+                jit_kernel_info info;
+                assert_int_equal(jit_info(fn, &info), 0);
+                support_expect_jit(&info, what);
+                for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+                    int64_t n = widths[w];
+                    /* data [6, n], indices [9, 1], updates [9, n]: repeats */
+                    expect_jit_reduction(&rs, fn, &s, (int64_t[]){6, n, 9, 1, 9, n}, what);
+                }
+            }
+}
+
+/* torch_dims families (every dim dynamic, as tensorjit.torch's): a call
+ * whose indices are smaller than data where the template had them equal
+ * runs on the kernel's code. The template once had every free dim at one
+ * placeholder, so indices' levels that walk as one while their dims equal
+ * data's were merged, and torch.gather with idx [64, 384, 128] of x [64,
+ * 512, 256] (dim 2) fit nothing but the reference kernel. */
+static void test_torch_dims_calls_run_the_jit(void **state)
+{
+    (void)state;
+    uint64_t rs = 22;
+    jit_sig g = base(JIT_OP_GATHER_ELEMENTS);
+    g.torch_dims = 1;
+    g.index_type = JIT_I64;
+    g.axis = 2;
+    g.data_shape = (jit_shape){3, {D, D, D}};
+    g.indices_shape = (jit_shape){3, {D, D, D}};
+    jit_kernel fn = compile_dynamic(&g);
+    const int64_t gathers[][6] = {
+        {4, 6, 5, 4, 3, 2}, /* the example's: smaller in dim 1 */
+        {4, 6, 5, 4, 6, 2}, /* equal but along the axis */
+        {4, 6, 5, 2, 6, 7}, /* smaller in dim 0 */
+        {4, 6, 5, 3, 1, 5},
+        {1, 6, 5, 1, 6, 5},
+    };
+    for (size_t i = 0; i < sizeof gathers / sizeof *gathers; i++)
+        expect_jit_call(&rs, fn, &g, gathers[i], "GatherElements torch_dims axis 2");
+    /* scatters whose indices span data before the axis (its unit levels);
+     * updates larger than indices */
+    jit_sig sc = base(JIT_OP_SCATTER_ELEMENTS_UPDATE);
+    sc.torch_dims = 1;
+    sc.index_type = JIT_I64;
+    sc.axis = 2;
+    sc.reduction = JIT_REDUCTION_SUM;
+    sc.data_shape = (jit_shape){3, {D, D, D}};
+    sc.indices_shape = (jit_shape){3, {D, D, D}};
+    sc.updates_shape = (jit_shape){3, {D, D, D}};
+    fn = compile_dynamic(&sc);
+    const int64_t scatters[][9] = {
+        {4, 6, 5, 4, 6, 2, 4, 6, 2},
+        {4, 6, 5, 4, 6, 2, 5, 7, 3},
+        {4, 6, 5, 4, 6, 7, 4, 6, 9},
+    };
+    for (size_t i = 0; i < sizeof scatters / sizeof *scatters; i++)
+        expect_jit_reduction(&rs, fn, &sc, scatters[i], "ScatterElementsUpdate torch_dims axis 2");
+}
+
+/* jit_dynamic_engine's refusals name what is wrong. */
+static void test_dynamic_engine_refusals(void **state)
+{
+    (void)state;
+    jit_sig s = gather_sig();
+    jit_kernel fn = compile_dynamic(&s);
+    jit_engine e;
+    assert_int_equal(jit_dynamic_engine(fn, (int64_t[]){5, 3, 2}, &e, NULL, 0), -1);
+    expect_error("data.shape[1]=3", "must be 4", "static");
+    assert_int_equal(jit_dynamic_engine(fn, NULL, &e, NULL, 0), -1);
+    expect_error("jit_dynamic_engine", "NULL", "");
+    jit_sig c = s;
+    c.data_shape.dims[0] = 5;
+    c.indices_shape.dims[0] = 3;
+    jit_kernel st = jit_compile(&c);
+    assert_non_null(st);
+    assert_int_equal(jit_dynamic_engine(st, (int64_t[]){5, 4, 3}, &e, NULL, 0), -1);
+    expect_error("not a dynamic kernel", "jit_info", "");
+    assert_int_equal(jit_dynamic_engine((jit_kernel)(uintptr_t)1, (int64_t[]){5, 4, 3}, &e,
+                                        NULL, 0),
+                     -1);
+    expect_error("not a kernel", "", "");
+}
+
 /* ---- an empty nest under a huge outer dim ---- */
 
 /* Seconds a call of an empty nest may take before the watchdog ends the
@@ -1273,6 +1442,9 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_nest_merge_overflow, teardown),
         cmocka_unit_test_teardown(test_element_strides_overflow_refused, teardown),
         cmocka_unit_test_teardown(test_many_dynamic_dims_compile, teardown),
+        cmocka_unit_test_teardown(test_reduction_with_a_dynamic_block_runs_the_jit, teardown),
+        cmocka_unit_test_teardown(test_torch_dims_calls_run_the_jit, teardown),
+        cmocka_unit_test_teardown(test_dynamic_engine_refusals, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

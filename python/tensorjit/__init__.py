@@ -30,8 +30,9 @@ import numpy as _np
 from . import _tensorjit
 from ._tensorjit import (  # noqa: F401  (the public names)
     DynamicKernel, Error, IndexOutOfRange, KernelError, SignatureError, TypeMismatch,
-    cache_stats, gather, gather_elements, gather_info, gather_nd, gather_nd_info,
-    library_version, open_cache, scatter_elements_update, scatter_nd_update, scatter_update,
+    cache_stats, gather, gather_elements, gather_elements_info, gather_info, gather_nd,
+    gather_nd_info, library_version, open_cache, scatter_elements_update,
+    scatter_elements_update_info, scatter_nd_update, scatter_nd_update_info, scatter_update,
     scatter_update_info, shutdown, stats,
 )
 
@@ -42,9 +43,10 @@ __version__ = "0.1.0"
 __all__ = [
     "gather_nd", "scatter_update", "gather_nd_info", "scatter_update_info",
     "gather", "gather_elements", "scatter_nd_update", "scatter_elements_update",
-    "gather_info", "compile_dynamic", "DynamicKernel", "library_version", "shutdown",
-    "stats", "open_cache", "cache_stats", "Error", "SignatureError", "IndexOutOfRange",
-    "TypeMismatch", "KernelError", "numpy", "torch",
+    "gather_info", "gather_elements_info", "scatter_nd_update_info",
+    "scatter_elements_update_info", "compile_dynamic", "DynamicKernel", "library_version",
+    "shutdown", "stats", "open_cache", "cache_stats", "Error", "SignatureError",
+    "IndexOutOfRange", "TypeMismatch", "KernelError", "numpy", "torch",
 ]
 
 
@@ -66,6 +68,7 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
                     dtype: Any, index_dtype: Any, axis: int = 0, batch_dims: int = 0,
                     opset: Optional[int] = None, index_policy: Optional[str] = None,
                     reduction: str = "none", use_init_val: bool = True,
+                    torch_dims: bool = False,
                     data_bound: Optional[Sequence[Optional[int]]] = None,
                     indices_bound: Optional[Sequence[Optional[int]]] = None,
                     updates_bound: Optional[Sequence[Optional[int]]] = None) -> DynamicKernel:
@@ -75,7 +78,8 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
     None (or -1) entries are known only at call time: one kernel for every
     shape of the family. *_bound give upper bounds of dynamic dims at their
     positions (None or 0: none). dtype and index_dtype: numpy dtypes of data
-    (and updates) and indices. index_policy defaults to "error", as for
+    (and updates) and indices. torch_dims: torch's index dims
+    (gather_elements, scatter_elements_update: see their docstrings). index_policy defaults to "error", as for
     every op's function. SignatureError (a
     ValueError) with the library's message when no shape of the family is
     valid.
@@ -109,4 +113,5 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
         _dims(indices_shape, "indices"), _dims(updates_shape, "updates") if has_updates else None,
         opset, axis, batch_dims, _tensorjit._policy_code(index_policy),
         _tensorjit._reduction_code(reduction), 0 if use_init_val else 1, _bounds(data_bound),
-        _bounds(indices_bound), _bounds(updates_bound) if has_updates else None)
+        _bounds(indices_bound), _bounds(updates_bound) if has_updates else None,
+        bool(torch_dims))

@@ -795,12 +795,24 @@ static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_pl
     return result;
 }
 
-static PyObject *kernel_info_dict(tj_kernel *k, const jit_shape *shape, jit_dtype dtype)
+/* What serves k, or with dims (a call's, bound) what serves that call: a
+ * dynamic JIT kernel runs a shape that does not fit its code on the
+ * reference kernel (jit_dynamic_engine). */
+static PyObject *kernel_info_dict(tj_kernel *k, const jit_shape *shape, jit_dtype dtype,
+                                  const int64_t *dims)
 {
     jit_kernel_info info;
+    char why[512];
     if (jit_info((jit_kernel)k->fn, &info) != 0) {
         set_library_error(KernelError);
         return NULL;
+    }
+    if (dims && info.dynamic) {
+        if (jit_dynamic_engine((jit_kernel)k->fn, dims, &info.engine, why, sizeof why) != 0) {
+            set_library_error(SignatureError);
+            return NULL;
+        }
+        info.why = why;
     }
     int64_t out_bytes = -1;
     if (shape) {
@@ -992,7 +1004,7 @@ static PyObject *op_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nar
         int64_t dims[TJ_MAX_DIMS];
         jit_shape shape;
         if (kernel_bind(k, dims, call_dims(&c, dims), 1, &shape) == 0)
-            result = kernel_info_dict(k, &shape, c.in[0].dtype);
+            result = kernel_info_dict(k, &shape, c.in[0].dtype, dims);
     } else {
         result = call_run(&c, k, slot[R_OUT], at.has_updates);
     }
@@ -1025,6 +1037,9 @@ FN(gather_info, "gather_info", JIT_OP_GATHER, 1, 4, 2, 6,
 FN(gather_elements, "gather_elements", JIT_OP_GATHER_ELEMENTS, 0, 3, 3, 6,
    {"data", "indices", "axis", "index_policy", "torch_dims", "out"},
    {R_DATA, R_INDICES, R_AXIS, R_POLICY, R_TORCH_DIMS, R_OUT}, 0, JIT_INDEX_ERROR)
+FN(gather_elements_info, "gather_elements_info", JIT_OP_GATHER_ELEMENTS, 1, 3, 3, 5,
+   {"data", "indices", "axis", "index_policy", "torch_dims"},
+   {R_DATA, R_INDICES, R_AXIS, R_POLICY, R_TORCH_DIMS}, 0, JIT_INDEX_ERROR)
 FN(scatter_update, "scatter_update", JIT_OP_SCATTER_UPDATE, 0, 4, 4, 6,
    {"data", "indices", "updates", "axis", "index_policy", "out"},
    {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_POLICY, R_OUT}, 0, JIT_INDEX_ERROR)
@@ -1035,6 +1050,15 @@ FN(scatter_nd_update, "scatter_nd_update", JIT_OP_SCATTER_ND_UPDATE, 0, 4, 3, 7,
    {"data", "indices", "updates", "reduction", "opset", "index_policy", "out"},
    {R_DATA, R_INDICES, R_UPDATES, R_REDUCTION, R_OPSET, R_POLICY, R_OUT}, -1,
    JIT_INDEX_ERROR)
+FN(scatter_nd_update_info, "scatter_nd_update_info", JIT_OP_SCATTER_ND_UPDATE, 1, 4, 3, 6,
+   {"data", "indices", "updates", "reduction", "opset", "index_policy"},
+   {R_DATA, R_INDICES, R_UPDATES, R_REDUCTION, R_OPSET, R_POLICY}, -1, JIT_INDEX_ERROR)
+FN(scatter_elements_update_info, "scatter_elements_update_info", JIT_OP_SCATTER_ELEMENTS_UPDATE,
+   1, 6, 4, 9,
+   {"data", "indices", "updates", "axis", "reduction", "use_init_val", "opset",
+    "index_policy", "torch_dims"},
+   {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_REDUCTION, R_INIT, R_OPSET, R_POLICY,
+    R_TORCH_DIMS}, 12, JIT_INDEX_ERROR)
 FN(scatter_elements_update, "scatter_elements_update", JIT_OP_SCATTER_ELEMENTS_UPDATE, 0, 6,
    4, 10,
    {"data", "indices", "updates", "axis", "reduction", "use_init_val", "opset",
@@ -1164,7 +1188,7 @@ static PyObject *dyn_info(DynObject *self, PyObject *noargs)
     (void)noargs;
     if (dyn_alive(self) != 0)
         return NULL;
-    return kernel_info_dict(self->k, NULL, self->k->sig.dtype);
+    return kernel_info_dict(self->k, NULL, self->k->sig.dtype, NULL);
 }
 
 static PyObject *dyn_repr(DynObject *self)
@@ -1260,16 +1284,17 @@ static int bounds_arg(PyObject *o, const char *what, int rank, int64_t *bound)
 
 /* _compile_dynamic(op, dtype, index_type, data_shape, indices_shape,
  * updates_shape, opset, axis, batch_dims, policy, reduction, no_init,
- * data_bound, indices_bound, updates_bound): codes as ints, shapes with -1
- * for dynamic dims; the names are the Python layer's to map. */
+ * data_bound, indices_bound, updates_bound, torch_dims): codes as ints,
+ * shapes with -1 for dynamic dims; the names are the Python layer's to map. */
 static PyObject *py_compile_dynamic(PyObject *self, PyObject *args)
 {
     (void)self;
-    int op, dtype, itype, opset, batch, policy, reduction, no_init;
+    int op, dtype, itype, opset, batch, policy, reduction, no_init, torch_dims;
     long long axis;
     PyObject *ds, *is, *us, *db, *ib, *ub;
-    if (!PyArg_ParseTuple(args, "iiiOOOiLiiiiOOO", &op, &dtype, &itype, &ds, &is, &us, &opset,
-                          &axis, &batch, &policy, &reduction, &no_init, &db, &ib, &ub))
+    if (!PyArg_ParseTuple(args, "iiiOOOiLiiiiOOOp", &op, &dtype, &itype, &ds, &is, &us, &opset,
+                          &axis, &batch, &policy, &reduction, &no_init, &db, &ib, &ub,
+                          &torch_dims))
         return NULL;
     jit_sig sig;
     memset(&sig, 0, sizeof sig);
@@ -1282,6 +1307,7 @@ static PyObject *py_compile_dynamic(PyObject *self, PyObject *args)
     sig.index_policy = (jit_index_policy)policy;
     sig.reduction = (jit_reduction)reduction;
     sig.no_init_val = no_init;
+    sig.torch_dims = torch_dims;
     sig.threads = JIT_THREADS_ALL;
     if (shape_arg(ds, "data", &sig.data_shape) != 0 ||
         shape_arg(is, "indices", &sig.indices_shape) != 0 ||
@@ -1522,6 +1548,13 @@ static PyMethodDef methods[] = {
     "is written."),
     FAST(scatter_update_info, "scatter_update_info(data, indices, updates, axis, *, "
                               "index_policy='error')"),
+    FAST(gather_elements_info, "gather_elements_info(data, indices, axis, *, "
+                               "index_policy='error', torch_dims=False)"),
+    FAST(scatter_nd_update_info, "scatter_nd_update_info(data, indices, updates, "
+                                 "reduction='none', *, opset=None, index_policy='error')"),
+    FAST(scatter_elements_update_info,
+         "scatter_elements_update_info(data, indices, updates, axis, reduction='none', "
+         "use_init_val=True, *, opset=12, index_policy='error', torch_dims=False)"),
     FAST(scatter_nd_update,
     "scatter_nd_update(data, indices, updates, reduction=\"none\", *, opset=None, index_policy=\"error\", out=None)\n"
     "--\n"

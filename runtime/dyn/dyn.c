@@ -12,6 +12,7 @@
 #include "op.h"
 #include "ref_kernel.h"
 #include "scratch.h"
+#include "user_kernel.h"
 
 void tj_inputs_of(const tj_op_def *def, jit_sig *s, tj_inputs *in)
 {
@@ -123,9 +124,7 @@ int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out)
     return 0;
 }
 
-/* Whether plan p runs on the template's code: every word the template
- * holds constant is the same. */
-static int tj_dyn_fits(const tj_dyn *d, const tj_plan *p)
+int tj_dyn_fits(const tj_dyn *d, const tj_plan *p)
 {
     const uint64_t *wt = (const uint64_t *)(const void *)&d->tmpl;
     const uint64_t *wp = (const uint64_t *)(const void *)p;
@@ -135,17 +134,13 @@ static int tj_dyn_fits(const tj_dyn *d, const tj_plan *p)
     return 1;
 }
 
-/* The plan of one shape; -1 (error set) when it breaks a rule. */
-static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, int *fits)
+int tj_dyn_plan_sig(const tj_dyn *d, const jit_sig *s, int as_template, tj_plan *p, int *fits)
 {
-    jit_sig s;
-    if (tj_sig_bind_dims(d->def, &d->sig, dims, &s))
-        return -1;
     memset(p, 0, sizeof *p);
-    if (d->def->plan(&s, p, &(jit_shape){0}) || tj_check_threads(s.threads, &p->threads))
+    if (d->def->plan(s, p, &(jit_shape){0}) || tj_check_threads(s->threads, &p->threads))
         return -1;
     int rc;
-    if (d->jit_ok) {
+    if (as_template) {
         tj_plan as = *p;
         rc = tj_plan_finish_as(&as, d->tmpl.recipe, d->tmpl.written_levels);
         if (rc < 0)
@@ -158,6 +153,54 @@ static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, i
     }
     *fits = 0;
     return tj_plan_finish(p);
+}
+
+/* The plan of one shape; -1 (error set) when it breaks a rule. */
+static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, int *fits)
+{
+    jit_sig s;
+    if (tj_sig_bind_dims(d->def, &d->sig, dims, &s))
+        return -1;
+    return tj_dyn_plan_sig(d, &s, d->jit_ok, p, fits);
+}
+
+/* The engine of one call of k with dims, planned afresh (no memory of it
+ * kept: a query must not change what later calls find). */
+static int tj_dyn_call_engine(const tj_kernel *k, const int64_t *dims, jit_engine *engine,
+                              char *why, size_t why_len)
+{
+    const tj_dyn *d = k->plan.dyn;
+    tj_plan p;
+    int fits = 0;
+    if (!d)
+        return tj_error_set("not a dynamic kernel (its signature has no dynamic dim): "
+                            "jit_info says its engine");
+    if (tj_dyn_plan_shape(d, dims, &p, &fits))
+        return -1;
+    const char *no = k->engine != JIT_ENGINE_JIT ? k->why
+                     : !fits ? "this shape does not fit the loop nest the kernel's code was "
+                               "made for (its dims do not walk as the template's did): the "
+                               "reference kernel plans it"
+                             : NULL;
+    *engine = no ? JIT_ENGINE_REFERENCE : JIT_ENGINE_JIT;
+    if (why && why_len)
+        snprintf(why, why_len, "%s", no ? no : "");
+    return 0;
+}
+
+int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engine, char *why,
+                       size_t why_len)
+{
+    int tiered;
+    tj_cache_pinned pin;
+    if (!dims || !engine)
+        return tj_error_set("jit_dynamic_engine: NULL argument");
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    if (!k)
+        return -1;
+    int rc = tj_dyn_call_engine(k, dims, engine, why, why_len);
+    tj_user_kernel_done(&pin);
+    return rc;
 }
 
 /* Remembered plans of one thread: a few shapes, replaced round robin. */

@@ -64,6 +64,15 @@ int tj_sig_dynamic(const struct tj_op_def *def, const jit_sig *sig);
  * jit_last_error(). */
 int tj_dyn_build(const struct tj_op_def *def, const jit_sig *sig, tj_dyn *d);
 
+/* Whether plan p runs on the template's code: every word the template
+ * holds constant is the same. */
+int tj_dyn_fits(const tj_dyn *d, const tj_plan *p);
+
+/* The plan of s, an instance of d's family: as_template, with the
+ * template's nest if it fits (*fits 1), else its own (*fits 0); -1 and
+ * jit_last_error() when s breaks a rule. */
+int tj_dyn_plan_sig(const tj_dyn *d, const jit_sig *s, int as_template, tj_plan *p, int *fits);
+
 /* Whether the plan word holding field (a pointer into d->tmpl) varies. */
 int tj_dyn_varies(const tj_dyn *d, const void *field);
 

@@ -255,6 +255,64 @@ static void tj_dyn_untie(tj_dyn *d, tj_dyn_search *s)
     tj_dyn_try(d, s); /* the template of what stands */
 }
 
+/* Whether d's template runs s (an instance of its family) on its code. */
+static int tj_dyn_runs(const tj_dyn *d, const jit_sig *s)
+{
+    tj_plan p;
+    int fits = 0;
+    return tj_dyn_plan_sig(d, s, 1, &p, &fits) == 0 && fits;
+}
+
+/* The next of values that no candidate (a static dim, 1 to 4) or
+ * placeholder equals: 0 and *v, or -1 when none is left. */
+static int tj_dyn_fresh(const tj_dyn_search *s, const int64_t *values, size_t n, size_t *next,
+                        int64_t *v)
+{
+    for (; *next < n; (*next)++) {
+        int64_t x = values[*next];
+        if (!tj_has(s->cand, s->ncand, x) && x != s->free_a && x != s->free_b && x != s->big_b) {
+            *v = x;
+            (*next)++;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Each free group given values of its own where the template stays
+ * valid and still runs the shapes it ran (its instance and twin). Free
+ * groups share the placeholders, so dims of different groups are equal in
+ * the template: neighbouring levels that walk as one only at equal dims
+ * (torch_dims' indices no larger than data: indices' dim i merges with the
+ * next one while it equals data's) were merged, and a call where they
+ * differ did not fit and ran on the reference kernel. Unit levels, which
+ * a call can only keep, never go: a template without them would not run
+ * its instance. */
+static void tj_dyn_spread(tj_dyn *d, tj_dyn_search *s)
+{
+    static const int64_t primes[] = {11,  13,  17,  19,  23,  29,  31,  37,  41,  43,  47,  53,
+                                     59,  61,  67,  71,  73,  79,  83,  89,  97,  101, 103, 107,
+                                     109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173};
+    size_t next = 0;
+    for (int g = 0; g < s->ngroups; g++) {
+        int64_t a, b, keep_a = s->val_a[g], keep_b = s->val_b[g];
+        if (s->tied[g])
+            continue;
+        if (tj_dyn_fresh(s, primes, sizeof primes / sizeof *primes, &next, &a) ||
+            tj_dyn_fresh(s, primes, sizeof primes / sizeof *primes, &next, &b))
+            break;
+        jit_sig was_a, was_b;
+        tj_dyn_assign(s, 0);
+        was_a = s->sig;
+        tj_dyn_assign(s, 1);
+        was_b = s->sig;
+        tj_dyn_set(s, g, a, b, 0);
+        if (tj_dyn_try(d, s) != 0 || !tj_dyn_runs(d, &was_a) || !tj_dyn_runs(d, &was_b))
+            tj_dyn_set(s, g, keep_a, keep_b, 0);
+    }
+    tj_dyn_try(d, s); /* the template of what stands */
+}
+
 /* Where the output varies with a group still tied (a shape the template's
  * code does not run, but a valid one): those dims, or its rank. */
 static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
@@ -291,6 +349,7 @@ static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
     for (int nt = 0; nt <= TJ_DYN_MAX_TIES && nt <= s->ngroups; nt++)
         if (tj_dyn_ties(d, s, 0, nt, 0) == 0) {
             tj_dyn_untie(d, s);
+            tj_dyn_spread(d, s);
             jit_shape out = d->out_shape;
             tj_dyn_probe_output(d, s);
             if (d->out_rank_varies)
