@@ -67,16 +67,16 @@ static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
 {
     int64_t next = -2;
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++)
-            if (in->shape[i]->dims[d] == JIT_DIM_DYNAMIC)
-                in->shape[i]->dims[d] = next--;
+        for (int d = 0; d < *in->rank[i]; d++)
+            if (in->dims[i][d] == JIT_DIM_DYNAMIC)
+                in->dims[i][d] = next--;
     const tj_op_def *def = s->def;
     for (int pass = 0; def->tie && pass < 4 * TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
         ;
     int64_t code[TJ_DYN_MAX_DIMS];
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++) {
-            int64_t *x = &in->shape[i]->dims[d];
+        for (int d = 0; d < *in->rank[i]; d++) {
+            int64_t *x = &in->dims[i][d];
             if (*x >= 0)
                 continue;
             int g = 0;
@@ -98,8 +98,8 @@ static int tj_dyn_bytes_fit(const tj_inputs *in, int64_t v)
 {
     int64_t bound = 8;
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++) {
-            int64_t x = in->shape[i]->dims[d];
+        for (int d = 0; d < *in->rank[i]; d++) {
+            int64_t x = in->dims[i][d];
             if (tj_mul_i64(bound, x < 0 ? v : x > 0 ? x : 1, &bound))
                 return 0;
         }
@@ -123,8 +123,8 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
     int64_t statics[TJ_DYN_MAX_DIMS + 8], top = 0;
     int n = 0;
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++) {
-            int64_t x = in->shape[i]->dims[d];
+        for (int d = 0; d < *in->rank[i]; d++) {
+            int64_t x = in->dims[i][d];
             if (x >= 0 && !tj_has(statics, n, x))
                 statics[n++] = x;
             top = x > top ? x : top;
@@ -407,6 +407,22 @@ static void tj_dyn_refusal_remember(const tj_key *key, const char *why)
     pthread_mutex_unlock(&tj_dyn_refusal_lock);
 }
 
+/* A bag template's counts that come from the call's dims are -1, and it
+ * says so (bag_plan.h); its word of `dynamic` varies with it, so that a
+ * call's plan still fits the template. */
+static void tj_dyn_mark_bag(tj_dyn *d)
+{
+    tj_bag_plan *b = &d->tmpl.bag;
+    int64_t *counts[] = {&b->rows, &b->row_elems, &b->bags, &b->lookups, &b->bag_len,
+                         &b->offsets_len};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        if (tj_dyn_varies(d, counts[i]))
+            *counts[i] = -1;
+    size_t w = (size_t)((const char *)&b->dynamic - (const char *)&d->tmpl) / 8;
+    d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    b->dynamic = 1;
+}
+
 int tj_dyn_build(const tj_op_def *def, const jit_sig *sig, tj_dyn *d)
 {
     memset(d, 0, sizeof *d);
@@ -426,6 +442,8 @@ int tj_dyn_build(const tj_op_def *def, const jit_sig *sig, tj_dyn *d)
     tj_free(s);
     if (rc != 0 && keyed)
         tj_dyn_refusal_remember(&key, jit_last_error());
+    if (rc == 0 && d->tmpl.is_bag)
+        tj_dyn_mark_bag(d);
     return rc;
 }
 

@@ -3,6 +3,8 @@
  * range functions; every other kernel (one thread asked for, or too small
  * to split) with the reference code on its plan. Each query pins
  * the kernel while it runs (user_kernel.h). */
+#include "bag_check.h"
+#include "bag_ref.h"
 #include "error.h"
 #include "plan.h"
 #include "ref_kernel.h"
@@ -18,6 +20,9 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
         return JIT_STATUS_BAD_POINTER;
     if (k->plan.dyn) {
         tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else if (k->plan.is_bag) {
+        tj_error_set("an embedding bag's kernel checks its offsets too: call jit_validate_bag");
         rc = JIT_STATUS_BAD_SHAPE;
     } else if (!indices && k->plan.indices_elems) {
         tj_error_set("indices is NULL but the signature needs bytes there");
@@ -36,6 +41,11 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
 {
     if (k->plan.dyn) {
         tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
+        return JIT_STATUS_BAD_SHAPE;
+    }
+    if (k->plan.is_bag) {
+        tj_error_set("an embedding bag's kernel takes its offsets and weights: call "
+                     "jit_run_range_bag");
         return JIT_STATUS_BAD_SHAPE;
     }
     int rc = tj_check_buffers(&k->plan, data, indices, updates, out);
@@ -92,4 +102,64 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
                   void *out, int64_t begin, int64_t end)
 {
     return tj_run_range_of(kernel, JIT_OP_NONE, data, indices, updates, out, begin, end);
+}
+
+/* An embedding bag's parts: the reference code on its plan until the
+ * JIT's bag kernels bring their own. */
+int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets)
+{
+    int tiered, rc;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    if (!k->plan.is_bag || k->plan.dyn) {
+        tj_error_set("%s", k->plan.dyn ? "a dynamic kernel has no fixed units: its parts API "
+                                         "is not offered"
+                                       : "not an embedding bag's kernel: call jit_validate");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else {
+        rc = tj_bag_check_buffers(&k->plan, k->plan.data_bytes ? "" : NULL, indices, offsets,
+                                  "", "");
+        if (rc == JIT_OK)
+            rc = tj_bag_report_bad(&k->plan, indices, offsets);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
+int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end)
+{
+    int tiered, rc;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    if (!k->plan.is_bag || k->plan.dyn) {
+        tj_error_set("%s", k->plan.dyn ? "a dynamic kernel has no fixed units: its parts API "
+                                         "is not offered"
+                                       : "not an embedding bag's kernel: call jit_run_range");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else {
+        rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
+        if (rc == JIT_OK)
+            rc = tj_bag_ref_range(&k->plan, table, indices, offsets, weights, out, begin, end);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
+int jit_validate_bag(jit_kernel kernel, const void *indices, const void *offsets)
+{
+    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets);
+}
+
+int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,
+                      const void *offsets, const void *weights, void *out, int64_t begin,
+                      int64_t end)
+{
+    return tj_run_range_bag_of(kernel, JIT_OP_NONE, table, indices, offsets, weights, out, begin,
+                               end);
 }
