@@ -1,7 +1,9 @@
 /*
  * tensorjit: shape-specialized kernels of the indexing family: GatherND,
  * Gather, GatherElements, ScatterUpdate, ScatterNDUpdate and
- * ScatterElementsUpdate, the scatters with reductions, JIT-compiled by LLVM.
+ * ScatterElementsUpdate, the scatters with reductions, and the embedding
+ * bags EmbeddingBagOffsets, EmbeddingBagPacked and EmbeddingSegmentsSum,
+ * JIT-compiled by LLVM.
  *
  * A caller describes one layer by a signature (shapes, attributes, element
  * and index types, index policy, reduction) and gets back a plain C function

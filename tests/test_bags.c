@@ -334,11 +334,358 @@ static void test_invalid(void **state)
     cJSON_Delete(cases);
 }
 
+
+/*
+ * The oracle: SPEC 10's rules as its table states them, one bag at a time
+ * over plain lists of the lookups each bag keeps.
+ */
+typedef struct rnd_case {
+    jit_sig sig;
+    int64_t e, d, n, bags;
+    void *table, *idx, *off, *w;
+    size_t out_bytes;
+} rnd_case;
+
+static double elem_get(jit_dtype t, const void *p, int64_t i)
+{
+    switch (t) {
+    case JIT_F16: return tj_half_to_float(((const uint16_t *)p)[i]);
+    case JIT_BF16: return tj_bf16_to_float(((const uint16_t *)p)[i]);
+    case JIT_F32: return ((const float *)p)[i];
+    case JIT_F64: return ((const double *)p)[i];
+    case JIT_I8: return ((const int8_t *)p)[i];
+    case JIT_I32: return ((const int32_t *)p)[i];
+    case JIT_I64: return (double)((const int64_t *)p)[i];
+    default: return ((const uint8_t *)p)[i]; /* u8, bool */
+    }
+}
+
+static int64_t index_get(jit_dtype t, const void *p, int64_t i)
+{
+    return t == JIT_I32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+/* The row an index selects under the policy, -1 dropped, -2 an error. */
+static int64_t oracle_row(const rnd_case *c, int64_t v)
+{
+    int64_t e = c->e;
+    switch (c->sig.index_policy) {
+    case JIT_INDEX_ERROR: return v >= 0 && v < e ? v : -2;
+    case JIT_INDEX_NEGATIVE_WRAPS: return v >= -e && v < e ? (v < 0 ? v + e : v) : -2;
+    case JIT_INDEX_CLAMP: return e == 0 ? -2 : v < 0 ? 0 : v >= e ? e - 1 : v;
+    case JIT_INDEX_ZERO_FILL: return v >= 0 && v < e ? v : -1;
+    default: return v >= -e && v < e ? (v < 0 ? v + e : v) : -1;
+    }
+}
+
+/* One output element of a bag from its kept lookups (rows, weights). */
+static void oracle_elem(const rnd_case *c, const int64_t *rows, const int64_t *js, int kept,
+                        int64_t col, char *dst)
+{
+    jit_dtype t = c->sig.dtype;
+    jit_reduction r = c->sig.reduction;
+    int isfloat = t == JIT_F16 || t == JIT_BF16 || t == JIT_F32;
+    float f = 0;
+    double d = 0;
+    int64_t i = 0;
+    for (int k = 0; k < kept; k++) {
+        double v = elem_get(t, c->table, rows[k] * c->d + col);
+        double w = c->w ? elem_get(t, c->w, js[k]) : 1;
+        if (r == JIT_REDUCTION_MAX) {
+            if (k == 0 || (!isnan(f) && !isnan(d) && (isnan(v) || v > (isfloat ? f : t == JIT_F64 ? d : (double)i)))) {
+                f = (float)v;
+                d = v;
+                i = (int64_t)v;
+            }
+            continue;
+        }
+        float pf = (float)w * (float)v; /* rounded to f32 before the add */
+        f += c->w ? pf : (float)v;
+        d += c->w ? w * v : v;
+        i = (int64_t)((uint64_t)i + (uint64_t)(int64_t)w * (uint64_t)(int64_t)v);
+    }
+    if (kept && r == JIT_REDUCTION_MEAN) {
+        f /= (float)kept;
+        d /= (double)kept;
+        i /= kept;
+    }
+    switch (t) {
+    case JIT_F16: { uint16_t h = tj_float_to_half(f); memcpy(dst, &h, 2); break; }
+    case JIT_BF16: { uint16_t h = tj_float_to_bf16(f); memcpy(dst, &h, 2); break; }
+    case JIT_F32: memcpy(dst, &f, 4); break;
+    case JIT_F64: memcpy(dst, &d, 8); break;
+    case JIT_I8: case JIT_U8: case JIT_BOOL: { uint8_t x = (uint8_t)i; memcpy(dst, &x, 1); break; }
+    case JIT_I32: { int32_t x = (int32_t)(uint32_t)(uint64_t)i; memcpy(dst, &x, 4); break; }
+    default: memcpy(dst, &i, 8); break;
+    }
+}
+
+/* The output, or a bad-index status. */
+static int oracle_run(const rnd_case *c, char *out)
+{
+    const jit_sig *s = &c->sig;
+    int es = jit_dtype_size(s->dtype);
+    int64_t pad = s->padding_idx == JIT_NO_PADDING ? -1
+                  : s->padding_idx < 0            ? s->padding_idx + c->e
+                                                  : s->padding_idx;
+    int64_t *rows = calloc((size_t)c->n + 1, sizeof *rows), *js = calloc((size_t)c->n + 1, 8);
+    int rc = JIT_OK;
+    for (int64_t b = 0; b < c->bags && rc == JIT_OK; b++) {
+        int kept = 0, looked = 0;
+        for (int64_t j = 0; j < c->n; j++) {
+            int in;
+            if (s->op == JIT_OP_EMBEDDING_BAG_PACKED)
+                in = j / s->indices_shape.dims[1] == b;
+            else if (s->op == JIT_OP_EMBEDDING_SEGMENTS)
+                in = index_get(s->index_type, c->off, j) == b;
+            else {
+                int64_t lo = index_get(s->index_type, c->off, b);
+                int64_t hi = b + 1 < s->updates_shape.dims[0] ? index_get(s->index_type, c->off, b + 1) : c->n;
+                in = j >= lo && j < hi;
+            }
+            if (!in)
+                continue;
+            looked++;
+            int64_t r = oracle_row(c, index_get(s->index_type, c->idx, j));
+            if (r == -2)
+                rc = JIT_STATUS_BAD_INDEX;
+            if (r >= 0 && r != pad) {
+                rows[kept] = r;
+                js[kept++] = j;
+            }
+        }
+        for (int64_t col = 0; col < c->d; col++) {
+            char *dst = out + (b * c->d + col) * es;
+            if (!looked && s->default_index >= 0)
+                memcpy(dst, (const char *)c->table + (s->default_index * c->d + col) * es, (size_t)es);
+            else
+                oracle_elem(c, rows, js, kept, col, dst);
+        }
+    }
+    free(rows);
+    free(js);
+    return rc;
+}
+
+static void put_value(jit_dtype t, void *p, int64_t i, uint64_t *rng)
+{
+    double v;
+    if (t == JIT_BOOL)
+        v = (double)support_rand_range(rng, 0, 1);
+    else if (t == JIT_U8)
+        v = (double)support_rand_range(rng, 0, 255);
+    else if (t == JIT_I8 || t == JIT_I32 || t == JIT_I64)
+        v = (double)support_rand_range(rng, -100, 100);
+    else
+        v = (double)support_rand_range(rng, -4000, 4000) / 37.0;
+    cJSON *n = cJSON_CreateNumber(v);
+    store_value(n, t, (char *)p + i * jit_dtype_size(t));
+    cJSON_Delete(n);
+}
+
+static const jit_dtype rnd_dtypes[] = {JIT_F16, JIT_BF16, JIT_F32, JIT_F64, JIT_I8,
+                                       JIT_I32, JIT_I64, JIT_U8, JIT_BOOL};
+
+/* A random valid signature and inputs whose indices the policy takes
+ * (most of the time: under error policies some are out of range). */
+static void random_case(uint64_t *rng, rnd_case *c)
+{
+    memset(c, 0, sizeof *c);
+    jit_sig *s = &c->sig;
+    s->op = (jit_op)(JIT_OP_EMBEDDING_BAG_OFFSETS + support_rand_range(rng, 0, 2));
+    s->dtype = rnd_dtypes[support_rand_range(rng, 0, 8)];
+    s->index_type = support_rand_range(rng, 0, 1) ? JIT_I32 : JIT_I64;
+    s->index_policy = (jit_index_policy)support_rand_range(rng, 0, JIT_INDEX_POLICY_COUNT - 1);
+    s->threads = (int)support_rand_range(rng, 1, 3);
+    int segments = s->op == JIT_OP_EMBEDDING_SEGMENTS, packed = s->op == JIT_OP_EMBEDDING_BAG_PACKED;
+    s->opset = segments ? 3 : 15;
+    s->reduction = segments ? JIT_REDUCTION_SUM
+                            : (jit_reduction[]){JIT_REDUCTION_SUM, JIT_REDUCTION_MEAN,
+                                                JIT_REDUCTION_MAX}[support_rand_range(rng, 0, 2)];
+    if (s->dtype == JIT_BOOL && segments)
+        s->dtype = JIT_U8; /* bool takes max only, segments sum only */
+    if (s->dtype == JIT_BOOL)
+        s->reduction = JIT_REDUCTION_MAX;
+    s->has_weights = s->reduction == JIT_REDUCTION_SUM && support_rand_range(rng, 0, 1);
+    c->e = support_rand_range(rng, 1, 7);
+    c->d = support_rand_range(rng, 1, 5);
+    s->data_shape = c->d == 1 && support_rand_range(rng, 0, 1) ? (jit_shape){1, {c->e}}
+                                                               : (jit_shape){2, {c->e, c->d}};
+    s->default_index = packed || support_rand_range(rng, 0, 1) ? -1 : support_rand_range(rng, 0, c->e - 1);
+    s->padding_idx = segments || support_rand_range(rng, 0, 1) ? JIT_NO_PADDING
+                                                               : support_rand_range(rng, -c->e, c->e - 1);
+    if (packed) {
+        int64_t b = support_rand_range(rng, 0, 5), l = support_rand_range(rng, 0, 4);
+        s->indices_shape = (jit_shape){2, {b, l}};
+        c->n = b * l;
+        c->bags = b;
+    } else {
+        c->n = support_rand_range(rng, 0, 12);
+        s->indices_shape = (jit_shape){1, {c->n}};
+    }
+    c->idx = calloc((size_t)c->n + 1, 8);
+    c->w = s->has_weights ? calloc((size_t)c->n + 1, 8) : NULL;
+    int strict = s->index_policy == JIT_INDEX_ERROR || s->index_policy == JIT_INDEX_NEGATIVE_WRAPS;
+    for (int64_t j = 0; j < c->n; j++) {
+        int64_t lo = strict && support_rand_range(rng, 0, 30) ? (s->index_policy == JIT_INDEX_ERROR ? 0 : -c->e) : -c->e - 2;
+        int64_t hi = strict && support_rand_range(rng, 0, 30) ? c->e - 1 : c->e + 2;
+        support_store_index(s->index_type, c->idx, j, support_rand_range(rng, lo, hi));
+        if (c->w)
+            put_value(s->dtype, c->w, j, rng);
+    }
+    if (segments) {
+        s->num_segments = support_rand_range(rng, 0, 5);
+        c->bags = s->num_segments;
+        s->updates_shape = (jit_shape){1, {c->n}};
+        c->off = calloc((size_t)c->n + 1, 8);
+        for (int64_t j = 0; j < c->n; j++)
+            support_store_index(s->index_type, c->off, j,
+                                s->num_segments ? support_rand_range(rng, 0, s->num_segments - 1) : 0);
+        if (!s->num_segments && c->n) { /* no segment can take them: make it one */
+            s->num_segments = c->bags = 1;
+        }
+    } else if (!packed) {
+        s->include_last_offset = support_rand_range(rng, 0, 1);
+        int64_t len = support_rand_range(rng, s->include_last_offset, 5);
+        c->bags = len - s->include_last_offset;
+        s->updates_shape = (jit_shape){1, {len}};
+        c->off = calloc((size_t)len + 1, 8);
+        int64_t at = support_rand_range(rng, 0, 1) ? 0 : support_rand_range(rng, 0, c->n);
+        for (int64_t b = 0; b < len; b++) {
+            support_store_index(s->index_type, c->off, b, at);
+            at = support_rand_range(rng, at, c->n);
+        }
+    }
+    c->table = calloc((size_t)(c->e * c->d), 8);
+    for (int64_t i = 0; i < c->e * c->d; i++)
+        put_value(s->dtype, c->table, i, rng);
+    c->out_bytes = (size_t)(c->bags * c->d * jit_dtype_size(s->dtype));
+}
+
+static void free_case(rnd_case *c)
+{
+    free(c->table);
+    free(c->idx);
+    free(c->off);
+    free(c->w);
+}
+
+static void test_random_oracle(void **state)
+{
+    (void)state;
+    uint64_t rng = 25;
+    int runs = (int)support_env_long("TJ_BAG_RUNS", 400), bad = 0;
+    for (int r = 0; r < runs; r++) {
+        rnd_case c;
+        random_case(&rng, &c);
+        char *want = calloc(c.out_bytes + 1, 1), *got = malloc(c.out_bytes + CANARY);
+        int want_rc = oracle_run(&c, want);
+        bad += want_rc != JIT_OK;
+        for (int e = 0; e < 2; e++)
+            for (int dynamic = 0; dynamic < 2; dynamic++) {
+                c.sig.engine = engines[e];
+                jit_sig sig = dynamic ? all_dynamic(&c.sig) : c.sig;
+                jit_kernel k = jit_compile(&sig);
+                if (!k)
+                    fail_msg("run %d: refused: %s", r, jit_last_error());
+                memset(got, 0xa5, c.out_bytes + CANARY);
+                int64_t dims[4 * JIT_MAX_RANK];
+                call_dims(&c.sig, dims);
+                int rc = dynamic ? jit_call_bag_dynamic(k, c.table, c.idx, c.off, c.w, got, dims)
+                                 : jit_call_bag(k, c.table, c.idx, c.off, c.w, got);
+                if (rc != want_rc)
+                    fail_msg("run %d (%s, op %d, %s): status %d, the oracle's %d (%s)", r,
+                             jit_engine_name(c.sig.engine), c.sig.op, jit_dtype_name(c.sig.dtype),
+                             rc, want_rc, jit_last_error());
+                for (size_t i = rc == JIT_OK ? c.out_bytes : 0; i < c.out_bytes + CANARY; i++)
+                    assert_int_equal((unsigned char)got[i], 0xa5);
+                if (rc == JIT_OK && memcmp(got, want, c.out_bytes) != 0)
+                    fail_msg("run %d (%s, op %d, %s, reduction %s, policy %s): differs from the "
+                             "oracle", r, jit_engine_name(c.sig.engine), c.sig.op,
+                             jit_dtype_name(c.sig.dtype), jit_reduction_name(c.sig.reduction),
+                             jit_index_policy_name(c.sig.index_policy));
+                jit_release(k);
+            }
+        free(want);
+        free(got);
+        free_case(&c);
+    }
+    assert_true(bad > 0 && bad < runs); /* both kinds were met */
+}
+
+/* Hostile shapes: dims whose bytes overflow int64 are refused when
+ * compiling, naming the input. */
+static void test_overflow_dims(void **state)
+{
+    (void)state;
+    jit_sig s = {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .dtype = JIT_F32, .index_type = JIT_I64,
+                 .data_shape = {2, {INT64_MAX / 2, 4}}, .indices_shape = {1, {4}},
+                 .updates_shape = {1, {2}}, .default_index = -1, .padding_idx = JIT_NO_PADDING};
+    assert_null(jit_compile(&s));
+    assert_non_null(strstr(jit_last_error(), "table"));
+    s.data_shape = (jit_shape){2, {4, 4}};
+    s.indices_shape = (jit_shape){1, {INT64_MAX / 4}};
+    assert_null(jit_compile(&s));
+    assert_non_null(strstr(jit_last_error(), "indices"));
+    s.indices_shape = (jit_shape){1, {4}};
+    s.updates_shape = (jit_shape){1, {INT64_MAX / 4}};
+    assert_null(jit_compile(&s));
+    assert_non_null(strstr(jit_last_error(), "offsets"));
+    s.updates_shape = (jit_shape){1, {INT64_MAX / 9}};
+    assert_null(jit_compile(&s));
+    assert_non_null(strstr(jit_last_error(), "output"));
+    jit_sig g = {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F64, .index_type = JIT_I32,
+                 .data_shape = {2, {4, 4}}, .indices_shape = {1, {4}},
+                 .updates_shape = {1, {4}}, .num_segments = INT64_MAX / 8,
+                 .default_index = -1};
+    assert_null(jit_compile(&g));
+    if (!strstr(jit_last_error(), "output"))
+        fail_msg("%s", jit_last_error());
+}
+
+/* The generic calls of the other argument lists refuse a bag's kernel,
+ * naming the right one; NULL buffers are named. */
+static void test_calls(void **state)
+{
+    (void)state;
+    jit_embedding_bag_offsets_sig t = {.dtype = JIT_F32, .index_type = JIT_I32,
+                                       .table_shape = {2, {3, 2}}, .indices_shape = {1, {2}},
+                                       .offsets_shape = {1, {1}}, .default_index = -1,
+                                       .padding_idx = JIT_NO_PADDING, .has_weights = 1};
+    jit_embedding_bag_offsets_fn k = jit_embedding_bag_offsets_compile(&t);
+    assert_non_null(k);
+    float table[6] = {1, 2, 3, 4, 5, 6}, w[2] = {2, 3}, out[2];
+    int32_t idx[2] = {0, 2}, off[1] = {0};
+    assert_int_equal(jit_call((jit_kernel)k, table, idx, off, out), JIT_STATUS_BAD_SHAPE);
+    assert_non_null(strstr(jit_last_error(), "jit_call_bag"));
+    assert_int_equal(jit_validate((jit_kernel)k, idx), JIT_STATUS_BAD_SHAPE);
+    assert_int_equal(k(table, idx, off, NULL, out), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "weights"));
+    assert_int_equal(k(table, idx, off, w, out), JIT_OK);
+    assert_true(out[0] == 2 * 1 + 3 * 5 && out[1] == 2 * 2 + 3 * 6);
+    assert_int_equal(jit_embedding_bag_offsets_units(k), 1);
+    assert_int_equal(jit_embedding_bag_offsets_validate(k, idx, off), JIT_OK);
+    memset(out, 0, sizeof out);
+    assert_int_equal(jit_embedding_bag_offsets_run_range(k, table, idx, off, w, out, 0, 1), JIT_OK);
+    assert_true(out[0] == 17);
+    jit_kernel_info info;
+    assert_int_equal(jit_embedding_bag_offsets_info(k, &info), 0);
+    assert_int_equal(info.op, JIT_OP_EMBEDDING_BAG_OFFSETS);
+    char *text = jit_embedding_bag_offsets_explain(&t);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "EmbeddingBagOffsets-15"));
+    jit_free(text);
+    assert_int_equal(jit_embedding_bag_offsets_release(k), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_random_oracle),
+        cmocka_unit_test(test_overflow_dims),
+        cmocka_unit_test(test_calls),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();

@@ -92,10 +92,10 @@ static int tj_bag_check_v3(const jit_sig *s, tj_bag_form form, int version)
 {
     if (version != 3)
         return 0;
-    if (s->padding_idx != JIT_NO_PADDING)
+    if (form != TJ_BAG_SEGMENTS && s->padding_idx != JIT_NO_PADDING)
         return tj_error_set("padding_idx=%" PRId64 ": %s-3 has no padding_idx (opset 15 has)",
                             s->padding_idx, tj_bag_title(form));
-    if (s->include_last_offset)
+    if (form == TJ_BAG_OFFSETS && s->include_last_offset)
         return tj_error_set("include_last_offset: %s-3 has none (opset 15 has)",
                             tj_bag_title(form));
     return 0;
@@ -144,7 +144,8 @@ static int tj_bag_check_rows(const jit_sig *s, tj_bag_form form)
         return tj_error_set("default_index=%" PRId64 " must be -1 (none) or a row of the table, "
                             "in [0, table.shape[0]) = [0, %" PRId64 ")",
                             s->default_index, e);
-    if (s->padding_idx != JIT_NO_PADDING && (s->padding_idx < -e || s->padding_idx >= e))
+    if (form != TJ_BAG_SEGMENTS && s->padding_idx != JIT_NO_PADDING &&
+        (s->padding_idx < -e || s->padding_idx >= e))
         return tj_error_set("padding_idx=%" PRId64 " must be in [-table.shape[0], "
                             "table.shape[0]) = [%" PRId64 ", %" PRId64 ")",
                             s->padding_idx, -e, e);
@@ -221,7 +222,7 @@ int tj_bag_sig_plan(const jit_sig *s, tj_bag_form form, tj_plan *p, jit_shape *o
                        .default_index = form == TJ_BAG_PACKED ? -1 : s->default_index,
                        .padding_row = -1};
     tj_bag_counts(s, form, b, out);
-    if (s->padding_idx != JIT_NO_PADDING)
+    if (form != TJ_BAG_SEGMENTS && s->padding_idx != JIT_NO_PADDING)
         b->padding_row = s->padding_idx < 0 ? s->padding_idx + b->rows : s->padding_idx;
     if (tj_bag_bytes(s, form, p, out) || tj_check_threads(s->threads, &b->threads))
         return -1;
