@@ -261,17 +261,21 @@ typedef struct jit_sig {
      * indices_shape the indices [N] (packed: [B, L]), updates_shape the
      * offsets [B] or [B+1] / the segment ids [N] (packed: unused); the
      * offsets' element type is index_type (updates_dtype UNSET or equal to
-     * it). reduction NONE means sum. */
+     * it). reduction NONE means sum. default_index and padding_idx each
+     * have a flag beside them, rather than a value with a "none" of its
+     * own: row 0 is a valid default row and a valid padding row, so a
+     * zero-initialised signature must mean neither, and the value still
+     * reads as the row it is, as in torch and OpenVINO. */
     int has_weights;             /* weights [N] (packed: [B, L]) of the table's type, sum only */
-    int64_t default_index;       /* -1 none, else [0, E): the row of an empty bag */
-    int64_t padding_idx;         /* torch; JIT_NO_PADDING none, else [-E, E) */
+    int has_default_index;       /* 0: none, an empty bag gives zeros */
+    int64_t default_index;       /* with has_default_index: the row of an empty bag, in
+                                    [0, E), or -1 (OpenVINO's none) */
+    int has_padding_idx;         /* torch; 0: no padding row */
+    int64_t padding_idx;         /* with has_padding_idx: in [-E, E) */
     int include_last_offset;     /* offsets has B + 1 entries */
     int64_t num_segments;        /* Segments: S, or JIT_DIM_DYNAMIC */
     int64_t num_segments_bound;  /* a dynamic S's upper bound (0: none) */
 } jit_sig;
-
-/* jit_sig.padding_idx: no padding row. */
-#define JIT_NO_PADDING INT64_MIN
 
 /* Kernels. Buffers are dense, row-major, of the signature's sizes; out must
  * not overlap the inputs, except that a scatter may run in place
@@ -492,8 +496,9 @@ int jit_scatter_elements_update_run_range(jit_scatter_elements_update_fn kernel,
  * Embedding bags (SPEC section 10): a gather whose rows are pooled per bag.
  * reduction: sum (NONE means sum), mean and max with opset 15; opset 3
  * (the OpenVINO ...Sum-3 ops) takes sum only, without padding_idx or
- * include_last_offset. weights only with sum. default_index: -1 none, else
- * the row an empty bag gets. padding_idx: JIT_NO_PADDING none.
+ * include_last_offset. weights only with sum. default_index and padding_idx
+ * count only with their has_ flag set (jit_sig says why), so a
+ * zero-initialised signature has no default row and no padding.
  */
 typedef struct jit_embedding_bag_offsets_sig {
     int opset;                   /* 3 or 15 (0 means 15) */
@@ -507,8 +512,10 @@ typedef struct jit_embedding_bag_offsets_sig {
     jit_shape offsets_shape;     /* [B], or [B + 1] with include_last_offset */
     jit_reduction reduction;
     int has_weights;
-    int64_t default_index;
-    int64_t padding_idx;
+    int has_default_index;
+    int64_t default_index;       /* [0, E) or -1: the row of an empty bag */
+    int has_padding_idx;
+    int64_t padding_idx;         /* [-E, E) */
     int include_last_offset;
 } jit_embedding_bag_offsets_sig;
 
@@ -523,7 +530,8 @@ typedef struct jit_embedding_bag_packed_sig {
     jit_shape indices_shape;     /* [B, L] */
     jit_reduction reduction;
     int has_weights;             /* weights [B, L] */
-    int64_t padding_idx;
+    int has_padding_idx;
+    int64_t padding_idx;         /* [-E, E) */
 } jit_embedding_bag_packed_sig;
 
 typedef struct jit_embedding_segments_sig {
@@ -538,7 +546,8 @@ typedef struct jit_embedding_segments_sig {
     jit_shape segment_ids_shape; /* [N] */
     int64_t num_segments;        /* S: the output's first dim */
     int has_weights;             /* weights [N] */
-    int64_t default_index;
+    int has_default_index;
+    int64_t default_index;       /* [0, E) or -1: the row of a segment no id names */
 } jit_embedding_segments_sig;
 
 jit_embedding_bag_offsets_fn

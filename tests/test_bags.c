@@ -92,8 +92,10 @@ static jit_sig case_sig(const cJSON *c, int *ok)
     if (cJSON_IsString(r))
         assert_int_equal(jit_reduction_from_name(r->valuestring, &s.reduction), 0);
     s.data_shape = support_shape(field(c, "table_shape"));
-    s.default_index = int_or(c, "default_index", -1);
-    s.padding_idx = int_or(c, "padding_idx", JIT_NO_PADDING);
+    s.has_default_index = cJSON_IsNumber(field(c, "default_index"));
+    s.default_index = int_or(c, "default_index", 0);
+    s.has_padding_idx = cJSON_IsNumber(field(c, "padding_idx"));
+    s.padding_idx = int_or(c, "padding_idx", 0);
     s.include_last_offset = cJSON_IsTrue(field(c, "include_last_offset"));
     s.num_segments = int_or(c, "num_segments", 0);
     const cJSON *w = field(c, "weights"), *ws = field(c, "weights_shape");
@@ -321,8 +323,8 @@ static void test_invalid(void **state)
              * for other shapes (a default row of a larger table, offsets
              * of another length) */
             jit_sig d = all_dynamic(&s);
-            int on_dims = s.default_index != -1 || s.padding_idx != JIT_NO_PADDING ||
-                          s.include_last_offset;
+            int on_dims = (s.has_default_index && s.default_index != -1) ||
+                          s.has_padding_idx || s.include_last_offset;
             if (jit_compile(&d) && !on_dims)
                 fail_msg("%s: accepted with every dim dynamic", name);
         }
@@ -425,9 +427,9 @@ static int oracle_run(const rnd_case *c, char *out)
 {
     const jit_sig *s = &c->sig;
     int es = jit_dtype_size(s->dtype);
-    int64_t pad = s->padding_idx == JIT_NO_PADDING ? -1
-                  : s->padding_idx < 0            ? s->padding_idx + c->e
-                                                  : s->padding_idx;
+    int64_t pad = !s->has_padding_idx  ? -1
+                  : s->padding_idx < 0 ? s->padding_idx + c->e
+                                       : s->padding_idx;
     int64_t *rows = calloc((size_t)c->n + 1, sizeof *rows), *js = calloc((size_t)c->n + 1, 8);
     int rc = JIT_OK;
     for (int64_t b = 0; b < c->bags && rc == JIT_OK; b++) {
@@ -456,7 +458,7 @@ static int oracle_run(const rnd_case *c, char *out)
         }
         for (int64_t col = 0; col < c->d; col++) {
             char *dst = out + (b * c->d + col) * es;
-            if (!looked && s->default_index >= 0)
+            if (!looked && s->has_default_index && s->default_index >= 0)
                 memcpy(dst, (const char *)c->table + (s->default_index * c->d + col) * es, (size_t)es);
             else
                 oracle_elem(c, rows, js, kept, col, dst);
@@ -511,9 +513,10 @@ static void random_case(uint64_t *rng, rnd_case *c)
     c->d = support_rand_range(rng, 1, 5);
     s->data_shape = c->d == 1 && support_rand_range(rng, 0, 1) ? (jit_shape){1, {c->e}}
                                                                : (jit_shape){2, {c->e, c->d}};
-    s->default_index = packed || support_rand_range(rng, 0, 1) ? -1 : support_rand_range(rng, 0, c->e - 1);
-    s->padding_idx = segments || support_rand_range(rng, 0, 1) ? JIT_NO_PADDING
-                                                               : support_rand_range(rng, -c->e, c->e - 1);
+    s->has_default_index = !packed && support_rand_range(rng, 0, 2);
+    s->default_index = s->has_default_index ? support_rand_range(rng, -1, c->e - 1) : 0;
+    s->has_padding_idx = !segments && support_rand_range(rng, 0, 1);
+    s->padding_idx = s->has_padding_idx ? support_rand_range(rng, -c->e, c->e - 1) : 0;
     if (packed) {
         int64_t b = support_rand_range(rng, 0, 5), l = support_rand_range(rng, 0, 4);
         s->indices_shape = (jit_shape){2, {b, l}};
@@ -613,6 +616,90 @@ static void test_random_oracle(void **state)
     assert_true(bad > 0 && bad < runs); /* both kinds were met */
 }
 
+/* A zero-initialised signature (only op, types and shapes set) means no
+ * default row and no padding: plain sums, against the oracle, for each
+ * form, and the typed signatures alike. Row 0 is both looked up and the
+ * would-be default of an empty bag / segment, so either trap shows. */
+static void zero_case(jit_op op, rnd_case *c)
+{
+    static const int64_t idx[4] = {0, 1, 0, 2}, off[3] = {0, 2, 2}, seg[4] = {0, 0, 2, 2};
+    memset(c, 0, sizeof *c);
+    c->e = 3;
+    c->d = 2;
+    c->n = 4;
+    c->bags = op == JIT_OP_EMBEDDING_BAG_PACKED ? 2 : 3;
+    c->sig = (jit_sig){.op = op, .dtype = JIT_F32, .index_type = JIT_I64,
+                       .data_shape = {2, {3, 2}}, .indices_shape = {1, {4}}};
+    if (op == JIT_OP_EMBEDDING_BAG_PACKED)
+        c->sig.indices_shape = (jit_shape){2, {2, 2}};
+    else if (op == JIT_OP_EMBEDDING_BAG_OFFSETS)
+        c->sig.updates_shape = (jit_shape){1, {3}};
+    else {
+        c->sig.updates_shape = (jit_shape){1, {4}};
+        c->sig.num_segments = 3;
+    }
+    c->table = calloc(6, sizeof(float));
+    c->idx = calloc(4, sizeof(int64_t));
+    c->off = calloc(4, sizeof(int64_t));
+    assert_true(c->table && c->idx && c->off);
+    for (int i = 0; i < 6; i++)
+        ((float *)c->table)[i] = (float)(i + 1) * 1.5f;
+    memcpy(c->idx, idx, sizeof idx);
+    memcpy(c->off, op == JIT_OP_EMBEDDING_SEGMENTS ? seg : off,
+           op == JIT_OP_EMBEDDING_SEGMENTS ? sizeof seg : sizeof off);
+    c->out_bytes = (size_t)(c->bags * c->d) * sizeof(float);
+}
+
+static void expect_plain_sums(const rnd_case *c, jit_kernel k)
+{
+    float want[6] = {0}, got[6];
+    assert_int_equal(oracle_run(c, (char *)want), JIT_OK);
+    assert_non_null(k);
+    assert_int_equal(jit_call_bag(k, c->table, c->idx, c->off, NULL, got), JIT_OK);
+    if (memcmp(got, want, c->out_bytes) != 0)
+        fail_msg("op %d: a zero-initialised signature did not give plain sums (bag 0: %g, "
+                 "%g; the oracle: %g, %g)", c->sig.op, got[0], got[1], want[0], want[1]);
+}
+
+static void test_zero_initialised(void **state)
+{
+    (void)state;
+    for (int op = JIT_OP_EMBEDDING_BAG_OFFSETS; op <= JIT_OP_EMBEDDING_SEGMENTS; op++) {
+        rnd_case c;
+        zero_case((jit_op)op, &c);
+        jit_kernel k = jit_compile(&c.sig);
+        if (!k)
+            fail_msg("op %d: refused: %s", op, jit_last_error());
+        expect_plain_sums(&c, k);
+        jit_release(k);
+        jit_kernel t = NULL;
+        if (op == JIT_OP_EMBEDDING_BAG_OFFSETS) {
+            jit_embedding_bag_offsets_sig o = {.dtype = JIT_F32, .index_type = JIT_I64,
+                                               .table_shape = c.sig.data_shape,
+                                               .indices_shape = c.sig.indices_shape,
+                                               .offsets_shape = c.sig.updates_shape};
+            t = (jit_kernel)jit_embedding_bag_offsets_compile(&o);
+        } else if (op == JIT_OP_EMBEDDING_BAG_PACKED) {
+            jit_embedding_bag_packed_sig p = {.dtype = JIT_F32, .index_type = JIT_I64,
+                                              .table_shape = c.sig.data_shape,
+                                              .indices_shape = c.sig.indices_shape};
+            t = (jit_kernel)jit_embedding_bag_packed_compile(&p);
+        } else {
+            jit_embedding_segments_sig g = {.dtype = JIT_F32, .index_type = JIT_I64,
+                                            .table_shape = c.sig.data_shape,
+                                            .indices_shape = c.sig.indices_shape,
+                                            .segment_ids_shape = c.sig.updates_shape,
+                                            .num_segments = 3};
+            t = (jit_kernel)jit_embedding_segments_compile(&g);
+        }
+        if (!t)
+            fail_msg("op %d (typed): refused: %s", op, jit_last_error());
+        expect_plain_sums(&c, t);
+        jit_release(t);
+        free_case(&c);
+    }
+}
+
 /* Hostile shapes: dims whose bytes overflow int64 are refused when
  * compiling, naming the input. */
 static void test_overflow_dims(void **state)
@@ -620,7 +707,7 @@ static void test_overflow_dims(void **state)
     (void)state;
     jit_sig s = {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .dtype = JIT_F32, .index_type = JIT_I64,
                  .data_shape = {2, {INT64_MAX / 2, 4}}, .indices_shape = {1, {4}},
-                 .updates_shape = {1, {2}}, .default_index = -1, .padding_idx = JIT_NO_PADDING};
+                 .updates_shape = {1, {2}}};
     assert_null(jit_compile(&s));
     assert_non_null(strstr(jit_last_error(), "table"));
     s.data_shape = (jit_shape){2, {4, 4}};
@@ -636,8 +723,7 @@ static void test_overflow_dims(void **state)
     assert_non_null(strstr(jit_last_error(), "output"));
     jit_sig g = {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F64, .index_type = JIT_I32,
                  .data_shape = {2, {4, 4}}, .indices_shape = {1, {4}},
-                 .updates_shape = {1, {4}}, .num_segments = INT64_MAX / 8,
-                 .default_index = -1};
+                 .updates_shape = {1, {4}}, .num_segments = INT64_MAX / 8};
     assert_null(jit_compile(&g));
     if (!strstr(jit_last_error(), "output"))
         fail_msg("%s", jit_last_error());
@@ -650,8 +736,7 @@ static void test_calls(void **state)
     (void)state;
     jit_embedding_bag_offsets_sig t = {.dtype = JIT_F32, .index_type = JIT_I32,
                                        .table_shape = {2, {3, 2}}, .indices_shape = {1, {2}},
-                                       .offsets_shape = {1, {1}}, .default_index = -1,
-                                       .padding_idx = JIT_NO_PADDING, .has_weights = 1};
+                                       .offsets_shape = {1, {1}}, .has_weights = 1};
     jit_embedding_bag_offsets_fn k = jit_embedding_bag_offsets_compile(&t);
     assert_non_null(k);
     float table[6] = {1, 2, 3, 4, 5, 6}, w[2] = {2, 3}, out[2];
@@ -684,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_random_oracle),
+        cmocka_unit_test(test_zero_initialised),
         cmocka_unit_test(test_overflow_dims),
         cmocka_unit_test(test_calls),
     };

@@ -42,7 +42,9 @@ int tj_key_sig(const tj_op_def *def, const jit_sig *sig, tj_key *k)
     tj_put(k, s.no_init_val);
     if (def->info.attrs & JIT_ATTR_BAG) { /* the other ops' keys stay as they were */
         tj_put(k, s.has_weights);
+        tj_put(k, s.has_default_index);
         tj_put(k, s.default_index);
+        tj_put(k, s.has_padding_idx);
         tj_put(k, s.padding_idx);
         tj_put(k, s.include_last_offset);
         tj_put(k, s.num_segments);

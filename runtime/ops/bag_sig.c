@@ -92,7 +92,7 @@ static int tj_bag_check_v3(const jit_sig *s, tj_bag_form form, int version)
 {
     if (version != 3)
         return 0;
-    if (form != TJ_BAG_SEGMENTS && s->padding_idx != JIT_NO_PADDING)
+    if (form != TJ_BAG_SEGMENTS && s->has_padding_idx)
         return tj_error_set("padding_idx=%" PRId64 ": %s-3 has no padding_idx (opset 15 has)",
                             s->padding_idx, tj_bag_title(form));
     if (form == TJ_BAG_OFFSETS && s->include_last_offset)
@@ -135,16 +135,22 @@ static int tj_bag_check_shapes(const jit_sig *s, tj_bag_form form)
     return 0;
 }
 
+/* The default row, or -1: none (no flag, or OpenVINO's -1). */
+static int64_t tj_bag_default_row(const jit_sig *s, tj_bag_form form)
+{
+    return form != TJ_BAG_PACKED && s->has_default_index ? s->default_index : -1;
+}
+
 /* default_index, padding_idx and num_segments against the table's rows. */
 static int tj_bag_check_rows(const jit_sig *s, tj_bag_form form)
 {
     int64_t e = s->data_shape.dims[0];
-    if (form != TJ_BAG_PACKED && s->default_index != -1 &&
+    if (tj_bag_default_row(s, form) != -1 &&
         (s->default_index < 0 || s->default_index >= e))
         return tj_error_set("default_index=%" PRId64 " must be -1 (none) or a row of the table, "
                             "in [0, table.shape[0]) = [0, %" PRId64 ")",
                             s->default_index, e);
-    if (form != TJ_BAG_SEGMENTS && s->padding_idx != JIT_NO_PADDING &&
+    if (form != TJ_BAG_SEGMENTS && s->has_padding_idx &&
         (s->padding_idx < -e || s->padding_idx >= e))
         return tj_error_set("padding_idx=%" PRId64 " must be in [-table.shape[0], "
                             "table.shape[0]) = [%" PRId64 ", %" PRId64 ")",
@@ -219,10 +225,10 @@ int tj_bag_sig_plan(const jit_sig *s, tj_bag_form form, tj_plan *p, jit_shape *o
                        .policy = s->index_policy,
                        .include_last_offset = form == TJ_BAG_OFFSETS && s->include_last_offset,
                        .has_weights = s->has_weights != 0,
-                       .default_index = form == TJ_BAG_PACKED ? -1 : s->default_index,
+                       .default_index = tj_bag_default_row(s, form),
                        .padding_row = -1};
     tj_bag_counts(s, form, b, out);
-    if (form != TJ_BAG_SEGMENTS && s->padding_idx != JIT_NO_PADDING)
+    if (form != TJ_BAG_SEGMENTS && s->has_padding_idx)
         b->padding_row = s->padding_idx < 0 ? s->padding_idx + b->rows : s->padding_idx;
     if (tj_bag_bytes(s, form, p, out) || tj_check_threads(s->threads, &b->threads))
         return -1;
@@ -236,9 +242,12 @@ void tj_bag_normalize(jit_sig *s)
     if (s->reduction == JIT_REDUCTION_NONE)
         s->reduction = JIT_REDUCTION_SUM;
     int64_t e = s->data_shape.rank > 0 ? s->data_shape.dims[0] : -1;
-    if (s->padding_idx != JIT_NO_PADDING && s->padding_idx < 0 && e >= 0 &&
-        s->padding_idx >= -e)
+    if (s->has_padding_idx && s->padding_idx < 0 && e >= 0 && s->padding_idx >= -e)
         s->padding_idx += e;
+    if (s->has_default_index && s->default_index == -1) { /* OpenVINO's spelling of none */
+        s->has_default_index = 0;
+        s->default_index = 0;
+    }
     s->has_weights = s->has_weights != 0;
     s->include_last_offset = s->include_last_offset != 0;
 }
@@ -246,7 +255,7 @@ void tj_bag_normalize(jit_sig *s)
 void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, char *buf,
                      size_t len)
 {
-    char t[256], ix[256], o[256] = "", out[256] = "?", pad[48] = "none";
+    char t[256], ix[256], o[256] = "", out[256] = "?", pad[48] = "none", dflt[48] = "none";
     jit_shape os;
     if (tj_sig_output_shape(def, s, &os) == 0)
         tj_shape_format(&os, out, sizeof out);
@@ -255,21 +264,23 @@ void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, c
         snprintf(o, sizeof o, ", %s %s", tj_bag_offsets_name(form),
                  tj_shape_format(&s->updates_shape, b, sizeof b));
     }
-    if (s->padding_idx != JIT_NO_PADDING)
+    if (s->has_padding_idx)
         snprintf(pad, sizeof pad, "%" PRId64, s->padding_idx);
+    if (tj_bag_default_row(s, form) != -1)
+        snprintf(dflt, sizeof dflt, "%" PRId64, s->default_index);
     char seg[48] = "";
     if (form == TJ_BAG_SEGMENTS)
         snprintf(seg, sizeof seg, ", num_segments %" PRId64, s->num_segments);
     snprintf(buf, len,
              "%s-%d, reduction %s, table %s %s, indices %s %s%s, weights %s, default_index "
-             "%" PRId64 ", padding_idx %s, include_last_offset %d%s, index policy %s\n"
+             "%s, padding_idx %s, include_last_offset %d%s, index policy %s\n"
              "output shape: %s\n",
              def->info.name, s->opset ? s->opset : def->info.default_opset,
              jit_reduction_name(s->reduction == JIT_REDUCTION_NONE ? JIT_REDUCTION_SUM
                                                                    : s->reduction),
              jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, t, sizeof t),
              jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, ix, sizeof ix), o,
-             s->has_weights ? "yes" : "no", form == TJ_BAG_PACKED ? -1 : s->default_index, pad,
+             s->has_weights ? "yes" : "no", dflt, pad,
              s->include_last_offset, seg,
              jit_index_policy_name(s->index_policy), out);
 }

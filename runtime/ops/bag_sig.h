@@ -15,7 +15,8 @@
 int tj_bag_sig_plan(const jit_sig *s, tj_bag_form form, tj_plan *p, jit_shape *out);
 
 /* reduction NONE means sum; a padding_idx counted from the end is the
- * row it names (when the table's first dim is static). */
+ * row it names (when the table's first dim is static); a default_index of
+ * -1 is no default row, as its flag unset is. */
 void tj_bag_normalize(jit_sig *s);
 
 /* The first line of jit_explain for a bag signature of def's op. */

@@ -39,7 +39,9 @@ static jit_sig tj_ebo_sig_of(const jit_embedding_bag_offsets_sig *t)
                      .engine = t->engine, .threads = t->threads, .data_shape = t->table_shape,
                      .indices_shape = t->indices_shape, .updates_shape = t->offsets_shape,
                      .reduction = t->reduction, .has_weights = t->has_weights,
-                     .default_index = t->default_index, .padding_idx = t->padding_idx,
+                     .has_default_index = t->has_default_index,
+                     .default_index = t->default_index, .has_padding_idx = t->has_padding_idx,
+                     .padding_idx = t->padding_idx,
                      .include_last_offset = t->include_last_offset};
 }
 

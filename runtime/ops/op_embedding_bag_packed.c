@@ -35,7 +35,7 @@ static jit_sig tj_ebp_sig_of(const jit_embedding_bag_packed_sig *t)
                      .index_type = t->index_type, .index_policy = t->index_policy,
                      .engine = t->engine, .threads = t->threads, .data_shape = t->table_shape,
                      .indices_shape = t->indices_shape, .reduction = t->reduction,
-                     .has_weights = t->has_weights, .default_index = -1,
+                     .has_weights = t->has_weights, .has_padding_idx = t->has_padding_idx,
                      .padding_idx = t->padding_idx};
 }
 

@@ -44,7 +44,8 @@ static jit_sig tj_ems_sig_of(const jit_embedding_segments_sig *t)
                      .engine = t->engine, .threads = t->threads, .data_shape = t->table_shape,
                      .indices_shape = t->indices_shape, .updates_shape = t->segment_ids_shape,
                      .reduction = JIT_REDUCTION_SUM, .has_weights = t->has_weights,
-                     .default_index = t->default_index, .padding_idx = JIT_NO_PADDING,
+                     .has_default_index = t->has_default_index,
+                     .default_index = t->default_index,
                      .num_segments = t->num_segments};
 }
 

@@ -11,16 +11,19 @@ static int64_t tj_from_end(int64_t v, int64_t n)
 }
 
 /* The embedding bags' fields (SPEC 10) an op does not take, at their
- * "none": all zero for the other ops. */
+ * "none": all zero. */
 static void tj_sig_normalize_bag(unsigned attrs, jit_sig *s)
 {
-    int bag = (attrs & JIT_ATTR_BAG) != 0;
     if (!(attrs & JIT_ATTR_WEIGHTS))
         s->has_weights = 0;
     if (!(attrs & JIT_ATTR_DEFAULT_INDEX))
-        s->default_index = bag ? -1 : 0;
+        s->has_default_index = 0;
+    if (!s->has_default_index)
+        s->default_index = 0;
     if (!(attrs & JIT_ATTR_PADDING_IDX))
-        s->padding_idx = bag ? JIT_NO_PADDING : 0;
+        s->has_padding_idx = 0;
+    if (!s->has_padding_idx)
+        s->padding_idx = 0;
     if (!(attrs & JIT_ATTR_LAST_OFFSET))
         s->include_last_offset = 0;
     if (!(attrs & JIT_ATTR_NUM_SEGMENTS))
