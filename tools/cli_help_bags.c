@@ -62,16 +62,22 @@ void tj_cli_usage_bag(const jit_op_info *op, FILE *f)
 {
     int seg = (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
     int off = (op->attrs & JIT_ATTR_OFFSETS) && !seg;
-    char versions[64];
+    char versions[64], policies[128] = "";
+    size_t n = 0;
     tj_cli_opsets_text(op, ", ", " or ", versions, sizeof versions);
+    for (int p = 0; p < JIT_INDEX_POLICY_COUNT && n < sizeof policies; p++)
+        n += (size_t)snprintf(policies + n, sizeof policies - n, "%s%s", p ? "|" : "",
+                              jit_index_policy_name((jit_index_policy)p));
     tj_bag_usage_lines(op, f);
     fprintf(f, "%s, an embedding bag (SPEC section 10), version%s %s\n", op->name,
             op->opsets[1] ? "s" : "", versions);
     fprintf(f, "options of %s:\n", op->command);
     tj_bag_attr_lines(op, f);
+    fprintf(f, "  --index-policy %s\n"
+            "                             what an index out of range does (default error;\n"
+            "                             offsets and segment ids are always checked)\n",
+            policies);
     fprintf(f,
-            "  --index-policy P           what an index out of range does (default error;\n"
-            "                             offsets and segment ids are always checked)\n"
             "  --engine jit|reference     engine to run (default jit; falls back to reference)\n"
             "  -o, --output OUT.npy|-     write the result as .npy (- : to stdout); without\n"
             "                             it, print it (first line: its shape and dtype)\n"
