@@ -106,6 +106,14 @@ static int bag_formula_shape(const jit_sig *s, const int64_t *dims, jit_shape *o
     out->rank = rd;
     out->dims[0] = bags;
     memcpy(out->dims + 1, dims + 1, (size_t)(rd - 1) * sizeof *dims);
+    /* S is a bare number: an output whose bytes overflow int64 is the
+     * library's to refuse, not the allocator's */
+    int64_t bytes = jit_dtype_size(s->dtype);
+    for (int i = 0; i < rd; i++) {
+        if (out->dims[i] < 0 || (out->dims[i] > 0 && bytes > INT64_MAX / out->dims[i]))
+            return 0;
+        bytes *= out->dims[i];
+    }
     return 1;
 }
 

@@ -394,6 +394,13 @@ def test_signature_errors_are_value_errors():
         tensorjit.embedding_segments(table, indices, np.array([0, 0]), -1)
 
 
+@pytest.mark.parametrize("s", [2 ** 62, 2 ** 63 - 1])
+def test_num_segments_whose_bytes_overflow_is_a_signature_error(s):
+    table = random_table((3, 4), np.float32)
+    with pytest.raises(tensorjit.SignatureError, match="int64"):
+        tensorjit.embedding_segments(table, np.array([0]), np.array([0]), s)
+
+
 def test_weights_must_match_indices():
     table, indices = random_table((5, 2), np.float32), np.array([0, 1, 2])
     with pytest.raises(tensorjit.SignatureError, match=r"weights.*\b2\b.*\b3\b"):
