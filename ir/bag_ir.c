@@ -56,6 +56,7 @@ typedef struct tj_bir {
     int idx_signed;
     int drops;        /* a lookup may be dropped (zero-fill, padding) */
     int nt;           /* emitting the streaming-store path */
+    int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
     LLVMValueRef main_fn;
     LLVMValueRef table, indices, offsets, weights, out;
     LLVMBasicBlockRef allocas; /* the function's entry, where its allocas go */
@@ -362,6 +363,8 @@ static LLVMValueRef tj_combine(tj_bir *k, LLVMValueRef a, LLVMValueRef x)
     }
     if (!k->afloat)
         return LLVMBuildAdd(b, a, x, "sum");
+    if (k->fast_nan)
+        return LLVMBuildFAdd(b, a, x, "sum");
     return LLVMBuildFAdd(b, a, LLVMBuildSelect(b, tj_is_nan(k, a), a, x, ""), "sum");
 }
 
@@ -371,6 +374,8 @@ static LLVMValueRef tj_weigh(tj_bir *k, LLVMValueRef x, LLVMValueRef w)
     LLVMBuilderRef b = k->e.b;
     if (!k->afloat)
         return LLVMBuildMul(b, x, w, "weighted");
+    if (k->fast_nan)
+        return LLVMBuildFMul(b, x, w, "weighted");
     return LLVMBuildFMul(b, x, LLVMBuildSelect(b, tj_is_nan(k, x), x, w, ""), "weighted");
 }
 
@@ -760,6 +765,47 @@ static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMVal
     tj_loop_end(e, &l, NULL);
 }
 
+/* A float sum's (or mean's) lookups run a fast path whose adds and
+ * multiplies leave NaNs to the hardware (which NaN an fadd of two gives
+ * hangs on the operand order LLVM picks); NaN is sticky in them, so an
+ * accumulator without one at the bag's end got the rule's bits, and one
+ * with a NaN has its bag reduced again under the rule (tj_nan_redo). The
+ * rule's selects cost cache-resident bags (E3) about 10% of their time. */
+static int tj_nan_redo_wanted(const tj_bir *k)
+{
+    return k->afloat && k->g->reduction != JIT_REDUCTION_MAX;
+}
+
+/* If an accumulator of slot i holds a NaN: the bag again, NaNs by the
+ * rule (no prefetch: its rows were just read). */
+static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMValueRef *start,
+                        LLVMValueRef len)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef any = tj_false(e);
+    for (int64_t v = 0; v < bl->vectors; v++) {
+        int64_t n = tj_vector_len(k, bl, v);
+        LLVMValueRef a = tj_get(k, bl->acc[i][v], tj_vec(k->aty, n));
+        LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
+        LLVMValueRef bits = LLVMBuildBitCast(e->b, nan, LLVMIntTypeInContext(e->ctx, (unsigned)n), "");
+        any = LLVMBuildOr(e->b, any,
+                          LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), ""),
+                          "any.nan");
+    }
+    LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
+    LLVMBuildCondBr(e->b, any, redo, done);
+    LLVMPositionBuilderAtEnd(e->b, redo);
+    int prefetch = bl->prefetch;
+    bl->prefetch = 0;
+    k->fast_nan = 0;
+    tj_init_bag(k, bl, i, LLVMBuildICmp(e->b, LLVMIntEQ, len, tj_i64(e, 0), "empty"));
+    tj_lookup_loop(k, bl, slots, i, start, tj_i64(e, 0), len);
+    k->fast_nan = 1;
+    bl->prefetch = prefetch;
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
+}
+
 /* Bags [b, b + slots) over block bl: their lookups interleaved while every
  * one has some left, then each one's rest, each bag in index order. */
 static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int slots)
@@ -777,12 +823,17 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
                          : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, len[i], common, ""),
                                            len[i], common, "common");
     }
+    k->fast_nan = tj_nan_redo_wanted(k);
     tj_lookup_loop(k, bl, slots, -1, start, tj_i64(e, 0), common);
     if (slots > 1)
         for (int i = 0; i < slots; i++)
             tj_lookup_loop(k, bl, slots, i, start, common, len[i]);
-    for (int i = 0; i < slots; i++)
+    for (int i = 0; i < slots; i++) {
+        if (k->fast_nan)
+            tj_nan_redo(k, bl, slots, i, start, len[i]);
         tj_finish_bag(k, bl, i, bi[i], len[i]);
+    }
+    k->fast_nan = 0;
 }
 
 /* The accumulators of a block of n columns. */
