@@ -23,7 +23,7 @@
  * A fixed count of lookups (FBGEMM's 16) is too short for narrow rows and
  * too long for wide ones: the bytes in flight are what the memory system
  * sees. TENSORJIT_PREFETCH=N sets the rows ahead (0: none). */
-#define TJ_BAG_PREFETCH_BYTES 6144
+#define TJ_BAG_PREFETCH_BYTES 3072
 #define TJ_BAG_PREFETCH_MAX_ROWS 64
 #define TJ_BAG_PREFETCH_MIN_TABLE (2 << 20)
 
