@@ -59,6 +59,9 @@ typedef struct tj_bir {
     int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
     LLVMValueRef main_fn;
     LLVMValueRef table, indices, offsets, weights, out;
+    /* the counts: constants, or a dynamic kernel's from the call's dims
+     * (tj_load_counts); dims is NULL in a static kernel */
+    LLVMValueRef dims, rows, bags, lookups, bag_len, offsets_len;
     LLVMBasicBlockRef allocas; /* the function's entry, where its allocas go */
 } tj_bir;
 
@@ -95,15 +98,19 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     int64_t most = TJ_BAG_ACC_VECTORS * l->lanes;
     l->block_elems = g->row_elems < most ? g->row_elems : most;
     l->row_bytes = g->row_elems * jit_dtype_size(g->dtype);
-    l->table_bytes = g->rows * l->row_bytes;
+    /* a dynamic table's size is the call's: as large as any */
+    l->table_bytes = g->rows >= 0 ? g->rows * l->row_bytes : INT64_MAX;
     long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
     l->llc_bytes = llc > 0 ? llc : 0;
     /* short bags several at a time, as many as the registers hold */
     int64_t avg = g->form == TJ_BAG_PACKED ? g->bag_len : g->bags ? g->lookups / g->bags : 0;
+    if (g->dynamic && (g->form != TJ_BAG_PACKED || g->bag_len < 0))
+        avg = INT64_MAX; /* the call's: not known to be short */
     int64_t vectors = (l->block_elems + l->lanes - 1) / l->lanes;
     int64_t regs = l->vector_bits == 512 ? 16 : 8;
     l->interleave = 1;
-    if (g->form != TJ_BAG_SEGMENTS && g->bags >= 2 && avg <= TJ_BAG_INTERLEAVE_MAX_LEN &&
+    if (g->form != TJ_BAG_SEGMENTS && (g->bags >= 2 || (g->dynamic && g->bags < 0)) &&
+        avg <= TJ_BAG_INTERLEAVE_MAX_LEN &&
         vectors > 0) {
         int64_t n = regs / vectors;
         l->interleave = n > TJ_BAG_INTERLEAVE_MAX ? TJ_BAG_INTERLEAVE_MAX : n < 2 ? 1 : n;
@@ -125,14 +132,15 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
         rows = cfg->prefetch.value > 0 ? cfg->prefetch.value : 0, large_table = 1;
-    s->prefetch = l.row_bytes > 0 && large_table && g->lookups > 1 ? rows : 0;
+    s->prefetch = l.row_bytes > 0 && large_table && (g->lookups > 1 || g->dynamic) ? rows : 0;
     int64_t out_bytes = g->bags * l.row_bytes;
     int can_stream = g->form != TJ_BAG_SEGMENTS && l.row_bytes % 64 == 0 &&
                      g->row_elems % l.lanes == 0 && out_bytes > 0;
     int large = out_bytes >= TJ_BAG_NT_MIN_OUT && out_bytes > l.llc_bytes;
-    s->nontemporal = can_stream && (cfg->nontemporal.set ? cfg->nontemporal.value != 0 : large);
+    s->nontemporal = can_stream && !g->dynamic &&
+                     (cfg->nontemporal.set ? cfg->nontemporal.value != 0 : large);
     int64_t lines = l.row_bytes / 64 + 1;
-    s->split = p->bag.threads > 1 && g->form != TJ_BAG_SEGMENTS && g->bags >= 2 &&
+    s->split = p->bag.threads > 1 && !g->dynamic && g->form != TJ_BAG_SEGMENTS && g->bags >= 2 &&
                (cfg->split_min.set || g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines);
 }
 
@@ -143,8 +151,10 @@ void tj_bag_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_
     tj_bag_layout_of(p, s, &l);
     int64_t vectors = l.lanes ? (g->row_elems + l.lanes - 1) / l.lanes : 0;
     int n = snprintf(buf, len,
-                     "embedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
+                     "%sembedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
                      "accumulated in %" PRId64 " %d-bit vectors%s",
+                     g->dynamic ? "dynamic (B, N, L, E and S from the call's dims, on the "
+                                  "caller's thread) " : "",
                      g->row_elems, l.row_bytes, vectors, l.vector_bits,
                      g->row_elems > l.block_elems ? " a block of columns at a time" : "");
     if (n < 0 || (size_t)n >= len)
@@ -388,14 +398,22 @@ static void tj_fail_if(tj_bir *k, LLVMValueRef bad)
     LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
     LLVMBuildCondBr(e->b, bad, fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 6, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_BAG_BAD);
+    /* a dynamic kernel's message needs the call's dims */
+    const char *rt = k->dims ? TJ_RT_BAG_DYN_BAD : TJ_RT_BAG_BAD;
+    unsigned n = k->dims ? 7 : 6;
+    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, n, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, rt);
     if (!fn)
-        fn = LLVMAddFunction(e->mod, TJ_RT_BAG_BAD, fty);
-    LLVMValueRef args[6] = {LLVMConstPointerCast(k->main_fn, e->ptr), k->table, k->indices,
-                            k->offsets, k->weights, k->out};
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 6, "status");
+        fn = LLVMAddFunction(e->mod, rt, fty);
+    LLVMValueRef self = LLVMConstPointerCast(k->main_fn, e->ptr);
+    LLVMValueRef args[7] = {self, k->table, k->indices, k->offsets, k->weights, k->out};
+    if (k->dims) {
+        LLVMValueRef with_dims[7] = {self,       k->dims,    k->table, k->indices,
+                                     k->offsets, k->weights, k->out};
+        memcpy(args, with_dims, sizeof args);
+    }
+    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, n, "status");
     LLVMSetTailCall(st, 1);
     LLVMBuildRet(e->b, st);
     LLVMPositionBuilderAtEnd(e->b, ok);
@@ -407,19 +425,24 @@ static void tj_check_pointers(tj_bir *k)
 {
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
+    LLVMValueRef zero = tj_i64(e, 0);
     struct {
-        LLVMValueRef v;
+        LLVMValueRef v, count;
         int needed;
-    } bufs[] = {{k->table, g->rows > 0 && g->row_elems > 0},
-                {k->indices, g->lookups > 0},
-                {k->offsets, g->form != TJ_BAG_PACKED && g->offsets_len > 0},
-                {k->weights, g->has_weights && g->lookups > 0},
-                {k->out, g->bags > 0 && g->row_elems > 0}};
+    } bufs[] = {{k->table, k->rows, g->row_elems > 0},
+                {k->indices, k->lookups, 1},
+                {k->offsets, k->offsets_len, g->form != TJ_BAG_PACKED},
+                {k->weights, k->lookups, g->has_weights},
+                {k->out, k->bags, g->row_elems > 0}};
     LLVMValueRef low = NULL;
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
-        if (!bufs[i].needed)
+        if (!bufs[i].needed || (LLVMIsAConstantInt(bufs[i].count) &&
+                                LLVMConstIntGetSExtValue(bufs[i].count) <= 0))
             continue;
         LLVMValueRef a = LLVMBuildPtrToInt(e->b, bufs[i].v, e->i64, "addr");
+        /* a buffer of no bytes at this call may be NULL */
+        LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, bufs[i].count, zero, "");
+        a = LLVMBuildSelect(e->b, some, a, tj_i64(e, -1), "");
         if (low) {
             LLVMValueRef lower = LLVMBuildICmp(e->b, LLVMIntULT, a, low, "");
             a = LLVMBuildSelect(e->b, lower, a, low, "lowest");
@@ -450,14 +473,14 @@ static LLVMValueRef tj_bad_offset(tj_bir *k, LLVMValueRef i)
     tj_emit *e = &k->e;
     LLVMValueRef o = tj_load_idx(k, k->offsets, i, "offset");
     LLVMValueRef prev = tj_load_idx(k, k->offsets, LLVMBuildSub(e->b, i, tj_i64(e, 1), ""), "prev");
-    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGT, o, tj_i64(e, k->g->lookups), "");
+    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGT, o, k->lookups, "");
     return LLVMBuildOr(e->b, out, LLVMBuildICmp(e->b, LLVMIntSLT, o, prev, ""), "offset.bad");
 }
 
 static LLVMValueRef tj_bad_segment(tj_bir *k, LLVMValueRef i)
 {
     LLVMValueRef s = tj_load_idx(k, k->offsets, i, "segment");
-    return LLVMBuildICmp(k->e.b, LLVMIntUGE, s, tj_i64(&k->e, k->g->bags), "segment.bad");
+    return LLVMBuildICmp(k->e.b, LLVMIntUGE, s, k->bags, "segment.bad");
 }
 
 /* error: v in [0, E); negative-wraps: v + E in [0, 2E) */
@@ -465,11 +488,32 @@ static LLVMValueRef tj_bad_index(tj_bir *k, LLVMValueRef i)
 {
     tj_emit *e = &k->e;
     LLVMValueRef v = tj_load_idx(k, k->indices, i, "index");
-    int64_t rows = k->g->rows;
+    LLVMValueRef rows = k->rows;
     if (k->g->policy == JIT_INDEX_NEGATIVE_WRAPS && k->idx_signed)
-        return LLVMBuildICmp(e->b, LLVMIntUGE, tj_add(e, v, tj_i64(e, rows), ""),
-                             tj_i64(e, 2 * rows), "index.bad");
-    return LLVMBuildICmp(e->b, LLVMIntUGE, v, tj_i64(e, rows), "index.bad");
+        return LLVMBuildICmp(e->b, LLVMIntUGE, tj_add(e, v, rows, ""), tj_add(e, rows, rows, ""),
+                             "index.bad");
+    return LLVMBuildICmp(e->b, LLVMIntUGE, v, rows, "index.bad");
+}
+
+/* buf[i] where cond holds, else 0: a load only when there is an element */
+static LLVMValueRef tj_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
+                                   LLVMValueRef i, const char *name)
+{
+    tj_emit *e = &k->e;
+    if (LLVMIsAConstantInt(cond))
+        return LLVMConstIntGetZExtValue(cond) ? tj_load_idx(k, buf, i, name) : tj_i64(e, 0);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), load = tj_block(e, "load.some");
+    LLVMBasicBlockRef done = tj_block(e, "load.done");
+    LLVMBuildCondBr(e->b, cond, load, done);
+    LLVMPositionBuilderAtEnd(e->b, load);
+    LLVMValueRef v = tj_load_idx(k, buf, i, name);
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
+    LLVMValueRef phi = LLVMBuildPhi(e->b, e->i64, name);
+    LLVMValueRef vals[2] = {tj_i64(e, 0), v};
+    LLVMBasicBlockRef from[2] = {pre, load};
+    LLVMAddIncoming(phi, vals, from, 2);
+    return phi;
 }
 
 /* Offsets (or segment ids), then the indices some bag reads. */
@@ -478,31 +522,32 @@ static void tj_emit_checks(tj_bir *k)
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
     tj_check_pointers(k);
-    LLVMValueRef first = tj_i64(e, 0), end = tj_i64(e, g->lookups);
+    LLVMValueRef zero = tj_i64(e, 0), first = zero, end = k->lookups;
     if (g->form == TJ_BAG_OFFSETS) {
-        if (g->offsets_len > 0) {
-            LLVMValueRef o0 = tj_load_idx(k, k->offsets, tj_i64(e, 0), "offset0");
-            LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGT, o0, tj_i64(e, g->lookups), "");
-            if (g->offsets_len > 1)
-                bad = LLVMBuildOr(e->b, bad,
-                                  tj_any_bad(k, "check.offsets", tj_i64(e, 1),
-                                             tj_i64(e, g->offsets_len), tj_bad_offset), "");
-            tj_fail_if(k, bad);
-            first = o0;
-            if (g->include_last_offset)
-                end = tj_load_idx(k, k->offsets, tj_i64(e, g->offsets_len - 1), "last");
-        }
-        if (g->bags == 0)
-            first = end = tj_i64(e, 0);
-    } else if (g->form == TJ_BAG_SEGMENTS && g->offsets_len > 0) {
-        tj_fail_if(k, tj_any_bad(k, "check.segments", tj_i64(e, 0), tj_i64(e, g->offsets_len),
-                                 tj_bad_segment));
+        LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, k->offsets_len, zero, "has.offsets");
+        LLVMValueRef o0 = tj_load_idx_if(k, some, k->offsets, zero, "offset0");
+        LLVMValueRef bad = LLVMBuildAnd(
+            e->b, some, LLVMBuildICmp(e->b, LLVMIntUGT, o0, k->lookups, ""), "");
+        bad = LLVMBuildOr(e->b, bad,
+                          tj_any_bad(k, "check.offsets", tj_i64(e, 1), k->offsets_len,
+                                     tj_bad_offset), "");
+        tj_fail_if(k, bad);
+        first = o0;
+        if (g->include_last_offset)
+            end = tj_load_idx_if(k, some, k->offsets,
+                                 LLVMBuildSub(e->b, k->offsets_len, tj_i64(e, 1), ""), "last");
+        LLVMValueRef none = LLVMBuildICmp(e->b, LLVMIntEQ, k->bags, zero, "no.bags");
+        first = LLVMBuildSelect(e->b, none, zero, first, "first");
+        end = LLVMBuildSelect(e->b, none, zero, end, "end");
+    } else if (g->form == TJ_BAG_SEGMENTS) {
+        tj_fail_if(k, tj_any_bad(k, "check.segments", zero, k->offsets_len, tj_bad_segment));
     }
-    if (tj_policy_fills(g->policy) || g->lookups == 0)
+    if (tj_policy_fills(g->policy))
         return;
     if (g->policy == JIT_INDEX_CLAMP) { /* fails only into an empty table */
-        if (g->rows == 0)
-            tj_fail_if(k, LLVMBuildICmp(e->b, LLVMIntSLT, first, end, "reads.any"));
+        LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntEQ, k->rows, zero, "no.rows");
+        LLVMValueRef reads = LLVMBuildICmp(e->b, LLVMIntSLT, first, end, "reads.any");
+        tj_fail_if(k, LLVMBuildAnd(e->b, empty, reads, ""));
         return;
     }
     tj_fail_if(k, tj_any_bad(k, "check.indices", first, end, tj_bad_index));
@@ -516,7 +561,7 @@ static LLVMValueRef tj_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep)
 {
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
-    LLVMValueRef rows = tj_i64(e, g->rows);
+    LLVMValueRef rows = k->rows;
     *keep = NULL;
     int wraps = g->policy == JIT_INDEX_NEGATIVE_WRAPS ||
                 g->policy == JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL;
@@ -528,7 +573,7 @@ static LLVMValueRef tj_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep)
         if (k->idx_signed)
             v = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, v, tj_i64(e, 0), ""),
                                 tj_i64(e, 0), v, "");
-        LLVMValueRef top = tj_i64(e, g->rows - 1);
+        LLVMValueRef top = LLVMBuildSub(e->b, rows, tj_i64(e, 1), "top");
         v = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntUGT, v, top, ""), top, v, "clamped");
     }
     if (tj_policy_fills(g->policy))
@@ -570,7 +615,7 @@ static void tj_prefetch_ahead(tj_bir *k, LLVMValueRef j)
 {
     tj_emit *e = &k->e;
     LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
-    LLVMValueRef last = tj_i64(e, k->g->lookups - 1);
+    LLVMValueRef last = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
     LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
     tj_prefetch_row(k, LLVMBuildSelect(e->b, in, ahead, last, "pf.at"));
 }
@@ -579,7 +624,7 @@ static void tj_prefetch_ahead(tj_bir *k, LLVMValueRef j)
 static void tj_prime(tj_bir *k, LLVMValueRef first)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef left = LLVMBuildSub(e->b, tj_i64(e, k->g->lookups), first, "");
+    LLVMValueRef left = LLVMBuildSub(e->b, k->lookups, first, "");
     LLVMValueRef few = LLVMBuildICmp(e->b, LLVMIntSLT, left, tj_i64(e, k->st.prefetch), "");
     LLVMValueRef n = LLVMBuildSelect(e->b, few, left, tj_i64(e, k->st.prefetch), "prime.n");
     tj_loop l;
@@ -735,8 +780,8 @@ static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMVa
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
     if (g->form == TJ_BAG_PACKED) {
-        *start = tj_mul(e, b, g->bag_len, "bag.start");
-        *end = tj_add(e, *start, tj_i64(e, g->bag_len), "bag.end");
+        *start = LLVMBuildMul(e->b, b, k->bag_len, "bag.start");
+        *end = tj_add(e, *start, k->bag_len, "bag.end");
         return;
     }
     *start = tj_load_idx(k, k->offsets, b, "bag.start");
@@ -746,10 +791,9 @@ static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMVa
         return;
     }
     /* the last bag runs to N: offsets[B] is not there to read */
-    LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntULT, nb, tj_i64(e, g->offsets_len), "");
+    LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntULT, nb, k->offsets_len, "");
     LLVMValueRef at = LLVMBuildSelect(e->b, more, nb, b, "");
-    *end = LLVMBuildSelect(e->b, more, tj_load_idx(k, k->offsets, at, ""), tj_i64(e, g->lookups),
-                           "bag.end");
+    *end = LLVMBuildSelect(e->b, more, tj_load_idx(k, k->offsets, at, ""), k->lookups, "bag.end");
 }
 
 /* for j in [from, to): lookup start + j into slot i (or every slot, i < 0) */
@@ -889,12 +933,12 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     if (k->st.prefetch) {
         LLVMValueRef first;
         if (k->g->form == TJ_BAG_PACKED) {
-            first = tj_mul(e, begin, k->g->bag_len, "first");
+            first = LLVMBuildMul(e->b, begin, k->bag_len, "first");
         } else { /* offsets[begin], when there is a bag there */
             LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSLT, begin, end, "");
             LLVMValueRef at = LLVMBuildSelect(e->b, some, begin, tj_i64(e, 0), "");
-            LLVMValueRef o = k->g->offsets_len ? tj_load_idx(k, k->offsets, at, "") : tj_i64(e, 0);
-            first = LLVMBuildSelect(e->b, some, o, tj_i64(e, k->g->lookups), "first");
+            LLVMValueRef o = tj_load_idx_if(k, some, k->offsets, at, "");
+            first = LLVMBuildSelect(e->b, some, o, k->lookups, "first");
         }
         tj_prime(k, first);
     }
@@ -944,14 +988,15 @@ static void tj_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRe
 /* ---- segments --------------------------------------------------------- */
 
 /* tj_rt_scratch(bytes), or return JIT_STATUS_NO_MEMORY */
-static LLVMValueRef tj_scratch(tj_bir *k, int64_t bytes)
+static LLVMValueRef tj_scratch(tj_bir *k, LLVMValueRef bytes)
 {
     tj_emit *e = &k->e;
     LLVMTypeRef fty = LLVMFunctionType(e->ptr, &e->i64, 1, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_SCRATCH);
     if (!fn)
         fn = LLVMAddFunction(e->mod, TJ_RT_SCRATCH, fty);
-    LLVMValueRef n = tj_i64(e, bytes > 0 ? bytes : 1);
+    LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, bytes, tj_i64(e, 0), "");
+    LLVMValueRef n = LLVMBuildSelect(e->b, some, bytes, tj_i64(e, 1), "scratch.bytes");
     LLVMValueRef s = LLVMBuildCall2(e->b, fty, fn, &n, 1, "scratch");
     LLVMBasicBlockRef fail = tj_block(e, "scratch.fail"), ok = tj_block(e, "scratch.ok");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, s, LLVMConstNull(e->ptr), ""), fail, ok);
@@ -968,19 +1013,25 @@ static void tj_emit_segments(tj_bir *k)
 {
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
-    int64_t S = g->bags, D = g->row_elems;
-    if (D == 0 || S == 0)
+    int64_t D = g->row_elems;
+    LLVMValueRef S = k->bags;
+    if (D == 0)
         return;
     int wide = g->dtype == JIT_F16 || g->dtype == JIT_BF16;
-    int64_t acc_row = wide ? D * 4 : k->lay.row_bytes, named_bytes = (S + 63) / 64 * 64;
-    LLVMValueRef scratch = tj_scratch(k, named_bytes + (wide ? S * acc_row : 0));
-    LLVMBuildMemSet(e->b, scratch, LLVMConstInt(e->i8, 0, 0), tj_i64(e, S), 1);
-    LLVMValueRef acc = wide ? tj_byte_gep(e, scratch, tj_i64(e, named_bytes), "acc") : k->out;
-    LLVMBuildMemSet(e->b, acc, LLVMConstInt(e->i8, 0, 0), tj_i64(e, S * acc_row), 1);
+    int64_t acc_row = wide ? D * 4 : k->lay.row_bytes;
+    /* the named flags, a byte per segment, then (f16, bf16) the sums */
+    LLVMValueRef named_bytes = LLVMBuildAnd(e->b, tj_add(e, S, tj_i64(e, 63), ""), tj_i64(e, ~63ll),
+                                            "named.bytes");
+    LLVMValueRef acc_bytes = tj_mul(e, S, acc_row, "acc.bytes");
+    LLVMValueRef scratch =
+        tj_scratch(k, wide ? tj_add(e, named_bytes, acc_bytes, "") : named_bytes);
+    LLVMBuildMemSet(e->b, scratch, LLVMConstInt(e->i8, 0, 0), S, 1);
+    LLVMValueRef acc = wide ? tj_byte_gep(e, scratch, named_bytes, "acc") : k->out;
+    LLVMBuildMemSet(e->b, acc, LLVMConstInt(e->i8, 0, 0), acc_bytes, 1);
     tj_colblock bl = {.c0 = tj_i64(e, 0), .n = D, .vectors = (D + k->lay.lanes - 1) / k->lay.lanes};
-    if (g->lookups > 0) {
+    {
         tj_loop l;
-        tj_loop_begin(e, &l, "lookup", g->lookups, NULL);
+        tj_loop_begin_n(e, &l, "lookup", k->lookups, NULL);
         if (k->st.prefetch)
             tj_prefetch_ahead(k, l.iv);
         LLVMValueRef s = tj_load_idx(k, k->offsets, l.iv, "segment");
@@ -1016,7 +1067,7 @@ static void tj_emit_segments(tj_bir *k)
     if (g->default_index < 0 && !wide)
         return;
     tj_loop l;
-    tj_loop_begin(e, &l, "segment", S, NULL);
+    tj_loop_begin_n(e, &l, "segment", S, NULL);
     LLVMValueRef named = tj_load(e, e->i8, tj_byte_gep(e, scratch, l.iv, ""), "named");
     LLVMValueRef is = LLVMBuildICmp(e->b, LLVMIntNE, named, LLVMConstInt(e->i8, 0, 0), "");
     for (int64_t v = 0; v < bl.vectors; v++) {
@@ -1096,18 +1147,99 @@ static void tj_return_call(tj_bir *k, LLVMValueRef fn, LLVMTypeRef fty, LLVMValu
     LLVMBuildRet(e->b, st);
 }
 
+/* A count of the plan: a constant, or a dynamic template's code -1 - i
+ * for the call's dims[i]. */
+static LLVMValueRef tj_count(tj_bir *k, int64_t v, const char *name)
+{
+    tj_emit *e = &k->e;
+    if (v >= 0 || !k->dims)
+        return tj_i64(e, v);
+    LLVMValueRef at = tj_byte_gep(e, k->dims, tj_i64(e, (-1 - v) * 8), "");
+    return tj_load(e, e->i64, at, name);
+}
+
+/* The counts, in the current function; a dynamic template's derived ones
+ * (offsets' B = offsets_len - include_last_offset, packed N = B x L, the
+ * segment ids' length N) from those the dims give. */
+static void tj_load_counts(tj_bir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_bag_plan *g = k->g;
+    k->rows = tj_count(k, g->rows, "rows");
+    k->bag_len = tj_i64(e, 0);
+    if (g->form == TJ_BAG_PACKED) {
+        k->bags = tj_count(k, g->bags, "bags");
+        k->bag_len = tj_count(k, g->bag_len, "bag.len");
+        k->lookups = g->lookups >= 0 || !k->dims ? tj_i64(e, g->lookups)
+                                                 : LLVMBuildMul(e->b, k->bags, k->bag_len, "lookups");
+        k->offsets_len = tj_i64(e, 0);
+    } else if (g->form == TJ_BAG_OFFSETS) {
+        k->lookups = tj_count(k, g->lookups, "lookups");
+        k->offsets_len = tj_count(k, g->offsets_len, "offsets.len");
+        k->bags = g->bags >= 0 || !k->dims
+                      ? tj_i64(e, g->bags)
+                      : LLVMBuildSub(e->b, k->offsets_len, tj_i64(e, g->include_last_offset), "bags");
+    } else {
+        k->lookups = tj_count(k, g->lookups, "lookups");
+        k->bags = tj_count(k, g->bags, "segments");
+        k->offsets_len = k->lookups; /* the runtime checked that they agree */
+    }
+}
+
+static void tj_emit_dyn_enter(tj_bir *k);
+
+/* A function of the five buffers, then extra parameters, then a dynamic
+ * kernel's dims, with the counts loaded; the kernel's main checks a
+ * dynamic call's dims first. */
+static LLVMValueRef tj_counted_function(tj_bir *k, const char *name, LLVMTypeRef *extra,
+                                        unsigned n, int main)
+{
+    LLVMTypeRef params[4];
+    for (unsigned i = 0; i < n; i++)
+        params[i] = extra[i];
+    if (k->g->dynamic)
+        params[n++] = k->e.ptr;
+    LLVMValueRef fn = tj_bag_function(k, name, params, n);
+    k->dims = k->g->dynamic ? LLVMGetParam(fn, 5 + n - 1) : NULL;
+    if (k->dims)
+        LLVMSetValueName2(k->dims, "dims", 4);
+    if (main)
+        k->main_fn = fn;
+    if (main && k->dims)
+        tj_emit_dyn_enter(k);
+    tj_load_counts(k);
+    return fn;
+}
+
+/* A dynamic kernel's entry: tj_rt_bag_dyn_enter checks the call's dims
+ * (a status where they break a rule of the op). */
+static void tj_emit_dyn_enter(tj_bir *k)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef params[2] = {e->ptr, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 2, 0);
+    LLVMValueRef fn = LLVMAddFunction(e->mod, TJ_RT_BAG_DYN_ENTER, fty);
+    LLVMValueRef args[2] = {LLVMConstPointerCast(k->main_fn, e->ptr), k->dims};
+    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 2, "enter");
+    LLVMBasicBlockRef fail = tj_block(e, "dims.bad"), ok = tj_block(e, "dims.ok");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, ok);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMBuildRet(e->b, st);
+    LLVMPositionBuilderAtEnd(e->b, ok);
+}
+
 /* The offsets and packed forms: the main (created first: the cold paths
  * pass its address), name_check, name_range, then the main's body. */
 static void tj_emit_bag_kernel(tj_bir *k, const char *name)
 {
     tj_emit *e = &k->e;
     char buf[128];
-    LLVMValueRef fn = k->main_fn = tj_bag_function(k, name, NULL, 0);
+    LLVMValueRef fn = tj_counted_function(k, name, NULL, 0, 1);
     LLVMBasicBlockRef main_at = LLVMGetInsertBlock(e->b), main_allocas = k->allocas;
     LLVMLinkage linkage = k->st.split ? LLVMExternalLinkage : LLVMInternalLinkage;
 
     snprintf(buf, sizeof buf, "%s%s", name, TJ_IR_CHECK_SUFFIX);
-    LLVMValueRef check = tj_bag_function(k, buf, NULL, 0);
+    LLVMValueRef check = tj_counted_function(k, buf, NULL, 0, 0);
     LLVMSetLinkage(check, linkage);
     tj_emit_checks(k);
     LLVMBuildRet(e->b, tj_i32(e, 0));
@@ -1115,7 +1247,7 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
 
     snprintf(buf, sizeof buf, "%s%s", name, TJ_IR_RANGE_SUFFIX);
     LLVMTypeRef bounds[2] = {e->i64, e->i64};
-    LLVMValueRef range = tj_bag_function(k, buf, bounds, 2);
+    LLVMValueRef range = tj_counted_function(k, buf, bounds, 2, 0);
     LLVMSetLinkage(range, linkage);
     tj_emit_bags_by_alignment(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6));
     LLVMBuildRet(e->b, tj_i32(e, 0));
@@ -1124,9 +1256,12 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     e->fn = fn;
     k->allocas = main_allocas;
     tj_bind(k, fn);
+    k->dims = k->g->dynamic ? LLVMGetParam(fn, 5) : NULL;
     LLVMPositionBuilderAtEnd(e->b, main_at);
-    LLVMValueRef args[5] = {k->table, k->indices, k->offsets, k->weights, k->out};
-    LLVMValueRef st = LLVMBuildCall2(e->b, LLVMGlobalGetValueType(check), check, args, 5, "check");
+    tj_load_counts(k); /* the main's own (tj_count builds no block) */
+    LLVMValueRef args[6] = {k->table, k->indices, k->offsets, k->weights, k->out, k->dims};
+    LLVMValueRef st = LLVMBuildCall2(e->b, LLVMGlobalGetValueType(check), check, args,
+                                     k->dims ? 6 : 5, "check");
     LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
@@ -1142,8 +1277,8 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
         LLVMSetTailCall(r, 1);
         LLVMBuildRet(e->b, r);
     } else {
-        LLVMValueRef whole[2] = {tj_i64(e, 0), tj_i64(e, k->g->bags)};
-        tj_return_call(k, range, LLVMGlobalGetValueType(range), whole, 2);
+        LLVMValueRef whole[3] = {tj_i64(e, 0), k->bags, k->dims};
+        tj_return_call(k, range, LLVMGlobalGetValueType(range), whole, k->dims ? 3 : 2);
     }
     tj_close_function(k);
 }
@@ -1151,7 +1286,7 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
 /* Segments: one function, the checks then the sums. */
 static void tj_emit_segment_kernel(tj_bir *k, const char *name)
 {
-    k->main_fn = tj_bag_function(k, name, NULL, 0);
+    tj_counted_function(k, name, NULL, 0, 1);
     tj_emit_checks(k);
     tj_emit_segments(k);
     LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));

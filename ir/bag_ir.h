@@ -15,6 +15,9 @@
  * kernel's bags over the pool. */
 #define TJ_RT_BAG_BAD "tj_rt_bag_bad"
 #define TJ_RT_BAG_PARALLEL "tj_rt_bag_parallel"
+/* a dynamic kernel's: its call's dims checked, and its message */
+#define TJ_RT_BAG_DYN_ENTER "tj_rt_bag_dyn_enter"
+#define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
 
 /* Prefetch: the row of the lookup this many bytes of rows ahead in the
  * index stream (at least one row, at most TJ_BAG_PREFETCH_MAX_ROWS), every
@@ -71,6 +74,12 @@ void tj_bag_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_
 /* A new module in ctx holding the kernel `name`,
  *   int name(const void *table, const void *indices, const void *offsets,
  *            const void *weights, void *out)
+ * (a dynamic plan's, bag.dynamic: then const int64_t *dims, the call's,
+ * and its template's counts rows, bags, lookups, bag_len, offsets_len are
+ * each a constant (>= 0) or the code -1 - i for dims[i]; those a form
+ * derives from others (the offsets form's bags, packed lookups, the
+ * segment ids' count) may be left negative. tj_rt_bag_dyn_enter checks
+ * the dims before the kernel reads them; on the caller's thread) 
  * and for a split kernel name_check (the same arguments: buffers, offsets,
  * segment ids and indices checked; a status) and name_range (the same
  * arguments then int64 begin, end: bags [begin, end), checked before:

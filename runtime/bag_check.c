@@ -138,3 +138,75 @@ int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indice
         }
     return JIT_OK;
 }
+
+/* dims[-1 - code] where code < 0, else code; -1 when that dim is negative */
+static int tj_bag_dim(int64_t code, const int64_t *dims, const char *what, int64_t *out)
+{
+    *out = code >= 0 ? code : dims[-1 - code];
+    if (*out >= 0)
+        return 0;
+    tj_error_set("dims[%" PRId64 "] = %" PRId64 " (%s) is negative", -1 - code, *out, what);
+    return -1;
+}
+
+/* a * b bytes fit in int64 */
+static int tj_bag_fits(int64_t a, int64_t b, const char *what)
+{
+    if (a == 0 || b <= INT64_MAX / a)
+        return 0;
+    tj_error_set("%s: %" PRId64 " x %" PRId64 " bytes overflow int64", what, a, b);
+    return -1;
+}
+
+int tj_bag_bind(const tj_bag_plan *t, const int64_t *dims, tj_bag_plan *c)
+{
+    *c = *t;
+    c->dynamic = 0;
+    if (!dims) {
+        tj_error_set("a dynamic kernel's dims are NULL");
+        return JIT_STATUS_BAD_SHAPE;
+    }
+    int64_t es = jit_dtype_size(t->dtype), is = jit_dtype_size(t->index_type);
+    if (tj_bag_dim(t->rows, dims, "the table's rows E", &c->rows) ||
+        tj_bag_fits(c->rows, t->row_elems * es, "the table"))
+        return JIT_STATUS_BAD_SHAPE;
+    if (t->form == TJ_BAG_PACKED) {
+        if (tj_bag_dim(t->bags, dims, "the bags B", &c->bags) ||
+            tj_bag_dim(t->bag_len, dims, "the bag length L", &c->bag_len) ||
+            tj_bag_fits(c->bags, c->bag_len, "the indices [B, L]"))
+            return JIT_STATUS_BAD_SHAPE;
+        c->lookups = c->bags * c->bag_len;
+    } else {
+        if (tj_bag_dim(t->lookups, dims, "the indices N", &c->lookups) ||
+            tj_bag_dim(t->offsets_len, dims, t->form == TJ_BAG_OFFSETS ? "the offsets"
+                                                                        : "the segment ids",
+                       &c->offsets_len))
+            return JIT_STATUS_BAD_SHAPE;
+        if (t->form == TJ_BAG_OFFSETS) {
+            c->bags = c->offsets_len - t->include_last_offset;
+            if (c->bags < 0) {
+                tj_error_set("offsets has no entries, but include_last_offset needs B + 1");
+                return JIT_STATUS_BAD_SHAPE;
+            }
+        } else {
+            if (tj_bag_dim(t->bags, dims, "the segments S", &c->bags))
+                return JIT_STATUS_BAD_SHAPE;
+            if (c->offsets_len != c->lookups) {
+                tj_error_set("segment_ids has %" PRId64 " entries but indices %" PRId64,
+                             c->offsets_len, c->lookups);
+                return JIT_STATUS_BAD_SHAPE;
+            }
+        }
+    }
+    if (tj_bag_fits(c->lookups, es > is ? es : is, "the indices") ||
+        tj_bag_fits(c->offsets_len, is, "the offsets") ||
+        tj_bag_fits(c->bags, t->row_elems * es, "out"))
+        return JIT_STATUS_BAD_SHAPE;
+    if (t->default_index >= c->rows || t->padding_row >= c->rows) {
+        tj_error_set("the %s row %" PRId64 " is past the table's %" PRId64 " rows",
+                     t->default_index >= c->rows ? "default" : "padding",
+                     t->default_index >= c->rows ? t->default_index : t->padding_row, c->rows);
+        return JIT_STATUS_BAD_SHAPE;
+    }
+    return JIT_OK;
+}

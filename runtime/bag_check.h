@@ -18,4 +18,11 @@ int tj_bag_report_bad(const tj_plan *p, const void *indices, const void *offsets
 int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indices,
                          const void *offsets, const void *weights, const void *out);
 
+/* A dynamic template's bag plan (bag_ir.h: counts constant or -1 - i
+ * for dims[i]) bound to a call's dims: JIT_OK and *call, or
+ * JIT_STATUS_BAD_SHAPE naming the dim and the rule it breaks (a negative
+ * dim, a count whose bytes overflow, segment ids not as long as the
+ * indices, a default or padding row past the table). */
+int tj_bag_bind(const tj_bag_plan *tmpl, const int64_t *dims, tj_bag_plan *call);
+
 #endif

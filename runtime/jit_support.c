@@ -39,6 +39,37 @@ int tj_rt_bag_bad(const void *self, const void *table, const void *indices, cons
     return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
 }
 
+int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (!k) {
+        tj_error_set("internal: a dynamic kernel the cache does not know");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_bag_plan call;
+    return tj_bag_bind(&k->plan.bag, dims, &call);
+}
+
+int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
+                      const void *indices, const void *offsets, const void *weights,
+                      const void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (k) {
+        tj_plan p = k->plan;
+        int rc = tj_bag_bind(&k->plan.bag, dims, &p.bag);
+        if (rc == JIT_OK)
+            rc = tj_bag_check_buffers(&p, table, indices, offsets, weights, out);
+        if (rc == JIT_OK)
+            rc = tj_bag_report_bad(&p, indices, offsets);
+        if (rc != JIT_OK)
+            return rc;
+    }
+    tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
+                 "kernel could not say which)");
+    return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
+}
+
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
                       const void *updates, const void *out)
 {

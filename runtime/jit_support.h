@@ -42,6 +42,14 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
 int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
                   const void *weights, const void *out);
 
+/* A dynamic bag kernel's (self) call: JIT_OK when its dims bind its
+ * template (runtime/bag_check.h, tj_bag_bind), else the status. */
+int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims);
+/* tj_rt_bag_bad for a dynamic bag kernel, with the call's dims. */
+int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
+                      const void *indices, const void *offsets, const void *weights,
+                      const void *out);
+
 /* A split bag kernel's range function: bags [begin, end), their inputs
  * checked by then. A bag kernel's tj_kernel.range holds one of these. */
 typedef int (*tj_bag_range_fn)(const void *table, const void *indices, const void *offsets,

@@ -142,6 +142,8 @@ static int64_t rand_index(const tj_bag_plan *g)
     }
 }
 
+static void rand_counts(tj_bag_plan *g);
+
 static void fill_plan(bag_case *c, tj_bag_form form, jit_dtype dtype, jit_reduction red)
 {
     tj_bag_plan *g = &c->p.bag;
@@ -160,6 +162,14 @@ static void fill_plan(bag_case *c, tj_bag_form form, jit_dtype dtype, jit_reduct
     g->default_index = rand_in(0, 2) == 0 ? rand_in(0, g->rows - 1) : -1;
     g->padding_row = rand_in(0, 3) == 0 ? rand_in(0, g->rows - 1) : -1;
     g->threads = 1;
+    g->include_last_offset = form == TJ_BAG_OFFSETS && rand_in(0, 1);
+    rand_counts(g);
+}
+
+/* B, N, L (and the offsets' or segment ids' count) of g's form */
+static void rand_counts(tj_bag_plan *g)
+{
+    tj_bag_form form = g->form;
     if (form == TJ_BAG_PACKED) {
         g->bags = rand_in(0, 12);
         g->bag_len = rand_in(0, 6);
@@ -170,11 +180,10 @@ static void fill_plan(bag_case *c, tj_bag_form form, jit_dtype dtype, jit_reduct
         g->offsets_len = g->lookups;
     } else {
         g->bags = rand_in(0, 12);
-        g->include_last_offset = rand_in(0, 1);
         g->offsets_len = g->bags + g->include_last_offset;
         /* lengths 0..5 (short bags interleave), now and then longer */
         int long_bags = rand_in(0, 2) == 0;
-        int64_t o = rand_in(0, 3) == 0 ? rand_in(1, 3) : 0, n = o;
+        int64_t n = rand_in(0, 3) == 0 ? rand_in(1, 3) : 0;
         for (int64_t b = 0; b < g->bags; b++)
             n += long_bags ? rand_in(0, 30) : rand_in(0, 5);
         g->lookups = n + rand_in(0, 2); /* unread indices past the last bag */
@@ -744,6 +753,131 @@ static void test_prefetched_tables(void **state)
     }
 }
 
+typedef int (*bag_dyn_fn)(const void *table, const void *indices, const void *offsets,
+                          const void *weights, void *out, const int64_t *dims);
+
+/* The template of g's family: its counts coded as the dims of a [E, D]
+ * table (bag_ir.h), the derived ones left negative. */
+static void make_template(const tj_plan *p, tj_plan *t)
+{
+    *t = *p;
+    tj_bag_plan *g = &t->bag;
+    g->dynamic = 1;
+    g->rows = -1;
+    if (g->form == TJ_BAG_PACKED) {
+        g->bags = -3, g->bag_len = -4, g->lookups = -99;
+    } else {
+        g->lookups = -3, g->offsets_len = -4;
+        g->bags = g->form == TJ_BAG_SEGMENTS ? -5 : -99;
+    }
+}
+
+static void dims_of(const tj_bag_plan *g, int64_t *dims)
+{
+    dims[0] = g->rows;
+    dims[1] = g->row_elems;
+    dims[2] = g->form == TJ_BAG_PACKED ? g->bags : g->lookups;
+    dims[3] = g->form == TJ_BAG_PACKED ? g->bag_len : g->offsets_len;
+    dims[4] = g->bags;
+}
+
+/* Runs a dynamic kernel on c's shape, against the oracle. */
+static void check_dyn_call(const bag_case *c, const tj_kernel *k, const char *what)
+{
+    const tj_bag_plan *g = &c->p.bag;
+    size_t n = out_bytes(g);
+    unsigned char *want = malloc(n + 1), *got = malloc(n + 1);
+    assert_non_null(want);
+    assert_non_null(got);
+    memset(want, 0xab, n + 1);
+    memset(got, 0xab, n + 1);
+    oracle(c, want);
+    int64_t dims[5];
+    dims_of(g, dims);
+    int rc = ((bag_dyn_fn)(uintptr_t)k->entry)(c->table, c->indices, c->offsets, c->weights, got,
+                                               dims);
+    if (rc != JIT_OK)
+        fail_msg("%s: status %d: %s", what, rc, jit_last_error());
+    size_t at = 0;
+    while (at < n && got[at] == want[at])
+        at++;
+    if (at < n)
+        fail_msg("%s (%s, dtype %d, red %d, policy %d, E %lld, D %lld, B %lld, N %lld, L %lld): "
+                 "out differs at byte %zu", what, form_name(g->form), (int)g->dtype, (int)g->reduction,
+                 (int)g->policy, (long long)g->rows, (long long)g->row_elems,
+                 (long long)g->bags, (long long)g->lookups, (long long)g->bag_len, at);
+    free(want);
+    free(got);
+}
+
+/* Dynamic families: one kernel per family, calls of new E, B, N, L and S
+ * each against the oracle, compiling nothing more. */
+static void test_dynamic_families(void **state)
+{
+    (void)state;
+    char what[64];
+    for (int f = 0; f < 60; f++) {
+        bag_case c;
+        tj_bag_form form = (tj_bag_form)rand_in(TJ_BAG_OFFSETS, TJ_BAG_SEGMENTS);
+        jit_reduction red = form == TJ_BAG_SEGMENTS ? JIT_REDUCTION_SUM
+                            : (jit_reduction[]){JIT_REDUCTION_SUM, JIT_REDUCTION_MEAN,
+                                                JIT_REDUCTION_MAX}[rand_in(0, 2)];
+        fill_plan(&c, form, rand_dtype(red), red);
+        tj_plan t;
+        make_template(&c.p, &t);
+        const tj_kernel *k = compile(&t);
+        int64_t least = c.p.bag.default_index > c.p.bag.padding_row ? c.p.bag.default_index
+                                                                    : c.p.bag.padding_row;
+        for (int call = 0; call < 5; call++) {
+            bag_case d = c;
+            d.p.bag.rows = rand_in(least >= 0 ? least + 1 : 1, 40);
+            rand_counts(&d.p.bag);
+            fill_inputs(&d);
+            snprintf(what, sizeof what, "dynamic family %d, call %d", f, call);
+            check_dyn_call(&d, k, what);
+            free_case(&d);
+        }
+    }
+}
+
+/* A dynamic kernel's bad dims and bad indices: a status, its message,
+ * nothing written. */
+static void test_dynamic_bad(void **state)
+{
+    (void)state;
+    bag_case c;
+    bad_plan(&c, TJ_BAG_OFFSETS);
+    c.p.bag.default_index = 3;
+    tj_plan t;
+    make_template(&c.p, &t);
+    const tj_kernel *k = compile(&t);
+    int64_t dims[5];
+    unsigned char out[6 * 16 * 4 + 1];
+    struct {
+        int at;
+        int64_t value;
+        int status;
+        const char *words;
+    } cases[] = {{3, -1, JIT_STATUS_BAD_SHAPE, "dims[3] = -1"},
+                 {0, 2, JIT_STATUS_BAD_SHAPE, "default row 3 is past the table's 2 rows"},
+                 {0, INT64_MAX / 8, JIT_STATUS_BAD_SHAPE, "overflow"},
+                 {2, 17, JIT_STATUS_BAD_INDEX, "offsets[5] = 18 is out of range [0, 17]"}};
+    put_index(JIT_I64, c.offsets, 5, 18);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        dims_of(&c.p.bag, dims);
+        dims[cases[i].at] = cases[i].value;
+        memset(out, 0xab, sizeof out);
+        int rc = ((bag_dyn_fn)(uintptr_t)k->entry)(c.table, c.indices, c.offsets, c.weights, out,
+                                                   dims);
+        assert_int_equal(rc, cases[i].status);
+        for (size_t j = 0; j < sizeof out; j++)
+            assert_int_equal(out[j], 0xab);
+        if (!strstr(jit_last_error(), cases[i].words))
+            fail_msg("message '%s' lacks '%s'", jit_last_error(), cases[i].words);
+    }
+    free_case(&c);
+}
+
 /* --explain's words for a bag. */
 static void test_strategy_words(void **state)
 {
@@ -768,6 +902,8 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_prefetched_tables),
         cmocka_unit_test(test_strategy_words),
+        cmocka_unit_test(test_dynamic_families),
+        cmocka_unit_test(test_dynamic_bad),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tj_cache_clear();
