@@ -710,40 +710,23 @@ static void tj_lookup(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef j)
     }
 }
 
-/* Bag slot i's accumulators at the start: an empty bag's the default row
- * (through the accumulator type) or zeros, else the neutral value. */
-static void tj_init_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef empty)
+/* Bag slot i's accumulators at the start: the neutral value (an empty
+ * bag's row comes at its end, tj_finish_bag). */
+static void tj_init_bag(tj_bir *k, tj_colblock *bl, int i)
 {
     tj_emit *e = &k->e;
     if (bl->count[i])
         LLVMBuildStore(e->b, tj_i64(e, 0), bl->count[i]);
-    if (k->g->default_index < 0) {
-        for (int64_t v = 0; v < bl->vectors; v++) {
-            int64_t n = tj_vector_len(k, bl, v);
-            LLVMValueRef init = tj_neutral(k, n);
-            if (k->g->reduction == JIT_REDUCTION_MAX)
-                init = LLVMBuildSelect(e->b, empty, LLVMConstNull(tj_vec(k->aty, n)), init, "");
-            LLVMBuildStore(e->b, init, bl->acc[i][v]);
-        }
-        return;
-    }
-    LLVMBasicBlockRef dflt = tj_block(e, "bag.default"), plain = tj_block(e, "bag.start");
-    LLVMBasicBlockRef go = tj_block(e, "bag.lookups");
-    LLVMBuildCondBr(e->b, empty, dflt, plain);
-    LLVMPositionBuilderAtEnd(e->b, dflt);
-    for (int64_t v = 0; v < bl->vectors; v++)
-        LLVMBuildStore(e->b, tj_load_row(k, tj_i64(e, k->g->default_index), bl, v),
-                       bl->acc[i][v]);
-    LLVMBuildBr(e->b, go);
-    LLVMPositionBuilderAtEnd(e->b, plain);
     for (int64_t v = 0; v < bl->vectors; v++)
         LLVMBuildStore(e->b, tj_neutral(k, tj_vector_len(k, bl, v)), bl->acc[i][v]);
-    LLVMBuildBr(e->b, go);
-    LLVMPositionBuilderAtEnd(e->b, go);
 }
 
-/* Bag b (slot i, len lookups) of block bl to out: mean divided by the kept
- * count, max zeros where every lookup was dropped, then rounded once. */
+/* Bag b (slot i, len lookups) of block bl to out, rounded once: mean
+ * divided by the kept count, max zeros where every lookup was dropped, an
+ * empty bag the default row (through the accumulator type) or zeros. The
+ * default row is selected, never computed with: an arithmetic identity
+ * (x / 1) may quiet a signaling NaN, and LLVM 14 folded the select of the
+ * division and its operand into one. */
 static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLVMValueRef len)
 {
     tj_emit *e = &k->e;
@@ -754,21 +737,21 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
     LLVMValueRef divisor = LLVMBuildSelect(e->b, some, count, tj_i64(e, 1), "divisor");
     for (int64_t v = 0; v < bl->vectors; v++) {
         int64_t n = tj_vector_len(k, bl, v);
-        LLVMValueRef a = tj_get(k, bl->acc[i][v], tj_vec(k->aty, n));
-        if (red == JIT_REDUCTION_MEAN) {
-            LLVMValueRef d;
-            if (k->afloat) {
-                d = tj_splat_value(k, LLVMBuildSIToFP(e->b, divisor, k->aty, ""), n);
-                d = LLVMBuildFDiv(e->b, a, d, "mean");
-            } else {
-                d = tj_splat_value(k, divisor, n);
-                d = k->usigned ? LLVMBuildUDiv(e->b, a, d, "mean") : LLVMBuildSDiv(e->b, a, d, "mean");
-            }
-            a = LLVMBuildSelect(e->b, empty, a, d, "");
+        LLVMTypeRef vt = tj_vec(k->aty, n);
+        LLVMValueRef a = tj_get(k, bl->acc[i][v], vt);
+        if (red == JIT_REDUCTION_MEAN && k->afloat) {
+            LLVMValueRef d = tj_splat_value(k, LLVMBuildSIToFP(e->b, divisor, k->aty, ""), n);
+            a = LLVMBuildFDiv(e->b, a, d, "mean");
+        } else if (red == JIT_REDUCTION_MEAN) {
+            LLVMValueRef d = tj_splat_value(k, divisor, n);
+            a = k->usigned ? LLVMBuildUDiv(e->b, a, d, "mean") : LLVMBuildSDiv(e->b, a, d, "mean");
         } else if (red == JIT_REDUCTION_MAX && bl->count[i]) {
-            LLVMValueRef kept = LLVMBuildOr(e->b, empty, some, "");
-            a = LLVMBuildSelect(e->b, kept, a, LLVMConstNull(tj_vec(k->aty, n)), "");
+            a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
         }
+        LLVMValueRef none = k->g->default_index >= 0
+                                ? tj_load_row(k, tj_i64(e, k->g->default_index), bl, v)
+                                : LLVMConstNull(vt);
+        a = LLVMBuildSelect(e->b, empty, none, a, "bag.value");
         LLVMValueRef at = tj_cols(k, k->out, b, bl, v, k->esize, k->lay.row_bytes);
         tj_store_at(k, tj_narrow(k, a, n), at, k->nt);
     }
@@ -842,7 +825,7 @@ static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMValueR
     int prefetch = bl->prefetch;
     bl->prefetch = 0;
     k->fast_nan = 0;
-    tj_init_bag(k, bl, i, LLVMBuildICmp(e->b, LLVMIntEQ, len, tj_i64(e, 0), "empty"));
+    tj_init_bag(k, bl, i);
     tj_lookup_loop(k, bl, slots, i, start, tj_i64(e, 0), len);
     k->fast_nan = 1;
     bl->prefetch = prefetch;
@@ -862,7 +845,7 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
         bi[i] = tj_add(e, b, tj_i64(e, i), "bag");
         tj_bag_bounds(k, bi[i], &start[i], &end);
         len[i] = LLVMBuildSub(e->b, end, start[i], "bag.len");
-        tj_init_bag(k, bl, i, LLVMBuildICmp(e->b, LLVMIntEQ, len[i], tj_i64(e, 0), "empty"));
+        tj_init_bag(k, bl, i);
         common = !common ? len[i]
                          : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, len[i], common, ""),
                                            len[i], common, "common");
