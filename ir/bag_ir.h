@@ -65,7 +65,7 @@ typedef struct tj_bag_layout {
 void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s);
 void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *l);
 /* The strategy in words, with the numbers behind each choice. */
-void tj_bag_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len);
+void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len);
 
 /* Passes a bag kernel's module needs before the engine's pipeline: its
  * accumulators are allocas, promoted to registers. */

@@ -92,7 +92,7 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
                (cfg->split_min.set || g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines);
 }
 
-void tj_bag_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
+void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
 {
     const tj_bag_plan *g = &p->bag;
     tj_bag_layout l;

@@ -507,7 +507,7 @@ void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
     tj_ir_strategy st;
     tj_choose(p, &tj_config_get()->codegen, &st);
     if (p->is_bag)
-        tj_bag_describe(p, &st, buf, len);
+        tj_bag_strategy_describe(p, &st, buf, len);
     else if (p->dyn)
         snprintf(buf, len, "dynamic: loops whose trip counts vary run the call's counts, the "
                  "rest as a static kernel's (constant trips, strides and block copies); on the "

@@ -268,27 +268,6 @@ static void tj_bag_segments(const tj_bag_call *c, int64_t begin, int64_t end)
     }
 }
 
-int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indices,
-                         const void *offsets, const void *weights, const void *out)
-{
-    const tj_bag_plan *b = &p->bag;
-    const char *which = NULL;
-    if (!table && p->data_bytes)
-        which = "table";
-    else if (!indices && p->indices_elems)
-        which = "indices";
-    else if (!offsets && b->offsets_len)
-        which = b->form == TJ_BAG_SEGMENTS ? "segment_ids" : "offsets";
-    else if (!weights && b->has_weights && b->lookups)
-        which = "weights";
-    else if (!out && p->out_bytes)
-        which = "out";
-    if (!which)
-        return JIT_OK;
-    tj_error_set("%s is NULL but the signature needs bytes there", which);
-    return JIT_STATUS_BAD_POINTER;
-}
-
 int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,
                      const void *offsets, const void *weights, void *out, int64_t begin,
                      int64_t end)

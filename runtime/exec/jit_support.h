@@ -38,12 +38,12 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
 
 /* An embedding bag's kernel (self) found a NULL buffer or a bad offset,
  * segment id or index: the status, and the message naming the lowest bad
- * one (runtime/bag_check.h). */
+ * one (exec/bag_check.h). */
 int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
                   const void *weights, const void *out);
 
 /* A dynamic bag kernel's (self) call: JIT_OK when its dims bind its
- * template (runtime/bag_check.h, tj_bag_bind), else the status. */
+ * template (exec/bag_check.h, tj_bag_bind), else the status. */
 int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims);
 /* tj_rt_bag_bad for a dynamic bag kernel, with the call's dims. */
 int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
