@@ -597,12 +597,25 @@ static void tj_init_bag(tj_bir *k, tj_colblock *bl, int i)
         LLVMBuildStore(e->b, tj_neutral(k, tj_vector_len(k, bl, v)), bl->acc[i][v]);
 }
 
+/* The default row's vector v of block bl as the table holds it (its
+ * bits, NaN payloads included: SPEC 10 gives an empty bag that row), or
+ * zeros. */
+static LLVMValueRef tj_default_row(tj_bir *k, const tj_colblock *bl, int64_t v)
+{
+    int64_t n = tj_vector_len(k, bl, v);
+    if (k->g->default_index < 0)
+        return LLVMConstNull(tj_vec(k->ety, n));
+    LLVMValueRef at = tj_cols(k, k->table, tj_i64(&k->e, k->g->default_index), bl, v, k->esize,
+                              k->lay.row_bytes);
+    return tj_load(&k->e, tj_vec(k->ety, n), at, "default.row");
+}
+
 /* Bag b (slot i, len lookups) of block bl to out, rounded once: mean
  * divided by the kept count, max zeros where every lookup was dropped, an
- * empty bag the default row (through the accumulator type) or zeros. The
- * default row is selected, never computed with: an arithmetic identity
- * (x / 1) may quiet a signaling NaN, and LLVM 14 folded the select of the
- * division and its operand into one. */
+ * empty bag the default row as it is or zeros. The default row is
+ * selected after the rounding, never computed with: an arithmetic
+ * identity (x / 1) or the trip through f32 may quiet a signaling NaN, and
+ * LLVM 14 folded the select of the division and its operand into one. */
 static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLVMValueRef len)
 {
     tj_emit *e = &k->e;
@@ -624,12 +637,10 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
         } else if (red == JIT_REDUCTION_MAX && bl->count[i]) {
             a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
         }
-        LLVMValueRef none = k->g->default_index >= 0
-                                ? tj_load_row(k, tj_i64(e, k->g->default_index), bl, v)
-                                : LLVMConstNull(vt);
-        a = LLVMBuildSelect(e->b, empty, none, a, "bag.value");
+        a = LLVMBuildSelect(e->b, empty, tj_default_row(k, bl, v), tj_narrow(k, a, n),
+                            "bag.value");
         LLVMValueRef at = tj_cols(k, k->out, b, bl, v, k->esize, k->lay.row_bytes);
-        tj_store_at(k, tj_narrow(k, a, n), at, k->nt);
+        tj_store_at(k, a, at, k->nt);
     }
 }
 
@@ -936,11 +947,8 @@ static void tj_emit_segments(tj_bir *k)
                                           tj_cols(k, acc, l.iv, &bl, v, 4, acc_row), "acc.v")
                                 : NULL;
         LLVMValueRef at = tj_cols(k, k->out, l.iv, &bl, v, k->esize, k->lay.row_bytes);
-        LLVMValueRef row = sum ? sum : tj_widen(k, tj_load(e, tj_vec(k->ety, n), at, ""), n);
-        LLVMValueRef none = LLVMConstNull(tj_vec(k->aty, n));
-        if (g->default_index >= 0)
-            none = tj_load_row(k, tj_i64(e, g->default_index), &bl, v);
-        tj_store_at(k, tj_narrow(k, LLVMBuildSelect(e->b, is, row, none, ""), n), at, 0);
+        LLVMValueRef row = sum ? tj_narrow(k, sum, n) : tj_load(e, tj_vec(k->ety, n), at, "");
+        tj_store_at(k, LLVMBuildSelect(e->b, is, row, tj_default_row(k, &bl, v), ""), at, 0);
     }
     tj_loop_end(e, &l, NULL);
 }

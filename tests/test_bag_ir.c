@@ -416,12 +416,13 @@ static void oracle_bag(const bag_case *c, int64_t b, int64_t s, int64_t e, void 
             a = combine(g, a, x);
             kept++;
         }
-        if (seen == 0) { /* no lookups at all: the default row, or zeros */
-            acc_v z = {0};
-            a = g->default_index >= 0
-                    ? widen(g->dtype, (const char *)c->table +
-                                          (size_t)(g->default_index * D + d) * es)
-                    : z;
+        if (seen == 0) { /* no lookups at all: the default row as it is, or zeros */
+            if (g->default_index >= 0)
+                memcpy(row_out + (size_t)d * es,
+                       (const char *)c->table + (size_t)(g->default_index * D + d) * es, es);
+            else
+                memset(row_out + (size_t)d * es, 0, es);
+            continue;
         } else if (kept == 0) {
             acc_v z = {0};
             a = z;
