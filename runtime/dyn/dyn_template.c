@@ -117,10 +117,11 @@ static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
             *(got++ ? &s->free_b : &s->free_a) = values[i];
 }
 
-/* The candidates and placeholders, from the static dims left. */
-static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
+/* The candidates and placeholders, from the static dims left; the values
+ * above every static dim are above `least` too. */
+static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in, int64_t least)
 {
-    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = 0;
+    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = least;
     int n = 0;
     for (int i = 0; i < in->n; i++)
         for (int d = 0; d < *in->rank[i]; d++) {
@@ -157,7 +158,14 @@ static void tj_dyn_search_init(tj_dyn_search *s, const tj_op_def *def, const jit
     s->sig = *sig;
     tj_inputs_of(def, &s->sig, &in);
     tj_dyn_groups(s, &in);
-    tj_dyn_values(s, &in);
+    /* an embedding bag's default and padding rows are rows of the table:
+     * a dynamic table's placeholders must hold them */
+    int64_t rows = 0, lim = INT64_MAX / 4, pad = sig->padding_idx;
+    if (sig->default_index >= 0 && sig->default_index < lim)
+        rows = sig->default_index + 1;
+    if (pad != JIT_NO_PADDING && pad > -lim && pad < lim)
+        rows = pad < 0 && -pad > rows ? -pad : pad + 1 > rows ? pad + 1 : rows;
+    tj_dyn_values(s, &in, rows);
     for (int g = 0; g < s->ngroups; g++) {
         s->val_a[g] = s->free_a;
         s->val_b[g] = s->free_b;
