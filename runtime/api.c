@@ -242,10 +242,6 @@ char *jit_dump(const jit_sig *sig, jit_dump_kind kind)
         tj_error_set("no JIT code for this signature: %s", dyn.why);
         return NULL;
     }
-    if (plan.is_bag) { /* until ir/bag_ir.c serves bag plans */
-        tj_error_set("no JIT code for this signature: %s", TJ_BAG_REFERENCE_WHY);
-        return NULL;
-    }
     char *text = tj_backend_dump(&plan, (tj_dump_kind)kind, why, sizeof why);
     if (!text)
         tj_error_set("%s", why);

@@ -176,11 +176,17 @@ static int call_dims(const jit_sig *s, int64_t *dims)
     return n;
 }
 
-/* Every dim of s dynamic. */
-static jit_sig all_dynamic(const jit_sig *s)
+/* How a case's signature is compiled: its static dims, every dim
+ * dynamic, or every dim but the row's (the table's dims after the first:
+ * the JIT's dynamic bag kernels take the row's width as a constant). */
+enum { STATIC, ALL_DYNAMIC, COUNTS_DYNAMIC, MODES };
+static const char *const mode_names[MODES] = {"static", "dynamic", "counts dynamic"};
+
+/* Every dim of s dynamic (but the row's, rows_static). */
+static jit_sig dynamic_sig(const jit_sig *s, int rows_static)
 {
     jit_sig d = *s;
-    for (int i = 0; i < d.data_shape.rank; i++)
+    for (int i = 0; i < (rows_static ? 1 : d.data_shape.rank); i++)
         d.data_shape.dims[i] = JIT_DIM_DYNAMIC;
     for (int i = 0; i < d.indices_shape.rank; i++)
         d.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
@@ -191,19 +197,57 @@ static jit_sig all_dynamic(const jit_sig *s)
     return d;
 }
 
-/* Runs s (static, or dynamic: every dim dynamic, called with the case's
- * dims) on b; the kernel's status. */
-static int run_sig(const jit_sig *s, int dynamic, bag_buffers *b, const char *name)
+static jit_sig all_dynamic(const jit_sig *s)
 {
-    jit_sig d = dynamic ? all_dynamic(s) : *s;
+    return dynamic_sig(s, 0);
+}
+
+static jit_sig mode_sig(const jit_sig *s, int mode)
+{
+    return mode == STATIC ? *s : dynamic_sig(s, mode == COUNTS_DYNAMIC);
+}
+
+/* The JIT serves s (compiled in mode) unless the reference engine is
+ * asked for, its dynamic row width or a padding row counted from a
+ * dynamic table's end is the call's (the reference kernel serves those),
+ * or an f16 table meets a host without F16C. */
+static void expect_engine(const jit_sig *s, int mode, const jit_kernel_info *info,
+                          const char *name)
+{
+    int row_dynamic = mode == ALL_DYNAMIC && s->data_shape.rank > 1;
+    int pad_from_end = mode != STATIC && s->has_padding_idx && s->padding_idx < 0;
+    if (s->engine == JIT_ENGINE_REFERENCE) {
+        assert_int_equal(info->engine, JIT_ENGINE_REFERENCE);
+        return;
+    }
+    if (row_dynamic || pad_from_end) {
+        if (info->engine != JIT_ENGINE_REFERENCE || !strstr(info->why, "reference kernel serves"))
+            fail_msg("%s (%s): engine %d, why '%s'", name, mode_names[mode], info->engine,
+                     info->why);
+        return;
+    }
+    if (s->dtype == JIT_F16 && info->engine == JIT_ENGINE_REFERENCE && strstr(info->why, "F16C"))
+        return;
+    char what[256];
+    snprintf(what, sizeof what, "%s (%s)", name, mode_names[mode]);
+    support_expect_jit(info, what);
+}
+
+/* Runs s (compiled in mode; a dynamic one called with the case's dims)
+ * on b; the kernel's status. */
+static int run_sig(const jit_sig *s, int mode, bag_buffers *b, const char *name)
+{
+    jit_sig d = mode_sig(s, mode);
+    int dynamic = mode != STATIC;
     jit_kernel k = jit_compile(&d);
     if (!k)
         fail_msg("%s (%s, %s): refused: %s", name, jit_engine_name(s->engine),
-                 dynamic ? "dynamic" : "static", jit_last_error());
+                 mode_names[mode], jit_last_error());
     jit_kernel_info info;
     assert_int_equal(jit_info(k, &info), 0);
     assert_int_equal(info.op, s->op);
     assert_int_equal(info.dynamic, dynamic);
+    expect_engine(s, mode, &info, name);
     if (!dynamic)
         assert_int_equal(info.out_bytes, (int64_t)b->out_bytes);
     int64_t dims[4 * JIT_MAX_RANK];
@@ -238,23 +282,23 @@ static void test_cases(void **state)
         for (int i = 0; i < out.rank; i++)
             elems *= out.dims[i];
         for (int e = 0; e < 2; e++)
-            for (int dynamic = 0; dynamic < 2; dynamic++) {
+            for (int mode = 0; mode < MODES; mode++) {
                 bag_buffers b;
                 s.engine = engines[e];
                 load_buffers(c, &s, (size_t)elems * (size_t)jit_dtype_size(s.dtype), &b);
-                int rc = run_sig(&s, dynamic, &b, name);
+                int rc = run_sig(&s, mode, &b, name);
                 if (rc != JIT_OK)
                     fail_msg("%s (%s, %s): status %d: %s", name, jit_engine_name(s.engine),
-                             dynamic ? "dynamic" : "static", rc, jit_last_error());
+                             mode_names[mode], rc, jit_last_error());
                 if (memcmp(b.out, b.want, b.out_bytes) != 0)
                     fail_msg("%s (%s, %s): the output differs from expected, bit for bit", name,
-                             jit_engine_name(s.engine), dynamic ? "dynamic" : "static");
+                             jit_engine_name(s.engine), mode_names[mode]);
                 expect_canary(&b, name);
                 free_buffers(&b);
                 ran++;
             }
     }
-    assert_int_equal(ran, 4 * cJSON_GetArraySize(cases));
+    assert_int_equal(ran, 2 * MODES * cJSON_GetArraySize(cases));
     cJSON_Delete(cases);
 }
 
@@ -273,11 +317,11 @@ static void expect_bad_index(const cJSON *c, jit_sig *s, const char *name)
     for (int i = 0; i < out.rank; i++)
         elems *= out.dims[i];
     for (int e = 0; e < 2; e++)
-        for (int dynamic = 0; dynamic < 2; dynamic++) {
+        for (int mode = 0; mode < MODES; mode++) {
             bag_buffers b;
             s->engine = engines[e];
             load_buffers(c, s, (size_t)elems * (size_t)jit_dtype_size(s->dtype), &b);
-            int rc = run_sig(s, dynamic, &b, name);
+            int rc = run_sig(s, mode, &b, name);
             if (rc != JIT_STATUS_BAD_INDEX)
                 fail_msg("%s: status %d, not a bad index", name, rc);
             if (!strstr(jit_last_error(), needle))
@@ -469,9 +513,37 @@ static int oracle_run(const rnd_case *c, char *out)
     return rc;
 }
 
+/* Sizes of random cases are scaled by this; one value in `specials`
+ * (0: none) of a float table or weights is a NaN with a random payload
+ * (signaling or quiet, either sign), an infinity or -0. */
+static int64_t rnd_scale = 1;
+static int rnd_specials = 0;
+
+static int put_special(jit_dtype t, void *p, int64_t i, uint64_t *rng)
+{
+    int floats = t == JIT_F16 || t == JIT_BF16 || t == JIT_F32 || t == JIT_F64;
+    if (!floats || !rnd_specials || support_rand_range(rng, 0, rnd_specials - 1))
+        return 0;
+    uint64_t r = support_rand(rng), kind = r % 4;
+    if (kind == 0) { /* a NaN: exponent all ones, a nonzero random payload */
+        uint64_t bits = t == JIT_F64 ? (r & 0x800fffffffffffffull) | 0x7ff0000000000001ull
+                        : t == JIT_F32 ? (r & 0x807fffffull) | 0x7f800001ull
+                        : t == JIT_F16 ? (r & 0x83ffull) | 0x7c01ull
+                                       : (r & 0x807full) | 0x7f81ull;
+        memcpy((char *)p + i * jit_dtype_size(t), &bits, (size_t)jit_dtype_size(t));
+        return 1;
+    }
+    cJSON *n = kind == 1 ? cJSON_CreateString(r & 16 ? "inf" : "-inf") : cJSON_CreateNumber(-0.0);
+    store_value(n, t, (char *)p + i * jit_dtype_size(t));
+    cJSON_Delete(n);
+    return 1;
+}
+
 static void put_value(jit_dtype t, void *p, int64_t i, uint64_t *rng)
 {
     double v;
+    if (put_special(t, p, i, rng))
+        return;
     if (t == JIT_BOOL)
         v = (double)support_rand_range(rng, 0, 1);
     else if (t == JIT_U8)
@@ -509,8 +581,8 @@ static void random_case(uint64_t *rng, rnd_case *c)
     if (s->dtype == JIT_BOOL)
         s->reduction = JIT_REDUCTION_MAX;
     s->has_weights = s->reduction == JIT_REDUCTION_SUM && support_rand_range(rng, 0, 1);
-    c->e = support_rand_range(rng, 1, 7);
-    c->d = support_rand_range(rng, 1, 5);
+    c->e = support_rand_range(rng, 1, 7 * rnd_scale);
+    c->d = support_rand_range(rng, 1, 5 * rnd_scale);
     s->data_shape = c->d == 1 && support_rand_range(rng, 0, 1) ? (jit_shape){1, {c->e}}
                                                                : (jit_shape){2, {c->e, c->d}};
     s->has_default_index = !packed && support_rand_range(rng, 0, 2);
@@ -518,12 +590,13 @@ static void random_case(uint64_t *rng, rnd_case *c)
     s->has_padding_idx = !segments && support_rand_range(rng, 0, 1);
     s->padding_idx = s->has_padding_idx ? support_rand_range(rng, -c->e, c->e - 1) : 0;
     if (packed) {
-        int64_t b = support_rand_range(rng, 0, 5), l = support_rand_range(rng, 0, 4);
+        int64_t b = support_rand_range(rng, 0, 5 * rnd_scale);
+        int64_t l = support_rand_range(rng, 0, 4 * rnd_scale);
         s->indices_shape = (jit_shape){2, {b, l}};
         c->n = b * l;
         c->bags = b;
     } else {
-        c->n = support_rand_range(rng, 0, 12);
+        c->n = support_rand_range(rng, 0, 12 * rnd_scale);
         s->indices_shape = (jit_shape){1, {c->n}};
     }
     c->idx = calloc((size_t)c->n + 1, 8);
@@ -537,7 +610,7 @@ static void random_case(uint64_t *rng, rnd_case *c)
             put_value(s->dtype, c->w, j, rng);
     }
     if (segments) {
-        s->num_segments = support_rand_range(rng, 0, 5);
+        s->num_segments = support_rand_range(rng, 0, 5 * rnd_scale);
         c->bags = s->num_segments;
         s->updates_shape = (jit_shape){1, {c->n}};
         c->off = calloc((size_t)c->n + 1, 8);
@@ -549,7 +622,7 @@ static void random_case(uint64_t *rng, rnd_case *c)
         }
     } else if (!packed) {
         s->include_last_offset = support_rand_range(rng, 0, 1);
-        int64_t len = support_rand_range(rng, s->include_last_offset, 5);
+        int64_t len = support_rand_range(rng, s->include_last_offset, 5 * rnd_scale);
         c->bags = len - s->include_last_offset;
         s->updates_shape = (jit_shape){1, {len}};
         c->off = calloc((size_t)len + 1, 8);
@@ -585,17 +658,23 @@ static void test_random_oracle(void **state)
         int want_rc = oracle_run(&c, want);
         bad += want_rc != JIT_OK;
         for (int e = 0; e < 2; e++)
-            for (int dynamic = 0; dynamic < 2; dynamic++) {
+            for (int mode = 0; mode < MODES; mode++) {
                 c.sig.engine = engines[e];
-                jit_sig sig = dynamic ? all_dynamic(&c.sig) : c.sig;
+                jit_sig sig = mode_sig(&c.sig, mode);
                 jit_kernel k = jit_compile(&sig);
                 if (!k)
                     fail_msg("run %d: refused: %s", r, jit_last_error());
+                jit_kernel_info info;
+                assert_int_equal(jit_info(k, &info), 0);
+                char name[32];
+                snprintf(name, sizeof name, "run %d", r);
+                expect_engine(&c.sig, mode, &info, name);
                 memset(got, 0xa5, c.out_bytes + CANARY);
                 int64_t dims[4 * JIT_MAX_RANK];
                 call_dims(&c.sig, dims);
-                int rc = dynamic ? jit_call_bag_dynamic(k, c.table, c.idx, c.off, c.w, got, dims)
-                                 : jit_call_bag(k, c.table, c.idx, c.off, c.w, got);
+                int rc = mode != STATIC
+                             ? jit_call_bag_dynamic(k, c.table, c.idx, c.off, c.w, got, dims)
+                             : jit_call_bag(k, c.table, c.idx, c.off, c.w, got);
                 if (rc != want_rc)
                     fail_msg("run %d (%s, op %d, %s): status %d, the oracle's %d (%s)", r,
                              jit_engine_name(c.sig.engine), c.sig.op, jit_dtype_name(c.sig.dtype),
@@ -603,8 +682,8 @@ static void test_random_oracle(void **state)
                 for (size_t i = rc == JIT_OK ? c.out_bytes : 0; i < c.out_bytes + CANARY; i++)
                     assert_int_equal((unsigned char)got[i], 0xa5);
                 if (rc == JIT_OK && memcmp(got, want, c.out_bytes) != 0)
-                    fail_msg("run %d (%s, op %d, %s, reduction %s, policy %s): differs from the "
-                             "oracle", r, jit_engine_name(c.sig.engine), c.sig.op,
+                    fail_msg("run %d (%s, %s, op %d, %s, reduction %s, policy %s): differs from "
+                             "the oracle", r, jit_engine_name(c.sig.engine), mode_names[mode], c.sig.op,
                              jit_dtype_name(c.sig.dtype), jit_reduction_name(c.sig.reduction),
                              jit_index_policy_name(c.sig.index_policy));
                 jit_release(k);
@@ -700,6 +779,144 @@ static void test_zero_initialised(void **state)
     }
 }
 
+/* Runs c's kernel (compiled in mode) whole; its status, out in got. */
+static int run_whole(const rnd_case *c, int mode, char *got)
+{
+    jit_sig sig = mode_sig(&c->sig, mode);
+    jit_kernel k = jit_compile(&sig);
+    if (!k)
+        fail_msg("refused: %s", jit_last_error());
+    jit_kernel_info info;
+    assert_int_equal(jit_info(k, &info), 0);
+    expect_engine(&c->sig, mode, &info, "whole");
+    memset(got, 0xa5, c->out_bytes + CANARY);
+    int64_t dims[4 * JIT_MAX_RANK];
+    call_dims(&c->sig, dims);
+    int rc = mode != STATIC ? jit_call_bag_dynamic(k, c->table, c->idx, c->off, c->w, got, dims)
+                            : jit_call_bag(k, c->table, c->idx, c->off, c->w, got);
+    jit_release(k);
+    return rc;
+}
+
+/* The JIT and the reference kernel agree bit for bit, NaN payloads,
+ * infinities and -0 included (SPEC 10's NaN rule: exec/reduce.h), on
+ * larger random signatures, static and dynamic, over 1 to 3 threads. */
+static void test_engines_agree(void **state)
+{
+    (void)state;
+    uint64_t rng = 2525;
+    rnd_scale = 6;
+    rnd_specials = 5;
+    for (int r = 0; r < (int)support_env_long("TJ_BAG_RUNS", 400) / 2; r++) {
+        rnd_case c;
+        random_case(&rng, &c);
+        char *ref = malloc(c.out_bytes + CANARY), *jit = malloc(c.out_bytes + CANARY);
+        assert_non_null(ref);
+        assert_non_null(jit);
+        c.sig.engine = JIT_ENGINE_REFERENCE;
+        int want = run_whole(&c, STATIC, ref);
+        char ref_msg[512];
+        snprintf(ref_msg, sizeof ref_msg, "%s", want == JIT_OK ? "" : jit_last_error());
+        c.sig.engine = JIT_ENGINE_AUTO;
+        for (int mode = 0; mode < MODES; mode++) {
+            int rc = run_whole(&c, mode, jit);
+            if (rc != want || (rc != JIT_OK && strcmp(jit_last_error(), ref_msg) != 0))
+                fail_msg("run %d (%s): status %d '%s', the reference's %d '%s'", r,
+                         mode_names[mode], rc, rc ? jit_last_error() : "", want, ref_msg);
+            size_t es = (size_t)jit_dtype_size(c.sig.dtype);
+            for (size_t i = 0; rc == JIT_OK && i < c.out_bytes; i += es)
+                if (memcmp(ref + i, jit + i, es) != 0)
+                    fail_msg("run %d (%s, op %d, %s, reduction %s, weights %d): out element %zu "
+                             "differs from the reference kernel's", r, mode_names[mode],
+                             c.sig.op, jit_dtype_name(c.sig.dtype),
+                             jit_reduction_name(c.sig.reduction), c.sig.has_weights, i / es);
+            for (size_t i = rc == JIT_OK ? c.out_bytes : 0; i < c.out_bytes + CANARY; i++)
+                assert_int_equal((unsigned char)jit[i], 0xa5);
+        }
+        free(ref);
+        free(jit);
+        free_case(&c);
+    }
+    rnd_scale = 1;
+    rnd_specials = 0;
+}
+
+/* jit_validate_bag and jit_run_range_bag: a kernel's bags cut at random
+ * points and run part by part (last part first) give the whole call's
+ * bytes, on both engines, split JIT kernels (their own check and range
+ * functions) and unsplit ones; a bad offset or index is the same status
+ * from validate as from the call. Returns how many JIT kernels split. */
+static int parts_round(uint64_t *rng, int runs)
+{
+    int split = 0;
+    for (int r = 0; r < runs; r++) {
+        rnd_case c;
+        random_case(rng, &c);
+        c.sig.threads = (int)support_rand_range(rng, 2, 4);
+        for (int e = 0; e < 2; e++) {
+            c.sig.engine = engines[e];
+            char *whole = malloc(c.out_bytes + CANARY), *got = malloc(c.out_bytes + CANARY);
+            assert_non_null(whole);
+            assert_non_null(got);
+            int rc = run_whole(&c, STATIC, whole);
+            jit_kernel k = jit_compile(&c.sig);
+            assert_non_null(k);
+            char *text = jit_explain(&c.sig);
+            assert_non_null(text);
+            split += c.sig.engine != JIT_ENGINE_REFERENCE && strstr(text, "split across") != NULL;
+            jit_free(text);
+            int64_t units = jit_units(k);
+            assert_int_equal(units, c.bags);
+            int vrc = jit_validate_bag(k, c.idx, c.off);
+            if (vrc != rc)
+                fail_msg("run %d (%s): validate %d, the call %d: %s", r,
+                         jit_engine_name(c.sig.engine), vrc, rc, jit_last_error());
+            if (rc == JIT_OK) {
+                int64_t cuts[6] = {0, 0, 0, 0, 0, units};
+                for (int i = 1; i < 5; i++)
+                    cuts[i] = support_rand_range(rng, 0, units);
+                for (int i = 1; i < 5; i++) /* sorted */
+                    for (int j = i + 1; j < 5; j++)
+                        if (cuts[j] < cuts[i]) {
+                            int64_t t = cuts[i];
+                            cuts[i] = cuts[j];
+                            cuts[j] = t;
+                        }
+                memset(got, 0xa5, c.out_bytes + CANARY);
+                for (int i = 4; i >= 0; i--)
+                    assert_int_equal(jit_run_range_bag(k, c.table, c.idx, c.off, c.w, got,
+                                                       cuts[i], cuts[i + 1]),
+                                     JIT_OK);
+                if (memcmp(got, whole, c.out_bytes + CANARY) != 0)
+                    fail_msg("run %d (%s, op %d, %s): the parts differ from the whole call", r,
+                             jit_engine_name(c.sig.engine), c.sig.op,
+                             jit_dtype_name(c.sig.dtype));
+            }
+            jit_release(k);
+            free(whole);
+            free(got);
+        }
+        free_case(&c);
+    }
+    return split;
+}
+
+static void test_parts(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    rnd_scale = 8;
+    int runs = (int)support_env_long("TJ_BAG_RUNS", 400) / 4;
+    parts_round(&rng, runs);
+    /* every kernel of more than one bag and thread split (TENSORJIT_SPLIT_MIN) */
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
+    int split = parts_round(&rng, runs);
+    support_unsetenv("TENSORJIT_SPLIT_MIN");
+    rnd_scale = 1;
+    if (getenv("TENSORJIT_JIT") == NULL)
+        assert_true(split > 0);
+}
+
 /* Hostile shapes: dims whose bytes overflow int64 are refused when
  * compiling, naming the input. */
 static void test_overflow_dims(void **state)
@@ -770,6 +987,8 @@ int main(void)
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_random_oracle),
         cmocka_unit_test(test_zero_initialised),
+        cmocka_unit_test(test_engines_agree),
+        cmocka_unit_test(test_parts),
         cmocka_unit_test(test_overflow_dims),
         cmocka_unit_test(test_calls),
     };

@@ -37,8 +37,6 @@ static int tj_kernel_engine(tj_kernel *k, const void *key, size_t key_len, jit_e
 {
     if (k->dyn && !k->dyn->jit_ok)
         snprintf(k->why, sizeof k->why, "%s", k->dyn->why);
-    else if (k->plan.is_bag) /* until ir/bag_ir.c serves bag plans */
-        snprintf(k->why, sizeof k->why, "%s", TJ_BAG_REFERENCE_WHY);
     else if (tj_jit_wanted(engine, k->why, sizeof k->why)) {
         tj_backend_kernel bk = {0};
         if (tj_backend_compile(&k->plan, key, key_len, &bk, k->why, sizeof k->why) == 0) {

@@ -37,12 +37,6 @@ typedef struct tj_kernel {
     struct tj_dyn *dyn;      /* a dynamic kernel's family: plan.dyn points here */
 } tj_kernel;
 
-/* Why an embedding bag runs on the reference kernel, until ir/bag_ir.c
- * serves bag plans (kernel.c's guard, jit_dump and jit_explain say it). */
-#define TJ_BAG_REFERENCE_WHY                                                                  \
-    "embedding bags run on the reference kernel in this build (the JIT's bag kernels, "       \
-    "ir/bag_ir.c, are not in it yet)"
-
 /* 1 when the JIT should try for this engine (the signature's choice and
  * TENSORJIT_JIT); else 0 with the reason in why. */
 int tj_jit_wanted(jit_engine engine, char *why, size_t len);

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "half.h"
 #include "index.h"
+#include "reduce.h"
 
 /* Accumulator elements per chunk (and segments' counts). */
 #define TJ_BAG_CHUNK 2048
@@ -68,20 +69,22 @@ static void tj_bag_store(jit_dtype t, void *row, int64_t i, tj_acc a)
     }
 }
 
-/* acc += v, or (weighted) acc += round_to_acc(w * v): the product is
+/* acc += v, or (weighted) acc += round_to_acc(v * w): the product is
  * rounded before the add (C11 does not contract across statements here:
- * -std=c11 compiles with -ffp-contract=off). Integers wrap. */
+ * -std=c11 compiles with -ffp-contract=off). A NaN is the scatters' rule's
+ * (exec/reduce.h): the accumulator's, then the row's, then the weight's,
+ * made quiet, whatever operand order the compiler picks. Integers wrap. */
 static tj_acc tj_bag_add(jit_dtype acc, tj_acc a, tj_acc v, const tj_acc *w)
 {
     switch (acc) {
     case JIT_F32: {
-        float x = w ? w->f * v.f : v.f;
-        a.f += x;
+        float x = w ? tj_arith_nan_f32(v.f * w->f, v.f, w->f) : v.f;
+        a.f = tj_arith_nan_f32(a.f + x, a.f, x);
         break;
     }
     case JIT_F64: {
-        double x = w ? w->d * v.d : v.d;
-        a.d += x;
+        double x = w ? tj_arith_nan_f64(v.d * w->d, v.d, w->d) : v.d;
+        a.d = tj_arith_nan_f64(a.d + x, a.d, x);
         break;
     }
     default: a.u += w ? w->u * v.u : v.u; break;
@@ -266,27 +269,6 @@ static void tj_bag_segments(const tj_bag_call *c, int64_t begin, int64_t end)
             tj_bag_segments_chunk(c, s0, end - s0 < per ? end - s0 : per, c0, cw, acc, named,
                                   kept);
     }
-}
-
-int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indices,
-                         const void *offsets, const void *weights, const void *out)
-{
-    const tj_bag_plan *b = &p->bag;
-    const char *which = NULL;
-    if (!table && p->data_bytes)
-        which = "table";
-    else if (!indices && p->indices_elems)
-        which = "indices";
-    else if (!offsets && b->offsets_len)
-        which = b->form == TJ_BAG_SEGMENTS ? "segment_ids" : "offsets";
-    else if (!weights && b->has_weights && b->lookups)
-        which = "weights";
-    else if (!out && p->out_bytes)
-        which = "out";
-    if (!which)
-        return JIT_OK;
-    tj_error_set("%s is NULL but the signature needs bytes there", which);
-    return JIT_STATUS_BAD_POINTER;
 }
 
 int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,

@@ -6,12 +6,6 @@
 
 #include "plan.h"
 
-/* Buffers NULL where the plan needs bytes (weights too, when the
- * signature has them): JIT_STATUS_BAD_POINTER with the message, else
- * JIT_OK. */
-int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indices,
-                         const void *offsets, const void *weights, const void *out);
-
 /* The whole kernel: buffers, the check pass, then every bag. A status. */
 int tj_bag_ref_run(const tj_plan *p, const void *table, const void *indices, const void *offsets,
                    const void *weights, void *out);

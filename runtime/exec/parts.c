@@ -6,6 +6,7 @@
 #include "bag_check.h"
 #include "bag_ref.h"
 #include "error.h"
+#include "jit_support.h"
 #include "plan.h"
 #include "ref_kernel.h"
 #include "typed_api.h"
@@ -104,8 +105,9 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
     return tj_run_range_of(kernel, JIT_OP_NONE, data, indices, updates, out, begin, end);
 }
 
-/* An embedding bag's parts: the reference code on its plan until the
- * JIT's bag kernels bring their own. */
+/* An embedding bag's parts: a split JIT kernel's own check and range
+ * functions (tj_bag_check_fn, tj_bag_range_fn), else the reference code on
+ * its plan, which gives the same bytes. */
 int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets)
 {
     int tiered, rc;
@@ -118,14 +120,32 @@ int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void
                                          "is not offered"
                                        : "not an embedding bag's kernel: call jit_validate");
         rc = JIT_STATUS_BAD_SHAPE;
+    } else if (k->check) { /* table, weights and out are not read: any address */
+        rc = ((tj_bag_check_fn)(uintptr_t)k->check)("", indices, offsets, "", "");
     } else {
-        rc = tj_bag_check_buffers(&k->plan, k->plan.data_bytes ? "" : NULL, indices, offsets,
-                                  "", "");
+        rc = tj_bag_check_buffers(&k->plan, "", indices, offsets, "", "");
         if (rc == JIT_OK)
             rc = tj_bag_report_bad(&k->plan, indices, offsets);
     }
     tj_user_kernel_done(&pin);
     return rc;
+}
+
+/* Bags [begin, end) (clamped to the kernel's), the inputs checked. */
+static int tj_bag_range(const tj_kernel *k, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end)
+{
+    const void *w = k->plan.bag.has_weights ? weights : NULL;
+    if (!k->range)
+        return tj_bag_ref_range(&k->plan, table, indices, offsets, w, out, begin, end);
+    if (begin < 0)
+        begin = 0;
+    if (end > k->plan.bag.bags)
+        end = k->plan.bag.bags;
+    if (begin >= end)
+        return JIT_OK;
+    return ((tj_bag_range_fn)(uintptr_t)k->range)(table, indices, offsets, w, out, begin, end);
 }
 
 int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void *indices,
@@ -145,7 +165,7 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void 
     } else {
         rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
         if (rc == JIT_OK)
-            rc = tj_bag_ref_range(&k->plan, table, indices, offsets, weights, out, begin, end);
+            rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
     }
     tj_user_kernel_done(&pin);
     return rc;

@@ -10,7 +10,6 @@
 #include "backend.h"
 #include "dyn.h"
 #include "error.h"
-#include "kernel.h"
 #include "key.h"
 #include "op.h"
 #include "plan.h"
@@ -119,10 +118,6 @@ static void tj_put_bag_plan(tj_text *t, const tj_plan *p)
 static void tj_put_strategy(tj_text *t, const tj_plan *p)
 {
     char buf[512];
-    if (p->is_bag) { /* until ir/bag_ir.c serves bag plans */
-        tj_put(t, "strategy: %s\n", TJ_BAG_REFERENCE_WHY);
-        return;
-    }
     tj_backend_strategy(p, buf, sizeof buf);
     tj_put(t, "strategy: %s\n", buf);
 }

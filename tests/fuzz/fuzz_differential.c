@@ -228,8 +228,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static unsigned long calls;
     fuzz_input in = {data, size};
-    fuzz_op(&in, (jit_op)(JIT_OP_NONE + 1 +
-                          fuzz_byte(&in) % (JIT_OP_EMBEDDING_BAG_OFFSETS - JIT_OP_NONE - 1)));
+    /* the ops whose (data, indices, updates, out) signatures build() makes;
+     * the embedding bags (table, indices, offsets, weights, out) are not
+     * among them */
+    int ops = JIT_OP_EMBEDDING_BAG_OFFSETS - 1;
+    fuzz_op(&in, (jit_op)(JIT_OP_NONE + 1 + fuzz_byte(&in) % ops));
     if (++calls % 4096 == 0)
         jit_shutdown(); /* kernels accumulate: free them now and then */
     return 0;
