@@ -559,7 +559,8 @@ static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op
     if (!m->num_segments_port)
         return 0;
     xmlNodePtr src = tj_input_source(d, layer, m->num_segments_port);
-    if (tj_port(layer, "input", m->num_segments_port) && (d->fragment || (src && !tj_is_const(src)))) {
+    int present = tj_port(layer, "input", m->num_segments_port) != NULL;
+    if (present && (d->fragment || (src && !tj_is_const(src)))) {
         jit_shape o;
         int64_t bound[JIT_MAX_RANK];
         char why[160];
