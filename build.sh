@@ -141,10 +141,10 @@ fuzz() {
     CC=clang-14 cmake -S . -B build-fuzz -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
         -DTENSORJIT_FUZZ=ON >/dev/null
     cmake --build build-fuzz -j"$jobs" --target fuzz_signature fuzz_npy fuzz_model \
-        fuzz_differential fuzz_onnx >/dev/null
+        fuzz_differential fuzz_bags fuzz_onnx >/dev/null
     local work name pids=() failed=0
     work=$(mktemp -d)
-    for name in signature npy model differential onnx; do
+    for name in signature npy model differential bags onnx; do
         mkdir -p "$work/$name"
         cp tests/fuzz/corpus/"$name"/* "$work/$name/"
         if compgen -G "tests/fuzz/regressions/$name/*" >/dev/null; then
@@ -157,7 +157,7 @@ fuzz() {
     for pid in "${pids[@]}"; do
         wait "$pid" || failed=1
     done
-    for name in signature npy model differential onnx; do
+    for name in signature npy model differential bags onnx; do
         echo "fuzz_$name: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" |
             awk '{print $2}') executions"
     done

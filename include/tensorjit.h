@@ -1,7 +1,9 @@
 /*
  * tensorjit: shape-specialized kernels of the indexing family: GatherND,
  * Gather, GatherElements, ScatterUpdate, ScatterNDUpdate and
- * ScatterElementsUpdate, the scatters with reductions, JIT-compiled by LLVM.
+ * ScatterElementsUpdate, the scatters with reductions, and the embedding
+ * bags EmbeddingBagOffsets, EmbeddingBagPacked and EmbeddingSegmentsSum,
+ * JIT-compiled by LLVM.
  *
  * A caller describes one layer by a signature (shapes, attributes, element
  * and index types, index policy, reduction) and gets back a plain C function
@@ -225,6 +227,9 @@ typedef enum jit_op {
     JIT_OP_SCATTER_ND_UPDATE,
     JIT_OP_GATHER_ELEMENTS,
     JIT_OP_SCATTER_ELEMENTS_UPDATE,
+    JIT_OP_EMBEDDING_BAG_OFFSETS, /* SPEC section 10: gathers that reduce */
+    JIT_OP_EMBEDDING_BAG_PACKED,
+    JIT_OP_EMBEDDING_SEGMENTS,
     JIT_OP_COUNT
 } jit_op;
 
@@ -261,6 +266,24 @@ typedef struct jit_sig {
     int64_t data_bound[JIT_MAX_RANK];
     int64_t indices_bound[JIT_MAX_RANK];
     int64_t updates_bound[JIT_MAX_RANK];
+    /* embedding bags (SPEC 10): data_shape is the table [E, d1, ...],
+     * indices_shape the indices [N] (packed: [B, L]), updates_shape the
+     * offsets [B] or [B+1] / the segment ids [N] (packed: unused); the
+     * offsets' element type is index_type (updates_dtype UNSET or equal to
+     * it). reduction NONE means sum. default_index and padding_idx each
+     * have a flag beside them, rather than a value with a "none" of its
+     * own: row 0 is a valid default row and a valid padding row, so a
+     * zero-initialised signature must mean neither, and the value still
+     * reads as the row it is, as in torch and OpenVINO. */
+    int has_weights;             /* weights [N] (packed: [B, L]) of the table's type, sum only */
+    int has_default_index;       /* 0: none, an empty bag gives zeros */
+    int64_t default_index;       /* with has_default_index: the row of an empty bag, in
+                                    [0, E), or -1 (OpenVINO's none) */
+    int has_padding_idx;         /* torch; 0: no padding row */
+    int64_t padding_idx;         /* with has_padding_idx: in [-E, E) */
+    int include_last_offset;     /* offsets has B + 1 entries */
+    int64_t num_segments;        /* Segments: S, or JIT_DIM_DYNAMIC */
+    int64_t num_segments_bound;  /* a dynamic S's upper bound (0: none) */
 } jit_sig;
 
 /* Kernels. Buffers are dense, row-major, of the signature's sizes; out must
@@ -274,6 +297,19 @@ typedef jit_gather_nd_fn jit_gather_fn;
 typedef jit_gather_nd_fn jit_gather_elements_fn;
 typedef jit_scatter_update_fn jit_scatter_nd_update_fn;
 typedef jit_scatter_update_fn jit_scatter_elements_update_fn;
+/* An embedding bag's kernel (SPEC 10): offsets are the segment ids for
+ * EmbeddingSegmentsSum and NULL for EmbeddingBagPacked; weights NULL when
+ * the signature has none. out has the table's type. */
+typedef int (*jit_embedding_bag_fn)(const void *table, const void *indices, const void *offsets,
+                                    const void *weights, void *out);
+typedef jit_embedding_bag_fn jit_embedding_bag_offsets_fn;
+typedef jit_embedding_bag_fn jit_embedding_bag_packed_fn;
+typedef jit_embedding_bag_fn jit_embedding_segments_fn;
+/* Its dynamic form: dims holds the table's dims, then the indices', then
+ * the offsets' (Segments: the segment ids', then S). */
+typedef int (*jit_embedding_bag_dynamic_fn)(const void *table, const void *indices,
+                                            const void *offsets, const void *weights, void *out,
+                                            const int64_t *dims);
 /* A kernel of any op, from the generic API: a jit_gather_nd_fn when the
  * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn;
  * a jit_dynamic_fn when the signature has a dynamic dim. */
@@ -466,6 +502,115 @@ int jit_scatter_elements_update_run_range(jit_scatter_elements_update_fn kernel,
                                           const void *updates, void *out, int64_t begin, int64_t end);
 
 /*
+ * Embedding bags (SPEC section 10): a gather whose rows are pooled per bag.
+ * reduction: sum (NONE means sum), mean and max with opset 15; opset 3
+ * (the OpenVINO ...Sum-3 ops) takes sum only, without padding_idx or
+ * include_last_offset. weights only with sum. default_index and padding_idx
+ * count only with their has_ flag set (jit_sig says why), so a
+ * zero-initialised signature has no default row and no padding.
+ */
+typedef struct jit_embedding_bag_offsets_sig {
+    int opset;                   /* 3 or 15 (0 means 15) */
+    jit_dtype dtype;             /* table, weights and output */
+    jit_dtype index_type;        /* indices and offsets: i32 or i64 */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape table_shape;       /* [E, d1, ...] */
+    jit_shape indices_shape;     /* [N] */
+    jit_shape offsets_shape;     /* [B], or [B + 1] with include_last_offset */
+    jit_reduction reduction;
+    int has_weights;
+    int has_default_index;
+    int64_t default_index;       /* [0, E) or -1: the row of an empty bag */
+    int has_padding_idx;
+    int64_t padding_idx;         /* [-E, E) */
+    int include_last_offset;
+} jit_embedding_bag_offsets_sig;
+
+typedef struct jit_embedding_bag_packed_sig {
+    int opset;                   /* 3 or 15 (0 means 15) */
+    jit_dtype dtype;
+    jit_dtype index_type;        /* i32 or i64 */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape table_shape;       /* [E, d1, ...] */
+    jit_shape indices_shape;     /* [B, L] */
+    jit_reduction reduction;
+    int has_weights;             /* weights [B, L] */
+    int has_padding_idx;
+    int64_t padding_idx;         /* [-E, E) */
+} jit_embedding_bag_packed_sig;
+
+typedef struct jit_embedding_segments_sig {
+    int opset;                   /* 3 (0 means 3) */
+    jit_dtype dtype;
+    jit_dtype index_type;        /* indices and segment ids: i32 or i64 */
+    jit_index_policy index_policy;
+    jit_engine engine;
+    int threads;
+    jit_shape table_shape;       /* [E, d1, ...] */
+    jit_shape indices_shape;     /* [N] */
+    jit_shape segment_ids_shape; /* [N] */
+    int64_t num_segments;        /* S: the output's first dim */
+    int has_weights;             /* weights [N] */
+    int has_default_index;
+    int64_t default_index;       /* [0, E) or -1: the row of a segment no id names */
+} jit_embedding_segments_sig;
+
+jit_embedding_bag_offsets_fn
+jit_embedding_bag_offsets_compile(const jit_embedding_bag_offsets_sig *sig);
+jit_embedding_bag_offsets_fn
+jit_embedding_bag_offsets_compile_async(const jit_embedding_bag_offsets_sig *sig);
+int jit_embedding_bag_offsets_output_shape(const jit_embedding_bag_offsets_sig *sig,
+                                           jit_shape *out);
+char *jit_embedding_bag_offsets_explain(const jit_embedding_bag_offsets_sig *sig);
+char *jit_embedding_bag_offsets_dump(const jit_embedding_bag_offsets_sig *sig,
+                                     jit_dump_kind kind);
+int jit_embedding_bag_offsets_info(jit_embedding_bag_offsets_fn kernel, jit_kernel_info *info);
+int jit_embedding_bag_offsets_release(jit_embedding_bag_offsets_fn kernel);
+int64_t jit_embedding_bag_offsets_units(jit_embedding_bag_offsets_fn kernel);
+int jit_embedding_bag_offsets_validate(jit_embedding_bag_offsets_fn kernel, const void *indices,
+                                       const void *offsets);
+int jit_embedding_bag_offsets_run_range(jit_embedding_bag_offsets_fn kernel, const void *table,
+                                        const void *indices, const void *offsets,
+                                        const void *weights, void *out, int64_t begin,
+                                        int64_t end);
+jit_embedding_bag_packed_fn
+jit_embedding_bag_packed_compile(const jit_embedding_bag_packed_sig *sig);
+jit_embedding_bag_packed_fn
+jit_embedding_bag_packed_compile_async(const jit_embedding_bag_packed_sig *sig);
+int jit_embedding_bag_packed_output_shape(const jit_embedding_bag_packed_sig *sig,
+                                          jit_shape *out);
+char *jit_embedding_bag_packed_explain(const jit_embedding_bag_packed_sig *sig);
+char *jit_embedding_bag_packed_dump(const jit_embedding_bag_packed_sig *sig, jit_dump_kind kind);
+int jit_embedding_bag_packed_info(jit_embedding_bag_packed_fn kernel, jit_kernel_info *info);
+int jit_embedding_bag_packed_release(jit_embedding_bag_packed_fn kernel);
+int64_t jit_embedding_bag_packed_units(jit_embedding_bag_packed_fn kernel);
+int jit_embedding_bag_packed_validate(jit_embedding_bag_packed_fn kernel, const void *indices,
+                                      const void *offsets);
+int jit_embedding_bag_packed_run_range(jit_embedding_bag_packed_fn kernel, const void *table,
+                                       const void *indices, const void *offsets,
+                                       const void *weights, void *out, int64_t begin,
+                                       int64_t end);
+jit_embedding_segments_fn jit_embedding_segments_compile(const jit_embedding_segments_sig *sig);
+jit_embedding_segments_fn
+jit_embedding_segments_compile_async(const jit_embedding_segments_sig *sig);
+int jit_embedding_segments_output_shape(const jit_embedding_segments_sig *sig, jit_shape *out);
+char *jit_embedding_segments_explain(const jit_embedding_segments_sig *sig);
+char *jit_embedding_segments_dump(const jit_embedding_segments_sig *sig, jit_dump_kind kind);
+int jit_embedding_segments_info(jit_embedding_segments_fn kernel, jit_kernel_info *info);
+int jit_embedding_segments_release(jit_embedding_segments_fn kernel);
+int64_t jit_embedding_segments_units(jit_embedding_segments_fn kernel);
+int jit_embedding_segments_validate(jit_embedding_segments_fn kernel, const void *indices,
+                                    const void *segment_ids);
+int jit_embedding_segments_run_range(jit_embedding_segments_fn kernel, const void *table,
+                                     const void *indices, const void *segment_ids,
+                                     const void *weights, void *out, int64_t begin,
+                                     int64_t end);
+
+/*
  * The generic API: every op through one signature (jit_sig) and one kernel
  * type (jit_kernel). The typed calls above are thin wrappers of these. A
  * kernel from either is the same pointer for the same signature.
@@ -512,6 +657,21 @@ int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,
 int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engine, char *why,
                        size_t why_len);
 
+/* Embedding bags' kernels through the generic API (jit_call and its kin
+ * given one return JIT_STATUS_BAD_SHAPE naming these): the kernel's
+ * status, or JIT_STATUS_BAD_POINTER for a pointer that is no kernel of
+ * this library. jit_run_range_bag's units are bags; call it after
+ * jit_validate_bag returned 0 for the same indices and offsets. */
+int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, const void *offsets,
+                 const void *weights, void *out);
+int jit_call_bag_dynamic(jit_kernel kernel, const void *table, const void *indices,
+                         const void *offsets, const void *weights, void *out,
+                         const int64_t *dims);
+int jit_validate_bag(jit_kernel kernel, const void *indices, const void *offsets);
+int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,
+                      const void *offsets, const void *weights, void *out, int64_t begin,
+                      int64_t end);
+
 /* Attributes a signature of an op takes (jit_op_info.attrs). */
 enum jit_op_attr {
     JIT_ATTR_AXIS = 1,        /* jit_sig.axis, required */
@@ -520,7 +680,14 @@ enum jit_op_attr {
     JIT_ATTR_AXIS_TENSOR = 8, /* the axis is a model's tensor: axis_type, axis_shape */
     JIT_ATTR_REDUCTION = 16,  /* jit_sig.reduction (which ones: jit_op_info.reductions) */
     JIT_ATTR_INIT_VAL = 32,   /* jit_sig.no_init_val */
-    JIT_ATTR_TORCH_DIMS = 64  /* jit_sig.torch_dims */
+    JIT_ATTR_TORCH_DIMS = 64,     /* jit_sig.torch_dims */
+    JIT_ATTR_BAG = 128,           /* an embedding bag: kernel is a jit_embedding_bag_fn */
+    JIT_ATTR_OFFSETS = 256,       /* updates_shape: offsets (or segment ids) */
+    JIT_ATTR_WEIGHTS = 512,       /* jit_sig.has_weights */
+    JIT_ATTR_DEFAULT_INDEX = 1024, /* jit_sig.default_index */
+    JIT_ATTR_PADDING_IDX = 2048,  /* jit_sig.padding_idx */
+    JIT_ATTR_LAST_OFFSET = 4096,  /* jit_sig.include_last_offset */
+    JIT_ATTR_NUM_SEGMENTS = 8192  /* jit_sig.num_segments (and its bound) */
 };
 
 typedef struct jit_op_info {

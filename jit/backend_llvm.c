@@ -23,6 +23,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "bag_ir.h"
 #include "config.h"
 #include "engine.h"
 #include "kernel_ir.h"
@@ -51,7 +52,8 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMTargetMachineRef tm, LLV
                                      int optimize, double *ms, char *why, size_t len)
 {
     double t0 = tj_ms();
-    LLVMModuleRef mod = tj_ir_kernel(ctx, p, st, name, why, len);
+    LLVMModuleRef mod = p->is_bag ? tj_ir_bag_kernel(ctx, p, st, name, why, len)
+                                  : tj_ir_kernel(ctx, p, st, name, why, len);
     if (!mod)
         return NULL;
     if (tj_jit_fault("link")) {
@@ -71,11 +73,17 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMTargetMachineRef tm, LLV
     if (!optimize)
         return mod;
     const char *custom = tj_config_get()->codegen.passes;
+    char bag_passes[256]; /* a bag's accumulators are allocas: promoted first */
+    if (p->is_bag && !*custom)
+        snprintf(bag_passes, sizeof bag_passes, "%s,%s", TJ_BAG_PASSES, en->pipeline);
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetLoopInterleaving(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, en->llvm_loop_opts);
-    LLVMErrorRef err = LLVMRunPasses(mod, *custom ? custom : en->pipeline, tm, opts);
+    LLVMErrorRef err = LLVMRunPasses(mod, *custom       ? custom
+                                                 : p->is_bag ? bag_passes
+                                                             : en->pipeline,
+                                     tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     ms[1] = tj_ms() - t0 - ms[0];
     if (err) {
@@ -293,6 +301,15 @@ static void tj_kernel_name(const tj_plan *p, long long serial, char *buf, size_t
         snprintf(buf + n, len - (size_t)n, "_%lld", serial);
 }
 
+/* The code shape of plan: a bag's (bag_ir.h) or the nest's (kernel_ir.h). */
+static void tj_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *st)
+{
+    if (p->is_bag)
+        tj_bag_choose(p, cfg, st);
+    else
+        tj_ir_choose(p, cfg, st);
+}
+
 static int tj_compile(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan *p,
                       const tj_ir_strategy *st, const tj_objkey *key, tj_backend_kernel *out,
                       char *why, size_t len)
@@ -372,7 +389,7 @@ int tj_backend_compile(const tj_plan *p, const void *sig_key, size_t key_len,
         return -1;
     const tj_codegen_config *cfg = &tj_config_get()->codegen;
     tj_ir_strategy st;
-    tj_ir_choose(p, cfg, &st);
+    tj_choose(p, cfg, &st);
     tj_objkey key, *cached = NULL;
     if (tj_objcache_enabled()) {
         tj_objcache_key(en, cfg, p, sig_key, key_len, &key);
@@ -464,7 +481,7 @@ static char *tj_dump_with(tj_engine *en, LLVMTargetMachineRef tm, const tj_plan 
     char name[64];
     tj_kernel_name(p, -1, name, sizeof name);
     tj_ir_strategy st;
-    tj_ir_choose(p, &tj_config_get()->codegen, &st);
+    tj_choose(p, &tj_config_get()->codegen, &st);
     LLVMContextRef ctx = LLVMContextCreate();
     double ms[2];
     LLVMModuleRef mod =
@@ -504,8 +521,10 @@ char *tj_backend_dump(const tj_plan *p, tj_dump_kind kind, char *why, size_t len
 void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
 {
     tj_ir_strategy st;
-    tj_ir_choose(p, &tj_config_get()->codegen, &st);
-    if (p->dyn)
+    tj_choose(p, &tj_config_get()->codegen, &st);
+    if (p->is_bag)
+        tj_bag_strategy_describe(p, &st, buf, len);
+    else if (p->dyn)
         snprintf(buf, len, "dynamic: loops whose trip counts vary run the call's counts, the "
                  "rest as a static kernel's (constant trips, strides and block copies); on the "
                  "caller's thread");

@@ -14,6 +14,7 @@
 
 #include "alloc.h"
 #include "config.h"
+#include "bag_ir.h"
 #include "kernel_ir.h"
 #include "jit_support.h"
 #include "objcache.h"
@@ -233,6 +234,10 @@ const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS] = {
     {TJ_RT_DYN_ENTER, (void *)(uintptr_t)tj_rt_dyn_enter},
     {TJ_RT_DYN_BAD_INDEX, (void *)(uintptr_t)tj_rt_dyn_bad_index},
     {TJ_RT_DYN_PARALLEL, (void *)(uintptr_t)tj_rt_dyn_parallel},
+    {TJ_RT_BAG_BAD, (void *)(uintptr_t)tj_rt_bag_bad},
+    {TJ_RT_BAG_PARALLEL, (void *)(uintptr_t)tj_rt_bag_parallel},
+    {TJ_RT_BAG_DYN_ENTER, (void *)(uintptr_t)tj_rt_bag_dyn_enter},
+    {TJ_RT_BAG_DYN_BAD, (void *)(uintptr_t)tj_rt_bag_dyn_bad},
     {"memcpy", (void *)(uintptr_t)memcpy},
     {"memmove", (void *)(uintptr_t)memmove},
     {"memset", (void *)(uintptr_t)memset},

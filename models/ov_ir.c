@@ -315,7 +315,8 @@ static int tj_is_int_type(jit_dtype t)
 
 /* The integer of type t at b into *x; -1 (the layer refused) for a u64
  * no int64 holds, which was once read as INT64_MAX and named so. */
-static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_model_layer *out)
+static int tj_int_value(const unsigned char *b, jit_dtype t, const char *what, int64_t *x,
+                        tj_model_layer *out)
 {
     union { int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
             int64_t i64; uint64_t u64; } v;
@@ -329,8 +330,8 @@ static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_mode
     case JIT_U32: *x = v.u32; break;
     case JIT_U64:
         if (v.u64 > INT64_MAX)
-            return tj_model_refuse(out, "axis Const holds %llu (u64), more than an int64 holds",
-                             (unsigned long long)v.u64);
+            return tj_model_refuse(out, "%s Const holds %llu (u64), more than an int64 holds",
+                                   what, (unsigned long long)v.u64);
         *x = (int64_t)v.u64;
         break;
     default: *x = v.i64;
@@ -338,52 +339,80 @@ static int tj_int_value(const unsigned char *b, jit_dtype t, int64_t *x, tj_mode
     return 0;
 }
 
-/* The axis: the Const feeding input `port_no`, read from the .bin. */
-static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model_layer *out)
+/* The layer feeding input `port_no` of layer, or NULL: no such port, or
+ * no edge to it. */
+static xmlNodePtr tj_input_source(const tj_doc *d, xmlNodePtr layer, int port_no)
 {
-    jit_sig *s = &out->sig;
-    char id[32], pid[32], from_port[32], buf[64], why[200];
+    char id[32], pid[32], from_port[32];
     xmlNodePtr port = tj_port(layer, "input", port_no);
     if (!port || !tj_attr(layer, "id", id, sizeof id) || !tj_attr(port, "id", pid, sizeof pid))
-        return snprintf(out->skip, sizeof out->skip, "input port %d (axis) is missing",
-                        port_no), -1;
-    xmlNodePtr src = tj_producer(d, id, pid, from_port, sizeof from_port);
+        return NULL;
+    return tj_producer(d, id, pid, from_port, sizeof from_port);
+}
+
+static int tj_is_const(xmlNodePtr layer)
+{
+    char type[64];
+    return tj_attr(layer, "type", type, sizeof type) && strcmp(type, "Const") == 0;
+}
+
+/* The one integer of the Const feeding input `port_no` (`what`: "axis",
+ * "num_segments", ...), read from the .bin: 0 with *type and *value, or -1
+ * with the layer skipped (no Const there) or refused (not an integer). */
+static int tj_read_const_int(const tj_doc *d, xmlNodePtr layer, int port_no, const char *what,
+                             jit_dtype *type, int64_t *value, tj_model_layer *out)
+{
+    char buf[64], why[200];
+    if (!tj_port(layer, "input", port_no))
+        return snprintf(out->skip, sizeof out->skip, "input port %d (%s) is missing", port_no,
+                        what), -1;
+    xmlNodePtr src = tj_input_source(d, layer, port_no);
     if (!src)
-        return snprintf(out->skip, sizeof out->skip, "no edge feeds input port %d (axis)",
-                        port_no), -1;
-    if (!tj_attr(src, "type", buf, sizeof buf) || strcmp(buf, "Const") != 0) {
+        return snprintf(out->skip, sizeof out->skip, "no edge feeds input port %d (%s)",
+                        port_no, what), -1;
+    if (!tj_is_const(src)) {
         char name[64];
         tj_attr(src, "name", name, sizeof name);
+        tj_attr(src, "type", buf, sizeof buf);
         return snprintf(out->skip, sizeof out->skip,
-                        "axis comes from layer '%s' of type %s, not a Const: it is not known "
+                        "%s comes from layer '%s' of type %s, not a Const: it is not known "
                         "before run time",
-                        name, buf[0] ? buf : "?"),
+                        what, name, buf[0] ? buf : "?"),
                -1;
     }
     xmlNodePtr data = tj_child(src, "data");
-    char off[32], size[32];
+    char off[32], size[32], field[64];
     if (!tj_attr(data, "element_type", buf, sizeof buf) || !tj_attr(data, "offset", off, sizeof off) ||
         !tj_attr(data, "size", size, sizeof size))
         return snprintf(out->skip, sizeof out->skip,
-                        "axis Const lacks element_type, offset or size"), -1;
-    s->axis_type = tj_ov_type(buf);
-    int es = jit_dtype_size(s->axis_type);
+                        "%s Const lacks element_type, offset or size", what), -1;
+    *type = tj_ov_type(buf);
+    int es = jit_dtype_size(*type);
     int64_t o, n;
-    unsigned char value[8];
-    /* an f32's bytes are no axis (they once filled half of an int64) */
-    if (es > 0 && !tj_is_int_type(s->axis_type))
-        return tj_model_refuse(out, "axis Const is %s, not an integer type", buf);
-    if (tj_int_value_of("axis Const: offset", off, 0, INT64_MAX, &o, out) ||
-        tj_int_value_of("axis Const: size", size, 0, INT64_MAX, &n, out))
+    unsigned char bytes[8];
+    /* an f32's bytes are no integer (they once filled half of an int64 axis) */
+    if (es > 0 && !tj_is_int_type(*type))
+        return tj_model_refuse(out, "%s Const is %s, not an integer type", what, buf);
+    snprintf(field, sizeof field, "%s Const: offset", what);
+    if (tj_int_value_of(field, off, 0, INT64_MAX, &o, out))
+        return -1;
+    snprintf(field, sizeof field, "%s Const: size", what);
+    if (tj_int_value_of(field, size, 0, INT64_MAX, &n, out))
         return -1;
     if (es == 0 || n != es)
         return snprintf(out->skip, sizeof out->skip,
-                        "axis Const holds %lld bytes of %s; one integer was expected",
+                        "%s Const holds %lld bytes of %s; one integer was expected", what,
                         (long long)n, buf),
                -1;
-    if (tj_read_bin(d, o, n, value, why, sizeof why) != 0)
-        return snprintf(out->skip, sizeof out->skip, "axis Const: %s", why), -1;
-    return tj_int_value(value, s->axis_type, &s->axis, out);
+    if (tj_read_bin(d, o, n, bytes, why, sizeof why) != 0)
+        return snprintf(out->skip, sizeof out->skip, "%s Const: %s", what, why), -1;
+    return tj_int_value(bytes, *type, what, value, out);
+}
+
+/* The axis: the Const feeding input `port_no`, read from the .bin. */
+static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model_layer *out)
+{
+    return tj_read_const_int(d, layer, port_no, "axis", &out->sig.axis_type, &out->sig.axis, out);
 }
 
 /* An integer attribute of <data>: 1 and *v when present, 0 when absent,
@@ -461,11 +490,143 @@ static int tj_reduction_attrs(xmlNodePtr layer, const tj_ov_op *m, tj_model_laye
     return 0;
 }
 
+/*
+ * The embedding bags (SPEC 10). Their inputs in OpenVINO's order: emb_table,
+ * indices, offsets or segment_ids, num_segments (Segments), then the
+ * optional default_index and per_sample_weights, which a layer gives in that
+ * order (weights only after a default_index). default_index and
+ * num_segments are Consts; a num_segments that is not one makes S, the
+ * output's first dim, dynamic (SPEC 10), while a default_index that is not
+ * one skips the layer: it is a row chosen at run time, which no signature
+ * holds.
+ */
+static int tj_is_bag(const tj_ov_op *m)
+{
+    jit_op_info info;
+    return jit_op_describe(m->op, &info) == 0 && (info.attrs & JIT_ATTR_BAG);
+}
+
+/* reduction (version 15): sum or mean, as OpenVINO defines it; max is
+ * tensorjit's extension for torch, which no IR holds. Absent: sum. */
+static int tj_bag_reduction(xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+{
+    char buf[64];
+    out->sig.reduction = JIT_REDUCTION_SUM;
+    if (!m->reduction_attr || !tj_attr(tj_child(layer, "data"), m->reduction_attr, buf, sizeof buf))
+        return 0;
+    for (char *c = buf; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    if (strcmp(buf, "sum") != 0 && strcmp(buf, "mean") != 0)
+        return tj_model_refuse(out, "%s '%s' is not one of sum, mean", m->reduction_attr, buf);
+    return jit_reduction_from_name(buf, &out->sig.reduction);
+}
+
+/* per_sample_weights: the indices' shape and the table's type, when the
+ * IR states them. */
+static int tj_bag_weights(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                          tj_model_layer *out)
+{
+    jit_sig *s = &out->sig;
+    jit_shape w;
+    int64_t bound[JIT_MAX_RANK];
+    if (!m->weights_port || !tj_port(layer, "input", m->weights_port))
+        return 0;
+    if (tj_input_shape(layer, m->weights_port, &w, bound, out, "per_sample_weights"))
+        return -1;
+    if (!tj_model_shapes_agree(&w, &s->indices_shape)) {
+        char a[160], b[160];
+        tj_model_shape_text(&w, bound, a, sizeof a);
+        tj_model_shape_text(&s->indices_shape, s->indices_bound, b, sizeof b);
+        return tj_model_refuse(out, "input port %d (per_sample_weights) has the shape %s, not "
+                               "the indices' %s", m->weights_port, a, b);
+    }
+    jit_dtype t = tj_port_type(d, layer, tj_port(layer, "input", m->weights_port));
+    if (t != JIT_DTYPE_UNSET && t != s->dtype)
+        return tj_model_refuse(out, "input port %d (per_sample_weights) is %s, not the "
+                               "table's %s", m->weights_port, jit_dtype_name(t),
+                               jit_dtype_name(s->dtype));
+    s->has_weights = 1;
+    return 0;
+}
+
+/* num_segments: a Const's value, else a dynamic S bounded where the
+ * output port's first dim is an interval. */
+static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                               tj_model_layer *out)
+{
+    jit_sig *s = &out->sig;
+    jit_dtype type;
+    if (!m->num_segments_port)
+        return 0;
+    xmlNodePtr src = tj_input_source(d, layer, m->num_segments_port);
+    int present = tj_port(layer, "input", m->num_segments_port) != NULL;
+    if (present && (d->fragment || (src && !tj_is_const(src)))) {
+        jit_shape o;
+        int64_t bound[JIT_MAX_RANK];
+        char why[160];
+        s->num_segments = JIT_DIM_DYNAMIC;
+        if (tj_port_shape(tj_port(layer, "output", 0), &o, bound, why, sizeof why) == 0 &&
+            o.rank > 0 && o.dims[0] == JIT_DIM_DYNAMIC)
+            s->num_segments_bound = bound[0];
+        size_t used = strlen(out->note);
+        snprintf(out->note + used, sizeof out->note - used, "%snum_segments is not a Const: "
+                 "S, the output's first dim, is dynamic", used ? ", " : "");
+        return 0;
+    }
+    if (tj_read_const_int(d, layer, m->num_segments_port, "num_segments", &type,
+                          &s->num_segments, out))
+        return -1;
+    /* -1 would read as JIT_DIM_DYNAMIC */
+    if (s->num_segments < 0)
+        return tj_model_refuse(out, "num_segments Const holds %lld, a count must not be "
+                               "negative", (long long)s->num_segments);
+    return 0;
+}
+
+/* default_index: a Const's row, -1 meaning none (OpenVINO's). */
+static int tj_bag_default_index(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                                tj_model_layer *out)
+{
+    jit_dtype type;
+    if (!m->default_index_port || !tj_port(layer, "input", m->default_index_port))
+        return 0;
+    if (d->fragment)
+        return snprintf(out->skip, sizeof out->skip,
+                        "a fragment carries no constants: its default_index is not known"), -1;
+    if (tj_read_const_int(d, layer, m->default_index_port, "default_index", &type,
+                          &out->sig.default_index, out))
+        return -1;
+    out->sig.has_default_index = 1;
+    return 0;
+}
+
+static void tj_read_bag(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+{
+    jit_sig *s = &out->sig;
+    const char *offsets = m->num_segments_port ? "segment_ids" : "offsets";
+    if (tj_bag_reduction(layer, m, out) ||
+        tj_input_shape(layer, 0, &s->data_shape, s->data_bound, out, "emb_table") ||
+        tj_input_shape(layer, 1, &s->indices_shape, s->indices_bound, out, "indices") ||
+        (m->updates_port >= 0 && tj_input_shape(layer, m->updates_port, &s->updates_shape,
+                                                s->updates_bound, out, offsets)))
+        return;
+    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
+    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
+    if (m->updates_port >= 0)
+        s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", m->updates_port));
+    if (tj_bag_weights(d, layer, m, out) || tj_bag_num_segments(d, layer, m, out) ||
+        tj_bag_default_index(d, layer, m, out))
+        return;
+    out->usable = 1;
+}
+
 /* The signature of a layer of type m; usable, or skip says why not. */
 static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
 {
     jit_sig *s = &out->sig;
     int64_t batch_dims = 0;
+    if (tj_is_bag(m))
+        return tj_read_bag(d, layer, m, out);
     /* no rank exceeds JIT_MAX_RANK: a batch_dims beyond it is never valid,
      * and one within it fits the int */
     if (tj_int_attr(layer, m->batch_dims_attr, -JIT_MAX_RANK, JIT_MAX_RANK, &batch_dims, out) < 0)

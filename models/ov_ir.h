@@ -28,6 +28,12 @@ typedef struct tj_ov_op {
     const char *batch_dims_attr;  /* the <data> attribute of batch_dims, if any */
     const char *reduction_attr;   /* the <data> attribute of the reduction, if any */
     const char *init_val_attr;    /* the <data> attribute of use_init_val, if any */
+    /* embedding bags (SPEC 10): the offsets or segment_ids are at updates_port
+     * (the signature's updates_shape holds them); the input ports of the
+     * optional per_sample_weights and default_index and of num_segments, 0
+     * where the layer type has none (ports 0 and 1 are always the table and
+     * the indices) */
+    int weights_port, default_index_port, num_segments_port;
 } tj_ov_op;
 
 /* The entry of a layer type, or NULL; every type, "A/B/...", for messages. */

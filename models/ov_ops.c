@@ -32,6 +32,21 @@ static const tj_ov_op tj_ov_ops[] = {
      .init_val_attr = "use_init_val"},
     {"GatherElements", JIT_OP_GATHER_ELEMENTS, {{6, 6, JIT_INDEX_ERROR}},
      .updates_port = -1, .axis_port = -1, .axis_attr = "axis"},
+    /* The embedding bags: version 3 is a type of its own (...Sum), sum
+     * only; version 15 adds the reduction attribute (sum, mean). Every spec
+     * takes indices in [0, num_emb) and negatives are "not supported". */
+    {"EmbeddingBagOffsetsSum", JIT_OP_EMBEDDING_BAG_OFFSETS, {{3, 3, JIT_INDEX_ERROR}},
+     .updates_port = 2, .axis_port = -1, .default_index_port = 3, .weights_port = 4},
+    {"EmbeddingBagOffsets", JIT_OP_EMBEDDING_BAG_OFFSETS, {{15, 15, JIT_INDEX_ERROR}},
+     .updates_port = 2, .axis_port = -1, .reduction_attr = "reduction",
+     .default_index_port = 3, .weights_port = 4},
+    {"EmbeddingBagPackedSum", JIT_OP_EMBEDDING_BAG_PACKED, {{3, 3, JIT_INDEX_ERROR}},
+     .updates_port = -1, .axis_port = -1, .weights_port = 2},
+    {"EmbeddingBagPacked", JIT_OP_EMBEDDING_BAG_PACKED, {{15, 15, JIT_INDEX_ERROR}},
+     .updates_port = -1, .axis_port = -1, .reduction_attr = "reduction", .weights_port = 2},
+    {"EmbeddingSegmentsSum", JIT_OP_EMBEDDING_SEGMENTS, {{3, 3, JIT_INDEX_ERROR}},
+     .updates_port = 2, .axis_port = -1, .num_segments_port = 3, .default_index_port = 4,
+     .weights_port = 5},
 };
 
 const tj_ov_op *tj_ov_op_find(const char *type)
@@ -44,7 +59,7 @@ const tj_ov_op *tj_ov_op_find(const char *type)
 
 const char *tj_ov_op_types(void)
 {
-    static char buf[256];
+    static char buf[512];
     size_t n = 0;
     for (size_t i = 0; i < sizeof tj_ov_ops / sizeof *tj_ov_ops && n < sizeof buf; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? "/" : "", tj_ov_ops[i].type);

@@ -147,8 +147,57 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    /* the caller's pointer: a stub or tiered entry runs what it runs now */
-    int rc = tj_abi_of(&k->plan)->call((tj_entry_fn)kernel, data, indices, updates, out);
+    const tj_abi *abi = tj_abi_of(&k->plan);
+    int rc;
+    if (tj_abi_is_bag(abi)) {
+        tj_error_set("an embedding bag's kernel takes (table, indices, offsets, weights, out): "
+                     "call it through jit_call_bag");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else { /* the caller's pointer: a stub or tiered entry runs what it runs now */
+        rc = abi->call((tj_entry_fn)kernel, data, indices, updates, NULL, out);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
+int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, const void *offsets,
+                 const void *weights, void *out)
+{
+    int tiered;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    const tj_abi *abi = tj_abi_of(&k->plan);
+    int rc;
+    if (!k->plan.is_bag) {
+        tj_error_set("not an embedding bag's kernel: call it through jit_call");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else {
+        rc = abi->call((tj_entry_fn)kernel, table, indices, offsets, weights, out);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
+int jit_call_bag_dynamic(jit_kernel kernel, const void *table, const void *indices,
+                         const void *offsets, const void *weights, void *out,
+                         const int64_t *dims)
+{
+    int tiered;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    int rc;
+    if (!k->plan.is_bag || !k->plan.dyn) {
+        tj_error_set("not a dynamic embedding bag's kernel: call it through %s",
+                     !k->plan.is_bag ? (k->plan.dyn ? "jit_call_dynamic" : "jit_call")
+                                     : "jit_call_bag");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else {
+        rc = ((jit_embedding_bag_dynamic_fn)kernel)(table, indices, offsets, weights, out, dims);
+    }
     tj_user_kernel_done(&pin);
     return rc;
 }
@@ -164,7 +213,11 @@ int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,
     int rc;
     if (!k->plan.dyn) {
         tj_error_set("not a dynamic kernel (its signature has no dynamic dim): call it "
-                     "through jit_call");
+                     "through %s", k->plan.is_bag ? "jit_call_bag" : "jit_call");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else if (k->plan.is_bag) {
+        tj_error_set("an embedding bag's dynamic kernel takes (table, indices, offsets, "
+                     "weights, out, dims): call it through jit_call_bag_dynamic");
         rc = JIT_STATUS_BAD_SHAPE;
     } else {
         rc = ((jit_dynamic_fn)kernel)(data, indices, updates, out, dims);

@@ -1574,17 +1574,22 @@ static void test_model_marks_shared_kernels(void **state)
  * data, so that an op added to the table without one fails here. */
 typedef struct op_case {
     jit_op op;
-    const char *data, *indices, *updates; /* "2x3"; updates NULL: none */
+    const char *data, *indices, *updates; /* "2x3"; updates NULL: none (a bag's: its table,
+                                             indices and offsets or segment ids) */
     int64_t axis;                         /* taken where the op has JIT_ATTR_AXIS */
+    int64_t num_segments;                 /* where it has JIT_ATTR_NUM_SEGMENTS */
 } op_case;
 
 static const op_case op_cases[] = {
-    {JIT_OP_GATHER_ND, "2x3", "2x1", NULL, 0},
-    {JIT_OP_SCATTER_UPDATE, "2x3", "2", "2x3", 0},
-    {JIT_OP_GATHER, "2x3", "2x1", NULL, 1},
-    {JIT_OP_SCATTER_ND_UPDATE, "2x3", "2x1", "2x3", 0},
-    {JIT_OP_GATHER_ELEMENTS, "2x3", "2x3", NULL, 1},
-    {JIT_OP_SCATTER_ELEMENTS_UPDATE, "2x3", "2x3", "2x3", 1},
+    {JIT_OP_GATHER_ND, "2x3", "2x1", NULL, 0, 0},
+    {JIT_OP_SCATTER_UPDATE, "2x3", "2", "2x3", 0, 0},
+    {JIT_OP_GATHER, "2x3", "2x1", NULL, 1, 0},
+    {JIT_OP_SCATTER_ND_UPDATE, "2x3", "2x1", "2x3", 0, 0},
+    {JIT_OP_GATHER_ELEMENTS, "2x3", "2x3", NULL, 1, 0},
+    {JIT_OP_SCATTER_ELEMENTS_UPDATE, "2x3", "2x3", "2x3", 1, 0},
+    {JIT_OP_EMBEDDING_BAG_OFFSETS, "4x3", "5", "2", 0, 0},
+    {JIT_OP_EMBEDDING_BAG_PACKED, "4x3", "2x2", NULL, 0, 0},
+    {JIT_OP_EMBEDDING_SEGMENTS, "4x3", "5", "5", 0, 3},
 };
 
 static const op_case *op_case_of(jit_op op)
@@ -1607,13 +1612,20 @@ static jit_shape shape_of(const char *text)
     return s;
 }
 
-/* "OP --data-shape .. --indices-shape .. [--updates-shape ..] [--axis A]" */
+/* "OP --data-shape .. --indices-shape .. [--updates-shape ..] [--axis A]"; a
+ * bag's: "--table-shape .. --indices-shape .. [--offsets-shape ..]
+ * [--segment-ids-shape .. --num-segments S]" */
 static void op_case_args(const jit_op_info *info, const op_case *c, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s --data-shape %s --indices-shape %s", info->command, c->data,
-                     c->indices);
+    int bag = (info->attrs & JIT_ATTR_BAG) != 0, seg = (info->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
+    int n = snprintf(buf, len, "%s --%s-shape %s --indices-shape %s", info->command,
+                     bag ? "table" : "data", c->data, c->indices);
     if (c->updates)
-        n += snprintf(buf + n, len - (size_t)n, " --updates-shape %s", c->updates);
+        n += snprintf(buf + n, len - (size_t)n, " --%s-shape %s",
+                      !bag ? "updates" : seg ? "segment-ids" : "offsets", c->updates);
+    if (seg)
+        n += snprintf(buf + n, len - (size_t)n, " --num-segments %lld",
+                      (long long)c->num_segments);
     if (info->attrs & JIT_ATTR_AXIS)
         snprintf(buf + n, len - (size_t)n, " --axis %lld", (long long)c->axis);
 }
@@ -1626,6 +1638,7 @@ static jit_sig op_case_sig(const jit_op_info *info, const op_case *c)
         s.updates_shape = shape_of(c->updates);
     if (info->attrs & JIT_ATTR_AXIS)
         s.axis = c->axis;
+    s.num_segments = c->num_segments;
     return s;
 }
 

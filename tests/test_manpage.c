@@ -171,7 +171,14 @@ static void test_help_says_what_demo_runs(void **state)
             fail_msg("demo runs %s, which --help's demo line does not name", layer);
         layers++;
     }
-    assert_true(layers >= JIT_OP_COUNT - 2);
+    /* the embedding bags are left out until the model reader reads their
+     * OpenVINO layers (demo runs layers through it) */
+    int ops = 0;
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
+        jit_op_info info;
+        ops += jit_op_describe((jit_op)op, &info) == 0 && !(info.attrs & JIT_ATTR_BAG);
+    }
+    assert_true(layers >= ops - 1);
 }
 
 int main(void)

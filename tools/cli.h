@@ -75,6 +75,17 @@ int tj_cmd_cache(int argc, char **argv);
 /* tensorjit OP ...: one kernel of the op on .npy files (or by flags). */
 int tj_cmd_op(jit_op op, int argc, char **argv);
 int tj_cmd_demo(int argc, char **argv);
+
+/* tensorjit embedding-bag-offsets | embedding-bag-packed |
+ * embedding-segments (tools/cmd_bags.c): the ops of JIT_ATTR_BAG, whose
+ * inputs are a table, indices, offsets or segment ids and weights. Their
+ * usage (tools/cli_help_bags.c) and the flags an op of them takes. */
+int tj_cmd_bag(const jit_op_info *op, int argc, char **argv);
+void tj_cli_usage_bag(const jit_op_info *op, FILE *f);
+const char *const *tj_cli_bag_words(const jit_op_info *op);
+
+/* The .npy of a result to the file output, or to stdout for "-". */
+int tj_cli_write_output(const char *output, jit_dtype t, const jit_shape *s, const void *out);
 int tj_cmd_bench(int argc, char **argv);
 int tj_cmd_model(int argc, char **argv);
 int tj_cmd_check(int argc, char **argv);
@@ -111,5 +122,7 @@ int tj_cli_check_sig(const jit_op_info *op, const jit_sig *sig);
 int tj_cli_sig_fail(const jit_op_info *op, const jit_sig *sig);
 int tj_cli_bad_index(const jit_sig *sig, const void *data, const void *indices,
                      const void *updates, void *out);
+int tj_cli_bad_index_bag(const jit_sig *sig, const void *table, const void *indices,
+                         const void *offsets, const void *weights, void *out);
 
 #endif

@@ -79,6 +79,10 @@ void tj_cli_usage_op(const jit_op_info *op, FILE *f)
 {
     char versions[64], reductions[128], policies[128], spec[256];
     int newest = tj_cli_newest_opset(op);
+    if (op->attrs & JIT_ATTR_BAG) {
+        tj_cli_usage_bag(op, f);
+        return;
+    }
     tj_cli_opsets_text(op, "|", "|", versions, sizeof versions);
     tj_reductions_text(op, reductions, sizeof reductions);
     tj_policies_text(policies, sizeof policies);

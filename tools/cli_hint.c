@@ -30,6 +30,10 @@ static int tj_flag_text(const jit_sig *s, int k, char *buf, size_t len)
                snprintf(buf, len, "--reduction %s", jit_reduction_name(s->reduction)) > 0;
     case 1: return s->no_init_val && snprintf(buf, len, "--no-init-val") > 0;
     case 2: return s->batch_dims != 0 && snprintf(buf, len, "--batch-dims %d", s->batch_dims) > 0;
+    case 3:
+        return s->has_padding_idx &&
+               snprintf(buf, len, "--padding-idx %lld", (long long)s->padding_idx) > 0;
+    case 4: return s->include_last_offset && snprintf(buf, len, "--include-last-offset") > 0;
     default: return 0;
     }
 }
@@ -40,8 +44,12 @@ static void tj_flag_reset(jit_sig *s, int k)
         s->reduction = JIT_REDUCTION_NONE;
     else if (k == 1)
         s->no_init_val = 0;
-    else
+    else if (k == 2)
         s->batch_dims = 0;
+    else if (k == 3)
+        s->has_padding_idx = 0;
+    else
+        s->include_last_offset = 0;
 }
 
 /* "; --reduction sum needs --opset 15": the versions of the op that take
@@ -60,7 +68,7 @@ static void tj_opset_hint(const jit_op_info *op, const jit_sig *sig, char *buf, 
     if (n == 0)
         return;
     char flag[64] = "", versions[64] = "";
-    for (int k = 0; k < 3 && !*flag; k++) {
+    for (int k = 0; k < 5 && !*flag; k++) {
         jit_sig s = *sig;
         tj_flag_reset(&s, k);
         if (tj_flag_text(sig, k, flag, sizeof flag) && !tj_sig_valid(&s))
@@ -89,29 +97,35 @@ int tj_cli_check_sig(const jit_op_info *op, const jit_sig *sig)
     return tj_sig_valid(sig) ? 0 : tj_cli_sig_fail(op, sig);
 }
 
-/* The policies under which the reference kernel takes these inputs. */
+/* The policies under which the reference kernel takes these inputs
+ * (weights: an embedding bag's, whose kernels take five arguments). */
 static int tj_policies_taking(const jit_sig *sig, const void *data, const void *indices,
-                              const void *updates, void *out, int *taking)
+                              const void *updates, const void *weights, void *out, int *taking)
 {
+    jit_op_info op;
+    int bag = jit_op_describe(sig->op, &op) == 0 && (op.attrs & JIT_ATTR_BAG);
     int n = 0;
     for (int p = 0; p < JIT_INDEX_POLICY_COUNT; p++) {
         jit_sig s = *sig;
         s.index_policy = (jit_index_policy)p;
         s.engine = JIT_ENGINE_REFERENCE;
         jit_kernel fn = p == (int)sig->index_policy ? NULL : jit_compile(&s);
-        if (fn && jit_call(fn, data, indices, updates, out) == JIT_OK)
+        int rc = !fn ? -1
+                 : bag ? jit_call_bag(fn, data, indices, updates, weights, out)
+                       : jit_call(fn, data, indices, updates, out);
+        if (rc == JIT_OK)
             taking[n++] = p;
     }
     return n;
 }
 
-int tj_cli_bad_index(const jit_sig *sig, const void *data, const void *indices,
-                     const void *updates, void *out)
+static int tj_bad_index(const jit_sig *sig, const void *data, const void *indices,
+                        const void *updates, const void *weights, void *out)
 {
     char why[1024], hint[256];
     int taking[JIT_INDEX_POLICY_COUNT];
     snprintf(why, sizeof why, "%s", jit_last_error());
-    int n = tj_policies_taking(sig, data, indices, updates, out, taking);
+    int n = tj_policies_taking(sig, data, indices, updates, weights, out, taking);
     size_t m = (size_t)snprintf(hint, sizeof hint, " (--index-policy ");
     for (int i = 0; i < n; i++)
         m += (size_t)snprintf(hint + m, sizeof hint - m, "%s%s",
@@ -122,4 +136,16 @@ int tj_cli_bad_index(const jit_sig *sig, const void *data, const void *indices,
         snprintf(hint, sizeof hint, " (no --index-policy takes it)");
     tj_cli_fail("%s%s", why, hint);
     return TJ_EXIT_BAD_INDEX;
+}
+
+int tj_cli_bad_index(const jit_sig *sig, const void *data, const void *indices,
+                     const void *updates, void *out)
+{
+    return tj_bad_index(sig, data, indices, updates, NULL, out);
+}
+
+int tj_cli_bad_index_bag(const jit_sig *sig, const void *table, const void *indices,
+                         const void *offsets, const void *weights, void *out)
+{
+    return tj_bad_index(sig, table, indices, offsets, weights, out);
 }

@@ -89,6 +89,27 @@ static const char *tj_op_name(const tj_model_layer *l, char *buf, size_t len)
  * "ScatterNDUpdate-3" into the next column. */
 #define TJ_OP_COLUMN 24
 
+/* An embedding bag's inputs and attributes beyond data and indices (SPEC 10). */
+static void tj_list_bag(const jit_sig *s, unsigned attrs)
+{
+    char c[200];
+    int segments = (attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
+    if (attrs & JIT_ATTR_OFFSETS) {
+        tj_model_shape_text(&s->updates_shape, s->updates_bound, c, sizeof c);
+        printf(", %s %s", segments ? "segment_ids" : "offsets", c);
+    }
+    if (s->has_weights)
+        printf(", per_sample_weights");
+    if (s->has_default_index && s->default_index != -1)
+        printf(", default_index %lld", (long long)s->default_index);
+    if (segments && s->num_segments != JIT_DIM_DYNAMIC)
+        printf(", num_segments %lld", (long long)s->num_segments);
+    else if (segments && s->num_segments_bound > 0)
+        printf(", num_segments ?:%lld", (long long)s->num_segments_bound);
+    else if (segments)
+        printf(", num_segments ?");
+}
+
 /* One line: name, id, op, signature, output shape (or why it is skipped). */
 static void tj_list_layer(const tj_model_layer *l, int explain)
 {
@@ -110,6 +131,8 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
         tj_model_shape_text(&s->updates_shape, s->updates_bound, c, sizeof c);
         printf(", updates %s", c);
     }
+    if (info.attrs & JIT_ATTR_BAG)
+        tj_list_bag(s, info.attrs);
     if (info.attrs & JIT_ATTR_AXIS)
         printf(", axis %lld", (long long)s->axis);
     if ((info.attrs & JIT_ATTR_REDUCTION) && s->reduction != JIT_REDUCTION_NONE)

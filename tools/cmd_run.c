@@ -292,8 +292,7 @@ static int tj_load(const char *what, const char *path, tj_npy *a)
     return 0;
 }
 
-/* The .npy of the result to -o's file, or to stdout for "-". */
-static int tj_write_output(const char *output, jit_dtype t, const jit_shape *s, const void *out)
+int tj_cli_write_output(const char *output, jit_dtype t, const jit_shape *s, const void *out)
 {
     char err[512];
     int rc = strcmp(output, "-") == 0 ? tj_npy_write_stream(stdout, t, s, out, err, sizeof err)
@@ -316,7 +315,7 @@ static int tj_finish(const tj_run_opts *o, const jit_sig *sig, const tj_npy *in[
     else if (status != JIT_OK)
         rc = tj_cli_fail("kernel failed: %s", jit_last_error());
     else if (o->output)
-        rc = tj_write_output(o->output, sig->dtype, s, out);
+        rc = tj_cli_write_output(o->output, sig->dtype, s, out);
     else
         tj_cli_print_result(stdout, sig->dtype, s, out);
     free(out);
@@ -523,6 +522,8 @@ int tj_cmd_op(jit_op op, int argc, char **argv)
     jit_op_info info;
     if (jit_op_describe(op, &info) != 0)
         return tj_cli_fail("%s", jit_last_error());
+    if (info.attrs & JIT_ATTR_BAG)
+        return tj_cmd_bag(&info, argc, argv);
     return tj_op_main(&info, argc, argv, 0);
 }
 
@@ -530,6 +531,10 @@ int tj_cmd_op(jit_op op, int argc, char **argv)
 int tj_cmd_check(int argc, char **argv)
 {
     jit_op_info info;
+    if (argc >= 2 && jit_op_describe(jit_op_from_name(argv[1]), &info) == 0 &&
+        (info.attrs & JIT_ATTR_BAG))
+        return tj_cli_fail("check: %s is not checked here yet: its JIT and reference kernels "
+                           "are compared by the test suite (test_bags)", info.command);
     if (argc >= 2 && jit_op_describe(jit_op_from_name(argv[1]), &info) == 0)
         return tj_op_main(&info, argc - 1, argv + 1, 1);
     if (argc >= 2 && tj_cli_is_help(argv[1])) {

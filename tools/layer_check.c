@@ -94,27 +94,45 @@ static void tj_record(tj_check_result *r, int ok, const char *what, int run)
 }
 
 /* The buffers of one signature: inputs, and the JIT's and the
- * reference's outputs (one guard byte each past the end). */
+ * reference's outputs (one guard byte each past the end). An embedding
+ * bag's offsets or segment ids are in u, its weights in w. */
 typedef struct tj_buffers {
-    int64_t data, indices, updates, out; /* bytes */
-    unsigned char *d, *i, *u, *o1, *o2;
+    int64_t data, indices, updates, weights, out; /* bytes */
+    unsigned char *d, *i, *u, *w, *o1, *o2;
 } tj_buffers;
+
+/* The bytes of sig's buffers (saturated); out is the output's. A bag's
+ * offsets (or segment ids) are of the index type, its weights of the
+ * table's type, one per index. */
+static void tj_buffers_of(const jit_sig *sig, const jit_op_info *op, int64_t out, tj_buffers *b)
+{
+    *b = (tj_buffers){.out = out};
+    b->data = tj_shape_bytes(&sig->data_shape, sig->dtype);
+    b->indices = tj_shape_bytes(&sig->indices_shape, sig->index_type);
+    if (op->has_updates)
+        b->updates = tj_shape_bytes(&sig->updates_shape, sig->dtype);
+    else if (op->attrs & JIT_ATTR_OFFSETS)
+        b->updates = tj_shape_bytes(&sig->updates_shape, sig->index_type);
+    if ((op->attrs & JIT_ATTR_BAG) && sig->has_weights)
+        b->weights = tj_shape_bytes(&sig->indices_shape, sig->dtype);
+}
 
 static int tj_buffers_alloc(tj_buffers *b)
 {
     b->d = malloc((size_t)b->data + 1);
     b->i = malloc((size_t)b->indices + 1);
     b->u = malloc((size_t)b->updates + 1);
+    b->w = malloc((size_t)b->weights + 1);
     b->o1 = malloc((size_t)b->out + 1);
     b->o2 = malloc((size_t)b->out + 1);
-    return b->d && b->i && b->u && b->o1 && b->o2 ? 0 : -1;
+    return b->d && b->i && b->u && b->w && b->o1 && b->o2 ? 0 : -1;
 }
 
 /* What the buffers take in all, saturated (tj_add_sat). */
 static int64_t tj_buffers_total(const tj_buffers *b)
 {
     int64_t inputs = tj_add_sat(tj_add_sat(b->data, b->indices), b->updates);
-    return tj_add_sat(inputs, tj_mul_sat(2, b->out));
+    return tj_add_sat(tj_add_sat(inputs, b->weights), tj_mul_sat(2, b->out));
 }
 
 static void tj_buffers_free(tj_buffers *b)
@@ -122,8 +140,49 @@ static void tj_buffers_free(tj_buffers *b)
     free(b->d);
     free(b->i);
     free(b->u);
+    free(b->w);
     free(b->o1);
     free(b->o2);
+}
+
+/* An embedding bag's inputs: indices rows of the table; offsets from 0,
+ * non-decreasing, the last N with include_last_offset, so that every index
+ * is read; segment ids in [0, S). When bad, one index is the table's row
+ * count. */
+static void tj_fill_bag(uint64_t *s, const jit_sig *sig, tj_buffers *b, int bad)
+{
+    jit_dtype t = sig->index_type;
+    int64_t rows = sig->data_shape.dims[0], n = b->indices / jit_dtype_size(t);
+    int64_t k = b->updates / jit_dtype_size(t), at = 0;
+    tj_fill_indices(s, t, b->i, n, &rows, 1, bad);
+    tj_fill(s, b->w, b->weights);
+    for (int64_t j = 0; j < k; j++) {
+        if (sig->op == JIT_OP_EMBEDDING_SEGMENTS) {
+            int64_t segments = sig->num_segments;
+            tj_store(t, b->u, j, segments > 0 ? (int64_t)(tj_next(s) % (uint64_t)segments) : 0);
+            continue;
+        }
+        /* steps of up to twice the mean bag: empty bags occur too */
+        if (j > 0)
+            at += (int64_t)(tj_next(s) % (uint64_t)(2 * n / k + 1));
+        at = at < n ? at : n;
+        tj_store(t, b->u, j, sig->include_last_offset && j == k - 1 ? n : at);
+    }
+}
+
+/* Whether inputs filled as valid are: every index (and, for a bag, segment
+ * id) has a value to take. A zero dim leaves none, and the fill's 0 is
+ * then out of range. */
+static int tj_fill_is_valid(const jit_sig *sig, int depth, const int64_t *dims, int64_t n_idx)
+{
+    if (n_idx == 0)
+        return 1;
+    if (sig->op == JIT_OP_EMBEDDING_SEGMENTS && sig->num_segments == 0)
+        return 0;
+    for (int e = 0; e < depth; e++)
+        if (dims[e] == 0)
+            return 0;
+    return 1;
 }
 
 /* The kernel under test: a static one, or a dynamic one with the dims of
@@ -131,10 +190,16 @@ static void tj_buffers_free(tj_buffers *b)
 typedef struct tj_callee {
     jit_kernel fn;
     const int64_t *dims; /* NULL: a static kernel */
+    int bag;             /* an embedding bag's: (table, indices, offsets, weights, out) */
 } tj_callee;
 
-static int tj_call(const tj_callee *c, const void *d, const void *i, const void *u, void *o)
+static int tj_call(const tj_callee *c, const void *d, const void *i, const void *u,
+                   const void *w, void *o)
 {
+    if (c->bag && c->dims)
+        return jit_call_bag_dynamic(c->fn, d, i, u, w, o, c->dims);
+    if (c->bag)
+        return jit_call_bag(c->fn, d, i, u, w, o);
     if (c->dims)
         return jit_call_dynamic(c->fn, d, i, u, o, c->dims);
     return jit_call(c->fn, d, i, u, o);
@@ -142,20 +207,28 @@ static int tj_call(const tj_callee *c, const void *d, const void *i, const void 
 
 /* One run: the kernel against the reference, then (scatters) the kernel
  * in place, whose result must be the reference's, or data untouched on a
- * bad index. */
-static const char *tj_check_once(const tj_callee *fj, jit_kernel fr, int in_place, tj_buffers *b)
+ * bad index. A valid input must succeed: two kernels that refuse alike
+ * (called with the wrong arguments, say) are no check. */
+static const char *tj_check_once(const tj_callee *fj, const tj_callee *fr, int in_place,
+                                 int valid, tj_buffers *b)
 {
+    static _Thread_local char refused[192];
     memset(b->o1, 0x5a, (size_t)b->out + 1);
     memset(b->o2, 0x5a, (size_t)b->out + 1);
-    int s1 = tj_call(fj, b->d, b->i, b->u, b->o1), s2 = jit_call(fr, b->d, b->i, b->u, b->o2);
+    int s1 = tj_call(fj, b->d, b->i, b->u, b->w, b->o1);
+    int s2 = tj_call(fr, b->d, b->i, b->u, b->w, b->o2);
     if (s1 != s2)
         return "status differs";
+    if (valid && s1 != JIT_OK) {
+        snprintf(refused, sizeof refused, "a valid input was refused: %.150s", jit_last_error());
+        return refused;
+    }
     if (memcmp(b->o1, b->o2, (size_t)b->out + 1) != 0)
         return "output bytes differ";
     if (!in_place)
         return NULL;
     memcpy(b->o1, b->d, (size_t)b->data);
-    int s3 = tj_call(fj, b->o1, b->i, b->u, b->o1);
+    int s3 = tj_call(fj, b->o1, b->i, b->u, NULL, b->o1);
     if (s3 != s2 || memcmp(b->o1, s2 ? b->d : b->o2, (size_t)b->data) != 0)
         return "in place differs";
     return NULL;
@@ -182,6 +255,13 @@ static void tj_note_skipped(tj_check_result *r, int64_t total, int64_t max_bytes
                  (long long)max_bytes);
 }
 
+/* Whether sig is an embedding bag's (SPEC 10): five-argument kernels. */
+static int tj_is_bag(const jit_sig *sig)
+{
+    jit_op_info op;
+    return jit_op_describe(sig->op, &op) == 0 && (op.attrs & JIT_ATTR_BAG);
+}
+
 /* `runs` random inputs of the concrete signature sig through fj, against
  * the reference kernel of sig. */
 static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, uint64_t seed,
@@ -193,18 +273,17 @@ static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, 
     jit_kernel fr = jit_compile(&ref);
     jit_kernel_info info;
     jit_op_info op;
-    int depth;
-    int64_t dims[JIT_MAX_RANK];
+    int depth = 1;
+    int64_t dims[JIT_MAX_RANK] = {sig->data_shape.dims[0]}; /* a bag's: rows of its table */
     if (!fr || jit_info(fr, &info) || jit_op_describe(sig->op, &op) ||
-        jit_index_dims(sig, &depth, dims)) {
+        (!tj_is_bag(sig) && jit_index_dims(sig, &depth, dims))) {
         tj_check_failed(r, jit_last_error());
         return;
     }
-    tj_buffers b = {0};
-    b.data = tj_shape_bytes(&sig->data_shape, sig->dtype);
-    b.indices = tj_shape_bytes(&sig->indices_shape, sig->index_type);
-    b.updates = op.has_updates ? tj_shape_bytes(&sig->updates_shape, sig->dtype) : 0;
-    b.out = info.out_bytes;
+    tj_buffers b;
+    tj_buffers_of(sig, &op, info.out_bytes, &b);
+    int bag = tj_is_bag(sig);
+    tj_callee rc = {fr, NULL, bag};
     int64_t total = tj_buffers_total(&b);
     if (total > max_bytes) {
         tj_note_skipped(r, total, max_bytes);
@@ -219,11 +298,16 @@ static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, 
         r->failed = r->runs = 1;
     }
     for (int run = 0; allocated && run < runs; run++) {
+        int bad = run == runs - 1 && runs > 1;
         tj_fill(&seed, b.d, b.data);
-        tj_fill(&seed, b.u, b.updates);
-        tj_fill_indices(&seed, sig->index_type, b.i, n_idx, dims, depth,
-                        run == runs - 1 && runs > 1);
-        const char *what = tj_check_once(fj, fr, op.has_updates, &b);
+        if (bag) {
+            tj_fill_bag(&seed, sig, &b, bad);
+        } else {
+            tj_fill(&seed, b.u, b.updates);
+            tj_fill_indices(&seed, sig->index_type, b.i, n_idx, dims, depth, bad);
+        }
+        int valid = !bad && tj_fill_is_valid(sig, depth, dims, n_idx);
+        const char *what = tj_check_once(fj, &rc, op.has_updates, valid, &b);
         tj_record(r, what == NULL, what, run);
     }
     tj_buffers_free(&b);
@@ -234,7 +318,7 @@ void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_byt
 {
     jit_sig jit = *sig;
     jit.engine = JIT_ENGINE_AUTO;
-    tj_callee fj = {jit_compile(&jit), NULL};
+    tj_callee fj = {jit_compile(&jit), NULL, tj_is_bag(sig)};
     if (!fj.fn) {
         memset(r, 0, sizeof *r);
         tj_check_failed(r, jit_last_error());
@@ -243,17 +327,34 @@ void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_byt
     tj_check_against(sig, &fj, runs, seed, max_bytes, r);
 }
 
-/* The inputs of sig whose dims a dynamic kernel takes, in its order. */
-static int tj_inputs(const jit_sig *sig, const jit_shape *in[3], const int64_t *bound[3])
+/* The inputs of sig whose dims a dynamic kernel takes, in its order: an
+ * embedding bag's offsets or segment ids third, and EmbeddingSegmentsSum's
+ * S last, as an input of rank 1 (held in s_dim). */
+typedef struct tj_dyn_inputs {
+    const jit_shape *in[4];
+    const int64_t *bound[4];
+    const char *name[4];
+    jit_shape s_dim;
+    int n;
+} tj_dyn_inputs;
+
+static void tj_inputs(const jit_sig *sig, tj_dyn_inputs *x)
 {
     jit_op_info op;
-    in[0] = &sig->data_shape;
-    in[1] = &sig->indices_shape;
-    in[2] = &sig->updates_shape;
-    bound[0] = sig->data_bound;
-    bound[1] = sig->indices_bound;
-    bound[2] = sig->updates_bound;
-    return jit_op_describe(sig->op, &op) == 0 && op.has_updates ? 3 : 2;
+    int known = jit_op_describe(sig->op, &op) == 0, bag = known && (op.attrs & JIT_ATTR_BAG);
+    int segments = bag && (op.attrs & JIT_ATTR_NUM_SEGMENTS);
+    *x = (tj_dyn_inputs){.in = {&sig->data_shape, &sig->indices_shape, &sig->updates_shape},
+                         .bound = {sig->data_bound, sig->indices_bound, sig->updates_bound},
+                         .name = {bag ? "table" : "data", "indices",
+                                  !bag ? "updates" : segments ? "segment_ids" : "offsets"},
+                         .s_dim = {1, {sig->num_segments}},
+                         .n = known && (op.has_updates || (op.attrs & JIT_ATTR_OFFSETS)) ? 3 : 2};
+    if (segments) {
+        x->in[3] = &x->s_dim;
+        x->bound[3] = &sig->num_segments_bound;
+        x->name[3] = "num_segments";
+        x->n = 4;
+    }
 }
 
 /* Candidate k of the family's shapes into dims: every dynamic dim v for
@@ -266,9 +367,11 @@ static int tj_inputs(const jit_sig *sig, const jit_shape *in[3], const int64_t *
 static int tj_candidate(const jit_sig *sig, int k, int64_t *dims, int *ndims)
 {
     static const int64_t values[4] = {1, 2, 3, 0};
-    const jit_shape *in[3];
-    const int64_t *bound[3];
-    int n = tj_inputs(sig, in, bound), at = 0, nth = 0;
+    tj_dyn_inputs x;
+    tj_inputs(sig, &x);
+    const jit_shape *const *in = x.in;
+    const int64_t *const *bound = x.bound;
+    int n = x.n, at = 0, nth = 0;
     if (k >= TJ_CANDIDATES)
         return -1;
     for (int i = 0; i < n; i++)
@@ -293,12 +396,11 @@ static int tj_candidate(const jit_sig *sig, int k, int64_t *dims, int *ndims)
 /* Whether a concrete signature has no element in an input or its output. */
 static int tj_sig_empty(const jit_sig *sig)
 {
-    const jit_shape *in[3];
-    const int64_t *bound[3];
+    tj_dyn_inputs x;
     jit_shape out;
-    int n = tj_inputs(sig, in, bound);
-    for (int i = 0; i < n; i++)
-        if (tj_shape_is_empty(in[i]))
+    tj_inputs(sig, &x);
+    for (int i = 0; i < x.n; i++)
+        if (tj_shape_is_empty(x.in[i]))
             return 1;
     return jit_output_shape(sig, &out) == 0 && tj_shape_is_empty(&out);
 }
@@ -317,16 +419,13 @@ static int tj_seen(const tj_dyn_check_result *r, const int64_t *dims, int ndims)
  * tied to large static dims may total more than int64 holds. */
 static int64_t tj_sig_bytes(const jit_sig *sig)
 {
-    const jit_shape *in[3];
-    const int64_t *bound[3];
+    jit_op_info op;
     jit_shape out;
-    int n = tj_inputs(sig, in, bound);
-    int64_t total = 0;
-    for (int i = 0; i < n; i++)
-        total = tj_add_sat(total, tj_shape_bytes(in[i], i == 1 ? sig->index_type : sig->dtype));
-    if (jit_output_shape(sig, &out) != 0)
+    tj_buffers b;
+    if (jit_op_describe(sig->op, &op) != 0 || jit_output_shape(sig, &out) != 0)
         return INT64_MAX;
-    return tj_add_sat(total, tj_mul_sat(2, tj_shape_bytes(&out, sig->dtype)));
+    tj_buffers_of(sig, &op, tj_shape_bytes(&out, sig->dtype), &b);
+    return tj_buffers_total(&b);
 }
 
 /* The concrete signature of candidate dims, when the op's rules accept
@@ -344,9 +443,10 @@ static int tj_bind(const jit_sig *sig, const int64_t *dims, jit_sig *concrete)
 /* Which of the dims a dynamic kernel takes (in its order) are dynamic. */
 static void tj_dynamic_dims(const jit_sig *sig, unsigned char *dynamic)
 {
-    const jit_shape *in[3];
-    const int64_t *bound[3];
-    int n = tj_inputs(sig, in, bound), at = 0;
+    tj_dyn_inputs x;
+    tj_inputs(sig, &x);
+    const jit_shape *const *in = x.in;
+    int n = x.n, at = 0;
     for (int i = 0; i < n; i++)
         for (int d = 0; d < in[i]->rank; d++)
             dynamic[at++] = in[i]->dims[d] == JIT_DIM_DYNAMIC;
@@ -435,7 +535,7 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
     memset(r, 0, sizeof *r);
     jit_sig jit = *sig;
     jit.engine = JIT_ENGINE_AUTO;
-    tj_callee fj = {jit_compile(&jit), NULL};
+    tj_callee fj = {jit_compile(&jit), NULL, tj_is_bag(sig)};
     if (!fj.fn) {
         tj_check_failed(&r->total, jit_last_error());
         return;
@@ -476,10 +576,11 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
 
 void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len)
 {
-    const jit_shape *in[3];
-    const int64_t *bound[3];
-    static const char *const names[3] = {"data", "indices", "updates"};
-    int n = tj_inputs(&s->sig, in, bound);
+    tj_dyn_inputs x;
+    tj_inputs(&s->sig, &x);
+    const jit_shape *const *in = x.in;
+    const char *const *names = x.name;
+    int n = x.n;
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && used < len; i++) {

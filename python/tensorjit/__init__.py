@@ -1,6 +1,8 @@
 """tensorjit: shape-specialized indexing kernels for numpy and torch:
-GatherND, Gather, GatherElements, ScatterUpdate, ScatterNDUpdate and
-ScatterElementsUpdate, JIT-compiled by LLVM (libtensorjit).
+GatherND, Gather, GatherElements, ScatterUpdate, ScatterNDUpdate,
+ScatterElementsUpdate and the embedding bags (embedding_bag_offsets,
+embedding_bag_packed, embedding_segments: OpenVINO's EmbeddingBag ops,
+SPEC section 10), JIT-compiled by LLVM (libtensorjit).
 
 The calls are a C extension (tensorjit._tensorjit) over the library. A call
 takes numpy arrays (anything numpy or the buffer protocol can describe) or
@@ -18,7 +20,8 @@ RuntimeError).
 
 tensorjit.numpy and tensorjit.torch hold the names numpy's and torch's
 users know (take, take_along_axis, put_along_axis, add_at; gather,
-index_select, index_add, scatter, scatter_add, scatter_reduce).
+index_select, index_add, scatter, scatter_add, scatter_reduce,
+embedding_bag, embedding).
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ import numpy as _np
 from . import _tensorjit
 from ._tensorjit import (  # noqa: F401  (the public names)
     DynamicKernel, Error, IndexOutOfRange, KernelError, SignatureError, TypeMismatch,
-    cache_stats, gather, gather_elements, gather_elements_info, gather_info, gather_nd,
-    gather_nd_info, library_version, open_cache, scatter_elements_update,
-    scatter_elements_update_info, scatter_nd_update, scatter_nd_update_info, scatter_update,
+    cache_stats, embedding_bag_offsets, embedding_bag_packed, embedding_segments, gather,
+    gather_elements, gather_elements_info, gather_info, gather_nd, gather_nd_info,
+    library_version, open_cache, scatter_elements_update, scatter_elements_update_info,
+    scatter_nd_update, scatter_nd_update_info, scatter_update,
     scatter_update_info, shutdown, stats,
 )
 
@@ -47,6 +51,7 @@ __all__ = [
     "scatter_elements_update_info", "compile_dynamic", "DynamicKernel", "library_version",
     "shutdown", "stats", "open_cache", "cache_stats", "Error", "SignatureError",
     "IndexOutOfRange", "TypeMismatch", "KernelError", "numpy", "torch",
+    "embedding_bag_offsets", "embedding_bag_packed", "embedding_segments",
 ]
 
 

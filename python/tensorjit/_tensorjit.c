@@ -88,6 +88,35 @@ static tj_kernel *kernel_compile(const jit_sig *sig)
     return k;
 }
 
+/* An embedding bag's output [B, d1, ...] (SPEC 10): B from the offsets'
+ * count (less the last with include_last_offset), the packed indices' rows,
+ * or S, the last dim of a Segments call. */
+static int bag_formula_shape(const jit_sig *s, const int64_t *dims, jit_shape *out)
+{
+    int rd = s->data_shape.rank, ri = s->indices_shape.rank, ru = s->updates_shape.rank;
+    int64_t bags;
+    if (s->op == JIT_OP_EMBEDDING_BAG_PACKED)
+        bags = ri == 2 ? dims[rd] : -1;
+    else if (s->op == JIT_OP_EMBEDDING_SEGMENTS)
+        bags = dims[rd + ri + ru];
+    else
+        bags = ru == 1 ? dims[rd + ri] - (s->include_last_offset != 0) : -1;
+    if (rd < 1 || bags < 0)
+        return 0; /* the library's words for what is wrong */
+    out->rank = rd;
+    out->dims[0] = bags;
+    memcpy(out->dims + 1, dims + 1, (size_t)(rd - 1) * sizeof *dims);
+    /* S is a bare number: an output whose bytes overflow int64 is the
+     * library's to refuse, not the allocator's */
+    int64_t bytes = jit_dtype_size(s->dtype);
+    for (int i = 0; i < rd; i++) {
+        if (out->dims[i] < 0 || (out->dims[i] > 0 && bytes > INT64_MAX / out->dims[i]))
+            return 0;
+        bytes *= out->dims[i];
+    }
+    return 1;
+}
+
 /* The output shape of a call of k with these dims by the op's formula, for
  * the ops whose formula takes no more than the ranks and attributes the
  * family's compile checked: 1 and *out, or 0 (GatherND: ask the library).
@@ -126,6 +155,10 @@ static int formula_shape(const tj_kernel *k, const int64_t *dims, jit_shape *out
         out->rank = n;
         return 1;
     }
+    case JIT_OP_EMBEDDING_BAG_OFFSETS:
+    case JIT_OP_EMBEDDING_BAG_PACKED:
+    case JIT_OP_EMBEDDING_SEGMENTS:
+        return bag_formula_shape(s, dims, out);
     default:
         return 0;
     }
@@ -160,6 +193,9 @@ typedef struct {
     int32_t op, dtype, utype, itype, rank_d, rank_i, rank_u, opset;
     int32_t batch_dims, policy, reduction, no_init, torch_dims;
     int64_t axis;
+    /* embedding bags (SPEC 10); 0 for the other ops */
+    int32_t weights, has_default, has_padding, last_offset;
+    int64_t default_index, padding_idx;
 } tj_family;
 
 static struct {
@@ -214,6 +250,20 @@ static void table_check_epoch(void)
     }
 }
 
+/* A bag family's own fields; its S (EmbeddingSegmentsSum) is a dim of
+ * the call like the others. */
+static void bag_family_sig(const tj_family *f, jit_sig *sig)
+{
+    sig->has_weights = f->weights;
+    sig->has_default_index = f->has_default;
+    sig->default_index = f->default_index;
+    sig->has_padding_idx = f->has_padding;
+    sig->padding_idx = f->padding_idx;
+    sig->include_last_offset = f->last_offset;
+    if (f->op == JIT_OP_EMBEDDING_SEGMENTS)
+        sig->num_segments = JIT_DIM_DYNAMIC;
+}
+
 static void family_sig(const tj_family *f, jit_sig *sig)
 {
     memset(sig, 0, sizeof *sig);
@@ -229,6 +279,7 @@ static void family_sig(const tj_family *f, jit_sig *sig)
     sig->no_init_val = f->no_init;
     sig->torch_dims = f->torch_dims;
     sig->threads = JIT_THREADS_ALL; /* the library splits only calls large enough to gain */
+    bag_family_sig(f, sig);
     sig->data_shape.rank = f->rank_d;
     sig->indices_shape.rank = f->rank_i;
     sig->updates_shape.rank = f->rank_u;
@@ -834,7 +885,8 @@ static PyObject *kernel_info_dict(tj_kernel *k, const jit_shape *shape, jit_dtyp
 /* Arguments                                                          */
 
 enum role { R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_REDUCTION,
-            R_INIT, R_TORCH_DIMS, R_OUT, R_ROLES };
+            R_INIT, R_TORCH_DIMS, R_OUT, R_WEIGHTS, R_DEFAULT, R_LAST, R_PADDING, R_SEGMENTS,
+            R_ROLES };
 
 typedef struct {
     const char *name;
@@ -843,8 +895,8 @@ typedef struct {
     int max_pos;           /* parameters that may be positional */
     int required;          /* the first `required` must be given */
     int nparams;
-    const char *params[11];
-    enum role roles[11];
+    const char *params[13];
+    enum role roles[13];
     int opset;             /* default; -1: ScatterNDUpdate's (3 for none, else 15) */
     jit_index_policy policy;
 } tj_fn;
@@ -1065,6 +1117,325 @@ FN(scatter_elements_update, "scatter_elements_update", JIT_OP_SCATTER_ELEMENTS_U
     "index_policy", "torch_dims", "out"},
    {R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_REDUCTION, R_INIT, R_OPSET, R_POLICY,
     R_TORCH_DIMS, R_OUT}, 12, JIT_INDEX_ERROR)
+
+/* ------------------------------------------------------------------ */
+/* Embedding bags (SPEC 10): table, indices, offsets or segment ids,  */
+/* optional weights; a family's kernel is the 6-argument dynamic one  */
+
+typedef struct {
+    jit_op op;
+    int opset;
+    jit_index_policy policy;
+    jit_reduction reduction;
+    int has_weights, has_default, has_padding, last_offset;
+    int64_t default_index, padding_idx;
+    int64_t num_segments;   /* Segments: S, a dim of the call */
+} tj_bag_attrs;
+
+enum { BAG_TABLE, BAG_INDICES, BAG_OFFSETS, BAG_WEIGHTS, BAG_INPUTS };
+
+typedef struct {
+    tj_array in[BAG_INPUTS];
+    int given[BAG_INPUTS];
+    const char *names[BAG_INPUTS];
+    PyObject *table_obj;
+} tj_bag_call;
+
+static void bag_release(tj_bag_call *c)
+{
+    for (int i = 0; i < BAG_INPUTS; i++)
+        if (c->given[i])
+            array_release(&c->in[i]);
+}
+
+/* None: the flag off; an int: the flag on and its value. */
+static int optional_int(PyObject *o, const char *what, int *has, int64_t *v)
+{
+    *has = o && o != Py_None;
+    return int_arg(*has ? o : NULL, what, INT64_MIN, INT64_MAX, 0, v);
+}
+
+static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
+{
+    int64_t opset;
+    memset(at, 0, sizeof *at);
+    at->op = fn->op;
+    if (reduction_arg(slot[R_REDUCTION], &at->reduction) != 0 ||
+        int_arg(slot[R_OPSET], "opset", INT32_MIN, INT32_MAX, fn->opset, &opset) != 0 ||
+        policy_arg(slot[R_POLICY], fn->policy, &at->policy) != 0 ||
+        optional_int(slot[R_DEFAULT], "default_index", &at->has_default,
+                     &at->default_index) != 0 ||
+        optional_int(slot[R_PADDING], "padding_idx", &at->has_padding, &at->padding_idx) != 0)
+        return -1;
+    /* the library reads none as sum: one family for both */
+    if (at->reduction == JIT_REDUCTION_NONE)
+        at->reduction = JIT_REDUCTION_SUM;
+    at->opset = (int)opset;
+    at->has_weights = slot[R_WEIGHTS] && slot[R_WEIGHTS] != Py_None;
+    if (slot[R_LAST]) {
+        int truth = PyObject_IsTrue(slot[R_LAST]);
+        if (truth < 0)
+            return -1;
+        at->last_offset = truth;
+    }
+    if (fn->op == JIT_OP_EMBEDDING_SEGMENTS) {
+        if (int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
+                    &at->num_segments) != 0)
+            return -1;
+        if (at->num_segments < 0) {
+            PyErr_Format(SignatureError, "tensorjit: num_segments = %lld must not be negative",
+                         (long long)at->num_segments);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int same_dims(const tj_array *a, const tj_array *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+static PyObject *array_shape(const tj_array *a)
+{
+    jit_shape s = {.rank = a->ndim};
+    memcpy(s.dims, a->dims, (size_t)a->ndim * sizeof *a->dims);
+    return shape_tuple(&s);
+}
+
+/* What the kernel cannot check, since it sees no dims of them: offsets of
+ * the indices' type, weights of the table's type and the indices' shape. */
+static int bag_check_inputs(const tj_bag_call *c)
+{
+    const tj_array *t = &c->in[BAG_TABLE], *ix = &c->in[BAG_INDICES];
+    if (!is_index_dtype(ix->dtype)) {
+        PyErr_Format(TypeMismatch, "tensorjit: indices has dtype %s; it must be an integer "
+                     "dtype (i32 or i64)", jit_dtype_name(ix->dtype));
+        return -1;
+    }
+    if (c->given[BAG_OFFSETS] && c->in[BAG_OFFSETS].dtype != ix->dtype) {
+        PyErr_Format(TypeMismatch, "tensorjit: %s has dtype %s; it must be the indices' (%s)",
+                     c->names[BAG_OFFSETS], jit_dtype_name(c->in[BAG_OFFSETS].dtype),
+                     jit_dtype_name(ix->dtype));
+        return -1;
+    }
+    if (!c->given[BAG_WEIGHTS])
+        return 0;
+    const tj_array *w = &c->in[BAG_WEIGHTS];
+    if (w->dtype != t->dtype) {
+        PyErr_Format(TypeMismatch, "tensorjit: weights has dtype %s; it must be the table's "
+                     "(%s)", jit_dtype_name(w->dtype), jit_dtype_name(t->dtype));
+        return -1;
+    }
+    if (!same_dims(w, ix)) {
+        PyObject *ws = array_shape(w), *is = ws ? array_shape(ix) : NULL;
+        if (is)
+            PyErr_Format(SignatureError, "tensorjit: weights has shape %R; it must have the "
+                         "indices' shape %R (one weight per lookup)", ws, is);
+        Py_XDECREF(ws);
+        Py_XDECREF(is);
+        return -1;
+    }
+    return 0;
+}
+
+static int bag_inputs(tj_bag_call *c, const tj_fn *fn, PyObject **slot)
+{
+    PyObject *objs[BAG_INPUTS] = {slot[R_DATA], slot[R_INDICES], slot[R_UPDATES],
+                                  slot[R_WEIGHTS]};
+    c->names[BAG_TABLE] = "table";
+    c->names[BAG_INDICES] = "indices";
+    c->names[BAG_OFFSETS] = fn->op == JIT_OP_EMBEDDING_SEGMENTS ? "segment_ids" : "offsets";
+    c->names[BAG_WEIGHTS] = "weights";
+    c->table_obj = slot[R_DATA];
+    for (int i = 0; i < BAG_INPUTS; i++)
+        c->given[i] = 0;
+    for (int i = 0; i < BAG_INPUTS; i++) {
+        if (!objs[i] || objs[i] == Py_None) {
+            if (i == BAG_WEIGHTS || (i == BAG_OFFSETS && fn->op == JIT_OP_EMBEDDING_BAG_PACKED))
+                continue;
+            PyErr_Format(SignatureError, "tensorjit: %s() takes %s, not None", fn->name,
+                         c->names[i]);
+            return -1;
+        }
+        if (array_get(objs[i], c->names[i], 0, &c->in[i]) != 0)
+            return -1;
+        c->given[i] = 1;
+    }
+    return bag_check_inputs(c);
+}
+
+static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at)
+{
+    tj_family f;
+    memset(&f, 0, sizeof f); /* every byte is hashed */
+    f.op = at->op;
+    f.dtype = c->in[BAG_TABLE].dtype;
+    f.itype = c->in[BAG_INDICES].dtype;
+    f.rank_d = c->in[BAG_TABLE].ndim;
+    f.rank_i = c->in[BAG_INDICES].ndim;
+    f.rank_u = c->given[BAG_OFFSETS] ? c->in[BAG_OFFSETS].ndim : 0;
+    f.opset = at->opset;
+    f.policy = at->policy;
+    f.reduction = at->reduction;
+    f.weights = at->has_weights;
+    f.has_default = at->has_default;
+    f.default_index = at->has_default ? at->default_index : 0;
+    f.has_padding = at->has_padding;
+    f.padding_idx = at->has_padding ? at->padding_idx : 0;
+    f.last_offset = at->last_offset;
+    return family_kernel(&f);
+}
+
+/* The kernel's dims: the table's, the indices', the offsets' (Segments:
+ * the segment ids', then S). */
+static int bag_dims(const tj_bag_call *c, const tj_bag_attrs *at, int64_t *dims)
+{
+    int n = 0;
+    for (int i = BAG_TABLE; i <= BAG_OFFSETS; i++)
+        for (int d = 0; c->given[i] && d < c->in[i].ndim; d++)
+            dims[n++] = c->in[i].dims[d];
+    if (at->op == JIT_OP_EMBEDDING_SEGMENTS)
+        dims[n++] = at->num_segments;
+    return n;
+}
+
+/* out= as the kernel writes it: the output's dtype and shape (check_out's
+ * rules), overlapping no input. */
+static int bag_check_out(const tj_bag_call *c, const tj_call *shell, const tj_array *out,
+                         const jit_shape *shape)
+{
+    if (check_out(shell, out, shape, 0) != 0)
+        return -1;
+    for (int i = 0; i < BAG_INPUTS; i++) {
+        if (c->given[i] && overlaps(out, &c->in[i])) {
+            PyErr_Format(SignatureError, "tensorjit: out overlaps %s", c->names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The result (out_obj, or a new array of the table's kind) and its array. */
+static PyObject *bag_result(const tj_bag_call *c, PyObject *out_obj, const jit_shape *shape,
+                            tj_array *out)
+{
+    /* new_result and result_array read the table as their data */
+    tj_call shell = {.n_in = 0, .data_obj = c->table_obj};
+    shell.in[0] = c->in[BAG_TABLE];
+    PyObject *result;
+    if (out_obj && out_obj != Py_None) {
+        result = out_obj;
+        Py_INCREF(result);
+        if (array_get(result, "out", 1, out) != 0 || bag_check_out(c, &shell, out, shape) != 0) {
+            array_release(out);
+            Py_DECREF(result);
+            return NULL;
+        }
+        return result;
+    }
+    result = new_result(&shell, shape);
+    if (!result || result_array(result, &shell, shape, out) != 0) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static int64_t bag_bytes_moved(const tj_bag_call *c, const tj_array *out)
+{
+    const tj_array *t = &c->in[BAG_TABLE], *ix = &c->in[BAG_INDICES];
+    int64_t lookups = 1;
+    for (int i = 0; i < ix->ndim; i++)
+        lookups *= ix->dims[i];
+    int64_t row = t->ndim > 0 && t->dims[0] > 0 ? t->nbytes / t->dims[0] : 0;
+    return out->nbytes + (row > 0 && lookups > INT64_MAX / row ? INT64_MAX : lookups * row);
+}
+
+static PyObject *bag_run(const tj_bag_call *c, const tj_bag_attrs *at, tj_kernel *k,
+                         PyObject *out_obj)
+{
+    int64_t dims[TJ_MAX_DIMS];
+    int n = bag_dims(c, at, dims);
+    jit_shape shape;
+    if (kernel_bind(k, dims, n, 0, &shape) != 0)
+        return NULL;
+    tj_array out;
+    PyObject *result = bag_result(c, out_obj, &shape, &out);
+    if (!result)
+        return NULL;
+    /* the library's pointer for a bag family is of this type (SPEC 10) */
+    jit_embedding_bag_dynamic_fn fn = (jit_embedding_bag_dynamic_fn)(jit_kernel)k->fn;
+    const void *offsets = c->given[BAG_OFFSETS] ? c->in[BAG_OFFSETS].ptr : NULL;
+    const void *weights = c->given[BAG_WEIGHTS] ? c->in[BAG_WEIGHTS].ptr : NULL;
+    const void *table = c->in[BAG_TABLE].ptr, *indices = c->in[BAG_INDICES].ptr;
+    int status;
+    if (bag_bytes_moved(c, &out) >= TJ_GIL_FREE_BYTES) {
+        k->inflight++; /* as in call_run: k stays while the GIL is away */
+        Py_BEGIN_ALLOW_THREADS
+        status = fn(table, indices, offsets, weights, out.ptr, dims);
+        Py_END_ALLOW_THREADS
+        if (--k->inflight == 0 && k->retired)
+            kernel_retire(k, k->retired == 2);
+    } else {
+        status = fn(table, indices, offsets, weights, out.ptr, dims);
+    }
+    array_release(&out);
+    if (raise_status(status) != 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    PyObject *slot[R_ROLES];
+    tj_bag_attrs at;
+    if (parse_args(fn, args, nargs, kwnames, slot) != 0 || bag_attrs_from(fn, slot, &at) != 0)
+        return NULL;
+    tj_bag_call c;
+    PyObject *result = NULL;
+    if (bag_inputs(&c, fn, slot) == 0) {
+        tj_kernel *k = bag_family_kernel(&c, &at);
+        if (k)
+            result = bag_run(&c, &at, k, slot[R_OUT]);
+    }
+    bag_release(&c);
+    return result;
+}
+
+#define BAG_FN(cname, ...)                                                               \
+    static const tj_fn cname##_desc = {__VA_ARGS__};                                     \
+    static PyObject *py_##cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs, \
+                                PyObject *kwnames)                                       \
+    {                                                                                    \
+        (void)self;                                                                      \
+        return bag_entry(&cname##_desc, args, nargs, kwnames);                           \
+    }
+
+BAG_FN(embedding_bag_offsets, "embedding_bag_offsets", JIT_OP_EMBEDDING_BAG_OFFSETS, 0, 3, 3,
+       11,
+       {"table", "indices", "offsets", "weights", "default_index", "reduction",
+        "include_last_offset", "padding_idx", "opset", "index_policy", "out"},
+       {R_DATA, R_INDICES, R_UPDATES, R_WEIGHTS, R_DEFAULT, R_REDUCTION, R_LAST, R_PADDING,
+        R_OPSET, R_POLICY, R_OUT}, 15, JIT_INDEX_ERROR)
+BAG_FN(embedding_bag_packed, "embedding_bag_packed", JIT_OP_EMBEDDING_BAG_PACKED, 0, 2, 2, 8,
+       {"table", "indices", "weights", "reduction", "padding_idx", "opset", "index_policy",
+        "out"},
+       {R_DATA, R_INDICES, R_WEIGHTS, R_REDUCTION, R_PADDING, R_OPSET, R_POLICY, R_OUT}, 15,
+       JIT_INDEX_ERROR)
+BAG_FN(embedding_segments, "embedding_segments", JIT_OP_EMBEDDING_SEGMENTS, 0, 4, 4, 8,
+       {"table", "indices", "segment_ids", "num_segments", "weights", "default_index",
+        "index_policy", "out"},
+       {R_DATA, R_INDICES, R_UPDATES, R_SEGMENTS, R_WEIGHTS, R_DEFAULT, R_POLICY, R_OUT}, 0,
+       JIT_INDEX_ERROR)
 
 /* ------------------------------------------------------------------ */
 /* DynamicKernel: a family the caller names, dims static or dynamic    */
@@ -1579,6 +1950,45 @@ static PyMethodDef methods[] = {
     "reduction: \"none\", \"sum\", \"prod\", \"min\", \"max\", \"mean\" (integers: the\n"
     "floor); use_init_val=False is torch's include_self=False. out=data runs in\n"
     "place."),
+    FAST(embedding_bag_offsets,
+    "embedding_bag_offsets(table, indices, offsets, *, weights=None, default_index=None, reduction=\"sum\", include_last_offset=False, padding_idx=None, opset=15, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "EmbeddingBagOffsets (OpenVINO EmbeddingBagOffsetsSum-3 and -15, SPEC 10):\n"
+    "bag b holds indices[offsets[b]:offsets[b+1]], the last bag running to\n"
+    "len(indices) (include_last_offset: offsets has B + 1 entries, the last\n"
+    "ending the last bag); out[b] = reduction over the bag's lookups j, in\n"
+    "order, of weights[j] * table[indices[j]]. table [E, d1, ...], indices and\n"
+    "offsets 1-D of one type (int32 or int64), weights (sum only) of indices'\n"
+    "shape and table's dtype; output [B, d1, ...] of table's dtype and kind.\n"
+    "reduction: \"sum\", \"mean\" (15), \"max\" (15, torch's). Accumulates in f32\n"
+    "(f16, bf16, f32), f64 or int64, rounding once when stored; integer mean\n"
+    "truncates; max propagates NaN. A bag with no lookups gets the row\n"
+    "default_index when given (-1: none), else zeros; a lookup of row\n"
+    "padding_idx (15, in [-E, E)) or dropped by index_policy=\"zero-fill\"\n"
+    "adds nothing and is not counted by mean. Offsets must lie in [0, N] and\n"
+    "not decrease, and the indices a bag reads in [0, E) under index_policy:\n"
+    "else IndexOutOfRange names the lowest bad position (offsets first) and\n"
+    "nothing is written."),
+    FAST(embedding_bag_packed,
+    "embedding_bag_packed(table, indices, *, weights=None, reduction=\"sum\", padding_idx=None, opset=15, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "EmbeddingBagPacked (OpenVINO EmbeddingBagPackedSum-3 and -15, SPEC 10):\n"
+    "indices [B, L], bag b is row b; out[b] = reduction over j of\n"
+    "weights[b, j] * table[indices[b, j]]; output [B, d1, ...]. reduction,\n"
+    "padding_idx, the arithmetic and the index checks as in\n"
+    "embedding_bag_offsets."),
+    FAST(embedding_segments,
+    "embedding_segments(table, indices, segment_ids, num_segments, *, weights=None, default_index=None, index_policy=\"error\", out=None)\n"
+    "--\n"
+    "\n"
+    "EmbeddingSegmentsSum-3 (OpenVINO, SPEC 10; tf.math.unsorted_segment_sum of\n"
+    "gathered rows): out[s] = the sum over j with segment_ids[j] == s, in order\n"
+    "of j, of weights[j] * table[indices[j]]; output [num_segments, d1, ...].\n"
+    "segment_ids (of indices' type and length) need not be sorted but must lie\n"
+    "in [0, num_segments), else IndexOutOfRange naming the position. A segment\n"
+    "no id names gets the row default_index when given (-1: none), else zeros."),
     {"_compile_dynamic", py_compile_dynamic, METH_VARARGS, "the C half of compile_dynamic"},
     {"_dtype_code", py_dtype_code, METH_O, "the library's jit_dtype of a numpy dtype"},
     {"_policy_code", py_policy_code, METH_O, "jit_index_policy of a name"},

@@ -1,10 +1,12 @@
 """torch's names for tensorjit's kernels: gather, index_select, index_add,
-scatter, scatter_add and scatter_reduce, with torch's argument order and
+scatter, scatter_add, scatter_reduce, and torch.nn.functional's
+embedding_bag and embedding, with torch's argument order and
 semantics (torch tensors in and out through DLPack, zero copies where the
 layout allows; numpy arrays work too). Each is a thin mapping onto one op
 of the library: index_select onto Gather, gather onto GatherElements,
 index_add onto ScatterNDUpdate (dim 0) or ScatterElementsUpdate, the
-scatters onto ScatterElementsUpdate.
+scatters onto ScatterElementsUpdate, embedding_bag onto EmbeddingBagOffsets
+(1-D input) or EmbeddingBagPacked (2-D), embedding onto Gather.
 
 Indices follow torch: an index outside [0, n) raises
 tensorjit.IndexOutOfRange (an IndexError) and writes nothing. Where torch
@@ -22,7 +24,7 @@ from typing import Any, Optional
 from . import _tensorjit as _tj
 
 __all__ = ["gather", "index_select", "index_add", "scatter", "scatter_add",
-           "scatter_reduce"]
+           "scatter_reduce", "embedding_bag", "embedding"]
 
 _REDUCE = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "max", "amin": "min",
            "add": "sum", "multiply": "prod"}
@@ -127,3 +129,109 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
                                  "amax, amin)")
     return _tj.scatter_elements_update(input, index, src, dim, reduction,
                                        use_init_val=include_self, torch_dims=True, out=out)
+
+
+# torch.nn.functional's embeddings (SPEC 10)
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _no_max_norm(max_norm: Optional[float], name: str) -> None:
+    if max_norm is not None:
+        raise _tj.SignatureError(f"tensorjit: {name}'s max_norm={max_norm!r} is not supported: "
+                                 "torch renormalizes the table's rows in place, which a "
+                                 "read-only kernel does not do (renormalize weight first)")
+
+
+def _offsets_like(offsets: Any, input: Any) -> Any:
+    """offsets in input's index type, as torch allows int32 and int64 mixed."""
+    if hasattr(offsets, "to") and hasattr(input, "new_empty"):  # both torch tensors
+        return offsets if offsets.dtype == input.dtype else offsets.to(input.dtype)
+    import numpy as np
+    want = np.asarray(input).dtype
+    offsets = np.asarray(offsets)
+    return offsets if offsets.dtype == want else offsets.astype(want)
+
+
+def _first_offset_zero(offsets: Any) -> None:
+    """torch's rule, beyond OpenVINO's (which leaves the first indices unused)."""
+    if len(_shape(offsets)) == 1 and _shape(offsets)[0] > 0:
+        first = int(offsets[0])
+        if first != 0:
+            raise _tj.IndexOutOfRange(f"tensorjit: offsets[0] = {first}: torch's embedding_bag "
+                                      "starts the first bag at position 0 of input, so "
+                                      "offsets[0] must be 0")
+
+
+def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
+                  max_norm: Optional[float] = None, norm_type: float = 2.0,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Optional[Any] = None, include_last_offset: bool = False,
+                  padding_idx: Optional[int] = None) -> Any:
+    """torch.nn.functional.embedding_bag: out[b] = mode ("sum", "mean" or
+    "max") over the rows of weight that bag b's indices name. input 1-D
+    with offsets (bag b holds input[offsets[b]:offsets[b+1]], the last to
+    the end, or to offsets' last entry with include_last_offset; offsets[0]
+    must be 0 and offsets are cast to input's type), or 2-D without
+    (each row a bag). per_sample_weights (mode "sum" only) scales each
+    lookup; a lookup of row padding_idx (in [-E, E)) adds nothing and is
+    not counted by "mean"; an empty bag, or one of padding only, gives
+    zeros. SPEC 10's arithmetic: f16 and bf16 (which torch 1.13 refuses)
+    accumulate in f32 and round once; products are rounded before they are
+    added (torch fuses them: a few ulps apart); "max" propagates NaN.
+    max_norm is refused (it rewrites weight); norm_type, scale_grad_by_freq
+    and sparse only concern gradients. An index outside [0, E) or a bad
+    offset raises IndexOutOfRange naming its position; nothing is written.
+    """
+    _no_max_norm(max_norm, "embedding_bag")
+    if mode not in _BAG_MODES:
+        raise _tj.SignatureError(f"tensorjit: embedding_bag's mode is 'sum', 'mean' or 'max', "
+                                 f"not {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise _tj.SignatureError(f"tensorjit: embedding_bag takes per_sample_weights with "
+                                 f"mode='sum' only (got mode={mode!r})")
+    rank = len(_shape(input))
+    if rank == 2:
+        if offsets is not None:
+            raise _tj.SignatureError("tensorjit: embedding_bag: a 2-D input is one bag per "
+                                     "row and takes no offsets (offsets must be None)")
+        if include_last_offset:
+            # torch reads a 2-D input as offsets 0, L, 2L, ... and then takes
+            # the last of them as the end of the bag before: no bag of its own
+            if _shape(input)[0] == 0:
+                raise _tj.SignatureError("tensorjit: embedding_bag: include_last_offset needs "
+                                         "at least one row of input")
+            input = input[:-1]
+            if per_sample_weights is not None:
+                per_sample_weights = per_sample_weights[:-1]
+        return _tj.embedding_bag_packed(weight, input, weights=per_sample_weights,
+                                        reduction=mode, padding_idx=padding_idx)
+    if rank != 1:
+        raise _tj.SignatureError(f"tensorjit: embedding_bag's input must be 1-D (with offsets) "
+                                 f"or 2-D, not of rank {rank}")
+    if offsets is None:
+        raise _tj.SignatureError("tensorjit: embedding_bag: a 1-D input needs offsets (the "
+                                 "start of each bag)")
+    offsets = _offsets_like(offsets, input)
+    _first_offset_zero(offsets)
+    return _tj.embedding_bag_offsets(weight, input, offsets, weights=per_sample_weights,
+                                     reduction=mode, include_last_offset=include_last_offset,
+                                     padding_idx=padding_idx)
+
+
+def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None,
+              max_norm: Optional[float] = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+    """torch.nn.functional.embedding: the rows of weight that input (any
+    shape, int32 or int64) names, of shape input.shape + weight.shape[1:]
+    (a Gather along dim 0). padding_idx (in [-E, E)) only concerns
+    gradients: its row comes back as it is, as torch's does. max_norm is
+    refused (it rewrites weight). An index outside [0, E) raises
+    IndexOutOfRange naming its position."""
+    _no_max_norm(max_norm, "embedding")
+    if padding_idx is not None:
+        rows = _shape(weight)[0] if _shape(weight) else 0
+        if not -rows <= padding_idx < rows:
+            raise _tj.SignatureError(f"tensorjit: embedding's padding_idx={padding_idx} must "
+                                     f"be in [-{rows}, {rows}) (weight has {rows} rows)")
+    return _tj.gather(weight, input, 0, index_policy="error")

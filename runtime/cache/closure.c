@@ -14,7 +14,7 @@ typedef struct tj_closure {
     ffi_closure *closure;
     void *code;
     ffi_cif cif;
-    ffi_type *args[5];
+    ffi_type *args[6];
 } tj_closure;
 
 /* libffi sets its closure allocator up on the first ffi_closure_alloc of a

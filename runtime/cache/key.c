@@ -41,6 +41,16 @@ int tj_key_sig(const tj_op_def *def, const jit_sig *sig, tj_key *k)
     tj_put(k, s.reduction);
     tj_put(k, s.no_init_val);
     tj_put(k, s.torch_dims);
+    if (def->info.attrs & JIT_ATTR_BAG) { /* the other ops' keys stay as they were */
+        tj_put(k, s.has_weights);
+        tj_put(k, s.has_default_index);
+        tj_put(k, s.default_index);
+        tj_put(k, s.has_padding_idx);
+        tj_put(k, s.padding_idx);
+        tj_put(k, s.include_last_offset);
+        tj_put(k, s.num_segments);
+        tj_put(k, s.num_segments_bound);
+    }
     return tj_put_shape(k, &s.axis_shape, NULL) || tj_put_shape(k, &s.data_shape, s.data_bound) ||
                    tj_put_shape(k, &s.indices_shape, s.indices_bound) ||
                    tj_put_shape(k, &s.updates_shape, s.updates_bound)

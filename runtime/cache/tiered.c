@@ -33,7 +33,7 @@ typedef struct tj_tiered {
     int has_compiler;
     ffi_closure *closure;
     ffi_cif cif;
-    ffi_type *args[5];
+    ffi_type *args[6];
     struct tj_tiered *next;
 } tj_tiered;
 
@@ -45,10 +45,7 @@ static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
     (void)cif;
     tj_tiered *t = user;
     tj_kernel *k = atomic_load_explicit(&t->current, memory_order_acquire);
-    const tj_abi *abi = tj_abi_of(&k->plan);
-    const void *updates = abi->nargs == 4 ? *(const void **)args[2] : NULL;
-    *(ffi_sarg *)ret = abi->call(k->entry, *(const void **)args[0], *(const void **)args[1],
-                                 updates, *(void **)args[abi->nargs - 1]);
+    *(ffi_sarg *)ret = tj_abi_of(&k->plan)->call_args(k->entry, args);
 }
 
 /* The JIT kernel, through the ordinary cache (so jit_*_compile later returns

@@ -10,18 +10,39 @@
 
 #include "error.h"
 #include "op.h"
+#include "bag_ref.h"
 #include "ref_kernel.h"
 #include "scratch.h"
 #include "user_kernel.h"
 
+static void tj_input_add(tj_inputs *in, const int *rank, int64_t *dims, int64_t *bound,
+                         int nbound, const char *name)
+{
+    in->rank[in->n] = rank;
+    in->dims[in->n] = dims;
+    in->bound[in->n] = bound;
+    in->nbound[in->n] = nbound;
+    in->name[in->n++] = name;
+}
+
+static const int tj_rank_one = 1;
+
 void tj_inputs_of(const tj_op_def *def, jit_sig *s, tj_inputs *in)
 {
-    *in = (tj_inputs){2,
-                      {&s->data_shape, &s->indices_shape, &s->updates_shape},
-                      {s->data_bound, s->indices_bound, s->updates_bound},
-                      {"data", "indices", "updates"}};
-    if (def->info.has_updates)
-        in->n = 3;
+    unsigned a = def->info.attrs;
+    int bag = (a & JIT_ATTR_BAG) != 0;
+    in->n = 0;
+    tj_input_add(in, &s->data_shape.rank, s->data_shape.dims, s->data_bound, JIT_MAX_RANK,
+                 bag ? "table" : "data");
+    tj_input_add(in, &s->indices_shape.rank, s->indices_shape.dims, s->indices_bound,
+                 JIT_MAX_RANK, "indices");
+    if (def->info.has_updates || (a & JIT_ATTR_OFFSETS))
+        tj_input_add(in, &s->updates_shape.rank, s->updates_shape.dims, s->updates_bound,
+                     JIT_MAX_RANK,
+                     !bag ? "updates" : a & JIT_ATTR_NUM_SEGMENTS ? "segment_ids" : "offsets");
+    if (a & JIT_ATTR_NUM_SEGMENTS) /* S: the output's first dim, a dim like the others */
+        tj_input_add(in, &tj_rank_one, &s->num_segments, &s->num_segments_bound, 1,
+                     "num_segments");
 }
 
 int tj_sig_dynamic(const tj_op_def *def, const jit_sig *sig)
@@ -30,8 +51,8 @@ int tj_sig_dynamic(const tj_op_def *def, const jit_sig *sig)
     tj_inputs in;
     tj_inputs_of(def, &s, &in);
     for (int i = 0; i < in.n; i++)
-        for (int d = 0; d < in.shape[i]->rank && d < JIT_MAX_RANK; d++)
-            if (in.shape[i]->dims[d] == JIT_DIM_DYNAMIC)
+        for (int d = 0; d < *in.rank[i] && d < JIT_MAX_RANK; d++)
+            if (in.dims[i][d] == JIT_DIM_DYNAMIC)
                 return 1;
     return 0;
 }
@@ -48,24 +69,25 @@ int tj_dyn_check_bounds(const tj_op_def *def, jit_sig *s, int *ndims)
     tj_inputs_of(def, s, &in);
     *ndims = 0;
     for (int i = 0; i < in.n; i++) {
-        jit_shape *sh = in.shape[i];
-        if (sh->rank < 0 || sh->rank > JIT_MAX_RANK)
-            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], sh->rank,
+        int rank = *in.rank[i];
+        int64_t *dims = in.dims[i];
+        if (rank < 0 || rank > JIT_MAX_RANK)
+            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], rank,
                                 JIT_MAX_RANK);
-        for (int d = 0; d < JIT_MAX_RANK; d++) {
-            int dynamic = d < sh->rank && sh->dims[d] == JIT_DIM_DYNAMIC;
-            if (d < sh->rank && sh->dims[d] < 0 && !dynamic) /* the search codes dynamic
-                                                                 dims as negatives */
+        for (int d = 0; d < in.nbound[i]; d++) {
+            int dynamic = d < rank && dims[d] == JIT_DIM_DYNAMIC;
+            if (d < rank && dims[d] < 0 && !dynamic) /* the search codes dynamic
+                                                         dims as negatives */
                 return tj_error_set("%s.shape[%d]=%" PRId64 " must not be negative "
                                     "(JIT_DIM_DYNAMIC, -1, marks a dynamic dim)",
-                                    in.name[i], d, sh->dims[d]);
+                                    in.name[i], d, dims[d]);
             if (dynamic && in.bound[i][d] < 0)
                 return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative",
                                     in.name[i], d, in.bound[i][d]);
             if (!dynamic) /* ignored: zeroed so that the key ignores it too */
                 in.bound[i][d] = 0;
         }
-        *ndims += sh->rank;
+        *ndims += rank;
     }
     return 0;
 }
@@ -80,17 +102,18 @@ static int tj_sig_bind_dims(const tj_op_def *def, const jit_sig *sig, const int6
     tj_inputs_of(def, out, &in);
     int at = 0;
     for (int i = 0; i < in.n; i++) {
-        jit_shape *sh = in.shape[i];
-        if (sh->rank < 0 || sh->rank > JIT_MAX_RANK)
-            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], sh->rank,
+        int rank = *in.rank[i];
+        int64_t *sh = in.dims[i];
+        if (rank < 0 || rank > JIT_MAX_RANK)
+            return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], rank,
                                 JIT_MAX_RANK);
-        for (int d = 0; d < sh->rank; d++, at++) {
+        for (int d = 0; d < rank; d++, at++) {
             int64_t v = dims[at], bound = in.bound[i][d];
-            if (sh->dims[d] != JIT_DIM_DYNAMIC) {
-                if (v != sh->dims[d])
+            if (sh[d] != JIT_DIM_DYNAMIC) {
+                if (v != sh[d])
                     return tj_error_set("%s.shape[%d]=%" PRId64 " must be %" PRId64
                                         " (static in the signature)",
-                                        in.name[i], d, v, sh->dims[d]);
+                                        in.name[i], d, v, sh[d]);
                 continue;
             }
             if (v < 0)
@@ -102,9 +125,9 @@ static int tj_sig_bind_dims(const tj_op_def *def, const jit_sig *sig, const int6
             if (bound > 0 && v > bound)
                 return tj_error_set("%s.shape[%d]=%" PRId64 " exceeds its bound %" PRId64,
                                     in.name[i], d, v, bound);
-            sh->dims[d] = v;
+            sh[d] = v;
         }
-        memset(in.bound[i], 0, sizeof(int64_t) * JIT_MAX_RANK);
+        memset(in.bound[i], 0, sizeof(int64_t) * (size_t)in.nbound[i]);
     }
     return 0;
 }
@@ -257,7 +280,8 @@ static const tj_dyn_seen *tj_dyn_lookup(tj_dyn_memo *m, const void *who, uint64_
 static unsigned tj_dyn_needs(const tj_plan *p)
 {
     return (p->data_bytes ? 1u : 0) | (p->indices_elems ? 2u : 0) |
-           (p->has_updates && p->updates_bytes ? 4u : 0) | (p->out_bytes ? 8u : 0);
+           ((p->has_updates || p->is_bag) && p->updates_bytes ? 4u : 0) |
+           (p->out_bytes ? 8u : 0);
 }
 
 int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const void *indices,
@@ -324,4 +348,16 @@ int tj_dyn_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const
     if (rc != JIT_OK)
         return rc;
     return tj_ref_run(p, data, indices, d->tmpl.has_updates ? updates : NULL, out);
+}
+
+int tj_dyn_bag_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const void *table,
+                        const void *indices, const void *offsets, const void *weights,
+                        void *out)
+{
+    const tj_plan *p;
+    int fits;
+    int rc = tj_dyn_plan(who, d, dims, table, indices, offsets, out, &p, &fits);
+    if (rc != JIT_OK)
+        return rc;
+    return tj_bag_ref_run(p, table, indices, offsets, weights, out);
 }

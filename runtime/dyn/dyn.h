@@ -22,8 +22,9 @@
 
 #define TJ_DYN_WORDS ((sizeof(tj_plan) + 7) / 8)
 #define TJ_DYN_MASK_WORDS ((TJ_DYN_WORDS + 63) / 64)
-/* dims a call passes at most: data, indices and updates */
-#define TJ_DYN_MAX_DIMS (3 * JIT_MAX_RANK)
+/* dims a call passes at most: data, indices and updates (or a bag's
+ * table, indices, segment ids and S) */
+#define TJ_DYN_MAX_DIMS (3 * JIT_MAX_RANK + 1)
 
 struct tj_op_def;
 
@@ -42,12 +43,17 @@ typedef struct tj_dyn {
     tj_split_stat split;
 } tj_dyn;
 
-/* The inputs whose dims a call passes, in the order it passes them. */
+/* The inputs whose dims a call passes, in the order it passes them: each
+ * one's rank, dims and bounds (nbound of them) in the signature; an
+ * EmbeddingSegmentsSum's num_segments is a last input of rank 1. */
+#define TJ_MAX_INPUTS 4
 typedef struct tj_inputs {
     int n;
-    jit_shape *shape[3];
-    int64_t *bound[3];
-    const char *name[3];
+    const int *rank[TJ_MAX_INPUTS];
+    int64_t *dims[TJ_MAX_INPUTS];
+    int64_t *bound[TJ_MAX_INPUTS];
+    int nbound[TJ_MAX_INPUTS];
+    const char *name[TJ_MAX_INPUTS];
 } tj_inputs;
 void tj_inputs_of(const struct tj_op_def *def, jit_sig *s, tj_inputs *in);
 
@@ -105,6 +111,10 @@ int tj_dyn_recall(const void *who, const int64_t *dims, const void *data, const 
 /* A call of d's kernel on the reference kernel. */
 int tj_dyn_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const void *data,
                     const void *indices, const void *updates, void *out);
+/* The same for an embedding bag's (offsets: or segment ids). */
+int tj_dyn_bag_ref_call(const void *who, const tj_dyn *d, const int64_t *dims, const void *table,
+                        const void *indices, const void *offsets, const void *weights,
+                        void *out);
 
 /* Forgets every thread's remembered plans (a kernel went: its entry
  * address may come back with another signature). */

@@ -67,16 +67,16 @@ static void tj_dyn_groups(tj_dyn_search *s, const tj_inputs *in)
 {
     int64_t next = -2;
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++)
-            if (in->shape[i]->dims[d] == JIT_DIM_DYNAMIC)
-                in->shape[i]->dims[d] = next--;
+        for (int d = 0; d < *in->rank[i]; d++)
+            if (in->dims[i][d] == JIT_DIM_DYNAMIC)
+                in->dims[i][d] = next--;
     const tj_op_def *def = s->def;
     for (int pass = 0; def->tie && pass < 4 * TJ_DYN_MAX_DIMS && def->tie(&s->sig); pass++)
         ;
     int64_t code[TJ_DYN_MAX_DIMS];
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++) {
-            int64_t *x = &in->shape[i]->dims[d];
+        for (int d = 0; d < *in->rank[i]; d++) {
+            int64_t *x = &in->dims[i][d];
             if (*x >= 0)
                 continue;
             int g = 0;
@@ -98,8 +98,8 @@ static int tj_dyn_bytes_fit(const tj_inputs *in, int64_t v)
 {
     int64_t bound = 8;
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++) {
-            int64_t x = in->shape[i]->dims[d];
+        for (int d = 0; d < *in->rank[i]; d++) {
+            int64_t x = in->dims[i][d];
             if (tj_mul_i64(bound, x < 0 ? v : x > 0 ? x : 1, &bound))
                 return 0;
         }
@@ -117,14 +117,15 @@ static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
             *(got++ ? &s->free_b : &s->free_a) = values[i];
 }
 
-/* The candidates and placeholders, from the static dims left. */
-static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in)
+/* The candidates and placeholders, from the static dims left; the values
+ * above every static dim are above `least` too. */
+static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in, int64_t least)
 {
-    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = 0;
+    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = least;
     int n = 0;
     for (int i = 0; i < in->n; i++)
-        for (int d = 0; d < in->shape[i]->rank; d++) {
-            int64_t x = in->shape[i]->dims[d];
+        for (int d = 0; d < *in->rank[i]; d++) {
+            int64_t x = in->dims[i][d];
             if (x >= 0 && !tj_has(statics, n, x))
                 statics[n++] = x;
             top = x > top ? x : top;
@@ -157,7 +158,14 @@ static void tj_dyn_search_init(tj_dyn_search *s, const tj_op_def *def, const jit
     s->sig = *sig;
     tj_inputs_of(def, &s->sig, &in);
     tj_dyn_groups(s, &in);
-    tj_dyn_values(s, &in);
+    /* an embedding bag's default and padding rows are rows of the table:
+     * a dynamic table's placeholders must hold them */
+    int64_t rows = 0, lim = INT64_MAX / 4, pad = sig->padding_idx;
+    if (sig->has_default_index && sig->default_index >= 0 && sig->default_index < lim)
+        rows = sig->default_index + 1;
+    if (sig->has_padding_idx && pad > -lim && pad < lim)
+        rows = pad < 0 && -pad > rows ? -pad : pad + 1 > rows ? pad + 1 : rows;
+    tj_dyn_values(s, &in, rows);
     for (int g = 0; g < s->ngroups; g++) {
         s->val_a[g] = s->free_a;
         s->val_b[g] = s->free_b;
@@ -466,6 +474,65 @@ static void tj_dyn_refusal_remember(const tj_key *key, const char *why)
     pthread_mutex_unlock(&tj_dyn_refusal_lock);
 }
 
+/* dims[i] when that dim is dynamic (bag_ir.h's code -1 - i), else v */
+static int64_t tj_dyn_bag_code(int64_t dim, int i, int64_t v)
+{
+    return dim == JIT_DIM_DYNAMIC ? -1 - (int64_t)i : v;
+}
+
+/* Why the JIT cannot serve a bag family, or NULL: its kernel takes the
+ * row width as a constant, and the padding row once resolved. */
+static const char *tj_dyn_bag_no_jit(const tj_dyn *d)
+{
+    const jit_shape *t = &d->sig.data_shape;
+    for (int i = 1; i < t->rank; i++)
+        if (t->dims[i] == JIT_DIM_DYNAMIC)
+            return "the table's row (its dims after the first) is dynamic and the JIT's bag "
+                   "kernels take its width as a constant: the reference kernel serves";
+    if (tj_dyn_varies(d, &d->tmpl.bag.padding_row))
+        return "padding_idx is negative and the table's rows are dynamic, so the padding row "
+               "is the call's: the reference kernel serves";
+    return NULL;
+}
+
+/* A bag template's counts that come from the call's dims are codes -1 - i
+ * for dims[i] (bag_ir.h), those its form derives from others -1 (the
+ * offsets form's B, the packed N): the signature's dynamic dims decide,
+ * not the template's vary bits, since the search may have tied a group of
+ * them to one value. Their words vary, and `dynamic` says so. */
+static void tj_dyn_mark_bag(tj_dyn *d)
+{
+    tj_bag_plan *b = &d->tmpl.bag;
+    const jit_sig *s = &d->sig;
+    const int64_t *ix = s->indices_shape.dims, *o = s->updates_shape.dims;
+    int at = s->data_shape.rank; /* the indices' first dim in the call's dims */
+    const char *no_jit = tj_dyn_bag_no_jit(d);
+    b->rows = tj_dyn_bag_code(s->data_shape.dims[0], 0, b->rows);
+    if (b->form == TJ_BAG_PACKED) {
+        b->bags = tj_dyn_bag_code(ix[0], at, b->bags);
+        b->bag_len = tj_dyn_bag_code(ix[1], at + 1, b->bag_len);
+        b->lookups = b->bags < 0 || b->bag_len < 0 ? -1 : b->lookups;
+    } else {
+        b->lookups = tj_dyn_bag_code(ix[0], at, b->lookups);
+        b->offsets_len = tj_dyn_bag_code(o[0], at + 1, b->offsets_len);
+        if (b->form == TJ_BAG_SEGMENTS)
+            b->bags = tj_dyn_bag_code(s->num_segments, at + 2, b->bags);
+        else if (b->offsets_len < 0)
+            b->bags = -1;
+    }
+    const void *words[] = {&b->rows, &b->row_elems, &b->bags, &b->lookups, &b->bag_len,
+                           &b->offsets_len, &b->dynamic};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        size_t w = (size_t)((const char *)words[i] - (const char *)&d->tmpl) / 8;
+        d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    }
+    b->dynamic = 1;
+    if (no_jit && d->jit_ok) {
+        d->jit_ok = 0;
+        snprintf(d->why, sizeof d->why, "%s", no_jit);
+    }
+}
+
 int tj_dyn_build(const tj_op_def *def, const jit_sig *sig, tj_dyn *d)
 {
     memset(d, 0, sizeof *d);
@@ -485,6 +552,8 @@ int tj_dyn_build(const tj_op_def *def, const jit_sig *sig, tj_dyn *d)
     tj_free(s);
     if (rc != 0 && keyed)
         tj_dyn_refusal_remember(&key, jit_last_error());
+    if (rc == 0 && d->tmpl.is_bag)
+        tj_dyn_mark_bag(d);
     return rc;
 }
 

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "bag_check.h"
 #include "cache.h"
 #include "config.h"
 #include "dyn.h"
@@ -19,6 +20,55 @@ int tj_rt_bad_index(const void *self, const void *indices)
     /* only reachable if the generated check and the reference disagree */
     tj_error_set("an index is out of range (the kernel could not say which)");
     return JIT_STATUS_BAD_INDEX;
+}
+
+int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
+                  const void *weights, const void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (k) {
+        int rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
+        if (rc == JIT_OK)
+            rc = tj_bag_report_bad(&k->plan, indices, offsets);
+        if (rc != JIT_OK)
+            return rc;
+    }
+    /* only reachable if the generated check and the reference disagree,
+     * or for a kernel the cache does not hold (the IR's own tests) */
+    tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
+                 "kernel could not say which)");
+    return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
+}
+
+int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (!k) {
+        tj_error_set("internal: a dynamic kernel the cache does not know");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_bag_plan call;
+    return tj_bag_bind(&k->plan.bag, dims, &call);
+}
+
+int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
+                      const void *indices, const void *offsets, const void *weights,
+                      const void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (k) {
+        tj_plan p = k->plan;
+        int rc = tj_bag_bind(&k->plan.bag, dims, &p.bag);
+        if (rc == JIT_OK)
+            rc = tj_bag_check_buffers(&p, table, indices, offsets, weights, out);
+        if (rc == JIT_OK)
+            rc = tj_bag_report_bad(&p, indices, offsets);
+        if (rc != JIT_OK)
+            return rc;
+    }
+    tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
+                 "kernel could not say which)");
+    return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
 }
 
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,
@@ -402,5 +452,36 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
     /* the cost is the kernel's own, mutable while the cache holds it */
     tj_split_call(&k->plan, out == data, &((tj_kernel *)(uintptr_t)k)->split, tj_parallel_part,
                   &job);
+    return JIT_OK;
+}
+
+typedef struct tj_bag_job {
+    tj_bag_range_fn range;
+    const void *table, *indices, *offsets, *weights;
+    void *out;
+} tj_bag_job;
+
+static void tj_bag_part(void *ctx, int64_t begin, int64_t end)
+{
+    const tj_bag_job *j = ctx;
+    j->range(j->table, j->indices, j->offsets, j->weights, j->out, begin, end);
+}
+
+int tj_rt_bag_parallel(const void *self, const void *table, const void *indices,
+                       const void *offsets, const void *weights, void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (!k || !k->range) {
+        tj_error_set("internal: a parallel kernel without its range function");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_bag_job job = {(tj_bag_range_fn)(uintptr_t)k->range, table, indices, offsets, weights,
+                      out};
+    /* the split rule reads a plan's units, visits, blocks and threads: a
+     * bag's units are its bags, a visit one lookup of a row */
+    const tj_bag_plan *g = &k->plan.bag;
+    tj_plan units = {.units = g->bags, .visits = g->lookups, .threads = g->threads,
+                     .block_bytes = g->row_elems * jit_dtype_size(g->dtype)};
+    tj_split_call(&units, 0, &((tj_kernel *)(uintptr_t)k)->split, tj_bag_part, &job);
     return JIT_OK;
 }

@@ -54,4 +54,34 @@ int tj_split_counts_of(jit_kernel fn, tj_split_counts *out);
  * process (runtime/exec/parts.c): tests hold JIT kernels' ranges to none. */
 int64_t tj_parts_reference_ranges(void);
 
+/* An embedding bag's kernel (self) found a NULL buffer or a bad offset,
+ * segment id or index: the status, and the message naming the lowest bad
+ * one (exec/bag_check.h). */
+int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
+                  const void *weights, const void *out);
+
+/* A dynamic bag kernel's (self) call: JIT_OK when its dims bind its
+ * template (exec/bag_check.h, tj_bag_bind), else the status. */
+int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims);
+/* tj_rt_bag_bad for a dynamic bag kernel, with the call's dims. */
+int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
+                      const void *indices, const void *offsets, const void *weights,
+                      const void *out);
+
+/* A split bag kernel's range function: bags [begin, end), their inputs
+ * checked by then. A bag kernel's tj_kernel.range holds one of these. */
+typedef int (*tj_bag_range_fn)(const void *table, const void *indices, const void *offsets,
+                               const void *weights, void *out, int64_t begin, int64_t end);
+
+/* A split bag kernel's check function: the buffers, offsets or segment ids
+ * and the indices some bag reads (a status, the message written). A bag
+ * kernel's tj_kernel.check holds one of these. */
+typedef int (*tj_bag_check_fn)(const void *table, const void *indices, const void *offsets,
+                               const void *weights, const void *out);
+
+/* A split bag kernel's (self) bags, over the pool (units = bags) when the
+ * split rule says threads pay, else here. */
+int tj_rt_bag_parallel(const void *self, const void *table, const void *indices,
+                       const void *offsets, const void *weights, void *out);
+
 #endif

@@ -11,9 +11,15 @@
  * found all non-negative (negative-wraps), and a range of those same
  * indices runs the copies without the wrap, as the kernel's own calls do.
  * The caller must not change the indices between the two, which the
- * parts API already asks (the ranges do not check them again). */
+ * parts API already asks (the ranges do not check them again).
+ *
+ * An embedding bag's ranges (jit_validate_bag, jit_run_range_bag): a split
+ * JIT bag kernel's own check and range functions, the reference code for
+ * every other bag kernel. */
 #include "alloc.h"
 #include "backend.h"
+#include "bag_check.h"
+#include "bag_ref.h"
 #include "error.h"
 #include "jit_support.h"
 #include "plan.h"
@@ -92,6 +98,9 @@ int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
     if (k->plan.dyn) {
         tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
         rc = JIT_STATUS_BAD_SHAPE;
+    } else if (k->plan.is_bag) {
+        tj_error_set("an embedding bag's kernel checks its offsets too: call jit_validate_bag");
+        rc = JIT_STATUS_BAD_SHAPE;
     } else if (!indices && k->plan.indices_elems) {
         tj_error_set("indices is NULL but the signature needs bytes there");
         rc = JIT_STATUS_BAD_POINTER;
@@ -127,6 +136,11 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
 {
     if (k->plan.dyn) {
         tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
+        return JIT_STATUS_BAD_SHAPE;
+    }
+    if (k->plan.is_bag) {
+        tj_error_set("an embedding bag's kernel takes its offsets and weights: call "
+                     "jit_run_range_bag");
         return JIT_STATUS_BAD_SHAPE;
     }
     int rc = tj_check_buffers(&k->plan, data, indices, updates, out);
@@ -190,4 +204,83 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
                   void *out, int64_t begin, int64_t end)
 {
     return tj_run_range_of(kernel, JIT_OP_NONE, data, indices, updates, out, begin, end);
+}
+
+/* An embedding bag's parts: a split JIT kernel's own check and range
+ * functions (tj_bag_check_fn, tj_bag_range_fn), else the reference code on
+ * its plan, which gives the same bytes. */
+int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets)
+{
+    int tiered, rc;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    if (!k->plan.is_bag || k->plan.dyn) {
+        tj_error_set("%s", k->plan.dyn ? "a dynamic kernel has no fixed units: its parts API "
+                                         "is not offered"
+                                       : "not an embedding bag's kernel: call jit_validate");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else if (k->check) { /* table, weights and out are not read: any address */
+        rc = ((tj_bag_check_fn)(uintptr_t)k->check)("", indices, offsets, "", "");
+    } else {
+        rc = tj_bag_check_buffers(&k->plan, "", indices, offsets, "", "");
+        if (rc == JIT_OK)
+            rc = tj_bag_report_bad(&k->plan, indices, offsets);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
+/* Bags [begin, end) (clamped to the kernel's), the inputs checked. */
+static int tj_bag_range(const tj_kernel *k, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end)
+{
+    const void *w = k->plan.bag.has_weights ? weights : NULL;
+    if (!k->range)
+        return tj_bag_ref_range(&k->plan, table, indices, offsets, w, out, begin, end);
+    if (begin < 0)
+        begin = 0;
+    if (end > k->plan.bag.bags)
+        end = k->plan.bag.bags;
+    if (begin >= end)
+        return JIT_OK;
+    return ((tj_bag_range_fn)(uintptr_t)k->range)(table, indices, offsets, w, out, begin, end);
+}
+
+int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end)
+{
+    int tiered, rc;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    if (!k->plan.is_bag || k->plan.dyn) {
+        tj_error_set("%s", k->plan.dyn ? "a dynamic kernel has no fixed units: its parts API "
+                                         "is not offered"
+                                       : "not an embedding bag's kernel: call jit_run_range");
+        rc = JIT_STATUS_BAD_SHAPE;
+    } else {
+        rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
+        if (rc == JIT_OK)
+            rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
+    }
+    tj_user_kernel_done(&pin);
+    return rc;
+}
+
+int jit_validate_bag(jit_kernel kernel, const void *indices, const void *offsets)
+{
+    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets);
+}
+
+int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,
+                      const void *offsets, const void *weights, void *out, int64_t begin,
+                      int64_t end)
+{
+    return tj_run_range_bag_of(kernel, JIT_OP_NONE, table, indices, offsets, weights, out, begin,
+                               end);
 }

@@ -37,8 +37,7 @@ static double tj_nan_maxd(double a, double b)
     return isnan(a) ? a : isnan(b) ? b : b > a ? b : a;
 }
 
-/* v = a op b for sum, sub or prod, with its NaN made the defined one. */
-static float tj_arith_nan_f32(float v, float a, float b)
+float tj_arith_nan_f32(float v, float a, float b)
 {
     if (!isnan(v))
         return v;
@@ -52,7 +51,7 @@ static float tj_arith_nan_f32(float v, float a, float b)
     return v;
 }
 
-static double tj_arith_nan_f64(double v, double a, double b)
+double tj_arith_nan_f64(double v, double a, double b)
 {
     if (!isnan(v))
         return v;

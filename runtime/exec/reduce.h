@@ -25,6 +25,13 @@ int64_t tj_reduce_load_wide(const tj_plan *p, const void *src);
  * division for floats, whose sum is dst itself). */
 void tj_reduce_mean_store(const tj_plan *p, void *dst, int64_t sum, int64_t count);
 
+/* v = a op b (a sum, difference or product the caller computed), with its
+ * NaN made the defined one: a's made quiet if a is a NaN, else b's, else
+ * the default NaN (x86's: negative, quiet). The embedding bags' sums and
+ * weighted products follow it too (exec/bag_ref.c). */
+float tj_arith_nan_f32(float v, float a, float b);
+double tj_arith_nan_f64(double v, double a, double b);
+
 /* Whether a reduction needs passes over the updated positions before and
  * after the updates (mean, or no_init_val). */
 static inline int tj_reduce_needs_passes(const tj_plan *p)

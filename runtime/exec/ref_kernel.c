@@ -15,11 +15,11 @@ int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,
 {
     const char *which = NULL;
     if (!data && p->data_bytes)
-        which = "data";
+        which = p->is_bag ? "table" : "data";
     else if (!indices && p->indices_elems)
         which = "indices";
-    else if (p->has_updates && !updates && p->updates_bytes)
-        which = "updates";
+    else if ((p->has_updates || p->is_bag) && !updates && p->updates_bytes)
+        which = !p->is_bag ? "updates" : p->bag.form == TJ_BAG_SEGMENTS ? "segment_ids" : "offsets";
     else if (!out && p->out_bytes)
         which = "out";
     if (!which)

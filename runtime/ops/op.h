@@ -46,19 +46,24 @@ int tj_tie(int64_t *a, int64_t *b);
 const tj_op_def *tj_op_find(jit_op op);
 
 /* What is shared by kernels of one argument list, gathers (data, indices,
- * out), scatters (data, indices, updates, out) or dynamic kernels (data,
- * indices, updates, out, dims): the reference kernel's
- * libffi trampoline, the handlers a released or freed kernel's stub jumps to, and
- * the call of an entry with the generic argument list. */
+ * out), scatters (data, indices, updates, out), dynamic kernels (data,
+ * indices, updates, out, dims), embedding bags (table, indices, offsets,
+ * weights, out) and dynamic bags (the same, then dims): the reference
+ * kernel's libffi trampoline, the handlers a released or freed kernel's
+ * stub jumps to, and the call of an entry with the generic argument list
+ * (weights: bags only) or with libffi's argument array. */
 struct tj_abi {
     unsigned nargs;
     void (*ref_trampoline)(void *cif, void *ret, void **args, void *user);
     tj_entry_fn released;
     tj_entry_fn freed; /* what its stub jumps to after jit_shutdown */
     int (*call)(tj_entry_fn fn, const void *data, const void *indices, const void *updates,
-                void *out);
+                const void *weights, void *out);
+    int (*call_args)(tj_entry_fn fn, void **args);
 };
 const tj_abi *tj_abi_of(const tj_plan *p);
+/* 1 for the embedding bags' argument lists (static or dynamic). */
+int tj_abi_is_bag(const tj_abi *abi);
 /* 1 when target is one of the released (or freed) handlers. */
 int tj_abi_is_released_handler(tj_entry_fn target);
 

@@ -17,6 +17,11 @@ int64_t tj_units_of(jit_kernel kernel, jit_op op);
 int tj_validate_of(jit_kernel kernel, jit_op op, const void *indices);
 int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *indices,
                     const void *updates, void *out, int64_t begin, int64_t end);
+/* The same for embedding bags' kernels (runtime/exec/parts.c). */
+int tj_validate_bag_of(jit_kernel kernel, jit_op op, const void *indices, const void *offsets);
+int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end);
 
 /* compile, compile_async, output_shape, explain and dump of an op NAME
  * whose typed signature is SIG, kernel FN, display name TITLE. */
@@ -95,6 +100,33 @@ int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *
                                const void *updates, void *out, int64_t begin, int64_t end)    \
     {                                                                                         \
         return tj_run_range_of((jit_kernel)k, OP, data, indices, updates, out, begin, end);   \
+    }
+
+/* The typed kernel calls of an embedding bag: info, release and the parts
+ * API, whose validate and run_range take the offsets (and weights). */
+#define TJ_TYPED_BAG_API(NAME, OP, FN)                                                        \
+    int jit_##NAME##_info(FN k, jit_kernel_info *info)                                        \
+    {                                                                                         \
+        return tj_info_of((jit_kernel)k, OP, info);                                           \
+    }                                                                                         \
+    int jit_##NAME##_release(FN k)                                                            \
+    {                                                                                         \
+        return tj_release_of((jit_kernel)k, OP, "jit_" #NAME "_release");                     \
+    }                                                                                         \
+    int64_t jit_##NAME##_units(FN k)                                                          \
+    {                                                                                         \
+        return tj_units_of((jit_kernel)k, OP);                                                \
+    }                                                                                         \
+    int jit_##NAME##_validate(FN k, const void *indices, const void *offsets)                 \
+    {                                                                                         \
+        return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets);                       \
+    }                                                                                         \
+    int jit_##NAME##_run_range(FN k, const void *table, const void *indices,                  \
+                               const void *offsets, const void *weights, void *out,           \
+                               int64_t begin, int64_t end)                                    \
+    {                                                                                         \
+        return tj_run_range_bag_of((jit_kernel)k, OP, table, indices, offsets, weights, out,  \
+                                   begin, end);                                               \
     }
 
 #endif

@@ -95,6 +95,26 @@ static int tj_text_init(tj_text *t)
     return 0;
 }
 
+/* An embedding bag's plan (bag_plan.h): its numbers, not a nest. */
+static void tj_put_bag_plan(tj_text *t, const tj_plan *p)
+{
+    static const char *const forms[] = {"", "offsets", "packed", "segments"};
+    const tj_bag_plan *b = &p->bag;
+    tj_put(t, "plan (an embedding bag, %s form; -1: from each call's dims):\n", forms[b->form]);
+    tj_put(t, "  %-22s %" PRId64 " of %" PRId64 " elements (%s), accumulated in %s\n",
+           "table rows", b->rows, b->row_elems, jit_dtype_name(b->dtype),
+           jit_dtype_name(b->acc_type));
+    tj_put(t, "  %-22s %" PRId64 " (units: threads split them; %d at most), reduction %s\n",
+           "bags", b->bags, b->threads, jit_reduction_name(b->reduction));
+    tj_put(t, "  %-22s %" PRId64 " (bag length %" PRId64 ", offsets %" PRId64
+              "), index policy %s\n",
+           "lookups", b->lookups, b->bag_len, b->offsets_len, jit_index_policy_name(b->policy));
+    tj_put(t, "  %-22s weights %s, default row %" PRId64 ", padding row %" PRId64
+              ", include_last_offset %d\n",
+           "attributes", b->has_weights ? "yes" : "no", b->default_index, b->padding_row,
+           b->include_last_offset);
+}
+
 static void tj_put_strategy(tj_text *t, const tj_plan *p)
 {
     char buf[512];
@@ -150,9 +170,12 @@ char *jit_explain(const jit_sig *sig)
     char head[2048];
     def->describe(sig, head, sizeof head);
     tj_put(&t, "%s", head);
-    if (p.dyn)
+    if (p.dyn && !p.is_bag)
         tj_put_dynamic(&t, &d);
-    tj_put_plan(&t, &p);
+    if (p.is_bag)
+        tj_put_bag_plan(&t, &p);
+    else
+        tj_put_plan(&t, &p);
     tj_put_strategy(&t, &p);
     tj_put_key(&t, &k);
     return t.buf;

@@ -216,6 +216,8 @@ static int tj_plan_count(tj_plan *p)
         p->row_units = 1;
         units = p->dims[0];
     }
+    if (p->is_bag) /* no levels: threads split its bags */
+        units = p->bag.bags;
     p->visits = visits;
     p->units = units;
     p->unit_copy_bytes = units ? p->copy_bytes / units : 0;

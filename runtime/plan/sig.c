@@ -10,6 +10,28 @@ static int64_t tj_from_end(int64_t v, int64_t n)
     return v < 0 && v >= -n ? v + n : v;
 }
 
+/* The embedding bags' fields (SPEC 10) an op does not take, at their
+ * "none": all zero. */
+static void tj_sig_normalize_bag(unsigned attrs, jit_sig *s)
+{
+    if (!(attrs & JIT_ATTR_WEIGHTS))
+        s->has_weights = 0;
+    if (!(attrs & JIT_ATTR_DEFAULT_INDEX))
+        s->has_default_index = 0;
+    if (!s->has_default_index)
+        s->default_index = 0;
+    if (!(attrs & JIT_ATTR_PADDING_IDX))
+        s->has_padding_idx = 0;
+    if (!s->has_padding_idx)
+        s->padding_idx = 0;
+    if (!(attrs & JIT_ATTR_LAST_OFFSET))
+        s->include_last_offset = 0;
+    if (!(attrs & JIT_ATTR_NUM_SEGMENTS))
+        s->num_segments = 0;
+    if (!(attrs & JIT_ATTR_NUM_SEGMENTS) || s->num_segments != JIT_DIM_DYNAMIC)
+        s->num_segments_bound = 0;
+}
+
 void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
 {
     unsigned attrs = def->info.attrs;
@@ -31,12 +53,16 @@ void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
      * it), and a key must never make a refused spelling hit the cache */
     if (!(attrs & JIT_ATTR_BATCH_DIMS))
         s->batch_dims = 0;
-    if (!(attrs & JIT_ATTR_UPDATES)) {
+    if (attrs & JIT_ATTR_OFFSETS) { /* an embedding bag's offsets: of the indices' type */
+        if (s->updates_dtype == JIT_DTYPE_UNSET)
+            s->updates_dtype = s->index_type;
+    } else if (!(attrs & JIT_ATTR_UPDATES)) {
         s->updates_dtype = JIT_DTYPE_UNSET;
         s->updates_shape = (jit_shape){0};
     } else if (s->updates_dtype == JIT_DTYPE_UNSET) {
         s->updates_dtype = s->dtype;
     }
+    tj_sig_normalize_bag(attrs, s);
     if (!(attrs & JIT_ATTR_REDUCTION))
         s->reduction = JIT_REDUCTION_NONE;
     if (!(attrs & JIT_ATTR_INIT_VAL) || s->reduction == JIT_REDUCTION_NONE)

@@ -1,0 +1,90 @@
+/* The LLVM module of an embedding bag's kernel (SPEC section 10), built
+ * from its bag plan (runtime/bag_plan.h). */
+#ifndef TJ_BAG_IR_H
+#define TJ_BAG_IR_H
+
+#include <llvm-c/Core.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "kernel_ir.h"
+#include "plan.h"
+
+/* Runtime functions a bag kernel calls (runtime/jit_support.h): the
+ * message of a NULL buffer or a bad offset, segment id or index; a split
+ * kernel's bags over the pool. */
+#define TJ_RT_BAG_BAD "tj_rt_bag_bad"
+#define TJ_RT_BAG_PARALLEL "tj_rt_bag_parallel"
+/* a dynamic kernel's: its call's dims checked, and its message */
+#define TJ_RT_BAG_DYN_ENTER "tj_rt_bag_dyn_enter"
+#define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
+
+/* Prefetch: the row of the lookup this many bytes of rows ahead in the
+ * index stream (at least one row, at most TJ_BAG_PREFETCH_MAX_ROWS), every
+ * cache line of it, in tables of at least TJ_BAG_PREFETCH_MIN_TABLE bytes;
+ * the first rows of a call are prefetched before its first bag (primed).
+ * A fixed count of lookups (FBGEMM's 16) is too short for narrow rows and
+ * too long for wide ones: the bytes in flight are what the memory system
+ * sees. TENSORJIT_PREFETCH=N sets the rows ahead (0: none). */
+#define TJ_BAG_PREFETCH_BYTES 3072
+#define TJ_BAG_PREFETCH_MAX_ROWS 64
+#define TJ_BAG_PREFETCH_MIN_TABLE (2 << 20)
+
+/* A bag's row is accumulated in at most this many vector registers; a
+ * wider row is reduced a block of columns at a time (each block reads the
+ * bag's indices again), so that the accumulators never spill. */
+#define TJ_BAG_ACC_VECTORS 8
+
+/* Bags of at most this many lookups on average are reduced up to 4 at a
+ * time, their lookups interleaved (each bag's in its own order), so that
+ * more row misses are in flight than one short bag has; as many as the
+ * vector registers hold (32 with AVX-512, 16 below). */
+#define TJ_BAG_INTERLEAVE_MAX_LEN 4
+#define TJ_BAG_INTERLEAVE_MAX 4
+
+/* Streaming stores when out has at least this many bytes and more than
+ * the last-level cache holds (sysconf), rows a multiple of 64 bytes and of
+ * the vectors: out's lines are then written whole, and caching them would
+ * only evict the table's. TENSORJIT_NT=0/1 turns them off or on. */
+#define TJ_BAG_NT_MIN_OUT TJ_IR_NT_MIN_OUT
+
+/* What a bag kernel is made of, derived from its plan and strategy. */
+typedef struct tj_bag_layout {
+    int vector_bits;     /* 512, 256 or 128: the host's (or TENSORJIT_VECTOR_WIDTH) */
+    int64_t lanes;       /* accumulator elements per vector */
+    int64_t block_elems; /* row elements reduced per pass over a bag's lookups */
+    int64_t interleave;  /* bags reduced at a time */
+    int64_t row_bytes;
+    int64_t table_bytes;
+    int64_t llc_bytes;   /* the last-level cache, 0 if unknown */
+    int f16c;            /* the host converts f16 in vector registers */
+} tj_bag_layout;
+
+/* The strategy of a bag plan's kernel (kernel_ir.h's struct: split,
+ * prefetch in rows, nontemporal, vector_width). */
+void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s);
+void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *l);
+/* The strategy in words, with the numbers behind each choice. */
+void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len);
+
+/* Passes a bag kernel's module needs before the engine's pipeline: its
+ * accumulators are allocas, promoted to registers. */
+#define TJ_BAG_PASSES "function(mem2reg)"
+
+/* A new module in ctx holding the kernel `name`,
+ *   int name(const void *table, const void *indices, const void *offsets,
+ *            const void *weights, void *out)
+ * (a dynamic plan's, bag.dynamic: then const int64_t *dims, the call's,
+ * and its template's counts rows, bags, lookups, bag_len, offsets_len are
+ * each a constant (>= 0) or the code -1 - i for dims[i]; those a form
+ * derives from others (the offsets form's bags, packed lookups, the
+ * segment ids' count) may be left negative. tj_rt_bag_dyn_enter checks
+ * the dims before the kernel reads them; on the caller's thread) 
+ * and for a split kernel name_check (the same arguments: buffers, offsets,
+ * segment ids and indices checked; a status) and name_range (the same
+ * arguments then int64 begin, end: bags [begin, end), checked before:
+ * tj_bag_range_fn); NULL and why if it cannot be built. */
+LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
+                               const char *name, char *why, size_t why_len);
+
+#endif

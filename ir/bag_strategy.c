@@ -1,0 +1,138 @@
+/*
+ * How an embedding bag's kernel is made (bag_ir.h): the host's vector
+ * width, the accumulators' blocks of columns, the prefetch distance in
+ * bytes of rows, the interleaving of short bags, streaming stores and the
+ * split over threads, from the plan, the host and the configuration's
+ * knobs; and the same in words for --explain.
+ */
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bag_ir.h"
+
+static int tj_has_feature(const char *features, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *f = features; f && (f = strstr(f, name)); f += n)
+        if ((f == features || f[-1] == ',') && (f[n] == ',' || f[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static int tj_bag_acc_size(jit_dtype acc)
+{
+    return acc == JIT_F32 ? 4 : 8;
+}
+
+void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *l)
+{
+    const tj_bag_plan *g = &p->bag;
+    memset(l, 0, sizeof *l);
+    char *features = LLVMGetHostCPUFeatures();
+    l->vector_bits = tj_has_feature(features, "+avx512f") ? 512
+                     : tj_has_feature(features, "+avx2")  ? 256
+                                                          : 128;
+    l->f16c = tj_has_feature(features, "+f16c");
+    LLVMDisposeMessage(features);
+    int asked = atoi(s->vector_width);
+    if (asked == 128 || asked == 256 || asked == 512)
+        l->vector_bits = asked;
+    l->lanes = l->vector_bits / 8 / tj_bag_acc_size(g->acc_type);
+    int64_t most = TJ_BAG_ACC_VECTORS * l->lanes;
+    l->block_elems = g->row_elems < most ? g->row_elems : most;
+    l->row_bytes = g->row_elems * jit_dtype_size(g->dtype);
+    /* a dynamic table's size is the call's: as large as any */
+    l->table_bytes = g->rows >= 0 ? g->rows * l->row_bytes : INT64_MAX;
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    l->llc_bytes = llc > 0 ? llc : 0;
+    /* short bags several at a time, as many as the registers hold */
+    int64_t avg = g->form == TJ_BAG_PACKED ? g->bag_len : g->bags ? g->lookups / g->bags : 0;
+    if (g->dynamic && (g->form != TJ_BAG_PACKED || g->bag_len < 0))
+        avg = INT64_MAX; /* the call's: not known to be short */
+    int64_t vectors = (l->block_elems + l->lanes - 1) / l->lanes;
+    int64_t regs = l->vector_bits == 512 ? 16 : 8;
+    l->interleave = 1;
+    if (g->form != TJ_BAG_SEGMENTS && (g->bags >= 2 || (g->dynamic && g->bags < 0)) &&
+        avg <= TJ_BAG_INTERLEAVE_MAX_LEN &&
+        vectors > 0) {
+        int64_t n = regs / vectors;
+        l->interleave = n > TJ_BAG_INTERLEAVE_MAX ? TJ_BAG_INTERLEAVE_MAX : n < 2 ? 1 : n;
+    }
+}
+
+void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
+{
+    const tj_bag_plan *g = &p->bag;
+    tj_bag_layout l;
+    memset(s, 0, sizeof *s);
+    snprintf(s->vector_width, sizeof s->vector_width, "%s", cfg->vector_width);
+    tj_bag_layout_of(p, s, &l);
+    snprintf(s->vector_width, sizeof s->vector_width, "%d", l.vector_bits);
+    s->tuples = g->lookups;
+    s->budget = cfg->unroll.set ? cfg->unroll.value : TJ_IR_UNROLL_BUDGET;
+    int64_t rows = l.row_bytes > 0 ? TJ_BAG_PREFETCH_BYTES / l.row_bytes : 0;
+    rows = rows < 1 ? 1 : rows > TJ_BAG_PREFETCH_MAX_ROWS ? TJ_BAG_PREFETCH_MAX_ROWS : rows;
+    int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
+    if (cfg->prefetch.set) /* asked for: whatever the table's size */
+        rows = cfg->prefetch.value > 0 ? cfg->prefetch.value : 0, large_table = 1;
+    s->prefetch = l.row_bytes > 0 && large_table && (g->lookups > 1 || g->dynamic) ? rows : 0;
+    int64_t out_bytes = g->bags * l.row_bytes;
+    int can_stream = g->form != TJ_BAG_SEGMENTS && l.row_bytes % 64 == 0 &&
+                     g->row_elems % l.lanes == 0 && out_bytes > 0;
+    int large = out_bytes >= TJ_BAG_NT_MIN_OUT && out_bytes > l.llc_bytes;
+    s->nontemporal = can_stream && !g->dynamic &&
+                     (cfg->nontemporal.set ? cfg->nontemporal.value != 0 : large);
+    int64_t lines = l.row_bytes / 64 + 1;
+    s->split = p->bag.threads > 1 && !g->dynamic && g->form != TJ_BAG_SEGMENTS && g->bags >= 2 &&
+               (cfg->split_min.set || g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines);
+}
+
+void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
+{
+    const tj_bag_plan *g = &p->bag;
+    tj_bag_layout l;
+    tj_bag_layout_of(p, s, &l);
+    int64_t vectors = l.lanes ? (g->row_elems + l.lanes - 1) / l.lanes : 0;
+    int n = snprintf(buf, len,
+                     "%sembedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
+                     "accumulated in %" PRId64 " %d-bit vectors%s",
+                     g->dynamic ? "dynamic (B, N, L, E and S from the call's dims, on the "
+                                  "caller's thread) " : "",
+                     g->row_elems, l.row_bytes, vectors, l.vector_bits,
+                     g->row_elems > l.block_elems ? " a block of columns at a time" : "");
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (s->prefetch)
+        n += snprintf(buf + n, len - (size_t)n,
+                      "; prefetch %" PRId64 " rows (%" PRId64 " bytes) ahead, primed for the "
+                      "first rows (table of %" PRId64 " bytes >= %d)",
+                      s->prefetch, s->prefetch * l.row_bytes, l.table_bytes,
+                      TJ_BAG_PREFETCH_MIN_TABLE);
+    else
+        n += snprintf(buf + n, len - (size_t)n,
+                      "; no prefetch (table of %" PRId64 " bytes < %d, or TENSORJIT_PREFETCH=0)",
+                      l.table_bytes, TJ_BAG_PREFETCH_MIN_TABLE);
+    if ((size_t)n >= len)
+        return;
+    if (l.interleave > 1)
+        n += snprintf(buf + n, len - (size_t)n,
+                      "; %" PRId64 " bags interleaved (at most %d lookups a bag)", l.interleave,
+                      TJ_BAG_INTERLEAVE_MAX_LEN);
+    if ((size_t)n >= len)
+        return;
+    n += snprintf(buf + n, len - (size_t)n, "; %s stores (out %" PRId64 " bytes, last-level "
+                  "cache %" PRId64 " bytes)", s->nontemporal ? "streaming" : "cached",
+                  g->bags * l.row_bytes, l.llc_bytes);
+    if ((size_t)n >= len)
+        return;
+    if (s->split)
+        snprintf(buf + n, len - (size_t)n, "; bags split across up to %d threads as the "
+                 "measured cost says", g->threads);
+    else
+        snprintf(buf + n, len - (size_t)n, "; on the caller's thread");
+}

@@ -1,0 +1,304 @@
+/* The embedding bags' reference kernel. A bag's row is reduced a column
+ * chunk at a time in an accumulator on the stack (f32 for f16, bf16 and
+ * f32 tables, f64, or 64-bit integers), its lookups in index order, then
+ * rounded once to the table's type; so the kernel allocates nothing and
+ * every thread count gives the same bits. */
+#include "bag_ref.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "bag_check.h"
+#include "error.h"
+#include "half.h"
+#include "index.h"
+#include "reduce.h"
+
+/* Accumulator elements per chunk (and segments' counts). */
+#define TJ_BAG_CHUNK 2048
+
+typedef union tj_acc {
+    float f;
+    double d;
+    int64_t i;
+    uint64_t u;
+} tj_acc;
+
+/* Element i of a row of the table's type t, widened to the accumulator. */
+static tj_acc tj_bag_load(jit_dtype t, const void *row, int64_t i)
+{
+    tj_acc a = {.u = 0};
+    switch (t) {
+    case JIT_F16: a.f = tj_half_to_float(((const uint16_t *)row)[i]); break;
+    case JIT_BF16: a.f = tj_bf16_to_float(((const uint16_t *)row)[i]); break;
+    case JIT_F32: a.f = ((const float *)row)[i]; break;
+    case JIT_F64: a.d = ((const double *)row)[i]; break;
+    case JIT_I8: a.i = ((const int8_t *)row)[i]; break;
+    case JIT_I16: a.i = ((const int16_t *)row)[i]; break;
+    case JIT_I32: a.i = ((const int32_t *)row)[i]; break;
+    case JIT_I64: a.i = ((const int64_t *)row)[i]; break;
+    case JIT_BOOL:
+    case JIT_U8: a.u = ((const uint8_t *)row)[i]; break;
+    case JIT_U16: a.u = ((const uint16_t *)row)[i]; break;
+    case JIT_U32: a.u = ((const uint32_t *)row)[i]; break;
+    case JIT_U64: a.u = ((const uint64_t *)row)[i]; break;
+    default: break;
+    }
+    return a;
+}
+
+/* Rounds an accumulator once to the table's type (nearest even; integers
+ * keep their low bits). */
+static void tj_bag_store(jit_dtype t, void *row, int64_t i, tj_acc a)
+{
+    switch (t) {
+    case JIT_F16: ((uint16_t *)row)[i] = tj_float_to_half(a.f); break;
+    case JIT_BF16: ((uint16_t *)row)[i] = tj_float_to_bf16(a.f); break;
+    case JIT_F32: ((float *)row)[i] = a.f; break;
+    case JIT_F64: ((double *)row)[i] = a.d; break;
+    case JIT_I8:
+    case JIT_U8:
+    case JIT_BOOL: ((uint8_t *)row)[i] = (uint8_t)a.u; break;
+    case JIT_I16:
+    case JIT_U16: ((uint16_t *)row)[i] = (uint16_t)a.u; break;
+    case JIT_I32:
+    case JIT_U32: ((uint32_t *)row)[i] = (uint32_t)a.u; break;
+    case JIT_I64:
+    case JIT_U64: ((uint64_t *)row)[i] = a.u; break;
+    default: break;
+    }
+}
+
+/* acc += v, or (weighted) acc += round_to_acc(v * w): the product is
+ * rounded before the add (C11 does not contract across statements here:
+ * -std=c11 compiles with -ffp-contract=off). A NaN is the scatters' rule's
+ * (exec/reduce.h): the accumulator's, then the row's, then the weight's,
+ * made quiet, whatever operand order the compiler picks. Integers wrap. */
+static tj_acc tj_bag_add(jit_dtype acc, tj_acc a, tj_acc v, const tj_acc *w)
+{
+    switch (acc) {
+    case JIT_F32: {
+        float x = w ? tj_arith_nan_f32(v.f * w->f, v.f, w->f) : v.f;
+        a.f = tj_arith_nan_f32(a.f + x, a.f, x);
+        break;
+    }
+    case JIT_F64: {
+        double x = w ? tj_arith_nan_f64(v.d * w->d, v.d, w->d) : v.d;
+        a.d = tj_arith_nan_f64(a.d + x, a.d, x);
+        break;
+    }
+    default: a.u += w ? w->u * v.u : v.u; break;
+    }
+    return a;
+}
+
+/* max from the first kept row; a NaN, once there, stays */
+static tj_acc tj_bag_max(jit_dtype acc, tj_acc a, tj_acc v)
+{
+    switch (acc) {
+    case JIT_F32:
+        if (!isnan(a.f) && (isnan(v.f) || v.f > a.f))
+            a = v;
+        break;
+    case JIT_F64:
+        if (!isnan(a.d) && (isnan(v.d) || v.d > a.d))
+            a = v;
+        break;
+    case JIT_I64:
+        if (v.i > a.i)
+            a = v;
+        break;
+    default:
+        if (v.u > a.u)
+            a = v;
+        break;
+    }
+    return a;
+}
+
+/* sum / count: a division; integers truncate toward zero */
+static tj_acc tj_bag_mean(jit_dtype acc, tj_acc a, int64_t count)
+{
+    switch (acc) {
+    case JIT_F32: a.f = a.f / (float)count; break;
+    case JIT_F64: a.d = a.d / (double)count; break;
+    case JIT_I64: a.i = a.i / count; break;
+    default: a.u = a.u / (uint64_t)count; break;
+    }
+    return a;
+}
+
+/* The row lookup j reads, or -1 when it is dropped (zero-fill, padding). */
+static int64_t tj_bag_row(const tj_bag_plan *b, const void *indices, int64_t j)
+{
+    int64_t r;
+    if (!tj_index_resolve(tj_index_load(indices, b->index_type, j), b->rows, b->policy, &r))
+        return -1;
+    return r == b->padding_row ? -1 : r;
+}
+
+typedef struct tj_bag_call {
+    const tj_plan *p;
+    const char *table, *weights;
+    const void *indices, *offsets;
+    char *out;
+    int64_t row_bytes;
+} tj_bag_call;
+
+/* Folds lookup j's row into acc over columns [c0, c0 + w); 1 if kept. */
+static int tj_bag_fold(const tj_bag_call *c, tj_acc *acc, int64_t j, int64_t c0, int64_t w,
+                       int first)
+{
+    const tj_bag_plan *b = &c->p->bag;
+    int64_t r = tj_bag_row(b, c->indices, j);
+    if (r < 0)
+        return 0;
+    const char *row = c->table + r * c->row_bytes;
+    tj_acc wt, *wp = NULL;
+    if (c->weights) {
+        wt = tj_bag_load(b->dtype, c->weights, j);
+        wp = &wt;
+    }
+    for (int64_t i = 0; i < w; i++) {
+        tj_acc v = tj_bag_load(b->dtype, row, c0 + i);
+        if (b->reduction == JIT_REDUCTION_MAX)
+            acc[i] = first ? v : tj_bag_max(b->acc_type, acc[i], v);
+        else
+            acc[i] = tj_bag_add(b->acc_type, acc[i], v, wp);
+    }
+    return 1;
+}
+
+/* Bag b's lookups [*from, *to). */
+static void tj_bag_span(const tj_bag_call *c, int64_t bag, int64_t *from, int64_t *to)
+{
+    const tj_bag_plan *b = &c->p->bag;
+    if (b->form == TJ_BAG_PACKED) {
+        *from = bag * b->bag_len;
+        *to = *from + b->bag_len;
+        return;
+    }
+    *from = tj_index_load(c->offsets, b->index_type, bag);
+    *to = bag + 1 < b->offsets_len ? tj_index_load(c->offsets, b->index_type, bag + 1)
+                                   : b->lookups;
+}
+
+/* The row of a bag with no lookups: default_index's as it is, or zeros. */
+static void tj_bag_empty(const tj_bag_call *c, char *dst)
+{
+    int64_t d = c->p->bag.default_index;
+    if (d >= 0)
+        memcpy(dst, c->table + d * c->row_bytes, (size_t)c->row_bytes);
+    else
+        memset(dst, 0, (size_t)c->row_bytes);
+}
+
+/* Stores a reduced chunk: a mean divided by its count, zeros when every
+ * lookup was dropped. */
+static void tj_bag_finish(const tj_bag_plan *b, const tj_acc *acc, int64_t kept, char *dst,
+                          int64_t c0, int64_t w)
+{
+    for (int64_t i = 0; i < w; i++) {
+        tj_acc a = acc[i];
+        if (kept == 0)
+            a.u = 0;
+        else if (b->reduction == JIT_REDUCTION_MEAN)
+            a = tj_bag_mean(b->acc_type, a, kept);
+        tj_bag_store(b->dtype, dst, c0 + i, a);
+    }
+}
+
+static void tj_bag_one(const tj_bag_call *c, int64_t bag)
+{
+    const tj_bag_plan *b = &c->p->bag;
+    tj_acc acc[TJ_BAG_CHUNK];
+    int64_t from, to;
+    char *dst = c->out + bag * c->row_bytes;
+    tj_bag_span(c, bag, &from, &to);
+    if (from == to) {
+        tj_bag_empty(c, dst);
+        return;
+    }
+    for (int64_t c0 = 0; c0 < b->row_elems; c0 += TJ_BAG_CHUNK) {
+        int64_t w = b->row_elems - c0 < TJ_BAG_CHUNK ? b->row_elems - c0 : TJ_BAG_CHUNK;
+        int64_t kept = 0;
+        memset(acc, 0, sizeof(tj_acc) * (size_t)w); /* +0 in every accumulator type */
+        for (int64_t j = from; j < to; j++)
+            kept += tj_bag_fold(c, acc, j, c0, w, kept == 0);
+        tj_bag_finish(b, acc, kept, dst, c0, w);
+    }
+}
+
+/* Segments [s0, s0 + g) over columns [c0, c0 + w): one pass over the
+ * segment ids, each lookup into its segment's accumulator. */
+static void tj_bag_segments_chunk(const tj_bag_call *c, int64_t s0, int64_t g, int64_t c0,
+                                  int64_t w, tj_acc *acc, int64_t *named, int64_t *kept)
+{
+    const tj_bag_plan *b = &c->p->bag;
+    memset(acc, 0, sizeof(tj_acc) * (size_t)(g * w));
+    memset(named, 0, sizeof(int64_t) * (size_t)g);
+    memset(kept, 0, sizeof(int64_t) * (size_t)g);
+    for (int64_t j = 0; j < b->lookups; j++) {
+        int64_t s = tj_index_load(c->offsets, b->index_type, j) - s0;
+        if (s < 0 || s >= g)
+            continue;
+        named[s] = 1;
+        kept[s] += tj_bag_fold(c, acc + s * w, j, c0, w, kept[s] == 0);
+    }
+    for (int64_t s = 0; s < g; s++) {
+        char *dst = c->out + (s0 + s) * c->row_bytes;
+        if (!named[s])
+            tj_bag_empty(c, dst);
+        else
+            tj_bag_finish(b, acc + s * w, kept[s], dst, c0, w);
+    }
+}
+
+static void tj_bag_segments(const tj_bag_call *c, int64_t begin, int64_t end)
+{
+    const tj_bag_plan *b = &c->p->bag;
+    tj_acc acc[TJ_BAG_CHUNK];
+    int64_t named[TJ_BAG_CHUNK], kept[TJ_BAG_CHUNK];
+    if (b->row_elems == 0)
+        return;
+    int64_t w = b->row_elems < TJ_BAG_CHUNK ? b->row_elems : TJ_BAG_CHUNK;
+    int64_t per = TJ_BAG_CHUNK / w;
+    for (int64_t c0 = 0; c0 < b->row_elems; c0 += w) {
+        int64_t cw = b->row_elems - c0 < w ? b->row_elems - c0 : w;
+        for (int64_t s0 = begin; s0 < end; s0 += per)
+            tj_bag_segments_chunk(c, s0, end - s0 < per ? end - s0 : per, c0, cw, acc, named,
+                                  kept);
+    }
+}
+
+int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,
+                     const void *offsets, const void *weights, void *out, int64_t begin,
+                     int64_t end)
+{
+    const tj_bag_plan *b = &p->bag;
+    tj_bag_call c = {p, table, b->has_weights ? weights : NULL, indices, offsets, out,
+                     b->row_elems * (int64_t)jit_dtype_size(b->dtype)};
+    if (begin < 0)
+        begin = 0;
+    if (end > b->bags)
+        end = b->bags;
+    if (begin >= end)
+        return JIT_OK;
+    if (b->form == TJ_BAG_SEGMENTS)
+        tj_bag_segments(&c, begin, end);
+    else
+        for (int64_t bag = begin; bag < end; bag++)
+            tj_bag_one(&c, bag);
+    return JIT_OK;
+}
+
+int tj_bag_ref_run(const tj_plan *p, const void *table, const void *indices, const void *offsets,
+                   const void *weights, void *out)
+{
+    int rc = tj_bag_check_buffers(p, table, indices, offsets, weights, out);
+    if (rc == JIT_OK)
+        rc = tj_bag_report_bad(p, indices, offsets);
+    if (rc == JIT_OK)
+        rc = tj_bag_ref_range(p, table, indices, offsets, weights, out, 0, p->bag.bags);
+    return rc;
+}

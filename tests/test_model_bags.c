@@ -1,0 +1,267 @@
+/* The model reader on the five OpenVINO embedding-bag layers (SPEC 10),
+ * from the IR files of tests/models/: each layer's signature as the file
+ * states it (the expectations below are read off the .xml and .bin by
+ * hand), `tensorjit model --check` running every one of them, a
+ * default_index that is no Const skipped, and wrong IR refused. The check
+ * itself (tools/layer_check.c) on bag signatures: every valid run must
+ * succeed, so that two kernels refusing alike cannot pass for a check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "layer_check.h"
+#include "ov_ir.h"
+
+#ifndef TJ_CLI_PATH
+#error "TJ_CLI_PATH must name the tensorjit binary"
+#endif
+#ifndef TJ_MODELS_DIR
+#error "TJ_MODELS_DIR must name tests/models"
+#endif
+
+static char out_text[1 << 16];
+
+/* `tensorjit model FILE ARGS` (FILE in tests/models), stdout kept; the
+ * exit status. */
+static int run_model(const char *file, const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s model %s/%s %s 2>&1", TJ_CLI_PATH, TJ_MODELS_DIR, file, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out_text, 1, sizeof out_text - 1, p);
+    out_text[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The line of the report (after the listing) that names layer `name`. */
+static const char *report_line(const char *name, char *buf, size_t len)
+{
+    const char *report = strstr(out_text, "\nlayer ");
+    assert_non_null(report);
+    char key[80];
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *at = strstr(report, key);
+    if (!at)
+        fail_msg("no report line for %s in:\n%s", name, out_text);
+    at++;
+    size_t n = strcspn(at, "\n");
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), at);
+    return buf;
+}
+
+static void read_model(const char *file, tj_model *m)
+{
+    char path[512], err[512];
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    snprintf(path, sizeof path, "%s/%s", TJ_MODELS_DIR, file);
+    if (tj_model_read(path, &opts, m, err, sizeof err) != 0)
+        fail_msg("%s: %s", file, err);
+}
+
+static const tj_model_layer *layer_named(const tj_model *m, const char *name)
+{
+    for (int i = 0; i < m->count; i++)
+        if (strcmp(m->layers[i].name, name) == 0)
+            return &m->layers[i];
+    fail_msg("no layer %s", name);
+    return NULL;
+}
+
+static void expect_shape(const jit_shape *s, int rank, int64_t d0, int64_t d1)
+{
+    assert_int_equal(s->rank, rank);
+    if (rank > 0)
+        assert_int_equal(s->dims[0], d0);
+    if (rank > 1)
+        assert_int_equal(s->dims[1], d1);
+}
+
+/* bags.xml: the inputs of each layer in OpenVINO's order, the Consts
+ * from bags.bin (default_index 2, num_segments 5, default_index -1). */
+static void test_reads_the_five_layers(void **state)
+{
+    (void)state;
+    tj_model m;
+    read_model("bags.xml", &m);
+    assert_int_equal(m.count, 6);
+    for (int i = 0; i < m.count; i++)
+        if (!m.layers[i].usable)
+            fail_msg("%s: %s", m.layers[i].name, m.layers[i].skip);
+
+    const jit_sig *s = &layer_named(&m, "offsets_sum")->sig;
+    assert_int_equal(s->op, JIT_OP_EMBEDDING_BAG_OFFSETS);
+    assert_int_equal(s->opset, 3);
+    assert_int_equal(s->reduction, JIT_REDUCTION_SUM);
+    expect_shape(&s->data_shape, 2, 10, 4);
+    expect_shape(&s->indices_shape, 1, 6, 0);
+    expect_shape(&s->updates_shape, 1, 3, 0);
+    assert_int_equal(s->index_type, JIT_I64);
+    assert_int_equal(s->has_weights, 1);
+    assert_int_equal(s->has_default_index, 1);
+    assert_int_equal(s->default_index, 2);
+
+    s = &layer_named(&m, "offsets_mean")->sig;
+    assert_int_equal(s->op, JIT_OP_EMBEDDING_BAG_OFFSETS);
+    assert_int_equal(s->opset, 15);
+    assert_int_equal(s->reduction, JIT_REDUCTION_MEAN);
+    assert_int_equal(s->has_weights, 0);
+    assert_int_equal(s->default_index, 2);
+
+    s = &layer_named(&m, "packed_sum")->sig;
+    assert_int_equal(s->op, JIT_OP_EMBEDDING_BAG_PACKED);
+    assert_int_equal(s->opset, 3);
+    assert_int_equal(s->index_type, JIT_I32);
+    expect_shape(&s->indices_shape, 2, 3, 2);
+    assert_int_equal(s->has_weights, 1);
+    assert_int_equal(s->has_default_index, 0);
+
+    s = &layer_named(&m, "packed_mean")->sig;
+    assert_int_equal(s->op, JIT_OP_EMBEDDING_BAG_PACKED);
+    assert_int_equal(s->opset, 15);
+    assert_int_equal(s->reduction, JIT_REDUCTION_MEAN);
+    expect_shape(&s->indices_shape, 2, JIT_DIM_DYNAMIC, 3);
+    assert_int_equal(jit_sig_is_dynamic(s), 1);
+
+    s = &layer_named(&m, "segments_sum")->sig;
+    assert_int_equal(s->op, JIT_OP_EMBEDDING_SEGMENTS);
+    assert_int_equal(s->opset, 3);
+    expect_shape(&s->updates_shape, 1, 6, 0);
+    assert_int_equal(s->num_segments, 5);
+    assert_int_equal(s->has_weights, 1);
+    /* OpenVINO's -1: none (the signature's normalization drops the flag) */
+    assert_int_equal(s->default_index, -1);
+    jit_shape out;
+    assert_int_equal(jit_output_shape(s, &out), 0);
+    expect_shape(&out, 2, 5, 4);
+
+    /* num_segments from a Parameter: S dynamic, bounded by the output's 1..8 */
+    const tj_model_layer *l = layer_named(&m, "segments_dynamic");
+    s = &l->sig;
+    assert_int_equal(s->num_segments, JIT_DIM_DYNAMIC);
+    assert_int_equal(s->num_segments_bound, 8);
+    assert_int_equal(s->default_index, 2);
+    assert_int_equal(jit_sig_is_dynamic(s), 1);
+    assert_non_null(strstr(l->note, "num_segments is not a Const"));
+    tj_model_free(&m);
+}
+
+/* Every layer listed with its bag inputs, compiled and checked (the
+ * dynamic ones on several shapes), exit 0. */
+static void test_model_check_runs_every_bag_layer(void **state)
+{
+    (void)state;
+    assert_int_equal(run_model("bags.xml", "--check"), 0);
+    assert_non_null(strstr(out_text, "6 indexing layers"));
+    static const char *const names[] = {"offsets_sum", "offsets_mean", "packed_sum",
+                                        "packed_mean", "segments_sum", "segments_dynamic"};
+    char line[512];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        report_line(names[i], line, sizeof line);
+        if (!strstr(line, " ok ("))
+            fail_msg("%s not checked: %s", names[i], line);
+    }
+    assert_non_null(strstr(out_text, "offsets [3], per_sample_weights, default_index 2"));
+    assert_non_null(strstr(out_text, "segment_ids [6], per_sample_weights, num_segments 5"));
+    assert_non_null(strstr(out_text, "num_segments ?:8"));
+    /* the dynamic layers list the shapes their check ran */
+    assert_non_null(strstr(out_text, "    shape "));
+}
+
+/* A default_index that is no Const: listed as skipped, saying why; not an
+ * error. */
+static void test_runtime_default_index_skipped(void **state)
+{
+    (void)state;
+    tj_model m;
+    read_model("bags_skip.xml", &m);
+    assert_int_equal(m.count, 1);
+    assert_int_equal(m.layers[0].usable, 0);
+    assert_int_equal(m.layers[0].refused, 0);
+    assert_non_null(strstr(m.layers[0].skip, "default_index comes from layer 'row' of type "
+                                             "Parameter, not a Const"));
+    tj_model_free(&m);
+    assert_int_equal(run_model("bags_skip.xml", "--check"), 0);
+    assert_non_null(strstr(out_text, "skipped: default_index comes from layer 'row'"));
+}
+
+/* IR that is wrong: each layer refused naming what, the command fails. */
+static void test_wrong_ir_refused(void **state)
+{
+    (void)state;
+    tj_model m;
+    read_model("bags_bad.xml", &m);
+    assert_int_equal(m.count, 3);
+    for (int i = 0; i < m.count; i++) {
+        assert_int_equal(m.layers[i].usable, 0);
+        assert_int_equal(m.layers[i].refused, 1);
+    }
+    assert_non_null(strstr(layer_named(&m, "max_bags")->skip, "reduction 'max'"));
+    assert_non_null(strstr(layer_named(&m, "negative_segments")->skip, "holds -3"));
+    assert_non_null(strstr(layer_named(&m, "weights_shape")->skip,
+                           "(per_sample_weights) has the shape [3,3], not the indices' [3,2]"));
+    tj_model_free(&m);
+    assert_int_equal(run_model("bags_bad.xml", "--check"), 1);
+    assert_non_null(strstr(out_text, "refused: num_segments Const holds -3"));
+}
+
+/* The check on bag signatures of every form, static and dynamic: all runs
+ * pass, none skipped. Before the check knew the bags' arguments, it
+ * called them as four-argument kernels and both sides refused alike. */
+static void test_layer_check_runs_bags(void **state)
+{
+    (void)state;
+    jit_sig sigs[] = {
+        {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .dtype = JIT_F32, .index_type = JIT_I32,
+         .data_shape = {2, {7, 3}}, .indices_shape = {1, {9}}, .updates_shape = {1, {4}},
+         .has_weights = 1, .has_default_index = 1, .default_index = 6},
+        {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .opset = 15, .dtype = JIT_F16,
+         .index_type = JIT_I64, .reduction = JIT_REDUCTION_MEAN, .include_last_offset = 1,
+         .has_padding_idx = 1, .padding_idx = -1, .data_shape = {1, {5}},
+         .indices_shape = {1, {JIT_DIM_DYNAMIC}}, .updates_shape = {1, {JIT_DIM_DYNAMIC}}},
+        {.op = JIT_OP_EMBEDDING_BAG_PACKED, .opset = 15, .dtype = JIT_I32,
+         .index_type = JIT_I64, .reduction = JIT_REDUCTION_MAX, .data_shape = {2, {4, 2}},
+         .indices_shape = {2, {3, 5}}},
+        {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F64, .index_type = JIT_I32,
+         .data_shape = {2, {6, 2}}, .indices_shape = {1, {8}}, .updates_shape = {1, {8}},
+         .num_segments = 4, .has_weights = 1},
+        {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F32, .index_type = JIT_I64,
+         .data_shape = {2, {6, 2}}, .indices_shape = {1, {5}}, .updates_shape = {1, {5}},
+         .num_segments = JIT_DIM_DYNAMIC, .has_default_index = 1, .default_index = 0},
+    };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        tj_check_result r;
+        if (jit_sig_is_dynamic(&sigs[i])) {
+            tj_dyn_check_result d;
+            tj_check_dynamic(&sigs[i], 4, 7, INT64_C(1) << 20, &d);
+            assert_true(d.nonempty > 0);
+            r = d.total;
+        } else {
+            tj_check_layer(&sigs[i], 4, 7, INT64_C(1) << 20, &r);
+        }
+        if (r.failed || r.skipped || r.runs == 0 || r.passed != r.runs)
+            fail_msg("signature %zu: %d of %d runs failed, skipped %d: %s", i, r.failed, r.runs,
+                     r.skipped, r.first_failure);
+    }
+    jit_shutdown();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_the_five_layers),
+        cmocka_unit_test(test_model_check_runs_every_bag_layer),
+        cmocka_unit_test(test_runtime_default_index_skipped),
+        cmocka_unit_test(test_wrong_ir_refused),
+        cmocka_unit_test(test_layer_check_runs_bags),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

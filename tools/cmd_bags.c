@@ -1,0 +1,557 @@
+/* `tensorjit embedding-bag-offsets`, `embedding-bag-packed` and
+ * `embedding-segments` (SPEC section 10): one embedding-bag kernel on .npy
+ * files (or a signature by shape flags) through the public generic API.
+ * The bags take a table, indices, offsets or segment ids and weights, not
+ * the data / indices / updates of the other op commands (cmd_run.c), so
+ * their flags are their own; which of them an op takes comes from
+ * jit_op_describe's attributes. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "npy.h"
+
+enum { TJ_BAG_TABLE, TJ_BAG_INDICES, TJ_BAG_OFFSETS, TJ_BAG_WEIGHTS, TJ_BAG_INPUTS };
+
+typedef struct tj_bag_opts {
+    jit_op_info op;
+    const char *path[TJ_BAG_INPUTS]; /* the .npy files */
+    jit_shape shape[TJ_BAG_INPUTS];  /* or their shapes, by flags */
+    int64_t bound[TJ_BAG_INPUTS][JIT_MAX_RANK];
+    int have_shape[TJ_BAG_INPUTS];
+    const char *output, *wrong, *dynamic;
+    int64_t opset, default_index, padding_idx, num_segments, num_segments_bound;
+    int have_default_index, have_padding_idx, have_num_segments, include_last_offset;
+    int verbose, explain, dump; /* dump: -1 none, else a jit_dump_kind */
+    jit_dtype dtype, index_type;
+    jit_engine engine;
+    jit_index_policy policy;
+    jit_reduction reduction;
+} tj_bag_opts;
+
+enum { OPT_TABLE = 256, OPT_INDICES, OPT_OFFSETS, OPT_SEGMENT_IDS, OPT_WEIGHTS, OPT_NUM_SEGMENTS,
+       OPT_DEFAULT_INDEX, OPT_PADDING_IDX, OPT_LAST_OFFSET, OPT_REDUCTION, OPT_OPSET, OPT_ENGINE,
+       OPT_POLICY, OPT_DYNAMIC, OPT_VERBOSE, OPT_EXPLAIN, OPT_DUMP_IR, OPT_DUMP_ASM,
+       OPT_TABLE_SHAPE, OPT_INDICES_SHAPE, OPT_OFFSETS_SHAPE, OPT_SEGMENT_IDS_SHAPE,
+       OPT_WEIGHTS_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE, OPT_HELP };
+
+static const struct option tj_bag_options[] = {
+    {"table", required_argument, NULL, OPT_TABLE},
+    {"indices", required_argument, NULL, OPT_INDICES},
+    {"offsets", required_argument, NULL, OPT_OFFSETS},
+    {"segment-ids", required_argument, NULL, OPT_SEGMENT_IDS},
+    {"weights", required_argument, NULL, OPT_WEIGHTS},
+    {"num-segments", required_argument, NULL, OPT_NUM_SEGMENTS},
+    {"default-index", required_argument, NULL, OPT_DEFAULT_INDEX},
+    {"padding-idx", required_argument, NULL, OPT_PADDING_IDX},
+    {"include-last-offset", no_argument, NULL, OPT_LAST_OFFSET},
+    {"reduction", required_argument, NULL, OPT_REDUCTION},
+    {"opset", required_argument, NULL, OPT_OPSET},
+    {"output", required_argument, NULL, 'o'},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"index-policy", required_argument, NULL, OPT_POLICY},
+    {"dynamic", required_argument, NULL, OPT_DYNAMIC},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"dump-ir", optional_argument, NULL, OPT_DUMP_IR},
+    {"dump-asm", no_argument, NULL, OPT_DUMP_ASM},
+    {"table-shape", required_argument, NULL, OPT_TABLE_SHAPE},
+    {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
+    {"offsets-shape", required_argument, NULL, OPT_OFFSETS_SHAPE},
+    {"segment-ids-shape", required_argument, NULL, OPT_SEGMENT_IDS_SHAPE},
+    {"weights-shape", required_argument, NULL, OPT_WEIGHTS_SHAPE},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static int tj_bag_segments(const jit_op_info *op)
+{
+    return (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
+}
+
+/* Whether op takes the option (by its attributes): the flags --help
+ * lists and "did you mean" chooses from. */
+static int tj_bag_takes(const jit_op_info *op, int c)
+{
+    unsigned a = op->attrs;
+    switch (c) {
+    case OPT_OFFSETS:
+    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_bag_segments(op);
+    case OPT_SEGMENT_IDS:
+    case OPT_SEGMENT_IDS_SHAPE:
+    case OPT_NUM_SEGMENTS: return tj_bag_segments(op);
+    case OPT_WEIGHTS:
+    case OPT_WEIGHTS_SHAPE: return (a & JIT_ATTR_WEIGHTS) != 0;
+    case OPT_DEFAULT_INDEX: return (a & JIT_ATTR_DEFAULT_INDEX) != 0;
+    case OPT_PADDING_IDX: return (a & JIT_ATTR_PADDING_IDX) != 0;
+    case OPT_LAST_OFFSET: return (a & JIT_ATTR_LAST_OFFSET) != 0;
+    case OPT_REDUCTION: return (a & JIT_ATTR_REDUCTION) != 0;
+    case OPT_OPSET: return op->opsets[1] != 0;
+    default: return 1;
+    }
+}
+
+const char *const *tj_cli_bag_words(const jit_op_info *op)
+{
+    static char names[sizeof tj_bag_options / sizeof *tj_bag_options][32];
+    static const char *words[sizeof tj_bag_options / sizeof *tj_bag_options];
+    size_t n = 0;
+    for (const struct option *o = tj_bag_options; o->name; o++)
+        if (tj_bag_takes(op, o->val)) {
+            snprintf(names[n], sizeof names[n], "--%s", o->name);
+            words[n] = names[n];
+            n++;
+        }
+    words[n] = NULL;
+    return words;
+}
+
+/* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
+static int tj_bag_num_segments(tj_bag_opts *o, const char *arg)
+{
+    o->have_num_segments = 1;
+    if (arg[0] == '?') {
+        jit_shape s;
+        int64_t bound[JIT_MAX_RANK];
+        if (tj_cli_parse_shape("--num-segments", arg, &s, bound))
+            return -1;
+        o->num_segments = JIT_DIM_DYNAMIC;
+        o->num_segments_bound = bound[0];
+        return 0;
+    }
+    return tj_cli_int("--num-segments", arg, 0, INT64_MAX, &o->num_segments);
+}
+
+static int tj_bag_reduction(tj_bag_opts *o, const char *arg)
+{
+    char names[64] = "";
+    size_t n = 0;
+    if (jit_reduction_from_name(arg, &o->reduction) == 0 && o->reduction != JIT_REDUCTION_NONE &&
+        (o->op.reductions & (1u << o->reduction)))
+        return 0;
+    for (int r = 1; r < JIT_REDUCTION_COUNT && n < sizeof names; r++)
+        if (o->op.reductions & (1u << r))
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                  jit_reduction_name((jit_reduction)r));
+    return tj_cli_fail("--reduction=%s must be one of %s", arg, names), -1;
+}
+
+static int tj_bag_opset(tj_bag_opts *o, const char *arg)
+{
+    char versions[64];
+    if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
+        return -1;
+    for (int i = 0; i < 4 && o->op.opsets[i]; i++)
+        if (o->op.opsets[i] == o->opset)
+            return 0;
+    tj_cli_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
+    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
+}
+
+static int tj_bag_shape_opt(tj_bag_opts *o, int input, const char *name, const char *arg)
+{
+    char opt[40];
+    snprintf(opt, sizeof opt, "--%s", name);
+    o->have_shape[input] = 1;
+    return tj_cli_parse_shape(opt, arg, &o->shape[input], o->bound[input]);
+}
+
+static int tj_bag_run_option(tj_bag_opts *o, int c, const char *arg)
+{
+    switch (c) {
+    case OPT_ENGINE:
+        if (strcmp(arg, "jit") == 0)
+            o->engine = JIT_ENGINE_AUTO;
+        else if (strcmp(arg, "reference") == 0)
+            o->engine = JIT_ENGINE_REFERENCE;
+        else
+            return tj_cli_fail("--engine=%s must be jit or reference", arg), -1;
+        return 0;
+    case OPT_POLICY:
+        if (jit_index_policy_from_name(arg, &o->policy) != 0)
+            return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp, "
+                               "zero-fill or negative-wraps-zero-fill", arg), -1;
+        return 0;
+    case OPT_DUMP_IR:
+        if (arg && strcmp(arg, "opt") != 0)
+            return tj_cli_fail("--dump-ir=%s: only --dump-ir and --dump-ir=opt exist", arg), -1;
+        o->dump = arg ? JIT_DUMP_IR_OPT : JIT_DUMP_IR;
+        return 0;
+    case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
+    case OPT_EXPLAIN: o->explain = 1; return 0;
+    case OPT_VERBOSE: o->verbose = 1; return 0;
+    case OPT_DYNAMIC: o->dynamic = arg; return 0;
+    case 'o': o->output = arg; return 0;
+    case OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &o->dtype);
+    case OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &o->index_type);
+    default: return -1;
+    }
+}
+
+/* name: the long option's (static) name, without its dashes. */
+static int tj_bag_option(tj_bag_opts *o, int c, const char *arg, const char *name)
+{
+    if (!tj_bag_takes(&o->op, c)) { /* reported after parsing, so that --help works */
+        if (!o->wrong)
+            o->wrong = name;
+        return 0;
+    }
+    switch (c) {
+    case OPT_TABLE: o->path[TJ_BAG_TABLE] = arg; return 0;
+    case OPT_INDICES: o->path[TJ_BAG_INDICES] = arg; return 0;
+    case OPT_OFFSETS:
+    case OPT_SEGMENT_IDS: o->path[TJ_BAG_OFFSETS] = arg; return 0;
+    case OPT_WEIGHTS: o->path[TJ_BAG_WEIGHTS] = arg; return 0;
+    case OPT_NUM_SEGMENTS: return tj_bag_num_segments(o, arg);
+    case OPT_DEFAULT_INDEX:
+        o->have_default_index = 1;
+        return tj_cli_int("--default-index", arg, INT64_MIN, INT64_MAX, &o->default_index);
+    case OPT_PADDING_IDX:
+        o->have_padding_idx = 1;
+        return tj_cli_int("--padding-idx", arg, INT64_MIN, INT64_MAX, &o->padding_idx);
+    case OPT_LAST_OFFSET: o->include_last_offset = 1; return 0;
+    case OPT_REDUCTION: return tj_bag_reduction(o, arg);
+    case OPT_OPSET: return tj_bag_opset(o, arg);
+    case OPT_TABLE_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_TABLE, name, arg);
+    case OPT_INDICES_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_INDICES, name, arg);
+    case OPT_OFFSETS_SHAPE:
+    case OPT_SEGMENT_IDS_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_OFFSETS, name, arg);
+    case OPT_WEIGHTS_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_WEIGHTS, name, arg);
+    default: return tj_bag_run_option(o, c, arg);
+    }
+}
+
+/* An option getopt refused: a known one without its value, or an unknown
+ * one, with the nearest flag of this op. */
+static void tj_bag_bad_option(const jit_op_info *op, const char *arg)
+{
+    char what[96];
+    size_t len = strcspn(arg, "=");
+    for (const struct option *o = tj_bag_options; o->name; o++)
+        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
+            strncmp(arg + 2, o->name, len - 2) == 0) {
+            tj_cli_fail("%s: --%s needs a value", op->command, o->name);
+            return;
+        }
+    snprintf(what, sizeof what, "%s: unknown option", op->command);
+    tj_cli_unknown(what, arg, tj_cli_bag_words(op));
+}
+
+static const char *tj_bag_offsets_flag(const jit_op_info *op)
+{
+    return tj_bag_segments(op) ? "--segment-ids" : "--offsets";
+}
+
+/* The inputs an op needs, by files or by shapes; 0 or -1 (error printed). */
+static int tj_bag_check_inputs(const tj_bag_opts *o)
+{
+    const char *cmd = o->op.command;
+    int by_flags = 0, by_files = 0;
+    int offsets = (o->op.attrs & JIT_ATTR_OFFSETS) != 0;
+    for (int i = 0; i < TJ_BAG_INPUTS; i++) {
+        by_flags |= o->have_shape[i];
+        by_files |= o->path[i] != NULL;
+    }
+    if (by_flags && by_files)
+        return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
+               -1;
+    if (by_flags && o->dump < 0 && !o->explain)
+        return tj_cli_fail("%s: a signature given by shapes needs --dump-ir, --dump-asm or "
+                           "--explain", cmd), -1;
+    if (by_flags && o->dynamic)
+        return tj_cli_fail("%s: --dynamic applies to .npy inputs; with shapes, write a dynamic "
+                           "dim as ? (--indices-shape ?)", cmd), -1;
+    if (by_flags && (!o->have_shape[TJ_BAG_TABLE] || !o->have_shape[TJ_BAG_INDICES] ||
+                     (offsets && !o->have_shape[TJ_BAG_OFFSETS])))
+        return tj_cli_fail("%s: --table-shape, --indices-shape%s%s are required", cmd,
+                           offsets ? " and " : "",
+                           !offsets ? "" : tj_bag_segments(&o->op) ? "--segment-ids-shape"
+                                                                   : "--offsets-shape"), -1;
+    if (!by_flags && (!o->path[TJ_BAG_TABLE] || !o->path[TJ_BAG_INDICES] ||
+                      (offsets && !o->path[TJ_BAG_OFFSETS])))
+        return tj_cli_fail("%s: --table, --indices%s%s are required", cmd,
+                           offsets ? " and " : "", offsets ? tj_bag_offsets_flag(&o->op) : ""),
+               -1;
+    if (tj_bag_segments(&o->op) && !o->have_num_segments)
+        return tj_cli_fail("%s: --num-segments S is required (the output's rows)", cmd), -1;
+    return 0;
+}
+
+/* 0, 1 for --help (exit 0), or -1 after printing the error. */
+static int tj_bag_parse(const jit_op_info *op, int argc, char **argv, tj_bag_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->op = *op;
+    o->dump = -1;
+    o->dtype = JIT_F32;
+    o->index_type = JIT_I64;
+    o->opset = tj_cli_newest_opset(op);
+    optind = 1;
+    opterr = 0;
+    int c, at;
+    while ((c = getopt_long(argc, argv, "ho:", tj_bag_options, &at)) != -1) {
+        if (c == OPT_HELP || c == 'h') {
+            tj_cli_usage_op(op, stdout);
+            return 1;
+        }
+        if (c == '?' || c == ':')
+            return tj_bag_bad_option(op, argv[optind - 1]), -1;
+        /* a short option leaves at as it was */
+        if (tj_bag_option(o, c, optarg, c == 'o' ? "output" : tj_bag_options[at].name) != 0)
+            return -1;
+    }
+    if (optind < argc)
+        return tj_cli_fail("%s: unexpected argument '%s'", op->command, argv[optind]), -1;
+    if (o->wrong)
+        return tj_cli_fail("--%s is not an option of %s", o->wrong, op->command), -1;
+    return tj_bag_check_inputs(o);
+}
+
+static const char *const tj_bag_flag_names[TJ_BAG_INPUTS] = {"--table", "--indices", NULL,
+                                                              "--weights"};
+
+/* "[3,4]" */
+static const char *tj_bag_shape_text(const jit_shape *s, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < s->rank && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
+/* The weights' type and shape are the table's and the indices': the
+ * signature has only has_weights, so they are checked here. */
+static int tj_bag_check_weights(const jit_sig *sig, jit_dtype t, const jit_shape *w,
+                                const char *what)
+{
+    char a[256], b[256];
+    if (t != sig->dtype)
+        return tj_cli_fail("%s: element type %s must be the table's, %s", what,
+                           jit_dtype_name(t), jit_dtype_name(sig->dtype)), -1;
+    if (w->rank != sig->indices_shape.rank ||
+        memcmp(w->dims, sig->indices_shape.dims, sizeof(int64_t) * (size_t)w->rank) != 0) {
+        return tj_cli_fail("%s of shape %s must have the indices' shape %s (one weight per "
+                           "index)", what, tj_bag_shape_text(w, a, sizeof a),
+                           tj_bag_shape_text(&sig->indices_shape, b, sizeof b)), -1;
+    }
+    return 0;
+}
+
+/* The signature the options and the .npy headers (in) give; 0 or -1. */
+static int tj_bag_sig(const tj_bag_opts *o, const tj_npy *in, jit_sig *sig)
+{
+    int files = o->path[TJ_BAG_TABLE] != NULL;
+    *sig = (jit_sig){.op = o->op.op, .opset = (int)o->opset, .dtype = o->dtype,
+                     .index_type = o->index_type, .index_policy = o->policy,
+                     .engine = o->engine, .reduction = o->reduction,
+                     .has_default_index = o->have_default_index,
+                     .default_index = o->default_index, .has_padding_idx = o->have_padding_idx,
+                     .padding_idx = o->padding_idx, .include_last_offset = o->include_last_offset,
+                     .num_segments = o->num_segments,
+                     .num_segments_bound = o->num_segments_bound};
+    sig->data_shape = files ? in[TJ_BAG_TABLE].shape : o->shape[TJ_BAG_TABLE];
+    sig->indices_shape = files ? in[TJ_BAG_INDICES].shape : o->shape[TJ_BAG_INDICES];
+    if (o->op.attrs & JIT_ATTR_OFFSETS)
+        sig->updates_shape = files ? in[TJ_BAG_OFFSETS].shape : o->shape[TJ_BAG_OFFSETS];
+    memcpy(sig->data_bound, o->bound[TJ_BAG_TABLE], sizeof sig->data_bound);
+    memcpy(sig->indices_bound, o->bound[TJ_BAG_INDICES], sizeof sig->indices_bound);
+    memcpy(sig->updates_bound, o->bound[TJ_BAG_OFFSETS], sizeof sig->updates_bound);
+    if (files) {
+        sig->dtype = in[TJ_BAG_TABLE].dtype;
+        sig->index_type = in[TJ_BAG_INDICES].dtype;
+        if (o->op.attrs & JIT_ATTR_OFFSETS)
+            sig->updates_dtype = in[TJ_BAG_OFFSETS].dtype;
+    }
+    sig->has_weights = o->path[TJ_BAG_WEIGHTS] || o->have_shape[TJ_BAG_WEIGHTS];
+    if (o->path[TJ_BAG_WEIGHTS]) {
+        char what[512];
+        snprintf(what, sizeof what, "--weights %s", o->path[TJ_BAG_WEIGHTS]);
+        return tj_bag_check_weights(sig, in[TJ_BAG_WEIGHTS].dtype, &in[TJ_BAG_WEIGHTS].shape,
+                                    what);
+    }
+    if (o->have_shape[TJ_BAG_WEIGHTS])
+        return tj_bag_check_weights(sig, sig->dtype, &o->shape[TJ_BAG_WEIGHTS],
+                                    "--weights-shape");
+    return 0;
+}
+
+/* The inputs of --dynamic, in the dynamic kernel's order of dims. */
+typedef struct tj_bag_dyn {
+    const char *name[4];
+    jit_shape *shape[4];
+    int n;
+} tj_bag_dyn;
+
+static void tj_bag_dyn_inputs(const jit_op_info *op, jit_sig *sig, jit_shape *s_dim,
+                              tj_bag_dyn *d)
+{
+    d->n = 0;
+    d->name[d->n] = "table";
+    d->shape[d->n++] = &sig->data_shape;
+    d->name[d->n] = "indices";
+    d->shape[d->n++] = &sig->indices_shape;
+    if (op->attrs & JIT_ATTR_OFFSETS) {
+        d->name[d->n] = tj_bag_segments(op) ? "segment_ids" : "offsets";
+        d->shape[d->n++] = &sig->updates_shape;
+    }
+    if (tj_bag_segments(op)) {
+        *s_dim = (jit_shape){1, {sig->num_segments}};
+        d->name[d->n] = "num_segments";
+        d->shape[d->n++] = s_dim;
+    }
+}
+
+/* Marks the dims "all" or "INPUT:DIM,..." names dynamic in d (their
+ * concrete values in dims); the number marked, or -1 (error printed). */
+static int tj_bag_mark(const char *spec, tj_bag_dyn *d, int64_t *dims, char *names, size_t len)
+{
+    int all = strcmp(spec, "all") == 0, marked = 0, at = 0;
+    unsigned char mark[4][JIT_MAX_RANK] = {{0}};
+    for (const char *p = spec; !all && *p;) {
+        size_t n = strcspn(p, ","), colon = strcspn(p, ":");
+        int i = 0;
+        char *end;
+        while (i < d->n && !(colon < n && strlen(d->name[i]) == colon &&
+                             strncmp(p, d->name[i], colon) == 0))
+            i++;
+        long dim = i < d->n ? strtol(p + colon + 1, &end, 10) : -1;
+        if (i == d->n || end != p + n || dim < 0 || dim >= d->shape[i]->rank)
+            return tj_cli_fail("--dynamic=%s: '%.*s' is not all or INPUT:DIM with INPUT one of "
+                               "%s, %s%s%s%s%s and DIM one of its dims", spec, (int)n, p,
+                               d->name[0], d->name[1], d->n > 2 ? ", " : "",
+                               d->n > 2 ? d->name[2] : "", d->n > 3 ? ", " : "",
+                               d->n > 3 ? d->name[3] : ""), -1;
+        mark[i][dim] = 1;
+        p += n + (p[n] == ',');
+    }
+    size_t used = 0;
+    names[0] = '\0';
+    for (int i = 0; i < d->n; i++) {
+        char list[64] = ""; /* "0,1": the dims of this input marked */
+        size_t m = 0;
+        for (int k = 0; k < d->shape[i]->rank; k++) {
+            dims[at++] = d->shape[i]->dims[k];
+            if (!all && !mark[i][k])
+                continue;
+            d->shape[i]->dims[k] = JIT_DIM_DYNAMIC;
+            marked++;
+            m += (size_t)snprintf(list + m, m < sizeof list ? sizeof list - m : 0, "%s%d",
+                                  m ? "," : "", k);
+        }
+        if (m && used < len) /* "table[0,1] indices[0]" */
+            used += (size_t)snprintf(names + used, len - used, "%s%s[%s]", used ? " " : "",
+                                     d->name[i], list);
+    }
+    return marked;
+}
+
+/* The dynamic signature of --dynamic over the concrete one, and the dims
+ * of its call; the number of dims marked, or -1 (error printed). */
+static int tj_bag_apply_dynamic(const tj_bag_opts *o, const jit_sig *sig, jit_sig *dyn,
+                                int64_t *dims, char *names, size_t len)
+{
+    jit_shape s_dim;
+    tj_bag_dyn d;
+    *dyn = *sig;
+    tj_bag_dyn_inputs(&o->op, dyn, &s_dim, &d);
+    int marked = tj_bag_mark(o->dynamic, &d, dims, names, len);
+    if (tj_bag_segments(&o->op))
+        dyn->num_segments = s_dim.dims[0];
+    return marked;
+}
+
+/* Prints what --dump-ir, --dump-asm or --explain asked for; frees it. */
+static int tj_bag_print_dump(char *text)
+{
+    if (!text)
+        return tj_cli_fail("%s", jit_last_error());
+    fputs(text, stdout);
+    jit_free(text);
+    return TJ_EXIT_OK;
+}
+
+static int tj_bag_show(const tj_bag_opts *o, const jit_sig *sig)
+{
+    return tj_bag_print_dump(o->explain ? jit_explain(sig)
+                                        : jit_dump(sig, (jit_dump_kind)o->dump));
+}
+
+/* Runs the kernel of sig (or of dyn with dims, when marked) on the inputs
+ * and writes or prints the result. */
+static int tj_bag_run(const tj_bag_opts *o, const jit_sig *sig, const jit_sig *dyn,
+                      const int64_t *dims, const char *names, const tj_npy *in)
+{
+    jit_shape shape;
+    jit_kernel_info info;
+    jit_kernel fn = jit_compile(dyn ? dyn : sig);
+    if (!fn || jit_output_shape(sig, &shape) || jit_info(fn, &info))
+        return tj_cli_fail("%s", jit_last_error());
+    int64_t bytes = jit_dtype_size(sig->dtype);
+    for (int i = 0; i < shape.rank; i++)
+        bytes *= shape.dims[i];
+    void *out = malloc(bytes > 0 ? (size_t)bytes : 1);
+    if (!out)
+        return tj_cli_fail("out of memory for %lld output bytes", (long long)bytes);
+    const void *t = in[TJ_BAG_TABLE].data, *ix = in[TJ_BAG_INDICES].data;
+    const void *off = in[TJ_BAG_OFFSETS].data, *w = in[TJ_BAG_WEIGHTS].data;
+    int status = dyn ? jit_call_bag_dynamic(fn, t, ix, off, w, out, dims)
+                     : jit_call_bag(fn, t, ix, off, w, out);
+    int rc = TJ_EXIT_OK;
+    if (o->verbose && dyn)
+        tj_cli_print_engine_dynamic(stderr, &info, names);
+    else if (o->verbose)
+        tj_cli_print_engine(stderr, &info);
+    if (status == JIT_STATUS_BAD_INDEX)
+        rc = tj_cli_bad_index_bag(sig, t, ix, off, w, out);
+    else if (status != JIT_OK)
+        rc = tj_cli_fail("kernel failed: %s", jit_last_error());
+    else if (o->output)
+        rc = tj_cli_write_output(o->output, sig->dtype, &shape, out);
+    else
+        tj_cli_print_result(stdout, sig->dtype, &shape, out);
+    free(out);
+    return rc;
+}
+
+static int tj_bag_kernel(const tj_bag_opts *o, const tj_npy *in)
+{
+    jit_sig sig, dyn;
+    int64_t dims[4 * JIT_MAX_RANK];
+    char names[512] = "";
+    int marked = 0;
+    if (tj_bag_sig(o, in, &sig))
+        return TJ_EXIT_USAGE;
+    if (tj_cli_check_sig(&o->op, &sig) != 0)
+        return TJ_EXIT_USAGE;
+    if (o->dynamic && (marked = tj_bag_apply_dynamic(o, &sig, &dyn, dims, names,
+                                                     sizeof names)) < 0)
+        return TJ_EXIT_USAGE;
+    if (o->explain || o->dump >= 0)
+        return tj_bag_show(o, marked ? &dyn : &sig);
+    return tj_bag_run(o, &sig, marked ? &dyn : NULL, dims, names, in);
+}
+
+int tj_cmd_bag(const jit_op_info *op, int argc, char **argv)
+{
+    tj_bag_opts o;
+    tj_npy in[TJ_BAG_INPUTS] = {{0}};
+    int rc = tj_bag_parse(op, argc, argv, &o);
+    if (rc)
+        return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
+    for (int i = 0; i < TJ_BAG_INPUTS && rc == 0; i++) {
+        char err[512];
+        const char *flag = i == TJ_BAG_OFFSETS ? tj_bag_offsets_flag(op) : tj_bag_flag_names[i];
+        if (o.path[i] && tj_npy_read(o.path[i], &in[i], err, sizeof err) != 0)
+            rc = tj_cli_fail("%s %s: %s", flag, o.path[i], err);
+    }
+    if (rc == 0)
+        rc = tj_bag_kernel(&o, in);
+    for (int i = 0; i < TJ_BAG_INPUTS; i++)
+        tj_npy_free(&in[i]);
+    return rc;
+}
