@@ -8,9 +8,8 @@
 #include "tensorjit.h"
 
 #ifdef TENSORJIT_HAVE_BAGS
-/* The signatures' fields as SPEC section 10 names the inputs; what a
- * field is not given keeps its zero (defaults: no default_index, no
- * padding_idx, offsets without the last, opset 15). */
+/* What a field is not given keeps its zero: no default index, no padding,
+ * offsets without the last, opset 15. */
 tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, size_t len)
 {
     jit_dtype dtype = w->bf16 ? JIT_BF16 : JIT_F32;
@@ -23,18 +22,15 @@ tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, si
         sig.dtype = dtype, sig.index_type = index_type, sig.reduction = reduction;
         sig.table_shape = table;
         sig.indices_shape = (jit_shape){2, {w->bags, w->length}};
-        if (w->weighted)
-            sig.weights_shape = sig.indices_shape;
+        sig.has_weights = w->weighted;
         fn = (tj_bag_fn)jit_embedding_bag_packed_compile(&sig);
     } else {
         jit_embedding_bag_offsets_sig sig = {0};
         sig.dtype = dtype, sig.index_type = index_type, sig.reduction = reduction;
-        sig.default_index = -1;
         sig.table_shape = table;
         sig.indices_shape = (jit_shape){1, {n}};
         sig.offsets_shape = (jit_shape){1, {w->bags}};
-        if (w->weighted)
-            sig.weights_shape = sig.indices_shape;
+        sig.has_weights = w->weighted;
         fn = (tj_bag_fn)jit_embedding_bag_offsets_compile(&sig);
     }
     if (!fn)

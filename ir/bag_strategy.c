@@ -90,6 +90,8 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     int64_t lines = l.row_bytes / 64 + 1;
     s->split = p->bag.threads > 1 && !g->dynamic && g->form != TJ_BAG_SEGMENTS && g->bags >= 2 &&
                (cfg->split_min.set || g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines);
+    /* a split bag kernel's check and range functions are loaded with it */
+    s->ranges = s->split;
 }
 
 void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
