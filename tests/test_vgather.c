@@ -1,4 +1,4 @@
-/* Element gathers in vector registers (ir/kernel_ir.c, TJ_IR_GATHER_BYTES):
+/* Element gathers in vector registers (ir/kernel_vector.c, TJ_IR_GATHER_BYTES):
  * the JIT kernel against the reference kernel on shapes whose innermost
  * loop moves one 4- or 8-byte element per index, with lengths that leave
  * every remainder (none, one, several) after the full vectors, for every
