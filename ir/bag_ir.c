@@ -480,8 +480,9 @@ static void tj_prefetch_row(tj_bir *k, LLVMValueRef pos)
         lines[count++] = n - 1;
     for (int64_t i = 0; i < count; i++) {
         LLVMValueRef o = tj_i64(e, lines[i]);
+        /* read, locality 2 (into L2: see TJ_BAG_PREFETCH_BYTES), data */
         LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &o, 1, ""), tj_i32(e, 0),
-                                tj_i32(e, 3), tj_i32(e, 1)};
+                                tj_i32(e, 2), tj_i32(e, 1)};
         LLVMBuildCall2(e->b, fty, fn, args, 4, "");
     }
 }

@@ -19,14 +19,18 @@
 #define TJ_RT_BAG_DYN_ENTER "tj_rt_bag_dyn_enter"
 #define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
 
-/* Prefetch: the row of the lookup this many bytes of rows ahead in the
- * index stream (at least one row, at most TJ_BAG_PREFETCH_MAX_ROWS), every
- * cache line of it, in tables of at least TJ_BAG_PREFETCH_MIN_TABLE bytes;
- * the first rows of a call are prefetched before its first bag (primed).
- * A fixed count of lookups (FBGEMM's 16) is too short for narrow rows and
- * too long for wide ones: the bytes in flight are what the memory system
- * sees. TENSORJIT_PREFETCH=N sets the rows ahead (0: none). */
-#define TJ_BAG_PREFETCH_BYTES 3072
+/* Prefetch: the row of the lookup at least TJ_BAG_PREFETCH_MIN_ROWS and
+ * TJ_BAG_PREFETCH_BYTES of rows ahead in the index stream (at most
+ * TJ_BAG_PREFETCH_MAX_ROWS), every cache line of it, into L2 (the T1
+ * hint), in tables of at least TJ_BAG_PREFETCH_MIN_TABLE bytes; the first
+ * rows of a call are prefetched before its first bag (primed). What pays is
+ * the misses in flight: an L1 prefetch (T0) of 3 KB of rows gained 3% on
+ * E1 where the same distance into L2 gained 27%, and 32 lookups ahead did
+ * best or near it on every workload whatever the row's width
+ * (docs/performance.md, 'Embedding bags'). TENSORJIT_PREFETCH=N sets the
+ * rows ahead (0: none). */
+#define TJ_BAG_PREFETCH_BYTES 4096
+#define TJ_BAG_PREFETCH_MIN_ROWS 32
 #define TJ_BAG_PREFETCH_MAX_ROWS 64
 #define TJ_BAG_PREFETCH_MIN_TABLE (2 << 20)
 

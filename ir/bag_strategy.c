@@ -76,7 +76,9 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     s->tuples = g->lookups;
     s->budget = cfg->unroll.set ? cfg->unroll.value : TJ_IR_UNROLL_BUDGET;
     int64_t rows = l.row_bytes > 0 ? TJ_BAG_PREFETCH_BYTES / l.row_bytes : 0;
-    rows = rows < 1 ? 1 : rows > TJ_BAG_PREFETCH_MAX_ROWS ? TJ_BAG_PREFETCH_MAX_ROWS : rows;
+    rows = rows < TJ_BAG_PREFETCH_MIN_ROWS   ? TJ_BAG_PREFETCH_MIN_ROWS
+           : rows > TJ_BAG_PREFETCH_MAX_ROWS ? TJ_BAG_PREFETCH_MAX_ROWS
+                                             : rows;
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
         rows = cfg->prefetch.value > 0 ? cfg->prefetch.value : 0, large_table = 1;
