@@ -200,3 +200,30 @@ int tj_cli_open_cache(void)
     fprintf(stderr, "tensorjit: no disk cache: %s\n", jit_last_error());
     return -1;
 }
+
+int tj_cli_engine(const char *text, jit_engine *out)
+{
+    if (strcmp(text, "jit") == 0)
+        *out = JIT_ENGINE_AUTO;
+    else if (strcmp(text, "reference") == 0)
+        *out = JIT_ENGINE_REFERENCE;
+    else
+        return tj_cli_fail("--engine=%s must be jit or reference", text), -1;
+    return 0;
+}
+
+int tj_cli_policy(const char *text, jit_index_policy *out)
+{
+    if (jit_index_policy_from_name(text, out) != 0)
+        return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp, zero-fill "
+                           "or negative-wraps-zero-fill", text), -1;
+    return 0;
+}
+
+int tj_cli_dump_ir(const char *arg, int *dump)
+{
+    if (arg && strcmp(arg, "opt") != 0)
+        return tj_cli_fail("--dump-ir=%s: only --dump-ir and --dump-ir=opt exist", arg), -1;
+    *dump = arg ? JIT_DUMP_IR_OPT : JIT_DUMP_IR;
+    return 0;
+}

@@ -18,6 +18,12 @@ int tj_cli_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_
 /* An element type by the library's name ("f32") or numpy's ("float32");
  * 0, or -1 after printing the error naming opt. */
 int tj_cli_dtype(const char *opt, const char *text, jit_dtype *out);
+/* The op commands' shared flags: --engine jit|reference, --index-policy
+ * NAME, --dump-ir[=opt] (arg NULL or "opt"; *dump a jit_dump_kind). 0, or
+ * -1 after the error line. */
+int tj_cli_engine(const char *text, jit_engine *out);
+int tj_cli_policy(const char *text, jit_index_policy *out);
+int tj_cli_dump_ir(const char *arg, int *dump);
 
 /* Writes element i of a tensor as text. */
 void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i);

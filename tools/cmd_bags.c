@@ -162,24 +162,9 @@ static int tj_bag_shape_opt(tj_bag_opts *o, int input, const char *name, const c
 static int tj_bag_run_option(tj_bag_opts *o, int c, const char *arg)
 {
     switch (c) {
-    case OPT_ENGINE:
-        if (strcmp(arg, "jit") == 0)
-            o->engine = JIT_ENGINE_AUTO;
-        else if (strcmp(arg, "reference") == 0)
-            o->engine = JIT_ENGINE_REFERENCE;
-        else
-            return tj_cli_fail("--engine=%s must be jit or reference", arg), -1;
-        return 0;
-    case OPT_POLICY:
-        if (jit_index_policy_from_name(arg, &o->policy) != 0)
-            return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp, "
-                               "zero-fill or negative-wraps-zero-fill", arg), -1;
-        return 0;
-    case OPT_DUMP_IR:
-        if (arg && strcmp(arg, "opt") != 0)
-            return tj_cli_fail("--dump-ir=%s: only --dump-ir and --dump-ir=opt exist", arg), -1;
-        o->dump = arg ? JIT_DUMP_IR_OPT : JIT_DUMP_IR;
-        return 0;
+    case OPT_ENGINE: return tj_cli_engine(arg, &o->engine);
+    case OPT_POLICY: return tj_cli_policy(arg, &o->policy);
+    case OPT_DUMP_IR: return tj_cli_dump_ir(arg, &o->dump);
     case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
     case OPT_EXPLAIN: o->explain = 1; return 0;
     case OPT_VERBOSE: o->verbose = 1; return 0;

@@ -139,27 +139,9 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         if (tj_takes(o, JIT_ATTR_AXIS, "--axis"))
             return 0;
         return tj_cli_int("--axis", arg, -JIT_MAX_RANK, JIT_MAX_RANK, &o->axis);
-    case OPT_ENGINE:
-        if (strcmp(arg, "jit") == 0)
-            o->engine = JIT_ENGINE_AUTO;
-        else if (strcmp(arg, "reference") == 0)
-            o->engine = JIT_ENGINE_REFERENCE;
-        else
-            return tj_cli_fail("--engine=%s must be jit or reference", arg), -1;
-        return 0;
-    case OPT_POLICY:
-        if (jit_index_policy_from_name(arg, &o->policy) != 0)
-            return tj_cli_fail("--index-policy=%s must be error, negative-wraps, clamp, "
-                               "zero-fill or negative-wraps-zero-fill", arg), -1;
-        return 0;
-    case OPT_DUMP_IR:
-        if (!arg)
-            o->dump = JIT_DUMP_IR;
-        else if (strcmp(arg, "opt") == 0)
-            o->dump = JIT_DUMP_IR_OPT;
-        else
-            return tj_cli_fail("--dump-ir=%s: only --dump-ir and --dump-ir=opt exist", arg), -1;
-        return 0;
+    case OPT_ENGINE: return tj_cli_engine(arg, &o->engine);
+    case OPT_POLICY: return tj_cli_policy(arg, &o->policy);
+    case OPT_DUMP_IR: return tj_cli_dump_ir(arg, &o->dump);
     case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
     case OPT_EXPLAIN: o->explain = 1; return 0;
     case OPT_RUNS:
