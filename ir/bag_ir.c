@@ -34,7 +34,6 @@
  */
 #include "bag_ir.h"
 
-#include <llvm-c/Analysis.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -1223,14 +1222,5 @@ LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir
         tj_emit_segment_kernel(&k, name);
     else
         tj_emit_bag_kernel(&k, name);
-    LLVMDisposeBuilder(e->b);
-    char *msg = NULL;
-    if (LLVMVerifyModule(e->mod, LLVMReturnStatusAction, &msg)) {
-        snprintf(why, why_len, "generated IR failed verification: %s", msg ? msg : "?");
-        LLVMDisposeMessage(msg);
-        LLVMDisposeModule(e->mod);
-        return NULL;
-    }
-    LLVMDisposeMessage(msg);
-    return e->mod;
+    return tj_emit_finish(e, why, why_len);
 }

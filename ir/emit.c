@@ -1,5 +1,7 @@
 #include "emit.h"
 
+#include <llvm-c/Analysis.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -135,4 +137,18 @@ void tj_add_string_attr(const tj_emit *e, LLVMValueRef fn, const char *key, cons
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(e->ctx, key, (unsigned)strlen(key), value,
                                                       (unsigned)strlen(value)));
+}
+
+LLVMModuleRef tj_emit_finish(tj_emit *e, char *why, size_t why_len)
+{
+    LLVMDisposeBuilder(e->b);
+    char *msg = NULL;
+    if (LLVMVerifyModule(e->mod, LLVMReturnStatusAction, &msg)) {
+        snprintf(why, why_len, "generated IR failed verification: %s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        LLVMDisposeModule(e->mod);
+        return NULL;
+    }
+    LLVMDisposeMessage(msg);
+    return e->mod;
 }

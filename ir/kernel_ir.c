@@ -28,7 +28,6 @@
  */
 #include "kernel_ir.h"
 
-#include <llvm-c/Analysis.h>
 #include <stdio.h>
 
 #include "kernel_internal.h"
@@ -108,15 +107,5 @@ LLVMModuleRef tj_ir_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_str
             tj_emit_range_function(&k, name);
         }
     }
-    LLVMDisposeBuilder(e->b);
-
-    char *msg = NULL;
-    if (LLVMVerifyModule(e->mod, LLVMReturnStatusAction, &msg)) {
-        snprintf(why, why_len, "generated IR failed verification: %s", msg ? msg : "?");
-        LLVMDisposeMessage(msg);
-        LLVMDisposeModule(e->mod);
-        return NULL;
-    }
-    LLVMDisposeMessage(msg);
-    return e->mod;
+    return tj_emit_finish(e, why, why_len);
 }
