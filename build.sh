@@ -6,7 +6,7 @@
 #                     AddressSanitizer + UndefinedBehaviorSanitizer, and
 #                     LLVM 14 (the oldest supported) with -Werror; then the
 #                     thread stress test under ThreadSanitizer, each libFuzzer
-#                     harness for TENSORJIT_FUZZ_SECONDS (60), valgrind,
+#                     harness for TENSORJIT_FUZZ_SECONDS (20; longer runs: set it), valgrind,
 #                     the install check below, and line and branch coverage
 #                     of the suite (gcovr)
 #   ./build.sh install-check   a Release build installed to a temporary
@@ -48,7 +48,7 @@ fi
 if [[ $mode == tools-check ]]; then # the packages of `test`
     exec env TENSORJIT_TOOLS_CHECK_ONLY=1 "$0" test
 fi
-fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-60}
+fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-20}
 # each race of test_release_race under ASan and under TSan (2 s elsewhere)
 stress_seconds=${TENSORJIT_STRESS_SECONDS:-10}
 

@@ -530,7 +530,8 @@ static void test_random_plans(void **state)
 {
     (void)state;
     char what[64];
-    for (int i = 0; i < 400; i++) {
+    long runs = getenv("TJ_BAG_IR_RUNS") ? atol(getenv("TJ_BAG_IR_RUNS")) : 200;
+    for (long i = 0; i < runs; i++) {
         bag_case c;
         tj_bag_form form = (tj_bag_form)rand_in(TJ_BAG_OFFSETS, TJ_BAG_SEGMENTS);
         jit_reduction red = form == TJ_BAG_SEGMENTS ? JIT_REDUCTION_SUM
@@ -539,7 +540,7 @@ static void test_random_plans(void **state)
         fill_plan(&c, form, rand_dtype(red), red);
         fill_inputs(&c);
         const tj_kernel *k = compile(&c.p);
-        snprintf(what, sizeof what, "random plan %d", i);
+        snprintf(what, sizeof what, "random plan %ld", i);
         check_case(&c, k, (size_t)(i % 2) * 4, what);
         free_case(&c);
     }

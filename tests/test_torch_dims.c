@@ -371,7 +371,7 @@ static int one(uint64_t *rs, long n)
 
 static void run_random(const char *what, uint64_t seed)
 {
-    long count = support_env_long("TENSORJIT_TORCH_N", 800);
+    long count = support_env_long("TENSORJIT_TORCH_N", 250);
     uint64_t rs = seed;
     int fails = 0;
     long n = 0;
