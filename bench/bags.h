@@ -88,7 +88,8 @@ void tj_bag_static_close(void *handle);
 
 /* tensorjit's kernel for w (bench/bags_jit.c), or NULL with why when this
  * build has no embedding-bag ops or the compile failed. */
-tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, size_t len);
+tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, char *why,
+                              size_t len);
 
 /* tensorjit bench --bags / --bags-smoke / --workload E*: the exit status. */
 int tj_bench_bags(int argc, char **argv);

@@ -10,7 +10,8 @@
 #ifdef TENSORJIT_HAVE_BAGS
 /* What a field is not given keeps its zero: no default index, no padding,
  * offsets without the last, opset 15. */
-tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, size_t len)
+tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, char *why,
+                              size_t len)
 {
     jit_dtype dtype = w->bf16 ? JIT_BF16 : JIT_F32;
     jit_dtype index_type = w->index_size == 4 ? JIT_I32 : JIT_I64;
@@ -20,6 +21,7 @@ tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, si
     if (w->packed) {
         jit_embedding_bag_packed_sig sig = {0};
         sig.dtype = dtype, sig.index_type = index_type, sig.reduction = reduction;
+        sig.threads = threads;
         sig.table_shape = table;
         sig.indices_shape = (jit_shape){2, {w->bags, w->length}};
         sig.has_weights = w->weighted;
@@ -27,6 +29,7 @@ tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, si
     } else {
         jit_embedding_bag_offsets_sig sig = {0};
         sig.dtype = dtype, sig.index_type = index_type, sig.reduction = reduction;
+        sig.threads = threads;
         sig.table_shape = table;
         sig.indices_shape = (jit_shape){1, {n}};
         sig.offsets_shape = (jit_shape){1, {w->bags}};
@@ -38,9 +41,10 @@ tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, si
     return fn;
 }
 #else
-tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, char *why, size_t len)
+tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, char *why,
+                              size_t len)
 {
-    (void)n;
+    (void)n, (void)threads;
     snprintf(why, len, "%s: this build of tensorjit has no embedding-bag ops", w->id);
     return NULL;
 }

@@ -105,13 +105,13 @@ static void tj_print_json(const tj_bag_case *c, int *first)
         if (!tj_bag_available(c, (tj_bag_impl)i))
             continue;
         printf("%s{\"workload\": \"%s\", \"impl\": \"%s\", \"ns\": %.2f, \"ns_per_lookup\": %.4f, "
-               "\"vs_static\": %.4f, \"threads\": 1, \"output_ok\": %s, \"lookups\": %lld, "
+               "\"vs_static\": %.4f, \"threads\": %d, \"output_ok\": %s, \"lookups\": %lld, "
                "\"index_sets\": %d, \"reduction\": \"%s\", \"weighted\": %s, \"form\": \"%s\", "
                "\"table_bytes\": %lld, \"huge_page_bytes\": %lld, \"thp\": \"%s\", "
                "\"madvise\": \"%s\"",
                *first ? "" : ",", w->id, tj_bag_impl_name((tj_bag_impl)i), c->ns[i],
                in->n ? c->ns[i] / (double)in->n : 0, st > 0 ? c->ns[i] / st : 0,
-               tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
+               i == TJ_BAG_JIT2 ? 2 : 1, tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
                tj_bool(w->weighted), w->packed ? "packed" : "offsets",
                (long long)in->table_bytes, (long long)in->huge_bytes, tj_bag_thp_mode(),
                tj_madvise_word(in->madvised));

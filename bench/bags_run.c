@@ -15,7 +15,7 @@ static const long long tj_probe_distances[] = {8, 16, 24, 32, 48, 64, 96, 128, 1
 const char *tj_bag_impl_name(tj_bag_impl i)
 {
     static const char *const names[TJ_BAG_COUNT] = {"static", "prefetch16", "probe", "memcpy",
-                                                    "jit"};
+                                                    "jit", "jit x2"};
     return (unsigned)i < TJ_BAG_COUNT ? names[i] : "?";
 }
 
@@ -99,7 +99,8 @@ int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *wh
         snprintf(why, len, "%s: the compiled static kernels lack a symbol", w->id);
         return -1;
     }
-    c->fn[TJ_BAG_JIT] = tj_bags_jit_compile(w, c->in.n, c->jit_why, sizeof c->jit_why);
+    c->fn[TJ_BAG_JIT] = tj_bags_jit_compile(w, c->in.n, 1, c->jit_why, sizeof c->jit_why);
+    c->fn[TJ_BAG_JIT2] = tj_bags_jit_compile(w, c->in.n, 2, c->jit_why, sizeof c->jit_why);
     tj_probe_search(c, smoke ? 2e5 : 2e7);
     return 0;
 }

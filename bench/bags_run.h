@@ -11,13 +11,14 @@ typedef enum tj_bag_impl {
     TJ_BAG_PROBE,    /* the random-gather probe at its searched distance */
     TJ_BAG_MEMCPY,   /* a copy of the output's bytes */
     TJ_BAG_JIT,      /* tensorjit's kernel, where this build has the ops */
+    TJ_BAG_JIT2,     /* the same with threads = 2: bags split across the pool */
     TJ_BAG_COUNT
 } tj_bag_impl;
 
 typedef struct tj_bag_case {
     tj_bag_inputs in;
     void *lib; /* the compiled static kernels */
-    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit */
+    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit, jit x2 */
     tj_bag_probe_fn probe;
     long long distance; /* the probe's, in lookups */
     void *out;
