@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -734,10 +735,24 @@ static size_t bench_folders(void)
 static void test_bench_json(void **state)
 {
     (void)state;
-    /* it leaves no scratch folder behind (it used to leave one a run) */
+    /* it leaves no scratch folder behind (it used to leave one a run); in a
+     * TMPDIR of its own, so that another bench on the host cannot count */
+    char tmp[] = "/tmp/tj-bench-tmpdir-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", tmp, 1);
     size_t before = bench_folders();
-    assert_int_equal(run("bench --workload G6 --json --no-compile --rounds 3"), 0);
-    assert_int_equal(bench_folders(), before);
+    int rc = run("bench --workload G6 --json --no-compile --rounds 3");
+    size_t after = bench_folders();
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    assert_int_equal(rmdir(tmp), 0); /* empty: nothing was left in it */
+    assert_int_equal(rc, 0);
+    assert_int_equal(after, before);
     cJSON *j = cJSON_Parse(out_text);
     assert_non_null(j);
     assert_true(cJSON_IsArray(j));
