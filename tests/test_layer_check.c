@@ -179,11 +179,12 @@ static void test_bag_runs_hold_bad_offsets_and_indices(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int packed = cases[i].op == JIT_OP_EMBEDDING_BAG_PACKED;
-        jit_sig sig = {.op = cases[i].op, .opset = cases[i].op == JIT_OP_EMBEDDING_SEGMENTS ? 3 : 15,
+        int segments = cases[i].op == JIT_OP_EMBEDDING_SEGMENTS;
+        jit_sig sig = {.op = cases[i].op, .opset = segments ? 3 : 15,
                        .dtype = JIT_F32, .index_type = JIT_I64, .index_policy = cases[i].policy,
                        .reduction = JIT_REDUCTION_SUM, .data_shape = shape2(10, 3),
                        .indices_shape = packed ? shape2(4, 3) : (jit_shape){1, {12}},
-                       .updates_shape = {1, {cases[i].op == JIT_OP_EMBEDDING_SEGMENTS ? 12 : 4}},
+                       .updates_shape = {packed ? 0 : 1, {segments ? 12 : 4}},
                        .num_segments = 5};
         tj_check_result r;
         tj_check_layer(&sig, 6, 7, INT64_C(1) << 20, &r);

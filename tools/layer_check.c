@@ -150,24 +150,30 @@ static void tj_buffers_free(tj_buffers *b)
  * wrapped, others clamped or zero-filled) those too. */
 static void tj_bag_index_range(jit_index_policy policy, int64_t rows, int64_t *lo, int64_t *span)
 {
+    *lo = 0;
+    *span = rows;
+    if (rows > INT64_MAX / 4) /* a table of empty rows: 4 * rows would overflow */
+        return;
     switch (policy) {
     case JIT_INDEX_NEGATIVE_WRAPS: *lo = -rows; *span = 2 * rows; return;
     case JIT_INDEX_CLAMP:
     case JIT_INDEX_ZERO_FILL: *lo = -rows; *span = 3 * rows; return;
     case JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL: *lo = -2 * rows; *span = 4 * rows; return;
-    default: *lo = 0; *span = rows; return;
+    default: return;
     }
 }
 
 /* A bag's indices: values the policy takes (tj_bag_index_range); when
- * bad, one of them the table's row count, which no policy but clamp and
- * zero-fill takes. */
+ * bad, one set to the table's row count, which only clamp and the
+ * zero-fill policies take. */
 static void tj_fill_bag_indices(uint64_t *s, const jit_sig *sig, void *idx, int64_t n, int bad)
 {
     int64_t rows = sig->data_shape.dims[0], lo, span;
     tj_bag_index_range(sig->index_policy, rows, &lo, &span);
-    for (int64_t i = 0; i < n; i++)
-        tj_store(sig->index_type, idx, i, span > 0 ? lo + (int64_t)(tj_next(s) % (uint64_t)span) : 0);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = span > 0 ? lo + (int64_t)(tj_next(s) % (uint64_t)span) : 0;
+        tj_store(sig->index_type, idx, i, v);
+    }
     if (bad && n > 0)
         tj_store(sig->index_type, idx, (int64_t)(tj_next(s) % (uint64_t)n), rows);
 }
