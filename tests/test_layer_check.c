@@ -196,6 +196,24 @@ static void test_bag_runs_hold_bad_offsets_and_indices(void **state)
     }
 }
 
+/* A table of 2^62 empty rows fits any budget (no bytes), and the range
+ * of indices a zero-filling policy gives meaning to, [-2E, 2E), is past
+ * int64: the check draws them in [0, E) instead of overflowing (UBSan's
+ * build once stopped here). */
+static void test_bag_huge_table_of_empty_rows(void **state)
+{
+    (void)state;
+    jit_sig sig = {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .opset = 15, .dtype = JIT_F32,
+                   .index_type = JIT_I64, .index_policy = JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL,
+                   .reduction = JIT_REDUCTION_SUM, .data_shape = shape2(INT64_C(1) << 62, 0),
+                   .indices_shape = {1, {4}}, .updates_shape = {1, {2}}};
+    tj_check_result r;
+    tj_check_layer(&sig, 4, 3, INT64_C(1) << 20, &r);
+    if (r.failed || r.skipped)
+        fail_msg("%s", r.first_failure);
+    assert_int_equal(r.passed, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_dynamic_static_part_over_budget_skipped),
         cmocka_unit_test(test_compare_outcomes),
         cmocka_unit_test(test_bag_runs_hold_bad_offsets_and_indices),
+        cmocka_unit_test(test_bag_huge_table_of_empty_rows),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();
