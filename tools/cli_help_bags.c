@@ -1,6 +1,7 @@
-/* `tensorjit embedding-bag-offsets --help` and the other bags': written
- * from the op table (jit_op_describe): the inputs and attributes an op
- * takes, its versions and reductions; nothing here names one op. */
+/* `tensorjit embedding-bag-offsets --help` and the other bags', and
+ * `tensorjit check OP --help` of a bag: written from the op table
+ * (jit_op_describe): the inputs and attributes an op takes, its versions
+ * and reductions; nothing here names one op. */
 #include <stdio.h>
 
 #include "cli.h"
