@@ -276,6 +276,14 @@ static void test_arguments(void **state)
     assert_string_equal(err_text, "tensorjit: --axis is not an option of gather-nd\n");
     assert_int_equal(run("demo"), 0);
     assert_non_null(strstr(out_text, "matches the specification's output"));
+    /* the embedding bag's layer, read from its IR fragment, matches too */
+    const char *bag = strstr(out_text, "== EmbeddingBagOffsets-15 example 3");
+    assert_non_null(bag);
+    assert_non_null(strstr(bag, "type=\"EmbeddingBagOffsets\" version=\"opset15\""));
+    const char *verdict = strstr(bag, "\nmatches the specification's output\n");
+    const char *next = strstr(bag + 3, "\n== ");
+    assert_non_null(verdict);
+    assert_true(next == NULL || verdict < next);
 }
 
 static void test_dump_from_flags_and_files(void **state)
