@@ -52,6 +52,11 @@ typedef struct tj_scale_run {
     int nfn;            /* kernels in fn; the static kernel is one more where there is one */
     int nimpl;          /* kernels and the static one: what is checked */
     tj_scale_peer peer; /* timed after them, one per count */
+    /* per count, for --verbose: the split rule's counts of the timed rounds
+     * alone (calls before them subtracted), and the fastest and slowest
+     * sample of the rounds */
+    tj_split_counts timed[TJ_SCALE_MAX];
+    double low[TJ_SCALE_MAX], high[TJ_SCALE_MAX];
 } tj_scale_run;
 
 /* Copies bytes [begin, end) pages of the workload's sources into dst at
@@ -202,6 +207,8 @@ static void tj_scale_time(tj_scale_run *r, const tj_scale_opts *o, double *ns)
         batch[i] = b < 1 ? 1 : b > 1000000 ? 1000000 : b;
     }
     memset(r->peer.parts, 0, sizeof r->peer.parts); /* of the timed calls only */
+    for (int i = 0; i < r->nfn; i++)
+        tj_split_counts_of(r->fn[i], &r->timed[i]);
     for (int k = 0; k < rounds; k++)
         for (int i = 0; i < all; i++) {
             tj_scale_call(r, o, i);
@@ -210,8 +217,17 @@ static void tj_scale_time(tj_scale_run *r, const tj_scale_opts *o, double *ns)
                 tj_scale_call(r, o, i);
             samples[i][k] = (tj_bench_now_ns() - t0) / (double)batch[i];
         }
+    for (int i = 0; i < r->nfn; i++) {
+        tj_split_counts now;
+        tj_split_counts_of(r->fn[i], &now);
+        r->timed[i].split = now.split - r->timed[i].split;
+        r->timed[i].alone = now.alone - r->timed[i].alone;
+        r->timed[i].probes = now.probes - r->timed[i].probes;
+    }
     for (int i = 0; i < all; i++)
-        ns[i] = tj_bench_median(samples[i], rounds);
+        ns[i] = tj_bench_median(samples[i], rounds); /* sorts them */
+    for (int i = 0; i < r->nfn && rounds > 0; i++)
+        r->low[i] = samples[i][0], r->high[i] = samples[i][rounds - 1];
 }
 
 /* What the split rule did with count i's kernel: JSON fields, or a line. */
@@ -227,6 +243,10 @@ static void tj_scale_print_rule(const tj_scale_run *r, const tj_scale_opts *o, i
                (long long)c.split, (long long)c.alone, (long long)c.probes,
                (long long)c.modelled, (long long)c.flips, (long long)c.alone_ps,
                (long long)c.split_ps, (long long)c.pool_ns);
+        printf(", \"timed_split_calls\": %lld, \"timed_alone_calls\": %lld, "
+               "\"timed_probes\": %lld, \"ns_low\": %.2f, \"ns_high\": %.2f",
+               (long long)r->timed[i].split, (long long)r->timed[i].alone,
+               (long long)r->timed[i].probes, r->low[i], r->high[i]);
         return;
     }
     printf("      x%d: %lld split, %lld alone (%lld probes, %lld by the model), %lld verdict "
@@ -235,6 +255,10 @@ static void tj_scale_print_rule(const tj_scale_run *r, const tj_scale_opts *o, i
            (long long)c.modelled, (long long)c.flips, (long long)c.alone_ps,
            (long long)c.split_ps, c.alone_ps ? (double)c.split_ps / (double)c.alone_ps : 0.0,
            (double)c.pool_ns / 1000);
+    printf("          in the timed rounds: %lld split, %lld alone, %lld probes; samples %.1f to "
+           "%.1f ns\n",
+           (long long)r->timed[i].split, (long long)r->timed[i].alone,
+           (long long)r->timed[i].probes, r->low[i], r->high[i]);
 }
 
 static void tj_scale_print(const tj_scale_run *r, const tj_scale_opts *o, const double *ns,
