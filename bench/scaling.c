@@ -59,8 +59,8 @@ typedef struct tj_scale_run {
     double low[TJ_SCALE_MAX], high[TJ_SCALE_MAX];
 } tj_scale_run;
 
-/* Copies bytes [begin, end) pages of the workload's sources into dst at
- * the same offsets of the flat stream. */
+/* Copies pages [begin, end) of the workload's sources, one stream after
+ * the other, to the same offsets of dst. */
 static void tj_peer_part(void *ctx, int64_t begin, int64_t end)
 {
     tj_scale_peer *p = ctx;
