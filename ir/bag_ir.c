@@ -1151,6 +1151,20 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     tj_close_function(k);
 }
 
+/* A kernel without parts (not split): one function, the checks then the
+ * bags. The check and range functions of a split kernel, in one that
+ * calls each once, were a large share of its code generation: LLVM
+ * generates code function by function (docs/performance.md, 'Compile
+ * time of a bag kernel'). */
+static void tj_emit_whole_kernel(tj_bir *k, const char *name)
+{
+    tj_counted_function(k, name, NULL, 0, 1);
+    tj_emit_checks(k);
+    tj_emit_bags_by_alignment(k, tj_i64(&k->e, 0), k->bags);
+    LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
+    tj_close_function(k);
+}
+
 /* Segments: one function, the checks then the sums. */
 static void tj_emit_segment_kernel(tj_bir *k, const char *name)
 {
@@ -1220,6 +1234,8 @@ LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir
     e->b = LLVMCreateBuilderInContext(ctx);
     if (k.g->form == TJ_BAG_SEGMENTS)
         tj_emit_segment_kernel(&k, name);
+    else if (!k.st.ranges)
+        tj_emit_whole_kernel(&k, name);
     else
         tj_emit_bag_kernel(&k, name);
     return tj_emit_finish(e, why, why_len);
