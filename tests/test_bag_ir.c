@@ -799,6 +799,51 @@ static void test_threads(void **state)
     }
 }
 
+/* How many times `what` occurs in text. */
+static int occurrences(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = text; (at = strstr(at, what)); at += strlen(what))
+        n++;
+    return n;
+}
+
+/* What a bag's compile pays for (docs/performance.md, 'Compile time of a
+ * bag kernel'): a kernel on one thread is one function, with no check or
+ * range part; a split one still exports both; and no loop of either is
+ * left for LLVM's loop vectorizer to make. */
+static void test_compiled_shape(void **state)
+{
+    (void)state;
+    char why[256];
+    for (int threads = 1; threads <= 4; threads += 3) {
+        bag_case c;
+        fill_plan(&c, TJ_BAG_OFFSETS, JIT_F32, JIT_REDUCTION_SUM);
+        tj_bag_plan *g = &c.p.bag;
+        g->threads = threads;
+        g->rows = 1000000;
+        g->row_elems = 64;
+        g->bags = 2048;
+        g->include_last_offset = 0;
+        g->offsets_len = 2048;
+        g->lookups = 204800;
+        char *ir = tj_backend_dump(&c.p, TJ_DUMP_IR, why, sizeof why);
+        char *opt = tj_backend_dump(&c.p, TJ_DUMP_IR_OPT, why, sizeof why);
+        if (!ir || !opt)
+            fail_msg("no IR: %s", why);
+        int split = threads > 1;
+        if (occurrences(ir, "define ") != (split ? 3 : 1) ||
+            (occurrences(ir, "_check(") > 0) != split || (occurrences(ir, "_range(") > 0) != split)
+            fail_msg("threads %d: %d functions, %d check and %d range mentions in\n%s", threads,
+                     occurrences(ir, "define "), occurrences(ir, "_check("),
+                     occurrences(ir, "_range("), ir);
+        if (strstr(opt, "llvm.loop.isvectorized"))
+            fail_msg("threads %d: the loop vectorizer ran on\n%s", threads, opt);
+        free(ir);
+        free(opt);
+    }
+}
+
 /* Large tables: the default strategy prefetches; rows of every width. */
 static void test_prefetched_tables(void **state)
 {
@@ -979,6 +1024,9 @@ int main(void)
         cmocka_unit_test(test_strategy_words),
         cmocka_unit_test(test_dynamic_families),
         cmocka_unit_test(test_dynamic_bad),
+        /* last: its plans draw from the random stream, which the plans
+         * of the tests above must not see moved */
+        cmocka_unit_test(test_compiled_shape),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tj_cache_clear();
