@@ -19,12 +19,16 @@ jit_kernel tj_bench_compile_unchecked(const jit_sig *sig, char *why, size_t len)
     const tj_op_def *def = tj_sig_op(sig);
     tj_plan plan;
     tj_key key;
+    if (def && jit_sig_is_dynamic(sig)) { /* its code calls back with its own plan */
+        snprintf(why, len, "unchecked kernels are for static signatures only");
+        return NULL;
+    }
     if (!def || tj_sig_plan(def, sig, &plan, NULL) != 0 || tj_key_sig(def, sig, &key) != 0) {
         snprintf(why, len, "%s", jit_last_error());
         return NULL;
     }
-    if (!plan.is_bag || plan.bag.dynamic) {
-        snprintf(why, len, "unchecked kernels are for static embedding bags only");
+    if (!plan.is_bag) {
+        snprintf(why, len, "unchecked kernels are for embedding bags only");
         return NULL;
     }
     plan.bag.unchecked = 1;
