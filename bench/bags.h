@@ -107,9 +107,9 @@ tj_bag_fn tj_bags_jit_compile_unchecked(const tj_bag_workload *w, int64_t n, cha
                                         size_t len);
 /* The dims of w's calls of the dynamic kernel, into dims[6]; their count. */
 int tj_bags_jit_dims(const tj_bag_workload *w, int64_t n, int64_t *dims);
-/* The process's first bag compile, of a signature no workload has, so
- * that the workloads' compile times are those of a compile after the
- * first (LLVM's start-up paid): its ms, or -1 when there is none. */
+/* A first bag compile, of a signature no workload has, so that a
+ * workload's compile times are those of a compile after the first
+ * (LLVM's start-up paid): its ms, or -1 when there is none. */
 double tj_bags_jit_first_compile(void);
 /* sig's kernel without its run-time checks, or NULL with why: the bench's
  * internal entry point (not in libtensorjit.so), never the library's. */

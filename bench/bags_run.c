@@ -90,6 +90,8 @@ static void tj_bag_compile_jit(tj_bag_case *c, const tj_bag_workload *w)
     char *why = c->jit_why;
     size_t len = sizeof c->jit_why;
     c->compile_ms = c->compile_dyn_ms = -1;
+    jit_shutdown(); /* the earlier workloads' kernels are released already */
+    c->first_compile_ms = tj_bags_jit_first_compile();
     c->fn[TJ_BAG_JIT] = tj_bags_jit_compile(w, c->in.n, 1, &c->compile_ms, why, len);
     c->dyn = tj_bags_jit_compile_dynamic(w, &c->compile_dyn_ms, why, len);
     tj_bags_jit_dims(w, c->in.n, c->dims);

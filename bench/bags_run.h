@@ -33,8 +33,10 @@ typedef struct tj_bag_case {
     double ns[TJ_BAG_COUNT]; /* the median of the rounds */
     double ns_min[TJ_BAG_COUNT], ns_max[TJ_BAG_COUNT];
     /* compile ms of the static and the dynamic kernel, each a compile
-     * after the process's first (tj_bags_jit_first_compile); -1: none */
-    double compile_ms, compile_dyn_ms;
+     * after a first one (first_compile_ms, of another signature) in a
+     * library just shut down: no kernel of an earlier workload (E2a's
+     * dynamic one is E2b's) is a cache hit; -1: none */
+    double first_compile_ms, compile_ms, compile_dyn_ms;
 } tj_bag_case;
 
 /* Inputs, kernels and the probe's distance; 0, or -1 with why. */
