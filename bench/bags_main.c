@@ -73,14 +73,14 @@ static void tj_print_compile(const tj_bag_case *c)
     if (tj_bag_available(c, TJ_BAG_JIT) && tj_bag_available(c, TJ_BAG_JIT_UNCHECKED) &&
         c->ns[TJ_BAG_JIT_UNCHECKED] > 0)
         printf("      run-time checks: jit / jit unchecked %.3fx\n",
-               c->ns[TJ_BAG_JIT] / c->ns[TJ_BAG_JIT_UNCHECKED]);
+               tj_bag_ratio(c, TJ_BAG_JIT, TJ_BAG_JIT_UNCHECKED));
 }
 
 static void tj_print_text(const tj_bag_case *c)
 {
     const tj_bag_inputs *in = &c->in;
     const tj_bag_workload *w = in->w;
-    double st = c->ns[TJ_BAG_STATIC], mb = 1024.0 * 1024.0;
+    double mb = 1024.0 * 1024.0;
     double between = (double)(in->sets - 1) * (double)(in->n * w->width * (int64_t)in->elem);
     printf("%-5s %s\n", w->id, w->what);
     printf("      %lld lookups a call; %d index sets (%.0f MiB of rows read between two uses of "
@@ -103,8 +103,9 @@ static void tj_print_text(const tj_bag_case *c)
         else
             snprintf(label, sizeof label, "%s", tj_bag_impl_name((tj_bag_impl)i));
         printf("      %-22s %14.1f %10.2f %9.2fx  %.1f..%.1f%s\n", label, c->ns[i],
-               in->n ? c->ns[i] / (double)in->n : 0, st > 0 ? c->ns[i] / st : 0, c->ns_min[i],
-               c->ns_max[i], c->ok[i] ? "" : "  OUTPUT DIFFERS FROM THE STATIC KERNEL'S");
+               in->n ? c->ns[i] / (double)in->n : 0,
+               tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), c->ns_min[i], c->ns_max[i],
+               c->ok[i] ? "" : "  OUTPUT DIFFERS FROM THE STATIC KERNEL'S");
     }
 }
 
@@ -117,7 +118,6 @@ static void tj_print_json(const tj_bag_case *c, int rounds, int *first)
 {
     const tj_bag_inputs *in = &c->in;
     const tj_bag_workload *w = in->w;
-    double st = c->ns[TJ_BAG_STATIC];
     for (int i = 0; i < TJ_BAG_COUNT; i++) {
         if (!tj_bag_available(c, (tj_bag_impl)i))
             continue;
@@ -127,7 +127,7 @@ static void tj_print_json(const tj_bag_case *c, int rounds, int *first)
                "\"table_bytes\": %lld, \"huge_page_bytes\": %lld, \"thp\": \"%s\", "
                "\"madvise\": \"%s\", \"rounds\": %d, \"ns_min\": %.2f, \"ns_max\": %.2f",
                *first ? "" : ",", w->id, tj_bag_impl_name((tj_bag_impl)i), c->ns[i],
-               in->n ? c->ns[i] / (double)in->n : 0, st > 0 ? c->ns[i] / st : 0,
+               in->n ? c->ns[i] / (double)in->n : 0, tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC),
                i == TJ_BAG_JIT2 ? 2 : 1, tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
                tj_bool(w->weighted), w->packed ? "packed" : "offsets",
                (long long)in->table_bytes, (long long)in->huge_bytes, tj_bag_thp_mode(),
@@ -139,7 +139,7 @@ static void tj_print_json(const tj_bag_case *c, int rounds, int *first)
             printf(", \"compile_ms\": %.3f, \"first_compile_ms\": %.3f", c->compile_dyn_ms,
                    c->first_compile_ms);
         if (i == TJ_BAG_JIT_UNCHECKED && c->ns[TJ_BAG_JIT_UNCHECKED] > 0)
-            printf(", \"jit_vs_unchecked\": %.4f", c->ns[TJ_BAG_JIT] / c->ns[i]);
+            printf(", \"jit_vs_unchecked\": %.4f", tj_bag_ratio(c, TJ_BAG_JIT, i));
         if (i == TJ_BAG_PROBE)
             printf(", \"prefetch_distance\": %lld", c->distance);
         printf("}\n");
@@ -179,7 +179,7 @@ static int tj_dump(const tj_bag_case *c, const char *dir)
 static void tj_print_header(const tj_bags_opts *o)
 {
     printf("tensorjit bench --bags: %d interleaved rounds, each timing every row once in turn; "
-           "ns/call is their median\n",
+           "ns/call is their median, a ratio the median of the rounds' ratios\n",
            o->rounds);
     printf("huge pages: transparent (THP %s); every buffer of 2 MB or more, of every row alike, "
            "is 2 MB aligned and madvise(MADV_HUGEPAGE)'d\n",

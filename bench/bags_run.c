@@ -207,8 +207,9 @@ static int64_t tj_bag_batch(tj_bag_case *c, tj_bag_impl i, double target_ns)
 void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns)
 {
     int64_t n[TJ_BAG_COUNT] = {0};
-    double samples[TJ_BAG_COUNT][64];
-    rounds = rounds > 64 ? 64 : rounds;
+    double samples[TJ_BAG_COUNT][TJ_BAG_MAX_ROUNDS];
+    rounds = rounds > TJ_BAG_MAX_ROUNDS ? TJ_BAG_MAX_ROUNDS : rounds;
+    c->rounds = rounds;
     for (int i = 0; i < TJ_BAG_COUNT; i++)
         if (tj_bag_available(c, (tj_bag_impl)i)) {
             tj_bag_call(c, (tj_bag_impl)i);
@@ -223,10 +224,21 @@ void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns)
             for (int64_t k = 0; k < n[i]; k++)
                 tj_bag_call(c, (tj_bag_impl)i);
             samples[i][r] = (tj_bench_now_ns() - t0) / (double)n[i];
+            c->round_ns[i][r] = samples[i][r];
         }
     for (int i = 0; i < TJ_BAG_COUNT; i++) {
         c->ns[i] = n[i] ? tj_bench_median(samples[i], rounds) : 0; /* sorts them */
         c->ns_min[i] = n[i] ? samples[i][0] : 0;
         c->ns_max[i] = n[i] ? samples[i][rounds - 1] : 0;
     }
+}
+
+double tj_bag_ratio(const tj_bag_case *c, tj_bag_impl a, tj_bag_impl b)
+{
+    double v[TJ_BAG_MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; r < c->rounds; r++)
+        if (c->round_ns[b][r] > 0)
+            v[n++] = c->round_ns[a][r] / c->round_ns[b][r];
+    return tj_bench_median(v, n);
 }

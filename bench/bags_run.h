@@ -17,6 +17,8 @@ typedef enum tj_bag_impl {
     TJ_BAG_COUNT
 } tj_bag_impl;
 
+#define TJ_BAG_MAX_ROUNDS 64
+
 typedef struct tj_bag_case {
     tj_bag_inputs in;
     void *lib; /* the compiled static kernels */
@@ -32,6 +34,8 @@ typedef struct tj_bag_case {
     char jit_why[256];    /* why there is no JIT row */
     double ns[TJ_BAG_COUNT]; /* the median of the rounds */
     double ns_min[TJ_BAG_COUNT], ns_max[TJ_BAG_COUNT];
+    int rounds;
+    double round_ns[TJ_BAG_COUNT][TJ_BAG_MAX_ROUNDS]; /* each round's, in round order */
     /* compile ms of the static and the dynamic kernel, each a compile
      * after a first one (first_compile_ms, of another signature) in a
      * library just shut down: no kernel of an earlier workload (E2a's
@@ -53,5 +57,9 @@ int tj_bag_verify(tj_bag_case *c);
  * ns_max with the spread. */
 void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns);
 const char *tj_bag_impl_name(tj_bag_impl i);
+/* The median over the rounds of a's time over b's in the same round: the
+ * ratio workloads.md asks for (within each run, then the median), steadier
+ * on a busy host than the ratio of the two medians. 0 without rounds. */
+double tj_bag_ratio(const tj_bag_case *c, tj_bag_impl a, tj_bag_impl b);
 
 #endif

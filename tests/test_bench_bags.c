@@ -171,6 +171,10 @@ static void check_timing(const cJSON *e, int rounds)
                      field_number(e, "compile_ms"));
         assert_true(field_number(e, "first_compile_ms") > 0);
     }
+    /* each round's ratio to the static kernel in that round, then their median */
+    assert_true(field_number(e, "vs_static") > 0);
+    if (strcmp(impl, "static") == 0)
+        assert_true(field_number(e, "vs_static") == 1.0);
     if (strcmp(impl, "jit unchecked") == 0)
         assert_true(field_number(e, "jit_vs_unchecked") > 0);
 }
