@@ -63,8 +63,9 @@ static const char *tj_madvise_word(int madvised)
     return madvised > 0 ? "ok" : madvised == 0 ? "refused" : "not asked under 2 MB";
 }
 
-/* The compile figures, and what the checks cost (jit against jit
- * unchecked, in the same rounds). */
+/* The compile figures, what the checks cost (jit against jit unchecked)
+ * and what the dynamic dims cost (jit dyn against jit), in the same
+ * rounds. */
 static void tj_print_compile(const tj_bag_case *c)
 {
     if (c->compile_ms >= 0 || c->compile_dyn_ms >= 0)
@@ -74,6 +75,9 @@ static void tj_print_compile(const tj_bag_case *c)
         c->ns[TJ_BAG_JIT_UNCHECKED] > 0)
         printf("      run-time checks: jit / jit unchecked %.3fx\n",
                tj_bag_ratio(c, TJ_BAG_JIT, TJ_BAG_JIT_UNCHECKED));
+    if (tj_bag_available(c, TJ_BAG_JIT) && tj_bag_available(c, TJ_BAG_JIT_DYN))
+        printf("      dynamic dims: jit dyn / jit %.3fx\n",
+               tj_bag_ratio(c, TJ_BAG_JIT_DYN, TJ_BAG_JIT));
 }
 
 static void tj_print_text(const tj_bag_case *c)
@@ -138,6 +142,8 @@ static void tj_print_json(const tj_bag_case *c, int rounds, int *first)
         if (i == TJ_BAG_JIT_DYN && c->compile_dyn_ms >= 0)
             printf(", \"compile_ms\": %.3f, \"first_compile_ms\": %.3f", c->compile_dyn_ms,
                    c->first_compile_ms);
+        if (i == TJ_BAG_JIT_DYN && tj_bag_available(c, TJ_BAG_JIT))
+            printf(", \"vs_jit\": %.4f", tj_bag_ratio(c, TJ_BAG_JIT_DYN, TJ_BAG_JIT));
         if (i == TJ_BAG_JIT_UNCHECKED && c->ns[TJ_BAG_JIT_UNCHECKED] > 0)
             printf(", \"jit_vs_unchecked\": %.4f", tj_bag_ratio(c, TJ_BAG_JIT, i));
         if (i == TJ_BAG_PROBE)

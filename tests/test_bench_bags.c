@@ -175,6 +175,8 @@ static void check_timing(const cJSON *e, int rounds)
     assert_true(field_number(e, "vs_static") > 0);
     if (strcmp(impl, "static") == 0)
         assert_true(field_number(e, "vs_static") == 1.0);
+    if (strcmp(impl, "jit dyn") == 0)
+        assert_true(field_number(e, "vs_jit") > 0);
     if (strcmp(impl, "jit unchecked") == 0)
         assert_true(field_number(e, "jit_vs_unchecked") > 0);
 }
