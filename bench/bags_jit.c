@@ -98,7 +98,8 @@ tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, 
 tj_bag_dyn_fn tj_bags_jit_compile_dynamic(const tj_bag_workload *w, double *ms, char *why,
                                           size_t len)
 {
-    return (tj_bag_dyn_fn)tj_bags_jit_compile(w, 0, 1, ms, why, len);
+    tj_bags_jit_compile(w, 0, 1, ms, why, len);
+    return NULL;
 }
 
 tj_bag_fn tj_bags_jit_compile_unchecked(const tj_bag_workload *w, int64_t n, char *why,
