@@ -118,7 +118,7 @@ static const char *tj_bool(int v)
     return v ? "true" : "false";
 }
 
-static void tj_print_json(const tj_bag_case *c, int rounds, int *first)
+static void tj_print_json(const tj_bag_case *c, int *first)
 {
     const tj_bag_inputs *in = &c->in;
     const tj_bag_workload *w = in->w;
@@ -131,11 +131,12 @@ static void tj_print_json(const tj_bag_case *c, int rounds, int *first)
                "\"table_bytes\": %lld, \"huge_page_bytes\": %lld, \"thp\": \"%s\", "
                "\"madvise\": \"%s\", \"rounds\": %d, \"ns_min\": %.2f, \"ns_max\": %.2f",
                *first ? "" : ",", w->id, tj_bag_impl_name((tj_bag_impl)i), c->ns[i],
-               in->n ? c->ns[i] / (double)in->n : 0, tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC),
-               i == TJ_BAG_JIT2 ? 2 : 1, tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
+               in->n ? c->ns[i] / (double)in->n : 0,
+               tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), i == TJ_BAG_JIT2 ? 2 : 1,
+               tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
                tj_bool(w->weighted), w->packed ? "packed" : "offsets",
                (long long)in->table_bytes, (long long)in->huge_bytes, tj_bag_thp_mode(),
-               tj_madvise_word(in->madvised), rounds, c->ns_min[i], c->ns_max[i]);
+               tj_madvise_word(in->madvised), c->rounds, c->ns_min[i], c->ns_max[i]);
         if (i == TJ_BAG_JIT && c->compile_ms >= 0)
             printf(", \"compile_ms\": %.3f, \"first_compile_ms\": %.3f", c->compile_ms,
                    c->first_compile_ms);
@@ -210,7 +211,7 @@ static int tj_bags_one(const tj_bag_workload *w, const tj_bags_opts *o, int *fir
     }
     tj_bag_time(&c, o->rounds, o->smoke ? 2e5 : 2e7);
     if (o->json)
-        tj_print_json(&c, o->rounds, first);
+        tj_print_json(&c, first);
     else
         tj_print_text(&c);
     fflush(stdout);
