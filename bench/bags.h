@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorjit.h"
+
 /* One workload: table [rows, width] (f32, or bf16 with bf16 out), B bags
  * of L lookups (varying: each bag's length uniform in [0, L]), in the
  * offsets form or packed ([B, L] indices). */
@@ -86,10 +88,32 @@ int tj_bag_static_build(const tj_bag_workload *const *ws, const int64_t *ns, int
 void *tj_bag_static_find(void *handle, const char *prefix, const char *id);
 void tj_bag_static_close(void *handle);
 
-/* tensorjit's kernel for w (bench/bags_jit.c), or NULL with why when this
- * build has no embedding-bag ops or the compile failed. */
-tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, char *why,
-                              size_t len);
+/* SPEC section 10's dynamic kernel type: dims as tj_bags_jit_dims lays
+ * them out. */
+typedef int (*tj_bag_dyn_fn)(const void *table, const void *indices, const void *offsets,
+                             const void *weights, void *out, const int64_t *dims);
+
+/* tensorjit's kernels for w (bench/bags_jit.c), or NULL with why when this
+ * build has no embedding-bag ops or the compile failed; *ms (unless NULL)
+ * the compile's wall time. The dynamic one leaves the bag count and the
+ * lookup count (packed: the bag length) to the call. */
+tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, double *ms,
+                              char *why, size_t len);
+tj_bag_dyn_fn tj_bags_jit_compile_dynamic(const tj_bag_workload *w, double *ms, char *why,
+                                          size_t len);
+/* The one-thread static kernel with its index and offset checks compiled
+ * out (bench/bags_unchecked.c). */
+tj_bag_fn tj_bags_jit_compile_unchecked(const tj_bag_workload *w, int64_t n, char *why,
+                                        size_t len);
+/* The dims of w's calls of the dynamic kernel, into dims[6]; their count. */
+int tj_bags_jit_dims(const tj_bag_workload *w, int64_t n, int64_t *dims);
+/* A first bag compile, of a signature no workload has, so that a
+ * workload's compile times are those of a compile after the first
+ * (LLVM's start-up paid): its ms, or -1 when there is none. */
+double tj_bags_jit_first_compile(void);
+/* sig's kernel without its run-time checks, or NULL with why: the bench's
+ * internal entry point (not in libtensorjit.so), never the library's. */
+jit_kernel tj_bench_compile_unchecked(const jit_sig *sig, char *why, size_t len);
 
 /* tensorjit bench --bags / --bags-smoke / --workload E*: the exit status. */
 int tj_bench_bags(int argc, char **argv);

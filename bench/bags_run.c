@@ -14,14 +14,17 @@ static const long long tj_probe_distances[] = {8, 16, 24, 32, 48, 64, 96, 128, 1
 
 const char *tj_bag_impl_name(tj_bag_impl i)
 {
-    static const char *const names[TJ_BAG_COUNT] = {"static", "prefetch16", "probe", "memcpy",
-                                                    "jit", "jit x2"};
+    static const char *const names[TJ_BAG_COUNT] = {
+        "static", "prefetch16", "probe", "memcpy", "jit", "jit dyn", "jit unchecked", "jit x2"};
     return (unsigned)i < TJ_BAG_COUNT ? names[i] : "?";
 }
 
 int tj_bag_available(const tj_bag_case *c, tj_bag_impl i)
 {
-    return i == TJ_BAG_MEMCPY || (i == TJ_BAG_PROBE ? c->probe != NULL : c->fn[i] != NULL);
+    if (i == TJ_BAG_MEMCPY)
+        return 1;
+    return i == TJ_BAG_PROBE ? c->probe != NULL : i == TJ_BAG_JIT_DYN ? c->dyn != NULL
+                                                                      : c->fn[i] != NULL;
 }
 
 static int tj_bag_call_set(tj_bag_case *c, tj_bag_impl i, int set)
@@ -34,6 +37,8 @@ static int tj_bag_call_set(tj_bag_case *c, tj_bag_impl i, int set)
         return 0;
     case TJ_BAG_PROBE:
         return c->probe(in->table, ix, in->offsets, wt, c->out, c->distance);
+    case TJ_BAG_JIT_DYN:
+        return c->dyn(in->table, ix, in->offsets, wt, c->out, c->dims);
     default:
         return c->fn[i](in->table, ix, in->offsets, wt, c->out);
     }
@@ -79,6 +84,25 @@ static void tj_probe_search(tj_bag_case *c, double batch_ns)
     c->distance = pick;
 }
 
+/* tensorjit's rows; the static and the dynamic kernel first, timed. */
+static void tj_bag_compile_jit(tj_bag_case *c, const tj_bag_workload *w)
+{
+    char *why = c->jit_why;
+    size_t len = sizeof c->jit_why;
+    c->compile_ms = c->compile_dyn_ms = -1;
+    jit_shutdown(); /* the earlier workloads' kernels are released already */
+    c->first_compile_ms = tj_bags_jit_first_compile();
+    c->fn[TJ_BAG_JIT] = tj_bags_jit_compile(w, c->in.n, 1, &c->compile_ms, why, len);
+    c->dyn = tj_bags_jit_compile_dynamic(w, &c->compile_dyn_ms, why, len);
+    tj_bags_jit_dims(w, c->in.n, c->dims);
+    c->fn[TJ_BAG_JIT_UNCHECKED] = tj_bags_jit_compile_unchecked(w, c->in.n, why, len);
+    c->fn[TJ_BAG_JIT2] = tj_bags_jit_compile(w, c->in.n, 2, NULL, why, len);
+    if (!c->fn[TJ_BAG_JIT])
+        c->compile_ms = -1;
+    if (!c->dyn)
+        c->compile_dyn_ms = -1;
+}
+
 int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *why, size_t len)
 {
     memset(c, 0, sizeof *c);
@@ -99,8 +123,7 @@ int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *wh
         snprintf(why, len, "%s: the compiled static kernels lack a symbol", w->id);
         return -1;
     }
-    c->fn[TJ_BAG_JIT] = tj_bags_jit_compile(w, c->in.n, 1, c->jit_why, sizeof c->jit_why);
-    c->fn[TJ_BAG_JIT2] = tj_bags_jit_compile(w, c->in.n, 2, c->jit_why, sizeof c->jit_why);
+    tj_bag_compile_jit(c, w);
     tj_probe_search(c, smoke ? 2e5 : 2e7);
     return 0;
 }
@@ -184,8 +207,9 @@ static int64_t tj_bag_batch(tj_bag_case *c, tj_bag_impl i, double target_ns)
 void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns)
 {
     int64_t n[TJ_BAG_COUNT] = {0};
-    double samples[TJ_BAG_COUNT][64];
-    rounds = rounds > 64 ? 64 : rounds;
+    double samples[TJ_BAG_COUNT][TJ_BAG_MAX_ROUNDS];
+    rounds = rounds > TJ_BAG_MAX_ROUNDS ? TJ_BAG_MAX_ROUNDS : rounds;
+    c->rounds = rounds;
     for (int i = 0; i < TJ_BAG_COUNT; i++)
         if (tj_bag_available(c, (tj_bag_impl)i)) {
             tj_bag_call(c, (tj_bag_impl)i);
@@ -200,7 +224,21 @@ void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns)
             for (int64_t k = 0; k < n[i]; k++)
                 tj_bag_call(c, (tj_bag_impl)i);
             samples[i][r] = (tj_bench_now_ns() - t0) / (double)n[i];
+            c->round_ns[i][r] = samples[i][r];
         }
-    for (int i = 0; i < TJ_BAG_COUNT; i++)
-        c->ns[i] = n[i] ? tj_bench_median(samples[i], rounds) : 0;
+    for (int i = 0; i < TJ_BAG_COUNT; i++) {
+        c->ns[i] = n[i] ? tj_bench_median(samples[i], rounds) : 0; /* sorts them */
+        c->ns_min[i] = n[i] ? samples[i][0] : 0;
+        c->ns_max[i] = n[i] ? samples[i][rounds - 1] : 0;
+    }
+}
+
+double tj_bag_ratio(const tj_bag_case *c, tj_bag_impl a, tj_bag_impl b)
+{
+    double v[TJ_BAG_MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; r < c->rounds; r++)
+        if (c->round_ns[b][r] > 0)
+            v[n++] = c->round_ns[a][r] / c->round_ns[b][r];
+    return tj_bench_median(v, n);
 }

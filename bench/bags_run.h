@@ -7,26 +7,40 @@
 
 typedef enum tj_bag_impl {
     TJ_BAG_STATIC,
-    TJ_BAG_PREFETCH, /* the static kernel prefetching 16 lookups ahead */
-    TJ_BAG_PROBE,    /* the random-gather probe at its searched distance */
-    TJ_BAG_MEMCPY,   /* a copy of the output's bytes */
-    TJ_BAG_JIT,      /* tensorjit's kernel, where this build has the ops */
-    TJ_BAG_JIT2,     /* the same with threads = 2: bags split across the pool */
+    TJ_BAG_PREFETCH,      /* the static kernel prefetching 16 lookups ahead */
+    TJ_BAG_PROBE,         /* the random-gather probe at its searched distance */
+    TJ_BAG_MEMCPY,        /* a copy of the output's bytes */
+    TJ_BAG_JIT,           /* tensorjit's kernel, where this build has the ops */
+    TJ_BAG_JIT_DYN,       /* its dynamic kernel (B, N / L dynamic) on the same inputs */
+    TJ_BAG_JIT_UNCHECKED, /* the JIT kernel with its run-time checks compiled out */
+    TJ_BAG_JIT2,          /* the JIT kernel with threads = 2: bags split across the pool */
     TJ_BAG_COUNT
 } tj_bag_impl;
+
+#define TJ_BAG_MAX_ROUNDS 64
 
 typedef struct tj_bag_case {
     tj_bag_inputs in;
     void *lib; /* the compiled static kernels */
-    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit, jit x2 */
+    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit, jit unchecked, jit x2 */
     tj_bag_probe_fn probe;
+    tj_bag_dyn_fn dyn;
+    int64_t dims[6]; /* the dynamic kernel's */
     long long distance; /* the probe's, in lookups */
     void *out;
     void *reference; /* the static kernel's output on index set 0 (memcpy copies it) */
     int next_set;
     int ok[TJ_BAG_COUNT]; /* its output equals the static kernel's on every set checked */
     char jit_why[256];    /* why there is no JIT row */
-    double ns[TJ_BAG_COUNT];
+    double ns[TJ_BAG_COUNT]; /* the median of the rounds */
+    double ns_min[TJ_BAG_COUNT], ns_max[TJ_BAG_COUNT];
+    int rounds;
+    double round_ns[TJ_BAG_COUNT][TJ_BAG_MAX_ROUNDS]; /* each round's, in round order */
+    /* compile ms of the static and the dynamic kernel, each a compile
+     * after a first one (first_compile_ms, of another signature) in a
+     * library just shut down: no kernel of an earlier workload (E2a's
+     * dynamic one is E2b's) is a cache hit; -1: none */
+    double first_compile_ms, compile_ms, compile_dyn_ms;
 } tj_bag_case;
 
 /* Inputs, kernels and the probe's distance; 0, or -1 with why. */
@@ -38,8 +52,14 @@ int tj_bag_available(const tj_bag_case *c, tj_bag_impl i);
  * stderr. Returns how many differ. TENSORJIT_BENCH_BAGS_CORRUPT=NAME
  * flips a bit of that peer's output first (the bench's test). */
 int tj_bag_verify(tj_bag_case *c);
-/* Interleaved rounds, batches of about batch_ns; fills c->ns. */
+/* Interleaved rounds: each round times a batch of about batch_ns of
+ * every peer once, in turn; fills c->ns with the median and ns_min,
+ * ns_max with the spread. */
 void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns);
 const char *tj_bag_impl_name(tj_bag_impl i);
+/* The median over the rounds of a's time over b's in the same round: the
+ * ratio workloads.md asks for (within each run, then the median), steadier
+ * on a busy host than the ratio of the two medians. 0 without rounds. */
+double tj_bag_ratio(const tj_bag_case *c, tj_bag_impl a, tj_bag_impl b);
 
 #endif

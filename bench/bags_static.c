@@ -9,9 +9,7 @@
  * - probe_ID: the same work with the prefetch distance a run-time
  *   argument (searched by the bench) into L2, and streaming stores of the
  *   output: the rate this core fetches rows of that index stream. */
-#include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bags.h"
@@ -112,51 +110,34 @@ static void tj_emit_workload(FILE *f, const tj_bag_workload *w, int64_t n)
                "#undef WEIGHTED\n#undef MEAN\n\n");
 }
 
+typedef struct tj_bag_static_set {
+    const tj_bag_workload *const *ws;
+    const int64_t *ns;
+    int count;
+} tj_bag_static_set;
+
+static void tj_emit_all(FILE *f, const void *arg)
+{
+    const tj_bag_static_set *set = arg;
+    fputs(tj_bag_prelude, f);
+    for (int i = 0; i < set->count; i++)
+        tj_emit_workload(f, set->ws[i], set->ns[i]);
+}
+
 int tj_bag_static_build(const tj_bag_workload *const *ws, const int64_t *ns, int count,
                         void **handle, char *why, size_t len)
 {
-    char dir[4096], src[4200], so[4200], cmd[12800];
-    *handle = NULL;
-    if (tj_bench_tmpdir("bags", dir, sizeof dir) != 0) {
-        snprintf(why, len, "cannot make a temporary folder");
-        return -1;
-    }
-    snprintf(src, sizeof src, "%s/bags.c", dir);
-    snprintf(so, sizeof so, "%s/bags.so", dir);
-    FILE *f = fopen(src, "w");
-    if (!f) {
-        snprintf(why, len, "cannot write %s", src);
-        tj_bench_rmdir(dir);
-        return -1;
-    }
-    fputs(tj_bag_prelude, f);
-    for (int i = 0; i < count; i++)
-        tj_emit_workload(f, ws[i], ns[i]);
-    fclose(f);
-    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-    snprintf(cmd, sizeof cmd,
-             "%s -O3 -march=native -ffp-contract=off -shared -fPIC -o %s %s 2>%s/cc.log", cc, so,
-             src, dir);
-    int rc = system(cmd);
-    *handle = rc == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!*handle) { /* the folder stays, for its cc.log */
-        snprintf(why, len, "'%s -O3 -march=native -ffp-contract=off' failed (see %s/cc.log)", cc,
-                 dir);
-        return -1;
-    }
-    tj_bench_rmdir(dir); /* the loaded object stays mapped */
-    return 0;
+    tj_bag_static_set set = {ws, ns, count};
+    return tj_bench_cc_load("bags", "-O3 -march=native -ffp-contract=off", tj_emit_all, &set,
+                            handle, why, len);
 }
 
 void *tj_bag_static_find(void *handle, const char *prefix, const char *id)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s_%s", prefix, id);
-    return handle ? dlsym(handle, name) : NULL;
+    return tj_bench_cc_find(handle, prefix, id);
 }
 
 void tj_bag_static_close(void *handle)
 {
-    if (handle)
-        dlclose(handle);
+    tj_bench_cc_close(handle);
 }

@@ -6,6 +6,7 @@
 #define TJ_BENCH_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tensorjit.h"
 #include "workloads.h"
@@ -62,6 +63,17 @@ void *tj_static_find(void *handle, const char *id);
 void tj_static_close(void *handle);
 
 int tj_cmd_bench_run(int argc, char **argv);
+
+/* The C peers' build (bench/cc_load.c): emit(f, arg) writes a C file into
+ * a scratch folder $TMPDIR/tensorjit-bench-WHAT-XXXXXX, which `$CC FLAGS
+ * -shared -fPIC` (cc without CC) compiles and dlopen loads. 0 and
+ * *handle, or -1 with why (the folder then stays when the compiler
+ * failed, for its cc.log). tj_bench_cc_find: the symbol PREFIX_ID. */
+typedef void (*tj_bench_emit_fn)(FILE *f, const void *arg);
+int tj_bench_cc_load(const char *what, const char *flags, tj_bench_emit_fn emit, const void *arg,
+                     void **handle, char *why, size_t len);
+void *tj_bench_cc_find(void *handle, const char *prefix, const char *id);
+void tj_bench_cc_close(void *handle);
 
 /* A new folder $TMPDIR/tensorjit-bench-WHAT-XXXXXX (else under /tmp) in
  * dir; 0 or -1. tj_bench_rmdir removes it with what it holds. */

@@ -3,11 +3,8 @@
  * system's C compiler with -O3 -march=native, as a hand-written kernel
  * for exactly that layer would be. It validates the indices first, like
  * every implementation here, so that all keep one contract. */
-#include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 
@@ -94,51 +91,39 @@ static void tj_emit_kernel(FILE *f, const tj_workload *w, const tj_bench_shape *
     tj_emit_undefs(f, s);
 }
 
+typedef struct tj_static_set {
+    const tj_workload *const *ws;
+    int n;
+} tj_static_set;
+
+static void tj_emit_all(FILE *f, const void *arg)
+{
+    const tj_static_set *set = arg;
+    fprintf(f, "#include <stdint.h>\n#include <string.h>\n\n");
+    for (int i = 0; i < set->n; i++) {
+        tj_bench_shape s;
+        tj_bench_shape_of(set->ws[i], &s);
+        tj_emit_kernel(f, set->ws[i], &s);
+    }
+}
+
 int tj_static_build(const tj_workload *const *ws, int n, void **handle, char *why, size_t len)
 {
-    char dir[4096], src[4200], so[4200], cmd[12800];
-    if (tj_bench_tmpdir("static", dir, sizeof dir) != 0) {
-        snprintf(why, len, "cannot make a temporary folder");
-        return -1;
-    }
-    snprintf(src, sizeof src, "%s/static.c", dir);
-    snprintf(so, sizeof so, "%s/static.so", dir);
-    FILE *f = fopen(src, "w");
-    if (!f) {
-        snprintf(why, len, "cannot write %s", src);
-        tj_bench_rmdir(dir);
-        return -1;
-    }
-    fprintf(f, "#include <stdint.h>\n#include <string.h>\n\n");
-    for (int i = 0; i < n; i++) {
-        tj_bench_shape s;
-        tj_bench_shape_of(ws[i], &s);
-        tj_emit_kernel(f, ws[i], &s);
-    }
-    fclose(f);
-    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-    snprintf(cmd, sizeof cmd, "%s -O3 -march=native -shared -fPIC -o %s %s 2>%s/cc.log", cc, so,
-             src, dir);
-    int rc = system(cmd);
-    *handle = rc == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!*handle) { /* the folder stays, for its cc.log */
-        snprintf(why, len, "no static kernel: '%s -O3 -march=native' failed (see %s/cc.log)", cc,
-                 dir);
-        return -1;
-    }
-    tj_bench_rmdir(dir); /* the loaded object stays mapped */
-    return 0;
+    char what[4400];
+    tj_static_set set = {ws, n};
+    if (tj_bench_cc_load("static", "-O3 -march=native", tj_emit_all, &set, handle, what,
+                         sizeof what) == 0)
+        return 0;
+    snprintf(why, len, "no static kernel: %s", what);
+    return -1;
 }
 
 void *tj_static_find(void *handle, const char *id)
 {
-    char name[64];
-    snprintf(name, sizeof name, "static_%s", id);
-    return handle ? dlsym(handle, name) : NULL;
+    return tj_bench_cc_find(handle, "static", id);
 }
 
 void tj_static_close(void *handle)
 {
-    if (handle)
-        dlclose(handle);
+    tj_bench_cc_close(handle);
 }

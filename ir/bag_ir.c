@@ -452,6 +452,8 @@ static void tj_emit_checks(tj_bir *k)
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
     tj_check_pointers(k);
+    if (g->unchecked)
+        return;
     LLVMValueRef zero = tj_i64(e, 0), first = zero, end = k->lookups;
     if (g->form == TJ_BAG_OFFSETS) {
         LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, k->offsets_len, zero, "has.offsets");

@@ -142,11 +142,48 @@ static void check_oracle(const char *id, int mean, int weighted)
     tj_npy_free(&out);
 }
 
-static const char *const peers[] = {"static", "prefetch16", "probe", "memcpy"};
+static const char *const peers[] = {"static", "prefetch16", "probe", "memcpy",
+                                     "jit", "jit dyn", "jit unchecked"};
 #define NPEERS (sizeof peers / sizeof *peers)
 
-/* Every smoke workload has every peer, each with a time, its output the
- * static kernel's, and the static kernel's output the oracle's. */
+static double field_number(const cJSON *e, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, name);
+    if (!cJSON_IsNumber(v))
+        fail_msg("%s: no number '%s'", field_string(e, "impl"), name);
+    return v->valuedouble;
+}
+
+/* A row's time is the median of its rounds, within their spread; the
+ * static and the dynamic JIT kernels carry their compile times. */
+static void check_timing(const cJSON *e, int rounds)
+{
+    const char *impl = field_string(e, "impl");
+    double ns = field_number(e, "ns");
+    assert_int_equal((int)field_number(e, "rounds"), rounds);
+    if (!(field_number(e, "ns_min") <= ns && ns <= field_number(e, "ns_max")))
+        fail_msg("%s: median %g outside [%g, %g]", impl, ns, field_number(e, "ns_min"),
+                 field_number(e, "ns_max"));
+    if (strcmp(impl, "jit") == 0 || strcmp(impl, "jit dyn") == 0) {
+        /* a compile, never a hit in the kernel cache (microseconds) */
+        if (field_number(e, "compile_ms") < 0.1)
+            fail_msg("%s: %s: compile_ms %g: a cache hit", field_string(e, "workload"), impl,
+                     field_number(e, "compile_ms"));
+        assert_true(field_number(e, "first_compile_ms") > 0);
+    }
+    /* each round's ratio to the static kernel in that round, then their median */
+    assert_true(field_number(e, "vs_static") > 0);
+    if (strcmp(impl, "static") == 0)
+        assert_true(field_number(e, "vs_static") == 1.0);
+    if (strcmp(impl, "jit dyn") == 0)
+        assert_true(field_number(e, "vs_jit") > 0);
+    if (strcmp(impl, "jit unchecked") == 0)
+        assert_true(field_number(e, "jit_vs_unchecked") > 0);
+}
+
+/* Every smoke workload has every peer (tensorjit's static, dynamic and
+ * unchecked kernels among them), each with a time, its output the static
+ * kernel's, and the static kernel's output the oracle's. */
 static void test_bags_smoke(void **state)
 {
     (void)state;
@@ -168,6 +205,7 @@ static void test_bags_smoke(void **state)
         assert_true(cJSON_IsNumber(per) && per->valuedouble > 0);
         if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "output_ok")))
             fail_msg("%s: %s's output differs from the static kernel's", id, impl);
+        check_timing(e, 3);
         for (size_t p = 0; p < NPEERS; p++)
             seen[p] += strcmp(impl, peers[p]) == 0;
         if (strcmp(impl, "probe") == 0) {
@@ -188,16 +226,16 @@ static void test_bags_smoke(void **state)
 }
 
 /* A peer whose output differs is named on stderr and in its row, and the
- * bench fails. */
-static void test_bags_mismatch_is_loud(void **state)
+ * bench fails: the probe, and tensorjit's dynamic and unchecked kernels,
+ * which are checked like every other row. */
+static void check_mismatch_is_loud(const char *peer)
 {
-    (void)state;
-    setenv("TENSORJIT_BENCH_BAGS_CORRUPT", "probe", 1);
+    setenv("TENSORJIT_BENCH_BAGS_CORRUPT", peer, 1);
     int rc = run("bench --bags-smoke --workload E1 --json --rounds 3");
     unsetenv("TENSORJIT_BENCH_BAGS_CORRUPT");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err_text, "MISMATCH"));
-    assert_non_null(strstr(err_text, "probe"));
+    assert_non_null(strstr(err_text, peer));
     cJSON *j = cJSON_Parse(out_text);
     assert_non_null(j);
     int bad = 0;
@@ -205,11 +243,19 @@ static void test_bags_mismatch_is_loud(void **state)
     cJSON_ArrayForEach(e, j)
     {
         int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "output_ok"));
-        assert_int_equal(ok, strcmp(field_string(e, "impl"), "probe") != 0);
+        assert_int_equal(ok, strcmp(field_string(e, "impl"), peer) != 0);
         bad += !ok;
     }
     assert_int_equal(bad, 1);
     cJSON_Delete(j);
+}
+
+static void test_bags_mismatch_is_loud(void **state)
+{
+    (void)state;
+    check_mismatch_is_loud("probe");
+    check_mismatch_is_loud("jit dyn");
+    check_mismatch_is_loud("jit unchecked");
 }
 
 /* The bag workloads are asked for by name or by --bags, never part of the
@@ -220,6 +266,8 @@ static void test_bags_selection(void **state)
     assert_int_equal(run("bench --help"), 0);
     assert_non_null(strstr(out_text, "--bags"));
     assert_non_null(strstr(out_text, "not in the default run"));
+    assert_non_null(strstr(out_text, "interleaved"));
+    assert_non_null(strstr(out_text, "median"));
     assert_int_equal(run("bench --bags --workload E9"), 2);
     assert_non_null(strstr(err_text, "E9"));
     assert_int_equal(run("bench --bags --rounds 1"), 2);

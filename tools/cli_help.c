@@ -233,7 +233,9 @@ static void tj_usage_bench(FILE *f)
             "  --verbose        with --threads: what the split rule did with each kernel's\n"
             "                   calls (split, alone, probes, the costs it weighed)\n"
             "  --bags           the embedding-bag workloads E1..E5 with their peers (they are\n"
-            "                   not in the default run: E2's table is 2 GB)\n"
+            "                   not in the default run: E2's table is 2 GB); --rounds N\n"
+            "                   interleaved rounds (default 5), each timing every row once in\n"
+            "                   turn: the median is reported, with the min and max\n"
             "  --json           JSON lines\n",
             tj_workload_ids(), policies);
 }

@@ -41,6 +41,10 @@ typedef struct tj_bag_plan {
      * call's dims (runtime/dyn.h's convention: table dims, indices dims,
      * then offsets / segment ids dims and S) are negative codes here. */
     int dynamic;
+    /* 1: no index, offset or segment-id checks in the code. Set only by
+     * the bench (bench/bags_unchecked.c), under a key no signature has,
+     * to measure what the checks cost; no signature plans to it. */
+    int unchecked;
 } tj_bag_plan;
 
 #endif
