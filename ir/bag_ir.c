@@ -24,8 +24,10 @@
  *                 out (of the scratch, in f32, for f16/bf16), then the
  *                 segments no id names get the default row or zeros
  * A split kernel (threads) exports step 1 as name_check and step 2 as
- * name_range over bags; its main has tj_rt_bag_parallel run the range on
- * the calling thread or over the pool. Float NaNs follow runtime/reduce.c's
+ * name_range over bags (or segments: a range adds only the lookups of its
+ * own); its main has tj_rt_bag_parallel run the range on the calling
+ * thread or over the pool (a dynamic kernel's, tj_rt_bag_dyn_parallel with
+ * its internal range and the call's dims). Float NaNs follow runtime/reduce.c's
  * rule for sums: the accumulator's NaN first, then the row's (the operand
  * order of an fadd's NaN is LLVM's otherwise), and a product's the row's
  * first, then the weight's, so that both engines agree bit for bit; the
