@@ -890,6 +890,42 @@ static void tj_lookup_if(tj_bir *k, LLVMValueRef cond, const char *name, LLVMBas
     LLVMPositionBuilderAtEnd(e->b, go);
 }
 
+/* A segments range's prefetch: the row of the lookup st.prefetch ahead of
+ * j (the last one near the end) when its segment is in [begin, begin +
+ * segments), else the table's first row, which is in cache after the first:
+ * a branch would mispredict as often as the ids change parts, and a
+ * range that fetched every row would fetch the other parts' too. */
+static void tj_prefetch_ours(tj_bir *k, LLVMValueRef j, LLVMValueRef begin,
+                             LLVMValueRef segments)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
+    LLVMValueRef last = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
+    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
+    LLVMValueRef at = LLVMBuildSelect(e->b, in, ahead, last, "pf.at");
+    LLVMValueRef s = LLVMBuildSub(e->b, tj_load_idx(k, k->offsets, at, "pf.segment"), begin, "");
+    LLVMValueRef ours = LLVMBuildICmp(e->b, LLVMIntULT, s, segments, "pf.ours");
+    LLVMValueRef v = tj_load_idx(k, k->indices, at, "pf.index");
+    LLVMValueRef off = LLVMBuildSelect(e->b, ours, tj_mul(e, v, k->lay.row_bytes, ""),
+                                       tj_i64(e, 0), "pf.off");
+    LLVMValueRef row = LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row");
+    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
+    LLVMTypeRef pty = e->ptr;
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &pty, 1);
+    int64_t n = k->lay.row_bytes, lines[64], count = 0;
+    for (int64_t o = 0; o < n && count < 63; o += 64)
+        lines[count++] = o;
+    if (n % 64 && n > 64) /* a row off the lines' grid spans one more */
+        lines[count++] = n - 1;
+    for (int64_t i = 0; i < count; i++) { /* as tj_prefetch_row's */
+        LLVMValueRef o = tj_i64(e, lines[i]);
+        LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &o, 1, ""), tj_i32(e, 0),
+                                tj_i32(e, 2), tj_i32(e, 1)};
+        LLVMBuildCall2(e->b, fty, fn, args, 4, "");
+    }
+}
+
 /* Segments: each lookup added into its segment's row in memory (out, or
  * f32 rows of the scratch for f16/bf16, which must round once), in index
  * order; then the segments no id named get the default row or zeros.
@@ -923,8 +959,9 @@ static void tj_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     {
         tj_loop l;
         tj_loop_begin_n(e, &l, "lookup", k->lookups, NULL);
-        /* a range's would fetch the other parts' rows too */
-        if (k->st.prefetch && !begin)
+        if (k->st.prefetch && begin)
+            tj_prefetch_ours(k, l.iv, begin, S);
+        else if (k->st.prefetch)
             tj_prefetch_ahead(k, l.iv);
         LLVMValueRef s = tj_load_idx(k, k->offsets, l.iv, "segment");
         LLVMBasicBlockRef next = NULL;

@@ -199,12 +199,10 @@ static const char *const op_names[] = {"offsets", "packed", "segments"};
 /* Each random case, static and counts-dynamic, on 1 to 8 threads: the
  * reference kernel's bytes on one thread, every call with at least two
  * bags (or segments) split over the pool by the JIT's range code. */
-static void test_threads_agree(void **state)
+static void threads_agree(uint64_t rng, int runs)
 {
-    (void)state;
-    uint64_t rng = 2026;
     int64_t split_calls = 0;
-    for (int r = 0; r < (int)support_env_long("TJ_BAG_RUNS", 400) / 8; r++) {
+    for (int r = 0; r < runs; r++) {
         split_case c;
         random_case(&rng, &c);
         char *want = malloc(c.out_bytes + CANARY), *got = malloc(c.out_bytes + CANARY);
@@ -239,12 +237,29 @@ static void test_threads_agree(void **state)
         assert_true(split_calls > 0);
 }
 
+static void test_threads_agree(void **state)
+{
+    (void)state;
+    threads_agree(2026, (int)support_env_long("TJ_BAG_RUNS", 400) / 8);
+}
+
+/* The same with prefetch, which the small tables above go without: a
+ * segments range prefetches only its own segments' rows. */
+static void test_threads_agree_prefetch(void **state)
+{
+    (void)state;
+    support_setenv("TENSORJIT_PREFETCH", "3");
+    threads_agree(2027, (int)support_env_long("TJ_BAG_RUNS", 400) / 16);
+    support_setenv("TENSORJIT_PREFETCH", NULL);
+}
+
 int main(void)
 {
     /* every call of a split kernel in parts (the rule's forced way) */
     support_setenv("TENSORJIT_SPLIT_MIN", "1");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_agree),
+        cmocka_unit_test(test_threads_agree_prefetch),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();
