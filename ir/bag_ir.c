@@ -1180,8 +1180,8 @@ static void tj_emit_parallel_call(tj_bir *k, LLVMValueRef fn, LLVMValueRef range
 
 /* A range function's body: bags (or segments) [begin, end). A segments
  * range of every segment (a call the split rule keeps alone) runs the
- * whole kernel's loop, without the test of each id against the range:
- * that test cost a call of short rows a quarter of its time. */
+ * whole kernel's loop, without the test of each id against the range,
+ * which short rows pay for (docs/performance.md, 'Embedding bags'). */
 static void tj_emit_range_body(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
