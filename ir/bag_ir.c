@@ -23,11 +23,12 @@
  *      segments   lookups in index order added into their segment's row of
  *                 out (of the scratch, in f32, for f16/bf16), then the
  *                 segments no id names get the default row or zeros
- * A split kernel (threads) exports step 1 as name_check and step 2 as
- * name_range over bags (or segments: a range adds only the lookups of its
- * own); its main has tj_rt_bag_parallel run the range on the calling
- * thread or over the pool (a dynamic kernel's, tj_rt_bag_dyn_parallel with
- * its internal range and the call's dims). Float NaNs follow runtime/reduce.c's
+ * A kernel on one thread is one function; a split kernel (threads)
+ * exports step 1 as name_check and step 2 as name_range over bags (or
+ * segments: a range adds only the lookups of its own), and its main has
+ * tj_rt_bag_parallel run the range on the calling thread or over the pool
+ * (a dynamic kernel's, tj_rt_bag_dyn_parallel with its internal range and
+ * the call's dims). Float NaNs follow runtime/reduce.c's
  * rule for sums: the accumulator's NaN first, then the row's (the operand
  * order of an fadd's NaN is LLVM's otherwise), and a product's the row's
  * first, then the weight's, so that both engines agree bit for bit; the
@@ -330,42 +331,96 @@ static void tj_check_pointers(tj_bir *k)
         tj_fail_if(k, LLVMBuildICmp(e->b, LLVMIntEQ, low, tj_i64(e, 0), "null"));
 }
 
-/* OR over i in [first, end) of bad(i): a loop with an OR-ed flag (LLVM
- * vectorizes it), no early exit */
-typedef LLVMValueRef (*tj_bad_fn)(tj_bir *k, LLVMValueRef i);
+/* n index-typed elements of buf from position i widened to i64: a
+ * vector (only the lanes of mask read, zeros elsewhere, where mask is not
+ * NULL), or the scalar where n is 1 */
+static LLVMValueRef tj_load_idxs(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, int64_t n,
+                                 LLVMValueRef mask, const char *name)
+{
+    tj_emit *e = &k->e;
+    if (n == 1)
+        return tj_load_idx(k, buf, i, name);
+    int size = jit_dtype_size(k->g->index_type);
+    LLVMValueRef at = tj_byte_gep(e, buf, tj_mul(e, i, size, ""), "");
+    LLVMTypeRef vty = tj_vec(k->idx_ty, n);
+    LLVMValueRef v;
+    if (mask) {
+        LLVMTypeRef tys[2] = {vty, LLVMPointerType(vty, 0)};
+        unsigned id = LLVMLookupIntrinsicID("llvm.masked.load", 16);
+        LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, tys, 2);
+        LLVMValueRef args[4] = {LLVMBuildPointerCast(e->b, at, tys[1], ""), tj_i32(e, 1), mask,
+                                LLVMConstNull(vty)};
+        v = LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, tys, 2), fn, args, 4, name);
+    } else {
+        v = tj_load(e, vty, at, name);
+    }
+    if (size == 8)
+        return v;
+    LLVMTypeRef wide = tj_vec(e->i64, n);
+    return k->idx_signed ? LLVMBuildSExt(e->b, v, wide, name) : LLVMBuildZExt(e->b, v, wide, name);
+}
+
+/* x in n lanes (x itself where n is 1) */
+static LLVMValueRef tj_lanes(tj_bir *k, LLVMValueRef x, int64_t n)
+{
+    return n == 1 ? x : tj_splat_value(k, x, n);
+}
+
+/* OR over i in [first, end) of bad(i): TJ_BAG_CHECK_CHUNK positions at a
+ * time, an OR-ed vector of flags, then the rest in one chunk of masked
+ * loads; no early exit, and no loop for the rest. The chunks are vectors
+ * in the IR, so that the pipeline needs no loop vectorizer
+ * (docs/performance.md, 'Compile time of a bag kernel'). */
+typedef LLVMValueRef (*tj_bad_fn)(tj_bir *k, LLVMValueRef i, int64_t n, LLVMValueRef mask);
 
 static LLVMValueRef tj_any_bad(tj_bir *k, const char *name, LLVMValueRef first, LLVMValueRef end,
                                tj_bad_fn bad)
 {
     tj_emit *e = &k->e;
-    tj_loop l;
+    const int64_t chunk = TJ_BAG_CHECK_CHUNK;
     LLVMValueRef n = LLVMBuildSub(e->b, end, first, "");
-    tj_loop_begin_n(e, &l, name, n, tj_false(e));
-    LLVMValueRef any = LLVMBuildOr(e->b, l.carry, bad(k, tj_add(e, first, l.iv, "")), "any.bad");
-    return tj_loop_end(e, &l, any);
+    LLVMValueRef chunks = LLVMBuildSDiv(e->b, n, tj_i64(e, chunk), "chunks");
+    tj_loop c;
+    tj_loop_begin_n(e, &c, name, chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
+    LLVMValueRef at = tj_add(e, first, tj_mul(e, c.iv, chunk, ""), "");
+    LLVMValueRef flags =
+        tj_loop_end(e, &c, LLVMBuildOr(e->b, c.carry, bad(k, at, chunk, NULL), "any.bad"));
+    /* the rest: lanes [0, end - rest), none when n < 0 */
+    LLVMValueRef rest = tj_add(e, first, tj_mul(e, chunks, chunk, ""), "rest");
+    LLVMValueRef iota[TJ_BAG_CHECK_CHUNK];
+    for (int64_t i = 0; i < chunk; i++)
+        iota[i] = tj_i64(e, i);
+    LLVMValueRef left = tj_lanes(k, LLVMBuildSub(e->b, end, rest, ""), chunk);
+    LLVMValueRef mask =
+        LLVMBuildICmp(e->b, LLVMIntSLT, LLVMConstVector(iota, (unsigned)chunk), left, "rest.mask");
+    LLVMValueRef last = LLVMBuildAnd(e->b, bad(k, rest, chunk, mask), mask, "");
+    flags = LLVMBuildOr(e->b, flags, last, "");
+    LLVMValueRef bits = LLVMBuildBitCast(e->b, flags, LLVMIntTypeInContext(e->ctx, chunk), "");
+    return LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), "any.bad");
 }
 
-static LLVMValueRef tj_bad_offset(tj_bir *k, LLVMValueRef i)
+static LLVMValueRef tj_bad_offset(tj_bir *k, LLVMValueRef i, int64_t n, LLVMValueRef mask)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef o = tj_load_idx(k, k->offsets, i, "offset");
-    LLVMValueRef prev = tj_load_idx(k, k->offsets, LLVMBuildSub(e->b, i, tj_i64(e, 1), ""), "prev");
-    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGT, o, k->lookups, "");
+    LLVMValueRef o = tj_load_idxs(k, k->offsets, i, n, mask, "offset");
+    LLVMValueRef prev =
+        tj_load_idxs(k, k->offsets, LLVMBuildSub(e->b, i, tj_i64(e, 1), ""), n, mask, "prev");
+    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGT, o, tj_lanes(k, k->lookups, n), "");
     return LLVMBuildOr(e->b, out, LLVMBuildICmp(e->b, LLVMIntSLT, o, prev, ""), "offset.bad");
 }
 
-static LLVMValueRef tj_bad_segment(tj_bir *k, LLVMValueRef i)
+static LLVMValueRef tj_bad_segment(tj_bir *k, LLVMValueRef i, int64_t n, LLVMValueRef mask)
 {
-    LLVMValueRef s = tj_load_idx(k, k->offsets, i, "segment");
-    return LLVMBuildICmp(k->e.b, LLVMIntUGE, s, k->bags, "segment.bad");
+    LLVMValueRef s = tj_load_idxs(k, k->offsets, i, n, mask, "segment");
+    return LLVMBuildICmp(k->e.b, LLVMIntUGE, s, tj_lanes(k, k->bags, n), "segment.bad");
 }
 
 /* error: v in [0, E); negative-wraps: v + E in [0, 2E) */
-static LLVMValueRef tj_bad_index(tj_bir *k, LLVMValueRef i)
+static LLVMValueRef tj_bad_index(tj_bir *k, LLVMValueRef i, int64_t n, LLVMValueRef mask)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef v = tj_load_idx(k, k->indices, i, "index");
-    LLVMValueRef rows = k->rows;
+    LLVMValueRef v = tj_load_idxs(k, k->indices, i, n, mask, "index");
+    LLVMValueRef rows = tj_lanes(k, k->rows, n);
     if (k->g->policy == JIT_INDEX_NEGATIVE_WRAPS && k->idx_signed)
         return LLVMBuildICmp(e->b, LLVMIntUGE, tj_add(e, v, rows, ""), tj_add(e, rows, rows, ""),
                              "index.bad");
@@ -1251,6 +1306,20 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     tj_close_function(k);
 }
 
+/* A kernel without parts (not split): one function, the checks then the
+ * bags. The check and range functions of a split kernel, in one that
+ * calls each once, were a large share of its code generation: LLVM
+ * generates code function by function (docs/performance.md, 'Compile
+ * time of a bag kernel'). */
+static void tj_emit_whole_kernel(tj_bir *k, const char *name)
+{
+    tj_counted_function(k, name, NULL, 0, 1);
+    tj_emit_checks(k);
+    tj_emit_bags_by_alignment(k, tj_i64(&k->e, 0), k->bags);
+    LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
+    tj_close_function(k);
+}
+
 /* Segments: one function, the checks then the sums; a split kernel's as
  * the bags'. */
 static void tj_emit_segment_kernel(tj_bir *k, const char *name)
@@ -1325,6 +1394,8 @@ LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir
     e->b = LLVMCreateBuilderInContext(ctx);
     if (k.g->form == TJ_BAG_SEGMENTS)
         tj_emit_segment_kernel(&k, name);
+    else if (!k.st.split) /* a dynamic split kernel too has a range (not loaded) */
+        tj_emit_whole_kernel(&k, name);
     else
         tj_emit_bag_kernel(&k, name);
     return tj_emit_finish(e, why, why_len);

@@ -47,6 +47,10 @@
 #define TJ_BAG_INTERLEAVE_MAX_LEN 4
 #define TJ_BAG_INTERLEAVE_MAX 4
 
+/* The checks of offsets, segment ids and indices read this many at a
+ * time, in vectors (then the rest one by one). */
+#define TJ_BAG_CHECK_CHUNK 16
+
 /* Streaming stores when out has at least this many bytes and more than
  * the last-level cache holds (sysconf), rows a multiple of 64 bytes and of
  * the vectors: out's lines are then written whole, and caching them would

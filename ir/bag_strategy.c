@@ -8,6 +8,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,30 @@ static int tj_has_feature(const char *features, const char *name)
     return 0;
 }
 
+/* What a layout needs of the host, read once per process: LLVM builds
+ * its feature string anew on every read, and each compile read it more
+ * than once (docs/performance.md, 'Compile time of a bag kernel'). */
+typedef struct tj_bag_host {
+    int vector_bits;
+    int f16c;
+    int64_t llc_bytes;
+} tj_bag_host;
+
+static tj_bag_host tj_host;
+static pthread_once_t tj_host_once = PTHREAD_ONCE_INIT;
+
+static void tj_read_host(void)
+{
+    char *features = LLVMGetHostCPUFeatures();
+    tj_host.vector_bits = tj_has_feature(features, "+avx512f") ? 512
+                          : tj_has_feature(features, "+avx2")  ? 256
+                                                               : 128;
+    tj_host.f16c = tj_has_feature(features, "+f16c");
+    LLVMDisposeMessage(features);
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    tj_host.llc_bytes = llc > 0 ? llc : 0;
+}
+
 static int tj_bag_acc_size(jit_dtype acc)
 {
     return acc == JIT_F32 ? 4 : 8;
@@ -33,12 +58,9 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
 {
     const tj_bag_plan *g = &p->bag;
     memset(l, 0, sizeof *l);
-    char *features = LLVMGetHostCPUFeatures();
-    l->vector_bits = tj_has_feature(features, "+avx512f") ? 512
-                     : tj_has_feature(features, "+avx2")  ? 256
-                                                          : 128;
-    l->f16c = tj_has_feature(features, "+f16c");
-    LLVMDisposeMessage(features);
+    pthread_once(&tj_host_once, tj_read_host);
+    l->vector_bits = tj_host.vector_bits;
+    l->f16c = tj_host.f16c;
     int asked = atoi(s->vector_width);
     if (asked == 128 || asked == 256 || asked == 512)
         l->vector_bits = asked;
@@ -48,8 +70,7 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     l->row_bytes = g->row_elems * jit_dtype_size(g->dtype);
     /* a dynamic table's size is the call's: as large as any */
     l->table_bytes = g->rows >= 0 ? g->rows * l->row_bytes : INT64_MAX;
-    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    l->llc_bytes = llc > 0 ? llc : 0;
+    l->llc_bytes = tj_host.llc_bytes;
     /* short bags several at a time, as many as the registers hold */
     int64_t avg = g->form == TJ_BAG_PACKED ? g->bag_len : g->bags ? g->lookups / g->bags : 0;
     if (g->dynamic && (g->form != TJ_BAG_PACKED || g->bag_len < 0))

@@ -75,7 +75,9 @@ static LLVMModuleRef tj_build_module(tj_engine *en, LLVMTargetMachineRef tm, LLV
     const char *custom = tj_config_get()->codegen.passes;
     char bag_passes[256]; /* a bag's accumulators are allocas: promoted first */
     if (p->is_bag && !*custom)
-        snprintf(bag_passes, sizeof bag_passes, "%s,%s", TJ_BAG_PASSES, en->pipeline);
+        snprintf(bag_passes, sizeof bag_passes, "%s%s%s",
+                 en->bag_pipeline ? en->bag_pipeline : TJ_BAG_PASSES,
+                 en->bag_pipeline ? "" : ",", en->bag_pipeline ? "" : en->pipeline);
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, en->llvm_loop_opts);
     LLVMPassBuilderOptionsSetLoopInterleaving(opts, en->llvm_loop_opts);

@@ -119,6 +119,12 @@ static char *tj_strdup(const char *s)
 #endif
 static const char tj_fast_pipeline[] =
     "function(early-cse<memssa>,loop-vectorize," TJ_INSTCOMBINE ",simplifycfg)";
+/* An embedding bag's under "fast": its accumulators are allocas, promoted
+ * first; its loops are vectors already (ir/bag_ir.c), so the loop
+ * vectorizer only added compile time, its own and that of the loops it
+ * made (docs/performance.md, 'Compile time of a bag kernel'). */
+static const char tj_fast_bag_pipeline[] =
+    "function(mem2reg,early-cse<memssa>," TJ_INSTCOMBINE ",simplifycfg)";
 
 static void tj_choose_pipeline(tj_engine *en, LLVMCodeGenOptLevel *cg)
 {
@@ -126,11 +132,13 @@ static void tj_choose_pipeline(tj_engine *en, LLVMCodeGenOptLevel *cg)
                                         "default<O3>"};
     const char *v = tj_config_get()->codegen.opt;
     en->pipeline = tj_fast_pipeline;
+    en->bag_pipeline = tj_fast_bag_pipeline;
     en->llvm_loop_opts = 0;
     *cg = LLVMCodeGenLevelDefault;
     if (v[0] == 'O' && v[1] >= '0' && v[1] <= '3' && v[2] == '\0') {
         int n = v[1] - '0';
         en->pipeline = named[n];
+        en->bag_pipeline = NULL;
         en->llvm_loop_opts = n == 3;
         *cg = n == 0 ? LLVMCodeGenLevelNone : n == 3 ? LLVMCodeGenLevelAggressive : *cg;
     }

@@ -30,6 +30,7 @@ typedef struct tj_engine {
     char *cpu;
     char *features;   /* sorted, so it can go into a cache key */
     const char *pipeline; /* the pass pipeline (TENSORJIT_OPT, see engine.c) */
+    const char *bag_pipeline; /* an embedding bag's; NULL: TJ_BAG_PASSES then pipeline */
     int llvm_loop_opts;   /* 1: LLVM unrolls, interleaves and SLP-vectorizes */
     double start_ms;  /* time it took to create */
     pthread_mutex_t session_lock;

@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 3u /* 2: the plan of levels; 3: range functions take flags */
+#define TJ_OBJ_FORMAT 4u /* 2: the plan of levels; 3: range functions take flags;
+                            4: a bag kernel on one thread is one function */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {
@@ -131,9 +132,10 @@ int tj_objcache_enabled(void)
  * part is the codegen configuration, hashed as it is). */
 static size_t tj_engine_identity(const tj_engine *en, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "tjk%u|LLVM %s|%s|%s|%s|%s|%d|%d", TJ_OBJ_FORMAT,
+    int n = snprintf(buf, len, "tjk%u|LLVM %s|%s|%s|%s|%s|%s|%d|%d", TJ_OBJ_FORMAT,
                      LLVM_VERSION_STRING, en->triple, en->cpu, en->features, en->pipeline,
-                     en->llvm_loop_opts, (int)en->codegen_level);
+                     en->bag_pipeline ? en->bag_pipeline : "-", en->llvm_loop_opts,
+                     (int)en->codegen_level);
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 

@@ -619,6 +619,8 @@ static void bad_plan(bag_case *c, tj_bag_form form)
     g->bags = 6;
     g->row_elems = 16;
     g->has_weights = 0;
+    if (g->rows < 8)
+        g->rows = 8; /* test_dynamic_bad's default row 3 is a row, whatever the stream drew */
     if (form == TJ_BAG_PACKED) {
         g->bag_len = 3;
         g->lookups = 18;
@@ -692,6 +694,78 @@ static void test_bad_inputs(void **state)
     free_case(&c);
 }
 
+/* c's kernel k on its inputs: status, nothing written where it fails, and
+ * the message's words (NULL: it must succeed). */
+static void run_expecting(const bag_case *c, const tj_kernel *k, int status, const char *words)
+{
+    size_t n = out_bytes(&c->p.bag);
+    unsigned char *out = malloc(n + 1);
+    assert_non_null(out);
+    memset(out, 0xab, n + 1);
+    int rc = ((bag_fn)(uintptr_t)k->entry)(c->table, c->indices, c->offsets, c->weights, out);
+    if (rc != status)
+        fail_msg("status %d, want %d (%s): %s", rc, status, words ? words : "ok", jit_last_error());
+    for (size_t i = 0; status != JIT_OK && i < n; i++)
+        assert_int_equal(out[i], 0xab);
+    if (words && !strstr(jit_last_error(), words))
+        fail_msg("message '%s' lacks '%s'", jit_last_error(), words);
+    free(out);
+}
+
+/* The checks read their positions a vector at a time, then the rest
+ * (TJ_BAG_CHECK_CHUNK): a bad offset, segment id or index is found at
+ * every position of counts around the chunk's multiples, from a first
+ * bag that starts off the chunks' grid, and an index before it is not
+ * read. */
+static void test_checks_at_chunk_edges(void **state)
+{
+    (void)state;
+    static const int64_t counts[] = {1, 2, 15, 16, 17, 31, 32, 33, 50};
+    char words[64];
+    for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
+        for (int it = 0; it < 2; it++) {
+            jit_dtype itype = it ? JIT_I32 : JIT_I64;
+            int64_t N = counts[ci];
+            for (int form = 0; form < 2; form++) {
+                bag_case c;
+                bad_plan(&c, form ? TJ_BAG_SEGMENTS : TJ_BAG_OFFSETS);
+                tj_bag_plan *g = &c.p.bag;
+                g->index_type = itype;
+                g->lookups = N;
+                g->bags = form ? 3 : N; /* offsets: one bag a lookup, the first from 1 */
+                g->offsets_len = form ? N : g->bags;
+                free(c.indices);
+                free(c.offsets);
+                c.indices = calloc((size_t)N + 1, 8);
+                c.offsets = calloc((size_t)N + 1, 8);
+                assert_non_null(c.indices);
+                assert_non_null(c.offsets);
+                for (int64_t i = 0; i < N; i++) {
+                    put_index(itype, c.indices, i, i % g->rows);
+                    put_index(itype, c.offsets, i, form ? i % 3 : (i < 1 ? 1 : i) % (N + 1));
+                }
+                const tj_kernel *k = compile(&c.p);
+                run_expecting(&c, k, JIT_OK, NULL);
+                for (int64_t i = 0; i < N; i++) {
+                    int64_t was = get_index(itype, c.offsets, i);
+                    put_index(itype, c.offsets, i, form ? 3 : N + 1);
+                    snprintf(words, sizeof words, "%s[%lld] = %lld", form ? "segment_ids" : "offsets",
+                             (long long)i, (long long)(form ? 3 : N + 1));
+                    run_expecting(&c, k, JIT_STATUS_BAD_INDEX, words);
+                    put_index(itype, c.offsets, i, was);
+                    put_index(itype, c.indices, i, g->rows);
+                    snprintf(words, sizeof words, "indices[%lld] = %lld", (long long)i,
+                             (long long)g->rows);
+                    /* offsets: indices[0] is before the first bag */
+                    run_expecting(&c, k, form || i > 0 ? JIT_STATUS_BAD_INDEX : JIT_OK,
+                                  form || i > 0 ? words : NULL);
+                    put_index(itype, c.indices, i, i % g->rows);
+                }
+                free_case(&c);
+            }
+        }
+}
+
 /* A kernel of 4 threads (split: its bags over the pool, or on the caller's
  * thread as the split rule says) against the oracle, on plans large
  * enough to split. */
@@ -724,6 +798,51 @@ static void test_threads(void **state)
             check_case(&c, k, 0, what);
         }
         free_case(&c);
+    }
+}
+
+/* How many times `what` occurs in text. */
+static int occurrences(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = text; (at = strstr(at, what)); at += strlen(what))
+        n++;
+    return n;
+}
+
+/* What a bag's compile pays for (docs/performance.md, 'Compile time of a
+ * bag kernel'): a kernel on one thread is one function, with no check or
+ * range part; a split one still exports both; and no loop of either is
+ * left for LLVM's loop vectorizer to make. */
+static void test_compiled_shape(void **state)
+{
+    (void)state;
+    char why[256];
+    for (int threads = 1; threads <= 4; threads += 3) {
+        bag_case c;
+        fill_plan(&c, TJ_BAG_OFFSETS, JIT_F32, JIT_REDUCTION_SUM);
+        tj_bag_plan *g = &c.p.bag;
+        g->threads = threads;
+        g->rows = 1000000;
+        g->row_elems = 64;
+        g->bags = 2048;
+        g->include_last_offset = 0;
+        g->offsets_len = 2048;
+        g->lookups = 204800;
+        char *ir = tj_backend_dump(&c.p, TJ_DUMP_IR, why, sizeof why);
+        char *opt = tj_backend_dump(&c.p, TJ_DUMP_IR_OPT, why, sizeof why);
+        if (!ir || !opt)
+            fail_msg("no IR: %s", why);
+        int split = threads > 1;
+        if (occurrences(ir, "define ") != (split ? 3 : 1) ||
+            (occurrences(ir, "_check(") > 0) != split || (occurrences(ir, "_range(") > 0) != split)
+            fail_msg("threads %d: %d functions, %d check and %d range mentions in\n%s", threads,
+                     occurrences(ir, "define "), occurrences(ir, "_check("),
+                     occurrences(ir, "_range("), ir);
+        if (strstr(opt, "llvm.loop.isvectorized"))
+            fail_msg("threads %d: the loop vectorizer ran on\n%s", threads, opt);
+        free(ir);
+        free(opt);
     }
 }
 
@@ -901,11 +1020,15 @@ int main(void)
         cmocka_unit_test(test_random_plans),
         cmocka_unit_test(test_nan_payloads),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_checks_at_chunk_edges),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_prefetched_tables),
         cmocka_unit_test(test_strategy_words),
         cmocka_unit_test(test_dynamic_families),
         cmocka_unit_test(test_dynamic_bad),
+        /* last: its plans draw from the random stream, which the plans
+         * of the tests above must not see moved */
+        cmocka_unit_test(test_compiled_shape),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tj_cache_clear();

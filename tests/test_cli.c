@@ -276,6 +276,14 @@ static void test_arguments(void **state)
     assert_string_equal(err_text, "tensorjit: --axis is not an option of gather-nd\n");
     assert_int_equal(run("demo"), 0);
     assert_non_null(strstr(out_text, "matches the specification's output"));
+    /* the embedding bag's layer, read from its IR fragment, matches too */
+    const char *bag = strstr(out_text, "== EmbeddingBagOffsets-15 example 3");
+    assert_non_null(bag);
+    assert_non_null(strstr(bag, "type=\"EmbeddingBagOffsets\" version=\"opset15\""));
+    const char *verdict = strstr(bag, "\nmatches the specification's output\n");
+    const char *next = strstr(bag + 3, "\n== ");
+    assert_non_null(verdict);
+    assert_true(next == NULL || verdict < next);
 }
 
 static void test_dump_from_flags_and_files(void **state)
@@ -774,6 +782,55 @@ static void test_bench_json(void **state)
     assert_int_equal(jit, 2);
     cJSON_Delete(j);
     assert_int_equal(run("bench --workload G10"), 2); /* no such workload */
+}
+
+/* bench --threads: beside each count's kernel, a memcpy of the bytes the
+ * workload moves (issue 20's memory-limit peer), split over the same
+ * count's parts, in the same rounds. S1 copies data and scatters updates:
+ * the peer's bytes are both, from the workloads page's shapes
+ * ([100,256,10,15] and [100,16,8,10,15] f32). */
+static void test_bench_threads_memcpy_peer(void **state)
+{
+    (void)state;
+    const double bytes = (100.0 * 256 * 10 * 15 + 100.0 * 16 * 8 * 10 * 15) * 4;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(run("bench --workload S1 --threads 1,2 --json --rounds 3"), 0);
+    cJSON *j = cJSON_Parse(out_text);
+    assert_non_null(j);
+    int rows = 0;
+    double first_ns = 0, first_memcpy = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j)
+    {
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(e, "impl")->valuestring, "jit") != 0)
+            continue;
+        int threads = cJSON_GetObjectItemCaseSensitive(e, "threads")->valueint;
+        double ns = cJSON_GetObjectItemCaseSensitive(e, "ns")->valuedouble;
+        const cJSON *mns = cJSON_GetObjectItemCaseSensitive(e, "memcpy_ns");
+        const cJSON *mvs = cJSON_GetObjectItemCaseSensitive(e, "memcpy_vs_first");
+        const cJSON *mb = cJSON_GetObjectItemCaseSensitive(e, "memcpy_bytes");
+        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(e, "memcpy_parts");
+        assert_true(cJSON_IsNumber(mns) && mns->valuedouble > 0);
+        assert_true(cJSON_IsNumber(mvs) && cJSON_IsNumber(mb) && cJSON_IsNumber(mp));
+        assert_true(mb->valuedouble == bytes);
+        /* every timed call ran in as many parts as the count, up to the CPUs */
+        assert_int_equal(mp->valueint, threads < cpus ? threads : cpus);
+        if (rows++ == 0)
+            first_ns = ns, first_memcpy = mns->valuedouble;
+        double vs = cJSON_GetObjectItemCaseSensitive(e, "vs_first")->valuedouble;
+        assert_true(vs > ns / first_ns - 1e-3 && vs < ns / first_ns + 1e-3);
+        assert_true(mvs->valuedouble > mns->valuedouble / first_memcpy - 1e-3 &&
+                    mvs->valuedouble < mns->valuedouble / first_memcpy + 1e-3);
+    }
+    assert_int_equal(rows, 2);
+    cJSON_Delete(j);
+    /* the text rows say it too: "memcpy" beside each count after the first */
+    assert_int_equal(run("bench --workload S1 --threads 1,2 --rounds 3"), 0);
+    const char *row = strstr(out_text, "\nS1 ");
+    assert_non_null(row);
+    const char *x2 = strstr(row, " x2 ");
+    assert_non_null(x2);
+    assert_non_null(strstr(x2, "memcpy"));
 }
 
 /* A dynamic variant (SPEC section 6): its kernel is timed against the
@@ -2067,6 +2124,7 @@ int main(void)
         cmocka_unit_test(test_model_check_and_explain),
         cmocka_unit_test(test_bench_json),
         cmocka_unit_test(test_bench_dynamic),
+        cmocka_unit_test(test_bench_threads_memcpy_peer),
         cmocka_unit_test(test_disk_cache_across_processes),
         cmocka_unit_test(test_dynamic_option),
         cmocka_unit_test(test_dynamic_shape_flags),

@@ -2,7 +2,9 @@
  * embedding-bag-packed and embedding-segments run on .npy inputs written
  * by tests/cli/bags_expect.py, whose expected outputs numpy computes from
  * SPEC 10's rules; a bad offset, index or segment id exits 3 naming its
- * position. Skips (77) when /usr/bin/python3 has no numpy. */
+ * position. `tensorjit check` takes the bags too: the JIT kernel against
+ * the reference kernel on random bags, static and dynamic. Skips (77) when
+ * /usr/bin/python3 has no numpy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +28,7 @@
 
 static char dir[64];
 static char err_text[1 << 14];
+static char out_text[1 << 16];
 
 static void slurp(const char *file, char *buf, size_t len)
 {
@@ -43,6 +46,20 @@ static int run(const char *args, const char *out)
     snprintf(err, sizeof err, "%s/stderr", dir);
     snprintf(cmd, sizeof cmd, "%s %s -o %s 2>%s", TJ_CLI_PATH, args, out, err);
     int st = system(cmd);
+    slurp(err, err_text, sizeof err_text);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `tensorjit ARGS`, stdout in out_text and stderr in err_text; the exit
+ * status. */
+static int run_check(const char *args)
+{
+    char cmd[8192], out[128], err[128];
+    snprintf(out, sizeof out, "%s/check_stdout", dir);
+    snprintf(err, sizeof err, "%s/check_stderr", dir);
+    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", TJ_CLI_PATH, args, out, err);
+    int st = system(cmd);
+    slurp(out, out_text, sizeof out_text);
     slurp(err, err_text, sizeof err_text);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -134,6 +151,118 @@ static void test_flags(void **state)
                                      "shape [5]"));
 }
 
+/* `check OP SIGNATURE --runs N`: N runs, every one passed, for each bag
+ * and the attributes each takes. */
+static void test_check_static(void **state)
+{
+    (void)state;
+    static const char *const sigs[] = {
+        "embedding-bag-offsets --table-shape 10x4 --indices-shape 12 --offsets-shape 5",
+        "embedding-bag-offsets --table-shape 10x4 --indices-shape 12 --offsets-shape 5 "
+        "--weights --default-index 3 --index-type i32",
+        "embedding-bag-offsets --table-shape 10x2x3 --indices-shape 12 --offsets-shape 6 "
+        "--include-last-offset --reduction mean --padding-idx -2 --dtype f16",
+        "embedding-bag-offsets --table-shape 7x5 --indices-shape 9 --offsets-shape 3 "
+        "--reduction max --index-policy clamp --dtype i32",
+        "embedding-bag-offsets --table-shape 7x5 --indices-shape 9 --offsets-shape 3 --opset 3",
+        "embedding-bag-packed --table-shape 10x4 --indices-shape 3x4 --reduction max",
+        "embedding-bag-packed --table-shape 10x4 --indices-shape 3x4 --weights --dtype bf16 "
+        "--index-policy negative_wraps",
+        "embedding-segments --table-shape 10x4 --indices-shape 12 --segment-ids-shape 12 "
+        "--num-segments 5",
+        "embedding-segments --table-shape 10x4 --indices-shape 12 --segment-ids-shape 12 "
+        "--num-segments 5 --weights --default-index 2 --dtype f64",
+    };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char args[1024];
+        int runs = 5 + (int)i;
+        snprintf(args, sizeof args, "check %s --runs %d --seed %zu", sigs[i], runs, i + 1);
+        int rc = run_check(args);
+        if (rc != 0)
+            fail_msg("%s: exit %d: %s%s", args, rc, out_text, err_text);
+        char want[64];
+        snprintf(want, sizeof want, "%d passed, 0 failed\n", runs);
+        if (strcmp(out_text, want) != 0)
+            fail_msg("%s: stdout '%s', not '%s'", args, out_text, want);
+    }
+}
+
+/* '?' dims: the dynamic kernel on several shapes of its family, one line
+ * per shape, then N runs per shape, every one passed. */
+static void test_check_dynamic(void **state)
+{
+    (void)state;
+    static const char *const sigs[] = {
+        "embedding-bag-offsets --table-shape '?x4' --indices-shape '?' --offsets-shape '?'",
+        "embedding-bag-offsets --table-shape 10x4 --indices-shape '?:20' --offsets-shape 3 "
+        "--weights",
+        "embedding-bag-packed --table-shape '?x?' --indices-shape '?x3' --reduction mean",
+        "embedding-segments --table-shape 10x4 --indices-shape '?' --segment-ids-shape '?' "
+        "--num-segments '?'",
+    };
+    const int runs = 3;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char args[1024], want[64];
+        snprintf(args, sizeof args, "check %s --runs %d", sigs[i], runs);
+        int rc = run_check(args);
+        if (rc != 0)
+            fail_msg("%s: exit %d: %s%s", args, rc, out_text, err_text);
+        int shapes = 0, ok = 0;
+        for (const char *p = out_text; (p = strstr(p, "shape ")); p++, shapes++)
+            ok += strncmp(strchr(p, ':'), ": ok\n", 5) == 0 || strstr(p, "(empty): ") != NULL;
+        if (shapes < 2 || ok != shapes)
+            fail_msg("%s: %d shapes, %d ok:\n%s", args, shapes, ok, out_text);
+        snprintf(want, sizeof want, "\n%d passed, 0 failed\n", runs * shapes);
+        if (!strstr(out_text, want))
+            fail_msg("%s: no '%s' in:\n%s", args, want + 1, out_text);
+    }
+}
+
+/* Bad arguments exit 2 with one line naming what to change; --explain
+ * prints the plan first; check --help lists the bags' flags. */
+static void test_check_refusals_and_help(void **state)
+{
+    (void)state;
+    const char *sig = "check embedding-bag-offsets --table-shape 10x4 --indices-shape 12 "
+                      "--offsets-shape 5";
+    char args[1024];
+    snprintf(args, sizeof args, "%s --runs 0", sig);
+    assert_int_equal(run_check(args), 2);
+    assert_non_null(strstr(err_text, "--runs"));
+    snprintf(args, sizeof args, "%s --weights --reduction mean", sig);
+    assert_int_equal(run_check(args), 2);
+    assert_non_null(strstr(err_text, "weights"));
+    assert_int_equal(run_check("check embedding-bag-offsets --table-shape 10x4 "
+                               "--indices-shape 12"), 2);
+    assert_non_null(strstr(err_text, "--offsets-shape"));
+    assert_int_equal(run_check("check embedding-bag-packed --table-shape 10x4 --indices-shape "
+                               "3x4 --offsets-shape 3"), 2);
+    assert_non_null(strstr(err_text, "--offsets-shape is not an option of check "
+                                     "embedding-bag-packed"));
+    assert_int_equal(run_check("check embedding-segments --table-shape 10x4 --indices-shape 12 "
+                               "--segment-id-shape 12 --num-segments 3"), 2);
+    assert_non_null(strstr(err_text, "did you mean --segment-ids-shape?"));
+    assert_int_equal(run_check("check embedding-segments --table-shape 10x4 --indices-shape 12 "
+                               "--segment-ids-shape 12"), 2);
+    assert_non_null(strstr(err_text, "--num-segments"));
+    assert_int_equal(run_check("check embedding-bag-offsets --table t.npy"), 2);
+    snprintf(args, sizeof args, "%s --runs 2 --explain", sig);
+    assert_int_equal(run_check(args), 0);
+    assert_true(strlen(out_text) > strlen("2 passed, 0 failed\n"));
+    assert_non_null(strstr(out_text, "\n2 passed, 0 failed\n"));
+    assert_int_equal(run_check("check --help"), 0);
+    static const char *const flags[] = {"embedding-bag-offsets", "--table-shape",
+                                        "--offsets-shape", "--segment-ids-shape",
+                                        "--num-segments", "--weights", "--default-index",
+                                        "--padding-idx", "--include-last-offset"};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (!strstr(out_text, flags[i]))
+            fail_msg("check --help does not name %s:\n%s", flags[i], out_text);
+    assert_int_equal(run_check("check embedding-bag-packed --help"), 0);
+    assert_non_null(strstr(out_text, "--runs"));
+    assert_null(strstr(out_text, "--offsets-shape"));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -163,6 +292,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_numpy),
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_check_static),
+        cmocka_unit_test(test_check_dynamic),
+        cmocka_unit_test(test_check_refusals_and_help),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -137,6 +137,83 @@ static void test_dynamic_static_part_over_budget_skipped(void **state)
     assert_non_null(strstr(r.total.first_failure, "skipped: "));
 }
 
+/* The comparison of one run's two outcomes: equal bits pass; outputs that
+ * differ only in a NaN's payload, or refusals alike but for the message
+ * (the position it names), do not. */
+static void test_compare_outcomes(void **state)
+{
+    (void)state;
+    float a[3] = {1.0f, 0.0f, 2.0f}, b[3];
+    uint32_t quiet = 0x7fc00000u, payload = 0x7fc00001u; /* two NaNs */
+    memcpy(&a[1], &quiet, sizeof quiet);
+    memcpy(b, a, sizeof a);
+    tj_outcome jit = {JIT_OK, "", a}, ref = {JIT_OK, "", b};
+    assert_null(tj_check_compare(&jit, &ref, sizeof a, 1));
+    memcpy(&b[1], &payload, sizeof payload);
+    assert_string_equal(tj_check_compare(&jit, &ref, sizeof a, 1), "output bytes differ");
+    memcpy(b, a, sizeof a);
+    jit = (tj_outcome){JIT_STATUS_BAD_INDEX, "offsets[1] = 9 is out of range", a};
+    ref = (tj_outcome){JIT_STATUS_BAD_INDEX, "offsets[2] = 9 is out of range", b};
+    assert_non_null(strstr(tj_check_compare(&jit, &ref, sizeof a, 1), "messages differ"));
+    assert_null(tj_check_compare(&jit, &ref, sizeof a, 0)); /* messages not asked for */
+    ref.status = JIT_OK;
+    assert_string_equal(tj_check_compare(&jit, &ref, sizeof a, 1), "status differs");
+}
+
+/* A bag's check runs hold bad inputs: the last run a bad index, the one
+ * before a bad offset (or segment id), each refused alike by both engines;
+ * a policy that takes any index (clamp) leaves only the offset refused, and
+ * a packed bag has no offsets. */
+static void test_bag_runs_hold_bad_offsets_and_indices(void **state)
+{
+    (void)state;
+    static const struct {
+        jit_op op;
+        jit_index_policy policy;
+        int refused;
+    } cases[] = {
+        {JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_INDEX_ERROR, 2},
+        {JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_INDEX_CLAMP, 1},
+        {JIT_OP_EMBEDDING_SEGMENTS, JIT_INDEX_ERROR, 2},
+        {JIT_OP_EMBEDDING_BAG_PACKED, JIT_INDEX_ERROR, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int packed = cases[i].op == JIT_OP_EMBEDDING_BAG_PACKED;
+        int segments = cases[i].op == JIT_OP_EMBEDDING_SEGMENTS;
+        jit_sig sig = {.op = cases[i].op, .opset = segments ? 3 : 15,
+                       .dtype = JIT_F32, .index_type = JIT_I64, .index_policy = cases[i].policy,
+                       .reduction = JIT_REDUCTION_SUM, .data_shape = shape2(10, 3),
+                       .indices_shape = packed ? shape2(4, 3) : (jit_shape){1, {12}},
+                       .updates_shape = {packed ? 0 : 1, {segments ? 12 : 4}},
+                       .num_segments = 5};
+        tj_check_result r;
+        tj_check_layer(&sig, 6, 7, INT64_C(1) << 20, &r);
+        if (r.failed || r.skipped)
+            fail_msg("case %zu: %s", i, r.first_failure);
+        assert_int_equal(r.passed, 6);
+        if (r.refused != cases[i].refused)
+            fail_msg("case %zu: %d runs refused, not %d", i, r.refused, cases[i].refused);
+    }
+}
+
+/* A table of 2^62 empty rows fits any budget (no bytes), and the range
+ * of indices a zero-filling policy gives meaning to, [-2E, 2E), is past
+ * int64: the check draws them in [0, E) instead of overflowing (UBSan's
+ * build once stopped here). */
+static void test_bag_huge_table_of_empty_rows(void **state)
+{
+    (void)state;
+    jit_sig sig = {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .opset = 15, .dtype = JIT_F32,
+                   .index_type = JIT_I64, .index_policy = JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL,
+                   .reduction = JIT_REDUCTION_SUM, .data_shape = shape2(INT64_C(1) << 62, 0),
+                   .indices_shape = {1, {4}}, .updates_shape = {1, {2}}};
+    tj_check_result r;
+    tj_check_layer(&sig, 4, 3, INT64_C(1) << 20, &r);
+    if (r.failed || r.skipped)
+        fail_msg("%s", r.first_failure);
+    assert_int_equal(r.passed, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +221,9 @@ int main(void)
         cmocka_unit_test(test_dynamic_tied_shape_shrinks_to_fit),
         cmocka_unit_test(test_dynamic_equal_dims_shrink_together),
         cmocka_unit_test(test_dynamic_static_part_over_budget_skipped),
+        cmocka_unit_test(test_compare_outcomes),
+        cmocka_unit_test(test_bag_runs_hold_bad_offsets_and_indices),
+        cmocka_unit_test(test_bag_huge_table_of_empty_rows),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();

@@ -506,6 +506,87 @@ static void test_split_counts_add_up(void **state)
     jit_shutdown();
 }
 
+/* The body of the function whose name ends in `suffix` in ir, as a new
+ * string (NULL: none). */
+static char *ir_function(const char *ir, const char *suffix)
+{
+    for (const char *d = strstr(ir, "define "); d; d = strstr(d + 1, "define ")) {
+        const char *paren = strchr(d, '(');
+        size_t n = strlen(suffix);
+        if (!paren || (size_t)(paren - d) < n || strncmp(paren - n, suffix, n) != 0)
+            continue;
+        const char *end = strstr(d, "\n}\n");
+        size_t len = end ? (size_t)(end - d) : strlen(d);
+        char *body = malloc(len + 1);
+        assert_non_null(body);
+        memcpy(body, d, len);
+        body[len] = '\0';
+        return body;
+    }
+    return NULL;
+}
+
+/* Issue 20: a row gather of 16 MB out (G5's rows, 1 KB) with streaming
+ * stores asked for (TENSORJIT_NT=1) streams in the two-thread kernel's
+ * range function as in the one-thread kernel, behind the same alignment
+ * test of out (each part starts on a whole row, a multiple of 16 bytes
+ * from out), and every call split in two parts gives the one-thread
+ * kernel's bytes. */
+static void test_split_ranges_stream(void **state)
+{
+    (void)state;
+    enum { ROWS = 20000, COLS = 256, N = 16384 };
+    support_setenv("TENSORJIT_NT", "1");
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
+    jit_shutdown(); /* the library reads its environment again */
+    jit_sig s = {0};
+    s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I32;
+    s.data_shape = shape2(ROWS, COLS);
+    s.indices_shape = shape2(N, 1);
+    s.threads = 1;
+    char *one = jit_dump(&s, JIT_DUMP_IR);
+    s.threads = 2;
+    char *two = jit_dump(&s, JIT_DUMP_IR);
+    assert_true(one && two);
+    assert_non_null(strstr(one, "!nontemporal"));
+    char *range = ir_function(two, "_range");
+    if (!range)
+        fail_msg("the two-thread kernel has no range function");
+    if (!strstr(range, "!nontemporal") || !strstr(range, "out.misalign"))
+        fail_msg("the two-thread kernel's range function does not stream (or streams without "
+                 "testing out's alignment)");
+    free(range);
+    jit_free(one), jit_free(two);
+
+    jit_kernel k1, k2;
+    s.threads = 1, k1 = jit_compile(&s);
+    s.threads = 2, k2 = jit_compile(&s);
+    assert_true(k1 && k2);
+    float *data = malloc((size_t)ROWS * COLS * sizeof *data);
+    float *want = aligned_alloc(64, (size_t)N * COLS * sizeof *want);
+    float *got = aligned_alloc(64, (size_t)N * COLS * sizeof *got);
+    int32_t *idx = malloc(N * sizeof *idx);
+    assert_true(data && want && got && idx);
+    uint64_t rs = 15;
+    for (int64_t e = 0; e < (int64_t)ROWS * COLS; e++)
+        data[e] = (float)support_rand(&rs);
+    for (int i = 0; i < N; i++)
+        idx[i] = (int32_t)support_rand_range(&rs, 0, ROWS - 1);
+    assert_int_equal(((jit_gather_nd_fn)k1)(data, idx, want), JIT_OK);
+    for (int i = 0; i < N; i++) /* the oracle: row idx[i] */
+        assert_memory_equal(want + (int64_t)i * COLS, data + (int64_t)idx[i] * COLS,
+                            COLS * sizeof *data);
+    assert_int_equal(((jit_gather_nd_fn)k2)(data, idx, got), JIT_OK);
+    assert_memory_equal(got, want, (size_t)N * COLS * sizeof *got);
+    tj_split_counts c; /* and it ran in parts */
+    assert_int_equal(tj_split_counts_of(k2, &c), 0);
+    assert_int_equal(c.split, 1);
+    free(data), free(want), free(got), free(idx);
+    support_setenv("TENSORJIT_NT", NULL);
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),
         cmocka_unit_test(test_split_counts_add_up),
+        cmocka_unit_test(test_split_ranges_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

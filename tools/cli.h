@@ -90,6 +90,15 @@ int tj_cmd_bag(const jit_op_info *op, int argc, char **argv);
 void tj_cli_usage_bag(const jit_op_info *op, FILE *f);
 const char *const *tj_cli_bag_words(const jit_op_info *op);
 
+/* tensorjit check OP for the bags (tools/cmd_check_bags.c): their JIT and
+ * reference kernels on random bags of a signature given by shape flags;
+ * its usage (tools/cli_help_bags.c), its synopsis line (after lead: the
+ * usage's first line, or one of `check --help`), and the flags it takes. */
+int tj_cmd_check_bag(const jit_op_info *op, int argc, char **argv);
+void tj_cli_usage_check_bag(const jit_op_info *op, FILE *f);
+void tj_cli_check_bag_synopsis(const jit_op_info *op, const char *lead, FILE *f);
+const char *const *tj_cli_check_bag_words(const jit_op_info *op);
+
 /* The .npy of a result to the file output, or to stdout for "-". */
 int tj_cli_write_output(const char *output, jit_dtype t, const jit_shape *s, const void *out);
 int tj_cmd_bench(int argc, char **argv);

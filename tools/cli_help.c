@@ -195,6 +195,14 @@ static void tj_usage_check(FILE *f)
             "kernel then runs on several shapes of its family (every '?' 1, 2, 3, 0, ...),\n"
             "each against the reference kernel of that shape, one line per shape.\n"
             "OP --help lists the options of one op\n");
+    fprintf(f, "the embedding bags take their own shapes and attributes (--weights: random\n"
+            "weights; --default-index, --padding-idx, --include-last-offset, --reduction),\n"
+            "their bad runs also a bad offset or segment id; check OP --help lists them:\n");
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
+        jit_op_info info;
+        if (jit_op_describe((jit_op)op, &info) == 0 && (info.attrs & JIT_ATTR_BAG))
+            tj_cli_check_bag_synopsis(&info, "  ", f);
+    }
 }
 
 static void tj_usage_cache(FILE *f)

@@ -1,6 +1,7 @@
-/* `tensorjit embedding-bag-offsets --help` and the other bags': written
- * from the op table (jit_op_describe): the inputs and attributes an op
- * takes, its versions and reductions; nothing here names one op. */
+/* `tensorjit embedding-bag-offsets --help` and the other bags', and
+ * `tensorjit check OP --help` of a bag: written from the op table
+ * (jit_op_describe): the inputs and attributes an op takes, its versions
+ * and reductions; nothing here names one op. */
 #include <stdio.h>
 
 #include "cli.h"
@@ -30,14 +31,18 @@ static void tj_bag_usage_lines(const jit_op_info *op, FILE *f)
             seg ? " --segment-ids-shape S --num-segments S" : "");
 }
 
-static void tj_bag_attr_lines(const jit_op_info *op, FILE *f)
+/* switch_weights: check's --weights, random weights rather than a file. */
+static void tj_bag_attr_lines(const jit_op_info *op, int switch_weights, FILE *f)
 {
     char versions[64], reductions[64];
     tj_cli_opsets_text(op, "|", "|", versions, sizeof versions);
     tj_bag_reductions_text(op, reductions, sizeof reductions);
     if (op->attrs & JIT_ATTR_NUM_SEGMENTS)
         fprintf(f, "  --num-segments S           the output's rows (? or ?:N: a dynamic S)\n");
-    if (op->attrs & JIT_ATTR_WEIGHTS)
+    if ((op->attrs & JIT_ATTR_WEIGHTS) && switch_weights)
+        fprintf(f, "  --weights                  random per-lookup weights (with reduction sum "
+                "only)\n");
+    else if (op->attrs & JIT_ATTR_WEIGHTS)
         fprintf(f, "  --weights W.npy            per-lookup weights of the table's type, the\n"
                 "                             indices' shape (with reduction sum only)\n");
     if (op->opsets[1])
@@ -72,7 +77,7 @@ void tj_cli_usage_bag(const jit_op_info *op, FILE *f)
     fprintf(f, "%s, an embedding bag (SPEC section 10), version%s %s\n", op->name,
             op->opsets[1] ? "s" : "", versions);
     fprintf(f, "options of %s:\n", op->command);
-    tj_bag_attr_lines(op, f);
+    tj_bag_attr_lines(op, 0, f);
     fprintf(f, "  --index-policy %s\n"
             "                             what an index out of range does (default error;\n"
             "                             offsets and segment ids are always checked)\n",
@@ -96,4 +101,43 @@ void tj_cli_usage_bag(const jit_op_info *op, FILE *f)
             off ? ", offsets" : "", seg ? ", segment_ids, num_segments" : "",
             op->attrs & JIT_ATTR_OFFSETS ? "6" : "2x3", off ? " --offsets-shape 2" : "",
             seg ? " --segment-ids-shape 6" : "", seg ? "segment ids" : "offsets");
+}
+
+void tj_cli_check_bag_synopsis(const jit_op_info *op, const char *lead, FILE *f)
+{
+    int seg = (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
+    int off = (op->attrs & JIT_ATTR_OFFSETS) && !seg;
+    fprintf(f, "%stensorjit check %s --table-shape .. --indices-shape ..%s%s\n", lead,
+            op->command, off ? " --offsets-shape .." : "",
+            seg ? " --segment-ids-shape .. --num-segments S" : "");
+}
+
+void tj_cli_usage_check_bag(const jit_op_info *op, FILE *f)
+{
+    char policies[128] = "";
+    size_t n = 0;
+    for (int p = 0; p < JIT_INDEX_POLICY_COUNT && n < sizeof policies; p++)
+        n += (size_t)snprintf(policies + n, sizeof policies - n, "%s%s", p ? "|" : "",
+                              jit_index_policy_name((jit_index_policy)p));
+    tj_cli_check_bag_synopsis(op, "usage: ", f);
+    fprintf(f, "       [--runs N] [--seed S] [--explain] [options]\n");
+    fprintf(f, "runs the JIT kernel and the reference kernel of %s on N random\n"
+            "bags (indices the index policy takes, some bags empty; the last run with a bad\n"
+            "index%s) and prints 'N passed, M failed'. Both\n"
+            "must give the same bits, or refuse alike naming the same position. A dim '?'\n"
+            "(or '?:N') is dynamic: the dynamic kernel runs on several shapes of its family,\n"
+            "each against the reference kernel of that shape\n",
+            op->name, !(op->attrs & JIT_ATTR_OFFSETS) ? ""
+                      : op->attrs & JIT_ATTR_NUM_SEGMENTS ? ", the one before a bad segment id"
+                                                          : ", the one before a bad offset");
+    fprintf(f, "options of check %s:\n", op->command);
+    tj_bag_attr_lines(op, 1, f);
+    fprintf(f, "  --index-policy %s\n"
+            "                             what an index out of range does (default error)\n"
+            "  --dtype T --index-type T   default f32 and i64 (the index type: i32 or i64)\n"
+            "  --runs N                   random inputs (default 100)\n"
+            "  --seed S                   makes them repeatable (default 1)\n"
+            "  --explain                  print the plan first\n"
+            "exit status: 0 every run passed, 1 a run failed, 2 invalid arguments or\n"
+            "signature\n", policies);
 }

@@ -515,8 +515,7 @@ int tj_cmd_check(int argc, char **argv)
     jit_op_info info;
     if (argc >= 2 && jit_op_describe(jit_op_from_name(argv[1]), &info) == 0 &&
         (info.attrs & JIT_ATTR_BAG))
-        return tj_cli_fail("check: %s is not checked here yet: its JIT and reference kernels "
-                           "are compared by the test suite (test_bags)", info.command);
+        return tj_cmd_check_bag(&info, argc - 1, argv + 1);
     if (argc >= 2 && jit_op_describe(jit_op_from_name(argv[1]), &info) == 0)
         return tj_op_main(&info, argc - 1, argv + 1, 1);
     if (argc >= 2 && tj_cli_is_help(argv[1])) {

@@ -145,21 +145,56 @@ static void tj_buffers_free(tj_buffers *b)
     free(b->o2);
 }
 
-/* An embedding bag's inputs: indices rows of the table; offsets from 0,
- * non-decreasing, the last N with include_last_offset, so that every index
- * is read; segment ids in [0, S). When bad, one index is the table's row
- * count. */
-static void tj_fill_bag(uint64_t *s, const jit_sig *sig, tj_buffers *b, int bad)
+/* The values a bag's index takes under the policy, [lo, lo + span): the
+ * rows, and where the policy gives other values a meaning (negative ones
+ * wrapped, others clamped or zero-filled) those too. */
+static void tj_bag_index_range(jit_index_policy policy, int64_t rows, int64_t *lo, int64_t *span)
+{
+    *lo = 0;
+    *span = rows;
+    if (rows > INT64_MAX / 4) /* a table of empty rows: 4 * rows would overflow */
+        return;
+    switch (policy) {
+    case JIT_INDEX_NEGATIVE_WRAPS: *lo = -rows; *span = 2 * rows; return;
+    case JIT_INDEX_CLAMP:
+    case JIT_INDEX_ZERO_FILL: *lo = -rows; *span = 3 * rows; return;
+    case JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL: *lo = -2 * rows; *span = 4 * rows; return;
+    default: return;
+    }
+}
+
+/* A bag's indices: values the policy takes (tj_bag_index_range); when
+ * bad, one set to the table's row count, which only clamp and the
+ * zero-fill policies take. */
+static void tj_fill_bag_indices(uint64_t *s, const jit_sig *sig, void *idx, int64_t n, int bad)
+{
+    int64_t rows = sig->data_shape.dims[0], lo, span;
+    tj_bag_index_range(sig->index_policy, rows, &lo, &span);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = span > 0 ? lo + (int64_t)(tj_next(s) % (uint64_t)span) : 0;
+        tj_store(sig->index_type, idx, i, v);
+    }
+    if (bad && n > 0)
+        tj_store(sig->index_type, idx, (int64_t)(tj_next(s) % (uint64_t)n), rows);
+}
+
+/* An embedding bag's inputs: indices by tj_fill_bag_indices; offsets from
+ * 0, non-decreasing, the last N with include_last_offset, so that every
+ * index is read; segment ids in [0, S). When bad_offset, one offset is
+ * past N (one segment id S). */
+static void tj_fill_bag(uint64_t *s, const jit_sig *sig, tj_buffers *b, int bad_index,
+                        int bad_offset)
 {
     jit_dtype t = sig->index_type;
-    int64_t rows = sig->data_shape.dims[0], n = b->indices / jit_dtype_size(t);
+    int64_t n = b->indices / jit_dtype_size(t);
     int64_t k = b->updates / jit_dtype_size(t), at = 0;
-    tj_fill_indices(s, t, b->i, n, &rows, 1, bad);
+    int segments = sig->op == JIT_OP_EMBEDDING_SEGMENTS;
+    tj_fill_bag_indices(s, sig, b->i, n, bad_index);
     tj_fill(s, b->w, b->weights);
     for (int64_t j = 0; j < k; j++) {
-        if (sig->op == JIT_OP_EMBEDDING_SEGMENTS) {
-            int64_t segments = sig->num_segments;
-            tj_store(t, b->u, j, segments > 0 ? (int64_t)(tj_next(s) % (uint64_t)segments) : 0);
+        if (segments) {
+            int64_t S = sig->num_segments;
+            tj_store(t, b->u, j, S > 0 ? (int64_t)(tj_next(s) % (uint64_t)S) : 0);
             continue;
         }
         /* steps of up to twice the mean bag: empty bags occur too */
@@ -168,6 +203,9 @@ static void tj_fill_bag(uint64_t *s, const jit_sig *sig, tj_buffers *b, int bad)
         at = at < n ? at : n;
         tj_store(t, b->u, j, sig->include_last_offset && j == k - 1 ? n : at);
     }
+    if (bad_offset && k > 0)
+        tj_store(t, b->u, (int64_t)(tj_next(s) % (uint64_t)k),
+                 segments ? sig->num_segments : n + 1);
 }
 
 /* Whether inputs filled as valid are: every index (and, for a bag, segment
@@ -205,26 +243,45 @@ static int tj_call(const tj_callee *c, const void *d, const void *i, const void 
     return jit_call(c->fn, d, i, u, o);
 }
 
+const char *tj_check_compare(const tj_outcome *jit, const tj_outcome *ref, size_t bytes,
+                             int messages)
+{
+    static _Thread_local char differ[256];
+    if (jit->status != ref->status)
+        return "status differs";
+    if (messages && jit->status != JIT_OK && strcmp(jit->message, ref->message) != 0) {
+        snprintf(differ, sizeof differ, "messages differ: jit '%.100s', reference '%.100s'",
+                 jit->message, ref->message);
+        return differ;
+    }
+    if (memcmp(jit->out, ref->out, bytes) != 0)
+        return "output bytes differ";
+    return NULL;
+}
+
 /* One run: the kernel against the reference, then (scatters) the kernel
  * in place, whose result must be the reference's, or data untouched on a
  * bad index. A valid input must succeed: two kernels that refuse alike
- * (called with the wrong arguments, say) are no check. */
+ * (called with the wrong arguments, say) are no check. An embedding bag's
+ * refusals must name the same position. *refused: both refused alike. */
 static const char *tj_check_once(const tj_callee *fj, const tj_callee *fr, int in_place,
-                                 int valid, tj_buffers *b)
+                                 int valid, tj_buffers *b, int *refused)
 {
-    static _Thread_local char refused[192];
+    static _Thread_local char why[192], message[256];
     memset(b->o1, 0x5a, (size_t)b->out + 1);
     memset(b->o2, 0x5a, (size_t)b->out + 1);
     int s1 = tj_call(fj, b->d, b->i, b->u, b->w, b->o1);
+    snprintf(message, sizeof message, "%s", s1 != JIT_OK ? jit_last_error() : "");
     int s2 = tj_call(fr, b->d, b->i, b->u, b->w, b->o2);
-    if (s1 != s2)
-        return "status differs";
-    if (valid && s1 != JIT_OK) {
-        snprintf(refused, sizeof refused, "a valid input was refused: %.150s", jit_last_error());
-        return refused;
+    tj_outcome jit = {s1, message, b->o1}, ref = {s2, s2 != JIT_OK ? jit_last_error() : "", b->o2};
+    if (valid && s1 == s2 && s1 != JIT_OK) {
+        snprintf(why, sizeof why, "a valid input was refused: %.150s", jit_last_error());
+        return why;
     }
-    if (memcmp(b->o1, b->o2, (size_t)b->out + 1) != 0)
-        return "output bytes differ";
+    const char *what = tj_check_compare(&jit, &ref, (size_t)b->out + 1, fj->bag);
+    if (what)
+        return what;
+    *refused = s1 != JIT_OK;
     if (!in_place)
         return NULL;
     memcpy(b->o1, b->d, (size_t)b->data);
@@ -298,17 +355,20 @@ static void tj_check_against(const jit_sig *sig, const tj_callee *fj, int runs, 
         r->failed = r->runs = 1;
     }
     for (int run = 0; allocated && run < runs; run++) {
-        int bad = run == runs - 1 && runs > 1;
+        int bad = run == runs - 1 && runs > 1, refused = 0;
+        /* before the bad index, with a valid run left before both */
+        int bad_offset = bag && (op.attrs & JIT_ATTR_OFFSETS) && run == runs - 2 && runs > 2;
         tj_fill(&seed, b.d, b.data);
         if (bag) {
-            tj_fill_bag(&seed, sig, &b, bad);
+            tj_fill_bag(&seed, sig, &b, bad, bad_offset);
         } else {
             tj_fill(&seed, b.u, b.updates);
             tj_fill_indices(&seed, sig->index_type, b.i, n_idx, dims, depth, bad);
         }
-        int valid = !bad && tj_fill_is_valid(sig, depth, dims, n_idx);
-        const char *what = tj_check_once(fj, &rc, op.has_updates, valid, &b);
+        int valid = !bad && !bad_offset && tj_fill_is_valid(sig, depth, dims, n_idx);
+        const char *what = tj_check_once(fj, &rc, op.has_updates, valid, &b, &refused);
         tj_record(r, what == NULL, what, run);
+        r->refused += what == NULL && refused;
     }
     tj_buffers_free(&b);
 }
@@ -562,6 +622,7 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
         r->total.runs += s->check.runs;
         r->total.passed += s->check.passed;
         r->total.skipped += s->check.skipped;
+        r->total.refused += s->check.refused;
         if (s->check.failed && !r->total.failed)
             snprintf(r->total.first_failure, sizeof r->total.first_failure,
                      "shape %d: %.200s", i, s->check.first_failure);

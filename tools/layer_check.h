@@ -10,11 +10,29 @@
 
 typedef struct tj_check_result {
     int runs, passed, failed, skipped;
+    int refused; /* runs both engines refused alike (a bad index, offset or segment id) */
     char first_failure[256];
 } tj_check_result;
 
+/* One run's outcome by one engine: its status, the error message of a
+ * refusal, its output. */
+typedef struct tj_outcome {
+    int status;
+    const char *message;
+    const void *out;
+} tj_outcome;
+
+/* NULL when the two outcomes agree: the same status, the same message
+ * for a refusal (when messages: an embedding bag's engines name the same
+ * position), and the same bytes of output, bit for bit (NaN payloads
+ * too). Else what differs. */
+const char *tj_check_compare(const tj_outcome *jit, const tj_outcome *ref, size_t bytes,
+                             int messages);
+
 /* `runs` random inputs of the signature (the last one with a bad index
- * when it has any index); seed makes them repeatable. Buffers (inputs and
+ * when it has any index; an embedding bag's with offsets or segment ids,
+ * from 3 runs on, also the one before with a bad one of those); seed
+ * makes them repeatable. Buffers (inputs and
  * two outputs) above max_bytes in total are skipped with a note, however
  * far above: nothing over the budget is allocated. */
 void tj_check_layer(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,

@@ -1,0 +1,327 @@
+/* `tensorjit check embedding-bag-offsets | embedding-bag-packed |
+ * embedding-segments`: the JIT kernel of one bag signature against the
+ * reference kernel on random bags (tools/layer_check.c fills them). The
+ * signature comes by the shape flags of the bag commands (cmd_bags.c);
+ * --weights is a switch here (random weights), and there are no .npy
+ * inputs. Which flags an op takes comes from jit_op_describe. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "layer_check.h"
+
+enum { TJ_CB_TABLE, TJ_CB_INDICES, TJ_CB_OFFSETS, TJ_CB_INPUTS };
+
+typedef struct tj_check_bag_opts {
+    jit_op_info op;
+    jit_shape shape[TJ_CB_INPUTS];
+    int64_t bound[TJ_CB_INPUTS][JIT_MAX_RANK];
+    int have_shape[TJ_CB_INPUTS];
+    const char *wrong; /* an option the op does not take, without its dashes */
+    int64_t opset, default_index, padding_idx, num_segments, num_segments_bound, runs, seed;
+    int have_default_index, have_padding_idx, have_num_segments, include_last_offset;
+    int weights, explain;
+    jit_dtype dtype, index_type;
+    jit_index_policy policy;
+    jit_reduction reduction;
+} tj_check_bag_opts;
+
+enum { OPT_TABLE_SHAPE = 256, OPT_INDICES_SHAPE, OPT_OFFSETS_SHAPE, OPT_SEGMENT_IDS_SHAPE,
+       OPT_NUM_SEGMENTS, OPT_REDUCTION, OPT_WEIGHTS, OPT_DEFAULT_INDEX, OPT_PADDING_IDX,
+       OPT_LAST_OFFSET, OPT_OPSET, OPT_DTYPE, OPT_INDEX_TYPE, OPT_POLICY, OPT_RUNS, OPT_SEED,
+       OPT_EXPLAIN, OPT_HELP };
+
+static const struct option tj_check_bag_options[] = {
+    {"table-shape", required_argument, NULL, OPT_TABLE_SHAPE},
+    {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
+    {"offsets-shape", required_argument, NULL, OPT_OFFSETS_SHAPE},
+    {"segment-ids-shape", required_argument, NULL, OPT_SEGMENT_IDS_SHAPE},
+    {"num-segments", required_argument, NULL, OPT_NUM_SEGMENTS},
+    {"reduction", required_argument, NULL, OPT_REDUCTION},
+    {"weights", no_argument, NULL, OPT_WEIGHTS},
+    {"default-index", required_argument, NULL, OPT_DEFAULT_INDEX},
+    {"padding-idx", required_argument, NULL, OPT_PADDING_IDX},
+    {"include-last-offset", no_argument, NULL, OPT_LAST_OFFSET},
+    {"opset", required_argument, NULL, OPT_OPSET},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
+    {"index-policy", required_argument, NULL, OPT_POLICY},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static int tj_check_bag_segments(const jit_op_info *op)
+{
+    return (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
+}
+
+/* Whether op takes the option, by its attributes (as the op command's). */
+static int tj_check_bag_takes(const jit_op_info *op, int c)
+{
+    unsigned a = op->attrs;
+    switch (c) {
+    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_check_bag_segments(op);
+    case OPT_SEGMENT_IDS_SHAPE:
+    case OPT_NUM_SEGMENTS: return tj_check_bag_segments(op);
+    case OPT_WEIGHTS: return (a & JIT_ATTR_WEIGHTS) != 0;
+    case OPT_DEFAULT_INDEX: return (a & JIT_ATTR_DEFAULT_INDEX) != 0;
+    case OPT_PADDING_IDX: return (a & JIT_ATTR_PADDING_IDX) != 0;
+    case OPT_LAST_OFFSET: return (a & JIT_ATTR_LAST_OFFSET) != 0;
+    case OPT_REDUCTION: return (a & JIT_ATTR_REDUCTION) != 0;
+    case OPT_OPSET: return op->opsets[1] != 0;
+    default: return 1;
+    }
+}
+
+const char *const *tj_cli_check_bag_words(const jit_op_info *op)
+{
+    enum { N = sizeof tj_check_bag_options / sizeof *tj_check_bag_options };
+    static char names[N][32];
+    static const char *words[N];
+    size_t n = 0;
+    for (const struct option *o = tj_check_bag_options; o->name; o++)
+        if (tj_check_bag_takes(op, o->val)) {
+            snprintf(names[n], sizeof names[n], "--%s", o->name);
+            words[n] = names[n];
+            n++;
+        }
+    words[n] = NULL;
+    return words;
+}
+
+/* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
+static int tj_check_bag_num_segments(tj_check_bag_opts *o, const char *arg)
+{
+    o->have_num_segments = 1;
+    if (arg[0] == '?') {
+        jit_shape s;
+        int64_t bound[JIT_MAX_RANK];
+        if (tj_cli_parse_shape("--num-segments", arg, &s, bound))
+            return -1;
+        o->num_segments = JIT_DIM_DYNAMIC;
+        o->num_segments_bound = bound[0];
+        return 0;
+    }
+    return tj_cli_int("--num-segments", arg, 0, INT64_MAX, &o->num_segments);
+}
+
+/* "--reduction=X must be one of sum, mean, max": the op's own. */
+static int tj_check_bag_reduction(tj_check_bag_opts *o, const char *arg)
+{
+    char names[64] = "";
+    size_t n = 0;
+    if (jit_reduction_from_name(arg, &o->reduction) == 0 && o->reduction != JIT_REDUCTION_NONE &&
+        (o->op.reductions & (1u << o->reduction)))
+        return 0;
+    for (int r = 1; r < JIT_REDUCTION_COUNT && n < sizeof names; r++)
+        if (o->op.reductions & (1u << r))
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                  jit_reduction_name((jit_reduction)r));
+    return tj_cli_fail("--reduction=%s must be one of %s", arg, names), -1;
+}
+
+static int tj_check_bag_opset(tj_check_bag_opts *o, const char *arg)
+{
+    char versions[64];
+    if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
+        return -1;
+    for (int i = 0; i < 4 && o->op.opsets[i]; i++)
+        if (o->op.opsets[i] == o->opset)
+            return 0;
+    tj_cli_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
+    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
+}
+
+static int tj_check_bag_shape(tj_check_bag_opts *o, int input, const char *name, const char *arg)
+{
+    char opt[40];
+    snprintf(opt, sizeof opt, "--%s", name);
+    o->have_shape[input] = 1;
+    return tj_cli_parse_shape(opt, arg, &o->shape[input], o->bound[input]);
+}
+
+/* The options every bag takes. */
+static int tj_check_bag_common(tj_check_bag_opts *o, int c, const char *arg)
+{
+    switch (c) {
+    case OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &o->dtype);
+    case OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &o->index_type);
+    case OPT_POLICY: return tj_cli_policy(arg, &o->policy);
+    case OPT_RUNS: return tj_cli_int("--runs", arg, 1, 1000000, &o->runs);
+    case OPT_SEED: return tj_cli_int("--seed", arg, INT64_MIN, INT64_MAX, &o->seed);
+    case OPT_EXPLAIN: o->explain = 1; return 0;
+    default: return -1;
+    }
+}
+
+/* name: the long option's (static) name, without its dashes. */
+static int tj_check_bag_option(tj_check_bag_opts *o, int c, const char *arg, const char *name)
+{
+    if (!tj_check_bag_takes(&o->op, c)) { /* reported after parsing, so that --help works */
+        if (!o->wrong)
+            o->wrong = name;
+        return 0;
+    }
+    switch (c) {
+    case OPT_TABLE_SHAPE: return tj_check_bag_shape(o, TJ_CB_TABLE, name, arg);
+    case OPT_INDICES_SHAPE: return tj_check_bag_shape(o, TJ_CB_INDICES, name, arg);
+    case OPT_OFFSETS_SHAPE:
+    case OPT_SEGMENT_IDS_SHAPE: return tj_check_bag_shape(o, TJ_CB_OFFSETS, name, arg);
+    case OPT_NUM_SEGMENTS: return tj_check_bag_num_segments(o, arg);
+    case OPT_REDUCTION: return tj_check_bag_reduction(o, arg);
+    case OPT_WEIGHTS: o->weights = 1; return 0;
+    case OPT_DEFAULT_INDEX:
+        o->have_default_index = 1;
+        return tj_cli_int("--default-index", arg, INT64_MIN, INT64_MAX, &o->default_index);
+    case OPT_PADDING_IDX:
+        o->have_padding_idx = 1;
+        return tj_cli_int("--padding-idx", arg, INT64_MIN, INT64_MAX, &o->padding_idx);
+    case OPT_LAST_OFFSET: o->include_last_offset = 1; return 0;
+    case OPT_OPSET: return tj_check_bag_opset(o, arg);
+    default: return tj_check_bag_common(o, c, arg);
+    }
+}
+
+/* An option getopt refused: a known one without its value, or an unknown
+ * one, with the nearest flag of this op. */
+static void tj_check_bag_bad_option(const jit_op_info *op, const char *arg)
+{
+    char what[96];
+    size_t len = strcspn(arg, "=");
+    for (const struct option *o = tj_check_bag_options; o->name; o++)
+        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
+            strncmp(arg + 2, o->name, len - 2) == 0) {
+            tj_cli_fail("check %s: --%s needs a value", op->command, o->name);
+            return;
+        }
+    snprintf(what, sizeof what, "check %s: unknown option", op->command);
+    tj_cli_unknown(what, arg, tj_cli_check_bag_words(op));
+}
+
+/* The shapes the op needs; 0 or -1 (error printed). */
+static int tj_check_bag_required(const tj_check_bag_opts *o)
+{
+    const char *cmd = o->op.command;
+    int offsets = (o->op.attrs & JIT_ATTR_OFFSETS) != 0;
+    int seg = tj_check_bag_segments(&o->op);
+    if (!o->have_shape[TJ_CB_TABLE] || !o->have_shape[TJ_CB_INDICES] ||
+        (offsets && !o->have_shape[TJ_CB_OFFSETS]))
+        return tj_cli_fail("check %s: --table-shape, --indices-shape%s%s are required", cmd,
+                           offsets ? " and " : "",
+                           !offsets ? "" : seg ? "--segment-ids-shape" : "--offsets-shape"), -1;
+    if (seg && !o->have_num_segments)
+        return tj_cli_fail("check %s: --num-segments S is required (the output's rows)", cmd),
+               -1;
+    return 0;
+}
+
+/* 0, 1 for --help (exit 0), or -1 after printing the error. */
+static int tj_check_bag_parse(const jit_op_info *op, int argc, char **argv,
+                              tj_check_bag_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->op = *op;
+    o->dtype = JIT_F32;
+    o->index_type = JIT_I64;
+    o->opset = tj_cli_newest_opset(op);
+    o->runs = 100;
+    o->seed = 1;
+    optind = 1;
+    opterr = 0;
+    int c, at;
+    while ((c = getopt_long(argc, argv, "h", tj_check_bag_options, &at)) != -1) {
+        if (c == OPT_HELP || c == 'h') {
+            tj_cli_usage_check_bag(op, stdout);
+            return 1;
+        }
+        if (c == '?' || c == ':')
+            return tj_check_bag_bad_option(op, argv[optind - 1]), -1;
+        if (tj_check_bag_option(o, c, optarg, tj_check_bag_options[at].name) != 0)
+            return -1;
+    }
+    if (optind < argc)
+        return tj_cli_fail("check %s: unexpected argument '%s'", op->command, argv[optind]), -1;
+    if (o->wrong)
+        return tj_cli_fail("--%s is not an option of check %s", o->wrong, op->command), -1;
+    return tj_check_bag_required(o);
+}
+
+/* The signature of the flags, as the op command builds it. */
+static jit_sig tj_check_bag_sig(const tj_check_bag_opts *o)
+{
+    jit_sig sig = {.op = o->op.op, .opset = (int)o->opset, .dtype = o->dtype,
+                   .index_type = o->index_type, .index_policy = o->policy,
+                   .reduction = o->reduction, .has_weights = o->weights,
+                   .has_default_index = o->have_default_index,
+                   .default_index = o->default_index, .has_padding_idx = o->have_padding_idx,
+                   .padding_idx = o->padding_idx, .include_last_offset = o->include_last_offset,
+                   .num_segments = o->num_segments,
+                   .num_segments_bound = o->num_segments_bound,
+                   .data_shape = o->shape[TJ_CB_TABLE],
+                   .indices_shape = o->shape[TJ_CB_INDICES]};
+    if (o->op.attrs & JIT_ATTR_OFFSETS)
+        sig.updates_shape = o->shape[TJ_CB_OFFSETS];
+    memcpy(sig.data_bound, o->bound[TJ_CB_TABLE], sizeof sig.data_bound);
+    memcpy(sig.indices_bound, o->bound[TJ_CB_INDICES], sizeof sig.indices_bound);
+    memcpy(sig.updates_bound, o->bound[TJ_CB_OFFSETS], sizeof sig.updates_bound);
+    return sig;
+}
+
+/* The summary line test runners read: "N passed, M failed". */
+static int tj_check_bag_report(const tj_check_result *r, const char *what)
+{
+    if (r->skipped)
+        return tj_cli_fail("check %s: %s", what, r->first_failure);
+    if (r->failed)
+        fprintf(stderr, "tensorjit: check %s: first failure: %s\n", what, r->first_failure);
+    printf("%d passed, %d failed\n", r->passed, r->failed);
+    return r->failed ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
+}
+
+/* A dynamic signature: its kernel on a few shapes of the family, each
+ * against the reference kernel of that shape, one line per shape. */
+static int tj_check_bag_dynamic(const tj_check_bag_opts *o, const jit_sig *sig)
+{
+    tj_dyn_check_result d;
+    char text[512];
+    tj_check_dynamic(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &d);
+    for (int i = 0; i < d.shapes; i++) {
+        const tj_check_result *c = &d.shape[i].check;
+        tj_dyn_shape_text(&d.shape[i], text, sizeof text);
+        printf("shape %s%s: %s\n", text, d.shape[i].empty ? " (empty)" : "",
+               c->skipped ? c->first_failure : c->failed ? "FAILED" : "ok");
+    }
+    if (d.shapes && !d.empty)
+        printf("no empty shape of the family is valid: none run\n");
+    return tj_check_bag_report(&d.total, o->op.command);
+}
+
+int tj_cmd_check_bag(const jit_op_info *op, int argc, char **argv)
+{
+    tj_check_bag_opts o;
+    int rc = tj_check_bag_parse(op, argc, argv, &o);
+    if (rc)
+        return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;
+    jit_sig sig = tj_check_bag_sig(&o);
+    if (tj_cli_check_sig(&o.op, &sig) != 0)
+        return TJ_EXIT_USAGE;
+    /* valid? a dynamic family's output may not have one rank: its kernel says */
+    jit_shape shape;
+    if (jit_sig_is_dynamic(&sig) ? !jit_compile(&sig) : jit_output_shape(&sig, &shape) != 0)
+        return tj_cli_fail("%s", jit_last_error());
+    if (o.explain) {
+        char *text = jit_explain(&sig);
+        if (!text)
+            return tj_cli_fail("%s", jit_last_error());
+        fputs(text, stdout);
+        jit_free(text);
+    }
+    if (jit_sig_is_dynamic(&sig))
+        return tj_check_bag_dynamic(&o, &sig);
+    tj_check_result r;
+    tj_check_layer(&sig, (int)o.runs, (uint64_t)o.seed, INT64_C(1) << 32, &r);
+    return tj_check_bag_report(&r, op->command);
+}
