@@ -24,9 +24,11 @@
  *                 out (of the scratch, in f32, for f16/bf16), then the
  *                 segments no id names get the default row or zeros
  * A kernel on one thread is one function; a split kernel (threads)
- * exports step 1 as name_check and step 2 as name_range over bags, and
- * its main has tj_rt_bag_parallel run the range on the calling thread or
- * over the pool. Float NaNs follow runtime/reduce.c's
+ * exports step 1 as name_check and step 2 as name_range over bags (or
+ * segments: a range adds only the lookups of its own), and its main has
+ * tj_rt_bag_parallel run the range on the calling thread or over the pool
+ * (a dynamic kernel's, tj_rt_bag_dyn_parallel with its internal range and
+ * the call's dims). Float NaNs follow runtime/reduce.c's
  * rule for sums: the accumulator's NaN first, then the row's (the operand
  * order of an fadd's NaN is LLVM's otherwise), and a product's the row's
  * first, then the weight's, so that both engines agree bit for bit; the
@@ -934,17 +936,71 @@ static LLVMValueRef tj_scratch(tj_bir *k, LLVMValueRef bytes)
     return s;
 }
 
+/* Continues where cond holds, else at *skip (made on first use). */
+static void tj_lookup_if(tj_bir *k, LLVMValueRef cond, const char *name, LLVMBasicBlockRef *skip)
+{
+    tj_emit *e = &k->e;
+    if (!*skip)
+        *skip = tj_block(e, "lookup.next");
+    LLVMBasicBlockRef go = tj_block(e, name);
+    LLVMBuildCondBr(e->b, cond, go, *skip);
+    LLVMPositionBuilderAtEnd(e->b, go);
+}
+
+/* A segments range's prefetch: the row of the lookup st.prefetch ahead of
+ * j (the last one near the end) when its segment is in [begin, begin +
+ * segments), else the table's first row, which is in cache after the first:
+ * a branch would mispredict as often as the ids change parts, and a
+ * range that fetched every row would fetch the other parts' too. */
+static void tj_prefetch_ours(tj_bir *k, LLVMValueRef j, LLVMValueRef begin,
+                             LLVMValueRef segments)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
+    LLVMValueRef last = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
+    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
+    LLVMValueRef at = LLVMBuildSelect(e->b, in, ahead, last, "pf.at");
+    LLVMValueRef s = LLVMBuildSub(e->b, tj_load_idx(k, k->offsets, at, "pf.segment"), begin, "");
+    LLVMValueRef ours = LLVMBuildICmp(e->b, LLVMIntULT, s, segments, "pf.ours");
+    LLVMValueRef v = tj_load_idx(k, k->indices, at, "pf.index");
+    LLVMValueRef off = LLVMBuildSelect(e->b, ours, tj_mul(e, v, k->lay.row_bytes, ""),
+                                       tj_i64(e, 0), "pf.off");
+    LLVMValueRef row = LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row");
+    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
+    LLVMTypeRef pty = e->ptr;
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &pty, 1);
+    int64_t n = k->lay.row_bytes, lines[64], count = 0;
+    for (int64_t o = 0; o < n && count < 63; o += 64)
+        lines[count++] = o;
+    if (n % 64 && n > 64) /* a row off the lines' grid spans one more */
+        lines[count++] = n - 1;
+    for (int64_t i = 0; i < count; i++) { /* as tj_prefetch_row's */
+        LLVMValueRef o = tj_i64(e, lines[i]);
+        LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &o, 1, ""), tj_i32(e, 0),
+                                tj_i32(e, 2), tj_i32(e, 1)};
+        LLVMBuildCall2(e->b, fty, fn, args, 4, "");
+    }
+}
+
 /* Segments: each lookup added into its segment's row in memory (out, or
  * f32 rows of the scratch for f16/bf16, which must round once), in index
- * order; then the segments no id named get the default row or zeros. */
-static void tj_emit_segments(tj_bir *k)
+ * order; then the segments no id named get the default row or zeros.
+ * A split kernel's range (begin non-NULL) owns segments [begin, end): it
+ * scans every id and adds only the lookups of its own, so that each
+ * segment's are still added in index order by one thread. */
+static void tj_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
     int64_t D = g->row_elems;
-    LLVMValueRef S = k->bags;
     if (D == 0)
         return;
+    /* rows counted from the range's first */
+    LLVMValueRef S = begin ? LLVMBuildSub(e->b, end, begin, "range.segments") : k->bags;
+    LLVMValueRef out = begin ? tj_byte_gep(e, k->out, tj_mul(e, begin, k->lay.row_bytes, ""),
+                                           "range.out")
+                             : k->out;
     int wide = g->dtype == JIT_F16 || g->dtype == JIT_BF16;
     int64_t acc_row = wide ? D * 4 : k->lay.row_bytes;
     /* the named flags, a byte per segment, then (f16, bf16) the sums */
@@ -954,24 +1010,26 @@ static void tj_emit_segments(tj_bir *k)
     LLVMValueRef scratch =
         tj_scratch(k, wide ? tj_add(e, named_bytes, acc_bytes, "") : named_bytes);
     LLVMBuildMemSet(e->b, scratch, LLVMConstInt(e->i8, 0, 0), S, 1);
-    LLVMValueRef acc = wide ? tj_byte_gep(e, scratch, named_bytes, "acc") : k->out;
+    LLVMValueRef acc = wide ? tj_byte_gep(e, scratch, named_bytes, "acc") : out;
     LLVMBuildMemSet(e->b, acc, LLVMConstInt(e->i8, 0, 0), acc_bytes, 1);
     tj_colblock bl = {.c0 = tj_i64(e, 0), .n = D, .vectors = (D + k->lay.lanes - 1) / k->lay.lanes};
     {
         tj_loop l;
         tj_loop_begin_n(e, &l, "lookup", k->lookups, NULL);
-        if (k->st.prefetch)
+        if (k->st.prefetch && begin)
+            tj_prefetch_ours(k, l.iv, begin, S);
+        else if (k->st.prefetch)
             tj_prefetch_ahead(k, l.iv);
         LLVMValueRef s = tj_load_idx(k, k->offsets, l.iv, "segment");
+        LLVMBasicBlockRef next = NULL;
+        if (begin) {
+            s = LLVMBuildSub(e->b, s, begin, "segment.ours");
+            tj_lookup_if(k, LLVMBuildICmp(e->b, LLVMIntULT, s, S, ""), "lookup.ours", &next);
+        }
         LLVMBuildStore(e->b, LLVMConstInt(e->i8, 1, 0), tj_byte_gep(e, scratch, s, "named"));
         LLVMValueRef keep, r = tj_resolve(k, tj_load_idx(k, k->indices, l.iv, "index"), &keep);
-        LLVMBasicBlockRef next = NULL;
-        if (keep) {
-            LLVMBasicBlockRef add = tj_block(e, "lookup.add");
-            next = tj_block(e, "lookup.next");
-            LLVMBuildCondBr(e->b, keep, add, next);
-            LLVMPositionBuilderAtEnd(e->b, add);
-        }
+        if (keep)
+            tj_lookup_if(k, keep, "lookup.add", &next);
         for (int64_t v = 0; v < bl.vectors; v++) {
             int64_t n = tj_vector_len(k, &bl, v);
             LLVMValueRef x = tj_load_row(k, r, &bl, v);
@@ -1003,7 +1061,7 @@ static void tj_emit_segments(tj_bir *k)
         LLVMValueRef sum = wide ? tj_load(e, tj_vec(k->f32, n),
                                           tj_cols(k, acc, l.iv, &bl, v, 4, acc_row), "acc.v")
                                 : NULL;
-        LLVMValueRef at = tj_cols(k, k->out, l.iv, &bl, v, k->esize, k->lay.row_bytes);
+        LLVMValueRef at = tj_cols(k, out, l.iv, &bl, v, k->esize, k->lay.row_bytes);
         LLVMValueRef row = sum ? tj_narrow(k, sum, n) : tj_load(e, tj_vec(k->ety, n), at, "");
         tj_store_at(k, LLVMBuildSelect(e->b, is, row, tj_default_row(k, &bl, v), ""), at, 0);
     }
@@ -1153,15 +1211,64 @@ static void tj_emit_dyn_enter(tj_bir *k)
     LLVMPositionBuilderAtEnd(e->b, ok);
 }
 
-/* The offsets and packed forms: the main (created first: the cold paths
- * pass its address), name_check, name_range, then the main's body. */
+/* return tj_rt_bag_parallel(main, the buffers), or for a dynamic kernel
+ * tj_rt_bag_dyn_parallel(main, range, dims, the buffers): the range over
+ * the pool as the split rule says (the dynamic call's counts, per call). */
+static void tj_emit_parallel_call(tj_bir *k, LLVMValueRef fn, LLVMValueRef range)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef params[8] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
+    LLVMValueRef args[8] = {LLVMConstPointerCast(fn, e->ptr)};
+    unsigned n = 1;
+    if (k->dims) {
+        args[n++] = LLVMConstPointerCast(range, e->ptr);
+        args[n++] = k->dims;
+    }
+    LLVMValueRef bufs[5] = {k->table, k->indices, k->offsets, k->weights, k->out};
+    for (unsigned i = 0; i < 5; i++)
+        args[n++] = bufs[i];
+    const char *callee = k->dims ? TJ_RT_BAG_DYN_PARALLEL : TJ_RT_BAG_PARALLEL;
+    LLVMTypeRef pty = LLVMFunctionType(e->i32, params, n, 0);
+    LLVMValueRef par = LLVMAddFunction(e->mod, callee, pty);
+    LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, n, "status");
+    LLVMSetTailCall(r, 1);
+    LLVMBuildRet(e->b, r);
+}
+
+/* A range function's body: bags (or segments) [begin, end). A segments
+ * range of every segment (a call the split rule keeps alone) runs the
+ * whole kernel's loop, without the test of each id against the range,
+ * which short rows pay for (docs/performance.md, 'Embedding bags'). */
+static void tj_emit_range_body(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    if (k->g->form != TJ_BAG_SEGMENTS) {
+        tj_emit_bags_by_alignment(k, begin, end);
+        return;
+    }
+    LLVMValueRef all = LLVMBuildAnd(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, begin, tj_i64(e, 0), ""),
+                                    LLVMBuildICmp(e->b, LLVMIntEQ, end, k->bags, ""), "all");
+    LLVMBasicBlockRef whole = tj_block(e, "segments.all"), part = tj_block(e, "segments.part");
+    LLVMBuildCondBr(e->b, all, whole, part);
+    LLVMPositionBuilderAtEnd(e->b, whole);
+    tj_emit_segments(k, NULL, NULL);
+    LLVMBuildRet(e->b, tj_i32(e, 0));
+    LLVMPositionBuilderAtEnd(e->b, part);
+    tj_emit_segments(k, begin, end);
+}
+
+/* The offsets and packed forms, and a split segments kernel: the main
+ * (created first: the cold paths pass its address), name_check,
+ * name_range, then the main's body. A dynamic kernel's range is internal:
+ * its main passes it to the runtime (the parts API offers no dynamic
+ * kernel's). */
 static void tj_emit_bag_kernel(tj_bir *k, const char *name)
 {
     tj_emit *e = &k->e;
     char buf[128];
     LLVMValueRef fn = tj_counted_function(k, name, NULL, 0, 1);
     LLVMBasicBlockRef main_at = LLVMGetInsertBlock(e->b), main_allocas = k->allocas;
-    LLVMLinkage linkage = k->st.split ? LLVMExternalLinkage : LLVMInternalLinkage;
+    LLVMLinkage linkage = k->st.ranges ? LLVMExternalLinkage : LLVMInternalLinkage;
 
     snprintf(buf, sizeof buf, "%s%s", name, TJ_IR_CHECK_SUFFIX);
     LLVMValueRef check = tj_counted_function(k, buf, NULL, 0, 0);
@@ -1174,7 +1281,7 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     LLVMTypeRef bounds[2] = {e->i64, e->i64};
     LLVMValueRef range = tj_counted_function(k, buf, bounds, 2, 0);
     LLVMSetLinkage(range, linkage);
-    tj_emit_bags_by_alignment(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6));
+    tj_emit_range_body(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6));
     LLVMBuildRet(e->b, tj_i32(e, 0));
     tj_close_function(k);
 
@@ -1193,14 +1300,7 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     LLVMBuildRet(e->b, st);
     LLVMPositionBuilderAtEnd(e->b, ok);
     if (k->st.split) {
-        LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
-        LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 6, 0);
-        LLVMValueRef par = LLVMAddFunction(e->mod, TJ_RT_BAG_PARALLEL, pty);
-        LLVMValueRef pargs[6] = {LLVMConstPointerCast(fn, e->ptr), k->table, k->indices,
-                                 k->offsets, k->weights, k->out};
-        LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, pargs, 6, "status");
-        LLVMSetTailCall(r, 1);
-        LLVMBuildRet(e->b, r);
+        tj_emit_parallel_call(k, fn, range);
     } else {
         LLVMValueRef whole[3] = {tj_i64(e, 0), k->bags, k->dims};
         tj_return_call(k, range, LLVMGlobalGetValueType(range), whole, k->dims ? 3 : 2);
@@ -1222,12 +1322,17 @@ static void tj_emit_whole_kernel(tj_bir *k, const char *name)
     tj_close_function(k);
 }
 
-/* Segments: one function, the checks then the sums. */
+/* Segments: one function, the checks then the sums; a split kernel's as
+ * the bags'. */
 static void tj_emit_segment_kernel(tj_bir *k, const char *name)
 {
+    if (k->st.split) {
+        tj_emit_bag_kernel(k, name);
+        return;
+    }
     tj_counted_function(k, name, NULL, 0, 1);
     tj_emit_checks(k);
-    tj_emit_segments(k);
+    tj_emit_segments(k, NULL, NULL);
     LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
     tj_close_function(k);
 }
@@ -1291,7 +1396,7 @@ LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir
     e->b = LLVMCreateBuilderInContext(ctx);
     if (k.g->form == TJ_BAG_SEGMENTS)
         tj_emit_segment_kernel(&k, name);
-    else if (!k.st.ranges)
+    else if (!k.st.split) /* a dynamic split kernel too has a range (not loaded) */
         tj_emit_whole_kernel(&k, name);
     else
         tj_emit_bag_kernel(&k, name);

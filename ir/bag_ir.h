@@ -18,6 +18,7 @@
 /* a dynamic kernel's: its call's dims checked, and its message */
 #define TJ_RT_BAG_DYN_ENTER "tj_rt_bag_dyn_enter"
 #define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
+#define TJ_RT_BAG_DYN_PARALLEL "tj_rt_bag_dyn_parallel"
 
 /* Prefetch: the row of the lookup at least TJ_BAG_PREFETCH_MIN_ROWS and
  * TJ_BAG_PREFETCH_BYTES of rows ahead in the index stream (at most
@@ -87,11 +88,12 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
  * each a constant (>= 0) or the code -1 - i for dims[i]; those a form
  * derives from others (the offsets form's bags, packed lookups, the
  * segment ids' count) may be left negative. tj_rt_bag_dyn_enter checks
- * the dims before the kernel reads them; on the caller's thread) 
+ * the dims before the kernel reads them)
  * and for a split kernel name_check (the same arguments: buffers, offsets,
  * segment ids and indices checked; a status) and name_range (the same
- * arguments then int64 begin, end: bags [begin, end), checked before:
- * tj_bag_range_fn); NULL and why if it cannot be built. */
+ * arguments then int64 begin, end: bags or segments [begin, end), checked
+ * before: tj_bag_range_fn; a dynamic kernel's takes the dims last and is
+ * internal, tj_bag_dyn_range_fn); NULL and why if it cannot be built. */
 LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
                                const char *name, char *why, size_t why_len);
 

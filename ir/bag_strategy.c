@@ -111,10 +111,13 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     s->nontemporal = can_stream && !g->dynamic &&
                      (cfg->nontemporal.set ? cfg->nontemporal.value != 0 : large);
     int64_t lines = l.row_bytes / 64 + 1;
-    s->split = p->bag.threads > 1 && !g->dynamic && g->form != TJ_BAG_SEGMENTS && g->bags >= 2 &&
-               (cfg->split_min.set || g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines);
-    /* a split bag kernel's check and range functions are loaded with it */
-    s->ranges = s->split;
+    /* a dynamic kernel's counts are its call's: the split rule weighs each
+     * call (runtime/exec/jit_support.c) */
+    s->split = p->bag.threads > 1 &&
+               (g->dynamic || (g->bags >= 2 && (cfg->split_min.set ||
+                                                g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines)));
+    /* a static split kernel's check and range functions are loaded with it */
+    s->ranges = s->split && !g->dynamic;
 }
 
 void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
@@ -126,8 +129,7 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
     int n = snprintf(buf, len,
                      "%sembedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
                      "accumulated in %" PRId64 " %d-bit vectors%s",
-                     g->dynamic ? "dynamic (B, N, L, E and S from the call's dims, on the "
-                                  "caller's thread) " : "",
+                     g->dynamic ? "dynamic (B, N, L, E and S from the call's dims) " : "",
                      g->row_elems, l.row_bytes, vectors, l.vector_bits,
                      g->row_elems > l.block_elems ? " a block of columns at a time" : "");
     if (n < 0 || (size_t)n >= len)
@@ -156,8 +158,9 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
     if ((size_t)n >= len)
         return;
     if (s->split)
-        snprintf(buf + n, len - (size_t)n, "; bags split across up to %d threads as the "
-                 "measured cost says", g->threads);
+        snprintf(buf + n, len - (size_t)n, "; %s split across up to %d threads as the "
+                 "measured cost says%s", g->form == TJ_BAG_SEGMENTS ? "segments" : "bags",
+                 g->threads, g->dynamic ? " (each call's counts weighed)" : "");
     else
         snprintf(buf + n, len - (size_t)n, "; on the caller's thread");
 }

@@ -1,5 +1,6 @@
 #include "jit_support.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "bag_check.h"
@@ -171,9 +172,19 @@ static double tj_split_work(const tj_plan *p, int in_place)
     return w > 0 ? w : 1;
 }
 
+/* What the split rule reads of a call besides its work: the units its
+ * parts divide, the kernel's threads, and the bytes of a unit's block
+ * (TENSORJIT_SPLIT_MIN's rule). A plan's (tj_split_call), or a bag
+ * call's, whose units are bags (tj_bag_split). */
+typedef struct tj_split_size {
+    int64_t units;
+    int threads;
+    int64_t block_bytes;
+} tj_split_size;
+
 /* TENSORJIT_SPLIT_MIN: the old rule by bytes, for tests that want every
  * split kernel's call split (the kernel's choice to split is the same). */
-static int tj_split_forced(const tj_plan *p, int *parts)
+static int tj_split_forced(const tj_split_size *p, int *parts)
 {
     const tj_knob *k = &tj_config_get()->codegen.split_min;
     if (!k->set)
@@ -217,14 +228,14 @@ static int tj_split_verdict(tj_split_stat *st)
 
 /* The most parts a call of p runs in: its threads, the host's CPUs, its
  * units. */
-static int tj_split_most(const tj_plan *p)
+static int tj_split_most(const tj_split_size *p)
 {
     int most = p->threads < tj_pool_cpus() ? p->threads : tj_pool_cpus();
     return most < p->units ? most : (int)p->units;
 }
 
 /* The parts the expected time alone (alone_ps per unit of work) is worth. */
-static int tj_split_model(const tj_plan *p, double work, int64_t alone_ps)
+static int tj_split_model(const tj_split_size *p, double work, int64_t alone_ps)
 {
     if (alone_ps <= 0)
         return 1;
@@ -258,7 +269,7 @@ typedef struct tj_split_way {
  * that beat the calls alone is confirmed at the next call. Shorter calls
  * (G1, 16 us) stay alone: a probe costs them a wake-up, more than the
  * call. */
-static tj_split_way tj_split_escape(const tj_plan *p, double work, tj_split_stat *st,
+static tj_split_way tj_split_escape(const tj_split_size *p, double work, tj_split_stat *st,
                                     int64_t calls)
 {
     tj_split_way w = {1, 0};
@@ -277,7 +288,7 @@ static tj_split_way tj_split_escape(const tj_plan *p, double work, tj_split_stat
 }
 
 /* How a call of p (with `work`) runs, from st. */
-static tj_split_way tj_split_choose(const tj_plan *p, double work, tj_split_stat *st)
+static tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_split_stat *st)
 {
     tj_split_way w = {1, 0};
     if (tj_split_forced(p, &w.parts) || p->threads <= 1 || p->units < 2 ||
@@ -335,14 +346,13 @@ static void tj_split_note(tj_split_stat *st, int way, double ns, double work, in
         __atomic_store_n(&st->confirm, 1, __ATOMIC_RELAXED);
 }
 
-/* A split call: range(ctx, begin, end) over p's units, alone or over the
- * pool as tj_split_choose says, its time noted in st. A call below
- * TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone untimed,
- * unless TENSORJIT_SPLIT_MIN splits it. */
-static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_pool_fn range,
-                          void *ctx)
+/* A split call of `work`: range(ctx, begin, end) over p's units, alone or
+ * over the pool as tj_split_choose says, its time noted in st. A call
+ * below TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone
+ * untimed, unless TENSORJIT_SPLIT_MIN splits it. */
+static void tj_split_run(const tj_split_size *p, double work, tj_split_stat *st,
+                         tj_pool_fn range, void *ctx)
 {
-    double work = tj_split_work(p, in_place);
     tj_split_way w = tj_split_choose(p, work, st);
     if (w.parts <= 1 && work < TJ_SPLIT_MIN_WORK) {
         range(ctx, 0, p->units);
@@ -355,6 +365,14 @@ static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_
         tj_pool_run(w.parts, p->units, range, ctx);
     tj_split_note(st, w.parts <= 1 ? TJ_WAY_ALONE : TJ_WAY_SPLIT,
                   (double)(tj_pool_now_ns() - t0), work, w.probe);
+}
+
+/* tj_split_run for a call of plan p. */
+static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_pool_fn range,
+                          void *ctx)
+{
+    tj_split_size size = {p->units, p->threads, p->block_bytes};
+    tj_split_run(&size, tj_split_work(p, in_place), st, range, ctx);
 }
 
 /* The counts of st (relaxed loads: a running kernel's are a moment's). */
@@ -456,15 +474,40 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
 }
 
 typedef struct tj_bag_job {
-    tj_bag_range_fn range;
+    tj_bag_range_fn range;         /* a static kernel's, or */
+    tj_bag_dyn_range_fn dyn_range; /* a dynamic one's, with the call's dims */
+    const int64_t *dims;
     const void *table, *indices, *offsets, *weights;
     void *out;
+    int status; /* a part's failure (a segment range's scratch); atomic */
 } tj_bag_job;
 
 static void tj_bag_part(void *ctx, int64_t begin, int64_t end)
 {
-    const tj_bag_job *j = ctx;
-    j->range(j->table, j->indices, j->offsets, j->weights, j->out, begin, end);
+    tj_bag_job *j = ctx;
+    int rc = j->dyn_range ? j->dyn_range(j->table, j->indices, j->offsets, j->weights, j->out,
+                                         begin, end, j->dims)
+                          : j->range(j->table, j->indices, j->offsets, j->weights, j->out,
+                                     begin, end);
+    if (rc != JIT_OK)
+        __atomic_store_n(&j->status, rc, __ATOMIC_RELAXED);
+}
+
+/* The bags (or segments) of a call of g over the pool as the split rule
+ * says: a bag's units are its bags, a unit of work one lookup's row (the
+ * cache lines it spans), the work of tj_split_work's visits. A part that
+ * failed (only a segment range, for its scratch) fails the call: its
+ * message was a worker's, so the caller's is written here. */
+static int tj_bag_split(const tj_bag_plan *g, tj_split_stat *st, tj_bag_job *job)
+{
+    int64_t row_bytes = g->row_elems * jit_dtype_size(g->dtype);
+    double work = (double)g->lookups * (double)(row_bytes / 64 + 1);
+    tj_split_size size = {g->bags, g->threads, row_bytes};
+    tj_split_run(&size, work > 0 ? work : 1, st, tj_bag_part, job);
+    int rc = __atomic_load_n(&job->status, __ATOMIC_RELAXED);
+    if (rc == JIT_STATUS_NO_MEMORY)
+        tj_error_set("out of memory for the sums of %" PRId64 " segments", g->bags);
+    return rc;
 }
 
 int tj_rt_bag_parallel(const void *self, const void *table, const void *indices,
@@ -475,13 +518,29 @@ int tj_rt_bag_parallel(const void *self, const void *table, const void *indices,
         tj_error_set("internal: a parallel kernel without its range function");
         return JIT_STATUS_BAD_POINTER;
     }
-    tj_bag_job job = {(tj_bag_range_fn)(uintptr_t)k->range, table, indices, offsets, weights,
-                      out};
-    /* the split rule reads a plan's units, visits, blocks and threads: a
-     * bag's units are its bags, a visit one lookup of a row */
-    const tj_bag_plan *g = &k->plan.bag;
-    tj_plan units = {.units = g->bags, .visits = g->lookups, .threads = g->threads,
-                     .block_bytes = g->row_elems * jit_dtype_size(g->dtype)};
-    tj_split_call(&units, 0, &((tj_kernel *)(uintptr_t)k)->split, tj_bag_part, &job);
-    return JIT_OK;
+    tj_bag_job job = {.range = (tj_bag_range_fn)(uintptr_t)k->range, .table = table,
+                      .indices = indices, .offsets = offsets, .weights = weights, .out = out};
+    /* the cost is the kernel's own, mutable while the cache holds it */
+    return tj_bag_split(&k->plan.bag, &((tj_kernel *)(uintptr_t)k)->split, &job);
+}
+
+int tj_rt_bag_dyn_parallel(const void *self, const void *range, const int64_t *dims,
+                           const void *table, const void *indices, const void *offsets,
+                           const void *weights, void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (!k) {
+        tj_error_set("internal: a dynamic kernel the cache does not know");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_bag_plan call;
+    int rc = tj_bag_bind(&k->plan.bag, dims, &call);
+    if (rc != JIT_OK)
+        return rc;
+    tj_bag_job job = {.dyn_range = (tj_bag_dyn_range_fn)(uintptr_t)range, .dims = dims,
+                      .table = table, .indices = indices, .offsets = offsets,
+                      .weights = weights, .out = out};
+    /* the family's cost, as a dynamic kernel's (tj_rt_dyn_parallel) */
+    tj_kernel *mk = (tj_kernel *)(uintptr_t)k;
+    return tj_bag_split(&call, mk->dyn ? &mk->dyn->split : &mk->split, &job);
 }

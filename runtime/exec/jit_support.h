@@ -79,9 +79,23 @@ typedef int (*tj_bag_range_fn)(const void *table, const void *indices, const voi
 typedef int (*tj_bag_check_fn)(const void *table, const void *indices, const void *offsets,
                                const void *weights, const void *out);
 
-/* A split bag kernel's (self) bags, over the pool (units = bags) when the
- * split rule says threads pay, else here. */
+/* A split bag kernel's (self) bags (or segments), over the pool (units =
+ * bags) when the split rule says threads pay, else here; a status. */
 int tj_rt_bag_parallel(const void *self, const void *table, const void *indices,
                        const void *offsets, const void *weights, void *out);
+
+/* A split dynamic bag kernel's range function: tj_bag_range_fn, then the
+ * call's dims. Not loaded with the kernel (the parts API offers no
+ * dynamic kernel's): its main passes it to tj_rt_bag_dyn_parallel. */
+typedef int (*tj_bag_dyn_range_fn)(const void *table, const void *indices, const void *offsets,
+                                   const void *weights, void *out, int64_t begin, int64_t end,
+                                   const int64_t *dims);
+
+/* tj_rt_bag_parallel for a split dynamic bag kernel (self), its call's
+ * dims (checked by tj_rt_bag_dyn_enter) deciding the units and the work,
+ * by its range function. */
+int tj_rt_bag_dyn_parallel(const void *self, const void *range, const int64_t *dims,
+                           const void *table, const void *indices, const void *offsets,
+                           const void *weights, void *out);
 
 #endif

@@ -1,0 +1,267 @@
+/* The embedding bags split across threads (SPEC 10: "results identical for
+ * any thread count"): dynamic Offsets and Packed kernels and
+ * EmbeddingSegmentsSum, static and dynamic, compiled for 1 to 8 threads
+ * with every call split (TENSORJIT_SPLIT_MIN=1), give the bytes of the
+ * reference kernel on one thread; the split rule's counts show that the
+ * JIT's range code ran over the pool. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jit_support.h"
+#include "support.h"
+
+#define CANARY 16  /* bytes after out that must stay as they were */
+#define MAX_THREADS 8
+
+typedef struct split_case {
+    jit_sig sig;
+    int64_t bags;  /* out rows: B, or S */
+    void *table, *idx, *off, *w;
+    size_t out_bytes;
+} split_case;
+
+static const jit_dtype dtypes[] = {JIT_F32, JIT_BF16, JIT_F64, JIT_I32, JIT_I64, JIT_U8};
+
+/* A random element of t at p[i]: floats with fractions (bf16: a float's
+ * upper half), integers small enough that sums stay exact. */
+static void put_value(jit_dtype t, void *p, int64_t i, uint64_t *rng)
+{
+    int64_t r = support_rand_range(rng, -4000, 4000);
+    float f = (float)r / 37.0f;
+    uint32_t bits;
+    switch (t) {
+    case JIT_F32: ((float *)p)[i] = f; break;
+    case JIT_F64: ((double *)p)[i] = (double)r / 37.0; break;
+    case JIT_BF16:
+        memcpy(&bits, &f, 4);
+        ((uint16_t *)p)[i] = (uint16_t)(bits >> 16);
+        break;
+    case JIT_I32: ((int32_t *)p)[i] = (int32_t)(r / 40); break;
+    case JIT_I64: ((int64_t *)p)[i] = r / 40; break;
+    default: ((uint8_t *)p)[i] = (uint8_t)(r & 0xff); break;
+    }
+}
+
+/* Offsets from a random start, non-decreasing: repeats are empty bags. */
+static void offsets_case(uint64_t *rng, split_case *c, int64_t n)
+{
+    jit_sig *s = &c->sig;
+    s->include_last_offset = (int)support_rand_range(rng, 0, 1);
+    int64_t len = support_rand_range(rng, s->include_last_offset, 40);
+    c->bags = len - s->include_last_offset;
+    s->updates_shape = (jit_shape){1, {len}};
+    c->off = calloc((size_t)len + 1, 8);
+    assert_non_null(c->off);
+    int64_t at = support_rand_range(rng, 0, 3) ? 0 : support_rand_range(rng, 0, n);
+    for (int64_t b = 0; b < len; b++) {
+        support_store_index(s->index_type, c->off, b, at);
+        at = support_rand_range(rng, 0, 2) ? at : support_rand_range(rng, at, n);
+        if (support_rand_range(rng, 0, 1))
+            at = at + (n - at) / (len - b + 1);
+    }
+}
+
+/* Segment ids in any order; segments none names are empty. */
+static void segments_case(uint64_t *rng, split_case *c, int64_t n)
+{
+    jit_sig *s = &c->sig;
+    s->num_segments = support_rand_range(rng, 1, 40);
+    c->bags = s->num_segments;
+    s->updates_shape = (jit_shape){1, {n}};
+    c->off = calloc((size_t)n + 1, 8);
+    assert_non_null(c->off);
+    int64_t hi = support_rand_range(rng, 0, s->num_segments - 1);
+    for (int64_t j = 0; j < n; j++)
+        support_store_index(s->index_type, c->off, j, support_rand_range(rng, 0, hi));
+}
+
+static void random_case(uint64_t *rng, split_case *c)
+{
+    memset(c, 0, sizeof *c);
+    jit_sig *s = &c->sig;
+    s->op = (jit_op)(JIT_OP_EMBEDDING_BAG_OFFSETS + support_rand_range(rng, 0, 2));
+    int segments = s->op == JIT_OP_EMBEDDING_SEGMENTS, packed = s->op == JIT_OP_EMBEDDING_BAG_PACKED;
+    s->dtype = dtypes[support_rand_range(rng, 0, sizeof dtypes / sizeof *dtypes - 1)];
+    s->index_type = support_rand_range(rng, 0, 1) ? JIT_I32 : JIT_I64;
+    s->opset = segments ? 3 : 15;
+    s->reduction = segments ? JIT_REDUCTION_SUM
+                            : (jit_reduction[]){JIT_REDUCTION_SUM, JIT_REDUCTION_MEAN,
+                                                JIT_REDUCTION_MAX}[support_rand_range(rng, 0, 2)];
+    s->has_weights = s->reduction == JIT_REDUCTION_SUM && support_rand_range(rng, 0, 1);
+    /* a few row widths, so that one dynamic kernel serves calls of many
+     * counts (each call's own B and N decide its parts) */
+    static const int64_t widths[] = {1, 5, 48, 67};
+    int64_t e = support_rand_range(rng, 1, 60), d = widths[support_rand_range(rng, 0, 3)];
+    s->data_shape = (jit_shape){2, {e, d}};
+    s->has_default_index = !packed && support_rand_range(rng, 0, 1);
+    s->default_index = s->has_default_index ? support_rand_range(rng, -1, e - 1) : 0;
+    int64_t n;
+    if (packed) {
+        c->bags = support_rand_range(rng, 0, 40);
+        int64_t l = support_rand_range(rng, 0, 9);
+        s->indices_shape = (jit_shape){2, {c->bags, l}};
+        n = c->bags * l;
+    } else {
+        n = support_rand_range(rng, 0, 300);
+        s->indices_shape = (jit_shape){1, {n}};
+    }
+    c->idx = calloc((size_t)n + 1, 8);
+    c->w = s->has_weights ? calloc((size_t)n + 1, 8) : NULL;
+    assert_non_null(c->idx);
+    for (int64_t j = 0; j < n; j++) {
+        support_store_index(s->index_type, c->idx, j, support_rand_range(rng, 0, e - 1));
+        if (c->w)
+            put_value(s->dtype, c->w, j, rng);
+    }
+    if (segments)
+        segments_case(rng, c, n);
+    else if (!packed)
+        offsets_case(rng, c, n);
+    c->table = calloc((size_t)(e * d), 8);
+    assert_non_null(c->table);
+    for (int64_t i = 0; i < e * d; i++)
+        put_value(s->dtype, c->table, i, rng);
+    c->out_bytes = (size_t)(c->bags * d * jit_dtype_size(s->dtype));
+}
+
+static void free_case(split_case *c)
+{
+    free(c->table);
+    free(c->idx);
+    free(c->off);
+    free(c->w);
+}
+
+/* s with its counts dynamic (the row's width stays static: the JIT's
+ * dynamic bag kernels take it as a constant). */
+static jit_sig counts_dynamic(const jit_sig *s)
+{
+    jit_sig d = *s;
+    d.data_shape.dims[0] = JIT_DIM_DYNAMIC;
+    for (int i = 0; i < d.indices_shape.rank; i++)
+        d.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
+    for (int i = 0; i < d.updates_shape.rank; i++)
+        d.updates_shape.dims[i] = JIT_DIM_DYNAMIC;
+    if (d.op == JIT_OP_EMBEDDING_SEGMENTS)
+        d.num_segments = JIT_DIM_DYNAMIC;
+    return d;
+}
+
+/* The dynamic call's dims: table, indices, offsets / segment ids, S. */
+static void call_dims(const jit_sig *s, int64_t *dims)
+{
+    int n = 0;
+    for (int i = 0; i < s->data_shape.rank; i++)
+        dims[n++] = s->data_shape.dims[i];
+    for (int i = 0; i < s->indices_shape.rank; i++)
+        dims[n++] = s->indices_shape.dims[i];
+    if (s->op != JIT_OP_EMBEDDING_BAG_PACKED)
+        for (int i = 0; i < s->updates_shape.rank; i++)
+            dims[n++] = s->updates_shape.dims[i];
+    if (s->op == JIT_OP_EMBEDDING_SEGMENTS)
+        dims[n++] = s->num_segments;
+}
+
+/* c's kernel for `threads` (dynamic: its counts the call's) run into got;
+ * *split: the calls the split rule ran over the pool for it. */
+static int run_case(const split_case *c, int dynamic, int threads, char *got, int64_t *split)
+{
+    jit_sig s = dynamic ? counts_dynamic(&c->sig) : c->sig;
+    s.threads = threads;
+    jit_kernel k = jit_compile(&s);
+    if (!k)
+        fail_msg("refused: %s", jit_last_error());
+    jit_kernel_info info;
+    assert_int_equal(jit_info(k, &info), 0);
+    if (c->sig.engine != JIT_ENGINE_REFERENCE)
+        support_expect_jit(&info, dynamic ? "dynamic bag kernel" : "bag kernel");
+    tj_split_counts before, after;
+    assert_int_equal(tj_split_counts_of(k, &before), 0);
+    memset(got, 0xa5, c->out_bytes + CANARY);
+    int64_t dims[4 * JIT_MAX_RANK];
+    call_dims(&c->sig, dims);
+    int rc = dynamic ? jit_call_bag_dynamic(k, c->table, c->idx, c->off, c->w, got, dims)
+                     : jit_call_bag(k, c->table, c->idx, c->off, c->w, got);
+    assert_int_equal(tj_split_counts_of(k, &after), 0);
+    *split = after.split - before.split;
+    jit_release(k);
+    return rc;
+}
+
+static const char *const op_names[] = {"offsets", "packed", "segments"};
+
+/* Each random case, static and counts-dynamic, on 1 to 8 threads: the
+ * reference kernel's bytes on one thread, every call with at least two
+ * bags (or segments) split over the pool by the JIT's range code. */
+static void threads_agree(uint64_t rng, int runs)
+{
+    int64_t split_calls = 0;
+    for (int r = 0; r < runs; r++) {
+        split_case c;
+        random_case(&rng, &c);
+        char *want = malloc(c.out_bytes + CANARY), *got = malloc(c.out_bytes + CANARY);
+        assert_true(want && got);
+        int64_t split;
+        c.sig.engine = JIT_ENGINE_REFERENCE;
+        assert_int_equal(run_case(&c, 0, 1, want, &split), JIT_OK);
+        c.sig.engine = JIT_ENGINE_AUTO;
+        for (int dynamic = 0; dynamic < 2; dynamic++)
+            for (int t = 1; t <= MAX_THREADS; t++) {
+                int rc = run_case(&c, dynamic, t, got, &split);
+                if (rc != JIT_OK || memcmp(got, want, c.out_bytes + CANARY) != 0)
+                    fail_msg("run %d (%s, %s, %s, %s, weights %d, %lld bags, %d threads): "
+                             "status %d or bytes differ from the reference kernel's",
+                             r, op_names[c.sig.op - JIT_OP_EMBEDDING_BAG_OFFSETS],
+                             dynamic ? "dynamic" : "static", jit_dtype_name(c.sig.dtype),
+                             jit_reduction_name(c.sig.reduction), c.sig.has_weights,
+                             (long long)c.bags, t, rc);
+                int want_split = getenv("TENSORJIT_JIT") == NULL && t > 1 && c.bags >= 2;
+                if (want_split != (split == 1))
+                    fail_msg("run %d (%s, %s, %lld bags, %d threads): %lld split calls, %d "
+                             "expected", r, op_names[c.sig.op - JIT_OP_EMBEDDING_BAG_OFFSETS],
+                             dynamic ? "dynamic" : "static", (long long)c.bags, t,
+                             (long long)split, want_split);
+                split_calls += split;
+            }
+        free(want);
+        free(got);
+        free_case(&c);
+    }
+    if (getenv("TENSORJIT_JIT") == NULL)
+        assert_true(split_calls > 0);
+}
+
+static void test_threads_agree(void **state)
+{
+    (void)state;
+    threads_agree(2026, (int)support_env_long("TJ_BAG_RUNS", 400) / 8);
+}
+
+/* The same with prefetch, which the small tables above go without: a
+ * segments range prefetches only its own segments' rows. */
+static void test_threads_agree_prefetch(void **state)
+{
+    (void)state;
+    support_setenv("TENSORJIT_PREFETCH", "3");
+    threads_agree(2027, (int)support_env_long("TJ_BAG_RUNS", 400) / 16);
+    support_setenv("TENSORJIT_PREFETCH", NULL);
+}
+
+int main(void)
+{
+    /* every call of a split kernel in parts (the rule's forced way) */
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_agree),
+        cmocka_unit_test(test_threads_agree_prefetch),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    jit_shutdown();
+    return rc;
+}
