@@ -1048,6 +1048,18 @@ static int reduction_arg(PyObject *o, jit_reduction *out)
     return 0;
 }
 
+/* A flag: any Python object's truth; *out left as it was when not given. */
+static int truth_arg(PyObject *o, int *out)
+{
+    if (!o)
+        return 0;
+    int truth = PyObject_IsTrue(o);
+    if (truth < 0)
+        return -1;
+    *out = truth;
+    return 0;
+}
+
 static int attrs_from(const tj_fn *fn, PyObject **slot, tj_attrs *at)
 {
     int64_t axis, batch, opset;
@@ -1067,18 +1079,10 @@ static int attrs_from(const tj_fn *fn, PyObject **slot, tj_attrs *at)
     at->axis = axis;
     at->batch_dims = (int)batch;
     at->opset = (int)opset;
-    if (slot[R_INIT]) {
-        int truth = PyObject_IsTrue(slot[R_INIT]);
-        if (truth < 0)
-            return -1;
-        at->no_init = !truth;
-    }
-    if (slot[R_TORCH_DIMS]) {
-        int truth = PyObject_IsTrue(slot[R_TORCH_DIMS]);
-        if (truth < 0)
-            return -1;
-        at->torch_dims = truth;
-    }
+    int init = 1;
+    if (truth_arg(slot[R_INIT], &init) != 0 || truth_arg(slot[R_TORCH_DIMS], &at->torch_dims) != 0)
+        return -1;
+    at->no_init = !init;
     return 0;
 }
 
@@ -1219,12 +1223,8 @@ static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
         at->reduction = JIT_REDUCTION_SUM;
     at->opset = (int)opset;
     at->has_weights = slot[R_WEIGHTS] && slot[R_WEIGHTS] != Py_None;
-    if (slot[R_LAST]) {
-        int truth = PyObject_IsTrue(slot[R_LAST]);
-        if (truth < 0)
-            return -1;
-        at->last_offset = truth;
-    }
+    if (truth_arg(slot[R_LAST], &at->last_offset) != 0)
+        return -1;
     if (fn->op == JIT_OP_EMBEDDING_SEGMENTS) {
         if (int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
                     &at->num_segments) != 0)
