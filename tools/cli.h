@@ -25,6 +25,63 @@ int tj_cli_engine(const char *text, jit_engine *out);
 int tj_cli_policy(const char *text, jit_index_policy *out);
 int tj_cli_dump_ir(const char *arg, int *dump);
 
+/* The flags every op command takes (tools/cli_common_opts.c): -o/--output,
+ * --engine, --index-policy, --verbose, --help, --dump-ir[=opt],
+ * --dump-asm, --explain, --dtype and --index-type. A command lists them
+ * with TJ_CLI_COMMON_OPTIONS in its getopt table, its own flags' codes
+ * from TJ_OPT_OWN on, and gives every code to tj_cli_common_option first:
+ * 0 taken, -1 after the error line, 1 not a common flag. --help is the
+ * command's to answer. */
+enum { TJ_OPT_ENGINE = 256, TJ_OPT_POLICY, TJ_OPT_VERBOSE, TJ_OPT_HELP, TJ_OPT_DUMP_IR,
+       TJ_OPT_DUMP_ASM, TJ_OPT_EXPLAIN, TJ_OPT_DTYPE, TJ_OPT_INDEX_TYPE, TJ_OPT_OWN };
+#define TJ_CLI_COMMON_OPTIONS                                                                 \
+    {"output", required_argument, NULL, 'o'},                                                 \
+    {"engine", required_argument, NULL, TJ_OPT_ENGINE},                                       \
+    {"index-policy", required_argument, NULL, TJ_OPT_POLICY},                                 \
+    {"verbose", no_argument, NULL, TJ_OPT_VERBOSE},                                           \
+    {"help", no_argument, NULL, TJ_OPT_HELP},                                                 \
+    {"dump-ir", optional_argument, NULL, TJ_OPT_DUMP_IR},                                     \
+    {"dump-asm", no_argument, NULL, TJ_OPT_DUMP_ASM},                                         \
+    {"explain", no_argument, NULL, TJ_OPT_EXPLAIN},                                           \
+    {"dtype", required_argument, NULL, TJ_OPT_DTYPE},                                         \
+    {"index-type", required_argument, NULL, TJ_OPT_INDEX_TYPE}
+
+typedef struct tj_cli_common {
+    const char *output;
+    int verbose, explain;
+    int dump; /* -1 none, else a jit_dump_kind */
+    int64_t opset; /* parsed by the command (tj_cli_opset): not every op has versions */
+    jit_dtype dtype, index_type;
+    jit_engine engine;
+    jit_index_policy policy;
+} tj_cli_common;
+
+/* The defaults: no dump, f32 and i64, the op's newest version. */
+void tj_cli_common_init(tj_cli_common *c, const jit_op_info *op);
+int tj_cli_common_option(tj_cli_common *c, int code, const char *arg);
+/* --opset N, one of the op's versions; 0, or -1 after the error line. */
+int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset);
+
+/* The "--name" words of a getopt table for "did you mean": those takes
+ * accepts for op (every one for a NULL takes), in buf, NULL-terminated
+ * (a table longer than TJ_CLI_MAX_OPTIONS - 1 is cut there). */
+#define TJ_CLI_MAX_OPTIONS 48
+typedef struct tj_cli_words_buf {
+    char names[TJ_CLI_MAX_OPTIONS][32];
+    const char *words[TJ_CLI_MAX_OPTIONS];
+} tj_cli_words_buf;
+struct option;
+const char *const *tj_cli_option_words(const struct option *options, const jit_op_info *op,
+                                       int (*takes)(const jit_op_info *op, int code),
+                                       tj_cli_words_buf *buf);
+/* A flag getopt refused: a known one without its value ("CMD: --X needs a
+ * value"), else an unknown one with the nearest of words. */
+void tj_cli_bad_option(const char *cmd, const struct option *options, const char *arg,
+                       const char *const *words);
+/* Prints what --dump-ir, --dump-asm or --explain asked for (NULL: the
+ * library's error) and frees it; an exit status. */
+int tj_cli_print_dump(char *text);
+
 /* Writes element i of a tensor as text. */
 void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i);
 

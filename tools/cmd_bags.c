@@ -20,21 +20,17 @@ typedef struct tj_bag_opts {
     jit_shape shape[TJ_BAG_INPUTS];  /* or their shapes, by flags */
     int64_t bound[TJ_BAG_INPUTS][JIT_MAX_RANK];
     int have_shape[TJ_BAG_INPUTS];
-    const char *output, *wrong, *dynamic;
-    int64_t opset, default_index, padding_idx, num_segments, num_segments_bound;
+    tj_cli_common common; /* -o, --engine, --dump-ir, --opset, ... */
+    const char *wrong, *dynamic;
+    int64_t default_index, padding_idx, num_segments, num_segments_bound;
     int have_default_index, have_padding_idx, have_num_segments, include_last_offset;
-    int verbose, explain, dump; /* dump: -1 none, else a jit_dump_kind */
-    jit_dtype dtype, index_type;
-    jit_engine engine;
-    jit_index_policy policy;
     jit_reduction reduction;
 } tj_bag_opts;
 
-enum { OPT_TABLE = 256, OPT_INDICES, OPT_OFFSETS, OPT_SEGMENT_IDS, OPT_WEIGHTS, OPT_NUM_SEGMENTS,
-       OPT_DEFAULT_INDEX, OPT_PADDING_IDX, OPT_LAST_OFFSET, OPT_REDUCTION, OPT_OPSET, OPT_ENGINE,
-       OPT_POLICY, OPT_DYNAMIC, OPT_VERBOSE, OPT_EXPLAIN, OPT_DUMP_IR, OPT_DUMP_ASM,
-       OPT_TABLE_SHAPE, OPT_INDICES_SHAPE, OPT_OFFSETS_SHAPE, OPT_SEGMENT_IDS_SHAPE,
-       OPT_WEIGHTS_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE, OPT_HELP };
+enum { OPT_TABLE = TJ_OPT_OWN, OPT_INDICES, OPT_OFFSETS, OPT_SEGMENT_IDS, OPT_WEIGHTS,
+       OPT_NUM_SEGMENTS, OPT_DEFAULT_INDEX, OPT_PADDING_IDX, OPT_LAST_OFFSET, OPT_REDUCTION,
+       OPT_OPSET, OPT_DYNAMIC, OPT_TABLE_SHAPE, OPT_INDICES_SHAPE, OPT_OFFSETS_SHAPE,
+       OPT_SEGMENT_IDS_SHAPE, OPT_WEIGHTS_SHAPE };
 
 static const struct option tj_bag_options[] = {
     {"table", required_argument, NULL, OPT_TABLE},
@@ -48,22 +44,13 @@ static const struct option tj_bag_options[] = {
     {"include-last-offset", no_argument, NULL, OPT_LAST_OFFSET},
     {"reduction", required_argument, NULL, OPT_REDUCTION},
     {"opset", required_argument, NULL, OPT_OPSET},
-    {"output", required_argument, NULL, 'o'},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"index-policy", required_argument, NULL, OPT_POLICY},
+    TJ_CLI_COMMON_OPTIONS,
     {"dynamic", required_argument, NULL, OPT_DYNAMIC},
-    {"verbose", no_argument, NULL, OPT_VERBOSE},
-    {"explain", no_argument, NULL, OPT_EXPLAIN},
-    {"dump-ir", optional_argument, NULL, OPT_DUMP_IR},
-    {"dump-asm", no_argument, NULL, OPT_DUMP_ASM},
     {"table-shape", required_argument, NULL, OPT_TABLE_SHAPE},
     {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
     {"offsets-shape", required_argument, NULL, OPT_OFFSETS_SHAPE},
     {"segment-ids-shape", required_argument, NULL, OPT_SEGMENT_IDS_SHAPE},
     {"weights-shape", required_argument, NULL, OPT_WEIGHTS_SHAPE},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
-    {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
 
@@ -96,17 +83,8 @@ static int tj_bag_takes(const jit_op_info *op, int c)
 
 const char *const *tj_cli_bag_words(const jit_op_info *op)
 {
-    static char names[sizeof tj_bag_options / sizeof *tj_bag_options][32];
-    static const char *words[sizeof tj_bag_options / sizeof *tj_bag_options];
-    size_t n = 0;
-    for (const struct option *o = tj_bag_options; o->name; o++)
-        if (tj_bag_takes(op, o->val)) {
-            snprintf(names[n], sizeof names[n], "--%s", o->name);
-            words[n] = names[n];
-            n++;
-        }
-    words[n] = NULL;
-    return words;
+    static tj_cli_words_buf buf;
+    return tj_cli_option_words(tj_bag_options, op, tj_bag_takes, &buf);
 }
 
 /* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
@@ -139,41 +117,12 @@ static int tj_bag_reduction(tj_bag_opts *o, const char *arg)
     return tj_cli_fail("--reduction=%s must be one of %s", arg, names), -1;
 }
 
-static int tj_bag_opset(tj_bag_opts *o, const char *arg)
-{
-    char versions[64];
-    if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
-        return -1;
-    for (int i = 0; i < 4 && o->op.opsets[i]; i++)
-        if (o->op.opsets[i] == o->opset)
-            return 0;
-    tj_cli_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
-    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
-}
-
 static int tj_bag_shape_opt(tj_bag_opts *o, int input, const char *name, const char *arg)
 {
     char opt[40];
     snprintf(opt, sizeof opt, "--%s", name);
     o->have_shape[input] = 1;
     return tj_cli_parse_shape(opt, arg, &o->shape[input], o->bound[input]);
-}
-
-static int tj_bag_run_option(tj_bag_opts *o, int c, const char *arg)
-{
-    switch (c) {
-    case OPT_ENGINE: return tj_cli_engine(arg, &o->engine);
-    case OPT_POLICY: return tj_cli_policy(arg, &o->policy);
-    case OPT_DUMP_IR: return tj_cli_dump_ir(arg, &o->dump);
-    case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
-    case OPT_EXPLAIN: o->explain = 1; return 0;
-    case OPT_VERBOSE: o->verbose = 1; return 0;
-    case OPT_DYNAMIC: o->dynamic = arg; return 0;
-    case 'o': o->output = arg; return 0;
-    case OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &o->dtype);
-    case OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &o->index_type);
-    default: return -1;
-    }
 }
 
 /* name: the long option's (static) name, without its dashes. */
@@ -199,13 +148,14 @@ static int tj_bag_option(tj_bag_opts *o, int c, const char *arg, const char *nam
         return tj_cli_int("--padding-idx", arg, INT64_MIN, INT64_MAX, &o->padding_idx);
     case OPT_LAST_OFFSET: o->include_last_offset = 1; return 0;
     case OPT_REDUCTION: return tj_bag_reduction(o, arg);
-    case OPT_OPSET: return tj_bag_opset(o, arg);
+    case OPT_OPSET: return tj_cli_opset(&o->op, arg, &o->common.opset);
     case OPT_TABLE_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_TABLE, name, arg);
     case OPT_INDICES_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_INDICES, name, arg);
     case OPT_OFFSETS_SHAPE:
     case OPT_SEGMENT_IDS_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_OFFSETS, name, arg);
     case OPT_WEIGHTS_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_WEIGHTS, name, arg);
-    default: return tj_bag_run_option(o, c, arg);
+    case OPT_DYNAMIC: o->dynamic = arg; return 0;
+    default: return tj_cli_common_option(&o->common, c, arg) ? -1 : 0;
     }
 }
 
@@ -213,16 +163,7 @@ static int tj_bag_option(tj_bag_opts *o, int c, const char *arg, const char *nam
  * one, with the nearest flag of this op. */
 static void tj_bag_bad_option(const jit_op_info *op, const char *arg)
 {
-    char what[96];
-    size_t len = strcspn(arg, "=");
-    for (const struct option *o = tj_bag_options; o->name; o++)
-        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
-            strncmp(arg + 2, o->name, len - 2) == 0) {
-            tj_cli_fail("%s: --%s needs a value", op->command, o->name);
-            return;
-        }
-    snprintf(what, sizeof what, "%s: unknown option", op->command);
-    tj_cli_unknown(what, arg, tj_cli_bag_words(op));
+    tj_cli_bad_option(op->command, tj_bag_options, arg, tj_cli_bag_words(op));
 }
 
 static const char *tj_bag_offsets_flag(const jit_op_info *op)
@@ -243,7 +184,7 @@ static int tj_bag_check_inputs(const tj_bag_opts *o)
     if (by_flags && by_files)
         return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
                -1;
-    if (by_flags && o->dump < 0 && !o->explain)
+    if (by_flags && o->common.dump < 0 && !o->common.explain)
         return tj_cli_fail("%s: a signature given by shapes needs --dump-ir, --dump-asm or "
                            "--explain", cmd), -1;
     if (by_flags && o->dynamic)
@@ -270,15 +211,12 @@ static int tj_bag_parse(const jit_op_info *op, int argc, char **argv, tj_bag_opt
 {
     memset(o, 0, sizeof *o);
     o->op = *op;
-    o->dump = -1;
-    o->dtype = JIT_F32;
-    o->index_type = JIT_I64;
-    o->opset = tj_cli_newest_opset(op);
+    tj_cli_common_init(&o->common, op);
     optind = 1;
     opterr = 0;
     int c, at;
     while ((c = getopt_long(argc, argv, "ho:", tj_bag_options, &at)) != -1) {
-        if (c == OPT_HELP || c == 'h') {
+        if (c == TJ_OPT_HELP || c == 'h') {
             tj_cli_usage_op(op, stdout);
             return 1;
         }
@@ -331,9 +269,9 @@ static int tj_bag_check_weights(const jit_sig *sig, jit_dtype t, const jit_shape
 static int tj_bag_sig(const tj_bag_opts *o, const tj_npy *in, jit_sig *sig)
 {
     int files = o->path[TJ_BAG_TABLE] != NULL;
-    *sig = (jit_sig){.op = o->op.op, .opset = (int)o->opset, .dtype = o->dtype,
-                     .index_type = o->index_type, .index_policy = o->policy,
-                     .engine = o->engine, .reduction = o->reduction,
+    *sig = (jit_sig){.op = o->op.op, .opset = (int)o->common.opset, .dtype = o->common.dtype,
+                     .index_type = o->common.index_type, .index_policy = o->common.policy,
+                     .engine = o->common.engine, .reduction = o->reduction,
                      .has_default_index = o->have_default_index,
                      .default_index = o->default_index, .has_padding_idx = o->have_padding_idx,
                      .padding_idx = o->padding_idx, .include_last_offset = o->include_last_offset,
@@ -450,20 +388,10 @@ static int tj_bag_apply_dynamic(const tj_bag_opts *o, const jit_sig *sig, jit_si
     return marked;
 }
 
-/* Prints what --dump-ir, --dump-asm or --explain asked for; frees it. */
-static int tj_bag_print_dump(char *text)
-{
-    if (!text)
-        return tj_cli_fail("%s", jit_last_error());
-    fputs(text, stdout);
-    jit_free(text);
-    return TJ_EXIT_OK;
-}
-
 static int tj_bag_show(const tj_bag_opts *o, const jit_sig *sig)
 {
-    return tj_bag_print_dump(o->explain ? jit_explain(sig)
-                                        : jit_dump(sig, (jit_dump_kind)o->dump));
+    return tj_cli_print_dump(o->common.explain ? jit_explain(sig)
+                                               : jit_dump(sig, (jit_dump_kind)o->common.dump));
 }
 
 /* Runs the kernel of sig (or of dyn with dims, when marked) on the inputs
@@ -487,16 +415,16 @@ static int tj_bag_run(const tj_bag_opts *o, const jit_sig *sig, const jit_sig *d
     int status = dyn ? jit_call_bag_dynamic(fn, t, ix, off, w, out, dims)
                      : jit_call_bag(fn, t, ix, off, w, out);
     int rc = TJ_EXIT_OK;
-    if (o->verbose && dyn)
+    if (o->common.verbose && dyn)
         tj_cli_print_engine_dynamic(stderr, &info, names);
-    else if (o->verbose)
+    else if (o->common.verbose)
         tj_cli_print_engine(stderr, &info);
     if (status == JIT_STATUS_BAD_INDEX)
         rc = tj_cli_bad_index_bag(sig, t, ix, off, w, out);
     else if (status != JIT_OK)
         rc = tj_cli_fail("kernel failed: %s", jit_last_error());
-    else if (o->output)
-        rc = tj_cli_write_output(o->output, sig->dtype, &shape, out);
+    else if (o->common.output)
+        rc = tj_cli_write_output(o->common.output, sig->dtype, &shape, out);
     else
         tj_cli_print_result(stdout, sig->dtype, &shape, out);
     free(out);
@@ -516,7 +444,7 @@ static int tj_bag_kernel(const tj_bag_opts *o, const tj_npy *in)
     if (o->dynamic && (marked = tj_bag_apply_dynamic(o, &sig, &dyn, dims, names,
                                                      sizeof names)) < 0)
         return TJ_EXIT_USAGE;
-    if (o->explain || o->dump >= 0)
+    if (o->common.explain || o->common.dump >= 0)
         return tj_bag_show(o, marked ? &dyn : &sig);
     return tj_bag_run(o, &sig, marked ? &dyn : NULL, dims, names, in);
 }

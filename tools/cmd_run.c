@@ -13,31 +13,25 @@
 
 typedef struct tj_run_opts {
     jit_op_info op;
-    const char *data, *indices, *updates, *output;
-    int64_t batch_dims, opset, axis;
-    int have_axis, verbose;
+    tj_cli_common common;                   /* -o, --engine, --dump-ir, --opset, ... */
+    const char *data, *indices, *updates;
+    int64_t batch_dims, axis;
+    int have_axis;
     const char *wrong;                      /* an option the op does not take */
-    int dump;                               /* -1 none, else a jit_dump_kind */
-    int explain;
     int check;                              /* tensorjit check: differential runs */
     int64_t runs, seed;
     jit_shape data_shape, indices_shape, updates_shape; /* a signature given by flags */
     int have_data_shape, have_indices_shape, have_updates_shape;
     int64_t data_bound[JIT_MAX_RANK], indices_bound[JIT_MAX_RANK], updates_bound[JIT_MAX_RANK];
     tj_dyn_spec dynamic;                    /* --dynamic: dims of the .npy inputs */
-    jit_dtype dtype, index_type;
-    jit_engine engine;
-    jit_index_policy policy;
     jit_reduction reduction;
     int no_init_val;
     int torch_dims;
 } tj_run_opts;
 
-enum { OPT_DATA = 256, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
-       OPT_ENGINE, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_DUMP_IR, OPT_DUMP_ASM,
-       OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_DTYPE, OPT_INDEX_TYPE,
-       OPT_EXPLAIN, OPT_RUNS, OPT_SEED, OPT_REDUCTION, OPT_NO_INIT_VAL, OPT_DYNAMIC,
-       OPT_TORCH_DIMS };
+enum { OPT_DATA = TJ_OPT_OWN, OPT_INDICES, OPT_UPDATES, OPT_BATCH_DIMS, OPT_OPSET, OPT_AXIS,
+       OPT_DATA_SHAPE, OPT_INDICES_SHAPE, OPT_UPDATES_SHAPE, OPT_RUNS, OPT_SEED, OPT_REDUCTION,
+       OPT_NO_INIT_VAL, OPT_DYNAMIC, OPT_TORCH_DIMS };
 
 static const struct option tj_run_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -46,14 +40,7 @@ static const struct option tj_run_options[] = {
     {"batch-dims", required_argument, NULL, OPT_BATCH_DIMS},
     {"opset", required_argument, NULL, OPT_OPSET},
     {"axis", required_argument, NULL, OPT_AXIS},
-    {"output", required_argument, NULL, 'o'},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"index-policy", required_argument, NULL, OPT_POLICY},
-    {"verbose", no_argument, NULL, OPT_VERBOSE},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"dump-ir", optional_argument, NULL, OPT_DUMP_IR},
-    {"dump-asm", no_argument, NULL, OPT_DUMP_ASM},
-    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    TJ_CLI_COMMON_OPTIONS,
     {"runs", required_argument, NULL, OPT_RUNS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"reduction", required_argument, NULL, OPT_REDUCTION},
@@ -62,8 +49,6 @@ static const struct option tj_run_options[] = {
     {"data-shape", required_argument, NULL, OPT_DATA_SHAPE},
     {"indices-shape", required_argument, NULL, OPT_INDICES_SHAPE},
     {"updates-shape", required_argument, NULL, OPT_UPDATES_SHAPE},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"index-type", required_argument, NULL, OPT_INDEX_TYPE},
     {"dynamic", required_argument, NULL, OPT_DYNAMIC},
     {NULL, 0, NULL, 0},
 };
@@ -91,18 +76,6 @@ static int tj_takes(tj_run_opts *o, unsigned attr, const char *option)
     return 1;
 }
 
-static int tj_run_opset(tj_run_opts *o, const char *arg)
-{
-    char versions[64];
-    if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
-        return -1;
-    for (int i = 0; i < 4 && o->op.opsets[i]; i++)
-        if (o->op.opsets[i] == o->opset)
-            return 0;
-    tj_cli_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
-    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
-}
-
 /* "--reduction=X must be none, sum, ..." with the op's own reductions. */
 static int tj_run_bad_reduction(const tj_run_opts *o, const char *arg)
 {
@@ -124,8 +97,6 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
     case OPT_UPDATES:
         o->updates = arg;
         return tj_takes(o, JIT_ATTR_UPDATES, "--updates");
-    case 'o': o->output = arg; return 0;
-    case OPT_VERBOSE: o->verbose = 1; return 0;
     case OPT_BATCH_DIMS:
         if (tj_takes(o, JIT_ATTR_BATCH_DIMS, "--batch-dims"))
             return 0;
@@ -133,17 +104,12 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
     case OPT_OPSET:
         if (!tj_has_versions(&o->op))
             return tj_wrong(o, "--opset");
-        return tj_run_opset(o, arg);
+        return tj_cli_opset(&o->op, arg, &o->common.opset);
     case OPT_AXIS:
         o->have_axis = 1;
         if (tj_takes(o, JIT_ATTR_AXIS, "--axis"))
             return 0;
         return tj_cli_int("--axis", arg, -JIT_MAX_RANK, JIT_MAX_RANK, &o->axis);
-    case OPT_ENGINE: return tj_cli_engine(arg, &o->engine);
-    case OPT_POLICY: return tj_cli_policy(arg, &o->policy);
-    case OPT_DUMP_IR: return tj_cli_dump_ir(arg, &o->dump);
-    case OPT_DUMP_ASM: o->dump = JIT_DUMP_ASM; return 0;
-    case OPT_EXPLAIN: o->explain = 1; return 0;
     case OPT_RUNS:
         if (!o->check)
             return tj_cli_fail("--runs is an option of tensorjit check"), -1;
@@ -177,11 +143,9 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
         if (tj_takes(o, JIT_ATTR_UPDATES, "--updates-shape"))
             return 0;
         return tj_cli_parse_shape("--updates-shape", arg, &o->updates_shape, o->updates_bound);
-    case OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &o->dtype);
-    case OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &o->index_type);
     case OPT_DYNAMIC:
         return tj_cli_parse_dynamic(arg, (o->op.attrs & JIT_ATTR_UPDATES) != 0, &o->dynamic);
-    default: return -1;
+    default: return tj_cli_common_option(&o->common, c, arg) ? -1 : 0;
     }
 }
 
@@ -189,24 +153,9 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
  * one, with the nearest known. */
 static void tj_run_bad_option(const char *cmd, const char *arg)
 {
-    const char *words[sizeof tj_run_options / sizeof *tj_run_options + 2];
-    char what[64];
-    size_t n = 0, len = strcspn(arg, "=");
-    for (const struct option *opt = tj_run_options; opt->name; opt++) {
-        if (arg[0] == '-' && arg[1] == '-' && strlen(opt->name) == len - 2 &&
-            strncmp(arg + 2, opt->name, len - 2) == 0) {
-            tj_cli_fail("%s: --%s needs a value", cmd, opt->name);
-            return;
-        }
-    }
-    static char names[sizeof tj_run_options / sizeof *tj_run_options][32];
-    for (const struct option *opt = tj_run_options; opt->name; opt++, n++) {
-        snprintf(names[n], sizeof names[n], "--%s", opt->name);
-        words[n] = names[n];
-    }
-    words[n] = NULL;
-    snprintf(what, sizeof what, "%s: unknown option", cmd);
-    tj_cli_unknown(what, arg, words);
+    static tj_cli_words_buf buf;
+    tj_cli_bad_option(cmd, tj_run_options, arg,
+                      tj_cli_option_words(tj_run_options, NULL, NULL, &buf));
 }
 
 /* 0, 1 for --help (exit 0), or -1 after printing the error. */
@@ -219,15 +168,12 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
     o->check = check;
     o->runs = 100;
     o->seed = 1;
-    o->dump = -1;
-    o->dtype = JIT_F32;
-    o->index_type = JIT_I64;
-    o->opset = tj_cli_newest_opset(op); /* what a user means today; 0 is the C API's default */
+    tj_cli_common_init(&o->common, op);
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "ho:", tj_run_options, NULL)) != -1) {
-        if (c == OPT_HELP || c == 'h') {
+        if (c == TJ_OPT_HELP || c == 'h') {
             tj_cli_usage_op(op, stdout);
             return 1;
         }
@@ -244,7 +190,7 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
     if (by_flags && (o->data || o->indices || o->updates))
         return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
                -1;
-    if (by_flags && o->dump < 0 && !o->explain && !o->check)
+    if (by_flags && o->common.dump < 0 && !o->common.explain && !o->check)
         return tj_cli_fail("%s: a signature given by shapes needs --dump-ir, --dump-asm or "
                            "--explain", cmd),
                -1;
@@ -290,14 +236,14 @@ static int tj_finish(const tj_run_opts *o, const jit_sig *sig, const tj_npy *in[
                      const jit_shape *s, void *out, const jit_kernel_info *info, int status)
 {
     int rc = TJ_EXIT_OK;
-    if (o->verbose)
+    if (o->common.verbose)
         tj_cli_print_engine(stderr, info);
     if (status == JIT_STATUS_BAD_INDEX)
         rc = tj_cli_bad_index(sig, in[0]->data, in[1]->data, in[2]->data, out);
     else if (status != JIT_OK)
         rc = tj_cli_fail("kernel failed: %s", jit_last_error());
-    else if (o->output)
-        rc = tj_cli_write_output(o->output, sig->dtype, s, out);
+    else if (o->common.output)
+        rc = tj_cli_write_output(o->common.output, sig->dtype, s, out);
     else
         tj_cli_print_result(stdout, sig->dtype, s, out);
     free(out);
@@ -307,16 +253,6 @@ static int tj_finish(const tj_run_opts *o, const jit_sig *sig, const tj_npy *in[
 static void *tj_alloc_out(int64_t bytes)
 {
     return malloc(bytes > 0 ? (size_t)bytes : 1);
-}
-
-/* Prints what --dump-ir, --dump-asm or --explain asked for; frees it. */
-static int tj_print_dump(char *text)
-{
-    if (!text)
-        return tj_cli_fail("%s", jit_last_error());
-    fputs(text, stdout);
-    jit_free(text);
-    return TJ_EXIT_OK;
 }
 
 /* The summary line test runners read: "N passed, M failed". */
@@ -334,9 +270,10 @@ static int tj_check_report(const tj_check_result *r, const char *what)
 static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy *idx,
                           const tj_npy *upd)
 {
-    jit_sig sig = {.op = o->op.op, .opset = (int)o->opset, .axis = o->axis,
-                   .batch_dims = (int)o->batch_dims, .dtype = o->dtype,
-                   .index_type = o->index_type, .index_policy = o->policy, .engine = o->engine,
+    jit_sig sig = {.op = o->op.op, .opset = (int)o->common.opset, .axis = o->axis,
+                   .batch_dims = (int)o->batch_dims, .dtype = o->common.dtype,
+                   .index_type = o->common.index_type, .index_policy = o->common.policy,
+                   .engine = o->common.engine,
                    .data_shape = o->data_shape, .indices_shape = o->indices_shape,
                    .updates_shape = o->updates_shape, .reduction = o->reduction,
                    .no_init_val = o->no_init_val, .torch_dims = o->torch_dims};
@@ -403,12 +340,12 @@ static int tj_run_dynamic(const tj_run_opts *o, const jit_sig *sig, const tj_npy
         return tj_cli_fail("out of memory for %lld output bytes", (long long)out_bytes);
     int status = marked ? jit_call_dynamic(fn, data->data, idx->data, upd->data, out, dims)
                         : jit_call(fn, data->data, idx->data, upd->data, out);
-    if (o->verbose && marked)
+    if (o->common.verbose && marked)
         tj_cli_print_engine_dynamic(stderr, &info, names);
-    else if (o->verbose)
+    else if (o->common.verbose)
         fprintf(stderr, "dynamic: no dim to make dynamic (every input is a scalar)\n");
     tj_run_opts quiet = *o;
-    quiet.verbose = o->verbose && !marked;
+    quiet.common.verbose = o->common.verbose && !marked;
     const tj_npy *in[3] = {data, idx, upd};
     return tj_finish(&quiet, sig, in, &out_shape, out, &info, status);
 }
@@ -425,9 +362,9 @@ static int tj_show_dynamic(const tj_run_opts *o, const jit_sig *sig)
         return TJ_EXIT_USAGE;
     if (jit_output_shape(sig, &out_shape))
         return tj_cli_fail("%s", jit_last_error());
-    if (o->explain)
-        return tj_print_dump(jit_explain(&dyn));
-    return tj_print_dump(jit_dump(&dyn, (jit_dump_kind)o->dump));
+    if (o->common.explain)
+        return tj_cli_print_dump(jit_explain(&dyn));
+    return tj_cli_print_dump(jit_dump(&dyn, (jit_dump_kind)o->common.dump));
 }
 
 static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy *data,
@@ -450,19 +387,19 @@ static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy 
             return TJ_EXIT_USAGE;
         if (o->dynamic.given)
             sig = &dyn;
-        if (o->explain)
-            tj_print_dump(jit_explain(sig));
+        if (o->common.explain)
+            tj_cli_print_dump(jit_explain(sig));
         if (jit_sig_is_dynamic(sig))
             return tj_check_dynamic_report(o, sig);
         tj_check_layer(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
         return tj_check_report(&r, o->op.command);
     }
-    if (o->dynamic.given && (o->explain || o->dump >= 0))
+    if (o->dynamic.given && (o->common.explain || o->common.dump >= 0))
         return tj_show_dynamic(o, sig);
-    if (o->explain)
-        return tj_print_dump(jit_explain(sig));
-    if (o->dump >= 0)
-        return tj_print_dump(jit_dump(sig, (jit_dump_kind)o->dump));
+    if (o->common.explain)
+        return tj_cli_print_dump(jit_explain(sig));
+    if (o->common.dump >= 0)
+        return tj_cli_print_dump(jit_dump(sig, (jit_dump_kind)o->common.dump));
     if (o->dynamic.given)
         return tj_run_dynamic(o, sig, data, idx, upd);
     jit_shape out_shape;

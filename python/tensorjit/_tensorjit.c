@@ -38,9 +38,10 @@ static PyObject *Error, *SignatureError, *IndexOutOfRange, *TypeMismatch, *Kerne
 
 typedef struct tj_kernel {
     jit_sig sig;       /* every dim the family leaves open is JIT_DIM_DYNAMIC */
-    jit_dynamic_fn fn;
+    jit_dynamic_fn fn; /* a bag's: a jit_embedding_bag_dynamic_fn (SPEC 10) */
     uint64_t epoch;    /* jit_epoch() when fn was made: valid while it holds */
     int has_updates;
+    int bag;           /* an embedding bag's family */
     /* Calls running now with the GIL released, and whether the table let
      * go of k meanwhile (1: drop it, 2: also release it to the library):
      * the last of those calls frees it. */
@@ -72,7 +73,9 @@ static tj_kernel *kernel_compile(const jit_sig *sig)
     k->sig = *sig;
     k->last_n = -1;
     jit_op_info info;
-    k->has_updates = jit_op_describe(sig->op, &info) == 0 && info.has_updates;
+    int described = jit_op_describe(sig->op, &info) == 0;
+    k->has_updates = described && info.has_updates;
+    k->bag = described && (info.attrs & JIT_ATTR_BAG) != 0;
     k->epoch = jit_epoch();
     /* milliseconds of LLVM: other threads run Python meanwhile (the error
      * message is this thread's, read after) */
@@ -604,8 +607,11 @@ typedef struct {
     int torch_dims;    /* torch's index dims (jit_sig.torch_dims) */
 } tj_attrs;
 
+/* A call's inputs, as out= is checked against them and the result is made:
+ * data, indices, updates; or an embedding bag's given ones (table first). */
 typedef struct {
-    tj_array in[3];    /* data, indices, updates */
+    tj_array in[4];
+    const char *const *names;
     int n_in;
     PyObject *data_obj;
 } tj_call;
@@ -624,6 +630,7 @@ static int call_inputs(tj_call *c, PyObject *data, PyObject *indices, PyObject *
 {
     PyObject *objs[3] = {data, indices, updates};
     c->n_in = 0;
+    c->names = INPUT_NAMES;
     c->data_obj = data;
     int n = has_updates ? 3 : 2;
     for (int i = 0; i < n; i++) {
@@ -772,7 +779,7 @@ static int check_out(const tj_call *c, const tj_array *out, const jit_shape *sha
         if (i == 0 && in_place_ok && out->ptr == c->in[0].ptr)
             continue; /* a scatter in place: out is data's very buffer */
         if (overlaps(out, &c->in[i])) {
-            PyErr_Format(SignatureError, "tensorjit: out overlaps %s%s", INPUT_NAMES[i],
+            PyErr_Format(SignatureError, "tensorjit: out overlaps %s%s", c->names[i],
                          in_place_ok ? " (only out=data, the whole array, runs in place)" : "");
             return -1;
         }
@@ -798,52 +805,89 @@ static int raise_status(int status)
     }
 }
 
-static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_place_ok)
+/* The result: out_obj checked against c, or a new one of data's kind;
+ * *out its array. */
+static PyObject *family_result(const tj_call *c, PyObject *out_obj, const jit_shape *shape,
+                               int in_place_ok, tj_array *out)
 {
-    int64_t dims[TJ_MAX_DIMS];
-    int n = call_dims(c, dims);
-    jit_shape shape;
-    if (kernel_bind(k, dims, n, 0, &shape) != 0)
-        return NULL;
     PyObject *result;
-    tj_array out;
     if (out_obj && out_obj != Py_None) {
         result = out_obj;
         Py_INCREF(result);
-        if (array_get(result, "out", 1, &out) != 0 ||
-            check_out(c, &out, &shape, in_place_ok) != 0) {
-            array_release(&out);
+        if (array_get(result, "out", 1, out) != 0 ||
+            check_out(c, out, shape, in_place_ok) != 0) {
+            array_release(out);
             Py_DECREF(result);
             return NULL;
         }
-    } else {
-        result = new_result(c, &shape);
-        if (!result || result_array(result, c, &shape, &out) != 0) {
-            Py_XDECREF(result);
-            return NULL;
-        }
+        return result;
     }
-    const void *upd = c->n_in > 2 ? c->in[2].ptr : NULL;
-    int64_t moved = out.nbytes + (c->n_in > 2 ? c->in[2].nbytes : 0);
+    result = new_result(c, shape);
+    if (!result || result_array(result, c, shape, out) != 0) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static int kernel_invoke(const tj_kernel *k, const void *const *in, void *out,
+                         const int64_t *dims)
+{
+    if (k->bag)
+        return ((jit_embedding_bag_dynamic_fn)(jit_kernel)k->fn)(in[0], in[1], in[2], in[3],
+                                                                 out, dims);
+    return k->fn(in[0], in[1], in[2], out, dims);
+}
+
+/* k on in (its inputs, in its order), without the GIL where the call
+ * moves enough bytes to be worth it. */
+static int kernel_run(tj_kernel *k, const void *const *in, void *out, const int64_t *dims,
+                      int64_t moved)
+{
+    if (moved < TJ_GIL_FREE_BYTES)
+        return kernel_invoke(k, in, out, dims);
+    /* while the GIL is away another thread may clear the table: k and its
+     * code stay until this call is done */
     int status;
-    if (moved >= TJ_GIL_FREE_BYTES) {
-        /* while the GIL is away another thread may clear the table: k and
-         * its code stay until this call is done */
-        k->inflight++;
-        Py_BEGIN_ALLOW_THREADS
-        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
-        Py_END_ALLOW_THREADS
-        if (--k->inflight == 0 && k->retired)
-            kernel_retire(k, k->retired == 2);
-    } else {
-        status = k->fn(c->in[0].ptr, c->in[1].ptr, upd, out.ptr, dims);
-    }
+    k->inflight++;
+    Py_BEGIN_ALLOW_THREADS
+    status = kernel_invoke(k, in, out, dims);
+    Py_END_ALLOW_THREADS
+    if (--k->inflight == 0 && k->retired)
+        kernel_retire(k, k->retired == 2);
+    return status;
+}
+
+/* A family call's last steps, an op's or a bag's: dims bound to the
+ * output's shape, the result made, k run on ptrs (moved: the bytes read
+ * besides out's), the status raised. */
+static PyObject *family_run(const tj_call *c, tj_kernel *k, const int64_t *dims, int n,
+                            const void *const *ptrs, int64_t moved, PyObject *out_obj,
+                            int in_place_ok)
+{
+    jit_shape shape;
+    if (kernel_bind(k, dims, n, 0, &shape) != 0)
+        return NULL;
+    tj_array out;
+    PyObject *result = family_result(c, out_obj, &shape, in_place_ok, &out);
+    if (!result)
+        return NULL;
+    int status = kernel_run(k, ptrs, out.ptr, dims, out.nbytes + moved);
     array_release(&out);
     if (raise_status(status) != 0) {
         Py_DECREF(result);
         return NULL;
     }
     return result;
+}
+
+static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_place_ok)
+{
+    int64_t dims[TJ_MAX_DIMS];
+    int n = call_dims(c, dims);
+    const void *ptrs[4] = {c->in[0].ptr, c->in[1].ptr, c->n_in > 2 ? c->in[2].ptr : NULL, NULL};
+    return family_run(c, k, dims, n, ptrs, c->n_in > 2 ? c->in[2].nbytes : 0, out_obj,
+                      in_place_ok);
 }
 
 /* What serves k, or with dims (a call's, bound) what serves that call: a
@@ -1004,6 +1048,18 @@ static int reduction_arg(PyObject *o, jit_reduction *out)
     return 0;
 }
 
+/* A flag: any Python object's truth; *out left as it was when not given. */
+static int truth_arg(PyObject *o, int *out)
+{
+    if (!o)
+        return 0;
+    int truth = PyObject_IsTrue(o);
+    if (truth < 0)
+        return -1;
+    *out = truth;
+    return 0;
+}
+
 static int attrs_from(const tj_fn *fn, PyObject **slot, tj_attrs *at)
 {
     int64_t axis, batch, opset;
@@ -1023,18 +1079,10 @@ static int attrs_from(const tj_fn *fn, PyObject **slot, tj_attrs *at)
     at->axis = axis;
     at->batch_dims = (int)batch;
     at->opset = (int)opset;
-    if (slot[R_INIT]) {
-        int truth = PyObject_IsTrue(slot[R_INIT]);
-        if (truth < 0)
-            return -1;
-        at->no_init = !truth;
-    }
-    if (slot[R_TORCH_DIMS]) {
-        int truth = PyObject_IsTrue(slot[R_TORCH_DIMS]);
-        if (truth < 0)
-            return -1;
-        at->torch_dims = truth;
-    }
+    int init = 1;
+    if (truth_arg(slot[R_INIT], &init) != 0 || truth_arg(slot[R_TORCH_DIMS], &at->torch_dims) != 0)
+        return -1;
+    at->no_init = !init;
     return 0;
 }
 
@@ -1065,14 +1113,17 @@ done:
     return result;
 }
 
-#define FN(cname, ...)                                                                   \
+/* py_CNAME, the vectorcall of the function described by the rest, which
+ * entry (op_entry or bag_entry) serves. */
+#define ENTRY_FN(entry, cname, ...)                                                      \
     static const tj_fn cname##_desc = {__VA_ARGS__};                                     \
     static PyObject *py_##cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs, \
                                 PyObject *kwnames)                                       \
     {                                                                                    \
         (void)self;                                                                      \
-        return op_entry(&cname##_desc, args, nargs, kwnames);                            \
+        return entry(&cname##_desc, args, nargs, kwnames);                               \
     }
+#define FN(cname, ...) ENTRY_FN(op_entry, cname, __VA_ARGS__)
 
 FN(gather_nd, "gather_nd", JIT_OP_GATHER_ND, 0, 3, 2, 6,
    {"data", "indices", "batch_dims", "opset", "index_policy", "out"},
@@ -1172,12 +1223,8 @@ static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
         at->reduction = JIT_REDUCTION_SUM;
     at->opset = (int)opset;
     at->has_weights = slot[R_WEIGHTS] && slot[R_WEIGHTS] != Py_None;
-    if (slot[R_LAST]) {
-        int truth = PyObject_IsTrue(slot[R_LAST]);
-        if (truth < 0)
-            return -1;
-        at->last_offset = truth;
-    }
+    if (truth_arg(slot[R_LAST], &at->last_offset) != 0)
+        return -1;
     if (fn->op == JIT_OP_EMBEDDING_SEGMENTS) {
         if (int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
                     &at->num_segments) != 0)
@@ -1305,56 +1352,15 @@ static int bag_dims(const tj_bag_call *c, const tj_bag_attrs *at, int64_t *dims)
     return n;
 }
 
-/* out= as the kernel writes it: the output's dtype and shape (check_out's
- * rules), overlapping no input. */
-static int bag_check_out(const tj_bag_call *c, const tj_call *shell, const tj_array *out,
-                         const jit_shape *shape)
-{
-    if (check_out(shell, out, shape, 0) != 0)
-        return -1;
-    for (int i = 0; i < BAG_INPUTS; i++) {
-        if (c->given[i] && overlaps(out, &c->in[i])) {
-            PyErr_Format(SignatureError, "tensorjit: out overlaps %s", c->names[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The result (out_obj, or a new array of the table's kind) and its array. */
-static PyObject *bag_result(const tj_bag_call *c, PyObject *out_obj, const jit_shape *shape,
-                            tj_array *out)
-{
-    /* new_result and result_array read the table as their data */
-    tj_call shell = {.n_in = 0, .data_obj = c->table_obj};
-    shell.in[0] = c->in[BAG_TABLE];
-    PyObject *result;
-    if (out_obj && out_obj != Py_None) {
-        result = out_obj;
-        Py_INCREF(result);
-        if (array_get(result, "out", 1, out) != 0 || bag_check_out(c, &shell, out, shape) != 0) {
-            array_release(out);
-            Py_DECREF(result);
-            return NULL;
-        }
-        return result;
-    }
-    result = new_result(&shell, shape);
-    if (!result || result_array(result, &shell, shape, out) != 0) {
-        Py_XDECREF(result);
-        return NULL;
-    }
-    return result;
-}
-
-static int64_t bag_bytes_moved(const tj_bag_call *c, const tj_array *out)
+/* The table rows the lookups read: what a bag call moves besides out. */
+static int64_t bag_lookup_bytes(const tj_bag_call *c)
 {
     const tj_array *t = &c->in[BAG_TABLE], *ix = &c->in[BAG_INDICES];
     int64_t lookups = 1;
     for (int i = 0; i < ix->ndim; i++)
         lookups *= ix->dims[i];
     int64_t row = t->ndim > 0 && t->dims[0] > 0 ? t->nbytes / t->dims[0] : 0;
-    return out->nbytes + (row > 0 && lookups > INT64_MAX / row ? INT64_MAX : lookups * row);
+    return row > 0 && lookups > INT64_MAX / row ? INT64_MAX : lookups * row;
 }
 
 static PyObject *bag_run(const tj_bag_call *c, const tj_bag_attrs *at, tj_kernel *k,
@@ -1362,35 +1368,19 @@ static PyObject *bag_run(const tj_bag_call *c, const tj_bag_attrs *at, tj_kernel
 {
     int64_t dims[TJ_MAX_DIMS];
     int n = bag_dims(c, at, dims);
-    jit_shape shape;
-    if (kernel_bind(k, dims, n, 0, &shape) != 0)
-        return NULL;
-    tj_array out;
-    PyObject *result = bag_result(c, out_obj, &shape, &out);
-    if (!result)
-        return NULL;
-    /* the library's pointer for a bag family is of this type (SPEC 10) */
-    jit_embedding_bag_dynamic_fn fn = (jit_embedding_bag_dynamic_fn)(jit_kernel)k->fn;
-    const void *offsets = c->given[BAG_OFFSETS] ? c->in[BAG_OFFSETS].ptr : NULL;
-    const void *weights = c->given[BAG_WEIGHTS] ? c->in[BAG_WEIGHTS].ptr : NULL;
-    const void *table = c->in[BAG_TABLE].ptr, *indices = c->in[BAG_INDICES].ptr;
-    int status;
-    if (bag_bytes_moved(c, &out) >= TJ_GIL_FREE_BYTES) {
-        k->inflight++; /* as in call_run: k stays while the GIL is away */
-        Py_BEGIN_ALLOW_THREADS
-        status = fn(table, indices, offsets, weights, out.ptr, dims);
-        Py_END_ALLOW_THREADS
-        if (--k->inflight == 0 && k->retired)
-            kernel_retire(k, k->retired == 2);
-    } else {
-        status = fn(table, indices, offsets, weights, out.ptr, dims);
+    /* out= is checked against the given inputs; a new result takes the
+     * table's kind */
+    const char *names[BAG_INPUTS];
+    const void *ptrs[BAG_INPUTS];
+    tj_call given = {.names = names, .n_in = 0, .data_obj = c->table_obj};
+    for (int i = 0; i < BAG_INPUTS; i++) {
+        ptrs[i] = c->given[i] ? c->in[i].ptr : NULL;
+        if (c->given[i]) {
+            names[given.n_in] = c->names[i];
+            given.in[given.n_in++] = c->in[i];
+        }
     }
-    array_release(&out);
-    if (raise_status(status) != 0) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    return result;
+    return family_run(&given, k, dims, n, ptrs, bag_lookup_bytes(c), out_obj, 0);
 }
 
 static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
@@ -1411,14 +1401,7 @@ static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
-#define BAG_FN(cname, ...)                                                               \
-    static const tj_fn cname##_desc = {__VA_ARGS__};                                     \
-    static PyObject *py_##cname(PyObject *self, PyObject *const *args, Py_ssize_t nargs, \
-                                PyObject *kwnames)                                       \
-    {                                                                                    \
-        (void)self;                                                                      \
-        return bag_entry(&cname##_desc, args, nargs, kwnames);                           \
-    }
+#define BAG_FN(cname, ...) ENTRY_FN(bag_entry, cname, __VA_ARGS__)
 
 BAG_FN(embedding_bag_offsets, "embedding_bag_offsets", JIT_OP_EMBEDDING_BAG_OFFSETS, 0, 3, 3,
        11,

@@ -88,34 +88,52 @@ void tj_parts_free(tj_kernel *k)
     k->lazy_parts = NULL;
 }
 
+static const char tj_parts_dynamic[] =
+    "a dynamic kernel has no fixed units: its parts API is not offered";
+
+/* One refusal for every parts call: a dynamic kernel has no fixed units,
+ * and a kernel of the other argument list (a bag's for a call that is not
+ * for bags, or the reverse) is sent to its own call by wrong_kind.
+ * JIT_STATUS_BAD_SHAPE with the error set, or JIT_OK where k serves a
+ * call for bags (bag_call 1) or not (0). */
+static int tj_parts_refuse(const tj_kernel *k, int bag_call, const char *wrong_kind)
+{
+    if (k->plan.dyn)
+        return tj_error_set("%s", tj_parts_dynamic), JIT_STATUS_BAD_SHAPE;
+    if (!k->plan.is_bag != !bag_call)
+        return tj_error_set("%s", wrong_kind), JIT_STATUS_BAD_SHAPE;
+    return JIT_OK;
+}
+
+/* jit_validate of a kernel the parts API serves. */
+static int tj_validate_kernel(const tj_kernel *k, const void *indices)
+{
+    if (!indices && k->plan.indices_elems) {
+        tj_error_set("indices is NULL but the signature needs bytes there");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_lazy_parts parts;
+    int jit = tj_parts_of(k, &parts);
+    int rc = jit ? parts.check(indices) : tj_report_bad_index(&k->plan, indices);
+    if (rc == JIT_STATUS_BAD_INDEX && jit) /* a lazy module's check cannot name it */
+        tj_report_bad_index(&k->plan, indices);
+    tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
+    __atomic_store_n(&mk->nonneg_indices, rc == JIT_OK && jit ? indices : NULL,
+                     __ATOMIC_RELAXED);
+    return rc == TJ_CHECK_NEGATIVE ? JIT_OK : rc; /* negative ones are valid; ranges wrap */
+}
+
 int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
 {
-    int tiered, rc;
+    int tiered;
     tj_cache_pinned pin;
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    if (k->plan.dyn) {
-        tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
-        rc = JIT_STATUS_BAD_SHAPE;
-    } else if (k->plan.is_bag) {
-        tj_error_set("an embedding bag's kernel checks its offsets too: call jit_validate_bag");
-        rc = JIT_STATUS_BAD_SHAPE;
-    } else if (!indices && k->plan.indices_elems) {
-        tj_error_set("indices is NULL but the signature needs bytes there");
-        rc = JIT_STATUS_BAD_POINTER;
-    } else {
-        tj_lazy_parts parts;
-        int jit = tj_parts_of(k, &parts);
-        rc = jit ? parts.check(indices) : tj_report_bad_index(&k->plan, indices);
-        if (rc == JIT_STATUS_BAD_INDEX && jit) /* a lazy module's check cannot name it */
-            tj_report_bad_index(&k->plan, indices);
-        tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
-        __atomic_store_n(&mk->nonneg_indices, rc == JIT_OK && jit ? indices : NULL,
-                         __ATOMIC_RELAXED);
-        if (rc == TJ_CHECK_NEGATIVE) /* valid; its ranges wrap */
-            rc = JIT_OK;
-    }
+    int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel checks its offsets too: call "
+                                   "jit_validate_bag");
+    if (rc == JIT_OK)
+        rc = tj_validate_kernel(k, indices);
     tj_user_kernel_done(&pin);
     return rc;
 }
@@ -134,16 +152,10 @@ static int tj_range_flags(const tj_kernel *k, const void *indices)
 static int tj_range_of(const tj_kernel *k, const void *data, const void *indices,
                        const void *updates, void *out, int64_t begin, int64_t end)
 {
-    if (k->plan.dyn) {
-        tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
-        return JIT_STATUS_BAD_SHAPE;
-    }
-    if (k->plan.is_bag) {
-        tj_error_set("an embedding bag's kernel takes its offsets and weights: call "
-                     "jit_run_range_bag");
-        return JIT_STATUS_BAD_SHAPE;
-    }
-    int rc = tj_check_buffers(&k->plan, data, indices, updates, out);
+    int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel takes its offsets and weights: "
+                                   "call jit_run_range_bag");
+    if (rc == JIT_OK)
+        rc = tj_check_buffers(&k->plan, data, indices, updates, out);
     if (rc != JIT_OK)
         return rc;
     if (begin < 0)
@@ -185,7 +197,7 @@ int64_t tj_units_of(jit_kernel fn, jit_op op)
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     int64_t units = k && !k->plan.dyn ? k->plan.units : -1;
     if (k && k->plan.dyn)
-        tj_error_set("a dynamic kernel has no fixed units: its parts API is not offered");
+        tj_error_set("%s", tj_parts_dynamic);
     tj_user_kernel_done(&pin);
     return units;
 }
@@ -209,25 +221,24 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
 /* An embedding bag's parts: a split JIT kernel's own check and range
  * functions (tj_bag_check_fn, tj_bag_range_fn), else the reference code on
  * its plan, which gives the same bytes. */
+static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const void *offsets)
+{
+    if (k->check) /* table, weights and out are not read: any address */
+        return ((tj_bag_check_fn)(uintptr_t)k->check)("", indices, offsets, "", "");
+    int rc = tj_bag_check_buffers(&k->plan, "", indices, offsets, "", "");
+    return rc == JIT_OK ? tj_bag_report_bad(&k->plan, indices, offsets) : rc;
+}
+
 int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets)
 {
-    int tiered, rc;
+    int tiered;
     tj_cache_pinned pin;
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    if (!k->plan.is_bag || k->plan.dyn) {
-        tj_error_set("%s", k->plan.dyn ? "a dynamic kernel has no fixed units: its parts API "
-                                         "is not offered"
-                                       : "not an embedding bag's kernel: call jit_validate");
-        rc = JIT_STATUS_BAD_SHAPE;
-    } else if (k->check) { /* table, weights and out are not read: any address */
-        rc = ((tj_bag_check_fn)(uintptr_t)k->check)("", indices, offsets, "", "");
-    } else {
-        rc = tj_bag_check_buffers(&k->plan, "", indices, offsets, "", "");
-        if (rc == JIT_OK)
-            rc = tj_bag_report_bad(&k->plan, indices, offsets);
-    }
+    int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_validate");
+    if (rc == JIT_OK)
+        rc = tj_validate_bag_kernel(k, indices, offsets);
     tj_user_kernel_done(&pin);
     return rc;
 }
@@ -253,21 +264,16 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void 
                         const void *offsets, const void *weights, void *out, int64_t begin,
                         int64_t end)
 {
-    int tiered, rc;
+    int tiered;
     tj_cache_pinned pin;
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    if (!k->plan.is_bag || k->plan.dyn) {
-        tj_error_set("%s", k->plan.dyn ? "a dynamic kernel has no fixed units: its parts API "
-                                         "is not offered"
-                                       : "not an embedding bag's kernel: call jit_run_range");
-        rc = JIT_STATUS_BAD_SHAPE;
-    } else {
+    int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_run_range");
+    if (rc == JIT_OK)
         rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
-        if (rc == JIT_OK)
-            rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
-    }
+    if (rc == JIT_OK)
+        rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
     tj_user_kernel_done(&pin);
     return rc;
 }

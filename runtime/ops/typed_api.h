@@ -66,57 +66,51 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const v
         return tj_##NAME##_generic(t, &g) ? NULL : jit_dump(&g, kind);                        \
     }
 
+/* info, release and units of an op's kernels: the same for every
+ * argument list. */
+#define TJ_TYPED_KERNEL_INFO(NAME, OP, FN)                                                    \
+    int jit_##NAME##_info(FN k, jit_kernel_info *info)                                        \
+    {                                                                                         \
+        return tj_info_of((jit_kernel)k, OP, info);                                           \
+    }                                                                                         \
+    int jit_##NAME##_release(FN k)                                                            \
+    {                                                                                         \
+        return tj_release_of((jit_kernel)k, OP, "jit_" #NAME "_release");                     \
+    }                                                                                         \
+    int64_t jit_##NAME##_units(FN k)                                                          \
+    {                                                                                         \
+        return tj_units_of((jit_kernel)k, OP);                                                \
+    }
+
 /* The typed kernel calls of an op: info, release and the parts API, for
  * its own kernels. Ops of one argument list share one C pointer type, so
  * the compiler cannot tell their kernels apart: a kernel of another op is
  * refused at run time, with both ops named (runtime/user_kernel.c). */
 #define TJ_TYPED_KERNEL_API(NAME, OP, FN)                                                     \
-    int jit_##NAME##_info(FN k, jit_kernel_info *info)                                        \
-    {                                                                                         \
-        return tj_info_of((jit_kernel)k, OP, info);                                           \
-    }                                                                                         \
-    int jit_##NAME##_release(FN k)                                                            \
-    {                                                                                         \
-        return tj_release_of((jit_kernel)k, OP, "jit_" #NAME "_release");                     \
-    }                                                                                         \
-    int64_t jit_##NAME##_units(FN k)                                                          \
-    {                                                                                         \
-        return tj_units_of((jit_kernel)k, OP);                                                \
-    }                                                                                         \
+    TJ_TYPED_KERNEL_INFO(NAME, OP, FN)                                                        \
     int jit_##NAME##_validate(FN k, const void *indices)                                      \
     {                                                                                         \
         return tj_validate_of((jit_kernel)k, OP, indices);                                    \
     }
 
-/* run_range of an op without updates (GATHER) or with them. */
+/* run_range of an op without updates (GATHER) or with them (SCATTER):
+ * one body, UPDATES what it passes for them, the rest of the arguments
+ * the typed call's buffers (data, indices, [updates,] out). */
+#define TJ_TYPED_RANGE(NAME, OP, FN, UPDATES, ...)                                            \
+    int jit_##NAME##_run_range(FN k, __VA_ARGS__, int64_t begin, int64_t end)                 \
+    {                                                                                         \
+        return tj_run_range_of((jit_kernel)k, OP, data, indices, UPDATES, out, begin, end);   \
+    }
 #define TJ_TYPED_RANGE_GATHER(NAME, OP, FN)                                                   \
-    int jit_##NAME##_run_range(FN k, const void *data, const void *indices, void *out,        \
-                               int64_t begin, int64_t end)                                    \
-    {                                                                                         \
-        return tj_run_range_of((jit_kernel)k, OP, data, indices, NULL, out, begin, end);      \
-    }
+    TJ_TYPED_RANGE(NAME, OP, FN, NULL, const void *data, const void *indices, void *out)
 #define TJ_TYPED_RANGE_SCATTER(NAME, OP, FN)                                                  \
-    int jit_##NAME##_run_range(FN k, const void *data, const void *indices,                   \
-                               const void *updates, void *out, int64_t begin, int64_t end)    \
-    {                                                                                         \
-        return tj_run_range_of((jit_kernel)k, OP, data, indices, updates, out, begin, end);   \
-    }
+    TJ_TYPED_RANGE(NAME, OP, FN, updates, const void *data, const void *indices,              \
+                   const void *updates, void *out)
 
 /* The typed kernel calls of an embedding bag: info, release and the parts
  * API, whose validate and run_range take the offsets (and weights). */
 #define TJ_TYPED_BAG_API(NAME, OP, FN)                                                        \
-    int jit_##NAME##_info(FN k, jit_kernel_info *info)                                        \
-    {                                                                                         \
-        return tj_info_of((jit_kernel)k, OP, info);                                           \
-    }                                                                                         \
-    int jit_##NAME##_release(FN k)                                                            \
-    {                                                                                         \
-        return tj_release_of((jit_kernel)k, OP, "jit_" #NAME "_release");                     \
-    }                                                                                         \
-    int64_t jit_##NAME##_units(FN k)                                                          \
-    {                                                                                         \
-        return tj_units_of((jit_kernel)k, OP);                                                \
-    }                                                                                         \
+    TJ_TYPED_KERNEL_INFO(NAME, OP, FN)                                                        \
     int jit_##NAME##_validate(FN k, const void *indices, const void *offsets)                 \
     {                                                                                         \
         return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets);                       \

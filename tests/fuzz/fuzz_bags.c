@@ -20,22 +20,6 @@
 static const jit_dtype dtypes[] = {JIT_F32, JIT_F16, JIT_BF16, JIT_F64,
                                    JIT_I32, JIT_U8,  JIT_I64,  JIT_BOOL};
 
-static int64_t count(const jit_shape *s)
-{
-    int64_t n = 1;
-    for (int i = 0; i < s->rank; i++)
-        n *= s->dims[i];
-    return n;
-}
-
-static void *from_input(fuzz_input *in, int64_t n)
-{
-    unsigned char *p = malloc((size_t)n + 1);
-    for (int64_t i = 0; i < n; i++)
-        p[i] = fuzz_byte(in);
-    return p;
-}
-
 static void store(void *p, int64_t i, int size, int64_t v)
 {
     if (size == 4) {
@@ -90,10 +74,7 @@ static void *values_from_input(fuzz_input *in, int64_t k, int64_t limit, int siz
 /* The table [E, d1, ...] and the form's own shapes, small. */
 static void build_shapes(fuzz_input *in, jit_sig *s)
 {
-    jit_shape *t = &s->data_shape;
-    t->rank = 1 + fuzz_byte(in) % 3;
-    for (int i = 0; i < t->rank; i++)
-        t->dims[i] = fuzz_byte(in) % 5;
+    fuzz_small_shape(in, &s->data_shape, 1, 3);
     int64_t n = fuzz_byte(in) % 9;
     if (s->op == JIT_OP_EMBEDDING_BAG_PACKED) {
         s->indices_shape = (jit_shape){2, {fuzz_byte(in) % 4, fuzz_byte(in) % 4}};
@@ -190,15 +171,15 @@ static void fuzz_bag(fuzz_input *in)
     jit_kernel_info info;
     trap_unless(fr && fj && jit_info(fr, &info) == 0); /* every signature here is valid */
     int es = jit_dtype_size(s.dtype), is = jit_dtype_size(s.index_type);
-    int64_t n = count(&s.indices_shape), ob = info.out_bytes;
-    unsigned char *table = from_input(in, count(&s.data_shape) * es);
+    int64_t n = fuzz_count(&s.indices_shape), ob = info.out_bytes;
+    unsigned char *table = fuzz_bytes(in, fuzz_count(&s.data_shape) * es);
     unsigned char *idx = values_from_input(in, n, s.data_shape.dims[0], is);
     unsigned char *offsets = NULL;
     if (s.op == JIT_OP_EMBEDDING_BAG_OFFSETS)
-        offsets = offsets_from_input(in, count(&s.updates_shape), n, is);
+        offsets = offsets_from_input(in, fuzz_count(&s.updates_shape), n, is);
     else if (s.op == JIT_OP_EMBEDDING_SEGMENTS)
         offsets = values_from_input(in, n, s.num_segments, is);
-    unsigned char *weights = s.has_weights ? from_input(in, n * es) : NULL;
+    unsigned char *weights = s.has_weights ? fuzz_bytes(in, n * es) : NULL;
     /* one byte past the end: neither kernel may write it */
     unsigned char *o0 = malloc((size_t)ob + 1), *o1 = malloc((size_t)ob + 1);
     unsigned char *o2 = malloc((size_t)ob + 1);

@@ -20,29 +20,6 @@ static const jit_dtype dtypes[] = {JIT_U8, JIT_F16, JIT_F32, JIT_F64};
 static const jit_dtype itypes[] = {JIT_I8, JIT_U8, JIT_I16, JIT_U16,
                                    JIT_I32, JIT_U32, JIT_I64, JIT_U64};
 
-static void small_shape(fuzz_input *in, jit_shape *s, int min_rank, int max_rank)
-{
-    s->rank = min_rank + fuzz_byte(in) % (max_rank - min_rank + 1);
-    for (int i = 0; i < s->rank; i++)
-        s->dims[i] = fuzz_byte(in) % 5;
-}
-
-static int64_t count(const jit_shape *s)
-{
-    int64_t n = 1;
-    for (int i = 0; i < s->rank; i++)
-        n *= s->dims[i];
-    return n;
-}
-
-static void *from_input(fuzz_input *in, int64_t n)
-{
-    unsigned char *p = malloc((size_t)n + 1);
-    for (int64_t i = 0; i < n; i++)
-        p[i] = fuzz_byte(in);
-    return p;
-}
-
 /* Index values near the small dims built here, of either sign, so that
  * valid, wrapped, clamped and zero-filled indices all occur; sometimes an
  * extreme. Stored in the index type's width (little-endian truncation:
@@ -77,8 +54,8 @@ static void build(fuzz_input *in, jit_sig *s)
     jit_shape *d = &s->data_shape, *ix = &s->indices_shape, *u = &s->updates_shape;
     switch (s->op) {
     case JIT_OP_GATHER_ND: {
-        small_shape(in, d, 1, 4);
-        small_shape(in, ix, 1, 3);
+        fuzz_small_shape(in, d, 1, 4);
+        fuzz_small_shape(in, ix, 1, 3);
         int lo = d->rank < ix->rank ? d->rank : ix->rank;
         s->batch_dims = fuzz_byte(in) % lo;
         for (int i = 0; i < s->batch_dims; i++)
@@ -87,8 +64,8 @@ static void build(fuzz_input *in, jit_sig *s)
         break;
     }
     case JIT_OP_SCATTER_UPDATE: {
-        small_shape(in, d, 1, 4);
-        small_shape(in, ix, 0, 2); /* 0-D indices too */
+        fuzz_small_shape(in, d, 1, 4);
+        fuzz_small_shape(in, ix, 0, 2); /* 0-D indices too */
         int r = d->rank, a = fuzz_byte(in) % r, n = 0;
         s->axis = sign_of(in, a, r);
         u->rank = r - 1 + ix->rank;
@@ -101,8 +78,8 @@ static void build(fuzz_input *in, jit_sig *s)
         break;
     }
     case JIT_OP_GATHER: {
-        small_shape(in, d, 1, 4);
-        small_shape(in, ix, 0, 3);
+        fuzz_small_shape(in, d, 1, 4);
+        fuzz_small_shape(in, ix, 0, 3);
         int r = d->rank, q = ix->rank, a = fuzz_byte(in) % r;
         int hi = a < q ? a : q; /* batch_dims <= axis and <= rank(indices) */
         int b = s->opset == 1 ? 0 : fuzz_byte(in) % (hi + 1);
@@ -114,7 +91,7 @@ static void build(fuzz_input *in, jit_sig *s)
         break;
     }
     case JIT_OP_GATHER_ELEMENTS: {
-        small_shape(in, d, 1, 4);
+        fuzz_small_shape(in, d, 1, 4);
         int r = d->rank, a = fuzz_byte(in) % r;
         ix->rank = r;
         for (int i = 0; i < r; i++)
@@ -125,8 +102,8 @@ static void build(fuzz_input *in, jit_sig *s)
         break;
     }
     case JIT_OP_SCATTER_ND_UPDATE: {
-        small_shape(in, d, 1, 4);
-        small_shape(in, ix, 1, 3);
+        fuzz_small_shape(in, d, 1, 4);
+        fuzz_small_shape(in, ix, 1, 3);
         int r = d->rank, k = fuzz_byte(in) % (r + 1), n = 0;
         ix->dims[ix->rank - 1] = k;
         u->rank = ix->rank - 1 + r - k;
@@ -137,7 +114,7 @@ static void build(fuzz_input *in, jit_sig *s)
         break;
     }
     case JIT_OP_SCATTER_ELEMENTS_UPDATE: {
-        small_shape(in, d, 1, 4);
+        fuzz_small_shape(in, d, 1, 4);
         int r = d->rank, a = fuzz_byte(in) % r;
         ix->rank = r;
         for (int i = 0; i < r; i++) /* along axis any size; elsewhere at most data's */
@@ -194,10 +171,10 @@ static void fuzz_op(fuzz_input *in, jit_op op)
     if (!fj || !fr || jit_info(fj, &info) != 0)
         __builtin_trap(); /* every signature built here is valid */
     int es = jit_dtype_size(s.dtype), is = jit_dtype_size(s.index_type);
-    int64_t db = count(&s.data_shape) * es, ob = info.out_bytes;
-    unsigned char *data = from_input(in, db);
-    unsigned char *idx = indices_from_input(in, count(&s.indices_shape), is);
-    unsigned char *upd = oi.has_updates ? from_input(in, count(&s.updates_shape) * es) : NULL;
+    int64_t db = fuzz_count(&s.data_shape) * es, ob = info.out_bytes;
+    unsigned char *data = fuzz_bytes(in, db);
+    unsigned char *idx = indices_from_input(in, fuzz_count(&s.indices_shape), is);
+    unsigned char *upd = oi.has_updates ? fuzz_bytes(in, fuzz_count(&s.updates_shape) * es) : NULL;
     /* one byte past the end: neither kernel may write it */
     unsigned char *o1 = malloc((size_t)ob + 1), *o2 = malloc((size_t)ob + 1);
     unsigned char *o0 = malloc((size_t)ob + 1);

@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "tensorjit.h"
 
 /* libFuzzer's entry point, one per harness. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,6 +41,35 @@ static inline int64_t fuzz_value(fuzz_input *in)
     for (int i = 0; i < 8; i++)
         v = (int64_t)((uint64_t)v << 8 | fuzz_byte(in));
     return v;
+}
+
+/* A small shape: a rank in [min_rank, max_rank], then each dim in [0, 4]. */
+static inline void fuzz_small_shape(fuzz_input *in, jit_shape *s, int min_rank, int max_rank)
+{
+    s->rank = min_rank + fuzz_byte(in) % (max_rank - min_rank + 1);
+    for (int i = 0; i < s->rank; i++)
+        s->dims[i] = fuzz_byte(in) % 5;
+}
+
+/* The elements of a shape built by these readers (small: no overflow). */
+static inline int64_t fuzz_count(const jit_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++)
+        n *= s->dims[i];
+    return n;
+}
+
+/* n bytes of the input in a block of their own, one byte longer, so that
+ * an empty tensor still has an address. */
+static inline void *fuzz_bytes(fuzz_input *in, int64_t n)
+{
+    unsigned char *p = malloc((size_t)n + 1);
+    if (!p)
+        __builtin_trap(); /* no memory: stop here, not at a write through NULL */
+    for (int64_t i = 0; i < n; i++)
+        p[i] = fuzz_byte(in);
+    return p;
 }
 
 #endif

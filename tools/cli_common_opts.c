@@ -1,0 +1,85 @@
+/* The flags every op command takes (`tensorjit OP`, cmd_run.c, and the
+ * embedding bags', cmd_bags.c): their getopt entries, their values, and
+ * what both do with a flag getopt refused. The flags an op's inputs and
+ * attributes bring stay with each command. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+void tj_cli_common_init(tj_cli_common *c, const jit_op_info *op)
+{
+    memset(c, 0, sizeof *c);
+    c->dump = -1;
+    c->dtype = JIT_F32;
+    c->index_type = JIT_I64;
+    c->opset = tj_cli_newest_opset(op); /* what a user means today; 0 is the C API's default */
+}
+
+int tj_cli_common_option(tj_cli_common *c, int code, const char *arg)
+{
+    switch (code) {
+    case 'o': c->output = arg; return 0;
+    case TJ_OPT_ENGINE: return tj_cli_engine(arg, &c->engine);
+    case TJ_OPT_POLICY: return tj_cli_policy(arg, &c->policy);
+    case TJ_OPT_VERBOSE: c->verbose = 1; return 0;
+    case TJ_OPT_EXPLAIN: c->explain = 1; return 0;
+    case TJ_OPT_DUMP_IR: return tj_cli_dump_ir(arg, &c->dump);
+    case TJ_OPT_DUMP_ASM: c->dump = JIT_DUMP_ASM; return 0;
+    case TJ_OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &c->dtype);
+    case TJ_OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &c->index_type);
+    default: return 1;
+    }
+}
+
+int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset)
+{
+    char versions[64];
+    if (tj_cli_int("--opset", arg, 0, 100, opset) != 0)
+        return -1;
+    for (int i = 0; i < 4 && op->opsets[i]; i++)
+        if (op->opsets[i] == *opset)
+            return 0;
+    tj_cli_opsets_text(op, ", ", " or ", versions, sizeof versions);
+    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
+}
+
+const char *const *tj_cli_option_words(const struct option *options,
+                                       const jit_op_info *op,
+                                       int (*takes)(const jit_op_info *op, int code),
+                                       tj_cli_words_buf *buf)
+{
+    size_t n = 0;
+    for (const struct option *o = options; o->name && n + 1 < TJ_CLI_MAX_OPTIONS; o++)
+        if (!takes || takes(op, o->val)) {
+            snprintf(buf->names[n], sizeof buf->names[n], "--%s", o->name);
+            buf->words[n] = buf->names[n];
+            n++;
+        }
+    buf->words[n] = NULL;
+    return buf->words;
+}
+
+void tj_cli_bad_option(const char *cmd, const struct option *options, const char *arg,
+                       const char *const *words)
+{
+    char what[96];
+    size_t len = strcspn(arg, "=");
+    for (const struct option *o = options; o->name; o++)
+        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
+            strncmp(arg + 2, o->name, len - 2) == 0) {
+            tj_cli_fail("%s: --%s needs a value", cmd, o->name);
+            return;
+        }
+    snprintf(what, sizeof what, "%s: unknown option", cmd);
+    tj_cli_unknown(what, arg, words);
+}
+
+int tj_cli_print_dump(char *text)
+{
+    if (!text)
+        return tj_cli_fail("%s", jit_last_error());
+    fputs(text, stdout);
+    jit_free(text);
+    return TJ_EXIT_OK;
+}
