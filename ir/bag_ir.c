@@ -117,6 +117,31 @@ static void tj_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt)
                     LLVMMDNodeInContext(e->ctx, &one, 1));
 }
 
+/* tj_loop_end, then the counter's next value passed through llvm.expect,
+ * which the code generator replaces by its operand: scalar evolution sees
+ * no induction variable then, and loop strength reduction, a fifth of a
+ * bag kernel's code generation, leaves the loop as it is (its addresses
+ * are base + index x scale, which x86 addresses in one operand); see
+ * docs/performance.md, 'Compile time of a bag kernel'. */
+static LLVMValueRef tj_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef out = tj_loop_end(e, l, carry_next);
+    LLVMValueRef next = LLVMGetIncomingValue(l->iv, 1); /* the latch's */
+    LLVMBasicBlockRef at = LLVMGetInsertBlock(e->b);
+    LLVMPositionBuilderBefore(e->b, LLVMGetNextInstruction(next));
+    LLVMTypeRef ty = e->i64;
+    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
+    LLVMValueRef args[2] = {LLVMGetUndef(ty), tj_i64(e, 0)};
+    LLVMValueRef hidden =
+        LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
+    LLVMReplaceAllUsesWith(next, hidden);
+    LLVMSetOperand(hidden, 0, next);
+    LLVMPositionBuilderAtEnd(e->b, at);
+    return out;
+}
+
 /* a value of type t kept in an alloca of the function's entry */
 static LLVMValueRef tj_slot(tj_bir *k, LLVMTypeRef t, const char *name)
 {
@@ -384,7 +409,7 @@ static LLVMValueRef tj_any_bad(tj_bir *k, const char *name, LLVMValueRef first, 
     tj_loop_begin_n(e, &c, name, chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
     LLVMValueRef at = tj_add(e, first, tj_mul(e, c.iv, chunk, ""), "");
     LLVMValueRef flags =
-        tj_loop_end(e, &c, LLVMBuildOr(e->b, c.carry, bad(k, at, chunk, NULL), "any.bad"));
+        tj_loop_close(k, &c, LLVMBuildOr(e->b, c.carry, bad(k, at, chunk, NULL), "any.bad"));
     /* the rest: lanes [0, end - rest), none when n < 0 */
     LLVMValueRef rest = tj_add(e, first, tj_mul(e, chunks, chunk, ""), "rest");
     LLVMValueRef iota[TJ_BAG_CHECK_CHUNK];
@@ -565,7 +590,7 @@ static void tj_prime(tj_bir *k, LLVMValueRef first)
     tj_loop l;
     tj_loop_begin_n(e, &l, "prime", n, NULL);
     tj_prefetch_row(k, tj_add(e, first, l.iv, ""));
-    tj_loop_end(e, &l, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* ---- the bags --------------------------------------------------------- */
@@ -735,7 +760,7 @@ static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMVal
     for (int s = 0; s < slots; s++)
         if (i < 0 || s == i)
             tj_lookup(k, bl, s, tj_add(e, start[s], l.iv, "j"));
-    tj_loop_end(e, &l, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* A float sum's (or mean's) lookups run a fast path whose adds and
@@ -841,7 +866,7 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots)
         tj_loop_begin(e, &l, "block", full - 1, NULL);
         bl.c0 = tj_mul(e, tj_add(e, l.iv, tj_i64(e, 1), ""), width, "block.c0");
         tj_emit_group_block(k, &bl, b, slots);
-        tj_loop_end(e, &l, NULL);
+        tj_loop_close(k, &l, NULL);
     } else if (full == 2) {
         bl.c0 = tj_i64(e, width);
         tj_emit_group_block(k, &bl, b, slots);
@@ -880,13 +905,13 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
                                             "groups");
         tj_loop_begin_n(e, &l, "group", groups, NULL);
         tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n);
-        tj_loop_end(e, &l, NULL);
+        tj_loop_close(k, &l, NULL);
         from = tj_add(e, begin, tj_mul(e, groups, n, ""), "rest.bag");
     }
     tj_loop l;
     tj_loop_begin_range(e, &l, "bag", from, end);
     tj_emit_group(k, l.iv, 1);
-    tj_loop_end(e, &l, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* With streaming stores: the bags twice, for a 64-byte aligned out
@@ -1046,7 +1071,7 @@ static void tj_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
             LLVMBuildBr(e->b, next);
             LLVMPositionBuilderAtEnd(e->b, next);
         }
-        tj_loop_end(e, &l, NULL);
+        tj_loop_close(k, &l, NULL);
     }
     /* the rows: unnamed ones the default row or zeros (as written); f16
      * and bf16 from their f32 sums */
@@ -1065,7 +1090,7 @@ static void tj_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
         LLVMValueRef row = sum ? tj_narrow(k, sum, n) : tj_load(e, tj_vec(k->ety, n), at, "");
         tj_store_at(k, LLVMBuildSelect(e->b, is, row, tj_default_row(k, &bl, v), ""), at, 0);
     }
-    tj_loop_end(e, &l, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* ---- functions -------------------------------------------------------- */
