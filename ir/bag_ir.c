@@ -750,16 +750,30 @@ static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMVa
     *end = LLVMBuildSelect(e->b, more, tj_load_idx(k, k->offsets, at, ""), k->lookups, "bag.end");
 }
 
-/* for j in [from, to): lookup start + j into slot i (or every slot, i < 0) */
-static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMValueRef *start,
-                           LLVMValueRef from, LLVMValueRef to)
+/* for j in [0, n): lookup start[s] + j into each slot s, where j <
+ * len[s] when there are several: the bags of a group in one loop, the
+ * shorter ones skipping their slot past their end (a loop of their own
+ * for each bag's rest was as many more loops to generate) */
+static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                           LLVMValueRef *len, LLVMValueRef n)
 {
     tj_emit *e = &k->e;
     tj_loop l;
-    tj_loop_begin_range(e, &l, "lookup", from, to);
-    for (int s = 0; s < slots; s++)
-        if (i < 0 || s == i)
-            tj_lookup(k, bl, s, tj_add(e, start[s], l.iv, "j"));
+    tj_loop_begin_n(e, &l, "lookup", n, NULL);
+    for (int s = 0; s < slots; s++) {
+        LLVMBasicBlockRef next = NULL;
+        if (slots > 1) {
+            LLVMBasicBlockRef in = tj_block(e, "slot.in");
+            next = tj_block(e, "slot.next");
+            LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, l.iv, len[s], ""), in, next);
+            LLVMPositionBuilderAtEnd(e->b, in);
+        }
+        tj_lookup(k, bl, s, tj_add(e, start[s], l.iv, "j"));
+        if (next) {
+            LLVMBuildBr(e->b, next);
+            LLVMPositionBuilderAtEnd(e->b, next);
+        }
+    }
     tj_loop_close(k, &l, NULL);
 }
 
@@ -775,62 +789,130 @@ static int tj_nan_redo_wanted(const tj_bir *k)
     return k->afloat && k->g->reduction != JIT_REDUCTION_MAX;
 }
 
-/* If an accumulator of slot i holds a NaN: the bag again, NaNs by the
- * rule (no prefetch: its rows were just read). */
-static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMValueRef *start,
-                        LLVMValueRef len)
+/* The group's bags under the rule into dest[s] (an accumulator of type
+ * n x aty): columns [c0, c0 + n), one vector of them (no prefetch: the
+ * rows were just read). */
+static void tj_redo_vector(tj_bir *k, int slots, LLVMValueRef *start, LLVMValueRef *len,
+                           LLVMValueRef longest, LLVMValueRef c0, int64_t n, LLVMValueRef *dest)
+{
+    LLVMTypeRef vt = tj_vec(k->aty, n);
+    tj_colblock one = {.c0 = c0, .n = n, .vectors = 1};
+    for (int s = 0; s < slots; s++) {
+        one.acc[s][0] = tj_slot(k, vt, "redo.acc");
+        tj_init_bag(k, &one, s);
+    }
+    tj_lookup_loop(k, &one, slots, start, len, longest);
+    for (int s = 0; s < slots; s++)
+        LLVMBuildStore(k->e.b, tj_get(k, one.acc[s][0], vt), dest[s]);
+}
+
+/* If an accumulator of the group's holds a NaN: the group's bags again,
+ * NaNs by the rule (a bag without one gets the same bits again), a
+ * vector of columns at a time (a lane's sum reads its own column only),
+ * the whole vectors in a loop through arrays on the stack: the rare path
+ * then holds a vector's lookups, not the row's, and generates in less
+ * time (docs/performance.md, 'Compile time of a bag kernel'). The kept
+ * counts are the fast pass's. */
+static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                        LLVMValueRef *len, LLVMValueRef longest)
 {
     tj_emit *e = &k->e;
     LLVMValueRef any = tj_false(e);
-    for (int64_t v = 0; v < bl->vectors; v++) {
-        int64_t n = tj_vector_len(k, bl, v);
-        LLVMValueRef a = tj_get(k, bl->acc[i][v], tj_vec(k->aty, n));
-        LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
-        LLVMValueRef bits = LLVMBuildBitCast(e->b, nan, LLVMIntTypeInContext(e->ctx, (unsigned)n), "");
-        any = LLVMBuildOr(e->b, any,
-                          LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), ""),
-                          "any.nan");
-    }
+    for (int i = 0; i < slots; i++)
+        for (int64_t v = 0; v < bl->vectors; v++) {
+            int64_t w = tj_vector_len(k, bl, v);
+            LLVMValueRef a = tj_get(k, bl->acc[i][v], tj_vec(k->aty, w));
+            LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
+            LLVMTypeRef bits_ty = LLVMIntTypeInContext(e->ctx, (unsigned)w);
+            LLVMValueRef bits = LLVMBuildBitCast(e->b, nan, bits_ty, "");
+            any = LLVMBuildOr(e->b, any,
+                              LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""),
+                              "any.nan");
+        }
     LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
     LLVMBuildCondBr(e->b, any, redo, done);
     LLVMPositionBuilderAtEnd(e->b, redo);
-    int prefetch = bl->prefetch;
-    bl->prefetch = 0;
     k->fast_nan = 0;
-    tj_init_bag(k, bl, i);
-    tj_lookup_loop(k, bl, slots, i, start, tj_i64(e, 0), len);
+    int64_t lanes = k->lay.lanes, full = bl->n / lanes, rest = bl->n % lanes;
+    LLVMValueRef dest[TJ_BAG_INTERLEAVE_MAX];
+    if (full == 1) {
+        for (int s = 0; s < slots; s++)
+            dest[s] = bl->acc[s][0];
+        tj_redo_vector(k, slots, start, len, longest, bl->c0, lanes, dest);
+    } else if (full > 1) {
+        LLVMTypeRef vt = tj_vec(k->aty, lanes), at = LLVMArrayType(vt, (unsigned)full);
+        LLVMValueRef row[TJ_BAG_INTERLEAVE_MAX];
+        for (int s = 0; s < slots; s++)
+            row[s] = tj_slot(k, at, "redo.row");
+        tj_loop l;
+        tj_loop_begin(e, &l, "redo.col", full, NULL);
+        LLVMValueRef at_v[2] = {tj_i64(e, 0), l.iv};
+        for (int s = 0; s < slots; s++)
+            dest[s] = LLVMBuildGEP2(e->b, at, row[s], at_v, 2, "");
+        LLVMValueRef c0 = tj_add(e, bl->c0, tj_mul(e, l.iv, lanes, ""), "redo.c0");
+        tj_redo_vector(k, slots, start, len, longest, c0, lanes, dest);
+        tj_loop_close(k, &l, NULL);
+        for (int s = 0; s < slots; s++)
+            for (int64_t v = 0; v < full; v++) {
+                LLVMValueRef idx[2] = {tj_i64(e, 0), tj_i64(e, v)};
+                LLVMValueRef x = tj_get(k, LLVMBuildGEP2(e->b, at, row[s], idx, 2, ""), vt);
+                LLVMBuildStore(e->b, x, bl->acc[s][v]);
+            }
+    }
+    if (rest) {
+        for (int s = 0; s < slots; s++)
+            dest[s] = bl->acc[s][full];
+        tj_redo_vector(k, slots, start, len, longest,
+                       tj_add(e, bl->c0, tj_i64(e, full * lanes), ""), rest, dest);
+    }
     k->fast_nan = 1;
-    bl->prefetch = prefetch;
     LLVMBuildBr(e->b, done);
     LLVMPositionBuilderAtEnd(e->b, done);
 }
 
-/* Bags [b, b + slots) over block bl: their lookups interleaved while every
- * one has some left, then each one's rest, each bag in index order. */
-static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int slots)
+/* Bags [b, b + slots) over block bl, those before end (every one where
+ * end is NULL): their lookups interleaved up to the longest one's end,
+ * each bag in index order; a slot past end has no lookups and writes
+ * nothing. */
+static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int slots,
+                                LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     LLVMValueRef start[TJ_BAG_INTERLEAVE_MAX], len[TJ_BAG_INTERLEAVE_MAX], bi[TJ_BAG_INTERLEAVE_MAX];
-    LLVMValueRef common = NULL;
+    LLVMValueRef in[TJ_BAG_INTERLEAVE_MAX] = {NULL};
+    LLVMValueRef longest = NULL;
     for (int i = 0; i < slots; i++) {
-        LLVMValueRef end;
+        LLVMValueRef last;
         bi[i] = tj_add(e, b, tj_i64(e, i), "bag");
-        tj_bag_bounds(k, bi[i], &start[i], &end);
-        len[i] = LLVMBuildSub(e->b, end, start[i], "bag.len");
+        if (i > 0 && end) /* bag b is there: the group's first */
+            in[i] = LLVMBuildICmp(e->b, LLVMIntSLT, bi[i], end, "slot.used");
+        tj_bag_bounds(k, in[i] ? LLVMBuildSelect(e->b, in[i], bi[i], b, "") : bi[i], &start[i],
+                      &last);
+        len[i] = LLVMBuildSub(e->b, last, start[i], "bag.len");
+        if (in[i])
+            len[i] = LLVMBuildSelect(e->b, in[i], len[i], tj_i64(e, 0), "bag.len");
         tj_init_bag(k, bl, i);
-        common = !common ? len[i]
-                         : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, len[i], common, ""),
-                                           len[i], common, "common");
+        longest = !longest ? len[i]
+                           : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, ""),
+                                             len[i], longest, "longest");
     }
     k->fast_nan = tj_nan_redo_wanted(k);
-    tj_lookup_loop(k, bl, slots, -1, start, tj_i64(e, 0), common);
-    if (slots > 1)
-        for (int i = 0; i < slots; i++)
-            tj_lookup_loop(k, bl, slots, i, start, common, len[i]);
+    tj_lookup_loop(k, bl, slots, start, len, longest);
+    if (k->fast_nan)
+        tj_nan_redo(k, bl, slots, start, len, longest);
     for (int i = 0; i < slots; i++) {
-        if (k->fast_nan)
-            tj_nan_redo(k, bl, slots, i, start, len[i]);
+        LLVMBasicBlockRef next = NULL;
+        if (in[i]) {
+            LLVMBasicBlockRef write = tj_block(e, "slot.write");
+            next = tj_block(e, "slot.done");
+            LLVMBuildCondBr(e->b, in[i], write, next);
+            LLVMPositionBuilderAtEnd(e->b, write);
+        }
         tj_finish_bag(k, bl, i, bi[i], len[i]);
+        if (next) {
+            LLVMBuildBr(e->b, next);
+            LLVMPositionBuilderAtEnd(e->b, next);
+        }
     }
     k->fast_nan = 0;
 }
@@ -849,8 +931,9 @@ static void tj_block_slots(tj_bir *k, tj_colblock *bl, int64_t n, int slots)
     }
 }
 
-/* Bags [b, b + slots), block by block of the row (the first prefetches). */
-static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots)
+/* Bags [b, b + slots) before end, block by block of the row (the first
+ * prefetches). */
+static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     int64_t width = k->lay.block_elems, full = k->g->row_elems / width;
@@ -859,27 +942,29 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots)
     tj_block_slots(k, &bl, width, slots);
     bl.prefetch = 1;
     bl.c0 = tj_i64(e, 0);
-    tj_emit_group_block(k, &bl, b, slots);
+    tj_emit_group_block(k, &bl, b, slots, end);
     bl.prefetch = 0;
     if (full > 2) {
         tj_loop l;
         tj_loop_begin(e, &l, "block", full - 1, NULL);
         bl.c0 = tj_mul(e, tj_add(e, l.iv, tj_i64(e, 1), ""), width, "block.c0");
-        tj_emit_group_block(k, &bl, b, slots);
+        tj_emit_group_block(k, &bl, b, slots, end);
         tj_loop_close(k, &l, NULL);
     } else if (full == 2) {
         bl.c0 = tj_i64(e, width);
-        tj_emit_group_block(k, &bl, b, slots);
+        tj_emit_group_block(k, &bl, b, slots, end);
     }
     if (rest) {
         tj_colblock tail = {0};
         tj_block_slots(k, &tail, rest, slots);
         tail.c0 = tj_i64(e, full * width);
-        tj_emit_group_block(k, &tail, b, slots);
+        tj_emit_group_block(k, &tail, b, slots, end);
     }
 }
 
-/* Bags [begin, end): groups of `interleave`, then the rest one by one. */
+/* Bags [begin, end): groups of `interleave` (the last one short: one
+ * group's code rather than a loop of its own for the rest), or one by
+ * one. */
 static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
@@ -897,20 +982,19 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
         }
         tj_prime(k, first);
     }
-    LLVMValueRef from = begin;
     int64_t n = k->lay.interleave;
-    if (n > 1) {
-        tj_loop l;
-        LLVMValueRef groups = LLVMBuildSDiv(e->b, LLVMBuildSub(e->b, end, begin, ""), tj_i64(e, n),
-                                            "groups");
-        tj_loop_begin_n(e, &l, "group", groups, NULL);
-        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n);
-        tj_loop_close(k, &l, NULL);
-        from = tj_add(e, begin, tj_mul(e, groups, n, ""), "rest.bag");
-    }
     tj_loop l;
-    tj_loop_begin_range(e, &l, "bag", from, end);
-    tj_emit_group(k, l.iv, 1);
+    if (n > 1) { /* the last group's slots past end idle */
+        LLVMValueRef bags = LLVMBuildSub(e->b, end, begin, "");
+        LLVMValueRef groups = LLVMBuildSDiv(e->b, tj_add(e, bags, tj_i64(e, n - 1), ""),
+                                            tj_i64(e, n), "groups");
+        tj_loop_begin_n(e, &l, "group", groups, NULL);
+        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n, end);
+        tj_loop_close(k, &l, NULL);
+        return;
+    }
+    tj_loop_begin_range(e, &l, "bag", begin, end);
+    tj_emit_group(k, l.iv, 1, NULL);
     tj_loop_close(k, &l, NULL);
 }
 

@@ -15,6 +15,21 @@
 
 #include "tensorjit.h"
 
+/* the lines of text defining a value named prefix, then digits */
+static int count_defs(const char *text, const char *prefix)
+{
+    int n = 0;
+    size_t len = strlen(prefix);
+    for (const char *p = strstr(text, prefix); p; p = strstr(p + 1, prefix)) {
+        const char *q = p + len;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        n += p > text && p[-1] == '%' && (p == text + 1 || p[-2] == ' ' || p[-2] == '\n') &&
+             strncmp(q, " = ", 3) == 0;
+    }
+    return n;
+}
+
 /* The loops' exit tests in ir (compares named <loop>.done, uniqued with
  * digits); *hidden: those whose first operand an llvm.expect defines. */
 static int exit_tests(const char *ir, int *hidden)
@@ -119,6 +134,21 @@ static void test_short_bags(void **state)
     }
 }
 
+/* A group of interleaved bags is one loop over their lookups (the
+ * shorter ones skip their slot), and one under the NaN rule; the last
+ * group, short of bags, is the same code: two lookup loops in all. */
+static void test_group_loops(void **state)
+{
+    (void)state;
+    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+    char *ir = jit_dump(&s, JIT_DUMP_IR);
+    assert_non_null(ir);
+    int loops = count_defs(ir, "lookup.done");
+    free(ir);
+    if (loops != 2)
+        fail_msg("%d lookup loops, not 2", loops);
+}
+
 static void test_segments(void **state)
 {
     (void)state;
@@ -134,6 +164,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_short_bags),
+        cmocka_unit_test(test_group_loops),
         cmocka_unit_test(test_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
