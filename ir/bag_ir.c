@@ -391,35 +391,60 @@ static LLVMValueRef tj_lanes(tj_bir *k, LLVMValueRef x, int64_t n)
     return n == 1 ? x : tj_splat_value(k, x, n);
 }
 
-/* OR over i in [first, end) of bad(i): TJ_BAG_CHECK_CHUNK positions at a
- * time, an OR-ed vector of flags, then the rest in one chunk of masked
- * loads; no early exit, and no loop for the rest. The chunks are vectors
- * in the IR, so that the pipeline needs no loop vectorizer
- * (docs/performance.md, 'Compile time of a bag kernel'). */
+/* A check of positions [first, end) of a buffer: bad(i) for n of them
+ * from i, only the lanes of mask read. */
 typedef LLVMValueRef (*tj_bad_fn)(tj_bir *k, LLVMValueRef i, int64_t n, LLVMValueRef mask);
 
-static LLVMValueRef tj_any_bad(tj_bir *k, const char *name, LLVMValueRef first, LLVMValueRef end,
-                               tj_bad_fn bad)
+typedef struct tj_check {
+    LLVMValueRef first, end;
+    tj_bad_fn bad;
+} tj_check;
+
+/* ceil((end - first) / chunk), 0 when end <= first */
+static LLVMValueRef tj_chunks(tj_bir *k, const tj_check *c, int64_t chunk)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef n = LLVMBuildSub(e->b, c->end, c->first, "");
+    LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, n, tj_i64(e, 0), "");
+    LLVMValueRef up = LLVMBuildSDiv(e->b, tj_add(e, n, tj_i64(e, chunk - 1), ""),
+                                    tj_i64(e, chunk), "");
+    return LLVMBuildSelect(e->b, some, up, tj_i64(e, 0), "chunks");
+}
+
+/* OR of every check's bad(i) over its positions: one loop, each check
+ * TJ_BAG_CHECK_CHUNK positions an iteration in masked loads (lanes past
+ * its end, or a chunk past its last, read nothing), an OR-ed vector of
+ * flags; no early exit. The chunks are vectors in the IR, so that the
+ * pipeline needs no loop vectorizer, the last one is the loop's rather
+ * than a copy of the body, and the offsets (or segment ids) and the
+ * indices share the loop: each loop and each copy was code generation
+ * (docs/performance.md, 'Compile time of a bag kernel'). */
+static LLVMValueRef tj_any_bad(tj_bir *k, const tj_check *checks, int n)
 {
     tj_emit *e = &k->e;
     const int64_t chunk = TJ_BAG_CHECK_CHUNK;
-    LLVMValueRef n = LLVMBuildSub(e->b, end, first, "");
-    LLVMValueRef chunks = LLVMBuildSDiv(e->b, n, tj_i64(e, chunk), "chunks");
-    tj_loop c;
-    tj_loop_begin_n(e, &c, name, chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
-    LLVMValueRef at = tj_add(e, first, tj_mul(e, c.iv, chunk, ""), "");
-    LLVMValueRef flags =
-        tj_loop_close(k, &c, LLVMBuildOr(e->b, c.carry, bad(k, at, chunk, NULL), "any.bad"));
-    /* the rest: lanes [0, end - rest), none when n < 0 */
-    LLVMValueRef rest = tj_add(e, first, tj_mul(e, chunks, chunk, ""), "rest");
+    LLVMValueRef chunks = NULL;
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef c = tj_chunks(k, &checks[i], chunk);
+        chunks = !chunks ? c
+                         : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, c, chunks, ""), c,
+                                           chunks, "chunks");
+    }
     LLVMValueRef iota[TJ_BAG_CHECK_CHUNK];
     for (int64_t i = 0; i < chunk; i++)
         iota[i] = tj_i64(e, i);
-    LLVMValueRef left = tj_lanes(k, LLVMBuildSub(e->b, end, rest, ""), chunk);
-    LLVMValueRef mask =
-        LLVMBuildICmp(e->b, LLVMIntSLT, LLVMConstVector(iota, (unsigned)chunk), left, "rest.mask");
-    LLVMValueRef last = LLVMBuildAnd(e->b, bad(k, rest, chunk, mask), mask, "");
-    flags = LLVMBuildOr(e->b, flags, last, "");
+    LLVMValueRef lanes = LLVMConstVector(iota, (unsigned)chunk);
+    tj_loop c;
+    tj_loop_begin_n(e, &c, "check", chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
+    LLVMValueRef flags = c.carry;
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef at = tj_add(e, checks[i].first, tj_mul(e, c.iv, chunk, ""), "");
+        LLVMValueRef left = tj_lanes(k, LLVMBuildSub(e->b, checks[i].end, at, ""), chunk);
+        LLVMValueRef mask = LLVMBuildICmp(e->b, LLVMIntSLT, lanes, left, "mask");
+        LLVMValueRef bad = LLVMBuildAnd(e->b, checks[i].bad(k, at, chunk, mask), mask, "");
+        flags = LLVMBuildOr(e->b, flags, bad, "any.bad");
+    }
+    flags = tj_loop_close(k, &c, flags);
     LLVMValueRef bits = LLVMBuildBitCast(e->b, flags, LLVMIntTypeInContext(e->ctx, chunk), "");
     return LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), "any.bad");
 }
@@ -473,7 +498,11 @@ static LLVMValueRef tj_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef bu
     return phi;
 }
 
-/* Offsets (or segment ids), then the indices some bag reads. */
+/* Offsets (or segment ids) and the indices some bag reads, in one loop;
+ * one branch to the message, which the runtime words from the inputs
+ * (tj_rt_bag_bad). The indices' range comes from offsets not yet known
+ * good: kept within [0, N], so that it reads no index past N, and a bad
+ * offset fails whatever it says. */
 static void tj_emit_checks(tj_bir *k)
 {
     tj_emit *e = &k->e;
@@ -481,16 +510,14 @@ static void tj_emit_checks(tj_bir *k)
     tj_check_pointers(k);
     if (g->unchecked)
         return;
-    LLVMValueRef zero = tj_i64(e, 0), first = zero, end = k->lookups;
+    LLVMValueRef zero = tj_i64(e, 0), first = zero, end = k->lookups, bad = tj_false(e);
+    tj_check checks[2];
+    int n = 0;
     if (g->form == TJ_BAG_OFFSETS) {
         LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, k->offsets_len, zero, "has.offsets");
         LLVMValueRef o0 = tj_load_idx_if(k, some, k->offsets, zero, "offset0");
-        LLVMValueRef bad = LLVMBuildAnd(
-            e->b, some, LLVMBuildICmp(e->b, LLVMIntUGT, o0, k->lookups, ""), "");
-        bad = LLVMBuildOr(e->b, bad,
-                          tj_any_bad(k, "check.offsets", tj_i64(e, 1), k->offsets_len,
-                                     tj_bad_offset), "");
-        tj_fail_if(k, bad);
+        bad = LLVMBuildAnd(e->b, some, LLVMBuildICmp(e->b, LLVMIntUGT, o0, k->lookups, ""), "");
+        checks[n++] = (tj_check){tj_i64(e, 1), k->offsets_len, tj_bad_offset};
         first = o0;
         if (g->include_last_offset)
             end = tj_load_idx_if(k, some, k->offsets,
@@ -498,18 +525,22 @@ static void tj_emit_checks(tj_bir *k)
         LLVMValueRef none = LLVMBuildICmp(e->b, LLVMIntEQ, k->bags, zero, "no.bags");
         first = LLVMBuildSelect(e->b, none, zero, first, "first");
         end = LLVMBuildSelect(e->b, none, zero, end, "end");
+        LLVMValueRef past = LLVMBuildICmp(e->b, LLVMIntUGT, end, k->lookups, "");
+        end = LLVMBuildSelect(e->b, past, k->lookups, end, "end.in");
     } else if (g->form == TJ_BAG_SEGMENTS) {
-        tj_fail_if(k, tj_any_bad(k, "check.segments", zero, k->offsets_len, tj_bad_segment));
+        checks[n++] = (tj_check){zero, k->offsets_len, tj_bad_segment};
     }
-    if (tj_policy_fills(g->policy))
-        return;
     if (g->policy == JIT_INDEX_CLAMP) { /* fails only into an empty table */
         LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntEQ, k->rows, zero, "no.rows");
         LLVMValueRef reads = LLVMBuildICmp(e->b, LLVMIntSLT, first, end, "reads.any");
-        tj_fail_if(k, LLVMBuildAnd(e->b, empty, reads, ""));
-        return;
+        bad = LLVMBuildOr(e->b, bad, LLVMBuildAnd(e->b, empty, reads, ""), "");
+    } else if (!tj_policy_fills(g->policy)) {
+        checks[n++] = (tj_check){first, end, tj_bad_index};
     }
-    tj_fail_if(k, tj_any_bad(k, "check.indices", first, end, tj_bad_index));
+    if (n)
+        bad = LLVMBuildOr(e->b, bad, tj_any_bad(k, checks, n), "");
+    if (!LLVMIsAConstantInt(bad) || LLVMConstIntGetZExtValue(bad))
+        tj_fail_if(k, bad);
 }
 
 /* ---- lookups ---------------------------------------------------------- */

@@ -149,6 +149,24 @@ static void test_group_loops(void **state)
         fail_msg("%d lookup loops, not 2", loops);
 }
 
+/* The offsets (or segment ids) and the indices are checked in one loop,
+ * its last chunk masked rather than a copy of its body. */
+static void test_one_check_loop(void **state)
+{
+    (void)state;
+    static const jit_op ops[] = {JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_OP_EMBEDDING_SEGMENTS};
+    for (int i = 0; i < 2; i++) {
+        jit_sig s = bag_sig(ops[i], JIT_F32, 64, 20480, 2048);
+        char *ir = jit_dump(&s, JIT_DUMP_IR);
+        assert_non_null(ir);
+        int loops = count_defs(ir, "check.done");
+        int masked = count_defs(ir, "mask");
+        free(ir);
+        if (loops != 1 || masked != 2)
+            fail_msg("op %d: %d check loops, %d masks, not 1 and 2", ops[i], loops, masked);
+    }
+}
+
 static void test_segments(void **state)
 {
     (void)state;
@@ -165,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_short_bags),
         cmocka_unit_test(test_group_loops),
+        cmocka_unit_test(test_one_check_loop),
         cmocka_unit_test(test_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
