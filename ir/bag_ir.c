@@ -418,7 +418,7 @@ static LLVMValueRef tj_chunks(tj_bir *k, const tj_check *c, int64_t chunk)
     return LLVMBuildSelect(e->b, some, up, tj_i64(e, 0), "chunks");
 }
 
-/* OR of every check's bad(i) over its positions: one loop, each check
+/* OR of every check's bad(i) over its positions (two at most): one loop, each
  * TJ_BAG_CHECK_CHUNK positions an iteration in masked loads (lanes past
  * its end, or a chunk past its last, read nothing), an OR-ed vector of
  * flags; no early exit. The chunks are vectors in the IR, so that the
@@ -430,9 +430,9 @@ static LLVMValueRef tj_any_bad(tj_bir *k, const tj_check *checks, int n)
 {
     tj_emit *e = &k->e;
     const int64_t chunk = TJ_BAG_CHECK_CHUNK;
-    LLVMValueRef chunks = NULL;
+    LLVMValueRef chunks = NULL, own[2];
     for (int i = 0; i < n; i++) {
-        LLVMValueRef c = tj_chunks(k, &checks[i], chunk);
+        LLVMValueRef c = own[i] = tj_chunks(k, &checks[i], chunk);
         chunks = !chunks ? c
                          : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, c, chunks, ""), c,
                                            chunks, "chunks");
@@ -445,8 +445,16 @@ static LLVMValueRef tj_any_bad(tj_bir *k, const tj_check *checks, int n)
     tj_loop_begin_n(e, &c, "check", chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
     LLVMValueRef flags = c.carry;
     for (int i = 0; i < n; i++) {
-        LLVMValueRef at = tj_add(e, checks[i].first, tj_mul(e, c.iv, chunk, ""), "");
-        LLVMValueRef left = tj_lanes(k, LLVMBuildSub(e->b, checks[i].end, at, ""), chunk);
+        /* past its last chunk a check reads its first again, all lanes
+         * off: a masked load whose lanes off lie in a page not mapped
+         * takes a microcode assist, and reading on past the offsets made
+         * E1's kernel take twice its time */
+        LLVMValueRef live = LLVMBuildICmp(e->b, LLVMIntSLT, c.iv, own[i], "");
+        LLVMValueRef pos = LLVMBuildSelect(e->b, live, c.iv, tj_i64(e, 0), "");
+        LLVMValueRef at = tj_add(e, checks[i].first, tj_mul(e, pos, chunk, ""), "");
+        LLVMValueRef left = LLVMBuildSelect(e->b, live, LLVMBuildSub(e->b, checks[i].end, at, ""),
+                                            tj_i64(e, 0), "");
+        left = tj_lanes(k, left, chunk);
         LLVMValueRef mask = LLVMBuildICmp(e->b, LLVMIntSLT, lanes, left, "mask");
         LLVMValueRef bad = LLVMBuildAnd(e->b, checks[i].bad(k, at, chunk, mask), mask, "");
         flags = LLVMBuildOr(e->b, flags, bad, "any.bad");
