@@ -33,7 +33,7 @@
  * order of an fadd's NaN is LLVM's otherwise), and a product's the row's
  * first, then the weight's, so that both engines agree bit for bit; the
  * lookups run without the rule's selects and a bag whose sum ends in a NaN
- * runs again with them (tj_lookup_pass).
+ * runs again with them (tj_nan_redo).
  */
 #include "bag_ir.h"
 
@@ -59,7 +59,6 @@ typedef struct tj_bir {
     int drops;        /* a lookup may be dropped (zero-fill, padding) */
     int nt;           /* emitting the streaming-store path */
     int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
-    LLVMValueRef rule; /* in a lookup pass that may run again: true the second time, under the NaN rule */
     LLVMValueRef main_fn;
     LLVMValueRef table, indices, offsets, weights, out;
     /* the counts: constants, or a dynamic kernel's from the call's dims
@@ -118,23 +117,12 @@ static void tj_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt)
                     LLVMMDNodeInContext(e->ctx, &one, 1));
 }
 
-/* v through llvm.expect, which the code generator replaces by its
- * operand: a loop's counter passed through it is no induction variable
- * to scalar evolution, and loop strength reduction, a fifth of a bag
- * kernel's code generation, leaves the loop as it is (its addresses are
- * base + index x scale, which x86 addresses in one operand); see
+/* tj_loop_end, then the counter's next value passed through llvm.expect,
+ * which the code generator replaces by its operand: scalar evolution sees
+ * no induction variable then, and loop strength reduction, a fifth of a
+ * bag kernel's code generation, leaves the loop as it is (its addresses
+ * are base + index x scale, which x86 addresses in one operand); see
  * docs/performance.md, 'Compile time of a bag kernel'. */
-static LLVMValueRef tj_hidden(tj_bir *k, LLVMValueRef v)
-{
-    tj_emit *e = &k->e;
-    LLVMTypeRef ty = e->i64;
-    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
-    LLVMValueRef args[2] = {v, tj_i64(e, 0)};
-    return LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
-}
-
-/* tj_loop_end, then the counter's next value hidden (tj_hidden) */
 static LLVMValueRef tj_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next)
 {
     tj_emit *e = &k->e;
@@ -142,7 +130,12 @@ static LLVMValueRef tj_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next
     LLVMValueRef next = LLVMGetIncomingValue(l->iv, 1); /* the latch's */
     LLVMBasicBlockRef at = LLVMGetInsertBlock(e->b);
     LLVMPositionBuilderBefore(e->b, LLVMGetNextInstruction(next));
-    LLVMValueRef hidden = tj_hidden(k, LLVMGetUndef(e->i64));
+    LLVMTypeRef ty = e->i64;
+    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
+    LLVMValueRef args[2] = {LLVMGetUndef(ty), tj_i64(e, 0)};
+    LLVMValueRef hidden =
+        LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
     LLVMReplaceAllUsesWith(next, hidden);
     LLVMSetOperand(hidden, 0, next);
     LLVMPositionBuilderAtEnd(e->b, at);
@@ -685,22 +678,7 @@ static LLVMValueRef tj_weight(tj_bir *k, LLVMValueRef j, int64_t n)
     return tj_splat_value(k, w, n);
 }
 
-/* Row r's vectors of block bl (lookup j's) into slot i's accumulators. */
-static void tj_accumulate(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef r, LLVMValueRef j)
-{
-    for (int64_t v = 0; v < bl->vectors; v++) {
-        int64_t n = tj_vector_len(k, bl, v);
-        LLVMValueRef x = tj_load_row(k, r, bl, v);
-        if (k->g->has_weights)
-            x = tj_weigh(k, x, tj_weight(k, j, n));
-        LLVMTypeRef at = tj_vec(k->aty, n);
-        LLVMBuildStore(k->e.b, tj_combine(k, tj_get(k, bl->acc[i][v], at), x), bl->acc[i][v]);
-    }
-}
-
-/* Lookup j into bag slot i's accumulators of block bl; in a pass that
- * may run again (k->rule), the fast path's adds or, the second time, the
- * rule's (tj_lookup_pass). */
+/* Lookup j into bag slot i's accumulators of block bl. */
 static void tj_lookup(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef j)
 {
     tj_emit *e = &k->e;
@@ -714,21 +692,13 @@ static void tj_lookup(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef j)
         LLVMBuildCondBr(e->b, keep, add, next);
         LLVMPositionBuilderAtEnd(e->b, add);
     }
-    if (k->rule) {
-        LLVMBasicBlockRef fast = tj_block(e, "lookup.fast"), ruled = tj_block(e, "lookup.ruled");
-        LLVMBasicBlockRef added = tj_block(e, "lookup.added");
-        LLVMBuildCondBr(e->b, k->rule, ruled, fast);
-        LLVMPositionBuilderAtEnd(e->b, fast);
-        tj_accumulate(k, bl, i, r, j);
-        LLVMBuildBr(e->b, added);
-        LLVMPositionBuilderAtEnd(e->b, ruled);
-        k->fast_nan = 0;
-        tj_accumulate(k, bl, i, r, j);
-        k->fast_nan = 1;
-        LLVMBuildBr(e->b, added);
-        LLVMPositionBuilderAtEnd(e->b, added);
-    } else {
-        tj_accumulate(k, bl, i, r, j);
+    for (int64_t v = 0; v < bl->vectors; v++) {
+        int64_t n = tj_vector_len(k, bl, v);
+        LLVMValueRef x = tj_load_row(k, r, bl, v);
+        if (k->g->has_weights)
+            x = tj_weigh(k, x, tj_weight(k, j, n));
+        LLVMTypeRef at = tj_vec(k->aty, n);
+        LLVMBuildStore(e->b, tj_combine(k, tj_get(k, bl->acc[i][v], at), x), bl->acc[i][v]);
     }
     if (bl->count[i])
         LLVMBuildStore(e->b, tj_add(e, tj_get(k, bl->count[i], e->i64), tj_i64(e, 1), ""),
@@ -819,44 +789,71 @@ static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMVa
     *end = LLVMBuildSelect(e->b, more, tj_load_idx(k, k->offsets, at, ""), k->lookups, "bag.end");
 }
 
-/* Lookup start[s] + j into each slot s, where j < len[s] when there
- * are several: the bags of a group in one loop, the shorter ones skipping
- * their slot past their end (a loop of their own for each bag's rest was
- * as many more loops to generate). */
-static void tj_lookup_slots(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
-                            LLVMValueRef *len, LLVMValueRef j)
+/* for j in [0, n): lookup start[s] + j into each slot s, where j <
+ * len[s] when there are several: the bags of a group in one loop, the
+ * shorter ones skipping their slot past their end (a loop of their own
+ * for each bag's rest was as many more loops to generate) */
+static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                           LLVMValueRef *len, LLVMValueRef n)
 {
     tj_emit *e = &k->e;
+    tj_loop l;
+    tj_loop_begin_n(e, &l, "lookup", n, NULL);
     for (int s = 0; s < slots; s++) {
         LLVMBasicBlockRef next = NULL;
         if (slots > 1) {
             LLVMBasicBlockRef in = tj_block(e, "slot.in");
             next = tj_block(e, "slot.next");
-            LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, j, len[s], ""), in, next);
+            LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, l.iv, len[s], ""), in, next);
             LLVMPositionBuilderAtEnd(e->b, in);
         }
-        tj_lookup(k, bl, s, tj_add(e, start[s], j, "j"));
+        tj_lookup(k, bl, s, tj_add(e, start[s], l.iv, "j"));
         if (next) {
             LLVMBuildBr(e->b, next);
             LLVMPositionBuilderAtEnd(e->b, next);
         }
     }
+    tj_loop_close(k, &l, NULL);
 }
 
 /* A float sum's (or mean's) lookups run a fast path whose adds and
  * multiplies leave NaNs to the hardware (which NaN an fadd of two gives
  * hangs on the operand order LLVM picks); NaN is sticky in them, so an
  * accumulator without one at the bag's end got the rule's bits, and one
- * with a NaN has its bags reduced again under the rule (tj_lookup_pass).
- * The rule's selects, a compare and a blend per vector per lookup, showed
- * in cache-resident bags (E3). */
+ * with a NaN has its bag reduced again under the rule (tj_nan_redo). The
+ * rule's selects, a compare and a blend per vector per lookup, showed in
+ * cache-resident bags (E3). */
 static int tj_nan_redo_wanted(const tj_bir *k)
 {
     return k->afloat && k->g->reduction != JIT_REDUCTION_MAX;
 }
 
-/* whether an accumulator of the slots holds a NaN */
-static LLVMValueRef tj_any_nan(tj_bir *k, tj_colblock *bl, int slots)
+/* The group's bags under the rule into dest[s] (an accumulator of type
+ * n x aty): columns [c0, c0 + n), one vector of them (no prefetch: the
+ * rows were just read). */
+static void tj_redo_vector(tj_bir *k, int slots, LLVMValueRef *start, LLVMValueRef *len,
+                           LLVMValueRef longest, LLVMValueRef c0, int64_t n, LLVMValueRef *dest)
+{
+    LLVMTypeRef vt = tj_vec(k->aty, n);
+    tj_colblock one = {.c0 = c0, .n = n, .vectors = 1};
+    for (int s = 0; s < slots; s++) {
+        one.acc[s][0] = tj_slot(k, vt, "redo.acc");
+        tj_init_bag(k, &one, s);
+    }
+    tj_lookup_loop(k, &one, slots, start, len, longest);
+    for (int s = 0; s < slots; s++)
+        LLVMBuildStore(k->e.b, tj_get(k, one.acc[s][0], vt), dest[s]);
+}
+
+/* If an accumulator of the group's holds a NaN: the group's bags again,
+ * NaNs by the rule (a bag without one gets the same bits again), a
+ * vector of columns at a time (a lane's sum reads its own column only),
+ * the whole vectors in a loop through arrays on the stack: the rare path
+ * then holds a vector's lookups, not the row's, and generates in less
+ * time (docs/performance.md, 'Compile time of a bag kernel'). The kept
+ * counts are the fast pass's. */
+static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                        LLVMValueRef *len, LLVMValueRef longest)
 {
     tj_emit *e = &k->e;
     LLVMValueRef any = tj_false(e);
@@ -871,55 +868,45 @@ static LLVMValueRef tj_any_nan(tj_bir *k, tj_colblock *bl, int slots)
                               LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""),
                               "any.nan");
         }
-    return any;
-}
-
-/* for j in [0, n): the slots' lookups (tj_lookup_slots). A float sum's
- * loop runs its fast path, and if an accumulator ends with a NaN, runs
- * again from j = 0 under the rule (each lookup branches on which, always
- * the same way): a bag without a NaN gets the same bits again. The rule's
- * pass is the same loop rather than a second one: each loop was code
- * generation (docs/performance.md, 'Compile time of a bag kernel'). */
-static void tj_lookup_pass(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
-                           LLVMValueRef *len, LLVMValueRef n)
-{
-    tj_emit *e = &k->e;
-    if (!tj_nan_redo_wanted(k)) {
+    LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
+    LLVMBuildCondBr(e->b, any, redo, done);
+    LLVMPositionBuilderAtEnd(e->b, redo);
+    k->fast_nan = 0;
+    int64_t lanes = k->lay.lanes, full = bl->n / lanes, rest = bl->n % lanes;
+    LLVMValueRef dest[TJ_BAG_INTERLEAVE_MAX];
+    if (full == 1) {
+        for (int s = 0; s < slots; s++)
+            dest[s] = bl->acc[s][0];
+        tj_redo_vector(k, slots, start, len, longest, bl->c0, lanes, dest);
+    } else if (full > 1) {
+        LLVMTypeRef vt = tj_vec(k->aty, lanes), at = LLVMArrayType(vt, (unsigned)full);
+        LLVMValueRef row[TJ_BAG_INTERLEAVE_MAX];
+        for (int s = 0; s < slots; s++)
+            row[s] = tj_slot(k, at, "redo.row");
         tj_loop l;
-        tj_loop_begin_n(e, &l, "lookup", n, NULL);
-        tj_lookup_slots(k, bl, slots, start, len, l.iv);
+        tj_loop_begin(e, &l, "redo.col", full, NULL);
+        LLVMValueRef at_v[2] = {tj_i64(e, 0), l.iv};
+        for (int s = 0; s < slots; s++)
+            dest[s] = LLVMBuildGEP2(e->b, at, row[s], at_v, 2, "");
+        LLVMValueRef c0 = tj_add(e, bl->c0, tj_mul(e, l.iv, lanes, ""), "redo.c0");
+        tj_redo_vector(k, slots, start, len, longest, c0, lanes, dest);
         tj_loop_close(k, &l, NULL);
-        return;
+        for (int s = 0; s < slots; s++)
+            for (int64_t v = 0; v < full; v++) {
+                LLVMValueRef idx[2] = {tj_i64(e, 0), tj_i64(e, v)};
+                LLVMValueRef x = tj_get(k, LLVMBuildGEP2(e->b, at, row[s], idx, 2, ""), vt);
+                LLVMBuildStore(e->b, x, bl->acc[s][v]);
+            }
     }
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), body = tj_block(e, "lookup.loop");
-    LLVMBasicBlockRef end = tj_block(e, "lookup.end"), again = tj_block(e, "lookup.again");
-    LLVMBasicBlockRef exit = tj_block(e, "lookup.exit");
-    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, n, tj_i64(e, 0), "lookup.some"), body,
-                    exit);
-    LLVMPositionBuilderAtEnd(e->b, body);
-    LLVMValueRef j = LLVMBuildPhi(e->b, e->i64, "lookup");
-    LLVMValueRef rule = LLVMBuildPhi(e->b, e->i1, "rule");
-    k->rule = rule;
+    if (rest) {
+        for (int s = 0; s < slots; s++)
+            dest[s] = bl->acc[s][full];
+        tj_redo_vector(k, slots, start, len, longest,
+                       tj_add(e, bl->c0, tj_i64(e, full * lanes), ""), rest, dest);
+    }
     k->fast_nan = 1;
-    tj_lookup_slots(k, bl, slots, start, len, j);
-    k->rule = NULL;
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(e->b);
-    LLVMValueRef next = tj_hidden(k, tj_add(e, j, tj_i64(e, 1), "lookup.next"));
-    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, next, n, "lookup.done"), end, body);
-    LLVMPositionBuilderAtEnd(e->b, end);
-    LLVMValueRef redo = LLVMBuildAnd(e->b, LLVMBuildNot(e->b, rule, ""), tj_any_nan(k, bl, slots),
-                                     "lookup.redo");
-    LLVMBuildCondBr(e->b, redo, again, exit);
-    LLVMPositionBuilderAtEnd(e->b, again);
-    for (int i = 0; i < slots; i++)
-        tj_init_bag(k, bl, i);
-    LLVMBuildBr(e->b, body);
-    LLVMValueRef js[3] = {tj_i64(e, 0), next, tj_i64(e, 0)};
-    LLVMValueRef rules[3] = {tj_false(e), rule, LLVMConstInt(e->i1, 1, 0)};
-    LLVMBasicBlockRef from[3] = {pre, latch, again};
-    LLVMAddIncoming(j, js, from, 3);
-    LLVMAddIncoming(rule, rules, from, 3);
-    LLVMPositionBuilderAtEnd(e->b, exit);
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
 }
 
 /* Bags [b, b + slots) over block bl, those before end (every one where
@@ -948,7 +935,10 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
                            : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, ""),
                                              len[i], longest, "longest");
     }
-    tj_lookup_pass(k, bl, slots, start, len, longest);
+    k->fast_nan = tj_nan_redo_wanted(k);
+    tj_lookup_loop(k, bl, slots, start, len, longest);
+    if (k->fast_nan)
+        tj_nan_redo(k, bl, slots, start, len, longest);
     for (int i = 0; i < slots; i++) {
         LLVMBasicBlockRef next = NULL;
         if (in[i]) {
