@@ -117,6 +117,31 @@ static void tj_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt)
                     LLVMMDNodeInContext(e->ctx, &one, 1));
 }
 
+/* tj_loop_end, then the counter's next value passed through llvm.expect,
+ * which the code generator replaces by its operand: scalar evolution sees
+ * no induction variable then, and loop strength reduction, a fifth of a
+ * bag kernel's code generation, leaves the loop as it is (its addresses
+ * are base + index x scale, which x86 addresses in one operand); see
+ * docs/performance.md, 'Compile time of a bag kernel'. */
+static LLVMValueRef tj_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef out = tj_loop_end(e, l, carry_next);
+    LLVMValueRef next = LLVMGetIncomingValue(l->iv, 1); /* the latch's */
+    LLVMBasicBlockRef at = LLVMGetInsertBlock(e->b);
+    LLVMPositionBuilderBefore(e->b, LLVMGetNextInstruction(next));
+    LLVMTypeRef ty = e->i64;
+    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
+    LLVMValueRef args[2] = {LLVMGetUndef(ty), tj_i64(e, 0)};
+    LLVMValueRef hidden =
+        LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
+    LLVMReplaceAllUsesWith(next, hidden);
+    LLVMSetOperand(hidden, 0, next);
+    LLVMPositionBuilderAtEnd(e->b, at);
+    return out;
+}
+
 /* a value of type t kept in an alloca of the function's entry */
 static LLVMValueRef tj_slot(tj_bir *k, LLVMTypeRef t, const char *name)
 {
@@ -366,35 +391,68 @@ static LLVMValueRef tj_lanes(tj_bir *k, LLVMValueRef x, int64_t n)
     return n == 1 ? x : tj_splat_value(k, x, n);
 }
 
-/* OR over i in [first, end) of bad(i): TJ_BAG_CHECK_CHUNK positions at a
- * time, an OR-ed vector of flags, then the rest in one chunk of masked
- * loads; no early exit, and no loop for the rest. The chunks are vectors
- * in the IR, so that the pipeline needs no loop vectorizer
- * (docs/performance.md, 'Compile time of a bag kernel'). */
+/* A check of positions [first, end) of a buffer: bad(i) for n of them
+ * from i, only the lanes of mask read. */
 typedef LLVMValueRef (*tj_bad_fn)(tj_bir *k, LLVMValueRef i, int64_t n, LLVMValueRef mask);
 
-static LLVMValueRef tj_any_bad(tj_bir *k, const char *name, LLVMValueRef first, LLVMValueRef end,
-                               tj_bad_fn bad)
+typedef struct tj_check {
+    LLVMValueRef first, end;
+    tj_bad_fn bad;
+} tj_check;
+
+/* ceil((end - first) / chunk), 0 when end <= first */
+static LLVMValueRef tj_chunks(tj_bir *k, const tj_check *c, int64_t chunk)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef n = LLVMBuildSub(e->b, c->end, c->first, "");
+    LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, n, tj_i64(e, 0), "");
+    LLVMValueRef up = LLVMBuildSDiv(e->b, tj_add(e, n, tj_i64(e, chunk - 1), ""),
+                                    tj_i64(e, chunk), "");
+    return LLVMBuildSelect(e->b, some, up, tj_i64(e, 0), "chunks");
+}
+
+/* OR of every check's bad(i) over its positions (two at most): one loop, each
+ * TJ_BAG_CHECK_CHUNK positions an iteration in masked loads (lanes past
+ * its end, or a chunk past its last, read nothing), an OR-ed vector of
+ * flags; no early exit. The chunks are vectors in the IR, so that the
+ * pipeline needs no loop vectorizer, the last one is the loop's rather
+ * than a copy of the body, and the offsets (or segment ids) and the
+ * indices share the loop: each loop and each copy was code generation
+ * (docs/performance.md, 'Compile time of a bag kernel'). */
+static LLVMValueRef tj_any_bad(tj_bir *k, const tj_check *checks, int n)
 {
     tj_emit *e = &k->e;
     const int64_t chunk = TJ_BAG_CHECK_CHUNK;
-    LLVMValueRef n = LLVMBuildSub(e->b, end, first, "");
-    LLVMValueRef chunks = LLVMBuildSDiv(e->b, n, tj_i64(e, chunk), "chunks");
-    tj_loop c;
-    tj_loop_begin_n(e, &c, name, chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
-    LLVMValueRef at = tj_add(e, first, tj_mul(e, c.iv, chunk, ""), "");
-    LLVMValueRef flags =
-        tj_loop_end(e, &c, LLVMBuildOr(e->b, c.carry, bad(k, at, chunk, NULL), "any.bad"));
-    /* the rest: lanes [0, end - rest), none when n < 0 */
-    LLVMValueRef rest = tj_add(e, first, tj_mul(e, chunks, chunk, ""), "rest");
+    LLVMValueRef chunks = NULL, own[2];
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef c = own[i] = tj_chunks(k, &checks[i], chunk);
+        chunks = !chunks ? c
+                         : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, c, chunks, ""), c,
+                                           chunks, "chunks");
+    }
     LLVMValueRef iota[TJ_BAG_CHECK_CHUNK];
     for (int64_t i = 0; i < chunk; i++)
         iota[i] = tj_i64(e, i);
-    LLVMValueRef left = tj_lanes(k, LLVMBuildSub(e->b, end, rest, ""), chunk);
-    LLVMValueRef mask =
-        LLVMBuildICmp(e->b, LLVMIntSLT, LLVMConstVector(iota, (unsigned)chunk), left, "rest.mask");
-    LLVMValueRef last = LLVMBuildAnd(e->b, bad(k, rest, chunk, mask), mask, "");
-    flags = LLVMBuildOr(e->b, flags, last, "");
+    LLVMValueRef lanes = LLVMConstVector(iota, (unsigned)chunk);
+    tj_loop c;
+    tj_loop_begin_n(e, &c, "check", chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
+    LLVMValueRef flags = c.carry;
+    for (int i = 0; i < n; i++) {
+        /* past its last chunk a check reads its first again, all lanes
+         * off: a masked load whose lanes off lie in a page not mapped
+         * takes a microcode assist, and reading on past the offsets made
+         * E1's kernel take twice its time */
+        LLVMValueRef live = LLVMBuildICmp(e->b, LLVMIntSLT, c.iv, own[i], "");
+        LLVMValueRef pos = LLVMBuildSelect(e->b, live, c.iv, tj_i64(e, 0), "");
+        LLVMValueRef at = tj_add(e, checks[i].first, tj_mul(e, pos, chunk, ""), "");
+        LLVMValueRef left = LLVMBuildSelect(e->b, live, LLVMBuildSub(e->b, checks[i].end, at, ""),
+                                            tj_i64(e, 0), "");
+        left = tj_lanes(k, left, chunk);
+        LLVMValueRef mask = LLVMBuildICmp(e->b, LLVMIntSLT, lanes, left, "mask");
+        LLVMValueRef bad = LLVMBuildAnd(e->b, checks[i].bad(k, at, chunk, mask), mask, "");
+        flags = LLVMBuildOr(e->b, flags, bad, "any.bad");
+    }
+    flags = tj_loop_close(k, &c, flags);
     LLVMValueRef bits = LLVMBuildBitCast(e->b, flags, LLVMIntTypeInContext(e->ctx, chunk), "");
     return LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), "any.bad");
 }
@@ -448,7 +506,11 @@ static LLVMValueRef tj_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef bu
     return phi;
 }
 
-/* Offsets (or segment ids), then the indices some bag reads. */
+/* Offsets (or segment ids) and the indices some bag reads, in one loop;
+ * one branch to the message, which the runtime words from the inputs
+ * (tj_rt_bag_bad). The indices' range comes from offsets not yet known
+ * good: kept within [0, N], so that it reads no index past N, and a bad
+ * offset fails whatever it says. */
 static void tj_emit_checks(tj_bir *k)
 {
     tj_emit *e = &k->e;
@@ -456,16 +518,14 @@ static void tj_emit_checks(tj_bir *k)
     tj_check_pointers(k);
     if (g->unchecked)
         return;
-    LLVMValueRef zero = tj_i64(e, 0), first = zero, end = k->lookups;
+    LLVMValueRef zero = tj_i64(e, 0), first = zero, end = k->lookups, bad = tj_false(e);
+    tj_check checks[2];
+    int n = 0;
     if (g->form == TJ_BAG_OFFSETS) {
         LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, k->offsets_len, zero, "has.offsets");
         LLVMValueRef o0 = tj_load_idx_if(k, some, k->offsets, zero, "offset0");
-        LLVMValueRef bad = LLVMBuildAnd(
-            e->b, some, LLVMBuildICmp(e->b, LLVMIntUGT, o0, k->lookups, ""), "");
-        bad = LLVMBuildOr(e->b, bad,
-                          tj_any_bad(k, "check.offsets", tj_i64(e, 1), k->offsets_len,
-                                     tj_bad_offset), "");
-        tj_fail_if(k, bad);
+        bad = LLVMBuildAnd(e->b, some, LLVMBuildICmp(e->b, LLVMIntUGT, o0, k->lookups, ""), "");
+        checks[n++] = (tj_check){tj_i64(e, 1), k->offsets_len, tj_bad_offset};
         first = o0;
         if (g->include_last_offset)
             end = tj_load_idx_if(k, some, k->offsets,
@@ -473,18 +533,22 @@ static void tj_emit_checks(tj_bir *k)
         LLVMValueRef none = LLVMBuildICmp(e->b, LLVMIntEQ, k->bags, zero, "no.bags");
         first = LLVMBuildSelect(e->b, none, zero, first, "first");
         end = LLVMBuildSelect(e->b, none, zero, end, "end");
+        LLVMValueRef past = LLVMBuildICmp(e->b, LLVMIntUGT, end, k->lookups, "");
+        end = LLVMBuildSelect(e->b, past, k->lookups, end, "end.in");
     } else if (g->form == TJ_BAG_SEGMENTS) {
-        tj_fail_if(k, tj_any_bad(k, "check.segments", zero, k->offsets_len, tj_bad_segment));
+        checks[n++] = (tj_check){zero, k->offsets_len, tj_bad_segment};
     }
-    if (tj_policy_fills(g->policy))
-        return;
     if (g->policy == JIT_INDEX_CLAMP) { /* fails only into an empty table */
         LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntEQ, k->rows, zero, "no.rows");
         LLVMValueRef reads = LLVMBuildICmp(e->b, LLVMIntSLT, first, end, "reads.any");
-        tj_fail_if(k, LLVMBuildAnd(e->b, empty, reads, ""));
-        return;
+        bad = LLVMBuildOr(e->b, bad, LLVMBuildAnd(e->b, empty, reads, ""), "");
+    } else if (!tj_policy_fills(g->policy)) {
+        checks[n++] = (tj_check){first, end, tj_bad_index};
     }
-    tj_fail_if(k, tj_any_bad(k, "check.indices", first, end, tj_bad_index));
+    if (n)
+        bad = LLVMBuildOr(e->b, bad, tj_any_bad(k, checks, n), "");
+    if (!LLVMIsAConstantInt(bad) || LLVMConstIntGetZExtValue(bad))
+        tj_fail_if(k, bad);
 }
 
 /* ---- lookups ---------------------------------------------------------- */
@@ -565,7 +629,7 @@ static void tj_prime(tj_bir *k, LLVMValueRef first)
     tj_loop l;
     tj_loop_begin_n(e, &l, "prime", n, NULL);
     tj_prefetch_row(k, tj_add(e, first, l.iv, ""));
-    tj_loop_end(e, &l, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* ---- the bags --------------------------------------------------------- */
@@ -725,17 +789,31 @@ static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMVa
     *end = LLVMBuildSelect(e->b, more, tj_load_idx(k, k->offsets, at, ""), k->lookups, "bag.end");
 }
 
-/* for j in [from, to): lookup start + j into slot i (or every slot, i < 0) */
-static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMValueRef *start,
-                           LLVMValueRef from, LLVMValueRef to)
+/* for j in [0, n): lookup start[s] + j into each slot s, where j <
+ * len[s] when there are several: the bags of a group in one loop, the
+ * shorter ones skipping their slot past their end (a loop of their own
+ * for each bag's rest was as many more loops to generate) */
+static void tj_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                           LLVMValueRef *len, LLVMValueRef n)
 {
     tj_emit *e = &k->e;
     tj_loop l;
-    tj_loop_begin_range(e, &l, "lookup", from, to);
-    for (int s = 0; s < slots; s++)
-        if (i < 0 || s == i)
-            tj_lookup(k, bl, s, tj_add(e, start[s], l.iv, "j"));
-    tj_loop_end(e, &l, NULL);
+    tj_loop_begin_n(e, &l, "lookup", n, NULL);
+    for (int s = 0; s < slots; s++) {
+        LLVMBasicBlockRef next = NULL;
+        if (slots > 1) {
+            LLVMBasicBlockRef in = tj_block(e, "slot.in");
+            next = tj_block(e, "slot.next");
+            LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, l.iv, len[s], ""), in, next);
+            LLVMPositionBuilderAtEnd(e->b, in);
+        }
+        tj_lookup(k, bl, s, tj_add(e, start[s], l.iv, "j"));
+        if (next) {
+            LLVMBuildBr(e->b, next);
+            LLVMPositionBuilderAtEnd(e->b, next);
+        }
+    }
+    tj_loop_close(k, &l, NULL);
 }
 
 /* A float sum's (or mean's) lookups run a fast path whose adds and
@@ -750,62 +828,130 @@ static int tj_nan_redo_wanted(const tj_bir *k)
     return k->afloat && k->g->reduction != JIT_REDUCTION_MAX;
 }
 
-/* If an accumulator of slot i holds a NaN: the bag again, NaNs by the
- * rule (no prefetch: its rows were just read). */
-static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, int i, LLVMValueRef *start,
-                        LLVMValueRef len)
+/* The group's bags under the rule into dest[s] (an accumulator of type
+ * n x aty): columns [c0, c0 + n), one vector of them (no prefetch: the
+ * rows were just read). */
+static void tj_redo_vector(tj_bir *k, int slots, LLVMValueRef *start, LLVMValueRef *len,
+                           LLVMValueRef longest, LLVMValueRef c0, int64_t n, LLVMValueRef *dest)
+{
+    LLVMTypeRef vt = tj_vec(k->aty, n);
+    tj_colblock one = {.c0 = c0, .n = n, .vectors = 1};
+    for (int s = 0; s < slots; s++) {
+        one.acc[s][0] = tj_slot(k, vt, "redo.acc");
+        tj_init_bag(k, &one, s);
+    }
+    tj_lookup_loop(k, &one, slots, start, len, longest);
+    for (int s = 0; s < slots; s++)
+        LLVMBuildStore(k->e.b, tj_get(k, one.acc[s][0], vt), dest[s]);
+}
+
+/* If an accumulator of the group's holds a NaN: the group's bags again,
+ * NaNs by the rule (a bag without one gets the same bits again), a
+ * vector of columns at a time (a lane's sum reads its own column only),
+ * the whole vectors in a loop through arrays on the stack: the rare path
+ * then holds a vector's lookups, not the row's, and generates in less
+ * time (docs/performance.md, 'Compile time of a bag kernel'). The kept
+ * counts are the fast pass's. */
+static void tj_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                        LLVMValueRef *len, LLVMValueRef longest)
 {
     tj_emit *e = &k->e;
     LLVMValueRef any = tj_false(e);
-    for (int64_t v = 0; v < bl->vectors; v++) {
-        int64_t n = tj_vector_len(k, bl, v);
-        LLVMValueRef a = tj_get(k, bl->acc[i][v], tj_vec(k->aty, n));
-        LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
-        LLVMValueRef bits = LLVMBuildBitCast(e->b, nan, LLVMIntTypeInContext(e->ctx, (unsigned)n), "");
-        any = LLVMBuildOr(e->b, any,
-                          LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), ""),
-                          "any.nan");
-    }
+    for (int i = 0; i < slots; i++)
+        for (int64_t v = 0; v < bl->vectors; v++) {
+            int64_t w = tj_vector_len(k, bl, v);
+            LLVMValueRef a = tj_get(k, bl->acc[i][v], tj_vec(k->aty, w));
+            LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
+            LLVMTypeRef bits_ty = LLVMIntTypeInContext(e->ctx, (unsigned)w);
+            LLVMValueRef bits = LLVMBuildBitCast(e->b, nan, bits_ty, "");
+            any = LLVMBuildOr(e->b, any,
+                              LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""),
+                              "any.nan");
+        }
     LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
     LLVMBuildCondBr(e->b, any, redo, done);
     LLVMPositionBuilderAtEnd(e->b, redo);
-    int prefetch = bl->prefetch;
-    bl->prefetch = 0;
     k->fast_nan = 0;
-    tj_init_bag(k, bl, i);
-    tj_lookup_loop(k, bl, slots, i, start, tj_i64(e, 0), len);
+    int64_t lanes = k->lay.lanes, full = bl->n / lanes, rest = bl->n % lanes;
+    LLVMValueRef dest[TJ_BAG_INTERLEAVE_MAX];
+    if (full == 1) {
+        for (int s = 0; s < slots; s++)
+            dest[s] = bl->acc[s][0];
+        tj_redo_vector(k, slots, start, len, longest, bl->c0, lanes, dest);
+    } else if (full > 1) {
+        LLVMTypeRef vt = tj_vec(k->aty, lanes), at = LLVMArrayType(vt, (unsigned)full);
+        LLVMValueRef row[TJ_BAG_INTERLEAVE_MAX];
+        for (int s = 0; s < slots; s++)
+            row[s] = tj_slot(k, at, "redo.row");
+        tj_loop l;
+        tj_loop_begin(e, &l, "redo.col", full, NULL);
+        LLVMValueRef at_v[2] = {tj_i64(e, 0), l.iv};
+        for (int s = 0; s < slots; s++)
+            dest[s] = LLVMBuildGEP2(e->b, at, row[s], at_v, 2, "");
+        LLVMValueRef c0 = tj_add(e, bl->c0, tj_mul(e, l.iv, lanes, ""), "redo.c0");
+        tj_redo_vector(k, slots, start, len, longest, c0, lanes, dest);
+        tj_loop_close(k, &l, NULL);
+        for (int s = 0; s < slots; s++)
+            for (int64_t v = 0; v < full; v++) {
+                LLVMValueRef idx[2] = {tj_i64(e, 0), tj_i64(e, v)};
+                LLVMValueRef x = tj_get(k, LLVMBuildGEP2(e->b, at, row[s], idx, 2, ""), vt);
+                LLVMBuildStore(e->b, x, bl->acc[s][v]);
+            }
+    }
+    if (rest) {
+        for (int s = 0; s < slots; s++)
+            dest[s] = bl->acc[s][full];
+        tj_redo_vector(k, slots, start, len, longest,
+                       tj_add(e, bl->c0, tj_i64(e, full * lanes), ""), rest, dest);
+    }
     k->fast_nan = 1;
-    bl->prefetch = prefetch;
     LLVMBuildBr(e->b, done);
     LLVMPositionBuilderAtEnd(e->b, done);
 }
 
-/* Bags [b, b + slots) over block bl: their lookups interleaved while every
- * one has some left, then each one's rest, each bag in index order. */
-static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int slots)
+/* Bags [b, b + slots) over block bl, those before end (every one where
+ * end is NULL): their lookups interleaved up to the longest one's end,
+ * each bag in index order; a slot past end has no lookups and writes
+ * nothing. */
+static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int slots,
+                                LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     LLVMValueRef start[TJ_BAG_INTERLEAVE_MAX], len[TJ_BAG_INTERLEAVE_MAX], bi[TJ_BAG_INTERLEAVE_MAX];
-    LLVMValueRef common = NULL;
+    LLVMValueRef in[TJ_BAG_INTERLEAVE_MAX] = {NULL};
+    LLVMValueRef longest = NULL;
     for (int i = 0; i < slots; i++) {
-        LLVMValueRef end;
+        LLVMValueRef last;
         bi[i] = tj_add(e, b, tj_i64(e, i), "bag");
-        tj_bag_bounds(k, bi[i], &start[i], &end);
-        len[i] = LLVMBuildSub(e->b, end, start[i], "bag.len");
+        if (i > 0 && end) /* bag b is there: the group's first */
+            in[i] = LLVMBuildICmp(e->b, LLVMIntSLT, bi[i], end, "slot.used");
+        tj_bag_bounds(k, in[i] ? LLVMBuildSelect(e->b, in[i], bi[i], b, "") : bi[i], &start[i],
+                      &last);
+        len[i] = LLVMBuildSub(e->b, last, start[i], "bag.len");
+        if (in[i])
+            len[i] = LLVMBuildSelect(e->b, in[i], len[i], tj_i64(e, 0), "bag.len");
         tj_init_bag(k, bl, i);
-        common = !common ? len[i]
-                         : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, len[i], common, ""),
-                                           len[i], common, "common");
+        longest = !longest ? len[i]
+                           : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, ""),
+                                             len[i], longest, "longest");
     }
     k->fast_nan = tj_nan_redo_wanted(k);
-    tj_lookup_loop(k, bl, slots, -1, start, tj_i64(e, 0), common);
-    if (slots > 1)
-        for (int i = 0; i < slots; i++)
-            tj_lookup_loop(k, bl, slots, i, start, common, len[i]);
+    tj_lookup_loop(k, bl, slots, start, len, longest);
+    if (k->fast_nan)
+        tj_nan_redo(k, bl, slots, start, len, longest);
     for (int i = 0; i < slots; i++) {
-        if (k->fast_nan)
-            tj_nan_redo(k, bl, slots, i, start, len[i]);
+        LLVMBasicBlockRef next = NULL;
+        if (in[i]) {
+            LLVMBasicBlockRef write = tj_block(e, "slot.write");
+            next = tj_block(e, "slot.done");
+            LLVMBuildCondBr(e->b, in[i], write, next);
+            LLVMPositionBuilderAtEnd(e->b, write);
+        }
         tj_finish_bag(k, bl, i, bi[i], len[i]);
+        if (next) {
+            LLVMBuildBr(e->b, next);
+            LLVMPositionBuilderAtEnd(e->b, next);
+        }
     }
     k->fast_nan = 0;
 }
@@ -824,8 +970,9 @@ static void tj_block_slots(tj_bir *k, tj_colblock *bl, int64_t n, int slots)
     }
 }
 
-/* Bags [b, b + slots), block by block of the row (the first prefetches). */
-static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots)
+/* Bags [b, b + slots) before end, block by block of the row (the first
+ * prefetches). */
+static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     int64_t width = k->lay.block_elems, full = k->g->row_elems / width;
@@ -834,27 +981,29 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots)
     tj_block_slots(k, &bl, width, slots);
     bl.prefetch = 1;
     bl.c0 = tj_i64(e, 0);
-    tj_emit_group_block(k, &bl, b, slots);
+    tj_emit_group_block(k, &bl, b, slots, end);
     bl.prefetch = 0;
     if (full > 2) {
         tj_loop l;
         tj_loop_begin(e, &l, "block", full - 1, NULL);
         bl.c0 = tj_mul(e, tj_add(e, l.iv, tj_i64(e, 1), ""), width, "block.c0");
-        tj_emit_group_block(k, &bl, b, slots);
-        tj_loop_end(e, &l, NULL);
+        tj_emit_group_block(k, &bl, b, slots, end);
+        tj_loop_close(k, &l, NULL);
     } else if (full == 2) {
         bl.c0 = tj_i64(e, width);
-        tj_emit_group_block(k, &bl, b, slots);
+        tj_emit_group_block(k, &bl, b, slots, end);
     }
     if (rest) {
         tj_colblock tail = {0};
         tj_block_slots(k, &tail, rest, slots);
         tail.c0 = tj_i64(e, full * width);
-        tj_emit_group_block(k, &tail, b, slots);
+        tj_emit_group_block(k, &tail, b, slots, end);
     }
 }
 
-/* Bags [begin, end): groups of `interleave`, then the rest one by one. */
+/* Bags [begin, end): groups of `interleave` (the last one short: one
+ * group's code rather than a loop of its own for the rest), or one by
+ * one. */
 static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
@@ -872,21 +1021,20 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
         }
         tj_prime(k, first);
     }
-    LLVMValueRef from = begin;
     int64_t n = k->lay.interleave;
-    if (n > 1) {
-        tj_loop l;
-        LLVMValueRef groups = LLVMBuildSDiv(e->b, LLVMBuildSub(e->b, end, begin, ""), tj_i64(e, n),
-                                            "groups");
-        tj_loop_begin_n(e, &l, "group", groups, NULL);
-        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n);
-        tj_loop_end(e, &l, NULL);
-        from = tj_add(e, begin, tj_mul(e, groups, n, ""), "rest.bag");
-    }
     tj_loop l;
-    tj_loop_begin_range(e, &l, "bag", from, end);
-    tj_emit_group(k, l.iv, 1);
-    tj_loop_end(e, &l, NULL);
+    if (n > 1) { /* the last group's slots past end idle */
+        LLVMValueRef bags = LLVMBuildSub(e->b, end, begin, "");
+        LLVMValueRef groups = LLVMBuildSDiv(e->b, tj_add(e, bags, tj_i64(e, n - 1), ""),
+                                            tj_i64(e, n), "groups");
+        tj_loop_begin_n(e, &l, "group", groups, NULL);
+        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n, end);
+        tj_loop_close(k, &l, NULL);
+        return;
+    }
+    tj_loop_begin_range(e, &l, "bag", begin, end);
+    tj_emit_group(k, l.iv, 1, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* With streaming stores: the bags twice, for a 64-byte aligned out
@@ -1046,7 +1194,7 @@ static void tj_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
             LLVMBuildBr(e->b, next);
             LLVMPositionBuilderAtEnd(e->b, next);
         }
-        tj_loop_end(e, &l, NULL);
+        tj_loop_close(k, &l, NULL);
     }
     /* the rows: unnamed ones the default row or zeros (as written); f16
      * and bf16 from their f32 sums */
@@ -1065,7 +1213,7 @@ static void tj_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
         LLVMValueRef row = sum ? tj_narrow(k, sum, n) : tj_load(e, tj_vec(k->ety, n), at, "");
         tj_store_at(k, LLVMBuildSelect(e->b, is, row, tj_default_row(k, &bl, v), ""), at, 0);
     }
-    tj_loop_end(e, &l, NULL);
+    tj_loop_close(k, &l, NULL);
 }
 
 /* ---- functions -------------------------------------------------------- */

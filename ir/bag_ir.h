@@ -47,8 +47,9 @@
 #define TJ_BAG_INTERLEAVE_MAX_LEN 4
 #define TJ_BAG_INTERLEAVE_MAX 4
 
-/* The checks of offsets, segment ids and indices read this many at a
- * time, in vectors (then the rest one by one). */
+/* The checks of offsets, segment ids and indices read this many of each
+ * at a time, in masked vector loads (the last chunk's lanes past the end
+ * off), in one loop. */
 #define TJ_BAG_CHECK_CHUNK 16
 
 /* Streaming stores when out has at least this many bytes and more than

@@ -1,0 +1,190 @@
+/* What a bag kernel leaves to the code generator (issue 25: a compile in
+ * at most a few ms): every loop's counter reaches its exit test through
+ * llvm.expect, so that loop strength reduction finds no induction
+ * variable to rewrite (ir/bag_ir.c, tj_loop_close), in the IR the engine's
+ * pipeline hands to code generation, for every form, static and dynamic,
+ * on one thread and split. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tensorjit.h"
+
+/* the lines of text defining a value named prefix, then digits */
+static int count_defs(const char *text, const char *prefix)
+{
+    int n = 0;
+    size_t len = strlen(prefix);
+    for (const char *p = strstr(text, prefix); p; p = strstr(p + 1, prefix)) {
+        const char *q = p + len;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        n += p > text && p[-1] == '%' && (p == text + 1 || p[-2] == ' ' || p[-2] == '\n') &&
+             strncmp(q, " = ", 3) == 0;
+    }
+    return n;
+}
+
+/* The loops' exit tests in ir (compares named <loop>.done, uniqued with
+ * digits); *hidden: those whose first operand an llvm.expect defines. */
+static int exit_tests(const char *ir, int *hidden)
+{
+    int n = 0;
+    *hidden = 0;
+    for (const char *line = ir; line; line = strchr(line, '\n')) {
+        line += *line == '\n';
+        const char *eq = strstr(line, " = icmp eq i64 %");
+        const char *end = strchr(line, '\n');
+        const char *done = strstr(line, ".done");
+        if (!eq || (end && eq > end) || !done || done > eq)
+            continue;
+        n++;
+        char def[96];
+        const char *op = eq + strlen(" = icmp eq i64 ");
+        size_t len = strcspn(op, ", \n");
+        if (len + 40 > sizeof def)
+            continue;
+        snprintf(def, sizeof def, "%.*s = call i64 @llvm.expect.i64(", (int)len, op);
+        *hidden += strstr(ir, def) != NULL;
+    }
+    return n;
+}
+
+/* Every loop's exit test reads a counter through llvm.expect, in the IR
+ * as built and after the engine's pipeline. */
+static void expect_hidden_counters(char *ir, char *opt, const char *what)
+{
+    if (!ir || !opt)
+        fail_msg("%s: no IR: %s", what, jit_last_error());
+    int hidden, hidden_opt;
+    int loops = exit_tests(ir, &hidden), loops_opt = exit_tests(opt, &hidden_opt);
+    if (loops < 2 || hidden != loops || loops_opt < 2 || hidden_opt != loops_opt)
+        fail_msg("%s: %d loops, %d counters hidden; after the pipeline %d, %d", what, loops,
+                 hidden, loops_opt, hidden_opt);
+    free(ir);
+    free(opt);
+}
+
+/* A bag op's signature: table [E, D]; offsets: N indices in B bags;
+ * packed: B bags of N lookups; segments: N ids into B segments. */
+static jit_sig bag_sig(jit_op op, jit_dtype t, int64_t D, int64_t N, int64_t B)
+{
+    jit_sig s = {.op = op, .dtype = t, .index_type = JIT_I64, .threads = 1};
+    s.data_shape = (jit_shape){2, {100000, D}};
+    if (op == JIT_OP_EMBEDDING_BAG_PACKED) {
+        s.indices_shape = (jit_shape){2, {B, N}};
+        s.reduction = JIT_REDUCTION_MEAN;
+        return s;
+    }
+    s.indices_shape = (jit_shape){1, {N}};
+    s.updates_shape = (jit_shape){1, {op == JIT_OP_EMBEDDING_SEGMENTS ? N : B}};
+    if (op == JIT_OP_EMBEDDING_SEGMENTS)
+        s.num_segments = B;
+    return s;
+}
+
+/* s, then its dims dynamic (E, the indices', the offsets' or ids', S) */
+static void expect_both(jit_sig s, const char *name)
+{
+    char what[96];
+    for (int dynamic = 0; dynamic <= 1; dynamic++) {
+        if (dynamic) {
+            s.data_shape.dims[0] = JIT_DIM_DYNAMIC;
+            for (int i = 0; i < s.indices_shape.rank; i++)
+                s.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
+            for (int i = 0; i < s.updates_shape.rank; i++)
+                s.updates_shape.dims[i] = JIT_DIM_DYNAMIC;
+            if (s.op == JIT_OP_EMBEDDING_SEGMENTS)
+                s.num_segments = JIT_DIM_DYNAMIC;
+        }
+        snprintf(what, sizeof what, "%s, type %d, %d threads%s", name, s.dtype, s.threads,
+                 dynamic ? ", dynamic" : "");
+        expect_hidden_counters(jit_dump(&s, JIT_DUMP_IR), jit_dump(&s, JIT_DUMP_IR_OPT), what);
+    }
+}
+
+static void test_offsets(void **state)
+{
+    (void)state;
+    static const jit_dtype types[] = {JIT_F32, JIT_BF16, JIT_F16};
+    for (int t = 0; t < 3; t++)
+        for (int threads = 1; threads <= 2; threads++) {
+            jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, types[t], 64, 20480, 2048);
+            s.threads = threads;
+            expect_both(s, "offsets");
+        }
+}
+
+/* one lookup a bag: bags interleaved, each its own loops */
+static void test_short_bags(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+        s.threads = threads;
+        expect_both(s, "short bags");
+        s = bag_sig(JIT_OP_EMBEDDING_BAG_PACKED, JIT_BF16, 128, 3, 4096);
+        s.threads = threads;
+        expect_both(s, "packed");
+    }
+}
+
+/* A group of interleaved bags is one loop over their lookups (the
+ * shorter ones skip their slot), and one under the NaN rule; the last
+ * group, short of bags, is the same code: two lookup loops in all. */
+static void test_group_loops(void **state)
+{
+    (void)state;
+    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+    char *ir = jit_dump(&s, JIT_DUMP_IR);
+    assert_non_null(ir);
+    int loops = count_defs(ir, "lookup.done");
+    free(ir);
+    if (loops != 2)
+        fail_msg("%d lookup loops, not 2", loops);
+}
+
+/* The offsets (or segment ids) and the indices are checked in one loop,
+ * its last chunk masked rather than a copy of its body. */
+static void test_one_check_loop(void **state)
+{
+    (void)state;
+    static const jit_op ops[] = {JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_OP_EMBEDDING_SEGMENTS};
+    for (int i = 0; i < 2; i++) {
+        jit_sig s = bag_sig(ops[i], JIT_F32, 64, 20480, 2048);
+        char *ir = jit_dump(&s, JIT_DUMP_IR);
+        assert_non_null(ir);
+        int loops = count_defs(ir, "check.done");
+        int masked = count_defs(ir, "mask");
+        free(ir);
+        if (loops != 1 || masked != 2)
+            fail_msg("op %d: %d check loops, %d masks, not 1 and 2", ops[i], loops, masked);
+    }
+}
+
+static void test_segments(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        jit_sig s = bag_sig(JIT_OP_EMBEDDING_SEGMENTS, JIT_F32, 64, 20480, 2048);
+        s.threads = threads;
+        expect_both(s, "segments");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_offsets),
+        cmocka_unit_test(test_short_bags),
+        cmocka_unit_test(test_group_loops),
+        cmocka_unit_test(test_one_check_loop),
+        cmocka_unit_test(test_segments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
