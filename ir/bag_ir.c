@@ -411,45 +411,49 @@ static LLVMValueRef tj_chunks(tj_bir *k, const tj_check *c, int64_t chunk)
     return LLVMBuildSelect(e->b, some, up, tj_i64(e, 0), "chunks");
 }
 
-/* OR of every check's bad(i) over its positions (two at most): one loop, each
- * TJ_BAG_CHECK_CHUNK positions an iteration in masked loads (lanes past
- * its end, or a chunk past its last, read nothing), an OR-ed vector of
- * flags; no early exit. The chunks are vectors in the IR, so that the
- * pipeline needs no loop vectorizer, the last one is the loop's rather
- * than a copy of the body, and the offsets (or segment ids) and the
- * indices share the loop: each loop and each copy was code generation
- * (docs/performance.md, 'Compile time of a bag kernel'). */
+/* OR of every check's bad(i) over its positions (two at most): one loop,
+ * TJ_BAG_CHECK_CHUNK positions of each check an iteration, an OR-ed vector
+ * of flags; no early exit. A check's last chunk ends at its last position,
+ * overlapping the one before, and a check with fewer chunks than the loop
+ * reads its last again: positions checked twice are still its own, so
+ * every load stays in the buffer and its mask (lanes past a check shorter
+ * than a chunk) is the same in every iteration, made before the loop. A
+ * mask made per iteration, with the offsets' and the indices' in one loop,
+ * made the checks a tenth of E3's call (docs/performance.md). The chunks
+ * are vectors in the IR, so that the pipeline needs no loop vectorizer,
+ * and the offsets (or segment ids) and the indices share the loop: each
+ * loop was code generation ('Compile time of a bag kernel'). */
 static LLVMValueRef tj_any_bad(tj_bir *k, const tj_check *checks, int n)
 {
     tj_emit *e = &k->e;
     const int64_t chunk = TJ_BAG_CHECK_CHUNK;
-    LLVMValueRef chunks = NULL, own[2];
-    for (int i = 0; i < n; i++) {
-        LLVMValueRef c = own[i] = tj_chunks(k, &checks[i], chunk);
-        chunks = !chunks ? c
-                         : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, c, chunks, ""), c,
-                                           chunks, "chunks");
-    }
+    LLVMValueRef chunks = NULL, last[2], mask[2], zero = tj_i64(e, 0);
     LLVMValueRef iota[TJ_BAG_CHECK_CHUNK];
     for (int64_t i = 0; i < chunk; i++)
         iota[i] = tj_i64(e, i);
     LLVMValueRef lanes = LLVMConstVector(iota, (unsigned)chunk);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef c = tj_chunks(k, &checks[i], chunk);
+        chunks = !chunks ? c
+                         : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, c, chunks, ""), c,
+                                           chunks, "chunks");
+        LLVMValueRef len = LLVMBuildSub(e->b, checks[i].end, checks[i].first, "len");
+        LLVMValueRef over = LLVMBuildSub(e->b, len, tj_i64(e, chunk), "");
+        last[i] = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, over, zero, ""), over,
+                                  zero, "last.chunk");
+        LLVMValueRef full = LLVMBuildICmp(e->b, LLVMIntSGT, len, tj_i64(e, chunk), "");
+        LLVMValueRef left = LLVMBuildSelect(e->b, full, tj_i64(e, chunk), len, "");
+        mask[i] = LLVMBuildICmp(e->b, LLVMIntSLT, lanes, tj_lanes(k, left, chunk), "mask");
+    }
     tj_loop c;
     tj_loop_begin_n(e, &c, "check", chunks, LLVMConstNull(tj_vec(e->i1, chunk)));
     LLVMValueRef flags = c.carry;
+    LLVMValueRef step = tj_mul(e, c.iv, chunk, "");
     for (int i = 0; i < n; i++) {
-        /* past its last chunk a check reads its first again, all lanes
-         * off: a masked load whose lanes off lie in a page not mapped
-         * takes a microcode assist, and reading on past the offsets made
-         * E1's kernel take twice its time */
-        LLVMValueRef live = LLVMBuildICmp(e->b, LLVMIntSLT, c.iv, own[i], "");
-        LLVMValueRef pos = LLVMBuildSelect(e->b, live, c.iv, tj_i64(e, 0), "");
-        LLVMValueRef at = tj_add(e, checks[i].first, tj_mul(e, pos, chunk, ""), "");
-        LLVMValueRef left = LLVMBuildSelect(e->b, live, LLVMBuildSub(e->b, checks[i].end, at, ""),
-                                            tj_i64(e, 0), "");
-        left = tj_lanes(k, left, chunk);
-        LLVMValueRef mask = LLVMBuildICmp(e->b, LLVMIntSLT, lanes, left, "mask");
-        LLVMValueRef bad = LLVMBuildAnd(e->b, checks[i].bad(k, at, chunk, mask), mask, "");
+        LLVMValueRef before = LLVMBuildICmp(e->b, LLVMIntSLT, step, last[i], "");
+        LLVMValueRef at = tj_add(e, checks[i].first,
+                                 LLVMBuildSelect(e->b, before, step, last[i], ""), "");
+        LLVMValueRef bad = LLVMBuildAnd(e->b, checks[i].bad(k, at, chunk, mask[i]), mask[i], "");
         flags = LLVMBuildOr(e->b, flags, bad, "any.bad");
     }
     flags = tj_loop_close(k, &c, flags);
