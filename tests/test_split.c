@@ -587,6 +587,27 @@ static void test_split_ranges_stream(void **state)
     jit_shutdown();
 }
 
+/* A probe that loses is made the rarer the more it loses, so that the
+ * probes of a kernel kept alone (G3: split calls at 5.4x) add about 1% of
+ * a call, not 7%; a probe that wins, or one not measured yet, keeps the
+ * usual interval, and no interval passes the cap. */
+static void test_probes_back_off(void **state)
+{
+    (void)state;
+    int64_t usual = tj_split_probe_every(1000, 1000);
+    assert_true(usual >= 8);
+    assert_int_equal(tj_split_probe_every(1000, 500), usual);  /* the probe wins */
+    assert_int_equal(tj_split_probe_every(0, 5000), usual);    /* nothing measured */
+    assert_int_equal(tj_split_probe_every(1000, 1100), usual); /* loses a tenth */
+    int64_t g3 = tj_split_probe_every(726, 3953);
+    if ((double)(3953 - 726) / 726 / (double)g3 > 0.011)
+        fail_msg("a 5.4x probe every %lld calls costs more than 1%% a call", (long long)g3);
+    int64_t worse = tj_split_probe_every(1000, 9000);
+    assert_true(worse >= g3);
+    int64_t cap = tj_split_probe_every(1, 1000000);
+    assert_true(cap >= worse && cap <= 4096);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_parts_first_queries_race),
         cmocka_unit_test(test_split_counts_add_up),
         cmocka_unit_test(test_split_ranges_stream),
+        cmocka_unit_test(test_probes_back_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

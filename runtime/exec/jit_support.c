@@ -149,6 +149,18 @@ typedef int (*tj_dyn_range_fn)(const void *data, const void *indices, const void
 #define TJ_SPLIT_PART_COSTS 2
 #define TJ_SPLIT_MARGIN 0.9
 #define TJ_SPLIT_PROBE 64
+/* A probe that loses costs its loss once per interval: the interval grows
+ * with the loss measured, so that probes add at most this share of a call
+ * on average (G3's split calls cost 5.4x its calls alone: a probe every 64
+ * calls made its 2-thread kernel 1.09-1.13x the 1-thread one), up to
+ * TJ_SPLIT_PROBE_MAX calls, after which a host that changed is noticed. */
+#define TJ_SPLIT_PROBE_SHARE 0.01
+/* Once a kernel has its first costs, a call kept alone (no probe) is timed
+ * one in this many: two clock reads and a cost noted were a few per cent
+ * of a 3 us call (G3), and the median of the last three samples needs no
+ * more. */
+#define TJ_SPLIT_TIME_EVERY 8
+#define TJ_SPLIT_PROBE_MAX 1024
 /* Calls run alone first, whatever the model says: the first one's time
  * is a cold one (page faults, caches), not the cost to compare with; and
  * as many split calls are tried before their cost is compared. */
@@ -250,10 +262,23 @@ static int tj_split_model(const tj_split_size *p, double work, int64_t alone_ps)
 
 /* Probes at calls 8, 16, 32, then every TJ_SPLIT_PROBE: a verdict from a
  * noisy start is looked at again soon. */
-static int tj_split_probe_due(int64_t calls)
+int64_t tj_split_probe_every(int64_t kept_ps, int64_t probe_ps)
 {
-    return calls < TJ_SPLIT_PROBE ? calls >= 8 && (calls & (calls - 1)) == 0
-                                  : calls % TJ_SPLIT_PROBE == 0;
+    if (kept_ps <= 0 || probe_ps <= kept_ps)
+        return TJ_SPLIT_PROBE;
+    double every = (double)(probe_ps - kept_ps) / (double)kept_ps / TJ_SPLIT_PROBE_SHARE;
+    return every <= TJ_SPLIT_PROBE       ? TJ_SPLIT_PROBE
+           : every >= TJ_SPLIT_PROBE_MAX ? TJ_SPLIT_PROBE_MAX
+                                         : (int64_t)every;
+}
+
+/* Whether call number `calls` probes the way other than `kept`. */
+static int tj_split_probe_due(const tj_split_stat *st, int kept, int64_t calls)
+{
+    if (calls < TJ_SPLIT_PROBE)
+        return calls >= 8 && (calls & (calls - 1)) == 0;
+    int64_t every = tj_split_probe_every(tj_split_cost(st, kept), tj_split_cost(st, !kept));
+    return calls % every == 0;
 }
 
 /* How a call is to run: its parts, whether it is timed, and whether it
@@ -276,7 +301,9 @@ static tj_split_way tj_split_escape(const tj_split_size *p, double work, tj_spli
     int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
     if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS && tj_split_most(p) > 1) {
         int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
-        w.probe = confirm ? TJ_PROBE_CONFIRM : tj_split_probe_due(calls) ? TJ_PROBE_ESCAPE : 0;
+        w.probe = confirm                                           ? TJ_PROBE_CONFIRM
+                  : tj_split_probe_due(st, TJ_WAY_ALONE, calls) ? TJ_PROBE_ESCAPE
+                                                                : 0;
     }
     if (!w.probe) {
         __atomic_add_fetch(&st->modelled, 1, __ATOMIC_RELAXED);
@@ -316,7 +343,9 @@ static tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_spli
     }
     int verdict = tj_split_verdict(st);
     int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
-    w.probe = confirm ? TJ_PROBE_CONFIRM : tj_split_probe_due(calls) ? TJ_PROBE_DUE : 0;
+    w.probe = confirm ? TJ_PROBE_CONFIRM
+              : tj_split_probe_due(st, verdict ? TJ_WAY_SPLIT : TJ_WAY_ALONE, calls) ? TJ_PROBE_DUE
+                                                                              : 0;
     if (w.probe)
         __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
     w.parts = verdict != (w.probe != 0) ? parts : 1;
@@ -350,11 +379,25 @@ static void tj_split_note(tj_split_stat *st, int way, double ns, double work, in
  * over the pool as tj_split_choose says, its time noted in st. A call
  * below TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone
  * untimed, unless TENSORJIT_SPLIT_MIN splits it. */
+/* Whether a call kept alone goes untimed (counted in st->untimed). */
+static int tj_split_untimed(tj_split_stat *st)
+{
+    int64_t calls = __atomic_load_n(&st->calls, __ATOMIC_RELAXED);
+    if (calls <= TJ_SPLIT_PROBE || calls % TJ_SPLIT_TIME_EVERY == 0)
+        return 0;
+    __atomic_add_fetch(&st->untimed, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
 static void tj_split_run(const tj_split_size *p, double work, tj_split_stat *st,
                          tj_pool_fn range, void *ctx)
 {
     tj_split_way w = tj_split_choose(p, work, st);
     if (w.parts <= 1 && work < TJ_SPLIT_MIN_WORK) {
+        range(ctx, 0, p->units);
+        return;
+    }
+    if (w.parts <= 1 && !w.probe && tj_split_untimed(st)) {
         range(ctx, 0, p->units);
         return;
     }
@@ -379,7 +422,8 @@ static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_
 static void tj_split_counts_read(const tj_split_stat *s, tj_split_counts *out)
 {
     out->calls = __atomic_load_n(&s->calls, __ATOMIC_RELAXED);
-    out->alone = __atomic_load_n(&s->taken[TJ_WAY_ALONE], __ATOMIC_RELAXED);
+    out->alone = __atomic_load_n(&s->taken[TJ_WAY_ALONE], __ATOMIC_RELAXED) +
+                 __atomic_load_n(&s->untimed, __ATOMIC_RELAXED);
     out->split = __atomic_load_n(&s->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED);
     out->probes = __atomic_load_n(&s->probes, __ATOMIC_RELAXED);
     out->modelled = __atomic_load_n(&s->modelled, __ATOMIC_RELAXED);

@@ -66,6 +66,7 @@ typedef struct tj_split_stat {
     int64_t sample[2][TJ_SPLIT_SAMPLES];
     int64_t taken[2];
     int64_t calls, probes, modelled, flips;
+    int64_t untimed; /* calls alone not timed (tj_split_run) */
     int verdict; /* 1: split */
     int confirm; /* the last probe disagreed with the verdict: probe again */
 } tj_split_stat;
