@@ -28,9 +28,13 @@
  * the misses in flight: an L1 prefetch (T0) of 3 KB of rows gained 3% on
  * E1 where the same distance into L2 gained 27%, and 32 lookups ahead did
  * best or near it on every workload whatever the row's width
- * (docs/performance.md, 'Embedding bags'). TENSORJIT_PREFETCH=N sets the
+ * (docs/performance.md, 'Embedding bags'), but for long bags (at least
+ * TJ_BAG_PREFETCH_LONG_BAG lookups on average: E1's 100), which went
+ * 0.64-0.66 of the static kernel at 64 lookups against 0.67-0.70 at 32,
+ * where E4's and E5's short ones lost at 64. TENSORJIT_PREFETCH=N sets the
  * rows ahead (0: none). */
 #define TJ_BAG_PREFETCH_BYTES 4096
+#define TJ_BAG_PREFETCH_LONG_BAG 64
 #define TJ_BAG_PREFETCH_MIN_ROWS 32
 #define TJ_BAG_PREFETCH_MAX_ROWS 64
 #define TJ_BAG_PREFETCH_MIN_TABLE (2 << 20)
@@ -67,6 +71,7 @@ typedef struct tj_bag_layout {
     int64_t row_bytes;
     int64_t table_bytes;
     int64_t llc_bytes;   /* the last-level cache, 0 if unknown */
+    int64_t bag_len;     /* lookups a bag on average; INT64_MAX: the call's */
     int f16c;            /* the host converts f16 in vector registers */
 } tj_bag_layout;
 

@@ -75,6 +75,7 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     int64_t avg = g->form == TJ_BAG_PACKED ? g->bag_len : g->bags ? g->lookups / g->bags : 0;
     if (g->dynamic && (g->form != TJ_BAG_PACKED || g->bag_len < 0))
         avg = INT64_MAX; /* the call's: not known to be short */
+    l->bag_len = avg;
     int64_t vectors = (l->block_elems + l->lanes - 1) / l->lanes;
     int64_t regs = l->vector_bits == 512 ? 16 : 8;
     l->interleave = 1;
@@ -100,6 +101,8 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     rows = rows < TJ_BAG_PREFETCH_MIN_ROWS   ? TJ_BAG_PREFETCH_MIN_ROWS
            : rows > TJ_BAG_PREFETCH_MAX_ROWS ? TJ_BAG_PREFETCH_MAX_ROWS
                                              : rows;
+    if (l.bag_len >= TJ_BAG_PREFETCH_LONG_BAG && l.bag_len != INT64_MAX)
+        rows = TJ_BAG_PREFETCH_MAX_ROWS;
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
         rows = cfg->prefetch.value > 0 ? cfg->prefetch.value : 0, large_table = 1;

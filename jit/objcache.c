@@ -18,11 +18,12 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 7u /* 2: the plan of levels; 3: range functions take flags;
+#define TJ_OBJ_FORMAT 8u /* 2: the plan of levels; 3: range functions take flags;
                             4: a bag kernel on one thread is one function;
                             5: dynamic and segments bag kernels split;
                             6: a bag kernel's loops compiled for compile time;
-                            7: a bag check's masks made before its loop */
+                            7: a bag check's masks made before its loop;
+                            8: long bags prefetch further */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

@@ -183,6 +183,31 @@ static void test_segments(void **state)
     }
 }
 
+/* The rows a kernel prefetches ahead, from its --explain words (0: none). */
+static long prefetch_rows(const jit_sig *s)
+{
+    char *text = jit_explain(s);
+    assert_non_null(text);
+    const char *at = strstr(text, "prefetch ");
+    long rows = 0;
+    if (at && sscanf(at, "prefetch %ld rows", &rows) != 1)
+        rows = 0;
+    jit_free(text);
+    return rows;
+}
+
+/* Long bags (E1's 100 lookups) prefetch further ahead than short ones of
+ * the same rows (E4's 20, E5's 8): each did best at its own distance. */
+static void test_long_bags_prefetch_further(void **state)
+{
+    (void)state;
+    jit_sig longer = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 64, 204800, 2048);
+    jit_sig shorter = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 64, 40960, 2048);
+    long far = prefetch_rows(&longer), near = prefetch_rows(&shorter);
+    if (!(near > 0 && far > near))
+        fail_msg("prefetch %ld rows ahead for bags of 100, %ld for bags of 20", far, near);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_short_bags),
         cmocka_unit_test(test_group_loops),
         cmocka_unit_test(test_one_check_loop),
+        cmocka_unit_test(test_long_bags_prefetch_further),
         cmocka_unit_test(test_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
