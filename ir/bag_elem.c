@@ -1,0 +1,234 @@
+/*
+ * Element types and the small builders of a bag's IR: widen and narrow,
+ * f16/bf16 bits, neutral values, combine and weigh.
+ */
+#include "bag_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- small builders --------------------------------------------------- */
+
+LLVMTypeRef tj_bir_vec(LLVMTypeRef t, int64_t n)
+{
+    return LLVMVectorType(t, (unsigned)n);
+}
+
+/* the constant c (an integer's bits, or a float's value) in n lanes of t */
+static LLVMValueRef tj_splat_const(LLVMTypeRef t, int64_t n, LLVMValueRef c)
+{
+    LLVMValueRef lanes[64];
+    for (int64_t i = 0; i < n; i++)
+        lanes[i] = c;
+    (void)t;
+    return LLVMConstVector(lanes, (unsigned)n);
+}
+
+LLVMValueRef tj_bir_splat_value(tj_bir *k, LLVMValueRef x, int64_t n)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef vt = tj_bir_vec(LLVMTypeOf(x), n);
+    LLVMValueRef one = LLVMBuildInsertElement(e->b, LLVMGetUndef(vt), x, tj_i32(e, 0), "");
+    LLVMValueRef zeros = LLVMConstNull(tj_bir_vec(e->i32, n));
+    return LLVMBuildShuffleVector(e->b, one, LLVMGetUndef(vt), zeros, "splat");
+}
+
+static LLVMValueRef tj_c32v(tj_bir *k, uint32_t v, int64_t n)
+{
+    return tj_splat_const(k->e.i32, n, LLVMConstInt(k->e.i32, v, 0));
+}
+
+void tj_bir_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef to = LLVMBuildPointerCast(e->b, ptr, LLVMPointerType(LLVMTypeOf(v), 0), "");
+    LLVMValueRef st = LLVMBuildStore(e->b, v, to);
+    if (!nt) {
+        LLVMSetAlignment(st, 1);
+        return;
+    }
+    /* the streaming path runs only for a 64-byte aligned out with rows of
+     * whole vectors: every store is aligned to its size */
+    LLVMTypeRef t = LLVMTypeOf(v);
+    unsigned bytes = LLVMGetVectorSize(t) * (unsigned)k->esize;
+    LLVMSetAlignment(st, bytes);
+    LLVMValueRef one = LLVMConstInt(e->i32, 1, 0);
+    LLVMSetMetadata(st, LLVMGetMDKindIDInContext(e->ctx, "nontemporal", 11),
+                    LLVMMDNodeInContext(e->ctx, &one, 1));
+}
+
+/* tj_loop_end, then the counter's next value passed through llvm.expect,
+ * which the code generator replaces by its operand: scalar evolution sees
+ * no induction variable then, and loop strength reduction, a fifth of a
+ * bag kernel's code generation, leaves the loop as it is (its addresses
+ * are base + index x scale, which x86 addresses in one operand); see
+ * docs/performance.md, 'Compile time of a bag kernel'. */
+LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef out = tj_loop_end(e, l, carry_next);
+    LLVMValueRef next = LLVMGetIncomingValue(l->iv, 1); /* the latch's */
+    LLVMBasicBlockRef at = LLVMGetInsertBlock(e->b);
+    LLVMPositionBuilderBefore(e->b, LLVMGetNextInstruction(next));
+    LLVMTypeRef ty = e->i64;
+    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
+    LLVMValueRef args[2] = {LLVMGetUndef(ty), tj_i64(e, 0)};
+    LLVMValueRef hidden =
+        LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
+    LLVMReplaceAllUsesWith(next, hidden);
+    LLVMSetOperand(hidden, 0, next);
+    LLVMPositionBuilderAtEnd(e->b, at);
+    return out;
+}
+
+/* a value of type t kept in an alloca of the function's entry */
+LLVMValueRef tj_bir_slot(tj_bir *k, LLVMTypeRef t, const char *name)
+{
+    tj_emit *e = &k->e;
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(e->ctx);
+    LLVMValueRef first = LLVMGetFirstInstruction(k->allocas);
+    if (first)
+        LLVMPositionBuilderBefore(b, first);
+    else
+        LLVMPositionBuilderAtEnd(b, k->allocas);
+    LLVMValueRef a = LLVMBuildAlloca(b, t, name);
+    LLVMDisposeBuilder(b);
+    return a;
+}
+
+LLVMValueRef tj_bir_get(tj_bir *k, LLVMValueRef slot, LLVMTypeRef t)
+{
+    return LLVMBuildLoad2(k->e.b, t, slot, "");
+}
+
+/* the element at position i of an index-typed buffer, widened to i64 */
+LLVMValueRef tj_bir_load_idx(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, const char *name)
+{
+    tj_emit *e = &k->e;
+    int size = jit_dtype_size(k->g->index_type);
+    LLVMValueRef v = tj_load(e, k->idx_ty, tj_byte_gep(e, buf, tj_mul(e, i, size, ""), ""), name);
+    if (size == 8)
+        return v;
+    return k->idx_signed ? LLVMBuildSExt(e->b, v, e->i64, name)
+                         : LLVMBuildZExt(e->b, v, e->i64, name);
+}
+
+static LLVMValueRef tj_is_nan(tj_bir *k, LLVMValueRef v)
+{
+    return LLVMBuildFCmp(k->e.b, LLVMRealUNO, v, v, "is.nan");
+}
+
+/* ---- element types ---------------------------------------------------- */
+
+/* n table elements (as loaded) to the accumulator's type: exact */
+LLVMValueRef tj_bir_widen(tj_bir *k, LLVMValueRef v, int64_t n)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef at = tj_bir_vec(k->aty, n);
+    switch (k->g->dtype) {
+    case JIT_F32:
+    case JIT_F64: return v;
+    case JIT_F16: {
+        LLVMTypeRef h = tj_bir_vec(LLVMHalfTypeInContext(e->ctx), n);
+        return LLVMBuildFPExt(e->b, LLVMBuildBitCast(e->b, v, h, ""), at, "f16.wide");
+    }
+    case JIT_BF16: {
+        LLVMValueRef w = LLVMBuildZExt(e->b, v, tj_bir_vec(e->i32, n), "");
+        return LLVMBuildBitCast(e->b, LLVMBuildShl(e->b, w, tj_c32v(k, 16, n), ""), at,
+                                "bf16.wide");
+    }
+    default:
+        return k->usigned ? LLVMBuildZExt(e->b, v, at, "wide") : LLVMBuildSExt(e->b, v, at, "wide");
+    }
+}
+
+/* f32 to f16 bits: nearest even, a NaN the quiet NaN of its sign
+ * (runtime/half.h: fptrunc alone would keep its payload) */
+static LLVMValueRef tj_to_f16(tj_bir *k, LLVMValueRef v, int64_t n)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(e->ctx), v16 = tj_bir_vec(i16, n);
+    LLVMValueRef h = LLVMBuildFPTrunc(e->b, v, tj_bir_vec(LLVMHalfTypeInContext(e->ctx), n), "");
+    h = LLVMBuildBitCast(e->b, h, v16, "f16.bits");
+    LLVMValueRef x = LLVMBuildBitCast(e->b, v, tj_bir_vec(e->i32, n), "");
+    LLVMValueRef sign = LLVMBuildAnd(e->b, LLVMBuildLShr(e->b, x, tj_c32v(k, 16, n), ""),
+                                     tj_c32v(k, 0x8000, n), "");
+    LLVMValueRef qnan = LLVMBuildTrunc(e->b, LLVMBuildOr(e->b, sign, tj_c32v(k, 0x7e00, n), ""),
+                                       v16, "f16.nan");
+    return LLVMBuildSelect(e->b, tj_is_nan(k, v), qnan, h, "f16");
+}
+
+/* f32 to bf16 bits: runtime/half.h's tj_float_to_bf16, lane by lane */
+static LLVMValueRef tj_to_bf16(tj_bir *k, LLVMValueRef v, int64_t n)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef x = LLVMBuildBitCast(e->b, v, tj_bir_vec(e->i32, n), "");
+    LLVMValueRef hi = LLVMBuildLShr(e->b, x, tj_c32v(k, 16, n), "");
+    LLVMValueRef nan = LLVMBuildICmp(e->b, LLVMIntUGT,
+                                     LLVMBuildAnd(e->b, x, tj_c32v(k, 0x7fffffff, n), ""),
+                                     tj_c32v(k, 0x7f800000, n), "");
+    LLVMValueRef up = LLVMBuildAdd(
+        e->b, LLVMBuildAdd(e->b, x, tj_c32v(k, 0x7fff, n), ""),
+        LLVMBuildAnd(e->b, hi, tj_c32v(k, 1, n), ""), "");
+    LLVMValueRef rounded = LLVMBuildLShr(e->b, up, tj_c32v(k, 16, n), "");
+    LLVMValueRef bits = LLVMBuildSelect(e->b, nan, LLVMBuildOr(e->b, hi, tj_c32v(k, 0x40, n), ""),
+                                        rounded, "");
+    return LLVMBuildTrunc(e->b, bits, tj_bir_vec(LLVMInt16TypeInContext(e->ctx), n), "bf16");
+}
+
+/* accumulators to table elements: rounded once, nearest even; integers cut */
+LLVMValueRef tj_bir_narrow(tj_bir *k, LLVMValueRef v, int64_t n)
+{
+    switch (k->g->dtype) {
+    case JIT_F32:
+    case JIT_F64: return v;
+    case JIT_F16: return tj_to_f16(k, v, n);
+    case JIT_BF16: return tj_to_bf16(k, v, n);
+    default:
+        return k->esize == 8 ? v : LLVMBuildTrunc(k->e.b, v, tj_bir_vec(k->ety, n), "narrow");
+    }
+}
+
+/* the accumulator's start: +0, or the smallest value for max */
+LLVMValueRef tj_bir_neutral(tj_bir *k, int64_t n)
+{
+    LLVMTypeRef t = tj_bir_vec(k->aty, n);
+    if (k->g->reduction != JIT_REDUCTION_MAX || (!k->afloat && k->usigned))
+        return LLVMConstNull(t);
+    LLVMValueRef c = k->afloat ? LLVMConstReal(k->aty, -__builtin_inf())
+                               : LLVMConstInt(k->aty, (unsigned long long)INT64_MIN, 1);
+    return tj_splat_const(k->aty, n, c);
+}
+
+/* acc combined with x: sum (a's NaN first, see the top), or max (a's NaN,
+ * else x's, else the larger, a on a tie) */
+LLVMValueRef tj_bir_combine(tj_bir *k, LLVMValueRef a, LLVMValueRef x)
+{
+    LLVMBuilderRef b = k->e.b;
+    if (k->g->reduction == JIT_REDUCTION_MAX) {
+        if (!k->afloat)
+            return LLVMBuildSelect(
+                b, LLVMBuildICmp(b, k->usigned ? LLVMIntUGT : LLVMIntSGT, x, a, ""), x, a, "max");
+        LLVMValueRef v = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, x, a, ""), x, a, "");
+        v = LLVMBuildSelect(b, tj_is_nan(k, x), x, v, "");
+        return LLVMBuildSelect(b, tj_is_nan(k, a), a, v, "max");
+    }
+    if (!k->afloat)
+        return LLVMBuildAdd(b, a, x, "sum");
+    if (k->fast_nan)
+        return LLVMBuildFAdd(b, a, x, "sum");
+    return LLVMBuildFAdd(b, a, LLVMBuildSelect(b, tj_is_nan(k, a), a, x, ""), "sum");
+}
+
+/* row x weight (the row's NaN first), rounded to the accumulator type */
+LLVMValueRef tj_bir_weigh(tj_bir *k, LLVMValueRef x, LLVMValueRef w)
+{
+    LLVMBuilderRef b = k->e.b;
+    if (!k->afloat)
+        return LLVMBuildMul(b, x, w, "weighted");
+    if (k->fast_nan)
+        return LLVMBuildFMul(b, x, w, "weighted");
+    return LLVMBuildFMul(b, x, LLVMBuildSelect(b, tj_is_nan(k, x), x, w, ""), "weighted");
+}

@@ -1,0 +1,280 @@
+/*
+ * Bags in groups: column blocks, interleaved groups, bags by the out's
+ * alignment, and finishing a bag.
+ */
+#include "bag_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the bags --------------------------------------------------------- */
+
+
+int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v)
+{
+    int64_t rest = bl->n - v * k->lay.lanes;
+    return rest < k->lay.lanes ? rest : k->lay.lanes;
+}
+
+/* byte address of column c0 + v * lanes of row r of base */
+LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,
+                         int64_t v, int64_t esize, int64_t row_bytes)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef col = tj_add(e, bl->c0, tj_i64(e, v * k->lay.lanes), "");
+    LLVMValueRef off = tj_add(e, tj_mul(e, r, row_bytes, ""), tj_mul(e, col, esize, ""), "col.off");
+    return tj_byte_gep(e, base, off, "cols");
+}
+
+/* row r's vector v of the block, widened */
+LLVMValueRef tj_bir_load_row(tj_bir *k, LLVMValueRef r, const tj_colblock *bl, int64_t v)
+{
+    int64_t n = tj_bir_vector_len(k, bl, v);
+    LLVMValueRef at = tj_bir_cols(k, k->table, r, bl, v, k->esize, k->lay.row_bytes);
+    return tj_bir_widen(k, tj_load(&k->e, tj_bir_vec(k->ety, n), at, "row"), n);
+}
+
+/* weights[j] widened, in n lanes */
+LLVMValueRef tj_bir_weight(tj_bir *k, LLVMValueRef j, int64_t n)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef at = tj_byte_gep(e, k->weights, tj_mul(e, j, k->esize, ""), "weight.ptr");
+    LLVMValueRef w = tj_bir_widen(k, tj_load(e, tj_bir_vec(k->ety, 1), at, "weight"), 1);
+    w = LLVMBuildExtractElement(e->b, w, tj_i32(e, 0), "");
+    return tj_bir_splat_value(k, w, n);
+}
+
+/* Bag slot i's accumulators at the start: the neutral value (an empty
+ * bag's row comes at its end, tj_finish_bag). */
+void tj_bir_init_bag(tj_bir *k, tj_colblock *bl, int i)
+{
+    tj_emit *e = &k->e;
+    if (bl->count[i])
+        LLVMBuildStore(e->b, tj_i64(e, 0), bl->count[i]);
+    for (int64_t v = 0; v < bl->vectors; v++)
+        LLVMBuildStore(e->b, tj_bir_neutral(k, tj_bir_vector_len(k, bl, v)), bl->acc[i][v]);
+}
+
+/* The default row's vector v of block bl as the table holds it (its
+ * bits, NaN payloads included: SPEC 10 gives an empty bag that row), or
+ * zeros. */
+LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v)
+{
+    int64_t n = tj_bir_vector_len(k, bl, v);
+    if (k->g->default_index < 0)
+        return LLVMConstNull(tj_bir_vec(k->ety, n));
+    LLVMValueRef at = tj_bir_cols(k, k->table, tj_i64(&k->e, k->g->default_index), bl, v, k->esize,
+                              k->lay.row_bytes);
+    return tj_load(&k->e, tj_bir_vec(k->ety, n), at, "default.row");
+}
+
+/* Bag b (slot i, len lookups) of block bl to out, rounded once: mean
+ * divided by the kept count, max zeros where every lookup was dropped, an
+ * empty bag the default row as it is or zeros. The default row is
+ * selected after the rounding, never computed with: an arithmetic
+ * identity (x / 1) or the trip through f32 may quiet a signaling NaN, and
+ * LLVM 14 folded the select of the division and its operand into one. */
+static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLVMValueRef len)
+{
+    tj_emit *e = &k->e;
+    jit_reduction red = k->g->reduction;
+    LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntEQ, len, tj_i64(e, 0), "empty");
+    LLVMValueRef count = bl->count[i] ? tj_bir_get(k, bl->count[i], e->i64) : len;
+    LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, count, tj_i64(e, 0), "");
+    LLVMValueRef divisor = LLVMBuildSelect(e->b, some, count, tj_i64(e, 1), "divisor");
+    for (int64_t v = 0; v < bl->vectors; v++) {
+        int64_t n = tj_bir_vector_len(k, bl, v);
+        LLVMTypeRef vt = tj_bir_vec(k->aty, n);
+        LLVMValueRef a = tj_bir_get(k, bl->acc[i][v], vt);
+        if (red == JIT_REDUCTION_MEAN && k->afloat) {
+            LLVMValueRef d = tj_bir_splat_value(k, LLVMBuildSIToFP(e->b, divisor, k->aty, ""), n);
+            a = LLVMBuildFDiv(e->b, a, d, "mean");
+        } else if (red == JIT_REDUCTION_MEAN) {
+            LLVMValueRef d = tj_bir_splat_value(k, divisor, n);
+            a = k->usigned ? LLVMBuildUDiv(e->b, a, d, "mean") : LLVMBuildSDiv(e->b, a, d, "mean");
+        } else if (red == JIT_REDUCTION_MAX && bl->count[i]) {
+            a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
+        }
+        a = LLVMBuildSelect(e->b, empty, tj_bir_default_row(k, bl, v), tj_bir_narrow(k, a, n),
+                            "bag.value");
+        LLVMValueRef at = tj_bir_cols(k, k->out, b, bl, v, k->esize, k->lay.row_bytes);
+        tj_bir_store_at(k, a, at, k->nt);
+    }
+}
+
+/* [*start, *end) of bag b's lookups */
+static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMValueRef *end)
+{
+    tj_emit *e = &k->e;
+    const tj_bag_plan *g = k->g;
+    if (g->form == TJ_BAG_PACKED) {
+        *start = LLVMBuildMul(e->b, b, k->bag_len, "bag.start");
+        *end = tj_add(e, *start, k->bag_len, "bag.end");
+        return;
+    }
+    *start = tj_bir_load_idx(k, k->offsets, b, "bag.start");
+    LLVMValueRef nb = tj_add(e, b, tj_i64(e, 1), "");
+    if (g->include_last_offset) {
+        *end = tj_bir_load_idx(k, k->offsets, nb, "bag.end");
+        return;
+    }
+    /* the last bag runs to N: offsets[B] is not there to read */
+    LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntULT, nb, k->offsets_len, "");
+    LLVMValueRef at = LLVMBuildSelect(e->b, more, nb, b, "");
+    *end = LLVMBuildSelect(e->b, more, tj_bir_load_idx(k, k->offsets, at, ""), k->lookups, "bag.end");
+}
+
+/* Bags [b, b + slots) over block bl, those before end (every one where
+ * end is NULL): their lookups interleaved up to the longest one's end,
+ * each bag in index order; a slot past end has no lookups and writes
+ * nothing. */
+static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int slots,
+                                LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef start[TJ_BAG_INTERLEAVE_MAX], len[TJ_BAG_INTERLEAVE_MAX], bi[TJ_BAG_INTERLEAVE_MAX];
+    LLVMValueRef in[TJ_BAG_INTERLEAVE_MAX] = {NULL};
+    LLVMValueRef longest = NULL;
+    for (int i = 0; i < slots; i++) {
+        LLVMValueRef last;
+        bi[i] = tj_add(e, b, tj_i64(e, i), "bag");
+        if (i > 0 && end) /* bag b is there: the group's first */
+            in[i] = LLVMBuildICmp(e->b, LLVMIntSLT, bi[i], end, "slot.used");
+        tj_bag_bounds(k, in[i] ? LLVMBuildSelect(e->b, in[i], bi[i], b, "") : bi[i], &start[i],
+                      &last);
+        len[i] = LLVMBuildSub(e->b, last, start[i], "bag.len");
+        if (in[i])
+            len[i] = LLVMBuildSelect(e->b, in[i], len[i], tj_i64(e, 0), "bag.len");
+        tj_bir_init_bag(k, bl, i);
+        longest = !longest ? len[i]
+                           : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, ""),
+                                             len[i], longest, "longest");
+    }
+    k->fast_nan = tj_bir_nan_redo_wanted(k);
+    tj_bir_lookup_loop(k, bl, slots, start, len, longest);
+    if (k->fast_nan)
+        tj_bir_nan_redo(k, bl, slots, start, len, longest);
+    for (int i = 0; i < slots; i++) {
+        LLVMBasicBlockRef next = NULL;
+        if (in[i]) {
+            LLVMBasicBlockRef write = tj_block(e, "slot.write");
+            next = tj_block(e, "slot.done");
+            LLVMBuildCondBr(e->b, in[i], write, next);
+            LLVMPositionBuilderAtEnd(e->b, write);
+        }
+        tj_finish_bag(k, bl, i, bi[i], len[i]);
+        if (next) {
+            LLVMBuildBr(e->b, next);
+            LLVMPositionBuilderAtEnd(e->b, next);
+        }
+    }
+    k->fast_nan = 0;
+}
+
+/* The accumulators of a block of n columns. */
+static void tj_block_slots(tj_bir *k, tj_colblock *bl, int64_t n, int slots)
+{
+    tj_emit *e = &k->e;
+    bl->n = n;
+    bl->vectors = (n + k->lay.lanes - 1) / k->lay.lanes;
+    int counted = k->drops && k->g->reduction != JIT_REDUCTION_SUM;
+    for (int i = 0; i < slots; i++) {
+        for (int64_t v = 0; v < bl->vectors; v++)
+            bl->acc[i][v] = tj_bir_slot(k, tj_bir_vec(k->aty, tj_bir_vector_len(k, bl, v)), "acc");
+        bl->count[i] = counted ? tj_bir_slot(k, e->i64, "kept") : NULL;
+    }
+}
+
+/* Bags [b, b + slots) before end, block by block of the row (the first
+ * prefetches). */
+static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    int64_t width = k->lay.block_elems, full = k->g->row_elems / width;
+    int64_t rest = k->g->row_elems % width;
+    tj_colblock bl = {0};
+    tj_block_slots(k, &bl, width, slots);
+    bl.prefetch = 1;
+    bl.c0 = tj_i64(e, 0);
+    tj_emit_group_block(k, &bl, b, slots, end);
+    bl.prefetch = 0;
+    if (full > 2) {
+        tj_loop l;
+        tj_loop_begin(e, &l, "block", full - 1, NULL);
+        bl.c0 = tj_mul(e, tj_add(e, l.iv, tj_i64(e, 1), ""), width, "block.c0");
+        tj_emit_group_block(k, &bl, b, slots, end);
+        tj_bir_loop_close(k, &l, NULL);
+    } else if (full == 2) {
+        bl.c0 = tj_i64(e, width);
+        tj_emit_group_block(k, &bl, b, slots, end);
+    }
+    if (rest) {
+        tj_colblock tail = {0};
+        tj_block_slots(k, &tail, rest, slots);
+        tail.c0 = tj_i64(e, full * width);
+        tj_emit_group_block(k, &tail, b, slots, end);
+    }
+}
+
+/* Bags [begin, end): groups of `interleave` (the last one short: one
+ * group's code rather than a loop of its own for the rest), or one by
+ * one. */
+static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    if (k->g->row_elems == 0)
+        return;
+    if (k->st.prefetch) {
+        LLVMValueRef first;
+        if (k->g->form == TJ_BAG_PACKED) {
+            first = LLVMBuildMul(e->b, begin, k->bag_len, "first");
+        } else { /* offsets[begin], when there is a bag there */
+            LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSLT, begin, end, "");
+            LLVMValueRef at = LLVMBuildSelect(e->b, some, begin, tj_i64(e, 0), "");
+            LLVMValueRef o = tj_bir_load_idx_if(k, some, k->offsets, at, "");
+            first = LLVMBuildSelect(e->b, some, o, k->lookups, "first");
+        }
+        tj_bir_prime(k, first);
+    }
+    int64_t n = k->lay.interleave;
+    tj_loop l;
+    if (n > 1) { /* the last group's slots past end idle */
+        LLVMValueRef bags = LLVMBuildSub(e->b, end, begin, "");
+        LLVMValueRef groups = LLVMBuildSDiv(e->b, tj_add(e, bags, tj_i64(e, n - 1), ""),
+                                            tj_i64(e, n), "groups");
+        tj_loop_begin_n(e, &l, "group", groups, NULL);
+        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n, end);
+        tj_bir_loop_close(k, &l, NULL);
+        return;
+    }
+    tj_loop_begin_range(e, &l, "bag", begin, end);
+    tj_emit_group(k, l.iv, 1, NULL);
+    tj_bir_loop_close(k, &l, NULL);
+}
+
+/* With streaming stores: the bags twice, for a 64-byte aligned out
+ * (streaming, then a fence that orders them) and for any other. */
+void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    if (!k->st.nontemporal) {
+        tj_emit_bags(k, begin, end);
+        return;
+    }
+    LLVMValueRef addr = LLVMBuildPtrToInt(e->b, k->out, e->i64, "out.addr");
+    LLVMValueRef low = LLVMBuildAnd(e->b, addr, tj_i64(e, 63), "");
+    LLVMBasicBlockRef nt = tj_block(e, "bags.stream"), plain = tj_block(e, "bags.cached");
+    LLVMBasicBlockRef done = tj_block(e, "bags.done");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, low, tj_i64(e, 0), ""), nt, plain);
+    LLVMPositionBuilderAtEnd(e->b, nt);
+    k->nt = 1;
+    tj_emit_bags(k, begin, end);
+    k->nt = 0;
+    LLVMBuildFence(e->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, plain);
+    tj_emit_bags(k, begin, end);
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
+}

@@ -1,0 +1,125 @@
+/*
+ * The kernel of an embedding bag, as LLVM IR. What it gains from knowing
+ * the signature at compile time: the row width, the table's size and the
+ * bag form are constants, so a bag's row is accumulated in a fixed set of
+ * vector registers of the host's width, and the prefetch distance, the
+ * interleaving of short bags and the kind of store are chosen for this
+ * table and this output (ir/bag_strategy.c). A dynamic kernel reads the
+ * counts from its call's dims instead (bag_ir.h), the rest as a static one.
+ *
+ * Shape of every kernel (SPEC section 10's order):
+ *   1. check      NULL buffers, then offsets (each in [0, N], non-decreasing)
+ *                 or segment ids (in [0, S)), then the indices some bag
+ *                 reads, under the policy: OR-ed flags, one branch to the
+ *                 cold path (tj_rt_bag_bad writes the message); nothing
+ *                 written yet
+ *   2. bags       offsets and packed forms: bags [begin, end), each bag's
+ *                 lookups in index order into its accumulators (the row,
+ *                 widened: f32 for f16/bf16/f32, f64, i64), a weighted one
+ *                 multiplied then added (two instructions, no contraction),
+ *                 mean divided by the lookups kept, max from -inf with NaN
+ *                 propagated, an empty bag the default row or zeros; one
+ *                 rounding to the table's type at the store
+ *      segments   lookups in index order added into their segment's row of
+ *                 out (of the scratch, in f32, for f16/bf16), then the
+ *                 segments no id names get the default row or zeros
+ * A kernel on one thread is one function; a split kernel (threads)
+ * exports step 1 as name_check and step 2 as name_range over bags (or
+ * segments: a range adds only the lookups of its own), and its main has
+ * tj_rt_bag_parallel run the range on the calling thread or over the pool
+ * (a dynamic kernel's, tj_rt_bag_dyn_parallel with its internal range and
+ * the call's dims). Float NaNs follow runtime/reduce.c's
+ * rule for sums: the accumulator's NaN first, then the row's (the operand
+ * order of an fadd's NaN is LLVM's otherwise), and a product's the row's
+ * first, then the weight's, so that both engines agree bit for bit; the
+ * lookups run without the rule's selects and a bag whose sum ends in a NaN
+ * runs again with them (tj_bir_nan_redo).
+ *
+ *   bag_ir.c        the module: functions, counts, the dynamic entry, dispatch
+ *   bag_strategy.c  how a bag kernel is generated
+ *   bag_elem.c      element types and the small builders
+ *   bag_check.c     the check pass
+ *   bag_lookup.c    resolve, prefetch and priming, lookup loops, the NaN redo
+ *   bag_group.c     column blocks, interleaved groups, bags by alignment, finishing a bag
+ *   bag_segments.c  the segments form, its scratch and its range
+ */
+#ifndef TJ_BAG_INTERNAL_H
+#define TJ_BAG_INTERNAL_H
+
+#include "bag_ir.h"
+#include "emit.h"
+
+typedef struct tj_bir {
+    tj_emit e;
+    const tj_plan *p;
+    const tj_bag_plan *g;
+    tj_ir_strategy st;
+    tj_bag_layout lay;
+    LLVMTypeRef f32, f64, idx_ty;
+    LLVMTypeRef ety;  /* a table element as loaded: f32, f64, or an integer of its bits */
+    LLVMTypeRef aty;  /* the accumulator's element: f32, f64 or i64 */
+    int esize;        /* bytes of a table element */
+    int afloat;       /* the accumulator is a float */
+    int usigned;      /* integer table of an unsigned type (or bool) */
+    int idx_signed;
+    int drops;        /* a lookup may be dropped (zero-fill, padding) */
+    int nt;           /* emitting the streaming-store path */
+    int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
+    LLVMValueRef main_fn;
+    LLVMValueRef table, indices, offsets, weights, out;
+    /* the counts: constants, or a dynamic kernel's from the call's dims
+     * (tj_load_counts); dims is NULL in a static kernel */
+    LLVMValueRef dims, rows, bags, lookups, bag_len, offsets_len;
+    LLVMBasicBlockRef allocas; /* the function's entry, where its allocas go */
+} tj_bir;
+
+/* A block of a bag's row: columns [c0, c0 + n) in vectors of lanes (the
+ * last one shorter), with their accumulators. */
+typedef struct tj_colblock {
+    LLVMValueRef c0;
+    int64_t n, vectors;
+    LLVMValueRef acc[TJ_BAG_INTERLEAVE_MAX][TJ_BAG_ACC_VECTORS + 1];
+    LLVMValueRef count[TJ_BAG_INTERLEAVE_MAX];
+    int prefetch; /* this block prefetches (the first of the row) */
+} tj_colblock;
+
+/* bag_elem.c */
+LLVMTypeRef tj_bir_vec(LLVMTypeRef t, int64_t n);
+LLVMValueRef tj_bir_splat_value(tj_bir *k, LLVMValueRef x, int64_t n);
+void tj_bir_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt);
+LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next);
+LLVMValueRef tj_bir_slot(tj_bir *k, LLVMTypeRef t, const char *name);
+LLVMValueRef tj_bir_get(tj_bir *k, LLVMValueRef slot, LLVMTypeRef t);
+LLVMValueRef tj_bir_load_idx(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, const char *name);
+LLVMValueRef tj_bir_widen(tj_bir *k, LLVMValueRef v, int64_t n);
+LLVMValueRef tj_bir_narrow(tj_bir *k, LLVMValueRef v, int64_t n);
+LLVMValueRef tj_bir_neutral(tj_bir *k, int64_t n);
+LLVMValueRef tj_bir_combine(tj_bir *k, LLVMValueRef a, LLVMValueRef x);
+LLVMValueRef tj_bir_weigh(tj_bir *k, LLVMValueRef x, LLVMValueRef w);
+/* bag_check.c */
+LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
+                                LLVMValueRef i, const char *name);
+void tj_bir_emit_checks(tj_bir *k);
+/* bag_lookup.c */
+LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep);
+void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos);
+void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j);
+void tj_bir_prime(tj_bir *k, LLVMValueRef first);
+void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                        LLVMValueRef *len, LLVMValueRef n);
+int tj_bir_nan_redo_wanted(const tj_bir *k);
+void tj_bir_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
+                     LLVMValueRef *len, LLVMValueRef longest);
+/* bag_group.c */
+int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v);
+LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,
+                         int64_t v, int64_t esize, int64_t row_bytes);
+LLVMValueRef tj_bir_load_row(tj_bir *k, LLVMValueRef r, const tj_colblock *bl, int64_t v);
+LLVMValueRef tj_bir_weight(tj_bir *k, LLVMValueRef j, int64_t n);
+void tj_bir_init_bag(tj_bir *k, tj_colblock *bl, int i);
+LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v);
+void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
+/* bag_segments.c */
+void tj_bir_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
+
+#endif
