@@ -122,7 +122,8 @@ static void tj_bag_bounds(tj_bir *k, LLVMValueRef b, LLVMValueRef *start, LLVMVa
     /* the last bag runs to N: offsets[B] is not there to read */
     LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntULT, nb, k->offsets_len, "");
     LLVMValueRef at = LLVMBuildSelect(e->b, more, nb, b, "");
-    *end = LLVMBuildSelect(e->b, more, tj_bir_load_idx(k, k->offsets, at, ""), k->lookups, "bag.end");
+    LLVMValueRef next = tj_bir_load_idx(k, k->offsets, at, "");
+    *end = LLVMBuildSelect(e->b, more, next, k->lookups, "bag.end");
 }
 
 /* Bags [b, b + slots) over block bl, those before end (every one where
@@ -133,7 +134,8 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
                                 LLVMValueRef end)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef start[TJ_BAG_INTERLEAVE_MAX], len[TJ_BAG_INTERLEAVE_MAX], bi[TJ_BAG_INTERLEAVE_MAX];
+    LLVMValueRef start[TJ_BAG_INTERLEAVE_MAX], len[TJ_BAG_INTERLEAVE_MAX];
+    LLVMValueRef bi[TJ_BAG_INTERLEAVE_MAX];
     LLVMValueRef in[TJ_BAG_INTERLEAVE_MAX] = {NULL};
     LLVMValueRef longest = NULL;
     for (int i = 0; i < slots; i++) {
@@ -147,9 +149,12 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
         if (in[i])
             len[i] = LLVMBuildSelect(e->b, in[i], len[i], tj_i64(e, 0), "bag.len");
         tj_bir_init_bag(k, bl, i);
-        longest = !longest ? len[i]
-                           : LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, ""),
-                                             len[i], longest, "longest");
+        if (!longest) {
+            longest = len[i];
+            continue;
+        }
+        LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, "");
+        longest = LLVMBuildSelect(e->b, more, len[i], longest, "longest");
     }
     k->fast_nan = tj_bir_nan_redo_wanted(k);
     tj_bir_lookup_loop(k, bl, slots, start, len, longest);

@@ -53,7 +53,8 @@ static void tj_prefetch_ours(tj_bir *k, LLVMValueRef j, LLVMValueRef begin,
     LLVMValueRef last = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
     LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
     LLVMValueRef at = LLVMBuildSelect(e->b, in, ahead, last, "pf.at");
-    LLVMValueRef s = LLVMBuildSub(e->b, tj_bir_load_idx(k, k->offsets, at, "pf.segment"), begin, "");
+    LLVMValueRef seg = tj_bir_load_idx(k, k->offsets, at, "pf.segment");
+    LLVMValueRef s = LLVMBuildSub(e->b, seg, begin, "");
     LLVMValueRef ours = LLVMBuildICmp(e->b, LLVMIntULT, s, segments, "pf.ours");
     LLVMValueRef v = tj_bir_load_idx(k, k->indices, at, "pf.index");
     LLVMValueRef off = LLVMBuildSelect(e->b, ours, tj_mul(e, v, k->lay.row_bytes, ""),
@@ -120,7 +121,8 @@ void tj_bir_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
             tj_lookup_if(k, LLVMBuildICmp(e->b, LLVMIntULT, s, S, ""), "lookup.ours", &next);
         }
         LLVMBuildStore(e->b, LLVMConstInt(e->i8, 1, 0), tj_byte_gep(e, scratch, s, "named"));
-        LLVMValueRef keep, r = tj_bir_resolve(k, tj_bir_load_idx(k, k->indices, l.iv, "index"), &keep);
+        LLVMValueRef keep, index = tj_bir_load_idx(k, k->indices, l.iv, "index");
+        LLVMValueRef r = tj_bir_resolve(k, index, &keep);
         if (keep)
             tj_lookup_if(k, keep, "lookup.add", &next);
         for (int64_t v = 0; v < bl.vectors; v++) {
@@ -155,8 +157,10 @@ void tj_bir_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
                                           tj_bir_cols(k, acc, l.iv, &bl, v, 4, acc_row), "acc.v")
                                 : NULL;
         LLVMValueRef at = tj_bir_cols(k, out, l.iv, &bl, v, k->esize, k->lay.row_bytes);
-        LLVMValueRef row = sum ? tj_bir_narrow(k, sum, n) : tj_load(e, tj_bir_vec(k->ety, n), at, "");
-        tj_bir_store_at(k, LLVMBuildSelect(e->b, is, row, tj_bir_default_row(k, &bl, v), ""), at, 0);
+        LLVMValueRef row =
+            sum ? tj_bir_narrow(k, sum, n) : tj_load(e, tj_bir_vec(k->ety, n), at, "");
+        LLVMValueRef dflt = tj_bir_default_row(k, &bl, v);
+        tj_bir_store_at(k, LLVMBuildSelect(e->b, is, row, dflt, ""), at, 0);
     }
     tj_bir_loop_close(k, &l, NULL);
 }
