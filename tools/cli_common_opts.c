@@ -3,6 +3,7 @@
  * what both do with a flag getopt refused. The flags an op's inputs and
  * attributes bring stay with each command. */
 #include <getopt.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -82,4 +83,35 @@ int tj_cli_print_dump(char *text)
     fputs(text, stdout);
     jit_free(text);
     return TJ_EXIT_OK;
+}
+
+/* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
+int tj_cli_num_segments(const char *arg, int64_t *num_segments, int64_t *bound_out)
+{
+    if (arg[0] == '?') {
+        jit_shape s;
+        int64_t bound[JIT_MAX_RANK];
+        if (tj_cli_parse_shape("--num-segments", arg, &s, bound))
+            return -1;
+        *num_segments = JIT_DIM_DYNAMIC;
+        *bound_out = bound[0];
+        return 0;
+    }
+    return tj_cli_int("--num-segments", arg, 0, INT64_MAX, num_segments);
+}
+
+/* --reduction X of a bag op: one of the op's own ("--reduction=X must be
+ * one of sum, mean, max" otherwise). */
+int tj_cli_bag_reduction(const jit_op_info *op, const char *arg, jit_reduction *out)
+{
+    char names[64] = "";
+    size_t n = 0;
+    if (jit_reduction_from_name(arg, out) == 0 && *out != JIT_REDUCTION_NONE &&
+        (op->reductions & (1u << *out)))
+        return 0;
+    for (int r = 1; r < JIT_REDUCTION_COUNT && n < sizeof names; r++)
+        if (op->reductions & (1u << r))
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                  jit_reduction_name((jit_reduction)r));
+    return tj_cli_fail("--reduction=%s must be one of %s", arg, names), -1;
 }

@@ -87,35 +87,6 @@ const char *const *tj_cli_bag_words(const jit_op_info *op)
     return tj_cli_option_words(tj_bag_options, op, tj_bag_takes, &buf);
 }
 
-/* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
-static int tj_bag_num_segments(tj_bag_opts *o, const char *arg)
-{
-    o->have_num_segments = 1;
-    if (arg[0] == '?') {
-        jit_shape s;
-        int64_t bound[JIT_MAX_RANK];
-        if (tj_cli_parse_shape("--num-segments", arg, &s, bound))
-            return -1;
-        o->num_segments = JIT_DIM_DYNAMIC;
-        o->num_segments_bound = bound[0];
-        return 0;
-    }
-    return tj_cli_int("--num-segments", arg, 0, INT64_MAX, &o->num_segments);
-}
-
-static int tj_bag_reduction(tj_bag_opts *o, const char *arg)
-{
-    char names[64] = "";
-    size_t n = 0;
-    if (jit_reduction_from_name(arg, &o->reduction) == 0 && o->reduction != JIT_REDUCTION_NONE &&
-        (o->op.reductions & (1u << o->reduction)))
-        return 0;
-    for (int r = 1; r < JIT_REDUCTION_COUNT && n < sizeof names; r++)
-        if (o->op.reductions & (1u << r))
-            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
-                                  jit_reduction_name((jit_reduction)r));
-    return tj_cli_fail("--reduction=%s must be one of %s", arg, names), -1;
-}
 
 static int tj_bag_shape_opt(tj_bag_opts *o, int input, const char *name, const char *arg)
 {
@@ -139,7 +110,9 @@ static int tj_bag_option(tj_bag_opts *o, int c, const char *arg, const char *nam
     case OPT_OFFSETS:
     case OPT_SEGMENT_IDS: o->path[TJ_BAG_OFFSETS] = arg; return 0;
     case OPT_WEIGHTS: o->path[TJ_BAG_WEIGHTS] = arg; return 0;
-    case OPT_NUM_SEGMENTS: return tj_bag_num_segments(o, arg);
+    case OPT_NUM_SEGMENTS:
+        o->have_num_segments = 1;
+        return tj_cli_num_segments(arg, &o->num_segments, &o->num_segments_bound);
     case OPT_DEFAULT_INDEX:
         o->have_default_index = 1;
         return tj_cli_int("--default-index", arg, INT64_MIN, INT64_MAX, &o->default_index);
@@ -147,7 +120,7 @@ static int tj_bag_option(tj_bag_opts *o, int c, const char *arg, const char *nam
         o->have_padding_idx = 1;
         return tj_cli_int("--padding-idx", arg, INT64_MIN, INT64_MAX, &o->padding_idx);
     case OPT_LAST_OFFSET: o->include_last_offset = 1; return 0;
-    case OPT_REDUCTION: return tj_bag_reduction(o, arg);
+    case OPT_REDUCTION: return tj_cli_bag_reduction(&o->op, arg, &o->reduction);
     case OPT_OPSET: return tj_cli_opset(&o->op, arg, &o->common.opset);
     case OPT_TABLE_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_TABLE, name, arg);
     case OPT_INDICES_SHAPE: return tj_bag_shape_opt(o, TJ_BAG_INDICES, name, arg);
