@@ -102,6 +102,7 @@ LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
 void tj_bir_emit_checks(tj_bir *k);
 /* bag_lookup.c */
 LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep);
+void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row);
 void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos);
 void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j);
 void tj_bir_prime(tj_bir *k, LLVMValueRef first);

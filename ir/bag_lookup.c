@@ -40,14 +40,11 @@ LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep)
     return v;
 }
 
-/* Prefetches every line of the row that indices[pos] names (raw: a
- * prefetch never faults, so no policy). */
-void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos)
+/* Prefetches every line of the row at `row` (raw: a prefetch never
+ * faults, so no policy). */
+void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef v = tj_bir_load_idx(k, k->indices, pos, "pf.index");
-    LLVMValueRef off = tj_mul(e, v, k->lay.row_bytes, "pf.off");
-    LLVMValueRef row = LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row");
     unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
     LLVMTypeRef pty = e->ptr;
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
@@ -64,6 +61,15 @@ void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos)
                                 tj_i32(e, 2), tj_i32(e, 1)};
         LLVMBuildCall2(e->b, fty, fn, args, 4, "");
     }
+}
+
+/* Prefetches every line of the row that indices[pos] names. */
+void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef v = tj_bir_load_idx(k, k->indices, pos, "pf.index");
+    LLVMValueRef off = tj_mul(e, v, k->lay.row_bytes, "pf.off");
+    tj_bir_prefetch_lines(k, LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row"));
 }
 
 /* The row of the lookup st.prefetch ahead of j (the last one near the end) */

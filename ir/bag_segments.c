@@ -59,22 +59,7 @@ static void tj_prefetch_ours(tj_bir *k, LLVMValueRef j, LLVMValueRef begin,
     LLVMValueRef v = tj_bir_load_idx(k, k->indices, at, "pf.index");
     LLVMValueRef off = LLVMBuildSelect(e->b, ours, tj_mul(e, v, k->lay.row_bytes, ""),
                                        tj_i64(e, 0), "pf.off");
-    LLVMValueRef row = LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row");
-    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
-    LLVMTypeRef pty = e->ptr;
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &pty, 1);
-    int64_t n = k->lay.row_bytes, lines[64], count = 0;
-    for (int64_t o = 0; o < n && count < 63; o += 64)
-        lines[count++] = o;
-    if (n % 64 && n > 64) /* a row off the lines' grid spans one more */
-        lines[count++] = n - 1;
-    for (int64_t i = 0; i < count; i++) { /* as tj_bir_prefetch_row's */
-        LLVMValueRef o = tj_i64(e, lines[i]);
-        LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &o, 1, ""), tj_i32(e, 0),
-                                tj_i32(e, 2), tj_i32(e, 1)};
-        LLVMBuildCall2(e->b, fty, fn, args, 4, "");
-    }
+    tj_bir_prefetch_lines(k, LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row"));
 }
 
 /* Segments: each lookup added into its segment's row in memory (out, or
