@@ -12,12 +12,14 @@
 
 #include "bags.h"
 #include "bags_run.h"
+#include "bench_scaling.h"
 #include "cli.h"
 #include "npy.h"
 
 typedef struct tj_bags_opts {
     const char *only, *dump;
     int json, rounds, smoke;
+    int threads[TJ_BAG_THREAD_ROWS]; /* the "jit xN" rows; 0 after the last */
 } tj_bags_opts;
 
 int tj_bench_wants_bags(int argc, char **argv)
@@ -30,9 +32,29 @@ int tj_bench_wants_bags(int argc, char **argv)
     return 0;
 }
 
+/* --threads 1,2,4,8 as the scaling bench takes it: a "jit xN" row for
+ * each N > 1 (the jit row is the 1-thread one). */
+static int tj_bags_threads(const char *list, int *threads)
+{
+    tj_scale_opts s;
+    int k = 0;
+    if (tj_scale_parse(list, &s) != 0)
+        return tj_cli_fail("bench: --threads takes a list of counts in [1, 64], such as 1,2,4");
+    memset(threads, 0, TJ_BAG_THREAD_ROWS * sizeof *threads);
+    for (int i = 0; i < s.ncounts; i++) {
+        if (s.counts[i] == 1)
+            continue;
+        if (k == TJ_BAG_THREAD_ROWS)
+            return tj_cli_fail("bench: --threads '%s' with --bags: at most %d counts above 1",
+                               list, TJ_BAG_THREAD_ROWS);
+        threads[k++] = s.counts[i];
+    }
+    return 0;
+}
+
 static int tj_bags_args(int argc, char **argv, tj_bags_opts *o)
 {
-    *o = (tj_bags_opts){.rounds = 5};
+    *o = (tj_bags_opts){.rounds = 5, .threads = {2}};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t n;
@@ -50,6 +72,9 @@ static int tj_bags_args(int argc, char **argv, tj_bags_opts *o)
             if (tj_cli_int("--rounds", argv[++i], 3, 64, &n))
                 return TJ_EXIT_USAGE;
             o->rounds = (int)n;
+        } else if (strcmp(a, "--threads") == 0 && v) {
+            if (tj_bags_threads(argv[++i], o->threads))
+                return TJ_EXIT_USAGE;
         } else if (strcmp(a, "--dump") == 0 && v)
             o->dump = argv[++i];
         else
@@ -98,14 +123,16 @@ static void tj_print_text(const tj_bag_case *c)
            "min..max ns/call");
     for (int i = 0; i < TJ_BAG_COUNT; i++) {
         char label[48];
+        if (i >= TJ_BAG_JIT_THREADS && !c->threads[i - TJ_BAG_JIT_THREADS])
+            continue;
         if (!tj_bag_available(c, (tj_bag_impl)i)) {
-            printf("      %-22s (%s)\n", tj_bag_impl_name((tj_bag_impl)i), c->jit_why);
+            printf("      %-22s (%s)\n", tj_bag_impl_name(c, (tj_bag_impl)i), c->jit_why);
             continue;
         }
         if (i == TJ_BAG_PROBE)
             snprintf(label, sizeof label, "probe (distance %lld)", c->distance);
         else
-            snprintf(label, sizeof label, "%s", tj_bag_impl_name((tj_bag_impl)i));
+            snprintf(label, sizeof label, "%s", tj_bag_impl_name(c, (tj_bag_impl)i));
         printf("      %-22s %14.1f %10.2f %9.2fx  %.1f..%.1f%s\n", label, c->ns[i],
                in->n ? c->ns[i] / (double)in->n : 0,
                tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), c->ns_min[i], c->ns_max[i],
@@ -130,9 +157,9 @@ static void tj_print_json(const tj_bag_case *c, int *first)
                "\"index_sets\": %d, \"reduction\": \"%s\", \"weighted\": %s, \"form\": \"%s\", "
                "\"table_bytes\": %lld, \"huge_page_bytes\": %lld, \"thp\": \"%s\", "
                "\"madvise\": \"%s\", \"rounds\": %d, \"ns_min\": %.2f, \"ns_max\": %.2f",
-               *first ? "" : ",", w->id, tj_bag_impl_name((tj_bag_impl)i), c->ns[i],
+               *first ? "" : ",", w->id, tj_bag_impl_name(c, (tj_bag_impl)i), c->ns[i],
                in->n ? c->ns[i] / (double)in->n : 0,
-               tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), i == TJ_BAG_JIT2 ? 2 : 1,
+               tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), i >= TJ_BAG_JIT_THREADS ? c->threads[i - TJ_BAG_JIT_THREADS] : 1,
                tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
                tj_bool(w->weighted), w->packed ? "packed" : "offsets",
                (long long)in->table_bytes, (long long)in->huge_bytes, tj_bag_thp_mode(),
@@ -200,7 +227,7 @@ static int tj_bags_one(const tj_bag_workload *w, const tj_bags_opts *o, int *fir
 {
     tj_bag_case c;
     char why[512];
-    if (tj_bag_prepare(&c, w, o->smoke, why, sizeof why) != 0) {
+    if (tj_bag_prepare(&c, w, o->threads, o->smoke, why, sizeof why) != 0) {
         tj_bag_release(&c);
         return tj_cli_fail("bench: %s", why);
     }

@@ -12,11 +12,13 @@
 static const long long tj_probe_distances[] = {8, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 #define TJ_VERIFY_SETS 4
 
-const char *tj_bag_impl_name(tj_bag_impl i)
+const char *tj_bag_impl_name(const tj_bag_case *c, tj_bag_impl i)
 {
-    static const char *const names[TJ_BAG_COUNT] = {
-        "static", "prefetch16", "probe", "memcpy", "jit", "jit dyn", "jit unchecked", "jit x2"};
-    return (unsigned)i < TJ_BAG_COUNT ? names[i] : "?";
+    static const char *const names[TJ_BAG_JIT_THREADS] = {
+        "static", "prefetch16", "probe", "memcpy", "jit", "jit dyn", "jit unchecked"};
+    if ((unsigned)i < TJ_BAG_JIT_THREADS)
+        return names[i];
+    return (unsigned)i < TJ_BAG_COUNT ? c->thread_names[i - TJ_BAG_JIT_THREADS] : "?";
 }
 
 int tj_bag_available(const tj_bag_case *c, tj_bag_impl i)
@@ -85,7 +87,7 @@ static void tj_probe_search(tj_bag_case *c, double batch_ns)
 }
 
 /* tensorjit's rows; the static and the dynamic kernel first, timed. */
-static void tj_bag_compile_jit(tj_bag_case *c, const tj_bag_workload *w)
+static void tj_bag_compile_jit(tj_bag_case *c, const tj_bag_workload *w, const int *threads)
 {
     char *why = c->jit_why;
     size_t len = sizeof c->jit_why;
@@ -96,14 +98,19 @@ static void tj_bag_compile_jit(tj_bag_case *c, const tj_bag_workload *w)
     c->dyn = tj_bags_jit_compile_dynamic(w, &c->compile_dyn_ms, why, len);
     tj_bags_jit_dims(w, c->in.n, c->dims);
     c->fn[TJ_BAG_JIT_UNCHECKED] = tj_bags_jit_compile_unchecked(w, c->in.n, why, len);
-    c->fn[TJ_BAG_JIT2] = tj_bags_jit_compile(w, c->in.n, 2, NULL, why, len);
+    for (int k = 0; k < TJ_BAG_THREAD_ROWS && threads[k] > 0; k++) {
+        c->threads[k] = threads[k];
+        snprintf(c->thread_names[k], sizeof c->thread_names[k], "jit x%d", threads[k]);
+        c->fn[TJ_BAG_JIT_THREADS + k] = tj_bags_jit_compile(w, c->in.n, threads[k], NULL, why, len);
+    }
     if (!c->fn[TJ_BAG_JIT])
         c->compile_ms = -1;
     if (!c->dyn)
         c->compile_dyn_ms = -1;
 }
 
-int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *why, size_t len)
+int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, const int *threads, int smoke,
+                   char *why, size_t len)
 {
     memset(c, 0, sizeof *c);
     if (tj_bag_inputs_make(&c->in, w, tj_bag_llc_bytes(), smoke ? 3 : 0, why, len) != 0)
@@ -123,7 +130,7 @@ int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *wh
         snprintf(why, len, "%s: the compiled static kernels lack a symbol", w->id);
         return -1;
     }
-    tj_bag_compile_jit(c, w);
+    tj_bag_compile_jit(c, w, threads);
     tj_probe_search(c, smoke ? 2e5 : 2e7);
     return 0;
 }
@@ -146,7 +153,7 @@ static int tj_bag_check_one(tj_bag_case *c, tj_bag_impl i, int set, const void *
     size_t n = (size_t)c->in.out_bytes;
     memset(c->out, 0xa5, n); /* nothing left from an earlier call passes for output */
     int rc = tj_bag_call_set(c, i, set);
-    if (corrupt && strcmp(corrupt, tj_bag_impl_name(i)) == 0 && n)
+    if (corrupt && strcmp(corrupt, tj_bag_impl_name(c, i)) == 0 && n)
         ((unsigned char *)c->out)[n / 2] ^= 1;
     const unsigned char *a = c->out, *b = want;
     size_t at = 0;
@@ -156,11 +163,11 @@ static int tj_bag_check_one(tj_bag_case *c, tj_bag_impl i, int set, const void *
         return 1;
     if (rc != 0)
         fprintf(stderr, "tensorjit: bench: %s: MISMATCH: %s failed (status %d) on index set %d\n",
-                c->in.w->id, tj_bag_impl_name(i), rc, set);
+                c->in.w->id, tj_bag_impl_name(c, i), rc, set);
     else
         fprintf(stderr, "tensorjit: bench: %s: MISMATCH: %s's output differs from the static "
                         "kernel's on index set %d, first at byte %zu of %zu\n",
-                c->in.w->id, tj_bag_impl_name(i), set, at, n);
+                c->in.w->id, tj_bag_impl_name(c, i), set, at, n);
     return 0;
 }
 

@@ -13,16 +13,21 @@ typedef enum tj_bag_impl {
     TJ_BAG_JIT,           /* tensorjit's kernel, where this build has the ops */
     TJ_BAG_JIT_DYN,       /* its dynamic kernel (B, N / L dynamic) on the same inputs */
     TJ_BAG_JIT_UNCHECKED, /* the JIT kernel with its run-time checks compiled out */
-    TJ_BAG_JIT2,          /* the JIT kernel with threads = 2: bags split across the pool */
-    TJ_BAG_COUNT
+    TJ_BAG_JIT_THREADS,   /* the first of the rows "jit xN": threads = N, bags split across the pool */
+    TJ_BAG_COUNT = TJ_BAG_JIT_THREADS + 4
 } tj_bag_impl;
+
+/* How many "jit xN" rows one run can have (--threads 2,4,8,16). */
+#define TJ_BAG_THREAD_ROWS (TJ_BAG_COUNT - TJ_BAG_JIT_THREADS)
 
 #define TJ_BAG_MAX_ROUNDS 64
 
 typedef struct tj_bag_case {
     tj_bag_inputs in;
     void *lib; /* the compiled static kernels */
-    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit, jit unchecked, jit x2 */
+    tj_bag_fn fn[TJ_BAG_COUNT]; /* static, prefetch, jit, jit unchecked, jit xN */
+    int threads[TJ_BAG_THREAD_ROWS]; /* each "jit xN" row's N; 0: no such row */
+    char thread_names[TJ_BAG_THREAD_ROWS][16];
     tj_bag_probe_fn probe;
     tj_bag_dyn_fn dyn;
     int64_t dims[6]; /* the dynamic kernel's */
@@ -43,8 +48,11 @@ typedef struct tj_bag_case {
     double first_compile_ms, compile_ms, compile_dyn_ms;
 } tj_bag_case;
 
-/* Inputs, kernels and the probe's distance; 0, or -1 with why. */
-int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, int smoke, char *why, size_t len);
+/* Inputs, kernels and the probe's distance; 0, or -1 with why. threads:
+ * the "jit xN" rows' thread counts, TJ_BAG_THREAD_ROWS of them, 0 after
+ * the last. */
+int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, const int *threads, int smoke,
+                   char *why, size_t len);
 void tj_bag_release(tj_bag_case *c);
 int tj_bag_available(const tj_bag_case *c, tj_bag_impl i);
 /* Every peer against the static kernel on the first index sets, bit for
@@ -56,7 +64,8 @@ int tj_bag_verify(tj_bag_case *c);
  * every peer once, in turn; fills c->ns with the median and ns_min,
  * ns_max with the spread. */
 void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns);
-const char *tj_bag_impl_name(tj_bag_impl i);
+/* The row's name: "static", ..., "jit x4". */
+const char *tj_bag_impl_name(const tj_bag_case *c, tj_bag_impl i);
 /* The median over the rounds of a's time over b's in the same round: the
  * ratio workloads.md asks for (within each run, then the median), steadier
  * on a busy host than the ratio of the two medians. 0 without rounds. */

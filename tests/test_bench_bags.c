@@ -273,6 +273,52 @@ static void test_bags_selection(void **state)
     assert_int_equal(run("bench --bags --rounds 1"), 2);
 }
 
+/* --threads gives one "jit xN" row per count above 1, each checked against
+ * the static kernel like every row and carrying its N; the default is a
+ * single "jit x2". */
+static int thread_rows(const char *args, int *counts, int max)
+{
+    if (run(args) != 0)
+        fail_msg("%s: exit status not 0: %s", args, err_text);
+    cJSON *j = cJSON_Parse(out_text);
+    assert_non_null(j);
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j)
+    {
+        const char *impl = field_string(e, "impl");
+        int threads = (int)field_number(e, "threads");
+        if (strncmp(impl, "jit x", 5) != 0) {
+            assert_int_equal(threads, 1);
+            continue;
+        }
+        assert_true(n < max);
+        assert_int_equal(atoi(impl + 5), threads);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "output_ok")));
+        counts[n++] = threads;
+    }
+    cJSON_Delete(j);
+    return n;
+}
+
+static void test_bags_thread_rows(void **state)
+{
+    (void)state;
+    int c[8];
+    assert_int_equal(thread_rows("bench --bags-smoke --workload E4 --json --rounds 3", c, 8), 1);
+    assert_int_equal(c[0], 2);
+    assert_int_equal(
+        thread_rows("bench --bags-smoke --workload E4 --json --rounds 3 --threads 1,3,5", c, 8),
+        2);
+    assert_int_equal(c[0], 3);
+    assert_int_equal(c[1], 5);
+    assert_int_equal(
+        thread_rows("bench --bags-smoke --workload E4 --json --rounds 3 --threads 1", c, 8), 0);
+    assert_int_equal(run("bench --bags --threads 2,3,4,5,6"), 2);
+    assert_non_null(strstr(err_text, "at most 4"));
+    assert_int_equal(run("bench --bags --threads 0"), 2);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -294,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_bags_smoke),
         cmocka_unit_test(test_bags_mismatch_is_loud),
         cmocka_unit_test(test_bags_selection),
+        cmocka_unit_test(test_bags_thread_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -222,7 +222,8 @@ static void tj_usage_bench(FILE *f)
             "       tensorjit bench --compile [--runs N] [--json]\n"
             "       tensorjit bench --threads 1,2,... [--policy P] [--workload ID] [--json] "
             "[--rounds N] [--verbose]\n"
-            "       tensorjit bench --bags [--workload E1|E2a|E2b|E3|E4|E5] [--json] [--rounds N]\n"
+            "       tensorjit bench --bags [--workload E1|E2a|E2b|E3|E4|E5] [--threads 1,2,...] [--json] "
+            "[--rounds N]\n"
             "  --workload ID    one workload (%s)\n"
             "  --rounds N       rounds per timing, 3 to 64 (default 11)\n"
             "  --no-compile     leave out compile times\n"
@@ -235,7 +236,8 @@ static void tj_usage_bench(FILE *f)
             "  --bags           the embedding-bag workloads E1..E5 with their peers (they are\n"
             "                   not in the default run: E2's table is 2 GB); --rounds N\n"
             "                   interleaved rounds (default 5), each timing every row once in\n"
-            "                   turn: the median is reported, with the min and max\n"
+            "                   turn: the median is reported, with the min and max; --threads\n"
+            "                   gives a row \"jit xN\" for each count N above 1 (default 2)\n"
             "  --json           JSON lines\n",
             tj_workload_ids(), policies);
 }
