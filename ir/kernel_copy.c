@@ -4,6 +4,8 @@
  * moves, llvm.memcpy.inline, streaming stores), reduced into out under a
  * reduction, or zeros / dropped under a filling policy.
  */
+#include <string.h>
+
 #include "kernel_internal.h"
 
 /* out = data, unless out == data; in the range function only the part of
@@ -60,10 +62,30 @@ static void tj_emit_nt_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src)
         tj_loop_end(e, &l, NULL);
 }
 
+/* The function being emitted takes 64-byte moves as one zmm each. LLVM
+ * splits a 512-bit type into two ymm where the host prefers 256-bit
+ * vectors (its tuning for Intel's AVX-512 cores) unless the function says
+ * it needs 512 bits, as clang's functions using 512-bit intrinsics do:
+ * the loop vectorizer keeps its preferred width. gcc inlines such a copy
+ * with zmm there, and G8's rows ran 1.3-1.5x the static kernel's time in
+ * ymm halves (docs/performance.md, 'A 16-core Xeon'). An explicit
+ * TENSORJIT_VECTOR_WIDTH is obeyed as it is. */
+static void tj_allow_zmm_moves(tj_kir *k)
+{
+    static const char key[] = "min-legal-vector-width";
+    if (k->st.vector_width[0] && strcmp(k->st.vector_width, "512") != 0)
+        return;
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(k->e.b));
+    LLVMRemoveStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, key, sizeof key - 1);
+    tj_add_string_attr(&k->e, fn, key, "512");
+}
+
 /* One move of `bytes` (32 or 64) at constant byte offset off. */
 static void tj_emit_move(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off, int bytes)
 {
     tj_emit *e = &k->e;
+    if (bytes == TJ_IR_WIDE_MOVE)
+        tj_allow_zmm_moves(k);
     LLVMTypeRef vt = LLVMVectorType(e->i32, (unsigned)bytes / 4);
     LLVMValueRef o = tj_i64(e, off);
     LLVMValueRef v = tj_load(e, vt, tj_byte_gep(e, src, o, "mv.src"), "mv.v");

@@ -91,9 +91,9 @@
 
 /* Straight-line copies of blocks that are a multiple of TJ_IR_WIDE_MOVE
  * bytes, in kernels whose copies move at least TJ_IR_WIDE_MOVE_MIN_BYTES,
- * move that many at a time (one zmm where the target prefers 512-bit
- * vectors, two ymm where it prefers 256: LLVM splits them), as gcc does
- * for G8's rows, which ran slower with 32-byte moves. Other sizes keep
+ * move that many at a time (one zmm wherever the host has AVX-512, also
+ * where it prefers 256-bit vectors: tj_allow_zmm_moves), as gcc does for
+ * G8's rows, which ran slower with 32-byte moves. Other sizes keep
  * 32-byte moves, since an overlapping wide last move made G2's slices
  * slower; and so do small kernels: on the project's host a call that
  * touches zmm registers pays a fixed cost that dwarfs a per-call kernel

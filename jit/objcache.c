@@ -18,12 +18,13 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 8u /* 2: the plan of levels; 3: range functions take flags;
+#define TJ_OBJ_FORMAT 9u /* 2: the plan of levels; 3: range functions take flags;
                             4: a bag kernel on one thread is one function;
                             5: dynamic and segments bag kernels split;
                             6: a bag kernel's loops compiled for compile time;
                             7: a bag check's masks made before its loop;
-                            8: long bags prefetch further */
+                            8: long bags prefetch further;
+                            9: 64-byte moves in zmm where 256 bits are preferred */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

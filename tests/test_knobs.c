@@ -318,6 +318,36 @@ static int child_objload_llvm(void)
     return 0;
 }
 
+/* Rows copied in 64-byte moves are one zmm each wherever the host has
+ * AVX-512, also where LLVM prefers 256-bit vectors (Intel's AVX-512
+ * cores): the kernel function says it needs 512 bits. An explicit
+ * TENSORJIT_VECTOR_WIDTH=256 still gets ymm, and slices that are not a
+ * multiple of 64 bytes keep their 32-byte moves. */
+static int ir_has(jit_gather_nd_sig s, jit_dump_kind kind, const char *what)
+{
+    char *text = jit_gather_nd_dump(&s, kind);
+    CHECK(text, "dump: %s", jit_last_error());
+    int has = strstr(text, what) != NULL;
+    jit_free(text);
+    return has;
+}
+
+static int child_wide_moves(void)
+{
+    static const char wide[] = "\"min-legal-vector-width\"=\"512\"";
+    jit_gather_nd_sig rows = rows_sig(4096, 64, 4096, JIT_I32); /* 1 MB of 256-byte rows */
+    CHECK(ir_has(rows, JIT_DUMP_IR, wide), "256-byte rows: no 512-bit moves allowed");
+    if (__builtin_cpu_supports("avx512f"))
+        CHECK(ir_has(rows, JIT_DUMP_ASM, "zmm"), "256-byte rows: no zmm moves on an AVX-512 host");
+    expect_jit(gather_rows(rows, 0, 4095, 4096), "wide moves");
+    CHECK(!ir_has(rows_sig(4096, 15, 4096, JIT_I32), JIT_DUMP_IR, wide), "60-byte slices: zmm");
+    CHECK(!ir_has(rows_sig(4096, 64, 16, JIT_I32), JIT_DUMP_IR, wide), "a small kernel: zmm");
+    jit_shutdown(); /* the knobs are read again */
+    setenv("TENSORJIT_VECTOR_WIDTH", "256", 1);
+    CHECK(!ir_has(rows, JIT_DUMP_IR, wide), "TENSORJIT_VECTOR_WIDTH=256 not obeyed");
+    return 0;
+}
+
 /* The IR experiment knobs: prefetch, non-temporal stores, vector width. */
 static int child_ir_knobs(void)
 {
@@ -676,6 +706,12 @@ static void test_ir_knobs(void **state)
     in_child(child_ir_knobs);
 }
 
+static void test_wide_moves(void **state)
+{
+    (void)state;
+    in_child(child_wide_moves);
+}
+
 static void test_prefetch_ahead(void **state)
 {
     (void)state;
@@ -705,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_refused_cache_dir),
         cmocka_unit_test(test_objload_llvm),
         cmocka_unit_test(test_ir_knobs),
+        cmocka_unit_test(test_wide_moves),
         cmocka_unit_test(test_prefetch_ahead),
         cmocka_unit_test(test_narrow_index_checks),
     };
