@@ -10,6 +10,7 @@
  * its first call into the library; the parent never calls the library. */
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
+#include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -345,6 +346,38 @@ static int child_wide_moves(void)
     jit_shutdown(); /* the knobs are read again */
     setenv("TENSORJIT_VECTOR_WIDTH", "256", 1);
     CHECK(!ir_has(rows, JIT_DUMP_IR, wide), "TENSORJIT_VECTOR_WIDTH=256 not obeyed");
+    return 0;
+}
+
+/* A slice that no single move fits (60 bytes: G1's) is copied by moves
+ * whose stores go up in address, the overlapping last one last: stored
+ * the other way round, as LLVM's expansion of llvm.memcpy did, G1 ran at
+ * half speed on a Sapphire Rapids core. */
+static long asm_offset_of(const char *text, const char *pattern)
+{
+    regex_t re;
+    regmatch_t m;
+    CHECK(regcomp(&re, pattern, REG_EXTENDED) == 0, "bad pattern %s", pattern);
+    int found = regexec(&re, text, 1, &m, 0) == 0;
+    regfree(&re);
+    return found ? (long)m.rm_so : -1;
+}
+
+static int child_small_copy_order(void)
+{
+    jit_gather_nd_sig slices = rows_sig(4096, 15, 4096, JIT_I32);
+    CHECK(!ir_has(slices, JIT_DUMP_IR, "llvm.memcpy"), "60-byte slices: llvm.memcpy");
+    char *as = jit_gather_nd_dump(&slices, JIT_DUMP_ASM);
+    CHECK(as, "dump: %s", jit_last_error());
+#if defined(__x86_64__)
+    long head = asm_offset_of(as, "vmov[a-z0-9]+[[:space:]]+%[xy]mm[0-9]+, \\(%");
+    long tail = asm_offset_of(as, "vmov[a-z0-9]+[[:space:]]+%[xy]mm[0-9]+, 28\\(%");
+    CHECK(head >= 0 && tail >= 0, "no 32-byte stores at 0 and 28:\n%s", as);
+    CHECK(head < tail, "the overlapping tail is stored first:\n%s", as);
+#endif
+    jit_free(as);
+    expect_jit(gather_rows(slices, 0, 4095, 4096), "small slices");
+    expect_jit(gather_rows(rows_sig(300, 5, 64, JIT_I64), 0, 299, -1), "20-byte slices");
     return 0;
 }
 
@@ -706,6 +739,12 @@ static void test_ir_knobs(void **state)
     in_child(child_ir_knobs);
 }
 
+static void test_small_copy_order(void **state)
+{
+    (void)state;
+    in_child(child_small_copy_order);
+}
+
 static void test_wide_moves(void **state)
 {
     (void)state;
@@ -742,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_objload_llvm),
         cmocka_unit_test(test_ir_knobs),
         cmocka_unit_test(test_wide_moves),
+        cmocka_unit_test(test_small_copy_order),
         cmocka_unit_test(test_prefetch_ahead),
         cmocka_unit_test(test_narrow_index_checks),
     };
