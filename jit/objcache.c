@@ -24,7 +24,8 @@
                             6: a bag kernel's loops compiled for compile time;
                             7: a bag check's masks made before its loop;
                             8: long bags prefetch further;
-                            9: 64-byte moves in zmm where 256 bits are preferred */
+                            9: 64-byte moves in zmm where 256 bits are preferred,
+                               small odd slices in ascending moves */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {
