@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bags.h"
+#include "host_cache.h"
 
 #define TJ_HUGE ((size_t)2 << 20)
 
@@ -26,22 +27,8 @@ void *tj_bag_alloc(int64_t bytes, int *advised)
 
 int64_t tj_bag_llc_bytes(void)
 {
-    int64_t best = 0;
-    for (int i = 0; i < 8; i++) {
-        char path[96], text[32];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        long long v = 0;
-        char unit = 0;
-        if (fgets(text, sizeof text, f) && sscanf(text, "%lld%c", &v, &unit) >= 1) {
-            v *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
-            best = v > best ? v : best;
-        }
-        fclose(f);
-    }
-    return best > 0 ? best : (int64_t)32 << 20;
+    int64_t llc = tj_host_llc_bytes();
+    return llc > 0 ? llc : (int64_t)32 << 20;
 }
 
 const char *tj_bag_thp_mode(void)

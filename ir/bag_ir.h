@@ -31,8 +31,13 @@
  * (docs/performance.md, 'Embedding bags'), but for long bags (at least
  * TJ_BAG_PREFETCH_LONG_BAG lookups on average: E1's 100), which went
  * 0.64-0.66 of the static kernel at 64 lookups against 0.67-0.70 at 32,
- * where E4's and E5's short ones lost at 64. TENSORJIT_PREFETCH=N sets the
- * rows ahead (0: none). */
+ * where E4's and E5's short ones lost at 64; and for tables that fit the
+ * last-level cache, whose rows come from it: E3's 15 MB went 0.66-0.73 of
+ * the static kernel at 64 against 0.78-0.86 at 32 on the AMD host, and
+ * 0.85 against 1.17-1.31 on a 16-core Xeon, where E5's 256 MB (inside its
+ * L3) gained too, while on the AMD host E2b, E4 and E5, out of its L3,
+ * lost at 64 (docs/performance.md, 'A 16-core Xeon'). TENSORJIT_PREFETCH=N
+ * sets the rows ahead (0: none). */
 #define TJ_BAG_PREFETCH_BYTES 4096
 #define TJ_BAG_PREFETCH_LONG_BAG 64
 #define TJ_BAG_PREFETCH_MIN_ROWS 32

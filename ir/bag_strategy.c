@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bag_ir.h"
+#include "host_cache.h"
 
 static int tj_has_feature(const char *features, const char *name)
 {
@@ -45,8 +45,7 @@ static void tj_read_host(void)
                                                                : 128;
     tj_host.f16c = tj_has_feature(features, "+f16c");
     LLVMDisposeMessage(features);
-    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    tj_host.llc_bytes = llc > 0 ? llc : 0;
+    tj_host.llc_bytes = tj_host_llc_bytes();
 }
 
 static int tj_bag_acc_size(jit_dtype acc)
@@ -87,6 +86,13 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     }
 }
 
+/* The table fits the host's last-level cache (a dynamic table never does:
+ * its size is the call's). */
+static int tj_bag_table_in_llc(const tj_bag_layout *l)
+{
+    return l->llc_bytes > 0 && l->table_bytes <= l->llc_bytes;
+}
+
 void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
     const tj_bag_plan *g = &p->bag;
@@ -101,7 +107,8 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     rows = rows < TJ_BAG_PREFETCH_MIN_ROWS   ? TJ_BAG_PREFETCH_MIN_ROWS
            : rows > TJ_BAG_PREFETCH_MAX_ROWS ? TJ_BAG_PREFETCH_MAX_ROWS
                                              : rows;
-    if (l.bag_len >= TJ_BAG_PREFETCH_LONG_BAG && l.bag_len != INT64_MAX)
+    if ((l.bag_len >= TJ_BAG_PREFETCH_LONG_BAG && l.bag_len != INT64_MAX) ||
+        tj_bag_table_in_llc(&l))
         rows = TJ_BAG_PREFETCH_MAX_ROWS;
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
@@ -140,9 +147,11 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
     if (s->prefetch)
         n += snprintf(buf + n, len - (size_t)n,
                       "; prefetch %" PRId64 " rows (%" PRId64 " bytes) ahead, primed for the "
-                      "first rows (table of %" PRId64 " bytes >= %d)",
+                      "first rows (table of %" PRId64 " bytes >= %d%s)",
                       s->prefetch, s->prefetch * l.row_bytes, l.table_bytes,
-                      TJ_BAG_PREFETCH_MIN_TABLE);
+                      TJ_BAG_PREFETCH_MIN_TABLE,
+                      tj_bag_table_in_llc(&l) ? ", inside the last-level cache: further ahead"
+                                              : "");
     else
         n += snprintf(buf + n, len - (size_t)n,
                       "; no prefetch (table of %" PRId64 " bytes < %d, or TENSORJIT_PREFETCH=0)",

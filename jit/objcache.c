@@ -25,7 +25,8 @@
                             7: a bag check's masks made before its loop;
                             8: long bags prefetch further;
                             9: 64-byte moves in zmm where 256 bits are preferred,
-                               small odd slices in ascending moves */
+                               small odd slices in ascending moves,
+                               bags from a table inside the last-level cache prefetch further */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

@@ -203,9 +203,66 @@ static void test_long_bags_prefetch_further(void **state)
     (void)state;
     jit_sig longer = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 64, 204800, 2048);
     jit_sig shorter = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 64, 40960, 2048);
+    /* 2 GB tables: outside any host's last-level cache */
+    longer.data_shape.dims[0] = shorter.data_shape.dims[0] = 8000000;
     long far = prefetch_rows(&longer), near = prefetch_rows(&shorter);
     if (!(near > 0 && far > near))
         fail_msg("prefetch %ld rows ahead for bags of 100, %ld for bags of 20", far, near);
+}
+
+/* The host's last-level cache as --explain states it (-1: not stated). */
+static long long explained_llc(const jit_sig *s)
+{
+    char *text = jit_explain(s);
+    assert_non_null(text);
+    const char *at = strstr(text, "last-level cache ");
+    long long llc = -1;
+    if (at && sscanf(at, "last-level cache %lld", &llc) != 1)
+        llc = -1;
+    jit_free(text);
+    return llc;
+}
+
+/* The largest cache the kernel's sysfs gives cpu0 (0: none). */
+static long long sysfs_llc(void)
+{
+    long long best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        long long v = 0;
+        char unit = 0;
+        if (f && fscanf(f, "%lld%c", &v, &unit) >= 1)
+            v *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+        if (f)
+            fclose(f);
+        best = v > best ? v : best;
+    }
+    return best;
+}
+
+/* Short bags from a table inside the last-level cache prefetch as far as
+ * long bags (E3's 15 MB: its rows come from that cache); the same bags
+ * from a table outside it do not. The cache's size is the kernel's sysfs
+ * one where it has one: glibc's sysconf said ten times the L3 on an AMD
+ * guest. */
+static void test_cached_tables_prefetch_further(void **state)
+{
+    (void)state;
+    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 40960, 2048);
+    long long llc = explained_llc(&s), sys = sysfs_llc();
+    if (sys > 0 && llc != sys)
+        fail_msg("--explain says a last-level cache of %lld bytes, sysfs %lld", llc, sys);
+    if (llc <= 0)
+        skip();
+    s.data_shape.dims[0] = llc / 2 / 512; /* half the cache */
+    long inside = prefetch_rows(&s);
+    s.data_shape.dims[0] = 4 * (llc / 512);
+    long outside = prefetch_rows(&s);
+    if (!(outside > 0 && inside > outside))
+        fail_msg("prefetch %ld rows ahead from a table inside the %lld-byte cache, %ld outside",
+                 inside, llc, outside);
 }
 
 int main(void)
@@ -216,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_group_loops),
         cmocka_unit_test(test_one_check_loop),
         cmocka_unit_test(test_long_bags_prefetch_further),
+        cmocka_unit_test(test_cached_tables_prefetch_further),
         cmocka_unit_test(test_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
