@@ -334,6 +334,37 @@ coverage() {
     "${gcovr[@]}" -f models/ -f tools/ --print-summary -o build-coverage/models-tools.txt
 }
 
+# step NAME COMMAND...: runs it, then one line with its wall time, so that
+# CI's log says where the time of a run goes
+step() {
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "== step $name took $((SECONDS - start)) s"
+}
+
+main_suite() {
+    echo "== build and test (LLVM ${llvm}, -Werror)"
+    configure_and_build build "$llvm"
+    ctest --test-dir build --output-on-failure -j"$jobs"
+}
+
+sanitized_suite() {
+    echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer (LLVM ${llvm})"
+    configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
+    TENSORJIT_STRESS_SECONDS=$stress_seconds ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+        UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
+}
+
+old_llvm_suite() {
+    echo "== build and test (LLVM ${llvm_old}, -Werror; a quarter of the random signatures)"
+    configure_and_build "build-llvm${llvm_old}" "$llvm_old"
+    # the full counts run above, on LLVM 19 and under ASan: here what an
+    # older LLVM could change (its IR, its passes) meets every suite
+    TENSORJIT_REDUCE_N=1000 TENSORJIT_DIFF_N=750 TENSORJIT_TORCH_N=60 TJ_BAG_RUNS=100 \
+        TJ_BAG_IR_RUNS=50 ctest --test-dir "build-llvm${llvm_old}" --output-on-failure -j"$jobs"
+}
+
 install_missing
 case "$mode" in
 demo)
@@ -341,29 +372,20 @@ demo)
     ./build/tensorjit demo
     ;;
 test)
-    tools_check
+    step tools tools_check
     [[ -n ${TENSORJIT_TOOLS_CHECK_ONLY:-} ]] && exit 0
-    echo "== build and test (LLVM ${llvm}, -Werror)"
-    configure_and_build build "$llvm"
-    ctest --test-dir build --output-on-failure -j"$jobs"
-    install_check
-    echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer (LLVM ${llvm})"
-    configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
-    TENSORJIT_STRESS_SECONDS=$stress_seconds ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-        UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
-    from_disk_cache
+    step "LLVM ${llvm}" main_suite
+    step install install_check
+    step "ASan+UBSan" sanitized_suite
+    step "disk cache" from_disk_cache
     if [[ $llvm_old != none ]]; then
-        echo "== build and test (LLVM ${llvm_old}, -Werror; a quarter of the random signatures)"
-        configure_and_build "build-llvm${llvm_old}" "$llvm_old"
-        # the full counts run above, on LLVM 19 and under ASan: here what an
-        # older LLVM could change (its IR, its passes) meets every suite
-        TENSORJIT_REDUCE_N=1000 TENSORJIT_DIFF_N=750 TENSORJIT_TORCH_N=60 TJ_BAG_RUNS=100 \
-            TJ_BAG_IR_RUNS=50 ctest --test-dir "build-llvm${llvm_old}" --output-on-failure -j"$jobs"
+        step "LLVM ${llvm_old}" old_llvm_suite
     fi
-    thread_sanitizer
-    fuzz
-    memcheck
-    coverage
+    step TSan thread_sanitizer
+    step fuzz fuzz
+    step memcheck memcheck
+    step coverage coverage
+    echo "== ./build.sh test took $SECONDS s"
     ;;
 coverage)
     coverage
