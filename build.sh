@@ -51,6 +51,13 @@ fi
 fuzz_seconds=${TENSORJIT_FUZZ_SECONDS:-20}
 # each race of test_release_race under ASan and under TSan (2 s elsewhere)
 stress_seconds=${TENSORJIT_STRESS_SECONDS:-10}
+# The random-signature suites at a quarter of their counts (and a quarter of
+# test_cli's dynamic conformance vectors). The full counts run once, in the
+# first build (LLVM 19 by default); the steps that run the suites again look for what their
+# build adds (a memory error, a race, another LLVM's IR, a line not yet run),
+# on the same code paths, which a quarter of the signatures already takes.
+quarter_counts=(TENSORJIT_REDUCE_N=1000 TENSORJIT_DIFF_N=750 TENSORJIT_TORCH_N=60 TJ_BAG_RUNS=100
+                TJ_BAG_IR_RUNS=50 TENSORJIT_SPLIT_N=15 TJ_CLI_DYNAMIC_STRIDE=12)
 
 # Every command `./build.sh test` and its test binaries run (their system()
 # and popen() calls included). tools_check fails unless each comes from a
@@ -128,7 +135,7 @@ thread_sanitizer() {
     local t
     for t in test_stress test_jit test_diskcache test_tiered test_limits test_dynamic test_split \
         test_bag_split test_pool test_release_race; do
-        TENSORJIT_STRESS_SECONDS=$stress_seconds \
+        env "${quarter_counts[@]}" TENSORJIT_STRESS_SECONDS="$stress_seconds" \
             TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
     done
 }
@@ -177,8 +184,8 @@ from_disk_cache() {
     local cache pass suites="test_conformance|test_kernels|test_differential|test_guard|test_limits|test_dynamic"
     cache=$(mktemp -d)
     for pass in fill load; do
-        if ! TENSORJIT_CACHE_DIR="$cache" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-            UBSAN_OPTIONS=print_stacktrace=1 \
+        if ! env "${quarter_counts[@]}" TENSORJIT_CACHE_DIR="$cache" \
+            ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
             ctest --test-dir build-asan -R "$suites" --output-on-failure -j"$jobs" \
             >"$cache.log" 2>&1; then
             cat "$cache.log"
@@ -194,8 +201,13 @@ memcheck() {
     echo "== valgrind memcheck: the CLI and a test binary"
     local vg=(valgrind --quiet --error-exitcode=9 --leak-check=full
         --errors-for-leak-kinds=definite,indirect,possible)
-    "${vg[@]}" build/tensorjit demo >/dev/null
-    "${vg[@]}" build/tests/test_kernels >/dev/null
+    # the two at once: valgrind runs each program's threads on one core
+    local demo failed=0
+    "${vg[@]}" build/tensorjit demo >/dev/null &
+    demo=$!
+    "${vg[@]}" build/tests/test_kernels >/dev/null || failed=1
+    wait "$demo" || failed=1
+    ((failed == 0)) || return 1
     echo "valgrind: no errors, no leaks"
 }
 
@@ -318,7 +330,10 @@ coverage() {
         -DTENSORJIT_COVERAGE=ON -DTENSORJIT_WERROR=ON >/dev/null
     cmake --build build-coverage -j"$jobs" >/dev/null
     find build-coverage -name '*.gcda' -delete # counts of this run only
-    ctest --test-dir build-coverage --output-on-failure -j"$jobs" >build-coverage/ctest.log ||
+    # test_differential at its full count: its dynamic signatures split
+    # over the pool reach lines that a quarter of them does not
+    env "${quarter_counts[@]}" TENSORJIT_DIFF_N=3000 \
+        ctest --test-dir build-coverage --output-on-failure -j"$jobs" >build-coverage/ctest.log ||
         { cat build-coverage/ctest.log; return 1; }
     # The per-file reports go to files: never `-o /dev/null`, since gcovr 5.2
     # checks an output path by creating and then deleting it (as root, that
@@ -334,6 +349,37 @@ coverage() {
     "${gcovr[@]}" -f models/ -f tools/ --print-summary -o build-coverage/models-tools.txt
 }
 
+# step NAME COMMAND...: runs it, then one line with its wall time, so that
+# CI's log says where the time of a run goes
+step() {
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "== step $name took $((SECONDS - start)) s"
+}
+
+main_suite() {
+    echo "== build and test (LLVM ${llvm}, -Werror)"
+    configure_and_build build "$llvm"
+    ctest --test-dir build --output-on-failure -j"$jobs"
+}
+
+sanitized_suite() {
+    echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer (LLVM ${llvm}; a quarter of the random signatures)"
+    configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
+    env "${quarter_counts[@]}" TENSORJIT_STRESS_SECONDS="$stress_seconds" \
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        ctest --test-dir build-asan --output-on-failure -j"$jobs"
+}
+
+old_llvm_suite() {
+    echo "== build and test (LLVM ${llvm_old}, -Werror; a quarter of the random signatures)"
+    configure_and_build "build-llvm${llvm_old}" "$llvm_old"
+    # here what an older LLVM could change (its IR, its passes) meets every suite
+    env "${quarter_counts[@]}" \
+        ctest --test-dir "build-llvm${llvm_old}" --output-on-failure -j"$jobs"
+}
+
 install_missing
 case "$mode" in
 demo)
@@ -341,29 +387,20 @@ demo)
     ./build/tensorjit demo
     ;;
 test)
-    tools_check
+    step tools tools_check
     [[ -n ${TENSORJIT_TOOLS_CHECK_ONLY:-} ]] && exit 0
-    echo "== build and test (LLVM ${llvm}, -Werror)"
-    configure_and_build build "$llvm"
-    ctest --test-dir build --output-on-failure -j"$jobs"
-    install_check
-    echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer (LLVM ${llvm})"
-    configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
-    TENSORJIT_STRESS_SECONDS=$stress_seconds ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-        UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
-    from_disk_cache
+    step "LLVM ${llvm}" main_suite
+    step install install_check
+    step "ASan+UBSan" sanitized_suite
+    step "disk cache" from_disk_cache
     if [[ $llvm_old != none ]]; then
-        echo "== build and test (LLVM ${llvm_old}, -Werror; a quarter of the random signatures)"
-        configure_and_build "build-llvm${llvm_old}" "$llvm_old"
-        # the full counts run above, on LLVM 19 and under ASan: here what an
-        # older LLVM could change (its IR, its passes) meets every suite
-        TENSORJIT_REDUCE_N=1000 TENSORJIT_DIFF_N=750 TENSORJIT_TORCH_N=60 TJ_BAG_RUNS=100 \
-            TJ_BAG_IR_RUNS=50 ctest --test-dir "build-llvm${llvm_old}" --output-on-failure -j"$jobs"
+        step "LLVM ${llvm_old}" old_llvm_suite
     fi
-    thread_sanitizer
-    fuzz
-    memcheck
-    coverage
+    step TSan thread_sanitizer
+    step fuzz fuzz
+    step memcheck memcheck
+    step coverage coverage
+    echo "== ./build.sh test took $SECONDS s"
     ;;
 coverage)
     coverage
