@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "cache.h"
 #include "jit_support.h"
 #include "oracle.h"
 #include "support.h"
@@ -321,6 +322,34 @@ static void fill_tuples(uint64_t *rs, int64_t *idx, int64_t tuples, int64_t rows
     }
 }
 
+/* A split kernel finds itself through its entry on every call, and each
+ * thread remembers the last one it found (runtime/cache/cache.c). Kernels
+ * freed and compiled again, at whatever addresses, are still found as
+ * themselves: every call split, outputs against the one-thread kernel's. */
+static void test_entries_found_after_frees(void **state)
+{
+    (void)state;
+    uint64_t rs = 11;
+    int fails = 0;
+    support_setenv("TENSORJIT_SPLIT_MIN", "1");
+    for (long n = 0; n < 12 && !fails; n++) {
+        fails += one_case(&rs, n);
+        jit_shutdown(); /* every kernel's code goes */
+    }
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    assert_int_equal(fails, 0);
+    /* the thread's memory of an entry goes with its kernel */
+    jit_sig g = element_gather(64, 8, 100, JIT_INDEX_ERROR);
+    g.threads = 2;
+    jit_kernel fn = jit_compile(&g);
+    assert_non_null(fn);
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)fn);
+    assert_non_null(k);
+    assert_ptr_equal(tj_cache_find_entry((tj_entry_fn)fn), k);
+    jit_shutdown();
+    assert_null(tj_cache_find_entry((tj_entry_fn)fn));
+}
+
 /* Kernels too small to split (unrolled; a loop below TJ_SPLIT_MIN_WORK),
  * of one thread or two, and a split one: jit_run_range in two ranges gives
  * the whole kernel's bytes, and the reference code serves none of them
@@ -613,6 +642,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_equals_one_thread),
         cmocka_unit_test(test_split_rule_keeps_bytes),
+        cmocka_unit_test(test_entries_found_after_frees),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),

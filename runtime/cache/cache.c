@@ -21,6 +21,7 @@
 #include "cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -258,8 +259,30 @@ static tj_slot *tj_reserve(const tj_key *key, uint64_t h)
     return s;
 }
 
+/* The generated code finds its kernel through its entry on every split or
+ * checked call (runtime/exec/jit_support.c): each thread remembers the
+ * last one it found, valid until a kernel's code can go. Without it every
+ * such call took the cache's one lock, which all threads calling kernels
+ * share. */
+typedef struct tj_entry_memo {
+    tj_entry_fn fn;
+    const tj_kernel *k;
+    uint64_t generation;
+} tj_entry_memo;
+
+static _Thread_local tj_entry_memo tj_memo;
+
+/* Bumped before any kernel is destroyed (tj_forget_entries). */
+static _Atomic uint64_t tj_entry_generation;
+
+static void tj_forget_entries(void)
+{
+    atomic_fetch_add_explicit(&tj_entry_generation, 1, memory_order_acq_rel);
+}
+
 static void tj_slot_free(tj_slot *s)
 {
+    tj_forget_entries();
     tj_kernel_destroy(s->kernel);
     tj_free(s->key);
     tj_free(s);
@@ -274,6 +297,7 @@ static void tj_free_slots(tj_slot *list)
 {
     if (!list)
         return;
+    tj_forget_entries();
     for (tj_slot *s = list; s; s = s->next_released)
         tj_kernel_destroy(s->kernel);
     pthread_mutex_lock(&tj_cache_lock);
@@ -353,10 +377,15 @@ static tj_slot *tj_find_entry(tj_entry_fn fn)
 
 const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)
 {
+    uint64_t g = atomic_load_explicit(&tj_entry_generation, memory_order_acquire);
+    if (fn && tj_memo.fn == fn && tj_memo.generation == g)
+        return tj_memo.k;
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_entry(fn);
     const tj_kernel *k = s ? s->kernel : NULL; /* the slot may go once unlocked */
     pthread_mutex_unlock(&tj_cache_lock);
+    if (k) /* found under g or later: a destruction after it bumps g */
+        tj_memo = (tj_entry_memo){fn, k, g};
     return k;
 }
 
