@@ -109,7 +109,8 @@ static int tj_emit_small_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int
     int m = bytes >= 32 ? 32 : 16;
     for (int64_t off = 0; off + m <= bytes; off += m)
         tj_emit_move(k, dst, src, off, m);
-    tj_emit_move(k, dst, src, bytes - m, m);
+    if (bytes % m)
+        tj_emit_move(k, dst, src, bytes - m, m);
     return 1;
 }
 

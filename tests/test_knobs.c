@@ -363,6 +363,14 @@ static long asm_offset_of(const char *text, const char *pattern)
     return found ? (long)m.rm_so : -1;
 }
 
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
 static int child_small_copy_order(void)
 {
     jit_gather_nd_sig slices = rows_sig(4096, 15, 4096, JIT_I32);
@@ -378,6 +386,16 @@ static int child_small_copy_order(void)
     jit_free(as);
     expect_jit(gather_rows(slices, 0, 4095, 4096), "small slices");
     expect_jit(gather_rows(rows_sig(300, 5, 64, JIT_I64), 0, 299, -1), "20-byte slices");
+    /* 96 bytes: three 32-byte moves, the last not overlapping: as many
+     * moves at 64 as at 0 */
+    jit_gather_nd_sig three = rows_sig(4096, 24, 4096, JIT_I32);
+    char *ir = jit_gather_nd_dump(&three, JIT_DUMP_IR);
+    CHECK(ir, "dump: %s", jit_last_error());
+    int at0 = count_of(ir, "%slice.src, i64 0\n"), at64 = count_of(ir, "%slice.src, i64 64\n");
+    CHECK(!strstr(ir, "llvm.memcpy") && at0 > 0 && at64 == at0,
+          "96-byte slices: %d moves at 0, %d at 64", at0, at64);
+    jit_free(ir);
+    expect_jit(gather_rows(three, 0, 4095, 4096), "96-byte slices");
     return 0;
 }
 
