@@ -80,12 +80,10 @@ static void tj_allow_zmm_moves(tj_kir *k)
     tj_add_string_attr(&k->e, fn, key, "512");
 }
 
-/* One move of `bytes` (8 to 64) at constant byte offset off. */
+/* One move of `bytes` (16 to 64) at constant byte offset off. */
 static void tj_emit_move(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t off, int bytes)
 {
     tj_emit *e = &k->e;
-    if (bytes == TJ_IR_WIDE_MOVE)
-        tj_allow_zmm_moves(k);
     LLVMTypeRef vt = LLVMVectorType(e->i32, (unsigned)bytes / 4);
     LLVMValueRef o = tj_i64(e, off);
     LLVMValueRef v = tj_load(e, vt, tj_byte_gep(e, src, o, "mv.src"), "mv.v");
@@ -94,10 +92,21 @@ static void tj_emit_move(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t 
     LLVMSetAlignment(LLVMBuildStore(e->b, v, to), 1);
 }
 
+/* A block of `bytes` in moves of m bytes, stores ascending, the last one
+ * overlapping its neighbour where the block is no multiple of m. */
+static void tj_emit_moves(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int64_t bytes, int m)
+{
+    if (m == TJ_IR_WIDE_MOVE)
+        tj_allow_zmm_moves(k);
+    for (int64_t off = 0; off + m <= bytes; off += m)
+        tj_emit_move(k, dst, src, off, m);
+    if (bytes % m)
+        tj_emit_move(k, dst, src, bytes - m, m);
+}
+
 /* A small block that no single move fits (16 to 127 bytes, not a power
- * of two): moves of the largest power of two up to 32 bytes that fits,
- * in ascending order, the last one overlapping its neighbour where the
- * block is no multiple of the move. LLVM's own
+ * of two): moves of the largest power of two up to 32 bytes that fits
+ * (tj_emit_moves: stores ascending). LLVM's own
  * expansion of llvm.memcpy stores the overlapping tail first, and on a
  * Sapphire Rapids core that order halved the copy rate: G1's 60-byte
  * slices ran 1.7-1.8x the time of the same four moves with the stores in
@@ -107,11 +116,7 @@ static int tj_emit_small_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, int
 {
     if (bytes < 16 || bytes >= TJ_IR_STRAIGHT_COPY_MIN || (bytes & (bytes - 1)) == 0)
         return 0;
-    int m = bytes >= 32 ? 32 : 16;
-    for (int64_t off = 0; off + m <= bytes; off += m)
-        tj_emit_move(k, dst, src, off, m);
-    if (bytes % m)
-        tj_emit_move(k, dst, src, bytes - m, m);
+    tj_emit_moves(k, dst, src, bytes, bytes >= 32 ? 32 : 16);
     return 1;
 }
 
@@ -140,11 +145,7 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         /* a dynamic kernel's count of blocks is the call's: wide when they may be */
         int wide = k->p->block_bytes % TJ_IR_WIDE_MOVE == 0 &&
                    (k->dyn || k->st.tuples >= TJ_IR_WIDE_MOVE_MIN_BYTES / k->p->block_bytes);
-        int m = wide ? TJ_IR_WIDE_MOVE : 32;
-        for (int64_t off = 0; off + m <= k->p->block_bytes; off += m)
-            tj_emit_move(k, dst, src, off, m);
-        if (k->p->block_bytes % m)
-            tj_emit_move(k, dst, src, k->p->block_bytes - m, m);
+        tj_emit_moves(k, dst, src, k->p->block_bytes, wide ? TJ_IR_WIDE_MOVE : 32);
         return;
     }
     if (tj_emit_small_copy(k, dst, src, k->p->block_bytes))

@@ -61,6 +61,8 @@ void tj_cli_common_init(tj_cli_common *c, const jit_op_info *op);
 int tj_cli_common_option(tj_cli_common *c, int code, const char *arg);
 /* --opset N, one of the op's versions; 0, or -1 after the error line. */
 int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset);
+/* A bag op of segment ids (EmbeddingSegmentsSum), not offsets. */
+int tj_cli_bag_segments(const jit_op_info *op);
 /* The bag commands' --num-segments (S or a dynamic ?[:N]) and --reduction. */
 int tj_cli_num_segments(const char *arg, int64_t *num_segments, int64_t *bound);
 int tj_cli_bag_reduction(const jit_op_info *op, const char *arg, jit_reduction *out);

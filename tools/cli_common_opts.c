@@ -85,6 +85,11 @@ int tj_cli_print_dump(char *text)
     return TJ_EXIT_OK;
 }
 
+int tj_cli_bag_segments(const jit_op_info *op)
+{
+    return (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
+}
+
 /* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
 int tj_cli_num_segments(const char *arg, int64_t *num_segments, int64_t *bound_out)
 {

@@ -54,11 +54,6 @@ static const struct option tj_bag_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int tj_bag_segments(const jit_op_info *op)
-{
-    return (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
-}
-
 /* Whether op takes the option (by its attributes): the flags --help
  * lists and "did you mean" chooses from. */
 static int tj_bag_takes(const jit_op_info *op, int c)
@@ -66,10 +61,10 @@ static int tj_bag_takes(const jit_op_info *op, int c)
     unsigned a = op->attrs;
     switch (c) {
     case OPT_OFFSETS:
-    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_bag_segments(op);
+    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_cli_bag_segments(op);
     case OPT_SEGMENT_IDS:
     case OPT_SEGMENT_IDS_SHAPE:
-    case OPT_NUM_SEGMENTS: return tj_bag_segments(op);
+    case OPT_NUM_SEGMENTS: return tj_cli_bag_segments(op);
     case OPT_WEIGHTS:
     case OPT_WEIGHTS_SHAPE: return (a & JIT_ATTR_WEIGHTS) != 0;
     case OPT_DEFAULT_INDEX: return (a & JIT_ATTR_DEFAULT_INDEX) != 0;
@@ -86,7 +81,6 @@ const char *const *tj_cli_bag_words(const jit_op_info *op)
     static tj_cli_words_buf buf;
     return tj_cli_option_words(tj_bag_options, op, tj_bag_takes, &buf);
 }
-
 
 static int tj_bag_shape_opt(tj_bag_opts *o, int input, const char *name, const char *arg)
 {
@@ -141,7 +135,7 @@ static void tj_bag_bad_option(const jit_op_info *op, const char *arg)
 
 static const char *tj_bag_offsets_flag(const jit_op_info *op)
 {
-    return tj_bag_segments(op) ? "--segment-ids" : "--offsets";
+    return tj_cli_bag_segments(op) ? "--segment-ids" : "--offsets";
 }
 
 /* The inputs an op needs, by files or by shapes; 0 or -1 (error printed). */
@@ -167,14 +161,14 @@ static int tj_bag_check_inputs(const tj_bag_opts *o)
                      (offsets && !o->have_shape[TJ_BAG_OFFSETS])))
         return tj_cli_fail("%s: --table-shape, --indices-shape%s%s are required", cmd,
                            offsets ? " and " : "",
-                           !offsets ? "" : tj_bag_segments(&o->op) ? "--segment-ids-shape"
+                           !offsets ? "" : tj_cli_bag_segments(&o->op) ? "--segment-ids-shape"
                                                                    : "--offsets-shape"), -1;
     if (!by_flags && (!o->path[TJ_BAG_TABLE] || !o->path[TJ_BAG_INDICES] ||
                       (offsets && !o->path[TJ_BAG_OFFSETS])))
         return tj_cli_fail("%s: --table, --indices%s%s are required", cmd,
                            offsets ? " and " : "", offsets ? tj_bag_offsets_flag(&o->op) : ""),
                -1;
-    if (tj_bag_segments(&o->op) && !o->have_num_segments)
+    if (tj_cli_bag_segments(&o->op) && !o->have_num_segments)
         return tj_cli_fail("%s: --num-segments S is required (the output's rows)", cmd), -1;
     return 0;
 }
@@ -292,10 +286,10 @@ static void tj_bag_dyn_inputs(const jit_op_info *op, jit_sig *sig, jit_shape *s_
     d->name[d->n] = "indices";
     d->shape[d->n++] = &sig->indices_shape;
     if (op->attrs & JIT_ATTR_OFFSETS) {
-        d->name[d->n] = tj_bag_segments(op) ? "segment_ids" : "offsets";
+        d->name[d->n] = tj_cli_bag_segments(op) ? "segment_ids" : "offsets";
         d->shape[d->n++] = &sig->updates_shape;
     }
-    if (tj_bag_segments(op)) {
+    if (tj_cli_bag_segments(op)) {
         *s_dim = (jit_shape){1, {sig->num_segments}};
         d->name[d->n] = "num_segments";
         d->shape[d->n++] = s_dim;
@@ -356,7 +350,7 @@ static int tj_bag_apply_dynamic(const tj_bag_opts *o, const jit_sig *sig, jit_si
     *dyn = *sig;
     tj_bag_dyn_inputs(&o->op, dyn, &s_dim, &d);
     int marked = tj_bag_mark(o->dynamic, &d, dims, names, len);
-    if (tj_bag_segments(&o->op))
+    if (tj_cli_bag_segments(&o->op))
         dyn->num_segments = s_dim.dims[0];
     return marked;
 }

@@ -53,19 +53,14 @@ static const struct option tj_check_bag_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int tj_check_bag_segments(const jit_op_info *op)
-{
-    return (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
-}
-
 /* Whether op takes the option, by its attributes (as the op command's). */
 static int tj_check_bag_takes(const jit_op_info *op, int c)
 {
     unsigned a = op->attrs;
     switch (c) {
-    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_check_bag_segments(op);
+    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_cli_bag_segments(op);
     case OPT_SEGMENT_IDS_SHAPE:
-    case OPT_NUM_SEGMENTS: return tj_check_bag_segments(op);
+    case OPT_NUM_SEGMENTS: return tj_cli_bag_segments(op);
     case OPT_WEIGHTS: return (a & JIT_ATTR_WEIGHTS) != 0;
     case OPT_DEFAULT_INDEX: return (a & JIT_ATTR_DEFAULT_INDEX) != 0;
     case OPT_PADDING_IDX: return (a & JIT_ATTR_PADDING_IDX) != 0;
@@ -78,31 +73,8 @@ static int tj_check_bag_takes(const jit_op_info *op, int c)
 
 const char *const *tj_cli_check_bag_words(const jit_op_info *op)
 {
-    enum { N = sizeof tj_check_bag_options / sizeof *tj_check_bag_options };
-    static char names[N][32];
-    static const char *words[N];
-    size_t n = 0;
-    for (const struct option *o = tj_check_bag_options; o->name; o++)
-        if (tj_check_bag_takes(op, o->val)) {
-            snprintf(names[n], sizeof names[n], "--%s", o->name);
-            words[n] = names[n];
-            n++;
-        }
-    words[n] = NULL;
-    return words;
-}
-
-
-static int tj_check_bag_opset(tj_check_bag_opts *o, const char *arg)
-{
-    char versions[64];
-    if (tj_cli_int("--opset", arg, 0, 100, &o->opset) != 0)
-        return -1;
-    for (int i = 0; i < 4 && o->op.opsets[i]; i++)
-        if (o->op.opsets[i] == o->opset)
-            return 0;
-    tj_cli_opsets_text(&o->op, ", ", " or ", versions, sizeof versions);
-    return tj_cli_fail("--opset=%s must be %s", arg, versions), -1;
+    static tj_cli_words_buf buf;
+    return tj_cli_option_words(tj_check_bag_options, op, tj_check_bag_takes, &buf);
 }
 
 static int tj_check_bag_shape(tj_check_bag_opts *o, int input, const char *name, const char *arg)
@@ -152,7 +124,7 @@ static int tj_check_bag_option(tj_check_bag_opts *o, int c, const char *arg, con
         o->have_padding_idx = 1;
         return tj_cli_int("--padding-idx", arg, INT64_MIN, INT64_MAX, &o->padding_idx);
     case OPT_LAST_OFFSET: o->include_last_offset = 1; return 0;
-    case OPT_OPSET: return tj_check_bag_opset(o, arg);
+    case OPT_OPSET: return tj_cli_opset(&o->op, arg, &o->opset);
     default: return tj_check_bag_common(o, c, arg);
     }
 }
@@ -178,7 +150,7 @@ static int tj_check_bag_required(const tj_check_bag_opts *o)
 {
     const char *cmd = o->op.command;
     int offsets = (o->op.attrs & JIT_ATTR_OFFSETS) != 0;
-    int seg = tj_check_bag_segments(&o->op);
+    int seg = tj_cli_bag_segments(&o->op);
     if (!o->have_shape[TJ_CB_TABLE] || !o->have_shape[TJ_CB_INDICES] ||
         (offsets && !o->have_shape[TJ_CB_OFFSETS]))
         return tj_cli_fail("check %s: --table-shape, --indices-shape%s%s are required", cmd,
