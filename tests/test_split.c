@@ -635,6 +635,53 @@ static void test_probes_back_off(void **state)
     assert_true(worse >= g3);
     int64_t cap = tj_split_probe_every(1, 1000000);
     assert_true(cap >= worse && cap <= 4096);
+    /* probes fall on the calls the rule weighs (every 8th), never on the
+     * quiet ones between that skip it */
+    for (int64_t probe_ps = 1000; probe_ps < 400000; probe_ps = probe_ps * 3 / 2 + 7)
+        if (tj_split_probe_every(1000, probe_ps) % 8 != 0)
+            fail_msg("a probe every %lld calls falls between the timed ones",
+                     (long long)tj_split_probe_every(1000, probe_ps));
+}
+
+/* A kernel of G3's size (16 KB, 3 us), kept alone by the rule on most
+ * hosts: past its first probes most calls skip the rule (tj_split_quiet),
+ * and still every call is counted once, one way or the other, and every
+ * output is the one-thread kernel's. */
+static void test_quiet_calls_counted(void **state)
+{
+    (void)state;
+    enum { CALLS = 1500 };
+    jit_sig s = {0};
+    s.op = JIT_OP_GATHER_ND, s.opset = 8, s.batch_dims = 3, s.dtype = JIT_F32;
+    s.index_type = JIT_I32, s.index_policy = JIT_INDEX_NEGATIVE_WRAPS;
+    s.data_shape = (jit_shape){4, {1, 64, 64, 320}};
+    s.indices_shape = (jit_shape){5, {1, 64, 64, 1, 1}};
+    jit_kernel one = jit_compile(&s);
+    s.threads = 2;
+    jit_kernel two = jit_compile(&s);
+    assert_true(one && two);
+    float *data = malloc(64 * 64 * 320 * sizeof *data), *want = malloc(4096 * sizeof *want),
+          *got = malloc(4096 * sizeof *got);
+    int32_t *idx = malloc(4096 * sizeof *idx);
+    assert_true(data && want && got && idx);
+    uint64_t rs = 20;
+    for (int i = 0; i < 64 * 64 * 320; i++)
+        data[i] = (float)i;
+    for (int i = 0; i < 4096; i++)
+        idx[i] = (int32_t)support_rand_range(&rs, -320, 319);
+    assert_int_equal(((jit_gather_nd_fn)one)(data, idx, want), JIT_OK);
+    for (int i = 0; i < CALLS; i++) {
+        memset(got, 0xff, 4096 * sizeof *got);
+        assert_int_equal(((jit_gather_nd_fn)two)(data, idx, got), JIT_OK);
+        if (memcmp(got, want, 4096 * sizeof *got) != 0)
+            fail_msg("call %d differs from the one-thread kernel", i);
+    }
+    tj_split_counts c;
+    assert_int_equal(tj_split_counts_of(two, &c), 0);
+    assert_int_equal(c.calls, CALLS);
+    assert_int_equal(c.alone + c.split, CALLS);
+    free(data), free(want), free(got), free(idx);
+    jit_shutdown();
 }
 
 int main(void)
@@ -643,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_split_equals_one_thread),
         cmocka_unit_test(test_split_rule_keeps_bytes),
         cmocka_unit_test(test_entries_found_after_frees),
+        cmocka_unit_test(test_quiet_calls_counted),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),

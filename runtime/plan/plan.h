@@ -67,6 +67,9 @@ typedef struct tj_split_stat {
     int64_t taken[2];
     int64_t calls, probes, modelled, flips;
     int64_t untimed; /* calls alone not timed (tj_split_run) */
+    /* the bits of the work (a double, > 0) of the calls the rule last kept
+     * alone, whose untimed calls skip it (tj_split_quiet); 0: none */
+    int64_t quiet_work;
     int verdict; /* 1: split */
     int confirm; /* the last probe disagreed with the verdict: probe again */
 } tj_split_stat;
