@@ -36,12 +36,21 @@
  * the static kernel at 64 against 0.78-0.86 at 32 on the AMD host, and
  * 0.85 against 1.17-1.31 on a 16-core Xeon, where E5's 256 MB (inside its
  * L3) gained too, while on the AMD host E2b, E4 and E5, out of its L3,
- * lost at 64 (docs/performance.md, 'A 16-core Xeon'). TENSORJIT_PREFETCH=N
- * sets the rows ahead (0: none). */
+ * lost at 64 (docs/performance.md, 'A 16-core Xeon'). On an Intel core
+ * every bag prefetches TJ_BAG_PREFETCH_FAR_ROWS ahead, as long as those rows
+ * take at most 1/TJ_BAG_PREFETCH_L2_SHARE of its L2 (where T1 puts them):
+ * on the 16-core Xeon E2a went 0.39 of the static kernel at 128 against
+ * 0.58-0.60 at 32, E2b 0.69 against 0.72-0.80, E5 0.26 against 0.31-0.33,
+ * and no workload lost at 128 there, while the AMD host's E4 went 0.52-0.53
+ * at 128 against 0.43 at 32 (docs/performance.md, 'Prefetch distance by
+ * host'). The vendor is the one fact of the host we found that parts the
+ * two. TENSORJIT_PREFETCH=N sets the rows ahead (0: none). */
 #define TJ_BAG_PREFETCH_BYTES 4096
 #define TJ_BAG_PREFETCH_LONG_BAG 64
 #define TJ_BAG_PREFETCH_MIN_ROWS 32
 #define TJ_BAG_PREFETCH_MAX_ROWS 64
+#define TJ_BAG_PREFETCH_FAR_ROWS 128
+#define TJ_BAG_PREFETCH_L2_SHARE 16
 #define TJ_BAG_PREFETCH_MIN_TABLE (2 << 20)
 
 /* A bag's row is accumulated in at most this many vector registers; a
@@ -76,6 +85,8 @@ typedef struct tj_bag_layout {
     int64_t row_bytes;
     int64_t table_bytes;
     int64_t llc_bytes;   /* the last-level cache, 0 if unknown */
+    int64_t l2_bytes;    /* the core's L2, 0 if unknown */
+    int far_prefetch;    /* an Intel core: rows are prefetched further ahead */
     int64_t bag_len;     /* lookups a bag on average; INT64_MAX: the call's */
     int f16c;            /* the host converts f16 in vector registers */
 } tj_bag_layout;

@@ -31,7 +31,8 @@ static int tj_has_feature(const char *features, const char *name)
 typedef struct tj_bag_host {
     int vector_bits;
     int f16c;
-    int64_t llc_bytes;
+    int64_t llc_bytes, l2_bytes;
+    int intel;
 } tj_bag_host;
 
 static tj_bag_host tj_host;
@@ -46,6 +47,11 @@ static void tj_read_host(void)
     tj_host.f16c = tj_has_feature(features, "+f16c");
     LLVMDisposeMessage(features);
     tj_host.llc_bytes = tj_host_llc_bytes();
+    tj_host.l2_bytes = tj_host_l2_bytes();
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    tj_host.intel = __builtin_cpu_is("intel");
+#endif
 }
 
 static int tj_bag_acc_size(jit_dtype acc)
@@ -70,6 +76,9 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     /* a dynamic table's size is the call's: as large as any */
     l->table_bytes = g->rows >= 0 ? g->rows * l->row_bytes : INT64_MAX;
     l->llc_bytes = tj_host.llc_bytes;
+    l->l2_bytes = tj_host.l2_bytes;
+    const tj_knob *far = &tj_config_get()->codegen.prefetch_far;
+    l->far_prefetch = far->set ? far->value != 0 : tj_host.intel;
     /* short bags several at a time, as many as the registers hold */
     int64_t avg = g->form == TJ_BAG_PACKED ? g->bag_len : g->bags ? g->lookups / g->bags : 0;
     if (g->dynamic && (g->form != TJ_BAG_PACKED || g->bag_len < 0))
@@ -93,6 +102,17 @@ static int tj_bag_table_in_llc(const tj_bag_layout *l)
     return l->llc_bytes > 0 && l->table_bytes <= l->llc_bytes;
 }
 
+/* The rows ahead on a core that prefetches far (bag_ir.h): as many as its
+ * L2's share holds, between the usual least and TJ_BAG_PREFETCH_FAR_ROWS. */
+static int64_t tj_bag_far_rows(const tj_bag_layout *l)
+{
+    int64_t share = l->l2_bytes > 0 ? l->l2_bytes / TJ_BAG_PREFETCH_L2_SHARE : 0;
+    int64_t rows = l->row_bytes > 0 && share > 0 ? share / l->row_bytes : TJ_BAG_PREFETCH_MIN_ROWS;
+    return rows < TJ_BAG_PREFETCH_MIN_ROWS   ? TJ_BAG_PREFETCH_MIN_ROWS
+           : rows > TJ_BAG_PREFETCH_FAR_ROWS ? TJ_BAG_PREFETCH_FAR_ROWS
+                                             : rows;
+}
+
 void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
     const tj_bag_plan *g = &p->bag;
@@ -110,6 +130,8 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     if ((l.bag_len >= TJ_BAG_PREFETCH_LONG_BAG && l.bag_len != INT64_MAX) ||
         tj_bag_table_in_llc(&l))
         rows = TJ_BAG_PREFETCH_MAX_ROWS;
+    if (l.far_prefetch)
+        rows = tj_bag_far_rows(&l);
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
         rows = cfg->prefetch.value > 0 ? cfg->prefetch.value : 0, large_table = 1;
@@ -130,12 +152,25 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     s->ranges = s->split && !g->dynamic;
 }
 
+/* Why the rows ahead are more than the usual, in words ("" if not). */
+static const char *tj_bag_prefetch_why(const tj_bag_layout *l, char *buf, size_t len)
+{
+    if (l->far_prefetch)
+        snprintf(buf, len, ", as on an Intel core: further ahead, within 1/%d of its %" PRId64
+                 "-byte L2", TJ_BAG_PREFETCH_L2_SHARE, l->l2_bytes);
+    else
+        snprintf(buf, len, "%s", tj_bag_table_in_llc(l) ? ", inside the last-level cache: "
+                                                          "further ahead" : "");
+    return buf;
+}
+
 void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
 {
     const tj_bag_plan *g = &p->bag;
     tj_bag_layout l;
     tj_bag_layout_of(p, s, &l);
     int64_t vectors = l.lanes ? (g->row_elems + l.lanes - 1) / l.lanes : 0;
+    char why[96];
     int n = snprintf(buf, len,
                      "%sembedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
                      "accumulated in %" PRId64 " %d-bit vectors%s",
@@ -149,9 +184,7 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
                       "; prefetch %" PRId64 " rows (%" PRId64 " bytes) ahead, primed for the "
                       "first rows (table of %" PRId64 " bytes >= %d%s)",
                       s->prefetch, s->prefetch * l.row_bytes, l.table_bytes,
-                      TJ_BAG_PREFETCH_MIN_TABLE,
-                      tj_bag_table_in_llc(&l) ? ", inside the last-level cache: further ahead"
-                                              : "");
+                      TJ_BAG_PREFETCH_MIN_TABLE, tj_bag_prefetch_why(&l, why, sizeof why));
     else
         n += snprintf(buf + n, len - (size_t)n,
                       "; no prefetch (table of %" PRId64 " bytes < %d, or TENSORJIT_PREFETCH=0)",

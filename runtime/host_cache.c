@@ -7,10 +7,12 @@
 
 #include "host_cache.h"
 
-static int64_t tj_sysfs_cache_bytes(int index)
+/* The number in cpu0's cache entry `index`'s file `what`, times its K or
+ * M; 0 where there is none. */
+static int64_t tj_sysfs_cache_value(int index, const char *what)
 {
     char path[96], text[32];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, what);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -20,6 +22,11 @@ static int64_t tj_sysfs_cache_bytes(int index)
         v = 0;
     fclose(f);
     return (int64_t)v * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
+}
+
+static int64_t tj_sysfs_cache_bytes(int index)
+{
+    return tj_sysfs_cache_value(index, "size");
 }
 
 int64_t tj_host_llc_bytes(void)
@@ -33,4 +40,13 @@ int64_t tj_host_llc_bytes(void)
         return best;
     long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
     return llc > 0 ? llc : 0;
+}
+
+int64_t tj_host_l2_bytes(void)
+{
+    for (int i = 0; i < 8; i++)
+        if (tj_sysfs_cache_value(i, "level") == 2)
+            return tj_sysfs_cache_bytes(i);
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? l2 : 0;
 }
