@@ -37,14 +37,16 @@
  * 0.85 against 1.17-1.31 on a 16-core Xeon, where E5's 256 MB (inside its
  * L3) gained too, while on the AMD host E2b, E4 and E5, out of its L3,
  * lost at 64 (docs/performance.md, 'A 16-core Xeon'). On an Intel core
- * every bag prefetches TJ_BAG_PREFETCH_FAR_ROWS ahead, as long as those rows
- * take at most 1/TJ_BAG_PREFETCH_L2_SHARE of its L2 (where T1 puts them):
- * on the 16-core Xeon E2a went 0.39 of the static kernel at 128 against
- * 0.58-0.60 at 32, E2b 0.69 against 0.72-0.80, E5 0.26 against 0.31-0.33,
- * and no workload lost at 128 there, while the AMD host's E4 went 0.52-0.53
- * at 128 against 0.43 at 32 (docs/performance.md, 'Prefetch distance by
- * host'). The vendor is the one fact of the host we found that parts the
- * two. TENSORJIT_PREFETCH=N sets the rows ahead (0: none). */
+ * the other bags (short, from a table in memory) prefetch
+ * TJ_BAG_PREFETCH_FAR_ROWS ahead, as long as those rows take at most
+ * 1/TJ_BAG_PREFETCH_L2_SHARE of its L2 (where T1 puts them): on the
+ * 16-core Xeon, in interleaved pairs, E2b went 0.62-0.72 of the static
+ * kernel at 128 against 0.80 at 32 and E2a 0.41-0.47 against 0.51-0.62,
+ * while E1's long bags did no better at 128 than at 64 and the AMD host's
+ * E4 went 0.52-0.53 at 128 against 0.43 at 32 (docs/performance.md,
+ * 'Prefetch distance by host'). The vendor is the one fact of the host we
+ * found that parts the two. TENSORJIT_PREFETCH=N sets the rows ahead (0:
+ * none). */
 #define TJ_BAG_PREFETCH_BYTES 4096
 #define TJ_BAG_PREFETCH_LONG_BAG 64
 #define TJ_BAG_PREFETCH_MIN_ROWS 32

@@ -102,6 +102,13 @@ static int tj_bag_table_in_llc(const tj_bag_layout *l)
     return l->llc_bytes > 0 && l->table_bytes <= l->llc_bytes;
 }
 
+/* Bags of TJ_BAG_PREFETCH_LONG_BAG lookups or more on average (a dynamic
+ * kernel's are the call's: not known to be long). */
+static int tj_bag_long(const tj_bag_layout *l)
+{
+    return l->bag_len >= TJ_BAG_PREFETCH_LONG_BAG && l->bag_len != INT64_MAX;
+}
+
 /* The rows ahead on a core that prefetches far (bag_ir.h): as many as its
  * L2's share holds, between the usual least and TJ_BAG_PREFETCH_FAR_ROWS. */
 static int64_t tj_bag_far_rows(const tj_bag_layout *l)
@@ -127,10 +134,9 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     rows = rows < TJ_BAG_PREFETCH_MIN_ROWS   ? TJ_BAG_PREFETCH_MIN_ROWS
            : rows > TJ_BAG_PREFETCH_MAX_ROWS ? TJ_BAG_PREFETCH_MAX_ROWS
                                              : rows;
-    if ((l.bag_len >= TJ_BAG_PREFETCH_LONG_BAG && l.bag_len != INT64_MAX) ||
-        tj_bag_table_in_llc(&l))
+    if (tj_bag_long(&l) || tj_bag_table_in_llc(&l))
         rows = TJ_BAG_PREFETCH_MAX_ROWS;
-    if (l.far_prefetch)
+    else if (l.far_prefetch)
         rows = tj_bag_far_rows(&l);
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
@@ -155,12 +161,14 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
 /* Why the rows ahead are more than the usual, in words ("" if not). */
 static const char *tj_bag_prefetch_why(const tj_bag_layout *l, char *buf, size_t len)
 {
-    if (l->far_prefetch)
-        snprintf(buf, len, ", as on an Intel core: further ahead, within 1/%d of its %" PRId64
-                 "-byte L2", TJ_BAG_PREFETCH_L2_SHARE, l->l2_bytes);
+    if (tj_bag_long(l) || tj_bag_table_in_llc(l))
+        snprintf(buf, len, ", %s: further ahead",
+                 tj_bag_long(l) ? "long bags" : "inside the last-level cache");
+    else if (l->far_prefetch)
+        snprintf(buf, len, ", short bags from memory as on an Intel core: further ahead, "
+                 "within 1/%d of its %" PRId64 "-byte L2", TJ_BAG_PREFETCH_L2_SHARE, l->l2_bytes);
     else
-        snprintf(buf, len, "%s", tj_bag_table_in_llc(l) ? ", inside the last-level cache: "
-                                                          "further ahead" : "");
+        buf[0] = '\0';
     return buf;
 }
 
