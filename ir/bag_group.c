@@ -156,10 +156,10 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
         LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, "");
         longest = LLVMBuildSelect(e->b, more, len[i], longest, "longest");
     }
-    k->fast_nan = tj_bir_nan_redo_wanted(k);
+    k->fast_nan = k->nan_lo != NULL;
     tj_bir_lookup_loop(k, bl, slots, start, len, longest);
     if (k->fast_nan)
-        tj_bir_nan_redo(k, bl, slots, start, len, longest);
+        tj_bir_nan_note(k, bl, slots, b);
     for (int i = 0; i < slots; i++) {
         LLVMBasicBlockRef next = NULL;
         if (in[i]) {
@@ -260,7 +260,26 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 
 /* With streaming stores: the bags twice, for a 64-byte aligned out
  * (streaming, then a fence that orders them) and for any other. */
+static void tj_emit_bags_stored(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
+
+/* Bags [begin, end), then those a float sum's fast path left with a NaN
+ * again (tj_bir_nan_redo). */
 void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    k->nan_lo = k->nan_hi = NULL;
+    if (k->g->row_elems > 0 && tj_bir_nan_redo_wanted(k)) {
+        k->nan_lo = tj_bir_slot(k, e->i64, "nan.lo");
+        k->nan_hi = tj_bir_slot(k, e->i64, "nan.hi");
+        LLVMBuildStore(e->b, tj_i64(e, INT64_MAX), k->nan_lo);
+        LLVMBuildStore(e->b, tj_i64(e, INT64_MIN), k->nan_hi);
+    }
+    tj_emit_bags_stored(k, begin, end);
+    if (k->nan_lo)
+        tj_bir_nan_redo(k, end);
+}
+
+static void tj_emit_bags_stored(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     if (!k->st.nontemporal) {

@@ -32,14 +32,14 @@
  * rule for sums: the accumulator's NaN first, then the row's (the operand
  * order of an fadd's NaN is LLVM's otherwise), and a product's the row's
  * first, then the weight's, so that both engines agree bit for bit; the
- * lookups run without the rule's selects and a bag whose sum ends in a NaN
- * runs again with them (tj_bir_nan_redo).
+ * lookups run without the rule's selects, and the bags whose sums end in a
+ * NaN are reduced again by the reference kernel (tj_bir_nan_redo).
  *
  *   bag_ir.c        the module: functions, counts, the dynamic entry, dispatch
  *   bag_strategy.c  how a bag kernel is generated
  *   bag_elem.c      element types and the small builders
  *   bag_check.c     the check pass
- *   bag_lookup.c    resolve, prefetch and priming, lookup loops, the NaN redo
+ *   bag_lookup.c    resolve, prefetch and priming, lookup loops, the NaN redo's call
  *   bag_group.c     column blocks, interleaved groups, bags by alignment, finishing a bag
  *   bag_segments.c  the segments form, its scratch and its range
  */
@@ -65,6 +65,9 @@ typedef struct tj_bir {
     int drops;        /* a lookup may be dropped (zero-fill, padding) */
     int nt;           /* emitting the streaming-store path */
     int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
+    /* the fast path's bags with a NaN: [nan_lo, nan_hi), redone by the
+     * reference kernel (tj_bir_nan_redo); NULL where there is no fast path */
+    LLVMValueRef nan_lo, nan_hi;
     LLVMValueRef main_fn;
     LLVMValueRef table, indices, offsets, weights, out;
     /* the counts: constants, or a dynamic kernel's from the call's dims
@@ -109,8 +112,8 @@ void tj_bir_prime(tj_bir *k, LLVMValueRef first);
 void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
                         LLVMValueRef *len, LLVMValueRef n);
 int tj_bir_nan_redo_wanted(const tj_bir *k);
-void tj_bir_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
-                     LLVMValueRef *len, LLVMValueRef longest);
+void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots, LLVMValueRef b);
+void tj_bir_nan_redo(tj_bir *k, LLVMValueRef end);
 /* bag_group.c */
 int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v);
 LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,

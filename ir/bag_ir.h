@@ -19,6 +19,7 @@
 #define TJ_RT_BAG_DYN_ENTER "tj_rt_bag_dyn_enter"
 #define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
 #define TJ_RT_BAG_DYN_PARALLEL "tj_rt_bag_dyn_parallel"
+#define TJ_RT_BAG_REDO "tj_rt_bag_redo"
 
 /* Prefetch: the row of the lookup at least TJ_BAG_PREFETCH_MIN_ROWS and
  * TJ_BAG_PREFETCH_BYTES of rows ahead in the index stream (at most

@@ -165,32 +165,10 @@ int tj_bir_nan_redo_wanted(const tj_bir *k)
     return k->afloat && k->g->reduction != JIT_REDUCTION_MAX;
 }
 
-/* The group's bags under the rule into dest[s] (an accumulator of type
- * n x aty): columns [c0, c0 + n), one vector of them (no prefetch: the
- * rows were just read). */
-static void tj_redo_vector(tj_bir *k, int slots, LLVMValueRef *start, LLVMValueRef *len,
-                           LLVMValueRef longest, LLVMValueRef c0, int64_t n, LLVMValueRef *dest)
-{
-    LLVMTypeRef vt = tj_bir_vec(k->aty, n);
-    tj_colblock one = {.c0 = c0, .n = n, .vectors = 1};
-    for (int s = 0; s < slots; s++) {
-        one.acc[s][0] = tj_bir_slot(k, vt, "redo.acc");
-        tj_bir_init_bag(k, &one, s);
-    }
-    tj_bir_lookup_loop(k, &one, slots, start, len, longest);
-    for (int s = 0; s < slots; s++)
-        LLVMBuildStore(k->e.b, tj_bir_get(k, one.acc[s][0], vt), dest[s]);
-}
-
-/* If an accumulator of the group's holds a NaN: the group's bags again,
- * NaNs by the rule (a bag without one gets the same bits again), a
- * vector of columns at a time (a lane's sum reads its own column only),
- * the whole vectors in a loop through arrays on the stack: the rare path
- * then holds a vector's lookups, not the row's, and generates in less
- * time (docs/performance.md, 'Compile time of a bag kernel'). The kept
- * counts are the fast pass's. */
-void tj_bir_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
-                     LLVMValueRef *len, LLVMValueRef longest)
+/* If an accumulator of the group's (bags [b, b + slots)) holds a NaN, the
+ * bags with a NaN so far, [nan_lo, nan_hi), take the group in: selects, no
+ * branch. */
+void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots, LLVMValueRef b)
 {
     tj_emit *e = &k->e;
     LLVMValueRef any = tj_false(e);
@@ -205,43 +183,46 @@ void tj_bir_nan_redo(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
                               LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""),
                               "any.nan");
         }
+    LLVMValueRef lo = LLVMBuildLoad2(e->b, e->i64, k->nan_lo, "nan.lo");
+    LLVMValueRef hi = LLVMBuildLoad2(e->b, e->i64, k->nan_hi, "nan.hi");
+    LLVMValueRef last = tj_add(e, b, tj_i64(e, slots), "");
+    LLVMValueRef lower = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, b, lo, ""), b, lo, "");
+    LLVMValueRef higher =
+        LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, last, hi, ""), last, hi, "");
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, any, lower, lo, ""), k->nan_lo);
+    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, any, higher, hi, ""), k->nan_hi);
+}
+
+/* The bags the fast path left with a NaN, [nan_lo, min(nan_hi, end)),
+ * reduced again under the rule by the reference kernel:
+ * tj_rt_bag_redo(self, dims or NULL, the buffers, lo, hi), its status
+ * returned if it fails. After the bags' stores (and the streaming ones'
+ * fence), so that its stores are the last. The rule's own loops here, a
+ * vector of columns at a time, cost 1.5 ms of a 6.5 ms compile for a path
+ * that NaNs alone take (docs/performance.md, 'Compile time of a bag
+ * kernel'). */
+void tj_bir_nan_redo(tj_bir *k, LLVMValueRef end)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef lo = LLVMBuildLoad2(e->b, e->i64, k->nan_lo, "nan.lo");
+    LLVMValueRef hi = LLVMBuildLoad2(e->b, e->i64, k->nan_hi, "nan.hi");
+    hi = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, hi, end, ""), end, hi, "nan.hi");
     LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
-    LLVMBuildCondBr(e->b, any, redo, done);
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, lo, hi, ""), redo, done);
     LLVMPositionBuilderAtEnd(e->b, redo);
-    k->fast_nan = 0;
-    int64_t lanes = k->lay.lanes, full = bl->n / lanes, rest = bl->n % lanes;
-    LLVMValueRef dest[TJ_BAG_INTERLEAVE_MAX];
-    if (full == 1) {
-        for (int s = 0; s < slots; s++)
-            dest[s] = bl->acc[s][0];
-        tj_redo_vector(k, slots, start, len, longest, bl->c0, lanes, dest);
-    } else if (full > 1) {
-        LLVMTypeRef vt = tj_bir_vec(k->aty, lanes), at = LLVMArrayType(vt, (unsigned)full);
-        LLVMValueRef row[TJ_BAG_INTERLEAVE_MAX];
-        for (int s = 0; s < slots; s++)
-            row[s] = tj_bir_slot(k, at, "redo.row");
-        tj_loop l;
-        tj_loop_begin(e, &l, "redo.col", full, NULL);
-        LLVMValueRef at_v[2] = {tj_i64(e, 0), l.iv};
-        for (int s = 0; s < slots; s++)
-            dest[s] = LLVMBuildGEP2(e->b, at, row[s], at_v, 2, "");
-        LLVMValueRef c0 = tj_add(e, bl->c0, tj_mul(e, l.iv, lanes, ""), "redo.c0");
-        tj_redo_vector(k, slots, start, len, longest, c0, lanes, dest);
-        tj_bir_loop_close(k, &l, NULL);
-        for (int s = 0; s < slots; s++)
-            for (int64_t v = 0; v < full; v++) {
-                LLVMValueRef idx[2] = {tj_i64(e, 0), tj_i64(e, v)};
-                LLVMValueRef x = tj_bir_get(k, LLVMBuildGEP2(e->b, at, row[s], idx, 2, ""), vt);
-                LLVMBuildStore(e->b, x, bl->acc[s][v]);
-            }
-    }
-    if (rest) {
-        for (int s = 0; s < slots; s++)
-            dest[s] = bl->acc[s][full];
-        tj_redo_vector(k, slots, start, len, longest,
-                       tj_add(e, bl->c0, tj_i64(e, full * lanes), ""), rest, dest);
-    }
-    k->fast_nan = 1;
-    LLVMBuildBr(e->b, done);
+    LLVMTypeRef params[9] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr,
+                             e->ptr, e->ptr, e->i64, e->i64};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 9, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_BAG_REDO);
+    if (!fn)
+        fn = LLVMAddFunction(e->mod, TJ_RT_BAG_REDO, fty);
+    LLVMValueRef args[9] = {LLVMConstPointerCast(k->main_fn, e->ptr),
+                            k->dims ? k->dims : LLVMConstPointerNull(e->ptr),
+                            k->table, k->indices, k->offsets, k->weights, k->out, lo, hi};
+    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 9, "status");
+    LLVMBasicBlockRef fail = tj_block(e, "bag.nan.fail");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, done);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMBuildRet(e->b, st);
     LLVMPositionBuilderAtEnd(e->b, done);
 }

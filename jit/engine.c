@@ -247,6 +247,7 @@ const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS] = {
     {TJ_RT_BAG_DYN_ENTER, (void *)(uintptr_t)tj_rt_bag_dyn_enter},
     {TJ_RT_BAG_DYN_BAD, (void *)(uintptr_t)tj_rt_bag_dyn_bad},
     {TJ_RT_BAG_DYN_PARALLEL, (void *)(uintptr_t)tj_rt_bag_dyn_parallel},
+    {TJ_RT_BAG_REDO, (void *)(uintptr_t)tj_rt_bag_redo},
     {"memcpy", (void *)(uintptr_t)memcpy},
     {"memmove", (void *)(uintptr_t)memmove},
     {"memset", (void *)(uintptr_t)memset},

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 10u /* 2: the plan of levels; 3: range functions take flags;
+#define TJ_OBJ_FORMAT 11u /* 2: the plan of levels; 3: range functions take flags;
                             4: a bag kernel on one thread is one function;
                             5: dynamic and segments bag kernels split;
                             6: a bag kernel's loops compiled for compile time;
@@ -27,7 +27,8 @@
                             9: 64-byte moves in zmm where 256 bits are preferred,
                                small odd slices in ascending moves,
                                bags from a table inside the last-level cache prefetch further;
-                            10: bags on an Intel core prefetch further */
+                            10: bags on an Intel core prefetch further;
+                            11: a bag sum's NaN redo is the reference kernel's (a call) */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

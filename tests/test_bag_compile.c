@@ -136,8 +136,10 @@ static void test_short_bags(void **state)
 }
 
 /* A group of interleaved bags is one loop over their lookups (the
- * shorter ones skip their slot), and one under the NaN rule; the last
- * group, short of bags, is the same code: two lookup loops in all. */
+ * shorter ones skip their slot); the last group, short of bags, is the
+ * same code; and the bags whose sums end in a NaN are left to the
+ * reference kernel (one call after the bags), not to loops of their own
+ * under the NaN rule: one lookup loop in all. */
 static void test_group_loops(void **state)
 {
     (void)state;
@@ -145,9 +147,11 @@ static void test_group_loops(void **state)
     char *ir = jit_dump(&s, JIT_DUMP_IR);
     assert_non_null(ir);
     int loops = count_defs(ir, "lookup.done");
+    int redo = strstr(ir, "call i32 @tj_rt_bag_redo(") != NULL;
     free(ir);
-    if (loops != 2)
-        fail_msg("%d lookup loops, not 2", loops);
+    if (loops != 1 || !redo)
+        fail_msg("%d lookup loops, not 1; the reference kernel's redo %s", loops,
+                 redo ? "called" : "not called");
 }
 
 /* The offsets (or segment ids) and the indices are checked in one loop,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bag_check.h"
+#include "bag_ref.h"
 #include "cache.h"
 #include "config.h"
 #include "dyn.h"
@@ -70,6 +71,20 @@ int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
     tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
                  "kernel could not say which)");
     return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
+}
+
+int tj_rt_bag_redo(const void *self, const int64_t *dims, const void *table, const void *indices,
+                   const void *offsets, const void *weights, void *out, int64_t begin,
+                   int64_t end)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    if (!k) {
+        tj_error_set("internal: a bag kernel the cache does not know");
+        return JIT_STATUS_BAD_POINTER;
+    }
+    tj_plan p = k->plan;
+    int rc = dims ? tj_bag_bind(&k->plan.bag, dims, &p.bag) : JIT_OK;
+    return rc != JIT_OK ? rc : tj_bag_ref_range(&p, table, indices, offsets, weights, out, begin, end);
 }
 
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,

@@ -72,6 +72,14 @@ int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
                       const void *indices, const void *offsets, const void *weights,
                       const void *out);
 
+/* A bag kernel's (self, a dynamic one's with its call's dims, else dims
+ * NULL) bags [begin, end), whose float sums its fast path left with a NaN:
+ * reduced again by the reference kernel, whose NaN rule the JIT's follows
+ * (exec/bag_ref.h); the inputs were checked. A status. */
+int tj_rt_bag_redo(const void *self, const int64_t *dims, const void *table, const void *indices,
+                   const void *offsets, const void *weights, void *out, int64_t begin,
+                   int64_t end);
+
 /* A split bag kernel's range function: bags [begin, end), their inputs
  * checked by then. A bag kernel's tj_kernel.range holds one of these. */
 typedef int (*tj_bag_range_fn)(const void *table, const void *indices, const void *offsets,
