@@ -276,30 +276,28 @@ static long long explained_llc(const jit_sig *s)
     return llc;
 }
 
+/* The number in cpu0's sysfs cache entry `index`'s file `what`, times its
+ * K or M (0: none): the oracle of runtime/host_cache.c, read here alone. */
+static long long sysfs_value(int index, const char *what)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, what);
+    FILE *f = fopen(path, "r");
+    long long v = 0;
+    char unit = 0;
+    if (f && fscanf(f, "%lld%c", &v, &unit) >= 1)
+        v *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+    if (f)
+        fclose(f);
+    return v;
+}
+
 /* The bytes of cpu0's cache of `level` in sysfs (0: none). */
 static long long sysfs_cache_level_bytes(int level)
 {
-    for (int i = 0; i < 8; i++) {
-        char path[96];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        int lv = 0;
-        if (f && fscanf(f, "%d", &lv) != 1)
-            lv = 0;
-        if (f)
-            fclose(f);
-        if (lv != level)
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        long long v = 0;
-        char unit = 0;
-        if (f && fscanf(f, "%lld%c", &v, &unit) >= 1)
-            v *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
-        if (f)
-            fclose(f);
-        return v;
-    }
+    for (int i = 0; i < 8; i++)
+        if (sysfs_value(i, "level") == level)
+            return sysfs_value(i, "size");
     return 0;
 }
 
@@ -308,15 +306,7 @@ static long long sysfs_llc(void)
 {
     long long best = 0;
     for (int i = 0; i < 8; i++) {
-        char path[96];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        FILE *f = fopen(path, "r");
-        long long v = 0;
-        char unit = 0;
-        if (f && fscanf(f, "%lld%c", &v, &unit) >= 1)
-            v *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
-        if (f)
-            fclose(f);
+        long long v = sysfs_value(i, "size");
         best = v > best ? v : best;
     }
     return best;
