@@ -97,6 +97,7 @@ int tj_tracks_sign(const tj_kir *k);
 /* kernel_validate.c: the checks */
 void tj_emit_pointer_checks(tj_kir *k);
 LLVMValueRef tj_emit_validation(tj_kir *k);
+LLVMValueRef tj_emit_check_part(tj_kir *k);
 LLVMValueRef tj_emit_dyn_validation(tj_kir *k, LLVMValueRef rp);
 
 /* kernel_copy.c: the copies */

@@ -147,6 +147,7 @@ typedef struct tj_ir_strategy {
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
     int split;         /* a main that calls its check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
     int ranges;        /* check and range functions: a split main's, or the parts API's */
+    int parallel_checks; /* a split main leaves the validation to the parts (TJ_SPLIT_CHECK_MIN_BYTES) */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
     int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */

@@ -47,6 +47,20 @@ LLVMValueRef tj_emit_check_function(tj_kir *k, const char *name)
     return e->fn;
 }
 
+/* With TJ_RANGE_CHECK in flags, a range function validates tuples
+ * [begin, end) and returns what it found (tj_emit_check_part). */
+static void tj_emit_check_mode(tj_kir *k, LLVMValueRef flags)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef mode = LLVMBuildAnd(e->b, flags, tj_i32(e, TJ_RANGE_CHECK), "");
+    LLVMBasicBlockRef check = tj_block(e, "part.check"), copy = tj_block(e, "part.copy");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, mode, tj_i32(e, 0), "checking"), check,
+                    copy);
+    LLVMPositionBuilderAtEnd(e->b, check);
+    LLVMBuildRet(e->b, tj_emit_check_part(k));
+    LLVMPositionBuilderAtEnd(e->b, copy);
+}
+
 /* i32 NAME_range(data, indices, updates, out, begin, end, flags): the
  * copies of units [begin, end), indices already validated (flags:
  * TJ_RANGE_NONNEG); a dynamic kernel's takes the call's plan before the
@@ -72,6 +86,8 @@ LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     if (k->dyn)
         tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
+    if (k->st.parallel_checks)
+        tj_emit_check_mode(k, LLVMGetParam(e->fn, 6));
     LLVMValueRef neg = NULL;
     if (tj_tracks_sign(k)) {
         LLVMValueRef flags = LLVMGetParam(e->fn, k->dyn ? 7 : 6);
@@ -104,7 +120,9 @@ static LLVMValueRef tj_emit_check_flags(tj_kir *k, LLVMValueRef st)
 }
 
 /* The main function of a split kernel: NULL checks, the check function,
- * then the range function over every unit, on this thread or the pool's. */
+ * then the range function over every unit, on this thread or the pool's;
+ * where the checks go in parts too (parallel_checks), the runtime calls
+ * the check (alone) or the range functions' check mode (split). */
 void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range)
 {
     tj_emit *e = &k->e;
@@ -112,9 +130,12 @@ void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range)
     tj_bind_buffers(k, e->fn, k->p->has_updates);
     LLVMPositionBuilderAtEnd(e->b, LLVMGetLastBasicBlock(e->fn));
     tj_emit_pointer_checks(k);
-    LLVMTypeRef cty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);
-    LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, &k->indices, 1, "check.status");
-    LLVMValueRef flags = tj_emit_check_flags(k, st);
+    LLVMValueRef flags = tj_i32(e, TJ_RANGE_UNCHECKED); /* the runtime checks in parts */
+    if (!k->st.parallel_checks) {
+        LLVMTypeRef cty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);
+        LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, &k->indices, 1, "check.status");
+        flags = tj_emit_check_flags(k, st);
+    }
     LLVMValueRef upd = k->updates ? k->updates : LLVMConstNull(e->ptr);
     if (k->p->threads > 1) {
         LLVMValueRef args[6] = {tj_self(k), k->data, k->indices, upd, k->out, flags};

@@ -235,6 +235,35 @@ LLVMValueRef tj_emit_validation(tj_kir *k)
     return negp ? neg : NULL;
 }
 
+/* A range function's check mode (TJ_RANGE_CHECK): tuples [k->begin,
+ * k->end) validated, whole chunks in vectors as the check function's, then
+ * the rest; returns the i32 bits TJ_CHECK_BAD (one is out of range) and
+ * TJ_CHECK_NEGATIVE (one is negative, where the sign is tracked). No
+ * message: the runtime has the check function write it. */
+LLVMValueRef tj_emit_check_part(tj_kir *k)
+{
+    tj_emit *e = &k->e;
+    const tj_plan *p = k->p;
+    LLVMValueRef saved = k->indices;
+    int64_t tuple_bytes = (int64_t)p->depth * p->index_size;
+    k->indices = tj_byte_gep(e, k->indices, tj_mul(e, k->begin, tuple_bytes, ""), "part.indices");
+    LLVMValueRef n = LLVMBuildSub(e->b, k->end, k->begin, "part.tuples");
+    LLVMValueRef bad = tj_false(e), neg = tj_false(e);
+    LLVMValueRef *negp = tj_tracks_sign(k) ? &neg : NULL;
+    LLVMValueRef first = tj_i64(e, 0);
+    uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
+    if (tj_native_bounds(k, bound, shift)) {
+        LLVMValueRef chunks = LLVMBuildUDiv(e->b, n, tj_i64(e, TJ_CHECK_CHUNK), "part.chunks");
+        bad = tj_check_chunks(k, 0, chunks, bound, shift, negp);
+        first = tj_mul(e, chunks, TJ_CHECK_CHUNK, "part.rest");
+    }
+    bad = tj_check_loop(k, first, LLVMBuildSub(e->b, n, first, ""), bad, negp);
+    k->indices = saved;
+    LLVMValueRef bits = LLVMBuildSelect(e->b, bad, tj_i32(e, TJ_CHECK_BAD), tj_i32(e, 0), "");
+    LLVMValueRef negative = LLVMBuildSelect(e->b, neg, tj_i32(e, TJ_CHECK_NEGATIVE), tj_i32(e, 0), "");
+    return LLVMBuildOr(e->b, bits, negative, "part.check");
+}
+
 /* A dynamic kernel's validation: the same checks over the call's tuples,
  * in a loop of run-time trips; the message from the call's plan. Returns
  * whether an index is negative, as tj_emit_validation. */

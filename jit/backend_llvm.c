@@ -537,6 +537,11 @@ void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
         snprintf(buf, len, "counted loops with constant trip counts: %" PRId64 " index entries "
                  "> unroll budget %" PRId64 " (unrolled compile time grows ~0.6 ms per entry)",
                  st.entries, st.budget);
+    size_t n = strlen(buf);
+    if (!p->is_bag && !p->dyn && st.split && n < len)
+        snprintf(buf + n, len - n, "; units split across up to %d threads as the measured cost "
+                 "says%s", p->threads, st.parallel_checks ? ", the indices checked in parts "
+                 "too (at least 1 MB of them)" : "");
 }
 
 void tj_backend_release(void *handle)

@@ -643,6 +643,83 @@ static void test_probes_back_off(void **state)
                      (long long)tj_split_probe_every(1000, probe_ps));
 }
 
+/* One call of a GatherND [1024,1024] f32 by `n` i64 tuples of 2 into a
+ * buffer first filled with 0x5a: its status and message. */
+static int call_large(jit_kernel fn, const float *data, const int64_t *idx, float *out, size_t n,
+                      char *msg, size_t len)
+{
+    memset(out, 0x5a, n * sizeof *out);
+    int rc = ((jit_gather_nd_fn)fn)(data, idx, out);
+    snprintf(msg, len, "%s", rc == JIT_OK ? "" : jit_last_error());
+    return rc;
+}
+
+/* A split kernel whose indices take 1 MB or more checks them in parts
+ * too: its main calls no check function, its range function has a check
+ * mode; split calls (forced) and calls alone give the one-thread kernel's
+ * output under error and under negative-wraps with negative indices, and
+ * a bad index in the second half gives its status and message, with
+ * nothing written. */
+static void test_checks_in_parts(void **state)
+{
+    (void)state;
+    enum { N = 131072 }; /* 2 MB of i64 tuples */
+    float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
+          *got = malloc(N * sizeof *got);
+    int64_t *idx = malloc(2 * N * sizeof *idx);
+    assert_true(data && want && got && idx);
+    for (int i = 0; i < 1024 * 1024; i++)
+        data[i] = (float)i;
+    uint64_t rs = 31;
+    static const jit_index_policy policies[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS};
+    char msg_one[512], msg_two[512];
+    for (int run = 0; run < 4; run++) { /* policy by policy, calls forced split or not */
+        int pi = run / 2, forced = run % 2;
+        support_setenv("TENSORJIT_SPLIT_MIN", forced ? "1" : NULL); /* jit_shutdown too */
+        for (int i = 0; i < 2 * N; i++)
+            idx[i] = support_rand_range(&rs, pi ? -1024 : 0, 1023);
+        jit_sig s = {0};
+        s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+        s.index_policy = policies[pi];
+        s.data_shape = shape2(1024, 1024);
+        s.indices_shape = shape2(N, 2);
+        s.threads = 2;
+        char *ir = jit_dump(&s, JIT_DUMP_IR);
+        assert_non_null(ir);
+        const char *range = strstr(ir, "_range(");
+        if (!range || !strstr(range, "part.check"))
+            fail_msg("the range function has no check mode");
+        if (strstr(ir, "call i32 @tj_gather_nd_check("))
+            fail_msg("the main calls the check function");
+        jit_free(ir);
+        jit_kernel two = jit_compile(&s);
+        s.threads = 1;
+        jit_kernel one = jit_compile(&s);
+        assert_true(one && two);
+        assert_int_equal(call_large(one, data, idx, want, N, msg_one, sizeof msg_one), JIT_OK);
+        for (int c = 0; c < 6; c++) {
+            assert_int_equal(call_large(two, data, idx, got, N, msg_two, sizeof msg_two), JIT_OK);
+            if (memcmp(got, want, N * sizeof *got) != 0)
+                fail_msg("policy %d, forced %d, call %d: not the one-thread output", pi, forced,
+                         c);
+        }
+        idx[2 * N - 3] = 1024; /* the row of the last tuple but one */
+        int rc_one = call_large(one, data, idx, want, N, msg_one, sizeof msg_one);
+        int rc = call_large(two, data, idx, got, N, msg_two, sizeof msg_two);
+        assert_int_equal(rc_one, JIT_STATUS_BAD_INDEX);
+        assert_int_equal(rc, rc_one);
+        assert_string_equal(msg_two, msg_one);
+        if (memcmp(got, want, N * sizeof *got) != 0)
+            fail_msg("policy %d, forced %d: written after a bad index", pi, forced);
+        tj_split_counts c;
+        assert_int_equal(tj_split_counts_of(two, &c), 0);
+        if (forced && c.split < 6)
+            fail_msg("forced: %lld calls split of %lld", (long long)c.split, (long long)c.calls);
+    }
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    free(data), free(want), free(got), free(idx);
+}
+
 /* A kernel of G3's size (16 KB, 3 us), kept alone by the rule on most
  * hosts: past its first probes most calls skip the rule (tj_split_quiet),
  * and still every call is counted once, one way or the other, and every
@@ -691,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_split_rule_keeps_bytes),
         cmocka_unit_test(test_entries_found_after_frees),
         cmocka_unit_test(test_quiet_calls_counted),
+        cmocka_unit_test(test_checks_in_parts),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),

@@ -447,10 +447,6 @@ static void tj_split_note(tj_split_stat *st, int way, double ns, double work, in
         __atomic_store_n(&st->confirm, 1, __ATOMIC_RELAXED);
 }
 
-/* A split call of `work`: range(ctx, begin, end) over p's units, alone or
- * over the pool as tj_split_choose says, its time noted in st. A call
- * below TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone
- * untimed, unless TENSORJIT_SPLIT_MIN splits it. */
 /* Whether a call kept alone goes untimed (counted in st->untimed). */
 static int tj_split_untimed(tj_split_stat *st)
 {
@@ -461,30 +457,66 @@ static int tj_split_untimed(tj_split_stat *st)
     return 1;
 }
 
+/* How a split call runs each way: alone on the calling thread, or in
+ * `parts` parts over the pool; each returns a status (a check's failure).
+ * A call of a range over units (tj_split_run) or one that checks its
+ * indices in parts first (tj_rt_parallel, TJ_RANGE_UNCHECKED). */
+typedef struct tj_split_ways {
+    int (*alone)(void *ctx);
+    int (*split)(void *ctx, int parts);
+} tj_split_ways;
+
+/* A split call of `work`: alone or split as tj_split_choose says, its time
+ * noted in st (unless it failed). A call below TJ_SPLIT_MIN_WORK (a
+ * dynamic kernel's small shape) runs alone untimed, unless
+ * TENSORJIT_SPLIT_MIN splits it. */
+static int tj_split_ways_run(const tj_split_size *p, double work, tj_split_stat *st,
+                             const tj_split_ways *ways, void *ctx)
+{
+    int64_t counted;
+    if (tj_split_quiet(st, work, &counted))
+        return ways->alone(ctx);
+    tj_split_way w = tj_split_choose(p, work, st, counted);
+    if (w.parts <= 1 && work < TJ_SPLIT_MIN_WORK)
+        return ways->alone(ctx);
+    if (w.parts <= 1 && !w.probe && tj_split_untimed(st))
+        return ways->alone(ctx);
+    int64_t t0 = tj_pool_now_ns();
+    int rc = w.parts <= 1 ? ways->alone(ctx) : ways->split(ctx, w.parts);
+    if (rc == JIT_OK)
+        tj_split_note(st, w.parts <= 1 ? TJ_WAY_ALONE : TJ_WAY_SPLIT,
+                      (double)(tj_pool_now_ns() - t0), work, w.probe);
+    return rc;
+}
+
+/* A range over units, for tj_split_ways_run. */
+typedef struct tj_units_call {
+    tj_pool_fn range;
+    void *ctx;
+    int64_t units;
+} tj_units_call;
+
+static int tj_units_alone(void *ctx)
+{
+    const tj_units_call *c = ctx;
+    c->range(c->ctx, 0, c->units);
+    return JIT_OK;
+}
+
+static int tj_units_split(void *ctx, int parts)
+{
+    const tj_units_call *c = ctx;
+    tj_pool_run(parts, c->units, c->range, c->ctx);
+    return JIT_OK;
+}
+
+static const tj_split_ways tj_units_ways = {tj_units_alone, tj_units_split};
+
 static void tj_split_run(const tj_split_size *p, double work, tj_split_stat *st,
                          tj_pool_fn range, void *ctx)
 {
-    int64_t counted;
-    if (tj_split_quiet(st, work, &counted)) {
-        range(ctx, 0, p->units);
-        return;
-    }
-    tj_split_way w = tj_split_choose(p, work, st, counted);
-    if (w.parts <= 1 && work < TJ_SPLIT_MIN_WORK) {
-        range(ctx, 0, p->units);
-        return;
-    }
-    if (w.parts <= 1 && !w.probe && tj_split_untimed(st)) {
-        range(ctx, 0, p->units);
-        return;
-    }
-    int64_t t0 = tj_pool_now_ns();
-    if (w.parts <= 1)
-        range(ctx, 0, p->units);
-    else
-        tj_pool_run(w.parts, p->units, range, ctx);
-    tj_split_note(st, w.parts <= 1 ? TJ_WAY_ALONE : TJ_WAY_SPLIT,
-                  (double)(tj_pool_now_ns() - t0), work, w.probe);
+    tj_units_call c = {range, ctx, p->units};
+    (void)tj_split_ways_run(p, work, st, &tj_units_ways, &c);
 }
 
 /* tj_split_run for a call of plan p. */
@@ -579,18 +611,79 @@ static void tj_parallel_part(void *ctx, int64_t begin, int64_t end)
     j->k->range(j->data, j->indices, j->updates, j->out, begin, end, j->flags);
 }
 
+/* The range functions' check mode over tuples [begin, end) of a call
+ * (TJ_RANGE_CHECK), what they found ORed into bits. */
+typedef struct tj_check_parts {
+    const tj_parallel_job *j;
+    int bits; /* atomic */
+} tj_check_parts;
+
+static void tj_check_part(void *ctx, int64_t begin, int64_t end)
+{
+    tj_check_parts *c = ctx;
+    const tj_parallel_job *j = c->j;
+    int bits = j->k->range(j->data, j->indices, j->updates, j->out, begin, end, TJ_RANGE_CHECK);
+    __atomic_fetch_or(&c->bits, bits, __ATOMIC_RELAXED);
+}
+
+/* After the check of a call (its function's status, or the parts' bits):
+ * the range flags, or the status of a bad index (its message written by
+ * the check function). */
+static int tj_checked_flags(tj_parallel_job *j, int checked)
+{
+    if (checked == 0 || checked == TJ_CHECK_NEGATIVE) {
+        j->flags = checked == 0 ? TJ_RANGE_NONNEG : 0;
+        return JIT_OK;
+    }
+    return checked;
+}
+
+/* A call whose main left the check to the runtime, alone: the check
+ * function, then every unit. */
+static int tj_checked_alone(void *ctx)
+{
+    tj_parallel_job *j = ctx;
+    int rc = tj_checked_flags(j, j->k->check(j->indices));
+    if (rc == JIT_OK)
+        tj_parallel_part(j, 0, j->k->plan.units);
+    return rc;
+}
+
+/* The same split: the tuples checked in parts, then the units; a bad
+ * index found is reported by the check function, which names the first
+ * one as a call on one thread would. */
+static int tj_checked_split(void *ctx, int parts)
+{
+    tj_parallel_job *j = ctx;
+    tj_check_parts c = {j, 0};
+    tj_pool_run(parts, j->k->plan.tuples, tj_check_part, &c);
+    int bits = __atomic_load_n(&c.bits, __ATOMIC_RELAXED);
+    int rc = tj_checked_flags(j, bits & TJ_CHECK_BAD ? j->k->check(j->indices)
+                                                     : bits & TJ_CHECK_NEGATIVE);
+    if (rc == JIT_OK)
+        tj_pool_run(parts, j->k->plan.units, tj_parallel_part, j);
+    return rc;
+}
+
+static const tj_split_ways tj_checked_ways = {tj_checked_alone, tj_checked_split};
+
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
                    void *out, int flags)
 {
     const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
-    if (!k || !k->range) {
+    if (!k || !k->range || !k->check) {
         tj_error_set("internal: a parallel kernel without its range function");
         return JIT_STATUS_BAD_POINTER;
     }
     tj_parallel_job job = {k, data, indices, updates, out, flags};
     /* the cost is the kernel's own, mutable while the cache holds it */
-    tj_split_call(&k->plan, out == data, &((tj_kernel *)(uintptr_t)k)->split, tj_parallel_part,
-                  &job);
+    tj_split_stat *st = &((tj_kernel *)(uintptr_t)k)->split;
+    if (flags & TJ_RANGE_UNCHECKED) { /* both ways timed with their checks */
+        tj_split_size size = {k->plan.units, k->plan.threads, k->plan.block_bytes};
+        return tj_split_ways_run(&size, tj_split_work(&k->plan, out == data), st,
+                                 &tj_checked_ways, &job);
+    }
+    tj_split_call(&k->plan, out == data, st, tj_parallel_part, &job);
     return JIT_OK;
 }
 

@@ -46,6 +46,20 @@ struct tj_dyn;
 #define TJ_CHECK_NEGATIVE 256
 #define TJ_RANGE_NONNEG 1
 
+/* A static split kernel whose indices take at least
+ * TJ_SPLIT_CHECK_MIN_BYTES validates them in parts too: its main skips the
+ * check and passes TJ_RANGE_UNCHECKED to the runtime, which has the range
+ * function, called with TJ_RANGE_CHECK, validate tuples [begin, end)
+ * instead of copying units (it returns TJ_CHECK_BAD and/or
+ * TJ_CHECK_NEGATIVE bits, no message: the check function writes that),
+ * then the copies. One thread validating S6's 8 MB of indices took a fifth
+ * of its call on the 16-core Xeon, so that two threads took 0.6 of one
+ * where their copies alone took 0.4-0.5 (docs/performance.md). */
+#define TJ_SPLIT_CHECK_MIN_BYTES (1 << 20)
+#define TJ_RANGE_CHECK 2
+#define TJ_RANGE_UNCHECKED 4
+#define TJ_CHECK_BAD 512
+
 /* Work (plan units: blocks visited times the cache lines each spans)
  * below which threads never pay (ir/kernel_ir.h, TJ_IR_SPLIT_MIN_WORK,
  * says why): the kernels' gate and a dynamic call's. */
