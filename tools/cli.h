@@ -63,6 +63,14 @@ int tj_cli_common_option(tj_cli_common *c, int code, const char *arg);
 int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset);
 /* A bag op of segment ids (EmbeddingSegmentsSum), not offsets. */
 int tj_cli_bag_segments(const jit_op_info *op);
+/* Whether bag op takes the option of getopt code `code` in options, by its
+ * name and the op's attributes (--offsets needs offsets, --weights per-sample
+ * weights, ...): what --help lists and "did you mean" chooses from. */
+struct option;
+int tj_cli_bag_takes(const jit_op_info *op, const struct option *options, int code);
+/* --NAME SHAPE into *shape and bound, *have set; 0, or -1 after the error. */
+int tj_cli_shape_option(const char *name, const char *arg, int *have, jit_shape *shape,
+                        int64_t *bound);
 /* The bag commands' --num-segments (S or a dynamic ?[:N]) and --reduction. */
 int tj_cli_num_segments(const char *arg, int64_t *num_segments, int64_t *bound);
 int tj_cli_bag_reduction(const jit_op_info *op, const char *arg, jit_reduction *out);

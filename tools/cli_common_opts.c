@@ -90,6 +90,49 @@ int tj_cli_bag_segments(const jit_op_info *op)
     return (op->attrs & JIT_ATTR_NUM_SEGMENTS) != 0;
 }
 
+/* The attribute a bag option needs, by its long name (0: every bag op
+ * takes it). */
+static unsigned tj_bag_option_attr(const char *name)
+{
+    static const struct {
+        const char *name;
+        unsigned attr;
+    } needs[] = {{"offsets", JIT_ATTR_OFFSETS},           {"offsets-shape", JIT_ATTR_OFFSETS},
+                 {"segment-ids", JIT_ATTR_NUM_SEGMENTS},  {"segment-ids-shape", JIT_ATTR_NUM_SEGMENTS},
+                 {"num-segments", JIT_ATTR_NUM_SEGMENTS}, {"weights", JIT_ATTR_WEIGHTS},
+                 {"weights-shape", JIT_ATTR_WEIGHTS},     {"default-index", JIT_ATTR_DEFAULT_INDEX},
+                 {"padding-idx", JIT_ATTR_PADDING_IDX},   {"include-last-offset", JIT_ATTR_LAST_OFFSET},
+                 {"reduction", JIT_ATTR_REDUCTION}};
+    for (size_t i = 0; i < sizeof needs / sizeof *needs; i++)
+        if (strcmp(name, needs[i].name) == 0)
+            return needs[i].attr;
+    return 0;
+}
+
+int tj_cli_bag_takes(const jit_op_info *op, const struct option *options, int code)
+{
+    const struct option *o = options;
+    while (o->name && o->val != code)
+        o++;
+    if (!o->name)
+        return 1;
+    if (strcmp(o->name, "opset") == 0)
+        return op->opsets[1] != 0;
+    unsigned need = tj_bag_option_attr(o->name);
+    if (need == JIT_ATTR_OFFSETS) /* the segments op's ids come in the offsets' place */
+        return (op->attrs & need) && !tj_cli_bag_segments(op);
+    return need == 0 || (op->attrs & need) != 0;
+}
+
+int tj_cli_shape_option(const char *name, const char *arg, int *have, jit_shape *shape,
+                        int64_t *bound)
+{
+    char opt[40];
+    snprintf(opt, sizeof opt, "--%s", name);
+    *have = 1;
+    return tj_cli_parse_shape(opt, arg, shape, bound);
+}
+
 /* --num-segments S, or ? / ?:N: a dynamic S (with its bound). */
 int tj_cli_num_segments(const char *arg, int64_t *num_segments, int64_t *bound_out)
 {

@@ -54,26 +54,11 @@ static const struct option tj_bag_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Whether op takes the option (by its attributes): the flags --help
- * lists and "did you mean" chooses from. */
+/* Whether op takes the option: the flags --help lists and "did you mean"
+ * chooses from. */
 static int tj_bag_takes(const jit_op_info *op, int c)
 {
-    unsigned a = op->attrs;
-    switch (c) {
-    case OPT_OFFSETS:
-    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_cli_bag_segments(op);
-    case OPT_SEGMENT_IDS:
-    case OPT_SEGMENT_IDS_SHAPE:
-    case OPT_NUM_SEGMENTS: return tj_cli_bag_segments(op);
-    case OPT_WEIGHTS:
-    case OPT_WEIGHTS_SHAPE: return (a & JIT_ATTR_WEIGHTS) != 0;
-    case OPT_DEFAULT_INDEX: return (a & JIT_ATTR_DEFAULT_INDEX) != 0;
-    case OPT_PADDING_IDX: return (a & JIT_ATTR_PADDING_IDX) != 0;
-    case OPT_LAST_OFFSET: return (a & JIT_ATTR_LAST_OFFSET) != 0;
-    case OPT_REDUCTION: return (a & JIT_ATTR_REDUCTION) != 0;
-    case OPT_OPSET: return op->opsets[1] != 0;
-    default: return 1;
-    }
+    return tj_cli_bag_takes(op, tj_bag_options, c);
 }
 
 const char *const *tj_cli_bag_words(const jit_op_info *op)
@@ -84,10 +69,8 @@ const char *const *tj_cli_bag_words(const jit_op_info *op)
 
 static int tj_bag_shape_opt(tj_bag_opts *o, int input, const char *name, const char *arg)
 {
-    char opt[40];
-    snprintf(opt, sizeof opt, "--%s", name);
-    o->have_shape[input] = 1;
-    return tj_cli_parse_shape(opt, arg, &o->shape[input], o->bound[input]);
+    return tj_cli_shape_option(name, arg, &o->have_shape[input], &o->shape[input],
+                               o->bound[input]);
 }
 
 /* name: the long option's (static) name, without its dashes. */

@@ -56,19 +56,7 @@ static const struct option tj_check_bag_options[] = {
 /* Whether op takes the option, by its attributes (as the op command's). */
 static int tj_check_bag_takes(const jit_op_info *op, int c)
 {
-    unsigned a = op->attrs;
-    switch (c) {
-    case OPT_OFFSETS_SHAPE: return (a & JIT_ATTR_OFFSETS) && !tj_cli_bag_segments(op);
-    case OPT_SEGMENT_IDS_SHAPE:
-    case OPT_NUM_SEGMENTS: return tj_cli_bag_segments(op);
-    case OPT_WEIGHTS: return (a & JIT_ATTR_WEIGHTS) != 0;
-    case OPT_DEFAULT_INDEX: return (a & JIT_ATTR_DEFAULT_INDEX) != 0;
-    case OPT_PADDING_IDX: return (a & JIT_ATTR_PADDING_IDX) != 0;
-    case OPT_LAST_OFFSET: return (a & JIT_ATTR_LAST_OFFSET) != 0;
-    case OPT_REDUCTION: return (a & JIT_ATTR_REDUCTION) != 0;
-    case OPT_OPSET: return op->opsets[1] != 0;
-    default: return 1;
-    }
+    return tj_cli_bag_takes(op, tj_check_bag_options, c);
 }
 
 const char *const *tj_cli_check_bag_words(const jit_op_info *op)
@@ -79,10 +67,8 @@ const char *const *tj_cli_check_bag_words(const jit_op_info *op)
 
 static int tj_check_bag_shape(tj_check_bag_opts *o, int input, const char *name, const char *arg)
 {
-    char opt[40];
-    snprintf(opt, sizeof opt, "--%s", name);
-    o->have_shape[input] = 1;
-    return tj_cli_parse_shape(opt, arg, &o->shape[input], o->bound[input]);
+    return tj_cli_shape_option(name, arg, &o->have_shape[input], &o->shape[input],
+                               o->bound[input]);
 }
 
 /* The options every bag takes. */
@@ -214,35 +200,6 @@ static jit_sig tj_check_bag_sig(const tj_check_bag_opts *o)
     return sig;
 }
 
-/* The summary line test runners read: "N passed, M failed". */
-static int tj_check_bag_report(const tj_check_result *r, const char *what)
-{
-    if (r->skipped)
-        return tj_cli_fail("check %s: %s", what, r->first_failure);
-    if (r->failed)
-        fprintf(stderr, "tensorjit: check %s: first failure: %s\n", what, r->first_failure);
-    printf("%d passed, %d failed\n", r->passed, r->failed);
-    return r->failed ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
-}
-
-/* A dynamic signature: its kernel on a few shapes of the family, each
- * against the reference kernel of that shape, one line per shape. */
-static int tj_check_bag_dynamic(const tj_check_bag_opts *o, const jit_sig *sig)
-{
-    tj_dyn_check_result d;
-    char text[512];
-    tj_check_dynamic(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &d);
-    for (int i = 0; i < d.shapes; i++) {
-        const tj_check_result *c = &d.shape[i].check;
-        tj_dyn_shape_text(&d.shape[i], text, sizeof text);
-        printf("shape %s%s: %s\n", text, d.shape[i].empty ? " (empty)" : "",
-               c->skipped ? c->first_failure : c->failed ? "FAILED" : "ok");
-    }
-    if (d.shapes && !d.empty)
-        printf("no empty shape of the family is valid: none run\n");
-    return tj_check_bag_report(&d.total, o->op.command);
-}
-
 int tj_cmd_check_bag(const jit_op_info *op, int argc, char **argv)
 {
     tj_check_bag_opts o;
@@ -264,8 +221,8 @@ int tj_cmd_check_bag(const jit_op_info *op, int argc, char **argv)
         jit_free(text);
     }
     if (jit_sig_is_dynamic(&sig))
-        return tj_check_bag_dynamic(&o, &sig);
+        return tj_cli_check_dynamic(&sig, (int)o.runs, (uint64_t)o.seed, o.op.command);
     tj_check_result r;
     tj_check_layer(&sig, (int)o.runs, (uint64_t)o.seed, INT64_C(1) << 32, &r);
-    return tj_check_bag_report(&r, op->command);
+    return tj_cli_check_report(&r, op->command);
 }

@@ -255,17 +255,6 @@ static void *tj_alloc_out(int64_t bytes)
     return malloc(bytes > 0 ? (size_t)bytes : 1);
 }
 
-/* The summary line test runners read: "N passed, M failed". */
-static int tj_check_report(const tj_check_result *r, const char *what)
-{
-    if (r->skipped)
-        return tj_cli_fail("check %s: %s", what, r->first_failure);
-    if (r->failed)
-        fprintf(stderr, "tensorjit: check %s: first failure: %s\n", what, r->first_failure);
-    printf("%d passed, %d failed\n", r->passed, r->failed);
-    return r->failed ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
-}
-
 /* The signature the options and the .npy headers give. */
 static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy *idx,
                           const tj_npy *upd)
@@ -291,24 +280,6 @@ static jit_sig tj_run_sig(const tj_run_opts *o, const tj_npy *data, const tj_npy
         }
     }
     return sig;
-}
-
-/* tensorjit check on a dynamic signature: its kernel on a few concrete
- * shapes of the family, each said on stdout, then the summary line. */
-static int tj_check_dynamic_report(const tj_run_opts *o, const jit_sig *sig)
-{
-    tj_dyn_check_result d;
-    char text[512];
-    tj_check_dynamic(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &d);
-    for (int i = 0; i < d.shapes; i++) {
-        const tj_check_result *c = &d.shape[i].check;
-        tj_dyn_shape_text(&d.shape[i], text, sizeof text);
-        printf("shape %s%s: %s\n", text, d.shape[i].empty ? " (empty)" : "",
-               c->skipped ? c->first_failure : c->failed ? "FAILED" : "ok");
-    }
-    if (d.shapes && !d.empty)
-        printf("no empty shape of the family is valid: none run\n");
-    return tj_check_report(&d.total, o->op.command);
 }
 
 /* A dynamic kernel on the .npy inputs (--dynamic). The concrete (static)
@@ -390,9 +361,9 @@ static int tj_run_kernel(const tj_run_opts *o, const jit_sig *sig, const tj_npy 
         if (o->common.explain)
             tj_cli_print_dump(jit_explain(sig));
         if (jit_sig_is_dynamic(sig))
-            return tj_check_dynamic_report(o, sig);
+            return tj_cli_check_dynamic(sig, (int)o->runs, (uint64_t)o->seed, o->op.command);
         tj_check_layer(sig, (int)o->runs, (uint64_t)o->seed, INT64_C(1) << 32, &r);
-        return tj_check_report(&r, o->op.command);
+        return tj_cli_check_report(&r, o->op.command);
     }
     if (o->dynamic.given && (o->common.explain || o->common.dump >= 0))
         return tj_show_dynamic(o, sig);

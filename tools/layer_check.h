@@ -72,4 +72,13 @@ void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_b
 /* "data [3,64], indices [3,1]": the concrete shapes of one checked shape. */
 void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len);
 
+/* The check commands' output (cli_check.c). The summary line test runners
+ * read, "N passed, M failed" (a skipped check is an error naming `what`);
+ * the exit status. */
+int tj_cli_check_report(const tj_check_result *r, const char *what);
+/* A dynamic signature's kernel on a few shapes of its family, each against
+ * the reference kernel of that shape, one line per shape, then the
+ * summary; the exit status. */
+int tj_cli_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, const char *what);
+
 #endif
