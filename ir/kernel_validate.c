@@ -8,6 +8,8 @@
  */
 #include "kernel_internal.h"
 
+#include <string.h>
+
 /* OR of "entry out of range" over the tuple starting at index element t0;
  * with sign tracking (neg not NULL), *neg ORs "entry negative" too. */
 static LLVMValueRef tj_check_tuple(tj_kir *k, LLVMValueRef t0, LLVMValueRef bad, LLVMValueRef *neg)
@@ -139,11 +141,29 @@ static LLVMValueRef tj_reduce_or(tj_emit *e, LLVMValueRef v, const char *name)
     return LLVMBuildCall2(e->b, fty, fn, &v, 1, name);
 }
 
+/* A call of the overloaded intrinsic `name` on vectors like a (and b). */
+static LLVMValueRef tj_vector_intrinsic(tj_emit *e, const char *name, LLVMValueRef a,
+                                        LLVMValueRef b, const char *what)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &t, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &t, 1);
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(e->b, fty, fn, args, b ? 2 : 1, what);
+}
+
 /* Validation of TJ_CHECK_CHUNK tuples at a time: one contiguous load of the
- * index stream, compared lane by lane with the bounds repeated, with no
- * de-interleaving shuffles. Returns the OR of "out of range" over
- * [0, chunks * TJ_CHECK_CHUNK) tuples; a dynamic kernel's count of chunks
- * is run_chunks, the call's (chunks is then ignored). */
+ * index stream, with no de-interleaving shuffles, its lanes' largest value
+ * (unsigned, after the wrap's shift) kept per lane, and (sign tracking)
+ * the OR of the raw values, whose sign bit says whether one was negative;
+ * the bounds, repeated lane by lane, are compared once after the loop. A
+ * compare per chunk ORed into mask registers (two under negative-wraps)
+ * kept the Xeon's port 0 busy: G3's check took about 0.4 us more under
+ * negative-wraps than under error (docs/performance.md). Returns the OR of
+ * "out of range" over [0, chunks * TJ_CHECK_CHUNK) tuples; a dynamic
+ * kernel's count of chunks is run_chunks, the call's (chunks is then
+ * ignored). */
 static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_chunks,
                                     const uint64_t *bound, const uint64_t *shift,
                                     LLVMValueRef *neg)
@@ -158,43 +178,42 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
         svals[l] = LLVMConstInt(k->idx_ty, shift[l % (unsigned)p->depth], 0);
         any_shift |= shift[l % (unsigned)p->depth] != 0;
     }
-    LLVMTypeRef vty = LLVMVectorType(k->idx_ty, lanes), bty = LLVMVectorType(e->i1, lanes);
+    LLVMTypeRef vty = LLVMVectorType(k->idx_ty, lanes);
     LLVMValueRef bounds = LLVMConstVector(bvals, lanes), shifts = LLVMConstVector(svals, lanes);
     tj_loop l = {0};
-    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty), nacc = LLVMConstNull(bty);
+    LLVMValueRef c = tj_i64(e, 0), most = LLVMConstNull(vty), bits = LLVMConstNull(vty);
     int loop = run_chunks || chunks > 1;
     if (run_chunks)
-        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, acc);
+        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, most);
     else if (chunks > 1)
-        tj_loop_begin(e, &l, "check.chunk", chunks, acc);
+        tj_loop_begin(e, &l, "check.chunk", chunks, most);
     if (loop) {
         c = l.iv;
-        acc = l.carry;
-        if (neg) /* lanes that held a negative entry: a mask like acc (a vector of
-                  * the entries themselves, 24 lanes for G1, was split into
-                  * scalars and spilled) */
-            nacc = tj_loop_carry2(e, &l, nacc);
+        most = l.carry;
+        if (neg)
+            bits = tj_loop_carry2(e, &l, bits);
     }
     LLVMValueRef off = tj_mul(e, c, (int64_t)lanes * p->index_size, "chunk.off");
     LLVMValueRef v = tj_load(e, vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
     if (neg)
-        nacc = LLVMBuildOr(e->b, nacc,
-                           LLVMBuildICmp(e->b, LLVMIntSLT, v, LLVMConstNull(vty), "chunk.neg"),
-                           "chunk.signs");
+        bits = LLVMBuildOr(e->b, bits, v, "chunk.bits");
     if (any_shift)
         v = LLVMBuildAdd(e->b, v, shifts, "chunk.wrapped");
-    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, bounds, "chunk.oob");
-    acc = LLVMBuildOr(e->b, acc, bad, "chunk.bad");
+    most = tj_vector_intrinsic(e, "llvm.umax", most, v, "chunk.most");
     if (loop) {
-        l.carry2_next = nacc;
-        acc = tj_loop_end(e, &l, acc);
-        nacc = l.carry2_out;
+        l.carry2_next = bits;
+        most = tj_loop_end(e, &l, most);
+        bits = l.carry2_out;
     }
     if (neg) {
-        LLVMValueRef below = tj_reduce_or(e, nacc, "chunks.negative");
+        LLVMValueRef all = tj_vector_intrinsic(e, "llvm.vector.reduce.or", bits, NULL,
+                                               "chunks.bits");
+        LLVMValueRef below = LLVMBuildICmp(e->b, LLVMIntSLT, all, LLVMConstNull(k->idx_ty),
+                                           "chunks.negative");
         *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");
     }
-    return tj_reduce_or(e, acc, "chunks.bad");
+    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, most, bounds, "chunks.oob");
+    return tj_reduce_or(e, out, "chunks.bad");
 }
 
 /* The validation pass; returns whether any index is negative (i1) where
