@@ -153,35 +153,53 @@ static LLVMValueRef tj_vector_intrinsic(tj_emit *e, const char *name, LLVMValueR
     return LLVMBuildCall2(e->b, fty, fn, args, b ? 2 : 1, what);
 }
 
-/* Validation of TJ_CHECK_CHUNK tuples at a time: one contiguous load of the
- * index stream, with no de-interleaving shuffles, its lanes' largest value
- * (unsigned, after the wrap's shift) kept per lane, and (sign tracking)
- * the OR of the raw values, whose sign bit says whether one was negative;
- * the bounds, repeated lane by lane, are compared once after the loop. A
- * compare per chunk ORed into mask registers (two under negative-wraps)
- * kept the Xeon's port 0 busy: G3's check took about 0.4 us more under
- * negative-wraps than under error (docs/performance.md). Returns the OR of
- * "out of range" over [0, chunks * TJ_CHECK_CHUNK) tuples; a dynamic
- * kernel's count of chunks is run_chunks, the call's (chunks is then
- * ignored). */
-static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_chunks,
-                                    const uint64_t *bound, const uint64_t *shift,
-                                    LLVMValueRef *neg)
+/* The lanes of one chunk: its bounds and the wrap's shifts, lane by lane. */
+typedef struct tj_chunk_lanes {
+    unsigned n;
+    LLVMTypeRef vty;
+    LLVMValueRef bounds, shifts;
+    int any_shift;
+} tj_chunk_lanes;
+
+static void tj_chunk_lanes_of(tj_kir *k, const uint64_t *bound, const uint64_t *shift,
+                              tj_chunk_lanes *c)
 {
-    tj_emit *e = &k->e;
     const tj_plan *p = k->p;
-    unsigned lanes = (unsigned)(p->depth * TJ_CHECK_CHUNK);
     LLVMValueRef bvals[32 * TJ_CHECK_CHUNK], svals[32 * TJ_CHECK_CHUNK];
-    int any_shift = 0;
-    for (unsigned l = 0; l < lanes; l++) {
+    c->n = (unsigned)(p->depth * TJ_CHECK_CHUNK);
+    c->any_shift = 0;
+    for (unsigned l = 0; l < c->n; l++) {
         bvals[l] = LLVMConstInt(k->idx_ty, bound[l % (unsigned)p->depth], 0);
         svals[l] = LLVMConstInt(k->idx_ty, shift[l % (unsigned)p->depth], 0);
-        any_shift |= shift[l % (unsigned)p->depth] != 0;
+        c->any_shift |= shift[l % (unsigned)p->depth] != 0;
     }
-    LLVMTypeRef vty = LLVMVectorType(k->idx_ty, lanes);
-    LLVMValueRef bounds = LLVMConstVector(bvals, lanes), shifts = LLVMConstVector(svals, lanes);
+    c->vty = LLVMVectorType(k->idx_ty, c->n);
+    c->bounds = LLVMConstVector(bvals, c->n);
+    c->shifts = LLVMConstVector(svals, c->n);
+}
+
+/* Chunk c's lanes, loaded. */
+static LLVMValueRef tj_chunk_load(tj_kir *k, const tj_chunk_lanes *cl, LLVMValueRef c)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef off = tj_mul(e, c, (int64_t)cl->n * k->p->index_size, "chunk.off");
+    return tj_load(e, cl->vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
+}
+
+/* tj_check_chunks where a chunk's lanes are a power of two: each lane's
+ * largest value (unsigned, after the wrap's shift) and (sign tracking) the
+ * OR of the raw values, whose sign bit says whether one was negative, the
+ * bounds compared once after the loop. A compare per chunk ORed into mask
+ * registers (two under negative-wraps) kept the Xeon's port 0 busy: G3's
+ * check took about 0.4 us more under negative-wraps than under error
+ * (docs/performance.md). Other lane counts (G1's 48) do not live in
+ * registers across the loop, so they keep the masks. */
+static LLVMValueRef tj_check_chunks_max(tj_kir *k, const tj_chunk_lanes *cl, int64_t chunks,
+                                        LLVMValueRef run_chunks, LLVMValueRef *neg)
+{
+    tj_emit *e = &k->e;
     tj_loop l = {0};
-    LLVMValueRef c = tj_i64(e, 0), most = LLVMConstNull(vty), bits = LLVMConstNull(vty);
+    LLVMValueRef c = tj_i64(e, 0), most = LLVMConstNull(cl->vty), bits = LLVMConstNull(cl->vty);
     int loop = run_chunks || chunks > 1;
     if (run_chunks)
         tj_loop_begin_n(e, &l, "check.chunk", run_chunks, most);
@@ -193,12 +211,11 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
         if (neg)
             bits = tj_loop_carry2(e, &l, bits);
     }
-    LLVMValueRef off = tj_mul(e, c, (int64_t)lanes * p->index_size, "chunk.off");
-    LLVMValueRef v = tj_load(e, vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
+    LLVMValueRef v = tj_chunk_load(k, cl, c);
     if (neg)
         bits = LLVMBuildOr(e->b, bits, v, "chunk.bits");
-    if (any_shift)
-        v = LLVMBuildAdd(e->b, v, shifts, "chunk.wrapped");
+    if (cl->any_shift)
+        v = LLVMBuildAdd(e->b, v, cl->shifts, "chunk.wrapped");
     most = tj_vector_intrinsic(e, "llvm.umax", most, v, "chunk.most");
     if (loop) {
         l.carry2_next = bits;
@@ -212,8 +229,67 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
                                            "chunks.negative");
         *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");
     }
-    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, most, bounds, "chunks.oob");
+    LLVMValueRef out = LLVMBuildICmp(e->b, LLVMIntUGE, most, cl->bounds, "chunks.oob");
     return tj_reduce_or(e, out, "chunks.bad");
+}
+
+/* tj_check_chunks for other lane counts: each chunk compared with the
+ * bounds, "out of range" and "negative" kept as masks. */
+static LLVMValueRef tj_check_chunks_masked(tj_kir *k, const tj_chunk_lanes *cl, int64_t chunks,
+                                           LLVMValueRef run_chunks, LLVMValueRef *neg)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef bty = LLVMVectorType(e->i1, cl->n);
+    tj_loop l = {0};
+    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty), nacc = LLVMConstNull(bty);
+    int loop = run_chunks || chunks > 1;
+    if (run_chunks)
+        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, acc);
+    else if (chunks > 1)
+        tj_loop_begin(e, &l, "check.chunk", chunks, acc);
+    if (loop) {
+        c = l.iv;
+        acc = l.carry;
+        if (neg) /* lanes that held a negative entry: a mask like acc (a vector of
+                  * the entries themselves, 24 lanes for G1, was split into
+                  * scalars and spilled) */
+            nacc = tj_loop_carry2(e, &l, nacc);
+    }
+    LLVMValueRef v = tj_chunk_load(k, cl, c);
+    if (neg)
+        nacc = LLVMBuildOr(e->b, nacc,
+                           LLVMBuildICmp(e->b, LLVMIntSLT, v, LLVMConstNull(cl->vty), "chunk.neg"),
+                           "chunk.signs");
+    if (cl->any_shift)
+        v = LLVMBuildAdd(e->b, v, cl->shifts, "chunk.wrapped");
+    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, cl->bounds, "chunk.oob");
+    acc = LLVMBuildOr(e->b, acc, bad, "chunk.bad");
+    if (loop) {
+        l.carry2_next = nacc;
+        acc = tj_loop_end(e, &l, acc);
+        nacc = l.carry2_out;
+    }
+    if (neg) {
+        LLVMValueRef below = tj_reduce_or(e, nacc, "chunks.negative");
+        *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");
+    }
+    return tj_reduce_or(e, acc, "chunks.bad");
+}
+
+/* Validation of TJ_CHECK_CHUNK tuples at a time: one contiguous load of the
+ * index stream, compared lane by lane with the bounds repeated, with no
+ * de-interleaving shuffles. Returns the OR of "out of range" over
+ * [0, chunks * TJ_CHECK_CHUNK) tuples; a dynamic kernel's count of chunks
+ * is run_chunks, the call's (chunks is then ignored). */
+static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_chunks,
+                                    const uint64_t *bound, const uint64_t *shift,
+                                    LLVMValueRef *neg)
+{
+    tj_chunk_lanes cl;
+    tj_chunk_lanes_of(k, bound, shift, &cl);
+    if ((cl.n & (cl.n - 1)) == 0)
+        return tj_check_chunks_max(k, &cl, chunks, run_chunks, neg);
+    return tj_check_chunks_masked(k, &cl, chunks, run_chunks, neg);
 }
 
 /* The validation pass; returns whether any index is negative (i1) where

@@ -693,6 +693,39 @@ static int child_narrow_index_checks(void)
     return 0;
 }
 
+/* The validation's loop keeps its running values in vector registers:
+ * a chunk of 16 tuples of one i32 index (G3) in the lanes' largest value
+ * and OR, one of three (G1's 48 lanes, which as a vector are split into
+ * scalars and moved lane by lane each trip, 1.36x the static kernel) in
+ * masks. Neither moves a lane into a general register in the loop. */
+static int child_check_loop_in_registers(void)
+{
+    jit_gather_nd_sig g1 = {.opset = 8, .dtype = JIT_F32, .index_type = JIT_I32,
+                            .index_policy = JIT_INDEX_NEGATIVE_WRAPS,
+                            .data_shape = {4, {1000, 256, 10, 15}},
+                            .indices_shape = {3, {25, 125, 3}}};
+    jit_gather_nd_sig g3 = {.opset = 8, .batch_dims = 3, .dtype = JIT_F32, .index_type = JIT_I32,
+                            .index_policy = JIT_INDEX_NEGATIVE_WRAPS,
+                            .data_shape = {4, {1, 64, 64, 320}},
+                            .indices_shape = {5, {1, 64, 64, 1, 1}}};
+    jit_gather_nd_sig sigs[2] = {g1, g3};
+    for (int i = 0; i < 2; i++) {
+        char *ir = jit_gather_nd_dump(&sigs[i], JIT_DUMP_IR);
+        CHECK(ir, "dump: %s", jit_last_error());
+        CHECK(strstr(ir, i ? "llvm.umax" : "chunk.signs"), "%s: not the %s check", i ? "G3" : "G1",
+              i ? "largest-value" : "masked");
+        jit_free(ir);
+#if defined(__x86_64__)
+        char *as = jit_gather_nd_dump(&sigs[i], JIT_DUMP_ASM);
+        CHECK(as, "dump: %s", jit_last_error());
+        CHECK(asm_offset_of(as, "v?p(ext|ins)r[dq]") < 0, "%s: lanes moved one by one:\n%s",
+              i ? "G3" : "G1", as);
+        jit_free(as);
+#endif
+    }
+    return 0;
+}
+
 /* ---- the parent ---- */
 
 static void in_child(int (*fn)(void))
@@ -781,6 +814,12 @@ static void test_narrow_index_checks(void **state)
     in_child(child_narrow_index_checks);
 }
 
+static void test_check_loop_in_registers(void **state)
+{
+    (void)state;
+    in_child(child_check_loop_in_registers);
+}
+
 int main(void)
 {
     static const char *const knobs[] = {
@@ -798,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_refused_cache_dir),
         cmocka_unit_test(test_objload_llvm),
         cmocka_unit_test(test_ir_knobs),
+        cmocka_unit_test(test_check_loop_in_registers),
         cmocka_unit_test(test_wide_moves),
         cmocka_unit_test(test_small_copy_order),
         cmocka_unit_test(test_prefetch_ahead),
