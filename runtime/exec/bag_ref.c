@@ -24,49 +24,72 @@ typedef union tj_acc {
     uint64_t u;
 } tj_acc;
 
-/* Element i of a row of the table's type t, widened to the accumulator. */
+/* An element's bits, as any of the table's types. */
+typedef union tj_bag_elem {
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    float f;
+    double d;
+} tj_bag_elem;
+
+/* Element i of a row of the table's type t, widened to the accumulator.
+ * Read by memcpy: a row (a weight, an output) may sit at any address, as
+ * the JIT kernel's may (test_bag_ir's outputs are misaligned on purpose,
+ * and the JIT's NaN redo writes them through tj_bag_store). */
 static tj_acc tj_bag_load(jit_dtype t, const void *row, int64_t i)
 {
     tj_acc a = {.u = 0};
+    tj_bag_elem v = {.u64 = 0};
+    size_t n = (size_t)jit_dtype_size(t);
+    memcpy(&v, (const char *)row + i * (int64_t)n, n);
     switch (t) {
-    case JIT_F16: a.f = tj_half_to_float(((const uint16_t *)row)[i]); break;
-    case JIT_BF16: a.f = tj_bf16_to_float(((const uint16_t *)row)[i]); break;
-    case JIT_F32: a.f = ((const float *)row)[i]; break;
-    case JIT_F64: a.d = ((const double *)row)[i]; break;
-    case JIT_I8: a.i = ((const int8_t *)row)[i]; break;
-    case JIT_I16: a.i = ((const int16_t *)row)[i]; break;
-    case JIT_I32: a.i = ((const int32_t *)row)[i]; break;
-    case JIT_I64: a.i = ((const int64_t *)row)[i]; break;
+    case JIT_F16: a.f = tj_half_to_float(v.u16); break;
+    case JIT_BF16: a.f = tj_bf16_to_float(v.u16); break;
+    case JIT_F32: a.f = v.f; break;
+    case JIT_F64: a.d = v.d; break;
+    case JIT_I8: a.i = v.i8; break;
+    case JIT_I16: a.i = v.i16; break;
+    case JIT_I32: a.i = v.i32; break;
+    case JIT_I64: a.i = v.i64; break;
     case JIT_BOOL:
-    case JIT_U8: a.u = ((const uint8_t *)row)[i]; break;
-    case JIT_U16: a.u = ((const uint16_t *)row)[i]; break;
-    case JIT_U32: a.u = ((const uint32_t *)row)[i]; break;
-    case JIT_U64: a.u = ((const uint64_t *)row)[i]; break;
+    case JIT_U8: a.u = v.u8; break;
+    case JIT_U16: a.u = v.u16; break;
+    case JIT_U32: a.u = v.u32; break;
+    case JIT_U64: a.u = v.u64; break;
     default: break;
     }
     return a;
 }
 
 /* Rounds an accumulator once to the table's type (nearest even; integers
- * keep their low bits). */
+ * keep their low bits), written by memcpy as tj_bag_load reads. */
 static void tj_bag_store(jit_dtype t, void *row, int64_t i, tj_acc a)
 {
+    char *at = (char *)row + i * jit_dtype_size(t);
+    tj_bag_elem v;
     switch (t) {
-    case JIT_F16: ((uint16_t *)row)[i] = tj_float_to_half(a.f); break;
-    case JIT_BF16: ((uint16_t *)row)[i] = tj_float_to_bf16(a.f); break;
-    case JIT_F32: ((float *)row)[i] = a.f; break;
-    case JIT_F64: ((double *)row)[i] = a.d; break;
+    case JIT_F16: v.u16 = tj_float_to_half(a.f); break;
+    case JIT_BF16: v.u16 = tj_float_to_bf16(a.f); break;
+    case JIT_F32: v.f = a.f; break;
+    case JIT_F64: v.d = a.d; break;
     case JIT_I8:
     case JIT_U8:
-    case JIT_BOOL: ((uint8_t *)row)[i] = (uint8_t)a.u; break;
+    case JIT_BOOL: v.u8 = (uint8_t)a.u; break;
     case JIT_I16:
-    case JIT_U16: ((uint16_t *)row)[i] = (uint16_t)a.u; break;
+    case JIT_U16: v.u16 = (uint16_t)a.u; break;
     case JIT_I32:
-    case JIT_U32: ((uint32_t *)row)[i] = (uint32_t)a.u; break;
+    case JIT_U32: v.u32 = (uint32_t)a.u; break;
     case JIT_I64:
-    case JIT_U64: ((uint64_t *)row)[i] = a.u; break;
-    default: break;
+    case JIT_U64: v.u64 = a.u; break;
+    default: return;
     }
+    memcpy(at, &v, (size_t)jit_dtype_size(t));
 }
 
 /* acc += v, or (weighted) acc += round_to_acc(v * w): the product is
