@@ -258,8 +258,6 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     tj_bir_loop_close(k, &l, NULL);
 }
 
-/* With streaming stores: the bags twice, for a 64-byte aligned out
- * (streaming, then a fence that orders them) and for any other. */
 static void tj_emit_bags_stored(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 
 /* Bags [begin, end), then those a float sum's fast path left with a NaN
@@ -279,6 +277,8 @@ void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef e
         tj_bir_nan_redo(k, end);
 }
 
+/* With streaming stores: the bags twice, for a 64-byte aligned out
+ * (streaming, then a fence that orders them) and for any other. */
 static void tj_emit_bags_stored(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;

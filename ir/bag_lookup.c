@@ -157,7 +157,8 @@ void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *sta
  * multiplies leave NaNs to the hardware (which NaN an fadd of two gives
  * hangs on the operand order LLVM picks); NaN is sticky in them, so an
  * accumulator without one at the bag's end got the rule's bits, and one
- * with a NaN has its bag reduced again under the rule (tj_bir_nan_redo). The
+ * with a NaN has its bag reduced again by the reference kernel, whose rule
+ * it is (tj_bir_nan_note, tj_bir_nan_redo). The
  * rule's selects, a compare and a blend per vector per lookup, showed in
  * cache-resident bags (E3). */
 int tj_bir_nan_redo_wanted(const tj_bir *k)

@@ -110,14 +110,14 @@ static int tj_bag_long(const tj_bag_layout *l)
 }
 
 /* The rows ahead on a core that prefetches far (bag_ir.h): as many as its
- * L2's share holds, between the usual least and TJ_BAG_PREFETCH_FAR_ROWS. */
-static int64_t tj_bag_far_rows(const tj_bag_layout *l)
+ * L2's share holds, at most TJ_BAG_PREFETCH_FAR_ROWS and never fewer than
+ * the usual rule's `usual` (nor, the L2 unknown, more). */
+static int64_t tj_bag_far_rows(const tj_bag_layout *l, int64_t usual)
 {
     int64_t share = l->l2_bytes > 0 ? l->l2_bytes / TJ_BAG_PREFETCH_L2_SHARE : 0;
-    int64_t rows = l->row_bytes > 0 && share > 0 ? share / l->row_bytes : TJ_BAG_PREFETCH_MIN_ROWS;
-    return rows < TJ_BAG_PREFETCH_MIN_ROWS   ? TJ_BAG_PREFETCH_MIN_ROWS
-           : rows > TJ_BAG_PREFETCH_FAR_ROWS ? TJ_BAG_PREFETCH_FAR_ROWS
-                                             : rows;
+    int64_t rows = l->row_bytes > 0 && share > 0 ? share / l->row_bytes : usual;
+    rows = rows > TJ_BAG_PREFETCH_FAR_ROWS ? TJ_BAG_PREFETCH_FAR_ROWS : rows;
+    return rows > usual ? rows : usual;
 }
 
 void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
@@ -137,7 +137,7 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     if (tj_bag_long(&l) || tj_bag_table_in_llc(&l))
         rows = TJ_BAG_PREFETCH_MAX_ROWS;
     else if (l.far_prefetch)
-        rows = tj_bag_far_rows(&l);
+        rows = tj_bag_far_rows(&l, rows);
     int large_table = l.table_bytes >= TJ_BAG_PREFETCH_MIN_TABLE;
     if (cfg->prefetch.set) /* asked for: whatever the table's size */
         rows = cfg->prefetch.value > 0 ? cfg->prefetch.value : 0, large_table = 1;
@@ -164,7 +164,7 @@ static const char *tj_bag_prefetch_why(const tj_bag_layout *l, char *buf, size_t
     if (tj_bag_long(l) || tj_bag_table_in_llc(l))
         snprintf(buf, len, ", %s: further ahead",
                  tj_bag_long(l) ? "long bags" : "inside the last-level cache");
-    else if (l->far_prefetch)
+    else if (l->far_prefetch && l->l2_bytes > 0)
         snprintf(buf, len, ", short bags from memory as on an Intel core: further ahead, "
                  "within 1/%d of its %" PRId64 "-byte L2", TJ_BAG_PREFETCH_L2_SHARE, l->l2_bytes);
     else
@@ -178,7 +178,7 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
     tj_bag_layout l;
     tj_bag_layout_of(p, s, &l);
     int64_t vectors = l.lanes ? (g->row_elems + l.lanes - 1) / l.lanes : 0;
-    char why[96];
+    char why[160];
     int n = snprintf(buf, len,
                      "%sembedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
                      "accumulated in %" PRId64 " %d-bit vectors%s",

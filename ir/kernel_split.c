@@ -86,8 +86,8 @@ LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     if (k->dyn)
         tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
-    if (k->st.parallel_checks)
-        tj_emit_check_mode(k, LLVMGetParam(e->fn, 6));
+    if (k->st.parallel_checks) /* static kernels only (tj_ir_choose) */
+        tj_emit_check_mode(k, LLVMGetParam(e->fn, k->dyn ? 7 : 6));
     LLVMValueRef neg = NULL;
     if (tj_tracks_sign(k)) {
         LLVMValueRef flags = LLVMGetParam(e->fn, k->dyn ? 7 : 6);
@@ -131,7 +131,7 @@ void tj_emit_split_main(tj_kir *k, LLVMValueRef check, LLVMValueRef range)
     LLVMPositionBuilderAtEnd(e->b, LLVMGetLastBasicBlock(e->fn));
     tj_emit_pointer_checks(k);
     LLVMValueRef flags = tj_i32(e, TJ_RANGE_UNCHECKED); /* the runtime checks in parts */
-    if (!k->st.parallel_checks) {
+    if (!k->st.parallel_checks || k->p->threads <= 1) {
         LLVMTypeRef cty = LLVMFunctionType(e->i32, &e->ptr, 1, 0);
         LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, &k->indices, 1, "check.status");
         flags = tj_emit_check_flags(k, st);

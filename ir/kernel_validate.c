@@ -106,6 +106,9 @@ void tj_emit_pointer_checks(tj_kir *k)
 
 /* Tuples per chunk of the vector validation pass. */
 #define TJ_CHECK_CHUNK 8
+/* The largest chunk whose lanes' largest values stay in vector registers
+ * across the loop (two of AVX-512, four of AVX2): tj_check_chunks_max. */
+#define TJ_CHECK_MAX_BYTES 128
 
 /* The bound each index entry d is compared with, in the index type's own
  * width: error: v >=u dim; negative-wraps (signed): v + dim >=u 2 dim.
@@ -186,14 +189,15 @@ static LLVMValueRef tj_chunk_load(tj_kir *k, const tj_chunk_lanes *cl, LLVMValue
     return tj_load(e, cl->vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
 }
 
-/* tj_check_chunks where a chunk's lanes are a power of two: each lane's
- * largest value (unsigned, after the wrap's shift) and (sign tracking) the
- * OR of the raw values, whose sign bit says whether one was negative, the
- * bounds compared once after the loop. A compare per chunk ORed into mask
- * registers (two under negative-wraps) kept the Xeon's port 0 busy: G3's
- * check took about 0.4 us more under negative-wraps than under error
- * (docs/performance.md). Other lane counts (G1's 48) do not live in
- * registers across the loop, so they keep the masks. */
+/* tj_check_chunks where a chunk's lanes are a power of two and at most
+ * TJ_CHECK_MAX_BYTES: each lane's largest value (unsigned, after the wrap's
+ * shift) and (sign tracking) the OR of the raw values, whose sign bit says
+ * whether one was negative, the bounds compared once after the loop. A
+ * compare per chunk ORed into mask registers (two under negative-wraps)
+ * kept the Xeon's port 0 busy: G3's check took about 0.4 us more under
+ * negative-wraps than under error (docs/performance.md). Other lane counts
+ * (G1's 24: tuples of three) do not live in registers across the loop,
+ * so they keep the masks. */
 static LLVMValueRef tj_check_chunks_max(tj_kir *k, const tj_chunk_lanes *cl, int64_t chunks,
                                         LLVMValueRef run_chunks, LLVMValueRef *neg)
 {
@@ -287,7 +291,13 @@ static LLVMValueRef tj_check_chunks(tj_kir *k, int64_t chunks, LLVMValueRef run_
 {
     tj_chunk_lanes cl;
     tj_chunk_lanes_of(k, bound, shift, &cl);
-    if ((cl.n & (cl.n - 1)) == 0)
+    /* a bound of 0 would fail a loop of no trips (its largest value starts
+     * at 0): every index is out of range there anyway */
+    int zero_bound = 0;
+    for (int d = 0; d < k->p->depth; d++)
+        zero_bound |= bound[d] == 0;
+    if ((cl.n & (cl.n - 1)) == 0 && cl.n * (unsigned)k->p->index_size <= TJ_CHECK_MAX_BYTES &&
+        !zero_bound)
         return tj_check_chunks_max(k, &cl, chunks, run_chunks, neg);
     return tj_check_chunks_masked(k, &cl, chunks, run_chunks, neg);
 }

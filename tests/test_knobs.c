@@ -694,8 +694,8 @@ static int child_narrow_index_checks(void)
 }
 
 /* The validation's loop keeps its running values in vector registers:
- * a chunk of 16 tuples of one i32 index (G3) in the lanes' largest value
- * and OR, one of three (G1's 48 lanes, which as a vector are split into
+ * a chunk of 8 tuples of one i32 index (G3) in the lanes' largest value
+ * and OR, one of three (G1's 24 lanes, which as a vector are split into
  * scalars and moved lane by lane each trip, 1.36x the static kernel) in
  * masks. Neither moves a lane into a general register in the loop. */
 static int child_check_loop_in_registers(void)

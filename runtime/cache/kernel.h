@@ -12,7 +12,9 @@ typedef void (*tj_entry_fn)(void);
 
 /* A split JIT kernel's range function: the copies of units [begin, end),
  * the indices validated by its check function; flags: TJ_RANGE_NONNEG
- * where that check proved none negative (plan.h). */
+ * where that check proved none negative (plan.h). With TJ_RANGE_CHECK
+ * (a kernel that checks in parts) it validates tuples [begin, end)
+ * instead and returns TJ_CHECK_BAD / TJ_CHECK_NEGATIVE bits. */
 typedef int (*tj_range_fn)(const void *data, const void *indices, const void *updates, void *out,
                            int64_t begin, int64_t end, int flags);
 

@@ -393,9 +393,10 @@ static void tj_split_quiet_note(tj_split_stat *st, double work, int64_t calls, t
  * those too). The rule's weighing (costs sorted, the model, the probes'
  * interval, three atomic updates) took 3% of G3's 3 us calls kept alone;
  * what is left here is an atomic count of the call. *calls: its number,
- * counted here, or 0 when not counted. Another thread's verdict between
- * the load and the call can only keep one call alone that it would have
- * split. */
+ * counted here, or 0 when not counted. Threads calling one kernel race
+ * on the noted work (a load, then a store): an older "alone" can land
+ * after a newer split verdict, and then keeps calls alone until the next
+ * timed one (at most TJ_SPLIT_TIME_EVERY - 1): slower, never wrong. */
 static int tj_split_quiet(tj_split_stat *st, double work, int64_t *calls)
 {
     *calls = 0;
@@ -419,6 +420,7 @@ static tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_spli
         work < TJ_SPLIT_MIN_WORK)
         return w;
     int64_t calls = counted ? counted : __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&st->weighed, 1, __ATOMIC_RELAXED);
     w = tj_split_weigh(p, work, st, calls);
     tj_split_quiet_note(st, work, calls, w);
     return w;
@@ -537,6 +539,8 @@ static void tj_split_counts_read(const tj_split_stat *s, tj_split_counts *out)
     out->probes = __atomic_load_n(&s->probes, __ATOMIC_RELAXED);
     out->modelled = __atomic_load_n(&s->modelled, __ATOMIC_RELAXED);
     out->flips = __atomic_load_n(&s->flips, __ATOMIC_RELAXED);
+    int64_t weighed = __atomic_load_n(&s->weighed, __ATOMIC_RELAXED);
+    out->quiet = out->calls > weighed ? out->calls - weighed : 0;
     out->alone_ps = tj_split_cost(s, TJ_WAY_ALONE);
     out->split_ps = tj_split_cost(s, TJ_WAY_SPLIT);
     out->pool_ns = tj_pool_cost_ns();
@@ -710,7 +714,7 @@ static void tj_bag_part(void *ctx, int64_t begin, int64_t end)
 /* The bags (or segments) of a call of g over the pool as the split rule
  * says: a bag's units are its bags, a unit of work one lookup's row (the
  * cache lines it spans), the work of tj_split_work's visits. A part that
- * failed (only a segment range, for its scratch) fails the call: its
+ * failed (a segment range, for its scratch; a NaN redo) fails the call: its
  * message was a worker's, so the caller's is written here. */
 static int tj_bag_split(const tj_bag_plan *g, tj_split_stat *st, tj_bag_job *job)
 {
@@ -721,6 +725,8 @@ static int tj_bag_split(const tj_bag_plan *g, tj_split_stat *st, tj_bag_job *job
     int rc = __atomic_load_n(&job->status, __ATOMIC_RELAXED);
     if (rc == JIT_STATUS_NO_MEMORY)
         tj_error_set("out of memory for the sums of %" PRId64 " segments", g->bags);
+    else if (rc != JIT_OK) /* a worker's redo of NaN bags (tj_rt_bag_redo) */
+        tj_error_set("internal: a part of the bags failed (status %d)", rc);
     return rc;
 }
 

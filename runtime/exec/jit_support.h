@@ -34,17 +34,21 @@ int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, co
                        const void *indices, const void *updates, void *out, int flags);
 
 /* A split kernel's copies, over the pool (up to its plan's thread count)
- * when the split rule says threads pay, else here. */
+ * when the split rule says threads pay, else here; a status. With
+ * TJ_RANGE_UNCHECKED in flags (plan.h) the indices are checked here first,
+ * by the check function alone or by the range functions' check mode in
+ * parts, a bad one's status returned with nothing written. */
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
                    void *out, int flags);
 
 /* What the split rule did with a kernel's calls (its own, or a dynamic
  * kernel's family's), for `tensorjit bench --threads --verbose`: calls it
- * weighed; calls timed alone and split (the first ones included); of
- * them, probes; calls the model kept alone; changes of the verdict; each
- * way's cost now (ps per unit of work) and the pool's job cost (ns). */
+ * counted; calls alone and split (the first ones included); of them,
+ * probes; weighed calls the model kept alone; changes of the verdict;
+ * calls kept alone without the weighing (tj_split_quiet); each way's cost
+ * now (ps per unit of work) and the pool's job cost (ns). */
 typedef struct tj_split_counts {
-    int64_t calls, alone, split, probes, modelled, flips;
+    int64_t calls, alone, split, probes, modelled, flips, quiet;
     int64_t alone_ps, split_ps, pool_ns;
 } tj_split_counts;
 /* 0 and *out for a kernel of this library; -1 (*out zeroed) otherwise. */

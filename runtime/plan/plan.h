@@ -80,6 +80,7 @@ typedef struct tj_split_stat {
     int64_t sample[2][TJ_SPLIT_SAMPLES];
     int64_t taken[2];
     int64_t calls, probes, modelled, flips;
+    int64_t weighed; /* calls through the rule's weighing (not quiet ones) */
     int64_t untimed; /* calls alone not timed (tj_split_run) */
     /* the bits of the work (a double, > 0) of the calls the rule last kept
      * alone, whose untimed calls skip it (tj_split_quiet); 0: none */
