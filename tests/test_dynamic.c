@@ -422,6 +422,30 @@ static void test_bad_index_like_the_static_kernel(void **state)
     }
 }
 
+/* A static dim of 0 indexed by a dynamic number of tuples: a call of no
+ * tuples is valid (nothing to check), one of some is a bad index, as the
+ * static kernels of the same shapes say. The check's largest values,
+ * started at 0, once failed the empty call (0 >= a bound of 0). */
+static void test_zero_dim_no_tuples(void **state)
+{
+    (void)state;
+    static const jit_index_policy policies[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS};
+    for (int p = 0; p < 2; p++) {
+        jit_sig s = base(JIT_OP_GATHER);
+        s.index_policy = policies[p];
+        s.data_shape = (jit_shape){2, {0, 4}};
+        s.indices_shape = (jit_shape){1, {D}};
+        jit_kernel fn = compile_dynamic(&s);
+        float data[4] = {0}, out[64];
+        int32_t idx[64] = {0};
+        const int64_t none[] = {0, 4, 0}, some[] = {0, 4, 64};
+        memset(out, CANARY, sizeof out);
+        assert_int_equal(((jit_dynamic_fn)fn)(data, idx, NULL, out, none), JIT_OK);
+        assert_int_equal(((jit_dynamic_fn)fn)(data, idx, NULL, out, some), JIT_STATUS_BAD_INDEX);
+        assert_true(untouched((unsigned char *)out, sizeof out));
+    }
+}
+
 static void test_null_pointers(void **state)
 {
     (void)state;
@@ -1422,6 +1446,7 @@ int main(void)
         cmocka_unit_test_teardown(test_bad_dims_write_nothing, teardown),
         cmocka_unit_test_teardown(test_bad_index_like_the_static_kernel, teardown),
         cmocka_unit_test_teardown(test_null_pointers, teardown),
+        cmocka_unit_test_teardown(test_zero_dim_no_tuples, teardown),
         cmocka_unit_test_teardown(test_empty_shapes, teardown),
         cmocka_unit_test_teardown(test_static_and_dynamic_calls_do_not_mix, teardown),
         cmocka_unit_test_teardown(test_parts_api_refused, teardown),
