@@ -243,3 +243,32 @@ void support_store_index(jit_dtype t, void *indices, int64_t i, int64_t v)
     default: ((int64_t *)indices)[i] = v; break;
     }
 }
+
+int support_bag_call_dims(const jit_sig *s, int64_t *dims)
+{
+    int n = 0;
+    for (int i = 0; i < s->data_shape.rank; i++)
+        dims[n++] = s->data_shape.dims[i];
+    for (int i = 0; i < s->indices_shape.rank; i++)
+        dims[n++] = s->indices_shape.dims[i];
+    if (s->op != JIT_OP_EMBEDDING_BAG_PACKED)
+        for (int i = 0; i < s->updates_shape.rank; i++)
+            dims[n++] = s->updates_shape.dims[i];
+    if (s->op == JIT_OP_EMBEDDING_SEGMENTS)
+        dims[n++] = s->num_segments;
+    return n;
+}
+
+jit_sig support_bag_dynamic(const jit_sig *s, int row_dynamic)
+{
+    jit_sig d = *s;
+    for (int i = 0; i < (row_dynamic ? d.data_shape.rank : 1); i++)
+        d.data_shape.dims[i] = JIT_DIM_DYNAMIC;
+    for (int i = 0; i < d.indices_shape.rank; i++)
+        d.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
+    for (int i = 0; i < d.updates_shape.rank; i++)
+        d.updates_shape.dims[i] = JIT_DIM_DYNAMIC;
+    if (d.op == JIT_OP_EMBEDDING_SEGMENTS)
+        d.num_segments = JIT_DIM_DYNAMIC;
+    return d;
+}

@@ -45,6 +45,13 @@ void support_expect_jit(const jit_kernel_info *info, const char *what);
  * jit_shutdown(), since the library reads its environment on first use
  * and again only after a shutdown: every kernel held is gone then. */
 void support_setenv(const char *name, const char *value);
+/* The dims of a dynamic bag kernel's call for the concrete signature s, laid out as
+ * jit_embedding_bag_dynamic_fn takes them: table, indices, offsets / segment ids, S.
+ * Returns how many. */
+int support_bag_call_dims(const jit_sig *s, int64_t *dims);
+/* Bag signature s with its counts dynamic (E, the indices', the offsets'
+ * or ids', S), and with row_dynamic the row's dims too. */
+jit_sig support_bag_dynamic(const jit_sig *s, int row_dynamic);
 
 /* Unsets a TENSORJIT_* variable and has the library read its environment
  * again at its next call, with the kernels it holds kept (a test hook of

@@ -94,15 +94,8 @@ static void expect_both(jit_sig s, const char *name)
 {
     char what[96];
     for (int dynamic = 0; dynamic <= 1; dynamic++) {
-        if (dynamic) {
-            s.data_shape.dims[0] = JIT_DIM_DYNAMIC;
-            for (int i = 0; i < s.indices_shape.rank; i++)
-                s.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
-            for (int i = 0; i < s.updates_shape.rank; i++)
-                s.updates_shape.dims[i] = JIT_DIM_DYNAMIC;
-            if (s.op == JIT_OP_EMBEDDING_SEGMENTS)
-                s.num_segments = JIT_DIM_DYNAMIC;
-        }
+        if (dynamic)
+            s = support_bag_dynamic(&s, 0);
         snprintf(what, sizeof what, "%s, type %d, %d threads%s", name, s.dtype, s.threads,
                  dynamic ? ", dynamic" : "");
         expect_hidden_counters(jit_dump(&s, JIT_DUMP_IR), jit_dump(&s, JIT_DUMP_IR_OPT), what);

@@ -142,30 +142,7 @@ static void free_case(split_case *c)
  * dynamic bag kernels take it as a constant). */
 static jit_sig counts_dynamic(const jit_sig *s)
 {
-    jit_sig d = *s;
-    d.data_shape.dims[0] = JIT_DIM_DYNAMIC;
-    for (int i = 0; i < d.indices_shape.rank; i++)
-        d.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
-    for (int i = 0; i < d.updates_shape.rank; i++)
-        d.updates_shape.dims[i] = JIT_DIM_DYNAMIC;
-    if (d.op == JIT_OP_EMBEDDING_SEGMENTS)
-        d.num_segments = JIT_DIM_DYNAMIC;
-    return d;
-}
-
-/* The dynamic call's dims: table, indices, offsets / segment ids, S. */
-static void call_dims(const jit_sig *s, int64_t *dims)
-{
-    int n = 0;
-    for (int i = 0; i < s->data_shape.rank; i++)
-        dims[n++] = s->data_shape.dims[i];
-    for (int i = 0; i < s->indices_shape.rank; i++)
-        dims[n++] = s->indices_shape.dims[i];
-    if (s->op != JIT_OP_EMBEDDING_BAG_PACKED)
-        for (int i = 0; i < s->updates_shape.rank; i++)
-            dims[n++] = s->updates_shape.dims[i];
-    if (s->op == JIT_OP_EMBEDDING_SEGMENTS)
-        dims[n++] = s->num_segments;
+    return support_bag_dynamic(s, 0);
 }
 
 /* c's kernel for `threads` (dynamic: its counts the call's) run into got;
@@ -185,7 +162,7 @@ static int run_case(const split_case *c, int dynamic, int threads, char *got, in
     assert_int_equal(tj_split_counts_of(k, &before), 0);
     memset(got, 0xa5, c->out_bytes + CANARY);
     int64_t dims[4 * JIT_MAX_RANK];
-    call_dims(&c->sig, dims);
+    support_bag_call_dims(&c->sig, dims);
     int rc = dynamic ? jit_call_bag_dynamic(k, c->table, c->idx, c->off, c->w, got, dims)
                      : jit_call_bag(k, c->table, c->idx, c->off, c->w, got);
     assert_int_equal(tj_split_counts_of(k, &after), 0);

@@ -159,23 +159,6 @@ static void expect_canary(const bag_buffers *b, const char *name)
             fail_msg("%s: a byte past the output was written", name);
 }
 
-/* The dims of the dynamic kernel's call: table, indices, offsets / segment
- * ids, S. */
-static int call_dims(const jit_sig *s, int64_t *dims)
-{
-    int n = 0;
-    for (int i = 0; i < s->data_shape.rank; i++)
-        dims[n++] = s->data_shape.dims[i];
-    for (int i = 0; i < s->indices_shape.rank; i++)
-        dims[n++] = s->indices_shape.dims[i];
-    if (s->op != JIT_OP_EMBEDDING_BAG_PACKED)
-        for (int i = 0; i < s->updates_shape.rank; i++)
-            dims[n++] = s->updates_shape.dims[i];
-    if (s->op == JIT_OP_EMBEDDING_SEGMENTS)
-        dims[n++] = s->num_segments;
-    return n;
-}
-
 /* How a case's signature is compiled: its static dims, every dim
  * dynamic, or every dim but the row's (the table's dims after the first:
  * the JIT's dynamic bag kernels take the row's width as a constant). */
@@ -185,16 +168,7 @@ static const char *const mode_names[MODES] = {"static", "dynamic", "counts dynam
 /* Every dim of s dynamic (but the row's, rows_static). */
 static jit_sig dynamic_sig(const jit_sig *s, int rows_static)
 {
-    jit_sig d = *s;
-    for (int i = 0; i < (rows_static ? 1 : d.data_shape.rank); i++)
-        d.data_shape.dims[i] = JIT_DIM_DYNAMIC;
-    for (int i = 0; i < d.indices_shape.rank; i++)
-        d.indices_shape.dims[i] = JIT_DIM_DYNAMIC;
-    for (int i = 0; i < d.updates_shape.rank; i++)
-        d.updates_shape.dims[i] = JIT_DIM_DYNAMIC;
-    if (d.op == JIT_OP_EMBEDDING_SEGMENTS)
-        d.num_segments = JIT_DIM_DYNAMIC;
-    return d;
+    return support_bag_dynamic(s, !rows_static);
 }
 
 static jit_sig all_dynamic(const jit_sig *s)
@@ -251,7 +225,7 @@ static int run_sig(const jit_sig *s, int mode, bag_buffers *b, const char *name)
     if (!dynamic)
         assert_int_equal(info.out_bytes, (int64_t)b->out_bytes);
     int64_t dims[4 * JIT_MAX_RANK];
-    call_dims(s, dims);
+    support_bag_call_dims(s, dims);
     int rc = dynamic ? jit_call_bag_dynamic(k, b->table, b->idx, b->off, b->w, b->out, dims)
                      : ((jit_embedding_bag_fn)k)(b->table, b->idx, b->off, b->w, b->out);
     assert_int_equal(jit_release(k), 0);
@@ -671,7 +645,7 @@ static void test_random_oracle(void **state)
                 expect_engine(&c.sig, mode, &info, name);
                 memset(got, 0xa5, c.out_bytes + CANARY);
                 int64_t dims[4 * JIT_MAX_RANK];
-                call_dims(&c.sig, dims);
+                support_bag_call_dims(&c.sig, dims);
                 int rc = mode != STATIC
                              ? jit_call_bag_dynamic(k, c.table, c.idx, c.off, c.w, got, dims)
                              : jit_call_bag(k, c.table, c.idx, c.off, c.w, got);
@@ -791,7 +765,7 @@ static int run_whole(const rnd_case *c, int mode, char *got)
     expect_engine(&c->sig, mode, &info, "whole");
     memset(got, 0xa5, c->out_bytes + CANARY);
     int64_t dims[4 * JIT_MAX_RANK];
-    call_dims(&c->sig, dims);
+    support_bag_call_dims(&c->sig, dims);
     int rc = mode != STATIC ? jit_call_bag_dynamic(k, c->table, c->idx, c->off, c->w, got, dims)
                             : jit_call_bag(k, c->table, c->idx, c->off, c->w, got);
     jit_release(k);
