@@ -189,6 +189,56 @@ static LLVMValueRef tj_chunk_load(tj_kir *k, const tj_chunk_lanes *cl, LLVMValue
     return tj_load(e, cl->vty, tj_byte_gep(e, k->indices, off, "chunk.ptr"), "chunk");
 }
 
+/* What one chunk v folds into the two values the chunk loop carries: the
+ * lanes' "out of range" summary, and (sign tracking: acc2 not NULL) their
+ * "negative" one. */
+typedef void (*tj_chunk_step)(tj_kir *k, const tj_chunk_lanes *cl, LLVMValueRef v,
+                              LLVMValueRef *acc, LLVMValueRef *acc2);
+
+/* The loop over chunks both checks share (chunks trips, or run_chunks, the
+ * call's), *acc and *acc2 (if not NULL) carried from their initial values
+ * to the values after it. */
+static void tj_chunk_loop(tj_kir *k, const tj_chunk_lanes *cl, int64_t chunks,
+                          LLVMValueRef run_chunks, tj_chunk_step step, LLVMValueRef *acc,
+                          LLVMValueRef *acc2)
+{
+    tj_emit *e = &k->e;
+    tj_loop l = {0};
+    LLVMValueRef c = tj_i64(e, 0);
+    int loop = run_chunks || chunks > 1;
+    if (run_chunks)
+        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, *acc);
+    else if (chunks > 1)
+        tj_loop_begin(e, &l, "check.chunk", chunks, *acc);
+    if (loop) {
+        c = l.iv;
+        *acc = l.carry;
+        if (acc2)
+            *acc2 = tj_loop_carry2(e, &l, *acc2);
+    }
+    step(k, cl, tj_chunk_load(k, cl, c), acc, acc2);
+    if (loop) {
+        if (acc2)
+            l.carry2_next = *acc2;
+        *acc = tj_loop_end(e, &l, *acc);
+        if (acc2)
+            *acc2 = l.carry2_out;
+    }
+}
+
+/* The largest-value check's step: each lane's largest value (after the
+ * wrap's shift) and the OR of the raw values. */
+static void tj_max_step(tj_kir *k, const tj_chunk_lanes *cl, LLVMValueRef v, LLVMValueRef *most,
+                        LLVMValueRef *bits)
+{
+    tj_emit *e = &k->e;
+    if (bits)
+        *bits = LLVMBuildOr(e->b, *bits, v, "chunk.bits");
+    if (cl->any_shift)
+        v = LLVMBuildAdd(e->b, v, cl->shifts, "chunk.wrapped");
+    *most = tj_vector_intrinsic(e, "llvm.umax", *most, v, "chunk.most");
+}
+
 /* tj_check_chunks where a chunk's lanes are a power of two and at most
  * TJ_CHECK_MAX_BYTES: each lane's largest value (unsigned, after the wrap's
  * shift) and (sign tracking) the OR of the raw values, whose sign bit says
@@ -202,30 +252,8 @@ static LLVMValueRef tj_check_chunks_max(tj_kir *k, const tj_chunk_lanes *cl, int
                                         LLVMValueRef run_chunks, LLVMValueRef *neg)
 {
     tj_emit *e = &k->e;
-    tj_loop l = {0};
-    LLVMValueRef c = tj_i64(e, 0), most = LLVMConstNull(cl->vty), bits = LLVMConstNull(cl->vty);
-    int loop = run_chunks || chunks > 1;
-    if (run_chunks)
-        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, most);
-    else if (chunks > 1)
-        tj_loop_begin(e, &l, "check.chunk", chunks, most);
-    if (loop) {
-        c = l.iv;
-        most = l.carry;
-        if (neg)
-            bits = tj_loop_carry2(e, &l, bits);
-    }
-    LLVMValueRef v = tj_chunk_load(k, cl, c);
-    if (neg)
-        bits = LLVMBuildOr(e->b, bits, v, "chunk.bits");
-    if (cl->any_shift)
-        v = LLVMBuildAdd(e->b, v, cl->shifts, "chunk.wrapped");
-    most = tj_vector_intrinsic(e, "llvm.umax", most, v, "chunk.most");
-    if (loop) {
-        l.carry2_next = bits;
-        most = tj_loop_end(e, &l, most);
-        bits = l.carry2_out;
-    }
+    LLVMValueRef most = LLVMConstNull(cl->vty), bits = LLVMConstNull(cl->vty);
+    tj_chunk_loop(k, cl, chunks, run_chunks, tj_max_step, &most, neg ? &bits : NULL);
     if (neg) {
         LLVMValueRef all = tj_vector_intrinsic(e, "llvm.vector.reduce.or", bits, NULL,
                                                "chunks.bits");
@@ -237,6 +265,23 @@ static LLVMValueRef tj_check_chunks_max(tj_kir *k, const tj_chunk_lanes *cl, int
     return tj_reduce_or(e, out, "chunks.bad");
 }
 
+/* The masked check's step: "out of range" and "negative" ORed into masks
+ * (a vector of the entries themselves, 24 lanes for G1, was split into
+ * scalars and spilled). */
+static void tj_mask_step(tj_kir *k, const tj_chunk_lanes *cl, LLVMValueRef v, LLVMValueRef *acc,
+                         LLVMValueRef *nacc)
+{
+    tj_emit *e = &k->e;
+    if (nacc)
+        *nacc = LLVMBuildOr(e->b, *nacc,
+                            LLVMBuildICmp(e->b, LLVMIntSLT, v, LLVMConstNull(cl->vty), "chunk.neg"),
+                            "chunk.signs");
+    if (cl->any_shift)
+        v = LLVMBuildAdd(e->b, v, cl->shifts, "chunk.wrapped");
+    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, cl->bounds, "chunk.oob");
+    *acc = LLVMBuildOr(e->b, *acc, bad, "chunk.bad");
+}
+
 /* tj_check_chunks for other lane counts: each chunk compared with the
  * bounds, "out of range" and "negative" kept as masks. */
 static LLVMValueRef tj_check_chunks_masked(tj_kir *k, const tj_chunk_lanes *cl, int64_t chunks,
@@ -244,35 +289,8 @@ static LLVMValueRef tj_check_chunks_masked(tj_kir *k, const tj_chunk_lanes *cl, 
 {
     tj_emit *e = &k->e;
     LLVMTypeRef bty = LLVMVectorType(e->i1, cl->n);
-    tj_loop l = {0};
-    LLVMValueRef c = tj_i64(e, 0), acc = LLVMConstNull(bty), nacc = LLVMConstNull(bty);
-    int loop = run_chunks || chunks > 1;
-    if (run_chunks)
-        tj_loop_begin_n(e, &l, "check.chunk", run_chunks, acc);
-    else if (chunks > 1)
-        tj_loop_begin(e, &l, "check.chunk", chunks, acc);
-    if (loop) {
-        c = l.iv;
-        acc = l.carry;
-        if (neg) /* lanes that held a negative entry: a mask like acc (a vector of
-                  * the entries themselves, 24 lanes for G1, was split into
-                  * scalars and spilled) */
-            nacc = tj_loop_carry2(e, &l, nacc);
-    }
-    LLVMValueRef v = tj_chunk_load(k, cl, c);
-    if (neg)
-        nacc = LLVMBuildOr(e->b, nacc,
-                           LLVMBuildICmp(e->b, LLVMIntSLT, v, LLVMConstNull(cl->vty), "chunk.neg"),
-                           "chunk.signs");
-    if (cl->any_shift)
-        v = LLVMBuildAdd(e->b, v, cl->shifts, "chunk.wrapped");
-    LLVMValueRef bad = LLVMBuildICmp(e->b, LLVMIntUGE, v, cl->bounds, "chunk.oob");
-    acc = LLVMBuildOr(e->b, acc, bad, "chunk.bad");
-    if (loop) {
-        l.carry2_next = nacc;
-        acc = tj_loop_end(e, &l, acc);
-        nacc = l.carry2_out;
-    }
+    LLVMValueRef acc = LLVMConstNull(bty), nacc = LLVMConstNull(bty);
+    tj_chunk_loop(k, cl, chunks, run_chunks, tj_mask_step, &acc, neg ? &nacc : NULL);
     if (neg) {
         LLVMValueRef below = tj_reduce_or(e, nacc, "chunks.negative");
         *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");

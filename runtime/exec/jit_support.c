@@ -682,13 +682,12 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
     tj_parallel_job job = {k, data, indices, updates, out, flags};
     /* the cost is the kernel's own, mutable while the cache holds it */
     tj_split_stat *st = &((tj_kernel *)(uintptr_t)k)->split;
-    if (flags & TJ_RANGE_UNCHECKED) { /* both ways timed with their checks */
-        tj_split_size size = {k->plan.units, k->plan.threads, k->plan.block_bytes};
-        return tj_split_ways_run(&size, tj_split_work(&k->plan, out == data), st,
-                                 &tj_checked_ways, &job);
-    }
-    tj_split_call(&k->plan, out == data, st, tj_parallel_part, &job);
-    return JIT_OK;
+    tj_split_size size = {k->plan.units, k->plan.threads, k->plan.block_bytes};
+    double work = tj_split_work(&k->plan, out == data);
+    if (flags & TJ_RANGE_UNCHECKED) /* both ways timed with their checks */
+        return tj_split_ways_run(&size, work, st, &tj_checked_ways, &job);
+    tj_units_call units = {tj_parallel_part, &job, size.units};
+    return tj_split_ways_run(&size, work, st, &tj_units_ways, &units);
 }
 
 typedef struct tj_bag_job {
