@@ -115,6 +115,27 @@ LLVMValueRef tj_bir_load_idx(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, const 
                          : LLVMBuildZExt(e->b, v, e->i64, name);
 }
 
+/* buf[i] where cond holds, else 0: a load only when there is an element */
+LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
+                                LLVMValueRef i, const char *name)
+{
+    tj_emit *e = &k->e;
+    if (LLVMIsAConstantInt(cond))
+        return LLVMConstIntGetZExtValue(cond) ? tj_bir_load_idx(k, buf, i, name) : tj_i64(e, 0);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), load = tj_block(e, "load.some");
+    LLVMBasicBlockRef done = tj_block(e, "load.done");
+    LLVMBuildCondBr(e->b, cond, load, done);
+    LLVMPositionBuilderAtEnd(e->b, load);
+    LLVMValueRef v = tj_bir_load_idx(k, buf, i, name);
+    LLVMBuildBr(e->b, done);
+    LLVMPositionBuilderAtEnd(e->b, done);
+    LLVMValueRef phi = LLVMBuildPhi(e->b, e->i64, name);
+    LLVMValueRef vals[2] = {tj_i64(e, 0), v};
+    LLVMBasicBlockRef from[2] = {pre, load};
+    LLVMAddIncoming(phi, vals, from, 2);
+    return phi;
+}
+
 static LLVMValueRef tj_is_nan(tj_bir *k, LLVMValueRef v)
 {
     return LLVMBuildFCmp(k->e.b, LLVMRealUNO, v, v, "is.nan");

@@ -94,14 +94,14 @@ LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next);
 LLVMValueRef tj_bir_slot(tj_bir *k, LLVMTypeRef t, const char *name);
 LLVMValueRef tj_bir_get(tj_bir *k, LLVMValueRef slot, LLVMTypeRef t);
 LLVMValueRef tj_bir_load_idx(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, const char *name);
+LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
+                                LLVMValueRef i, const char *name);
 LLVMValueRef tj_bir_widen(tj_bir *k, LLVMValueRef v, int64_t n);
 LLVMValueRef tj_bir_narrow(tj_bir *k, LLVMValueRef v, int64_t n);
 LLVMValueRef tj_bir_neutral(tj_bir *k, int64_t n);
 LLVMValueRef tj_bir_combine(tj_bir *k, LLVMValueRef a, LLVMValueRef x);
 LLVMValueRef tj_bir_weigh(tj_bir *k, LLVMValueRef x, LLVMValueRef w);
 /* bag_check.c */
-LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
-                                LLVMValueRef i, const char *name);
 void tj_bir_emit_checks(tj_bir *k);
 /* bag_lookup.c */
 LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep);

@@ -20,6 +20,8 @@
 #define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
 #define TJ_RT_BAG_DYN_PARALLEL "tj_rt_bag_dyn_parallel"
 #define TJ_RT_BAG_REDO "tj_rt_bag_redo"
+/* the check pass: offsets, segment ids, indices (runtime/exec/bag_scan.h) */
+#define TJ_RT_BAG_SCAN "tj_rt_bag_scan"
 
 /* Prefetch: the row of the lookup at least TJ_BAG_PREFETCH_MIN_ROWS and
  * TJ_BAG_PREFETCH_BYTES of rows ahead in the index stream (at most
@@ -67,11 +69,6 @@
  * vector registers hold (32 with AVX-512, 16 below). */
 #define TJ_BAG_INTERLEAVE_MAX_LEN 4
 #define TJ_BAG_INTERLEAVE_MAX 4
-
-/* The checks of offsets, segment ids and indices read this many of each
- * at a time, in masked vector loads (the last chunk's lanes past the end
- * off), in one loop. */
-#define TJ_BAG_CHECK_CHUNK 16
 
 /* Streaming stores when out has at least this many bytes and more than
  * the last-level cache holds (sysconf), rows a multiple of 64 bytes and of

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "bag_scan.h"
 #include "cache.h"
 #include "half.h"
 #include "plan.h"
@@ -712,16 +713,41 @@ static void run_expecting(const bag_case *c, const tj_kernel *k, int status, con
     free(out);
 }
 
-/* The checks read their positions a vector at a time, then the rest
- * (TJ_BAG_CHECK_CHUNK): a bad offset, segment id or index is found at
- * every position of counts around the chunk's multiples, from a first
- * bag that starts off the chunks' grid, and an index before it is not
- * read. */
+/* c's kernel k finds a bad offset (segment id) and a bad index planted
+ * at each position in turn, and passes c as it is. */
+static void expect_each_bad_found(bag_case *c, const tj_kernel *k, int form)
+{
+    tj_bag_plan *g = &c->p.bag;
+    jit_dtype itype = g->index_type;
+    int64_t N = g->lookups;
+    char words[64];
+    run_expecting(c, k, JIT_OK, NULL);
+    for (int64_t i = 0; i < N; i++) {
+        int64_t was = get_index(itype, c->offsets, i);
+        put_index(itype, c->offsets, i, form ? 3 : N + 1);
+        snprintf(words, sizeof words, "%s[%lld] = %lld", form ? "segment_ids" : "offsets",
+                 (long long)i, (long long)(form ? 3 : N + 1));
+        run_expecting(c, k, JIT_STATUS_BAD_INDEX, words);
+        put_index(itype, c->offsets, i, was);
+        put_index(itype, c->indices, i, g->rows);
+        snprintf(words, sizeof words, "indices[%lld] = %lld", (long long)i, (long long)g->rows);
+        /* offsets: indices[0] is before the first bag */
+        run_expecting(c, k, form || i > 0 ? JIT_STATUS_BAD_INDEX : JIT_OK,
+                      form || i > 0 ? words : NULL);
+        put_index(itype, c->indices, i, i % g->rows);
+    }
+}
+
+/* The check pass (the runtime's scan, exec/bag_scan.c) reads 8 to 32
+ * positions a vector at a time, then one at a time: a bad offset, segment
+ * id or index is found at every position of counts around those
+ * multiples, from a first bag that starts off the vectors' grid, and an
+ * index before it is not read; with each level of instructions the host
+ * has (AVX-512, AVX2, none). */
 static void test_checks_at_chunk_edges(void **state)
 {
     (void)state;
-    static const int64_t counts[] = {1, 2, 15, 16, 17, 31, 32, 33, 50};
-    char words[64];
+    static const int64_t counts[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 34, 50, 65};
     for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++)
         for (int it = 0; it < 2; it++) {
             jit_dtype itype = it ? JIT_I32 : JIT_I64;
@@ -745,22 +771,11 @@ static void test_checks_at_chunk_edges(void **state)
                     put_index(itype, c.offsets, i, form ? i % 3 : (i < 1 ? 1 : i) % (N + 1));
                 }
                 const tj_kernel *k = compile(&c.p);
-                run_expecting(&c, k, JIT_OK, NULL);
-                for (int64_t i = 0; i < N; i++) {
-                    int64_t was = get_index(itype, c.offsets, i);
-                    put_index(itype, c.offsets, i, form ? 3 : N + 1);
-                    snprintf(words, sizeof words, "%s[%lld] = %lld", form ? "segment_ids" : "offsets",
-                             (long long)i, (long long)(form ? 3 : N + 1));
-                    run_expecting(&c, k, JIT_STATUS_BAD_INDEX, words);
-                    put_index(itype, c.offsets, i, was);
-                    put_index(itype, c.indices, i, g->rows);
-                    snprintf(words, sizeof words, "indices[%lld] = %lld", (long long)i,
-                             (long long)g->rows);
-                    /* offsets: indices[0] is before the first bag */
-                    run_expecting(&c, k, form || i > 0 ? JIT_STATUS_BAD_INDEX : JIT_OK,
-                                  form || i > 0 ? words : NULL);
-                    put_index(itype, c.indices, i, i % g->rows);
+                for (int level = tj_bag_scan_level(-1); level >= 0; level--) {
+                    tj_bag_scan_level(level);
+                    expect_each_bad_found(&c, k, form);
                 }
+                tj_bag_scan_level(-1);
                 free_case(&c);
             }
         }

@@ -1,0 +1,227 @@
+/* The check pass of a bag's JIT kernel (runtime/exec/bag_scan.c) against
+ * the reference kernel's (exec/bag_check.c, one element at a time): the
+ * same verdict on random offsets, segment ids and indices with bad values
+ * planted at random positions, at the edges of each range and of the
+ * vectors, for i32 and i64, every policy, every form, tables of 0 to 2^40
+ * rows, with each level of instructions the host has. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bag_check.h"
+#include "bag_scan.h"
+#include "plan.h"
+#include "tensorjit.h"
+
+static uint64_t seed = 0x9e3779b97f4a7c15u;
+
+static uint64_t next(void)
+{
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+}
+
+/* in [lo, hi] */
+static int64_t pick(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+}
+
+static void put(jit_dtype t, void *buf, int64_t i, int64_t v)
+{
+    if (t == JIT_I64)
+        memcpy((char *)buf + 8 * i, &v, 8);
+    else {
+        int32_t w = (int32_t)v;
+        memcpy((char *)buf + 4 * i, &w, 4);
+    }
+}
+
+static const int64_t big_rows[] = {0, 1, 5, 1000, ((int64_t)1 << 31) - 1, (int64_t)1 << 31,
+                                   ((int64_t)1 << 31) + 1, (int64_t)1 << 40};
+
+/* A value an index might hold: inside the policy's range, at its edges,
+ * just past them, or extreme. */
+static int64_t index_value(const tj_bag_plan *g, int bad)
+{
+    int64_t E = g->rows;
+    if (!bad) {
+        if (E == 0)
+            return 0; /* no valid value: only written where a bad one is wanted too */
+        int64_t lo = g->policy == JIT_INDEX_NEGATIVE_WRAPS ? -E : 0;
+        int64_t v = pick(0, 3) == 0 ? (pick(0, 1) ? lo : E - 1) : lo + (int64_t)(next() % (uint64_t)(E - lo));
+        return g->index_type == JIT_I32 && (v > INT32_MAX || v < INT32_MIN) ? 0 : v;
+    }
+    static const int64_t extreme[] = {INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX, -1};
+    switch (pick(0, 4)) {
+    case 0: return E;
+    case 1: return -E - 1;
+    case 2: return E + pick(0, 100);
+    case 3: return -E - pick(1, 100);
+    default: return extreme[pick(0, 4)];
+    }
+}
+
+typedef struct scan_case {
+    tj_plan p;
+    void *indices, *offsets;
+} scan_case;
+
+/* A random plan and inputs, valid or with a few bad values planted. */
+static void make_case(scan_case *c)
+{
+    memset(&c->p, 0, sizeof c->p);
+    tj_bag_plan *g = &c->p.bag;
+    c->p.is_bag = 1;
+    g->form = (tj_bag_form)pick(0, 2);
+    g->index_type = pick(0, 1) ? JIT_I64 : JIT_I32;
+    static const jit_index_policy pols[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS,
+                                            JIT_INDEX_CLAMP, JIT_INDEX_ZERO_FILL};
+    g->policy = pols[pick(0, 3)];
+    g->rows = pick(0, 2) ? pick(0, 2000) : big_rows[pick(0, 7)];
+    g->lookups = pick(0, 3) ? pick(0, 70) : pick(0, 600);
+    g->row_elems = 1;
+    if (g->form == TJ_BAG_OFFSETS) {
+        g->include_last_offset = (int)pick(0, 1);
+        g->bags = pick(0, 40);
+        g->offsets_len = g->bags + g->include_last_offset;
+    } else if (g->form == TJ_BAG_SEGMENTS) {
+        g->bags = pick(0, 9);
+        g->offsets_len = g->lookups;
+    } else {
+        g->bags = g->lookups;
+        g->bag_len = 1;
+    }
+    int64_t size = jit_dtype_size(g->index_type);
+    c->indices = malloc((size_t)(g->lookups * size + 1));
+    c->offsets = malloc((size_t)(g->offsets_len * size + 1));
+    assert_non_null(c->indices);
+    assert_non_null(c->offsets);
+    int64_t at = g->lookups ? pick(0, g->lookups) : 0;
+    for (int64_t i = 0; i < g->offsets_len; i++) { /* non-decreasing in [0, N] */
+        at = pick(0, 2) ? at : pick(at, g->lookups);
+        put(g->index_type, c->offsets, i,
+            g->form == TJ_BAG_SEGMENTS ? (g->bags ? pick(0, g->bags - 1) : 0) : at);
+    }
+    if (g->form == TJ_BAG_OFFSETS && g->offsets_len > 0 && pick(0, 1)) /* sorted from 0 */
+        for (int64_t i = 0, o = 0; i < g->offsets_len; i++) {
+            o = pick(o, o + (o < g->lookups));
+            put(g->index_type, c->offsets, i, o > g->lookups ? g->lookups : o);
+        }
+    for (int64_t i = 0; i < g->lookups; i++)
+        put(g->index_type, c->indices, i, index_value(g, 0));
+    int plant = (int)pick(0, 3); /* 0: none */
+    for (int n = 0; n < plant; n++) {
+        if (g->offsets_len > 0 && pick(0, 2) == 0) {
+            int64_t i = pick(0, g->offsets_len - 1);
+            int64_t v = pick(0, 1) ? (pick(0, 1) ? -1 : g->lookups + 1) : pick(-3, g->lookups + 3);
+            if (g->form == TJ_BAG_SEGMENTS)
+                v = pick(0, 1) ? g->bags : pick(-2, g->bags + 2);
+            put(g->index_type, c->offsets, i, v);
+        } else if (g->lookups > 0) {
+            put(g->index_type, c->indices, pick(0, g->lookups - 1), index_value(g, 1));
+        }
+    }
+}
+
+static void free_case(scan_case *c)
+{
+    free(c->indices);
+    free(c->offsets);
+}
+
+static void expect_same_verdict(const scan_case *c, int level, int iteration)
+{
+    const tj_bag_plan *g = &c->p.bag;
+    int want = tj_bag_report_bad(&c->p, c->indices, c->offsets) != JIT_OK;
+    int64_t flags = tj_bag_scan_flags(g);
+    int got = flags ? tj_rt_bag_scan(c->indices, c->offsets, g->offsets_len, g->lookups, g->rows,
+                                     g->bags, flags)
+                    : 0;
+    if (got != want)
+        fail_msg("case %d, level %d: the scan says %d, the reference %d (form %d, %s, policy %d, "
+                 "E %lld, N %lld, offsets %lld, bags %lld, last %d): %s",
+                 iteration, level, got, want, g->form, jit_dtype_name(g->index_type), g->policy,
+                 (long long)g->rows, (long long)g->lookups, (long long)g->offsets_len,
+                 (long long)g->bags, g->include_last_offset, want ? jit_last_error() : "");
+}
+
+static void test_random_cases(void **state)
+{
+    (void)state;
+    int host = tj_bag_scan_level(-1), bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        scan_case c;
+        make_case(&c);
+        bad += tj_bag_report_bad(&c.p, c.indices, c.offsets) != JIT_OK;
+        for (int level = host; level >= 0; level--) {
+            tj_bag_scan_level(level);
+            expect_same_verdict(&c, level, i);
+        }
+        tj_bag_scan_level(-1);
+        free_case(&c);
+    }
+    /* both verdicts were asked for often */
+    assert_true(bad > 4000 && bad < 16000);
+}
+
+/* One bad value at every position of arrays around the vectors' widths
+ * (8, 16, 32 lanes and twice that), each the first and the only. */
+static void test_every_position(void **state)
+{
+    (void)state;
+    int host = tj_bag_scan_level(-1);
+    for (int it = 0; it < 2; it++)
+        for (int64_t n = 1; n <= 70; n++)
+            for (int64_t bad_at = 0; bad_at < n; bad_at++) {
+                scan_case c;
+                memset(&c.p, 0, sizeof c.p);
+                tj_bag_plan *g = &c.p.bag;
+                g->form = TJ_BAG_SEGMENTS;
+                g->index_type = it ? JIT_I64 : JIT_I32;
+                g->policy = JIT_INDEX_NEGATIVE_WRAPS;
+                g->rows = 7;
+                g->lookups = g->offsets_len = n;
+                g->bags = 3;
+                c.indices = calloc((size_t)n, 8);
+                c.offsets = calloc((size_t)n, 8);
+                assert_non_null(c.indices);
+                assert_non_null(c.offsets);
+                for (int64_t i = 0; i < n; i++)
+                    put(g->index_type, c.indices, i, i % 14 - 7);
+                for (int kind = 0; kind < 3; kind++) {
+                    put(g->index_type, kind == 2 ? c.offsets : c.indices, bad_at,
+                        kind == 0 ? 7 : kind == 1 ? -8 : 3);
+                    for (int level = host; level >= 0; level--) {
+                        tj_bag_scan_level(level);
+                        int got = tj_rt_bag_scan(c.indices, c.offsets, n, n, 7, 3,
+                                                 tj_bag_scan_flags(g));
+                        if (got != 1)
+                            fail_msg("level %d, %s, n %lld: bad %s at %lld not found", level,
+                                     jit_dtype_name(g->index_type), (long long)n,
+                                     kind == 2 ? "segment id" : "index", (long long)bad_at);
+                    }
+                    put(g->index_type, kind == 2 ? c.offsets : c.indices, bad_at,
+                        kind == 2 ? 0 : bad_at % 14 - 7);
+                }
+                tj_bag_scan_level(-1);
+                free_case(&c);
+            }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_cases),
+        cmocka_unit_test(test_every_position),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
