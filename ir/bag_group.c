@@ -83,6 +83,13 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
     LLVMValueRef count = bl->count[i] ? tj_bir_get(k, bl->count[i], e->i64) : len;
     LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, count, tj_i64(e, 0), "");
     LLVMValueRef divisor = LLVMBuildSelect(e->b, some, count, tj_i64(e, 1), "divisor");
+    /* An empty bag's sum or mean (0 / 1) is the neutral zeros it started
+     * from, and so is a max of counted lookups (none kept: zeros): without
+     * a default row that is its row already, and the select, which the
+     * code generator makes a branch per vector, is not made
+     * (docs/performance.md, 'Compile time of a bag kernel'). */
+    int zeros_when_empty =
+        k->g->default_index < 0 && (red != JIT_REDUCTION_MAX || bl->count[i] != NULL);
     for (int64_t v = 0; v < bl->vectors; v++) {
         int64_t n = tj_bir_vector_len(k, bl, v);
         LLVMTypeRef vt = tj_bir_vec(k->aty, n);
@@ -96,8 +103,9 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
         } else if (red == JIT_REDUCTION_MAX && bl->count[i]) {
             a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
         }
-        a = LLVMBuildSelect(e->b, empty, tj_bir_default_row(k, bl, v), tj_bir_narrow(k, a, n),
-                            "bag.value");
+        a = tj_bir_narrow(k, a, n);
+        if (!zeros_when_empty)
+            a = LLVMBuildSelect(e->b, empty, tj_bir_default_row(k, bl, v), a, "bag.value");
         LLVMValueRef at = tj_bir_cols(k, k->out, b, bl, v, k->esize, k->lay.row_bytes);
         tj_bir_store_at(k, a, at, k->nt);
     }

@@ -395,9 +395,11 @@ void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
         return;
     int ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
              write(fd, k->name, h.name_len) == (ssize_t)h.name_len &&
-             write(fd, obj, len) == (ssize_t)len && fsync(fd) == 0;
+             write(fd, obj, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
-    /* rename is atomic: readers see the old entry, none, or this whole one */
+    /* rename is atomic: readers see the old entry, none, or this whole one.
+     * No fsync: an entry a power loss leaves short fails its checksum and
+     * is compiled again (docs/cache.md) */
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
         return;
