@@ -164,10 +164,10 @@ static void tj_emit_group_block(tj_bir *k, tj_colblock *bl, LLVMValueRef b, int 
         LLVMValueRef more = LLVMBuildICmp(e->b, LLVMIntSGT, len[i], longest, "");
         longest = LLVMBuildSelect(e->b, more, len[i], longest, "longest");
     }
-    k->fast_nan = k->nan_lo != NULL;
+    k->fast_nan = k->nan_seen != NULL;
     tj_bir_lookup_loop(k, bl, slots, start, len, longest);
     if (k->fast_nan)
-        tj_bir_nan_note(k, bl, slots, b);
+        tj_bir_nan_note(k, bl, slots);
     for (int i = 0; i < slots; i++) {
         LLVMBasicBlockRef next = NULL;
         if (in[i]) {
@@ -273,16 +273,15 @@ static void tj_emit_bags_stored(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
-    k->nan_lo = k->nan_hi = NULL;
+    k->nan_seen = NULL;
     if (k->g->row_elems > 0 && tj_bir_nan_redo_wanted(k)) {
-        k->nan_lo = tj_bir_slot(k, e->i64, "nan.lo");
-        k->nan_hi = tj_bir_slot(k, e->i64, "nan.hi");
-        LLVMBuildStore(e->b, tj_i64(e, INT64_MAX), k->nan_lo);
-        LLVMBuildStore(e->b, tj_i64(e, INT64_MIN), k->nan_hi);
+        LLVMTypeRef t = tj_bir_vec(e->i1, k->lay.lanes);
+        k->nan_seen = tj_bir_slot(k, t, "nan.seen");
+        LLVMBuildStore(e->b, LLVMConstNull(t), k->nan_seen);
     }
     tj_emit_bags_stored(k, begin, end);
-    if (k->nan_lo)
-        tj_bir_nan_redo(k, end);
+    if (k->nan_seen)
+        tj_bir_nan_redo(k, begin, end);
 }
 
 /* With streaming stores: the bags twice, for a 64-byte aligned out

@@ -65,9 +65,10 @@ typedef struct tj_bir {
     int drops;        /* a lookup may be dropped (zero-fill, padding) */
     int nt;           /* emitting the streaming-store path */
     int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
-    /* the fast path's bags with a NaN: [nan_lo, nan_hi), redone by the
-     * reference kernel (tj_bir_nan_redo); NULL where there is no fast path */
-    LLVMValueRef nan_lo, nan_hi;
+    /* <lanes x i1>: a lane where some bag's fast path ended in a NaN; the
+     * call's bags whose rows hold one are then redone by the reference
+     * kernel (tj_bir_nan_redo); NULL where there is no fast path */
+    LLVMValueRef nan_seen;
     LLVMValueRef main_fn;
     LLVMValueRef table, indices, offsets, weights, out;
     /* the counts: constants, or a dynamic kernel's from the call's dims
@@ -85,6 +86,9 @@ typedef struct tj_colblock {
     LLVMValueRef count[TJ_BAG_INTERLEAVE_MAX];
     int prefetch; /* this block prefetches (the first of the row) */
 } tj_colblock;
+
+/* The most lanes of an accumulator vector: 512 bits of f32. */
+#define TJ_BIR_MAX_LANES 16
 
 /* bag_elem.c */
 LLVMTypeRef tj_bir_vec(LLVMTypeRef t, int64_t n);
@@ -112,8 +116,8 @@ void tj_bir_prime(tj_bir *k, LLVMValueRef first);
 void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
                         LLVMValueRef *len, LLVMValueRef n);
 int tj_bir_nan_redo_wanted(const tj_bir *k);
-void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots, LLVMValueRef b);
-void tj_bir_nan_redo(tj_bir *k, LLVMValueRef end);
+void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots);
+void tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 /* bag_group.c */
 int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v);
 LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,

@@ -166,50 +166,55 @@ int tj_bir_nan_redo_wanted(const tj_bir *k)
     return k->afloat && k->g->reduction != JIT_REDUCTION_MAX;
 }
 
-/* If an accumulator of the group's (bags [b, b + slots)) holds a NaN, the
- * bags with a NaN so far, [nan_lo, nan_hi), take the group in: selects, no
- * branch. */
-void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots, LLVMValueRef b)
+/* The lanes of the group's accumulators that hold a NaN, OR-ed into
+ * nan_seen: one compare and one OR per vector, no branch, and nothing
+ * per bag to reduce to a flag: a per-bag flag (a mask moved to a general
+ * register, a compare, selects of the range of such bags) was 0.4 ms of
+ * E1's 3.8 ms of code generation (docs/performance.md, 'Compile time of a
+ * bag kernel'). A vector shorter than a row's lanes (its tail) fills the
+ * rest with no NaN. */
+void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef any = tj_false(e);
+    int64_t lanes = k->lay.lanes;
+    LLVMTypeRef t = tj_bir_vec(e->i1, lanes);
+    LLVMValueRef seen = tj_bir_get(k, k->nan_seen, t);
     for (int i = 0; i < slots; i++)
         for (int64_t v = 0; v < bl->vectors; v++) {
             int64_t w = tj_bir_vector_len(k, bl, v);
             LLVMValueRef a = tj_bir_get(k, bl->acc[i][v], tj_bir_vec(k->aty, w));
             LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
-            LLVMTypeRef bits_ty = LLVMIntTypeInContext(e->ctx, (unsigned)w);
-            LLVMValueRef bits = LLVMBuildBitCast(e->b, nan, bits_ty, "");
-            any = LLVMBuildOr(e->b, any,
-                              LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""),
-                              "any.nan");
+            if (w < lanes) {
+                LLVMValueRef pick[TJ_BIR_MAX_LANES];
+                for (int64_t l = 0; l < lanes; l++)
+                    pick[l] = tj_i32(e, (int)(l < w ? l : w));
+                nan = LLVMBuildShuffleVector(e->b, nan, LLVMConstNull(LLVMTypeOf(nan)),
+                                             LLVMConstVector(pick, (unsigned)lanes), "");
+            }
+            seen = LLVMBuildOr(e->b, seen, nan, "nan.seen");
         }
-    LLVMValueRef lo = LLVMBuildLoad2(e->b, e->i64, k->nan_lo, "nan.lo");
-    LLVMValueRef hi = LLVMBuildLoad2(e->b, e->i64, k->nan_hi, "nan.hi");
-    LLVMValueRef last = tj_add(e, b, tj_i64(e, slots), "");
-    LLVMValueRef lower = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, b, lo, ""), b, lo, "");
-    LLVMValueRef higher =
-        LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, last, hi, ""), last, hi, "");
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, any, lower, lo, ""), k->nan_lo);
-    LLVMBuildStore(e->b, LLVMBuildSelect(e->b, any, higher, hi, ""), k->nan_hi);
+    LLVMBuildStore(e->b, seen, k->nan_seen);
 }
 
-/* The bags the fast path left with a NaN, [nan_lo, min(nan_hi, end)),
- * reduced again under the rule by the reference kernel:
- * tj_rt_bag_redo(self, dims or NULL, the buffers, lo, hi), its status
- * returned if it fails. After the bags' stores (and the streaming ones'
- * fence), so that its stores are the last. The rule's own loops here, a
- * vector of columns at a time, cost 1.5 ms of a 6.5 ms compile for a path
- * that NaNs alone take (docs/performance.md, 'Compile time of a bag
- * kernel'). */
-void tj_bir_nan_redo(tj_bir *k, LLVMValueRef end)
+/* After bags [begin, end), if some fast path ended in a NaN: those bags
+ * whose rows hold a NaN reduced again under the rule by the reference
+ * kernel: tj_rt_bag_redo(self, dims or NULL, the buffers, begin, end),
+ * which finds them (a row the fast path left without a NaN has the rule's
+ * bits: NaN is sticky in its adds), its status returned if it fails.
+ * After the bags' stores (and the streaming ones' fence), so that its
+ * stores are the last. The rule's own loops here, a vector of columns at
+ * a time, cost 1.5 ms of a 6.5 ms compile for a path that NaNs alone take
+ * (docs/performance.md, 'Compile time of a bag kernel'). */
+void tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef lo = LLVMBuildLoad2(e->b, e->i64, k->nan_lo, "nan.lo");
-    LLVMValueRef hi = LLVMBuildLoad2(e->b, e->i64, k->nan_hi, "nan.hi");
-    hi = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, hi, end, ""), end, hi, "nan.hi");
+    int64_t lanes = k->lay.lanes;
+    LLVMValueRef seen = tj_bir_get(k, k->nan_seen, tj_bir_vec(e->i1, lanes));
+    LLVMTypeRef bits_ty = LLVMIntTypeInContext(e->ctx, (unsigned)lanes);
+    LLVMValueRef bits = LLVMBuildBitCast(e->b, seen, bits_ty, "nan.lanes");
     LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
-    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, lo, hi, ""), redo, done);
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""), redo,
+                    done);
     LLVMPositionBuilderAtEnd(e->b, redo);
     LLVMTypeRef params[9] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr,
                              e->ptr, e->ptr, e->i64, e->i64};
@@ -219,7 +224,7 @@ void tj_bir_nan_redo(tj_bir *k, LLVMValueRef end)
         fn = LLVMAddFunction(e->mod, TJ_RT_BAG_REDO, fty);
     LLVMValueRef args[9] = {LLVMConstPointerCast(k->main_fn, e->ptr),
                             k->dims ? k->dims : LLVMConstPointerNull(e->ptr),
-                            k->table, k->indices, k->offsets, k->weights, k->out, lo, hi};
+                            k->table, k->indices, k->offsets, k->weights, k->out, begin, end};
     LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 9, "status");
     LLVMBasicBlockRef fail = tj_block(e, "bag.nan.fail");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, done);

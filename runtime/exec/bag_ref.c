@@ -6,6 +6,7 @@
 #include "bag_ref.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "bag_check.h"
@@ -312,6 +313,61 @@ int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,
     else
         for (int64_t bag = begin; bag < end; bag++)
             tj_bag_one(&c, bag);
+    return JIT_OK;
+}
+
+/* Element i of a float row (the table's type) is a NaN: its exponent all
+ * ones, its fraction not zero. */
+static int tj_row_nan_at(const unsigned char *row, jit_dtype t, int64_t i)
+{
+    if (t == JIT_F64) {
+        uint64_t v;
+        memcpy(&v, row + 8 * i, 8);
+        return (v & ~(UINT64_C(1) << 63)) > UINT64_C(0x7ff0000000000000);
+    }
+    if (t == JIT_F32) {
+        uint32_t v;
+        memcpy(&v, row + 4 * i, 4);
+        return (v & 0x7fffffffu) > 0x7f800000u;
+    }
+    uint16_t v;
+    memcpy(&v, row + 2 * i, 2);
+    return (v & 0x7fffu) > (t == JIT_BF16 ? 0x7f80u : 0x7c00u);
+}
+
+static int tj_row_has_nan(const unsigned char *row, jit_dtype t, int64_t n)
+{
+    int nan = 0;
+    for (int64_t i = 0; i < n; i++)
+        nan |= tj_row_nan_at(row, t, i);
+    return nan;
+}
+
+int tj_bag_ref_redo_nan(const tj_plan *p, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end)
+{
+    const tj_bag_plan *b = &p->bag;
+    int64_t row_bytes = b->row_elems * (int64_t)jit_dtype_size(b->dtype);
+    if (begin < 0)
+        begin = 0;
+    if (end > b->bags)
+        end = b->bags;
+    for (int64_t bag = begin; bag < end;) {
+        const unsigned char *row = (const unsigned char *)out + bag * row_bytes;
+        if (!tj_row_has_nan(row, b->dtype, b->row_elems)) {
+            bag++;
+            continue;
+        }
+        int64_t run = bag + 1; /* the bags with a NaN from here, in one call */
+        while (run < end && tj_row_has_nan((const unsigned char *)out + run * row_bytes, b->dtype,
+                                           b->row_elems))
+            run++;
+        int rc = tj_bag_ref_range(p, table, indices, offsets, weights, out, bag, run);
+        if (rc != JIT_OK)
+            return rc;
+        bag = run;
+    }
     return JIT_OK;
 }
 

@@ -15,4 +15,11 @@ int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,
                      const void *offsets, const void *weights, void *out, int64_t begin,
                      int64_t end);
 
+/* Of bags [begin, end), those whose rows in out hold a NaN reduced again
+ * (a float sum's or mean's JIT fast path leaves NaNs to the hardware: a
+ * row without one has the rule's bits already). A status. */
+int tj_bag_ref_redo_nan(const tj_plan *p, const void *table, const void *indices,
+                        const void *offsets, const void *weights, void *out, int64_t begin,
+                        int64_t end);
+
 #endif

@@ -84,7 +84,8 @@ int tj_rt_bag_redo(const void *self, const int64_t *dims, const void *table, con
     }
     tj_plan p = k->plan;
     int rc = dims ? tj_bag_bind(&k->plan.bag, dims, &p.bag) : JIT_OK;
-    return rc != JIT_OK ? rc : tj_bag_ref_range(&p, table, indices, offsets, weights, out, begin, end);
+    return rc != JIT_OK ? rc
+                        : tj_bag_ref_redo_nan(&p, table, indices, offsets, weights, out, begin, end);
 }
 
 int tj_rt_bad_pointer(const void *self, const void *data, const void *indices,

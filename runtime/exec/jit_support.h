@@ -77,9 +77,10 @@ int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
                       const void *out);
 
 /* A bag kernel's (self, a dynamic one's with its call's dims, else dims
- * NULL) bags [begin, end), whose float sums its fast path left with a NaN:
- * reduced again by the reference kernel, whose NaN rule the JIT's follows
- * (exec/bag_ref.h); the inputs were checked. A status. */
+ * NULL) bags [begin, end), after its fast path left a float sum with a
+ * NaN: those whose rows hold a NaN reduced again by the reference kernel,
+ * whose NaN rule the JIT's follows (exec/bag_ref.h); the inputs were
+ * checked. A status. */
 int tj_rt_bag_redo(const void *self, const int64_t *dims, const void *table, const void *indices,
                    const void *offsets, const void *weights, void *out, int64_t begin,
                    int64_t end);
