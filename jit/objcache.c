@@ -31,7 +31,8 @@
                             11: a bag sum's NaN redo is the reference kernel's (a call);
                             12: split kernels of 1 MB of indices or more check them in parts;
                             13: the check's chunks keep their largest value, not a mask;
-                            14: a bag kernel's check pass is the runtime's (tj_rt_bag_scan) */
+                            14: a bag kernel's check pass is the runtime's (tj_rt_bag_scan),
+                                its NaN redo finds its bags by their rows */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {
@@ -398,8 +399,8 @@ void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
              write(fd, obj, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     /* rename is atomic: readers see the old entry, none, or this whole one.
-     * No fsync: an entry a power loss leaves short fails its checksum and
-     * is compiled again (docs/cache.md) */
+     * No fsync: an entry a power loss leaves short or garbled fails its
+     * length or checksum check and is compiled again (docs/cache.md) */
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
         return;

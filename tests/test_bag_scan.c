@@ -45,8 +45,22 @@ static void put(jit_dtype t, void *buf, int64_t i, int64_t v)
     }
 }
 
-static const int64_t big_rows[] = {0, 1, 5, 1000, ((int64_t)1 << 31) - 1, (int64_t)1 << 31,
-                                   ((int64_t)1 << 31) + 1, (int64_t)1 << 40};
+/* tables of these rows too: the edges of i32's range and of 2E in int64
+ * (a table of rows of no bytes may have INT64_MAX of them) */
+static const int64_t big_rows[] = {0,
+                                   1,
+                                   5,
+                                   1000,
+                                   ((int64_t)1 << 31) - 1,
+                                   (int64_t)1 << 31,
+                                   ((int64_t)1 << 31) + 1,
+                                   ((int64_t)1 << 32) - 1,
+                                   (int64_t)1 << 32,
+                                   (int64_t)1 << 40,
+                                   (int64_t)1 << 62,
+                                   INT64_MAX - 1,
+                                   INT64_MAX};
+#define BIG_ROWS ((int64_t)(sizeof big_rows / sizeof *big_rows))
 
 /* A value an index might hold: inside the policy's range, at its edges,
  * just past them, or extreme. */
@@ -57,15 +71,20 @@ static int64_t index_value(const tj_bag_plan *g, int bad)
         if (E == 0)
             return 0; /* no valid value: only written where a bad one is wanted too */
         int64_t lo = g->policy == JIT_INDEX_NEGATIVE_WRAPS ? -E : 0;
-        int64_t v = pick(0, 3) == 0 ? (pick(0, 1) ? lo : E - 1) : lo + (int64_t)(next() % (uint64_t)(E - lo));
+        uint64_t span = (uint64_t)E - (uint64_t)lo; /* 2E fits in uint64 */
+        int64_t v = pick(0, 3) == 0 ? (pick(0, 1) ? lo : E - 1)
+                                    : (int64_t)((uint64_t)lo + next() % span);
         return g->index_type == JIT_I32 && (v > INT32_MAX || v < INT32_MIN) ? 0 : v;
     }
     static const int64_t extreme[] = {INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX, -1};
+    /* near E and -E - 1, kept in int64 */
+    int64_t up = E > INT64_MAX - 100 ? INT64_MAX - pick(0, 3) : E + pick(0, 100);
+    int64_t down = E > INT64_MAX - 100 ? INT64_MIN + pick(0, 3) : -E - pick(1, 100);
     switch (pick(0, 4)) {
     case 0: return E;
-    case 1: return -E - 1;
-    case 2: return E + pick(0, 100);
-    case 3: return -E - pick(1, 100);
+    case 1: return E == INT64_MAX ? INT64_MIN : -E - 1;
+    case 2: return up;
+    case 3: return down;
     default: return extreme[pick(0, 4)];
     }
 }
@@ -84,9 +103,10 @@ static void make_case(scan_case *c)
     g->form = (tj_bag_form)pick(0, 2);
     g->index_type = pick(0, 1) ? JIT_I64 : JIT_I32;
     static const jit_index_policy pols[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS,
-                                            JIT_INDEX_CLAMP, JIT_INDEX_ZERO_FILL};
-    g->policy = pols[pick(0, 3)];
-    g->rows = pick(0, 2) ? pick(0, 2000) : big_rows[pick(0, 7)];
+                                            JIT_INDEX_CLAMP, JIT_INDEX_ZERO_FILL,
+                                            JIT_INDEX_NEGATIVE_WRAPS_ZERO_FILL};
+    g->policy = pols[pick(0, 4)];
+    g->rows = pick(0, 2) ? pick(0, 2000) : big_rows[pick(0, BIG_ROWS - 1)];
     g->lookups = pick(0, 3) ? pick(0, 70) : pick(0, 600);
     g->row_elems = 1;
     if (g->form == TJ_BAG_OFFSETS) {
@@ -173,48 +193,92 @@ static void test_random_cases(void **state)
     assert_true(bad > 4000 && bad < 16000);
 }
 
+/* Every level finds what the reference does (and only that) in s. */
+static void expect_levels_agree(const scan_case *c, int want_bad, const char *what, int64_t at)
+{
+    const tj_bag_plan *g = &c->p.bag;
+    int ref = tj_bag_report_bad(&c->p, c->indices, c->offsets) != JIT_OK;
+    for (int level = tj_bag_scan_level(-1); level >= 0; level--) {
+        tj_bag_scan_level(level);
+        int got = tj_rt_bag_scan(c->indices, c->offsets, g->offsets_len, g->lookups, g->rows,
+                                 g->bags, tj_bag_scan_flags(g));
+        if (got != want_bad || ref != want_bad)
+            fail_msg("level %d, form %d, %s, policy %d, n %lld: %s at %lld: the scan says %d, "
+                     "the reference %d, want %d",
+                     level, g->form, jit_dtype_name(g->index_type), g->policy,
+                     (long long)g->lookups, what, (long long)at, got, ref, want_bad);
+    }
+    tj_bag_scan_level(-1);
+}
+
+/* A valid case of n lookups: offsets 0, 1, ..., n - 1 (one bag a lookup)
+ * or segment ids i % 3; indices in range under the policy. */
+static void edge_case(scan_case *c, tj_bag_form form, jit_dtype it, jit_index_policy pol,
+                      int64_t n)
+{
+    memset(&c->p, 0, sizeof c->p);
+    tj_bag_plan *g = &c->p.bag;
+    g->form = form;
+    g->index_type = it;
+    g->policy = pol;
+    g->rows = 7;
+    g->lookups = g->offsets_len = n;
+    g->bags = form == TJ_BAG_SEGMENTS ? 3 : n;
+    c->indices = calloc((size_t)n, 8);
+    c->offsets = calloc((size_t)n, 8);
+    assert_non_null(c->indices);
+    assert_non_null(c->offsets);
+    for (int64_t i = 0; i < n; i++) {
+        put(it, c->indices, i, pol == JIT_INDEX_NEGATIVE_WRAPS ? i % 14 - 7 : i % 7);
+        put(it, c->offsets, i, form == TJ_BAG_SEGMENTS ? i % 3 : i);
+    }
+}
+
 /* One bad value at every position of arrays around the vectors' widths
- * (8, 16, 32 lanes and twice that), each the first and the only. */
+ * (8, 16, 32 lanes and twice that), each the only one: an index past
+ * either end of its policy's range, an offset past N, negative or below
+ * the one before, a segment id past S or negative; i32 and i64. */
 static void test_every_position(void **state)
 {
     (void)state;
-    int host = tj_bag_scan_level(-1);
-    for (int it = 0; it < 2; it++)
-        for (int64_t n = 1; n <= 70; n++)
-            for (int64_t bad_at = 0; bad_at < n; bad_at++) {
-                scan_case c;
-                memset(&c.p, 0, sizeof c.p);
-                tj_bag_plan *g = &c.p.bag;
-                g->form = TJ_BAG_SEGMENTS;
-                g->index_type = it ? JIT_I64 : JIT_I32;
-                g->policy = JIT_INDEX_NEGATIVE_WRAPS;
-                g->rows = 7;
-                g->lookups = g->offsets_len = n;
-                g->bags = 3;
-                c.indices = calloc((size_t)n, 8);
-                c.offsets = calloc((size_t)n, 8);
-                assert_non_null(c.indices);
-                assert_non_null(c.offsets);
-                for (int64_t i = 0; i < n; i++)
-                    put(g->index_type, c.indices, i, i % 14 - 7);
-                for (int kind = 0; kind < 3; kind++) {
-                    put(g->index_type, kind == 2 ? c.offsets : c.indices, bad_at,
-                        kind == 0 ? 7 : kind == 1 ? -8 : 3);
-                    for (int level = host; level >= 0; level--) {
-                        tj_bag_scan_level(level);
-                        int got = tj_rt_bag_scan(c.indices, c.offsets, n, n, 7, 3,
-                                                 tj_bag_scan_flags(g));
-                        if (got != 1)
-                            fail_msg("level %d, %s, n %lld: bad %s at %lld not found", level,
-                                     jit_dtype_name(g->index_type), (long long)n,
-                                     kind == 2 ? "segment id" : "index", (long long)bad_at);
+    static const tj_bag_form forms[] = {TJ_BAG_OFFSETS, TJ_BAG_SEGMENTS};
+    static const jit_index_policy pols[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS};
+    for (int f = 0; f < 2; f++)
+        for (int it = 0; it < 2; it++)
+            for (int pi = 0; pi < 2; pi++)
+                for (int64_t n = 1; n <= 70; n++) {
+                    scan_case c;
+                    jit_dtype t = it ? JIT_I64 : JIT_I32;
+                    edge_case(&c, forms[f], t, pols[pi], n);
+                    expect_levels_agree(&c, 0, "nothing bad", -1);
+                    int wraps = pols[pi] == JIT_INDEX_NEGATIVE_WRAPS;
+                    int64_t bad_index[] = {7, wraps ? -8 : -1, INT32_MIN};
+                    int64_t bad_offset[] = {n + 1, -1, INT32_MIN};
+                    int64_t bad_segment[] = {3, -1, INT32_MIN};
+                    for (int64_t at = 0; at < n; at++) {
+                        int64_t was = pols[pi] == JIT_INDEX_NEGATIVE_WRAPS ? at % 14 - 7 : at % 7;
+                        for (int k = 0; k < 3; k++) {
+                            put(t, c.indices, at, bad_index[k]);
+                            expect_levels_agree(&c, 1, "a bad index", at);
+                        }
+                        put(t, c.indices, at, was);
+                        int64_t o = forms[f] == TJ_BAG_SEGMENTS ? at % 3 : at;
+                        for (int k = 0; k < 3; k++) {
+                            put(t, c.offsets, at,
+                                forms[f] == TJ_BAG_SEGMENTS ? bad_segment[k] : bad_offset[k]);
+                            expect_levels_agree(&c, 1, "a bad offset or segment id", at);
+                        }
+                        if (forms[f] == TJ_BAG_OFFSETS && at > 0) { /* a drop, in range */
+                            put(t, c.offsets, at - 1, at);
+                            put(t, c.offsets, at, at - 1);
+                            expect_levels_agree(&c, 1, "a drop", at);
+                            put(t, c.offsets, at - 1, at - 1);
+                        }
+                        put(t, c.offsets, at, o);
                     }
-                    put(g->index_type, kind == 2 ? c.offsets : c.indices, bad_at,
-                        kind == 2 ? 0 : bad_at % 14 - 7);
+                    expect_levels_agree(&c, 0, "nothing bad again", -1);
+                    free_case(&c);
                 }
-                tj_bag_scan_level(-1);
-                free_case(&c);
-            }
 }
 
 int main(void)

@@ -4,10 +4,12 @@
  * generation. Emitted per kernel it was about a fifth of E1's compile
  * (docs/performance.md, 'Compile time of a bag kernel'); here it runs at
  * the speed of memory like the kernel's own loop did. Each check is a
- * reduction with no early exit: the unsigned maximum of (value + add),
- * wrapped to the element's width, against a bound (a value out of its
- * range wraps above it), and for offsets whether one is less than the one
- * before. Whoever finds something asks bag_check.c to name it.
+ * reduction with no early exit before its last vector: the unsigned
+ * maximum of (value + add), wrapped to the element's width, against a
+ * bound (a value out of its range wraps above it; AVX2's 64-bit lanes,
+ * which have no unsigned maximum, compare each vector with the bound
+ * instead), and for offsets whether one is less than the one before.
+ * Whoever finds something asks bag_check.c to name it.
  */
 #include "bag_scan.h"
 
