@@ -22,9 +22,7 @@ static void tj_fail_if(tj_bir *k, LLVMValueRef bad)
     unsigned n = k->dims ? 7 : 6;
     LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, n, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, rt);
-    if (!fn)
-        fn = LLVMAddFunction(e->mod, rt, fty);
+    LLVMValueRef fn = tj_runtime_fn(e, rt, fty);
     LLVMValueRef self = LLVMConstPointerCast(k->main_fn, e->ptr);
     LLVMValueRef args[7] = {self, k->table, k->indices, k->offsets, k->weights, k->out};
     if (k->dims) {
@@ -87,9 +85,7 @@ void tj_bir_emit_checks(tj_bir *k)
         return;
     LLVMTypeRef params[7] = {e->ptr, e->ptr, e->i64, e->i64, e->i64, e->i64, e->i64};
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 7, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_BAG_SCAN);
-    if (!fn)
-        fn = LLVMAddFunction(e->mod, TJ_RT_BAG_SCAN, fty);
+    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_SCAN, fty);
     LLVMValueRef args[7] = {k->indices, k->offsets, k->offsets_len, k->lookups,
                             k->rows,    k->bags,    tj_i64(e, flags)};
     LLVMValueRef bad = LLVMBuildCall2(e->b, fty, fn, args, 7, "scan");

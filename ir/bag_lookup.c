@@ -219,9 +219,7 @@ void tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     LLVMTypeRef params[9] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr,
                              e->ptr, e->ptr, e->i64, e->i64};
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 9, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_BAG_REDO);
-    if (!fn)
-        fn = LLVMAddFunction(e->mod, TJ_RT_BAG_REDO, fty);
+    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_REDO, fty);
     LLVMValueRef args[9] = {LLVMConstPointerCast(k->main_fn, e->ptr),
                             k->dims ? k->dims : LLVMConstPointerNull(e->ptr),
                             k->table, k->indices, k->offsets, k->weights, k->out, begin, end};

@@ -15,9 +15,7 @@ static LLVMValueRef tj_scratch(tj_bir *k, LLVMValueRef bytes)
 {
     tj_emit *e = &k->e;
     LLVMTypeRef fty = LLVMFunctionType(e->ptr, &e->i64, 1, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_SCRATCH);
-    if (!fn)
-        fn = LLVMAddFunction(e->mod, TJ_RT_SCRATCH, fty);
+    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_SCRATCH, fty);
     LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, bytes, tj_i64(e, 0), "");
     LLVMValueRef n = LLVMBuildSelect(e->b, some, bytes, tj_i64(e, 1), "scratch.bytes");
     LLVMValueRef s = LLVMBuildCall2(e->b, fty, fn, &n, 1, "scratch");

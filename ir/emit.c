@@ -139,6 +139,12 @@ void tj_add_string_attr(const tj_emit *e, LLVMValueRef fn, const char *key, cons
                                                       (unsigned)strlen(value)));
 }
 
+LLVMValueRef tj_runtime_fn(const tj_emit *e, const char *name, LLVMTypeRef fty)
+{
+    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, name);
+    return fn ? fn : LLVMAddFunction(e->mod, name, fty);
+}
+
 LLVMModuleRef tj_emit_finish(tj_emit *e, char *why, size_t why_len)
 {
     LLVMDisposeBuilder(e->b);

@@ -98,13 +98,17 @@ LLVMValueRef tj_loop_carry2(const tj_emit *e, tj_loop *l, LLVMValueRef init);
 /* Closes the loop in the current block; returns carry_next (usable after). */
 LLVMValueRef tj_loop_end(const tj_emit *e, tj_loop *l, LLVMValueRef carry_next);
 
-/* Adds an enum attribute by name to a function (idx 0 = return, ~0 = the
- * function, k >= 1 = parameter k counted from 1); names missing in this
- * LLVM are skipped. */
 /* The builder disposed of and e->mod verified: the module, or NULL (the
  * module disposed of) and why. */
 LLVMModuleRef tj_emit_finish(tj_emit *e, char *why, size_t why_len);
 
+/* The module's declaration of the runtime function `name` (type fty),
+ * added on its first use. */
+LLVMValueRef tj_runtime_fn(const tj_emit *e, const char *name, LLVMTypeRef fty);
+
+/* Adds an enum attribute by name to a function (idx 0 = return, ~0 = the
+ * function, k >= 1 = parameter k counted from 1); names missing in this
+ * LLVM are skipped. */
 void tj_add_attr(const tj_emit *e, LLVMValueRef fn, unsigned idx, const char *name);
 void tj_add_string_attr(const tj_emit *e, LLVMValueRef fn, const char *key, const char *value);
 

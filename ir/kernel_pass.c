@@ -20,9 +20,7 @@ void tj_emit_scratch(tj_kir *k)
     if (bytes == 0)
         return;
     LLVMTypeRef fty = LLVMFunctionType(e->ptr, &e->i64, 1, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, TJ_RT_SCRATCH);
-    if (!fn)
-        fn = LLVMAddFunction(e->mod, TJ_RT_SCRATCH, fty);
+    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_SCRATCH, fty);
     LLVMValueRef n = tj_i64(e, bytes);
     if (tj_pdyn(k, &k->p->out_bytes)) { /* the call's: tj_ir_reduce_scratch_bytes' rule */
         k->out_elems = LLVMBuildUDiv(e->b, tj_pv(k, &k->p->out_bytes),

@@ -60,9 +60,7 @@ static void tj_emit_fail(tj_kir *k, LLVMValueRef bad, const char *fail_name, con
     for (unsigned i = 0; i < nargs; i++)
         params[i] = e->ptr;
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, nargs, 0);
-    LLVMValueRef callee = LLVMGetNamedFunction(e->mod, rt);
-    if (!callee)
-        callee = LLVMAddFunction(e->mod, rt, fty);
+    LLVMValueRef callee = tj_runtime_fn(e, rt, fty);
     LLVMValueRef status = LLVMBuildCall2(e->b, fty, callee, args, nargs, "status");
     /* a tail call: the hot path then needs no stack frame (a jmp, not a call) */
     LLVMSetTailCall(status, 1);
@@ -134,16 +132,6 @@ static int tj_native_bounds(const tj_kir *k, uint64_t *bound, uint64_t *shift)
     return 1;
 }
 
-/* llvm.vector.reduce.or of v */
-static LLVMValueRef tj_reduce_or(tj_emit *e, LLVMValueRef v, const char *name)
-{
-    LLVMTypeRef t = LLVMTypeOf(v);
-    unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &t, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &t, 1);
-    return LLVMBuildCall2(e->b, fty, fn, &v, 1, name);
-}
-
 /* A call of the overloaded intrinsic `name` on vectors like a (and b). */
 static LLVMValueRef tj_vector_intrinsic(tj_emit *e, const char *name, LLVMValueRef a,
                                         LLVMValueRef b, const char *what)
@@ -154,6 +142,12 @@ static LLVMValueRef tj_vector_intrinsic(tj_emit *e, const char *name, LLVMValueR
     LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &t, 1);
     LLVMValueRef args[2] = {a, b};
     return LLVMBuildCall2(e->b, fty, fn, args, b ? 2 : 1, what);
+}
+
+/* llvm.vector.reduce.or of v */
+static LLVMValueRef tj_reduce_or(tj_emit *e, LLVMValueRef v, const char *name)
+{
+    return tj_vector_intrinsic(e, "llvm.vector.reduce.or", v, NULL, name);
 }
 
 /* The lanes of one chunk: its bounds and the wrap's shifts, lane by lane. */
@@ -255,8 +249,7 @@ static LLVMValueRef tj_check_chunks_max(tj_kir *k, const tj_chunk_lanes *cl, int
     LLVMValueRef most = LLVMConstNull(cl->vty), bits = LLVMConstNull(cl->vty);
     tj_chunk_loop(k, cl, chunks, run_chunks, tj_max_step, &most, neg ? &bits : NULL);
     if (neg) {
-        LLVMValueRef all = tj_vector_intrinsic(e, "llvm.vector.reduce.or", bits, NULL,
-                                               "chunks.bits");
+        LLVMValueRef all = tj_reduce_or(e, bits, "chunks.bits");
         LLVMValueRef below = LLVMBuildICmp(e->b, LLVMIntSLT, all, LLVMConstNull(k->idx_ty),
                                            "chunks.negative");
         *neg = LLVMBuildOr(e->b, *neg, below, "any.negative");

@@ -17,22 +17,20 @@
 #include "bag_check.h"
 #include "bag_scan.h"
 #include "plan.h"
+#include "support.h"
 #include "tensorjit.h"
 
 static uint64_t seed = 0x9e3779b97f4a7c15u;
 
 static uint64_t next(void)
 {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    return seed;
+    return support_rand(&seed);
 }
 
 /* in [lo, hi] */
 static int64_t pick(int64_t lo, int64_t hi)
 {
-    return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+    return support_rand_range(&seed, lo, hi);
 }
 
 static void put(jit_dtype t, void *buf, int64_t i, int64_t v)

@@ -353,20 +353,18 @@ int tj_bag_ref_redo_nan(const tj_plan *p, const void *table, const void *indices
         begin = 0;
     if (end > b->bags)
         end = b->bags;
-    for (int64_t bag = begin; bag < end;) {
-        const unsigned char *row = (const unsigned char *)out + bag * row_bytes;
-        if (!tj_row_has_nan(row, b->dtype, b->row_elems)) {
-            bag++;
+    int64_t run = -1; /* the first of the bags with a NaN before `bag`, or -1 */
+    for (int64_t bag = begin; bag <= end; bag++) {
+        int nan = bag < end && tj_row_has_nan((const unsigned char *)out + bag * row_bytes,
+                                              b->dtype, b->row_elems);
+        if (nan && run < 0)
+            run = bag;
+        if (nan || run < 0)
             continue;
-        }
-        int64_t run = bag + 1; /* the bags with a NaN from here, in one call */
-        while (run < end && tj_row_has_nan((const unsigned char *)out + run * row_bytes, b->dtype,
-                                           b->row_elems))
-            run++;
-        int rc = tj_bag_ref_range(p, table, indices, offsets, weights, out, bag, run);
+        int rc = tj_bag_ref_range(p, table, indices, offsets, weights, out, run, bag);
         if (rc != JIT_OK)
             return rc;
-        bag = run;
+        run = -1;
     }
     return JIT_OK;
 }
