@@ -187,9 +187,7 @@ static LLVMValueRef tj_to_bf16(tj_bir *k, LLVMValueRef v, int64_t n)
     tj_emit *e = &k->e;
     LLVMValueRef x = LLVMBuildBitCast(e->b, v, tj_bir_vec(e->i32, n), "");
     LLVMValueRef hi = LLVMBuildLShr(e->b, x, tj_c32v(k, 16, n), "");
-    LLVMValueRef nan = LLVMBuildICmp(e->b, LLVMIntUGT,
-                                     LLVMBuildAnd(e->b, x, tj_c32v(k, 0x7fffffff, n), ""),
-                                     tj_c32v(k, 0x7f800000, n), "");
+    LLVMValueRef nan = tj_is_nan(k, v); /* a float compare: less to select than the bits' */
     LLVMValueRef up = LLVMBuildAdd(
         e->b, LLVMBuildAdd(e->b, x, tj_c32v(k, 0x7fff, n), ""),
         LLVMBuildAnd(e->b, hi, tj_c32v(k, 1, n), ""), "");

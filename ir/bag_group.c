@@ -17,14 +17,21 @@ int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v)
     return rest < k->lay.lanes ? rest : k->lay.lanes;
 }
 
+/* byte address of column col of row r of base */
+static LLVMValueRef tj_bir_col_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r, LLVMValueRef col,
+                                  int64_t esize, int64_t row_bytes)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef off = tj_add(e, tj_mul(e, r, row_bytes, ""), tj_mul(e, col, esize, ""), "col.off");
+    return tj_byte_gep(e, base, off, "cols");
+}
+
 /* byte address of column c0 + v * lanes of row r of base */
 LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,
                          int64_t v, int64_t esize, int64_t row_bytes)
 {
-    tj_emit *e = &k->e;
-    LLVMValueRef col = tj_add(e, bl->c0, tj_i64(e, v * k->lay.lanes), "");
-    LLVMValueRef off = tj_add(e, tj_mul(e, r, row_bytes, ""), tj_mul(e, col, esize, ""), "col.off");
-    return tj_byte_gep(e, base, off, "cols");
+    LLVMValueRef col = tj_add(&k->e, bl->c0, tj_i64(&k->e, v * k->lay.lanes), "");
+    return tj_bir_col_at(k, base, r, col, esize, row_bytes);
 }
 
 /* row r's vector v of the block, widened */
@@ -56,17 +63,74 @@ void tj_bir_init_bag(tj_bir *k, tj_colblock *bl, int i)
         LLVMBuildStore(e->b, tj_bir_neutral(k, tj_bir_vector_len(k, bl, v)), bl->acc[i][v]);
 }
 
-/* The default row's vector v of block bl as the table holds it (its
- * bits, NaN payloads included: SPEC 10 gives an empty bag that row), or
- * zeros. */
-LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v)
+/* n elements of the default row from column col as the table holds them
+ * (its bits, NaN payloads included: SPEC 10 gives an empty bag that
+ * row), or zeros. */
+static LLVMValueRef tj_default_at(tj_bir *k, LLVMValueRef col, int64_t n)
 {
-    int64_t n = tj_bir_vector_len(k, bl, v);
     if (k->g->default_index < 0)
         return LLVMConstNull(tj_bir_vec(k->ety, n));
-    LLVMValueRef at = tj_bir_cols(k, k->table, tj_i64(&k->e, k->g->default_index), bl, v, k->esize,
-                              k->lay.row_bytes);
+    LLVMValueRef at = tj_bir_col_at(k, k->table, tj_i64(&k->e, k->g->default_index), col,
+                                    k->esize, k->lay.row_bytes);
     return tj_load(&k->e, tj_bir_vec(k->ety, n), at, "default.row");
+}
+
+/* The default row's vector v of block bl, or zeros (tj_default_at). */
+LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v)
+{
+    LLVMValueRef col = tj_add(&k->e, bl->c0, tj_i64(&k->e, v * k->lay.lanes), "");
+    return tj_default_at(k, col, tj_bir_vector_len(k, bl, v));
+}
+
+/* A bf16 or f16 row is rounded in a loop over its block's whole vectors,
+ * from a buffer on the stack that the accumulators are stored to: the
+ * rounding's instructions (ten for bf16), once per vector of the row, were
+ * a third of a bf16 kernel's code generation (docs/performance.md, 'Compile time of a
+ * bag kernel'), and a bag's rows cost far more than the buffer's round
+ * trip through L1. */
+static int tj_narrow_in_loop(const tj_bir *k, const tj_colblock *bl)
+{
+    return (k->g->dtype == JIT_BF16 || k->g->dtype == JIT_F16) && bl->n / k->lay.lanes >= 2;
+}
+
+/* The stack buffer of tj_narrow_in_loop, one per function. */
+static LLVMValueRef tj_narrow_buffer(tj_bir *k)
+{
+    LLVMValueRef fn = LLVMGetBasicBlockParent(k->allocas);
+    if (k->narrow_buf_fn != fn) {
+        LLVMTypeRef t = LLVMArrayType(k->aty, (unsigned)(TJ_BAG_ACC_VECTORS * k->lay.lanes));
+        k->narrow_buf = tj_bir_slot(k, t, "narrow.buf");
+        LLVMSetAlignment(k->narrow_buf, 64);
+        k->narrow_buf_fn = fn;
+    }
+    return k->narrow_buf;
+}
+
+/* a, the bag's value in vector v (of lanes), to out row b: rounded to the
+ * table's type, the default row where the bag is empty */
+static void tj_store_bag_vector(tj_bir *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef col,
+                                int64_t n, LLVMValueRef empty)
+{
+    a = tj_bir_narrow(k, a, n);
+    if (empty)
+        a = LLVMBuildSelect(k->e.b, empty, tj_default_at(k, col, n), a, "bag.value");
+    tj_bir_store_at(k, a, tj_bir_col_at(k, k->out, b, col, k->esize, k->lay.row_bytes), k->nt);
+}
+
+/* The whole vectors of block bl parked in the narrow buffer to out row b,
+ * one vector a trip. */
+static void tj_store_parked(tj_bir *k, const tj_colblock *bl, LLVMValueRef b, LLVMValueRef empty)
+{
+    tj_emit *e = &k->e;
+    int64_t lanes = k->lay.lanes;
+    LLVMTypeRef vt = tj_bir_vec(k->aty, lanes);
+    tj_loop l;
+    tj_loop_begin(e, &l, "narrow", bl->n / lanes, NULL);
+    LLVMValueRef first = tj_mul(e, l.iv, lanes, "");
+    LLVMValueRef at = tj_byte_gep(e, tj_narrow_buffer(k), tj_mul(e, first, 4, ""), "parked");
+    LLVMValueRef a = tj_load(e, vt, at, "parked");
+    tj_store_bag_vector(k, a, b, tj_add(e, bl->c0, first, "col"), lanes, empty);
+    tj_bir_loop_close(k, &l, NULL);
 }
 
 /* Bag b (slot i, len lookups) of block bl to out, rounded once: mean
@@ -90,6 +154,8 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
      * (docs/performance.md, 'Compile time of a bag kernel'). */
     int zeros_when_empty =
         k->g->default_index < 0 && (red != JIT_REDUCTION_MAX || bl->count[i] != NULL);
+    int park = tj_narrow_in_loop(k, bl);
+    LLVMValueRef if_empty = zeros_when_empty ? NULL : empty;
     for (int64_t v = 0; v < bl->vectors; v++) {
         int64_t n = tj_bir_vector_len(k, bl, v);
         LLVMTypeRef vt = tj_bir_vec(k->aty, n);
@@ -103,12 +169,17 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
         } else if (red == JIT_REDUCTION_MAX && bl->count[i]) {
             a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
         }
-        a = tj_bir_narrow(k, a, n);
-        if (!zeros_when_empty)
-            a = LLVMBuildSelect(e->b, empty, tj_bir_default_row(k, bl, v), a, "bag.value");
-        LLVMValueRef at = tj_bir_cols(k, k->out, b, bl, v, k->esize, k->lay.row_bytes);
-        tj_bir_store_at(k, a, at, k->nt);
+        if (park && n == k->lay.lanes) {
+            LLVMValueRef at = tj_byte_gep(e, tj_narrow_buffer(k),
+                                          tj_i64(e, v * k->lay.lanes * 4), "park");
+            LLVMBuildStore(e->b, a, at);
+            continue;
+        }
+        LLVMValueRef col = tj_add(e, bl->c0, tj_i64(e, v * k->lay.lanes), "");
+        tj_store_bag_vector(k, a, b, col, n, if_empty);
     }
+    if (park)
+        tj_store_parked(k, bl, b, if_empty);
 }
 
 /* [*start, *end) of bag b's lookups */

@@ -75,6 +75,9 @@ typedef struct tj_bir {
      * (tj_load_counts); dims is NULL in a static kernel */
     LLVMValueRef dims, rows, bags, lookups, bag_len, offsets_len;
     LLVMBasicBlockRef allocas; /* the function's entry, where its allocas go */
+    /* a bf16 or f16 row's vectors before their rounding (tj_narrow_in_loop), and
+     * the function it is an alloca of */
+    LLVMValueRef narrow_buf, narrow_buf_fn;
 } tj_bir;
 
 /* A block of a bag's row: columns [c0, c0 + n) in vectors of lanes (the

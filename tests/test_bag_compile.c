@@ -143,11 +143,14 @@ static void test_short_bags(void **state)
  * shorter ones skip their slot); the last group, short of bags, is the
  * same code; and the bags whose sums end in a NaN are left to the
  * reference kernel (one call after the bags), not to loops of their own
- * under the NaN rule: one lookup loop in all. */
+ * under the NaN rule: one lookup loop in all. Rows of 32 elements: one
+ * block of columns at every vector width (a row of several blocks has a
+ * lookup loop per block), two or four bags interleaved with AVX2 or
+ * AVX-512. */
 static void test_group_loops(void **state)
 {
     (void)state;
-    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 32, 8192, 8192);
     char *ir = jit_dump(&s, JIT_DUMP_IR);
     assert_non_null(ir);
     int loops = count_defs(ir, "lookup.done");
@@ -162,6 +165,31 @@ static void test_group_loops(void **state)
  * no check loop for the code generator, in any form, static or dynamic,
  * on one thread or split; and no call where nothing can be bad (packed
  * indices under zero-fill). */
+/* A bf16 or f16 row of several vectors (32 elements: one block of
+ * accumulators at every vector width) is rounded in one loop over them
+ * (the rounding's code once, not once per vector); an f32 row, which has
+ * nothing to round, stores its accumulators as they are. */
+static void test_rounding_is_one_loop(void **state)
+{
+    (void)state;
+    static const jit_dtype types[] = {JIT_BF16, JIT_F16, JIT_F32};
+    for (int t = 0; t < 3; t++) {
+        jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_PACKED, types[t], 32, 4096, 512);
+        s.reduction = JIT_REDUCTION_MEAN;
+        char *ir = jit_dump(&s, JIT_DUMP_IR_OPT);
+        assert_non_null(ir);
+        int loops = count_defs(ir, "narrow.done");
+        int truncs = 0; /* trunc and fptrunc */
+        for (const char *p = strstr(ir, "trunc "); p; p = strstr(p + 1, "trunc "))
+            truncs++;
+        free(ir);
+        int want = types[t] == JIT_F32 ? 0 : 1;
+        if (loops != want || (want && truncs > 2))
+            fail_msg("dtype %d: %d rounding loops (want %d), %d narrowing instructions",
+                     types[t], loops, want, truncs);
+    }
+}
+
 static void test_check_is_one_call(void **state)
 {
     (void)state;
@@ -357,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_short_bags),
         cmocka_unit_test(test_group_loops),
         cmocka_unit_test(test_check_is_one_call),
+        cmocka_unit_test(test_rounding_is_one_loop),
         cmocka_unit_test(test_long_bags_prefetch_further),
         cmocka_unit_test(test_intel_cores_prefetch_further),
         cmocka_unit_test(test_cached_tables_prefetch_further),
