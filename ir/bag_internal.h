@@ -24,8 +24,8 @@
  *                 out (of the scratch, in f32, for f16/bf16), then the
  *                 segments no id names get the default row or zeros
  * A kernel on one thread is one function; a split kernel (threads)
- * exports step 1 as name_check and step 2 as name_range over bags (or
- * segments: a range adds only the lookups of its own), and its main has
+ * exports step 2 as name_range over bags (or segments: a range adds only
+ * the lookups of its own), and its main runs step 1, then has
  * tj_rt_bag_parallel run the range on the calling thread or over the pool
  * (a dynamic kernel's, tj_rt_bag_dyn_parallel with its internal range and
  * the call's dims). Float NaNs follow runtime/reduce.c's

@@ -57,19 +57,6 @@ static void tj_close_function(tj_bir *k)
     LLVMPositionBuilderAtEnd(k->e.b, at);
 }
 
-/* return fn(the five buffers, extra...), a tail call */
-static void tj_return_call(tj_bir *k, LLVMValueRef fn, LLVMTypeRef fty, LLVMValueRef *extra,
-                           unsigned n)
-{
-    tj_emit *e = &k->e;
-    LLVMValueRef args[8] = {k->table, k->indices, k->offsets, k->weights, k->out};
-    for (unsigned i = 0; i < n; i++)
-        args[5 + i] = extra[i];
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 5 + n, "status");
-    LLVMSetTailCall(st, 1);
-    LLVMBuildRet(e->b, st);
-}
-
 /* A count of the plan: a constant, or a dynamic template's code -1 - i
  * for the call's dims[i]. */
 static LLVMValueRef tj_count(tj_bir *k, int64_t v, const char *name)
@@ -197,30 +184,26 @@ static void tj_emit_range_body(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     tj_bir_emit_segments(k, begin, end);
 }
 
-/* The offsets and packed forms, and a split segments kernel: the main
- * (created first: the cold paths pass its address), name_check,
- * name_range, then the main's body. A dynamic kernel's range is internal:
- * its main passes it to the runtime (the parts API offers no dynamic
- * kernel's). */
+/* A split kernel (offsets and packed forms, and segments): the main
+ * (created first: the cold paths pass its address), name_range, then the
+ * main's body: the checks, then the range over the pool. A static
+ * kernel's range is exported for the parts API, whose checks are the
+ * runtime's scan (runtime/exec/parts.c): a check function of its own was
+ * a second function to generate code for, 0.5-0.75 ms of the compile
+ * (docs/performance.md, 'Compile time of a bag kernel'). A dynamic
+ * kernel's range is internal: its main passes it to the runtime (the
+ * parts API offers no dynamic kernel's). */
 static void tj_emit_bag_kernel(tj_bir *k, const char *name)
 {
     tj_emit *e = &k->e;
     char buf[128];
     LLVMValueRef fn = tj_counted_function(k, name, NULL, 0, 1);
     LLVMBasicBlockRef main_at = LLVMGetInsertBlock(e->b), main_allocas = k->allocas;
-    LLVMLinkage linkage = k->st.ranges ? LLVMExternalLinkage : LLVMInternalLinkage;
-
-    snprintf(buf, sizeof buf, "%s%s", name, TJ_IR_CHECK_SUFFIX);
-    LLVMValueRef check = tj_counted_function(k, buf, NULL, 0, 0);
-    LLVMSetLinkage(check, linkage);
-    tj_bir_emit_checks(k);
-    LLVMBuildRet(e->b, tj_i32(e, 0));
-    tj_close_function(k);
 
     snprintf(buf, sizeof buf, "%s%s", name, TJ_IR_RANGE_SUFFIX);
     LLVMTypeRef bounds[2] = {e->i64, e->i64};
     LLVMValueRef range = tj_counted_function(k, buf, bounds, 2, 0);
-    LLVMSetLinkage(range, linkage);
+    LLVMSetLinkage(range, k->st.ranges ? LLVMExternalLinkage : LLVMInternalLinkage);
     tj_emit_range_body(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6));
     LLVMBuildRet(e->b, tj_i32(e, 0));
     tj_close_function(k);
@@ -231,28 +214,15 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     k->dims = k->g->dynamic ? LLVMGetParam(fn, 5) : NULL;
     LLVMPositionBuilderAtEnd(e->b, main_at);
     tj_load_counts(k); /* the main's own (tj_count builds no block) */
-    LLVMValueRef args[6] = {k->table, k->indices, k->offsets, k->weights, k->out, k->dims};
-    LLVMValueRef st = LLVMBuildCall2(e->b, LLVMGlobalGetValueType(check), check, args,
-                                     k->dims ? 6 : 5, "check");
-    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
-    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, ok);
-    LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMBuildRet(e->b, st);
-    LLVMPositionBuilderAtEnd(e->b, ok);
-    if (k->st.split) {
-        tj_emit_parallel_call(k, fn, range);
-    } else {
-        LLVMValueRef whole[3] = {tj_i64(e, 0), k->bags, k->dims};
-        tj_return_call(k, range, LLVMGlobalGetValueType(range), whole, k->dims ? 3 : 2);
-    }
+    tj_bir_emit_checks(k);
+    tj_emit_parallel_call(k, fn, range);
     tj_close_function(k);
 }
 
 /* A kernel without parts (not split): one function, the checks then the
- * bags. The check and range functions of a split kernel, in one that
- * calls each once, were a large share of its code generation: LLVM
- * generates code function by function (docs/performance.md, 'Compile
- * time of a bag kernel'). */
+ * bags. The parts of a split kernel, in one that calls each once, were a
+ * large share of its code generation: LLVM generates code function by
+ * function (docs/performance.md, 'Compile time of a bag kernel'). */
 static void tj_emit_whole_kernel(tj_bir *k, const char *name)
 {
     tj_counted_function(k, name, NULL, 0, 1);

@@ -111,11 +111,11 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
  * derives from others (the offsets form's bags, packed lookups, the
  * segment ids' count) may be left negative. tj_rt_bag_dyn_enter checks
  * the dims before the kernel reads them)
- * and for a split kernel name_check (the same arguments: buffers, offsets,
- * segment ids and indices checked; a status) and name_range (the same
- * arguments then int64 begin, end: bags or segments [begin, end), checked
- * before: tj_bag_range_fn; a dynamic kernel's takes the dims last and is
- * internal, tj_bag_dyn_range_fn); NULL and why if it cannot be built. */
+ * and for a split kernel name_range (the same arguments then int64 begin,
+ * end: bags or segments [begin, end), checked before by the main or, for
+ * the parts API, the runtime's scan: tj_bag_range_fn; a dynamic kernel's
+ * takes the dims last and is internal, tj_bag_dyn_range_fn); NULL and why
+ * if it cannot be built. */
 LLVMModuleRef tj_ir_bag_kernel(LLVMContextRef ctx, const tj_plan *p, const tj_ir_strategy *st,
                                const char *name, char *why, size_t why_len);
 

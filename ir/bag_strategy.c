@@ -154,8 +154,10 @@ void tj_bag_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strateg
     s->split = p->bag.threads > 1 &&
                (g->dynamic || (g->bags >= 2 && (cfg->split_min.set ||
                                                 g->lookups >= TJ_IR_SPLIT_MIN_WORK / lines)));
-    /* a static split kernel's check and range functions are loaded with it */
+    /* a static split kernel's range function is loaded with it (its
+     * checks, for the parts API, are the runtime's scan) */
     s->ranges = s->split && !g->dynamic;
+    s->checks_part = 0;
 }
 
 /* Why the rows ahead are more than the usual, in words ("" if not). */

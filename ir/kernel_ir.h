@@ -27,7 +27,8 @@
  * ask for them (a runtime's own pool), so that its
  * ranges run the same loop bodies as its main. Not with every kernel:
  * the two functions double a small kernel's compile time
- * (docs/performance.md, 'Parallel execution'). */
+ * (docs/performance.md, 'Parallel execution'). A split bag kernel
+ * exports its range alone (ir/bag_ir.c). */
 #define TJ_IR_CHECK_SUFFIX "_check"
 #define TJ_IR_RANGE_SUFFIX "_range"
 
@@ -146,7 +147,9 @@ typedef struct tj_ir_strategy {
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
     int split;         /* a main that calls its check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
-    int ranges;        /* check and range functions: a split main's, or the parts API's */
+    int ranges;        /* range functions: a split main's, or the parts API's */
+    int checks_part;   /* with the ranges, a check function (not a bag kernel's: the
+                        * runtime's scan checks a bag's parts, runtime/exec/parts.c) */
     int parallel_checks; /* a split main leaves the validation to the parts (TJ_SPLIT_CHECK_MIN_BYTES) */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */

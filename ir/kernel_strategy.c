@@ -98,6 +98,7 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     }
     /* other kernels get them when the parts API first asks (tj_backend_parts) */
     s->ranges = s->split;
+    s->checks_part = s->ranges;
     s->parallel_checks = s->split && !p->dyn && s->checks > 0 && p->depth > 0 &&
                          p->policy != JIT_INDEX_CLAMP &&
                          s->checks >= TJ_SPLIT_CHECK_MIN_BYTES / (p->index_size * p->depth);

@@ -171,14 +171,18 @@ static int tj_load(tj_engine *en, LLVMMemoryBufferRef obj, const char *name,
     return 0;
 }
 
-/* A kernel's check and range functions (tj_ir_strategy.ranges), loaded with it. */
-static int tj_load_parts(tj_engine *en, const char *name, tj_backend_kernel *out, char *why,
-                         size_t len)
+/* A kernel's range function (tj_ir_strategy.ranges) and its check
+ * function where it has one (checks_part), loaded with it. */
+static int tj_load_parts(tj_engine *en, const tj_ir_strategy *st, const char *name,
+                         tj_backend_kernel *out, char *why, size_t len)
 {
     char sym[128];
     LLVMOrcExecutorAddress check = 0, range = 0;
-    snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
-    LLVMErrorRef err = LLVMOrcLLJITLookup(en->jit, &check, sym);
+    LLVMErrorRef err = NULL;
+    if (st->checks_part) {
+        snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
+        err = LLVMOrcLLJITLookup(en->jit, &check, sym);
+    }
     if (!err) {
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_RANGE_SUFFIX);
         err = LLVMOrcLLJITLookup(en->jit, &range, sym);
@@ -199,7 +203,7 @@ static int tj_load_kernel(tj_engine *en, const tj_ir_strategy *st, LLVMMemoryBuf
 {
     int rc = tj_load(en, obj, name, out, why, len);
     if (rc == 0 && st->ranges)
-        rc = tj_load_parts(en, name, out, why, len);
+        rc = tj_load_parts(en, st, name, out, why, len);
     return rc;
 }
 
@@ -235,13 +239,15 @@ static int tj_load_own(const tj_ir_strategy *st, const void *obj, size_t n, cons
         return -1;
     char sym[128];
     void *entry = tj_objload_find(l, name), *check = NULL, *range = NULL;
-    if (st->ranges) {
+    if (st->checks_part) {
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_CHECK_SUFFIX);
         check = tj_objload_find(l, sym);
+    }
+    if (st->ranges) {
         snprintf(sym, sizeof sym, "%s%s", name, TJ_IR_RANGE_SUFFIX);
         range = tj_objload_find(l, sym);
     }
-    if (!entry || (st->ranges && (!check || !range))) {
+    if (!entry || (st->ranges && !range) || (st->checks_part && !check)) {
         tj_objload_free(l);
         snprintf(why, len, "the cached object lacks the kernel's functions");
         return -1;
@@ -375,6 +381,7 @@ int tj_backend_parts(const tj_plan *p, tj_backend_kernel *out, char *why, size_t
     tj_ir_strategy st;
     tj_ir_choose(p, &tj_config_get()->codegen, &st);
     st.ranges = 1;
+    st.checks_part = !p->is_bag;
     LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
     if (!tm)
         return -1;

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 14u /* 2: the plan of levels; 3: range functions take flags;
+#define TJ_OBJ_FORMAT 15u /* 2: the plan of levels; 3: range functions take flags;
                             4: a bag kernel on one thread is one function;
                             5: dynamic and segments bag kernels split;
                             6: a bag kernel's loops compiled for compile time;
@@ -32,7 +32,9 @@
                             12: split kernels of 1 MB of indices or more check them in parts;
                             13: the check's chunks keep their largest value, not a mask;
                             14: a bag kernel's check pass is the runtime's (tj_rt_bag_scan),
-                                its NaN redo finds its bags by their rows */
+                                its NaN redo finds its bags by their rows;
+                            15: a split bag kernel has no check function, a bf16 or f16
+                                row rounds in a loop */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

@@ -819,7 +819,7 @@ static void test_engines_agree(void **state)
  * points and run part by part (last part first) give the whole call's
  * bytes, on both engines, split JIT kernels (their own check and range
  * functions) and unsplit ones; a bad offset or index is the same status
- * from validate as from the call. Returns how many JIT kernels split. */
+ * and message from validate as from the call. Returns how many JIT kernels split. */
 static int parts_round(uint64_t *rng, int runs)
 {
     int split = 0;
@@ -833,6 +833,8 @@ static int parts_round(uint64_t *rng, int runs)
             assert_non_null(whole);
             assert_non_null(got);
             int rc = run_whole(&c, STATIC, whole);
+            char call_msg[512];
+            snprintf(call_msg, sizeof call_msg, "%s", rc == JIT_OK ? "" : jit_last_error());
             jit_kernel k = jit_compile(&c.sig);
             assert_non_null(k);
             char *text = jit_explain(&c.sig);
@@ -842,9 +844,9 @@ static int parts_round(uint64_t *rng, int runs)
             int64_t units = jit_units(k);
             assert_int_equal(units, c.bags);
             int vrc = jit_validate_bag(k, c.idx, c.off);
-            if (vrc != rc)
-                fail_msg("run %d (%s): validate %d, the call %d: %s", r,
-                         jit_engine_name(c.sig.engine), vrc, rc, jit_last_error());
+            if (vrc != rc || (rc != JIT_OK && strcmp(jit_last_error(), call_msg) != 0))
+                fail_msg("run %d (%s): validate %d (%s), the call %d (%s)", r,
+                         jit_engine_name(c.sig.engine), vrc, jit_last_error(), rc, call_msg);
             if (rc == JIT_OK) {
                 int64_t cuts[6] = {0, 0, 0, 0, 0, units};
                 for (int i = 1; i < 5; i++)

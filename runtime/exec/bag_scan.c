@@ -289,6 +289,18 @@ int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len
     return 0;
 }
 
+int tj_bag_scan_plan(const tj_bag_plan *g, const void *indices, const void *offsets)
+{
+    int64_t flags = tj_bag_scan_flags(g);
+    if (!flags)
+        return 0;
+    /* a segments kernel's ids are its offsets buffer, one per index */
+    int64_t offsets_len = g->form == TJ_BAG_OFFSETS    ? g->offsets_len
+                          : g->form == TJ_BAG_SEGMENTS ? g->lookups
+                                                       : 0;
+    return tj_rt_bag_scan(indices, offsets, offsets_len, g->lookups, g->rows, g->bags, flags);
+}
+
 int64_t tj_bag_scan_flags(const tj_bag_plan *g)
 {
     int64_t f = g->form == TJ_BAG_OFFSETS    ? TJ_SCAN_OFFSETS

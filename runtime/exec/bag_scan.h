@@ -39,6 +39,10 @@ int64_t tj_bag_scan_flags(const tj_bag_plan *g);
 int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len,
                    int64_t lookups, int64_t rows, int64_t bags, int64_t flags);
 
+/* tj_rt_bag_scan over the inputs of a call of the static plan g (its
+ * counts): 1 when something a call reads is bad, else 0. */
+int tj_bag_scan_plan(const tj_bag_plan *g, const void *indices, const void *offsets);
+
 /* Tests: the instructions the scan uses from now on, the widest the host
  * has at most (2: AVX-512, 1: AVX2, 0: none, -1: the widest); the level
  * in use, after. */

@@ -90,12 +90,6 @@ int tj_rt_bag_redo(const void *self, const int64_t *dims, const void *table, con
 typedef int (*tj_bag_range_fn)(const void *table, const void *indices, const void *offsets,
                                const void *weights, void *out, int64_t begin, int64_t end);
 
-/* A split bag kernel's check function: the buffers, offsets or segment ids
- * and the indices some bag reads (a status, the message written). A bag
- * kernel's tj_kernel.check holds one of these. */
-typedef int (*tj_bag_check_fn)(const void *table, const void *indices, const void *offsets,
-                               const void *weights, const void *out);
-
 /* A split bag kernel's (self) bags (or segments), over the pool (units =
  * bags) when the split rule says threads pay, else here; a status. */
 int tj_rt_bag_parallel(const void *self, const void *table, const void *indices,

@@ -14,11 +14,12 @@
  * parts API already asks (the ranges do not check them again).
  *
  * An embedding bag's ranges (jit_validate_bag, jit_run_range_bag): a split
- * JIT bag kernel's own check and range functions, the reference code for
- * every other bag kernel. */
+ * JIT bag kernel's own range function, the reference code for every other
+ * bag kernel; the checks are the runtime's scan, as in the JIT kernels. */
 #include "alloc.h"
 #include "backend.h"
 #include "bag_check.h"
+#include "bag_scan.h"
 #include "bag_ref.h"
 #include "error.h"
 #include "jit_support.h"
@@ -218,15 +219,18 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
     return tj_run_range_of(kernel, JIT_OP_NONE, data, indices, updates, out, begin, end);
 }
 
-/* An embedding bag's parts: a split JIT kernel's own check and range
- * functions (tj_bag_check_fn, tj_bag_range_fn), else the reference code on
- * its plan, which gives the same bytes. */
+/* An embedding bag's parts: a split JIT kernel's own range function
+ * (tj_bag_range_fn), else the reference code on its plan, which gives the
+ * same bytes; the checks, for every kernel, the runtime's scan (the JIT
+ * kernels' own, bag_scan.h), and where it finds something bad, the
+ * reference's check pass, which names it. */
 static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const void *offsets)
 {
-    if (k->check) /* table, weights and out are not read: any address */
-        return ((tj_bag_check_fn)(uintptr_t)k->check)("", indices, offsets, "", "");
+    /* table, weights and out are not read: any address */
     int rc = tj_bag_check_buffers(&k->plan, "", indices, offsets, "", "");
-    return rc == JIT_OK ? tj_bag_report_bad(&k->plan, indices, offsets) : rc;
+    if (rc != JIT_OK || !tj_bag_scan_plan(&k->plan.bag, indices, offsets))
+        return rc;
+    return tj_bag_report_bad(&k->plan, indices, offsets);
 }
 
 int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets)
