@@ -327,8 +327,11 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
         LLVMValueRef bags = LLVMBuildSub(e->b, end, begin, "");
         LLVMValueRef groups = LLVMBuildSDiv(e->b, tj_add(e, bags, tj_i64(e, n - 1), ""),
                                             tj_i64(e, n), "groups");
+        /* bags known to fill every group: no slot tests whether its bag is there */
+        int whole = LLVMIsAConstantInt(bags) && LLVMConstIntGetSExtValue(bags) % n == 0;
         tj_loop_begin_n(e, &l, "group", groups, NULL);
-        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n, end);
+        tj_emit_group(k, tj_add(e, begin, tj_mul(e, l.iv, n, ""), "group.bag"), (int)n,
+                      whole ? NULL : end);
         tj_bir_loop_close(k, &l, NULL);
         return;
     }
