@@ -167,7 +167,7 @@ int tj_bir_nan_redo_wanted(const tj_bir *k)
 }
 
 /* The lanes of the group's accumulators that hold a NaN, OR-ed into
- * nan_seen: one compare and one OR per vector, no branch, and nothing
+ * nan_seen: one compare and one OR per two vectors, no branch, and nothing
  * per bag to reduce to a flag: a per-bag flag (a mask moved to a general
  * register, a compare, selects of the range of such bags) was 0.4 ms of
  * E1's 3.8 ms of code generation (docs/performance.md, 'Compile time of a
@@ -180,10 +180,16 @@ void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
     LLVMTypeRef t = tj_bir_vec(e->i1, lanes);
     LLVMValueRef seen = tj_bir_get(k, k->nan_seen, t);
     for (int i = 0; i < slots; i++)
-        for (int64_t v = 0; v < bl->vectors; v++) {
+        for (int64_t v = 0, step; v < bl->vectors; v += step) {
             int64_t w = tj_bir_vector_len(k, bl, v);
-            LLVMValueRef a = tj_bir_get(k, bl->acc[i][v], tj_bir_vec(k->aty, w));
-            LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
+            LLVMValueRef a = tj_bir_get(k, bl->acc[i][v], tj_bir_vec(k->aty, w)), b = a;
+            step = 1;
+            if (v + 1 < bl->vectors && tj_bir_vector_len(k, bl, v + 1) == w) {
+                b = tj_bir_get(k, bl->acc[i][v + 1], tj_bir_vec(k->aty, w));
+                step = 2;
+            }
+            /* unordered: a lane of either is a NaN (one compare for two) */
+            LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, b, "");
             if (w < lanes) {
                 LLVMValueRef pick[TJ_BIR_MAX_LANES];
                 for (int64_t l = 0; l < lanes; l++)
