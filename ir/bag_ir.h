@@ -63,10 +63,11 @@
  * bag's indices again), so that the accumulators never spill. */
 #define TJ_BAG_ACC_VECTORS 8
 
-/* Bags of at most this many lookups on average are reduced up to 4 at a
- * time, their lookups interleaved (each bag's in its own order), so that
- * more row misses are in flight than one short bag has; as many as the
- * vector registers hold (32 with AVX-512, 16 below). */
+/* With TENSORJIT_INTERLEAVE=N (off by default: bag_strategy.c), bags of
+ * at most this many lookups on average are reduced up to N, at most 4, at
+ * a time, their lookups interleaved (each bag's in its own order), so
+ * that more row misses are in flight than one short bag has; as many as
+ * the vector registers hold (32 with AVX-512, 16 below). */
 #define TJ_BAG_INTERLEAVE_MAX_LEN 4
 #define TJ_BAG_INTERLEAVE_MAX 4
 

@@ -79,7 +79,12 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     l->l2_bytes = tj_host.l2_bytes;
     const tj_knob *far = &tj_config_get()->codegen.prefetch_far;
     l->far_prefetch = far->set ? far->value != 0 : tj_host.intel;
-    /* short bags several at a time, as many as the registers hold */
+    /* Short bags several at a time, as many as TENSORJIT_INTERLEAVE asks
+     * and the registers hold; one at a time by default: on E2a (one-hot
+     * bags) the kernel of one bag at a time ran as fast on the AMD host and
+     * on the Xeon, and compiled in 2 ms less (docs/performance.md,
+     * 'Interleaved bags'). */
+    const tj_knob *together = &tj_config_get()->codegen.interleave;
     int64_t avg = g->form == TJ_BAG_PACKED ? g->bag_len : g->bags ? g->lookups / g->bags : 0;
     if (g->dynamic && (g->form != TJ_BAG_PACKED || g->bag_len < 0))
         avg = INT64_MAX; /* the call's: not known to be short */
@@ -87,10 +92,11 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     int64_t vectors = (l->block_elems + l->lanes - 1) / l->lanes;
     int64_t regs = l->vector_bits == 512 ? 16 : 8;
     l->interleave = 1;
-    if (g->form != TJ_BAG_SEGMENTS && (g->bags >= 2 || (g->dynamic && g->bags < 0)) &&
-        avg <= TJ_BAG_INTERLEAVE_MAX_LEN &&
+    if (together->set && together->value > 1 && g->form != TJ_BAG_SEGMENTS &&
+        (g->bags >= 2 || (g->dynamic && g->bags < 0)) && avg <= TJ_BAG_INTERLEAVE_MAX_LEN &&
         vectors > 0) {
         int64_t n = regs / vectors;
+        n = n > together->value ? together->value : n;
         l->interleave = n > TJ_BAG_INTERLEAVE_MAX ? TJ_BAG_INTERLEAVE_MAX : n < 2 ? 1 : n;
     }
 }

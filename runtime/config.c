@@ -56,6 +56,7 @@ static void tj_read_codegen(tj_codegen_config *c)
     const char *far = getenv("TENSORJIT_PREFETCH_FAR");
     if (far && *far)
         c->prefetch_far = (tj_knob){1, strcmp(far, "0") != 0};
+    c->interleave = tj_read_number("TENSORJIT_INTERLEAVE");
     c->split_min = tj_read_number("TENSORJIT_SPLIT_MIN");
     c->inline_copy_min = tj_read_number("TENSORJIT_INLINE_COPY_MIN");
     tj_read_text("TENSORJIT_VECTOR_WIDTH", c->vector_width, sizeof c->vector_width);

@@ -24,6 +24,7 @@ typedef struct tj_codegen_config {
     tj_knob prefetch;        /* TENSORJIT_PREFETCH: prefetch distance in tuples */
     tj_knob nontemporal;     /* TENSORJIT_NT: non-temporal stores, 0 or not */
     tj_knob prefetch_far;    /* TENSORJIT_PREFETCH_FAR: bags prefetch as on an Intel core, 0 or not */
+    tj_knob interleave;      /* TENSORJIT_INTERLEAVE: short bags N at a time (default 1) */
     tj_knob split_min;       /* TENSORJIT_SPLIT_MIN: bytes from which a kernel splits */
     tj_knob inline_copy_min; /* TENSORJIT_INLINE_COPY_MIN: bytes from which rep movsb */
     char vector_width[16];   /* TENSORJIT_VECTOR_WIDTH: LLVM's prefer-vector-width */

@@ -125,18 +125,28 @@ static void test_offsets(void **state)
         }
 }
 
-/* one lookup a bag: bags interleaved, each its own loops */
+/* one lookup a bag: one bag at a time by default, interleaved with
+ * TENSORJIT_INTERLEAVE; either way every loop's counter hidden */
 static void test_short_bags(void **state)
 {
     (void)state;
-    for (int threads = 1; threads <= 2; threads++) {
-        jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
-        s.threads = threads;
-        expect_both(s, "short bags");
-        s = bag_sig(JIT_OP_EMBEDDING_BAG_PACKED, JIT_BF16, 128, 3, 4096);
-        s.threads = threads;
-        expect_both(s, "packed");
+    for (int together = 0; together <= 1; together++) {
+        support_setenv("TENSORJIT_INTERLEAVE", together ? "4" : NULL);
+        for (int threads = 1; threads <= 2; threads++) {
+            jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+            s.threads = threads;
+            char *text = jit_explain(&s);
+            assert_non_null(text);
+            if ((strstr(text, "bags interleaved") != NULL) != together)
+                fail_msg("TENSORJIT_INTERLEAVE %s, but: %s", together ? "4" : "unset", text);
+            jit_free(text);
+            expect_both(s, "short bags");
+            s = bag_sig(JIT_OP_EMBEDDING_BAG_PACKED, JIT_BF16, 128, 3, 4096);
+            s.threads = threads;
+            expect_both(s, "packed");
+        }
     }
+    support_setenv("TENSORJIT_INTERLEAVE", NULL);
 }
 
 /* A group of interleaved bags is one loop over their lookups (the
@@ -150,12 +160,18 @@ static void test_short_bags(void **state)
 static void test_group_loops(void **state)
 {
     (void)state;
+    support_setenv("TENSORJIT_INTERLEAVE", "4");
     jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 32, 8192, 8192);
+    char *explained = jit_explain(&s);
+    assert_non_null(explained);
+    assert_non_null(strstr(explained, "bags interleaved"));
+    jit_free(explained);
     char *ir = jit_dump(&s, JIT_DUMP_IR);
     assert_non_null(ir);
     int loops = count_defs(ir, "lookup.done");
     int redo = strstr(ir, "call i32 @tj_rt_bag_redo(") != NULL;
     free(ir);
+    support_setenv("TENSORJIT_INTERLEAVE", NULL);
     if (loops != 1 || !redo)
         fail_msg("%d lookup loops, not 1; the reference kernel's redo %s", loops,
                  redo ? "called" : "not called");

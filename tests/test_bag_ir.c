@@ -24,6 +24,7 @@
 #include "cache.h"
 #include "half.h"
 #include "plan.h"
+#include "support.h"
 #include "tensorjit.h"
 
 typedef int (*bag_fn)(const void *table, const void *indices, const void *offsets,
@@ -533,6 +534,8 @@ static void test_random_plans(void **state)
     char what[64];
     long runs = getenv("TJ_BAG_IR_RUNS") ? atol(getenv("TJ_BAG_IR_RUNS")) : 200;
     for (long i = 0; i < runs; i++) {
+        if (i == runs / 2) /* the second half's short bags interleaved, 2-4 at a time */
+            support_setenv("TENSORJIT_INTERLEAVE", "4");
         bag_case c;
         tj_bag_form form = (tj_bag_form)rand_in(TJ_BAG_OFFSETS, TJ_BAG_SEGMENTS);
         jit_reduction red = form == TJ_BAG_SEGMENTS ? JIT_REDUCTION_SUM
@@ -541,10 +544,12 @@ static void test_random_plans(void **state)
         fill_plan(&c, form, rand_dtype(red), red);
         fill_inputs(&c);
         const tj_kernel *k = compile(&c.p);
-        snprintf(what, sizeof what, "random plan %ld", i);
+        snprintf(what, sizeof what, "random plan %ld%s", i,
+                 i >= runs / 2 ? " (TENSORJIT_INTERLEAVE=4)" : "");
         check_case(&c, k, (size_t)(i % 2) * 4, what);
         free_case(&c);
     }
+    support_setenv("TENSORJIT_INTERLEAVE", NULL);
 }
 
 /* Each form, reduction and table type at least once, with rows that need
