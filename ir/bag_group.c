@@ -93,12 +93,16 @@ static int tj_narrow_in_loop(const tj_bir *k, const tj_colblock *bl)
     return (k->g->dtype == JIT_BF16 || k->g->dtype == JIT_F16) && bl->n / k->lay.lanes >= 2;
 }
 
+/* Bytes of a parked element: the accumulator of a bf16 or f16 row, f32. */
+#define TJ_PARKED_BYTES 4
+
 /* The stack buffer of tj_narrow_in_loop, one per function. */
 static LLVMValueRef tj_narrow_buffer(tj_bir *k)
 {
     LLVMValueRef fn = LLVMGetBasicBlockParent(k->allocas);
     if (k->narrow_buf_fn != fn) {
-        LLVMTypeRef t = LLVMArrayType(k->aty, (unsigned)(TJ_BAG_ACC_VECTORS * k->lay.lanes));
+        LLVMTypeRef t = LLVMArrayType(k->e.i8, (unsigned)(TJ_BAG_ACC_VECTORS * k->lay.lanes *
+                                                          TJ_PARKED_BYTES));
         k->narrow_buf = tj_bir_slot(k, t, "narrow.buf");
         LLVMSetAlignment(k->narrow_buf, 64);
         k->narrow_buf_fn = fn;
@@ -117,6 +121,18 @@ static void tj_store_bag_vector(tj_bir *k, LLVMValueRef a, LLVMValueRef b, LLVMV
     tj_bir_store_at(k, a, tj_bir_col_at(k, k->out, b, col, k->esize, k->lay.row_bytes), k->nt);
 }
 
+/* The narrow buffer's vector of accumulators from element `first` (a
+ * value), as a pointer of the vector's type (LLVM 14's typed pointers
+ * store and load through nothing else). */
+static LLVMValueRef tj_parked_at(tj_bir *k, LLVMValueRef first)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef bytes = LLVMBuildPointerCast(e->b, tj_narrow_buffer(k), e->ptr, "");
+    LLVMValueRef at = tj_byte_gep(e, bytes, tj_mul(e, first, TJ_PARKED_BYTES, ""), "parked");
+    return LLVMBuildPointerCast(e->b, at, LLVMPointerType(tj_bir_vec(k->aty, k->lay.lanes), 0),
+                                "");
+}
+
 /* The whole vectors of block bl parked in the narrow buffer to out row b,
  * one vector a trip. */
 static void tj_store_parked(tj_bir *k, const tj_colblock *bl, LLVMValueRef b, LLVMValueRef empty)
@@ -127,8 +143,7 @@ static void tj_store_parked(tj_bir *k, const tj_colblock *bl, LLVMValueRef b, LL
     tj_loop l;
     tj_loop_begin(e, &l, "narrow", bl->n / lanes, NULL);
     LLVMValueRef first = tj_mul(e, l.iv, lanes, "");
-    LLVMValueRef at = tj_byte_gep(e, tj_narrow_buffer(k), tj_mul(e, first, 4, ""), "parked");
-    LLVMValueRef a = tj_load(e, vt, at, "parked");
+    LLVMValueRef a = tj_load(e, vt, tj_parked_at(k, first), "parked");
     tj_store_bag_vector(k, a, b, tj_add(e, bl->c0, first, "col"), lanes, empty);
     tj_bir_loop_close(k, &l, NULL);
 }
@@ -170,9 +185,7 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
             a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
         }
         if (park && n == k->lay.lanes) {
-            LLVMValueRef at = tj_byte_gep(e, tj_narrow_buffer(k),
-                                          tj_i64(e, v * k->lay.lanes * 4), "park");
-            LLVMBuildStore(e->b, a, at);
+            LLVMBuildStore(e->b, a, tj_parked_at(k, tj_i64(e, v * k->lay.lanes)));
             continue;
         }
         LLVMValueRef col = tj_add(e, bl->c0, tj_i64(e, v * k->lay.lanes), "");

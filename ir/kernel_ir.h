@@ -146,7 +146,8 @@ typedef struct tj_ir_strategy {
     int64_t budget;    /* TJ_IR_UNROLL_BUDGET, or TENSORJIT_UNROLL */
     int64_t prefetch;  /* tuples ahead to prefetch; 0: none */
     int nontemporal;   /* block copies with non-temporal stores (when out is aligned) */
-    int split;         /* a main that calls its check and range functions (see TJ_IR_SPLIT_MIN_WORK) */
+    int split;         /* a main that has its range run over the pool, checked first
+                        * (see TJ_IR_SPLIT_MIN_WORK) */
     int ranges;        /* range functions: a split main's, or the parts API's */
     int checks_part;   /* with the ranges, a check function (not a bag kernel's: the
                         * runtime's scan checks a bag's parts, runtime/exec/parts.c) */

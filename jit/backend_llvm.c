@@ -380,8 +380,9 @@ int tj_backend_parts(const tj_plan *p, tj_backend_kernel *out, char *why, size_t
         return -1;
     tj_ir_strategy st;
     tj_ir_choose(p, &tj_config_get()->codegen, &st);
-    st.ranges = 1;
-    st.checks_part = !p->is_bag;
+    /* a bag kernel's parts come with its split kernel, never from here
+     * (runtime/exec/parts.c): the parts of tj_ir_choose's kernels */
+    st.ranges = st.checks_part = 1;
     LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
     if (!tm)
         return -1;

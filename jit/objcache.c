@@ -34,7 +34,8 @@
                             14: a bag kernel's check pass is the runtime's (tj_rt_bag_scan),
                                 its NaN redo finds its bags by their rows;
                             15: a split bag kernel has no check function, a bf16 or f16
-                                row rounds in a loop */
+                                row rounds in a loop, a bag kernel's passes are mem2reg
+                                alone, bags one at a time (TENSORJIT_INTERLEAVE) */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

@@ -126,14 +126,16 @@ static void test_offsets(void **state)
 }
 
 /* one lookup a bag: one bag at a time by default, interleaved with
- * TENSORJIT_INTERLEAVE; either way every loop's counter hidden */
+ * TENSORJIT_INTERLEAVE (rows of 16 elements: at most 4 vectors, which
+ * leave registers for another bag at every vector width); either way
+ * every loop's counter hidden */
 static void test_short_bags(void **state)
 {
     (void)state;
     for (int together = 0; together <= 1; together++) {
         support_setenv("TENSORJIT_INTERLEAVE", together ? "4" : NULL);
         for (int threads = 1; threads <= 2; threads++) {
-            jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+            jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 16, 8192, 8192);
             s.threads = threads;
             char *text = jit_explain(&s);
             assert_non_null(text);
@@ -141,6 +143,9 @@ static void test_short_bags(void **state)
                 fail_msg("TENSORJIT_INTERLEAVE %s, but: %s", together ? "4" : "unset", text);
             jit_free(text);
             expect_both(s, "short bags");
+            s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 128, 8192, 8192);
+            s.threads = threads;
+            expect_both(s, "short bags of wide rows");
             s = bag_sig(JIT_OP_EMBEDDING_BAG_PACKED, JIT_BF16, 128, 3, 4096);
             s.threads = threads;
             expect_both(s, "packed");
@@ -153,15 +158,14 @@ static void test_short_bags(void **state)
  * shorter ones skip their slot); the last group, short of bags, is the
  * same code; and the bags whose sums end in a NaN are left to the
  * reference kernel (one call after the bags), not to loops of their own
- * under the NaN rule: one lookup loop in all. Rows of 32 elements: one
+ * under the NaN rule: one lookup loop in all. Rows of 16 elements: one
  * block of columns at every vector width (a row of several blocks has a
- * lookup loop per block), two or four bags interleaved with AVX2 or
- * AVX-512. */
+ * lookup loop per block), and 2 to 4 bags interleaved. */
 static void test_group_loops(void **state)
 {
     (void)state;
     support_setenv("TENSORJIT_INTERLEAVE", "4");
-    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 32, 8192, 8192);
+    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_F32, 16, 8192, 8192);
     char *explained = jit_explain(&s);
     assert_non_null(explained);
     assert_non_null(strstr(explained, "bags interleaved"));
@@ -177,10 +181,6 @@ static void test_group_loops(void **state)
                  redo ? "called" : "not called");
 }
 
-/* The check pass is one call to the runtime's scan (exec/bag_scan.h):
- * no check loop for the code generator, in any form, static or dynamic,
- * on one thread or split; and no call where nothing can be bad (packed
- * indices under zero-fill). */
 /* A bf16 or f16 row of several vectors (32 elements: one block of
  * accumulators at every vector width) is rounded in one loop over them
  * (the rounding's code once, not once per vector); an f32 row, which has
@@ -206,6 +206,10 @@ static void test_rounding_is_one_loop(void **state)
     }
 }
 
+/* The check pass is one call to the runtime's scan (exec/bag_scan.h):
+ * no check loop for the code generator, in any form, static or dynamic,
+ * on one thread or split; and no call where nothing can be bad (packed
+ * indices under zero-fill). */
 static void test_check_is_one_call(void **state)
 {
     (void)state;

@@ -533,6 +533,10 @@ static void test_random_plans(void **state)
     (void)state;
     char what[64];
     long runs = getenv("TJ_BAG_IR_RUNS") ? atol(getenv("TJ_BAG_IR_RUNS")) : 200;
+    char before[32] = ""; /* the caller's TENSORJIT_INTERLEAVE, back at the end */
+    const char *set = getenv("TENSORJIT_INTERLEAVE");
+    if (set)
+        snprintf(before, sizeof before, "%s", set);
     for (long i = 0; i < runs; i++) {
         if (i == runs / 2) /* the second half's short bags interleaved, 2-4 at a time */
             support_setenv("TENSORJIT_INTERLEAVE", "4");
@@ -549,7 +553,7 @@ static void test_random_plans(void **state)
         check_case(&c, k, (size_t)(i % 2) * 4, what);
         free_case(&c);
     }
-    support_setenv("TENSORJIT_INTERLEAVE", NULL);
+    support_setenv("TENSORJIT_INTERLEAVE", set ? before : NULL);
 }
 
 /* Each form, reduction and table type at least once, with rows that need

@@ -817,8 +817,8 @@ static void test_engines_agree(void **state)
 
 /* jit_validate_bag and jit_run_range_bag: a kernel's bags cut at random
  * points and run part by part (last part first) give the whole call's
- * bytes, on both engines, split JIT kernels (their own check and range
- * functions) and unsplit ones; a bad offset or index is the same status
+ * bytes, on both engines, split JIT kernels (their own range functions,
+ * checked by the runtime's scan) and unsplit ones; a bad offset or index is the same status
  * and message from validate as from the call. Returns how many JIT kernels split. */
 static int parts_round(uint64_t *rng, int runs)
 {

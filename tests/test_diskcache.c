@@ -192,7 +192,7 @@ static void test_code_knobs_are_in_the_key(void **state)
     static const char *const knobs[][2] = {
         {"TENSORJIT_UNROLL", "1000"},        {"TENSORJIT_VECTOR_WIDTH", "128"},
         {"TENSORJIT_INLINE_COPY_MIN", "64"}, {"TENSORJIT_PASSES", "function(instcombine)"},
-        {"TENSORJIT_CODEGEN", "1"},
+        {"TENSORJIT_CODEGEN", "1"},          {"TENSORJIT_INTERLEAVE", "4"},
     };
     clear();
     assert_int_equal(compile_and_check(sig(24, 0)), 0);

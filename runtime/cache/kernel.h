@@ -30,7 +30,8 @@ typedef struct tj_kernel {
     size_t code_bytes;
     void *closure;           /* libffi closure, when the reference kernel serves */
     void *backend_handle;    /* JIT resources, released with the kernel */
-    /* a split JIT kernel's parts (NULL otherwise: see lazy_parts) */
+    /* a split JIT kernel's parts (NULL otherwise: see lazy_parts); a bag
+     * kernel's check is NULL (the runtime's scan checks its parts) */
     int (*check)(const void *indices);
     tj_range_fn range;
     /* the indices the last jit_validate found valid and none negative (its
