@@ -22,6 +22,8 @@
 #define TJ_RT_BAG_REDO "tj_rt_bag_redo"
 /* the check pass: offsets, segment ids, indices (runtime/exec/bag_scan.h) */
 #define TJ_RT_BAG_SCAN "tj_rt_bag_scan"
+/* the first rows of a call prefetched (runtime/exec/bag_prime.h) */
+#define TJ_RT_BAG_PRIME "tj_rt_bag_prime"
 
 /* Prefetch: the row of the lookup at least TJ_BAG_PREFETCH_MIN_ROWS and
  * TJ_BAG_PREFETCH_BYTES of rows ahead in the index stream (at most

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bag_prime.h"
+
 /* ---- lookups ---------------------------------------------------------- */
 
 /* The row index v resolves to, and whether the lookup is kept (NULL:
@@ -82,17 +84,23 @@ void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j)
     tj_bir_prefetch_row(k, LLVMBuildSelect(e->b, in, ahead, last, "pf.at"));
 }
 
-/* The rows of the first st.prefetch lookups from first (primed). */
+/* The rows of the first st.prefetch lookups from first (primed): one call
+ * of the runtime's loop (runtime/exec/bag_prime.h), which prefetches the
+ * same lines as the lookups do; a loop of the kernel's own was 4% of the
+ * compile's instructions (docs/performance.md, 'Sixth round'). */
 void tj_bir_prime(tj_bir *k, LLVMValueRef first)
 {
     tj_emit *e = &k->e;
     LLVMValueRef left = LLVMBuildSub(e->b, k->lookups, first, "");
     LLVMValueRef few = LLVMBuildICmp(e->b, LLVMIntSLT, left, tj_i64(e, k->st.prefetch), "");
     LLVMValueRef n = LLVMBuildSelect(e->b, few, left, tj_i64(e, k->st.prefetch), "prime.n");
-    tj_loop l;
-    tj_loop_begin_n(e, &l, "prime", n, NULL);
-    tj_bir_prefetch_row(k, tj_add(e, first, l.iv, ""));
-    tj_bir_loop_close(k, &l, NULL);
+    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->i64, e->i64, e->i64, e->i64};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->ctx), params, 6, 0);
+    int64_t flags = (int64_t)(LLVMGetIntTypeWidth(k->idx_ty) / 8) |
+                    (k->idx_signed ? TJ_PRIME_SIGNED : 0);
+    LLVMValueRef args[6] = {k->table, k->indices, first, n, tj_i64(e, k->lay.row_bytes),
+                            tj_i64(e, flags)};
+    LLVMBuildCall2(e->b, fty, tj_runtime_fn(e, TJ_RT_BAG_PRIME, fty), args, 6, "");
 }
 
 /* Lookup j into bag slot i's accumulators of block bl. */

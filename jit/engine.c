@@ -16,6 +16,7 @@
 #include "config.h"
 #include "bag_ir.h"
 #include "kernel_ir.h"
+#include "bag_prime.h"
 #include "bag_scan.h"
 #include "jit_support.h"
 #include "objcache.h"
@@ -251,6 +252,7 @@ const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS] = {
     {TJ_RT_BAG_DYN_PARALLEL, (void *)(uintptr_t)tj_rt_bag_dyn_parallel},
     {TJ_RT_BAG_REDO, (void *)(uintptr_t)tj_rt_bag_redo},
     {TJ_RT_BAG_SCAN, (void *)(uintptr_t)tj_rt_bag_scan},
+    {TJ_RT_BAG_PRIME, (void *)(uintptr_t)tj_rt_bag_prime},
     {"memcpy", (void *)(uintptr_t)memcpy},
     {"memmove", (void *)(uintptr_t)memmove},
     {"memset", (void *)(uintptr_t)memset},
