@@ -283,8 +283,11 @@ static void tj_block_slots(tj_bir *k, tj_colblock *bl, int64_t n, int slots)
     }
 }
 
-/* Bags [b, b + slots) before end, block by block of the row (the first
- * prefetches). */
+/* Bags [b, b + slots) before end, block by block of the row. A row of
+ * two or more blocks is a loop over them, each trip prefetching its own
+ * columns: a copy of the block per trip was a sixth to a quarter of the
+ * compile of a row of 128 f32 or bf16 in 256-bit vectors
+ * (docs/performance.md, 'Sixth round'). */
 static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
@@ -292,23 +295,22 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end
     int64_t rest = k->g->row_elems % width;
     tj_colblock bl = {0};
     tj_block_slots(k, &bl, width, slots);
-    bl.prefetch = 1;
-    bl.c0 = tj_i64(e, 0);
-    tj_emit_group_block(k, &bl, b, slots, end);
-    bl.prefetch = 0;
-    if (full > 2) {
+    if (full == 1) {
+        bl.prefetch = TJ_PREFETCH_ROW;
+        bl.c0 = tj_i64(e, 0);
+        tj_emit_group_block(k, &bl, b, slots, end);
+    } else {
         tj_loop l;
-        tj_loop_begin(e, &l, "block", full - 1, NULL);
-        bl.c0 = tj_mul(e, tj_add(e, l.iv, tj_i64(e, 1), ""), width, "block.c0");
+        bl.prefetch = TJ_PREFETCH_BLOCK;
+        tj_loop_begin(e, &l, "block", full, NULL);
+        bl.c0 = tj_mul(e, l.iv, width, "block.c0");
         tj_emit_group_block(k, &bl, b, slots, end);
         tj_bir_loop_close(k, &l, NULL);
-    } else if (full == 2) {
-        bl.c0 = tj_i64(e, width);
-        tj_emit_group_block(k, &bl, b, slots, end);
     }
     if (rest) {
         tj_colblock tail = {0};
         tj_block_slots(k, &tail, rest, slots);
+        tail.prefetch = full == 1 ? TJ_PREFETCH_NONE : TJ_PREFETCH_BLOCK;
         tail.c0 = tj_i64(e, full * width);
         tj_emit_group_block(k, &tail, b, slots, end);
     }

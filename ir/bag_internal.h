@@ -80,6 +80,12 @@ typedef struct tj_bir {
     LLVMValueRef narrow_buf, narrow_buf_fn;
 } tj_bir;
 
+/* What a block's lookups prefetch of the row ahead: nothing, the whole
+ * row (a row of one block, with its rest) or the block's own columns (a
+ * loop of blocks: each trip prefetches the lines the same trip of a later
+ * bag reads). */
+enum { TJ_PREFETCH_NONE, TJ_PREFETCH_ROW, TJ_PREFETCH_BLOCK };
+
 /* A block of a bag's row: columns [c0, c0 + n) in vectors of lanes (the
  * last one shorter), with their accumulators. */
 typedef struct tj_colblock {
@@ -87,7 +93,7 @@ typedef struct tj_colblock {
     int64_t n, vectors;
     LLVMValueRef acc[TJ_BAG_INTERLEAVE_MAX][TJ_BAG_ACC_VECTORS + 1];
     LLVMValueRef count[TJ_BAG_INTERLEAVE_MAX];
-    int prefetch; /* this block prefetches (the first of the row) */
+    int prefetch; /* what its lookups prefetch: TJ_PREFETCH_* */
 } tj_colblock;
 
 /* The most lanes of an accumulator vector: 512 bits of f32. */
@@ -113,7 +119,6 @@ void tj_bir_emit_checks(tj_bir *k);
 /* bag_lookup.c */
 LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep);
 void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row);
-void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos);
 void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j);
 void tj_bir_prime(tj_bir *k, LLVMValueRef first);
 void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,

@@ -42,22 +42,24 @@ LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep)
     return v;
 }
 
-/* Prefetches every line of the row at `row` (raw: a prefetch never
- * faults, so no policy). */
-void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row)
+/* Prefetches the lines of bytes [at, at + n) of `row` (at: an i64 value):
+ * one every 64 bytes, at most 63, and the range's last byte where the
+ * range may span one line more (n or the row off the lines' grid). Raw: a
+ * prefetch never faults, so no policy. */
+static void tj_prefetch_bytes(tj_bir *k, LLVMValueRef row, LLVMValueRef at, int64_t n)
 {
     tj_emit *e = &k->e;
     unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
     LLVMTypeRef pty = e->ptr;
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
     LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &pty, 1);
-    int64_t n = k->lay.row_bytes, lines[64], count = 0;
+    int64_t lines[64], count = 0;
     for (int64_t o = 0; o < n && count < 63; o += 64)
         lines[count++] = o;
-    if (n % 64 && n > 64) /* a row off the lines' grid spans one more */
+    if ((n % 64 || k->lay.row_bytes % 64) && n > 64)
         lines[count++] = n - 1;
     for (int64_t i = 0; i < count; i++) {
-        LLVMValueRef o = tj_i64(e, lines[i]);
+        LLVMValueRef o = tj_add(e, at, tj_i64(e, lines[i]), "");
         /* read, locality 2 (into L2: see TJ_BAG_PREFETCH_BYTES), data */
         LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &o, 1, ""), tj_i32(e, 0),
                                 tj_i32(e, 2), tj_i32(e, 1)};
@@ -65,23 +67,35 @@ void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row)
     }
 }
 
-/* Prefetches every line of the row that indices[pos] names. */
-void tj_bir_prefetch_row(tj_bir *k, LLVMValueRef pos)
+/* Prefetches every line of the row at `row`. */
+void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row)
 {
-    tj_emit *e = &k->e;
-    LLVMValueRef v = tj_bir_load_idx(k, k->indices, pos, "pf.index");
-    LLVMValueRef off = tj_mul(e, v, k->lay.row_bytes, "pf.off");
-    tj_bir_prefetch_lines(k, LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row"));
+    tj_prefetch_bytes(k, row, tj_i64(&k->e, 0), k->lay.row_bytes);
 }
 
-/* The row of the lookup st.prefetch ahead of j (the last one near the end) */
-void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j)
+/* The row of the lookup st.prefetch ahead of j (the last one near the
+ * end): all of its lines, or with bl those of bl's columns. */
+static void tj_prefetch_ahead_of(tj_bir *k, LLVMValueRef j, const tj_colblock *bl)
 {
     tj_emit *e = &k->e;
     LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
     LLVMValueRef last = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
     LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
-    tj_bir_prefetch_row(k, LLVMBuildSelect(e->b, in, ahead, last, "pf.at"));
+    LLVMValueRef v = tj_bir_load_idx(k, k->indices, LLVMBuildSelect(e->b, in, ahead, last, "pf.at"),
+                                     "pf.index");
+    LLVMValueRef off = tj_mul(e, v, k->lay.row_bytes, "pf.off");
+    LLVMValueRef row = LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row");
+    if (!bl) {
+        tj_bir_prefetch_lines(k, row);
+        return;
+    }
+    tj_prefetch_bytes(k, row, tj_mul(e, bl->c0, k->esize, "pf.col"), bl->n * k->esize);
+}
+
+/* The row of the lookup st.prefetch ahead of j, all its lines. */
+void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j)
+{
+    tj_prefetch_ahead_of(k, j, NULL);
 }
 
 /* The rows of the first st.prefetch lookups from first (primed): one call
@@ -108,7 +122,7 @@ static void tj_lookup(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef j)
 {
     tj_emit *e = &k->e;
     if (bl->prefetch && k->st.prefetch)
-        tj_bir_prefetch_ahead(k, j);
+        tj_prefetch_ahead_of(k, j, bl->prefetch == TJ_PREFETCH_BLOCK ? bl : NULL);
     LLVMValueRef keep, r = tj_bir_resolve(k, tj_bir_load_idx(k, k->indices, j, "index"), &keep);
     LLVMBasicBlockRef next = NULL;
     if (keep) {

@@ -872,6 +872,63 @@ static void test_compiled_shape(void **state)
     }
 }
 
+/* A row of several blocks of accumulators is one loop over them, each trip
+ * prefetching the lines of its own columns: in 256-bit vectors a row of 128
+ * f32 (512 bytes, two blocks of eight vectors) has one lookup loop and 4
+ * prefetches (a block's 256 bytes), one of 64 f32 (one block) 4 (its whole
+ * row), and one of 136 (544 bytes, off the lines' grid: two blocks and a
+ * rest of 8) two lookup loops, a block's 256 bytes spanning 5 lines and
+ * the rest's 32 bytes one: 6. A copy of the block per trip was a sixth
+ * to a quarter of the compile (docs/performance.md, 'Sixth round'). */
+static void test_blocks_in_a_loop(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t elems;
+        int loops, prefetches;
+    } rows[] = {{128, 1, 4}, {64, 1, 4}, {136, 2, 6}};
+    char why[256];
+    /* the caller's knobs, back at the end: streaming stores (the forced
+     * run's TENSORJIT_NT=1) would give the bags twice, and the prefetch
+     * distance is the default's (NULL: unset) */
+    static const char *const knobs[3][2] = {{"TENSORJIT_VECTOR_WIDTH", "256"},
+                                            {"TENSORJIT_NT", "0"},
+                                            {"TENSORJIT_PREFETCH", NULL}};
+    char before[3][32];
+    int had[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(knobs[i][0]);
+        had[i] = v != NULL;
+        snprintf(before[i], sizeof before[i], "%s", v ? v : "");
+        support_setenv(knobs[i][0], knobs[i][1]);
+    }
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        bag_case c;
+        fill_plan(&c, TJ_BAG_OFFSETS, JIT_F32, JIT_REDUCTION_SUM);
+        tj_bag_plan *g = &c.p.bag;
+        g->rows = 1000000; /* in memory: prefetched */
+        g->row_elems = rows[i].elems;
+        g->bags = 2048;
+        g->include_last_offset = 0;
+        g->offsets_len = 2048;
+        g->lookups = 204800;
+        g->policy = JIT_INDEX_ERROR;
+        g->default_index = g->padding_row = -1;
+        g->has_weights = 0;
+        char *ir = tj_backend_dump(&c.p, TJ_DUMP_IR, why, sizeof why);
+        if (!ir)
+            fail_msg("no IR: %s", why);
+        int loops = occurrences(ir, "\nlookup.loop");
+        int pf = occurrences(ir, "call void @llvm.prefetch");
+        if (loops != rows[i].loops || pf != rows[i].prefetches)
+            fail_msg("rows of %lld: %d lookup loops, %d prefetches (want %d, %d) in\n%s",
+                     (long long)rows[i].elems, loops, pf, rows[i].loops, rows[i].prefetches, ir);
+        free(ir);
+    }
+    for (int i = 0; i < 3; i++)
+        support_setenv(knobs[i][0], had[i] ? before[i] : NULL);
+}
+
 /* Large tables: the default strategy prefetches; rows of every width. */
 static void test_prefetched_tables(void **state)
 {
@@ -1055,6 +1112,7 @@ int main(void)
         /* last: its plans draw from the random stream, which the plans
          * of the tests above must not see moved */
         cmocka_unit_test(test_compiled_shape),
+        cmocka_unit_test(test_blocks_in_a_loop),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tj_cache_clear();
