@@ -42,35 +42,60 @@ LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep)
     return v;
 }
 
-/* Prefetches the lines of bytes [at, at + n) of `row` (at: an i64 value):
- * one every 64 bytes, at most 63, and the range's last byte where the
- * range may span one line more (n or the row off the lines' grid). Raw: a
+/* Prefetches row + at + o for each offset o (at: an i64 value). Raw: a
  * prefetch never faults, so no policy. */
-static void tj_prefetch_bytes(tj_bir *k, LLVMValueRef row, LLVMValueRef at, int64_t n)
+static void tj_prefetch_at(tj_bir *k, LLVMValueRef row, LLVMValueRef at, const int64_t *o,
+                           int64_t count)
 {
     tj_emit *e = &k->e;
     unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
     LLVMTypeRef pty = e->ptr;
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
     LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &pty, 1);
-    int64_t lines[64], count = 0;
-    for (int64_t o = 0; o < n && count < 63; o += 64)
-        lines[count++] = o;
-    if ((n % 64 || k->lay.row_bytes % 64) && n > 64)
-        lines[count++] = n - 1;
     for (int64_t i = 0; i < count; i++) {
-        LLVMValueRef o = tj_add(e, at, tj_i64(e, lines[i]), "");
+        LLVMValueRef off = tj_add(e, at, tj_i64(e, o[i]), "");
         /* read, locality 2 (into L2: see TJ_BAG_PREFETCH_BYTES), data */
-        LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &o, 1, ""), tj_i32(e, 0),
+        LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &off, 1, ""), tj_i32(e, 0),
                                 tj_i32(e, 2), tj_i32(e, 1)};
         LLVMBuildCall2(e->b, fty, fn, args, 4, "");
     }
 }
 
-/* Prefetches every line of the row at `row`. */
+/* Prefetches every line of the row at `row`: one every 64 bytes, at most
+ * 63, and the row's last byte where it is off the lines' grid (the
+ * runtime's primer, tj_rt_bag_prime, prefetches the same). */
 void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row)
 {
-    tj_prefetch_bytes(k, row, tj_i64(&k->e, 0), k->lay.row_bytes);
+    int64_t n = k->lay.row_bytes, lines[64], count = 0;
+    for (int64_t o = 0; o < n && count < 63; o += 64)
+        lines[count++] = o;
+    if (n % 64 && n > 64) /* a row off the lines' grid spans one more */
+        lines[count++] = n - 1;
+    tj_prefetch_at(k, row, tj_i64(&k->e, 0), lines, count);
+}
+
+/* The largest power of two up to 64 that divides v (64 for 0). */
+static int64_t tj_line_align(int64_t v)
+{
+    int64_t a = v & -v;
+    return v == 0 || a > 64 ? 64 : a;
+}
+
+/* Prefetches the lines of bytes [at, at + n) of `row`, where the row's
+ * start and at are multiples of `align` bytes (a power of two up to 64)
+ * from a line's start: a line every 64 bytes, and the range's last byte
+ * where a range so placed can span one line more than those (a block of
+ * 256 bytes 16 bytes into a line spans 5). */
+static void tj_prefetch_range(tj_bir *k, LLVMValueRef row, LLVMValueRef at, int64_t n,
+                              int64_t align)
+{
+    int64_t lines[64], count = 0;
+    for (int64_t o = 0; o < n && count < 63; o += 64)
+        lines[count++] = o;
+    int64_t most = (64 - align + n - 1) / 64 + 1; /* lines it spans at the worst offset */
+    if (most > count)
+        lines[count++] = n - 1;
+    tj_prefetch_at(k, row, at, lines, count);
 }
 
 /* The row of the lookup st.prefetch ahead of j (the last one near the
@@ -89,7 +114,14 @@ static void tj_prefetch_ahead_of(tj_bir *k, LLVMValueRef j, const tj_colblock *b
         tj_bir_prefetch_lines(k, row);
         return;
     }
-    tj_prefetch_bytes(k, row, tj_mul(e, bl->c0, k->esize, "pf.col"), bl->n * k->esize);
+    /* the block's offset in the row: a multiple of the blocks' bytes (a
+     * trip of the loop over blocks) or the rest's constant offset */
+    int64_t step = LLVMIsAConstantInt(bl->c0) ? LLVMConstIntGetSExtValue(bl->c0) * k->esize
+                                              : k->lay.block_elems * k->esize;
+    int64_t align = tj_line_align(k->lay.row_bytes);
+    if (tj_line_align(step) < align)
+        align = tj_line_align(step);
+    tj_prefetch_range(k, row, tj_mul(e, bl->c0, k->esize, "pf.col"), bl->n * k->esize, align);
 }
 
 /* The row of the lookup st.prefetch ahead of j, all its lines. */
@@ -100,8 +132,8 @@ void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j)
 
 /* The rows of the first st.prefetch lookups from first (primed): one call
  * of the runtime's loop (runtime/exec/bag_prime.h), which prefetches the
- * same lines as the lookups do; a loop of the kernel's own was 4% of the
- * compile's instructions (docs/performance.md, 'Sixth round'). */
+ * same lines as a whole row's prefetch; a loop of the kernel's own was
+ * 3-5% of the compile's instructions (docs/performance.md, 'Sixth round'). */
 void tj_bir_prime(tj_bir *k, LLVMValueRef first)
 {
     tj_emit *e = &k->e;

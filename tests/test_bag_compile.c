@@ -160,7 +160,8 @@ static void test_short_bags(void **state)
  * reference kernel (one call after the bags), not to loops of their own
  * under the NaN rule: one lookup loop in all. Rows of 16 elements: one
  * block of columns at every vector width (a row of several blocks has a
- * lookup loop per block), and 2 to 4 bags interleaved. */
+ * loop over them, and one more lookup loop for a rest of columns), and 2
+ * to 4 bags interleaved. */
 static void test_group_loops(void **state)
 {
     (void)state;

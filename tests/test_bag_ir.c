@@ -873,25 +873,32 @@ static void test_compiled_shape(void **state)
 }
 
 /* A row of several blocks of accumulators is one loop over them, each trip
- * prefetching the lines of its own columns: in 256-bit vectors a row of 128
- * f32 (512 bytes, two blocks of eight vectors) has one lookup loop and 4
- * prefetches (a block's 256 bytes), one of 64 f32 (one block) 4 (its whole
- * row), and one of 136 (544 bytes, off the lines' grid: two blocks and a
- * rest of 8) two lookup loops, a block's 256 bytes spanning 5 lines and
- * the rest's 32 bytes one: 6. A copy of the block per trip was a sixth
- * to a quarter of the compile (docs/performance.md, 'Sixth round'). */
+ * prefetching the lines of its own columns (their offset: "pf.col"). In
+ * 256-bit vectors of f32 (blocks of 64 elements, 256 bytes): a row of 128
+ * has one lookup loop and 4 prefetches, one of 64 (one block) 4 for its
+ * whole row; one of 136 (544 bytes, rows 32 bytes off the lines' grid:
+ * two blocks and a rest of 8) two loops, a block spanning 5 lines and the
+ * rest's 32 bytes one: 6; one of 140 (560 bytes, 16 off) 5 and the rest's
+ * 48 bytes 2: 7. In 128-bit vectors of bf16 (blocks of 32, 64 bytes), a
+ * row of 100 (200 bytes, 8 off): a block 2, the rest's 8 bytes 1. A copy
+ * of the block per trip was a sixth to a quarter of the compile
+ * (docs/performance.md, 'Sixth round'). */
 static void test_blocks_in_a_loop(void **state)
 {
     (void)state;
     static const struct {
+        jit_dtype dtype;
+        const char *bits;
         int64_t elems;
-        int loops, prefetches;
-    } rows[] = {{128, 1, 4}, {64, 1, 4}, {136, 2, 6}};
+        int loops, prefetches, cols;
+    } rows[] = {{JIT_F32, "256", 128, 1, 4, 1}, {JIT_F32, "256", 64, 1, 4, 0},
+                {JIT_F32, "256", 136, 2, 6, 1}, {JIT_F32, "256", 140, 2, 7, 1},
+                {JIT_BF16, "128", 100, 2, 3, 1}};
     char why[256];
     /* the caller's knobs, back at the end: streaming stores (the forced
      * run's TENSORJIT_NT=1) would give the bags twice, and the prefetch
      * distance is the default's (NULL: unset) */
-    static const char *const knobs[3][2] = {{"TENSORJIT_VECTOR_WIDTH", "256"},
+    static const char *const knobs[3][2] = {{"TENSORJIT_VECTOR_WIDTH", NULL},
                                             {"TENSORJIT_NT", "0"},
                                             {"TENSORJIT_PREFETCH", NULL}};
     char before[3][32];
@@ -903,8 +910,9 @@ static void test_blocks_in_a_loop(void **state)
         support_setenv(knobs[i][0], knobs[i][1]);
     }
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        support_setenv("TENSORJIT_VECTOR_WIDTH", rows[i].bits);
         bag_case c;
-        fill_plan(&c, TJ_BAG_OFFSETS, JIT_F32, JIT_REDUCTION_SUM);
+        fill_plan(&c, TJ_BAG_OFFSETS, rows[i].dtype, JIT_REDUCTION_SUM);
         tj_bag_plan *g = &c.p.bag;
         g->rows = 1000000; /* in memory: prefetched */
         g->row_elems = rows[i].elems;
@@ -920,9 +928,12 @@ static void test_blocks_in_a_loop(void **state)
             fail_msg("no IR: %s", why);
         int loops = occurrences(ir, "\nlookup.loop");
         int pf = occurrences(ir, "call void @llvm.prefetch");
-        if (loops != rows[i].loops || pf != rows[i].prefetches)
-            fail_msg("rows of %lld: %d lookup loops, %d prefetches (want %d, %d) in\n%s",
-                     (long long)rows[i].elems, loops, pf, rows[i].loops, rows[i].prefetches, ir);
+        int cols = occurrences(ir, "%pf.col = ");
+        if (loops != rows[i].loops || pf != rows[i].prefetches || cols != rows[i].cols)
+            fail_msg("rows of %lld: %d lookup loops, %d prefetches, %d column offsets (want "
+                     "%d, %d, %d) in\n%s",
+                     (long long)rows[i].elems, loops, pf, cols, rows[i].loops,
+                     rows[i].prefetches, rows[i].cols, ir);
         free(ir);
     }
     for (int i = 0; i < 3; i++)
