@@ -6,7 +6,8 @@
  * on buffers of exactly the signature's sizes (so that ASan sees any byte
  * read or written outside them) with index values taken from the input,
  * under whichever policy the input chose. Nothing may crash, leak or touch
- * memory outside a buffer; a bad index leaves out untouched.
+ * memory outside a buffer; a bad index leaves out untouched. An embedding
+ * bag's kernel runs through jit_call_bag (the generic calls refuse it).
  *
  * Input: byte 0 picks the op (JIT_OP_NONE+1 .. JIT_OP_COUNT-1) and, when
  * its high bit is set, the dynamic mode; the rest fills the signature
@@ -159,6 +160,30 @@ static void fuzz_dynamic(fuzz_input *in, const jit_op_info *oi, jit_sig *s, cons
     free(o2);
 }
 
+/* An embedding bag's kernel (five buffers): the generic calls refuse it
+ * with BAD_SHAPE and write nothing; through jit_call_bag it runs on the
+ * buffers (upd: its offsets or segment ids, NULL for Packed; fuzz_op sets
+ * no weights) with the status of a good or a bad index, nothing written on
+ * a bad one. fuzz_bags checks what the bags compute. */
+static void fuzz_bag_call(jit_kernel fn, const jit_sig *s, const unsigned char *table,
+                          const unsigned char *idx, const unsigned char *offsets,
+                          unsigned char *o, const unsigned char *o0, int64_t out_bytes)
+{
+    if (s->has_weights)
+        abort(); /* fuzz_op leaves has_weights 0 */
+    if (jit_call(fn, table, idx, offsets, o) != JIT_STATUS_BAD_SHAPE ||
+        jit_validate(fn, idx) != JIT_STATUS_BAD_SHAPE ||
+        memcmp(o, o0, (size_t)out_bytes) != 0)
+        abort();
+    int rc = jit_call_bag(fn, table, idx, offsets, NULL, o);
+    if (rc != JIT_OK && rc != JIT_STATUS_BAD_INDEX)
+        abort();
+    if (rc == JIT_STATUS_BAD_INDEX && memcmp(o, o0, (size_t)out_bytes) != 0)
+        abort();
+    if (jit_validate_bag(fn, idx, offsets) != rc)
+        abort();
+}
+
 static void fuzz_op(fuzz_input *in, jit_op op, int dynamic)
 {
     jit_op_info oi;
@@ -186,11 +211,13 @@ static void fuzz_op(fuzz_input *in, jit_op op, int dynamic)
         fuzz_shape(in, &s.axis_shape);
     fuzz_shape(in, &s.data_shape);
     fuzz_shape(in, &s.indices_shape);
-    if (oi.has_updates)
+    /* a bag's offsets or segment ids are in updates_shape too */
+    int offsets = (oi.attrs & JIT_ATTR_OFFSETS) != 0;
+    if (oi.has_updates || offsets)
         fuzz_shape(in, &s.updates_shape);
 
     int64_t *at[3 * JIT_MAX_RANK], *bound[3 * JIT_MAX_RANK], call[3 * JIT_MAX_RANK];
-    int nd = call_dims(&s, oi.has_updates, at, bound);
+    int nd = call_dims(&s, oi.has_updates || offsets, at, bound);
     for (int i = 0; i < nd; i++) /* the call's dims: the decoded ones */
         call[i] = *at[i];
     if (dynamic) {
@@ -228,17 +255,28 @@ static void fuzz_op(fuzz_input *in, jit_op op, int dynamic)
     if (!fn || jit_info(fn, &info) != 0 || info.op != op)
         abort(); /* a valid signature always gets a kernel of its op */
     int64_t db = bytes_of(&s.data_shape, s.dtype), ib = bytes_of(&s.indices_shape, s.index_type);
-    int64_t ub = oi.has_updates ? bytes_of(&s.updates_shape, s.dtype) : 0;
+    int64_t ub = oi.has_updates ? bytes_of(&s.updates_shape, s.dtype)
+                 : offsets      ? bytes_of(&s.updates_shape, s.index_type)
+                                : 0;
     int64_t ob_ = bytes_of(&out, s.dtype);
     if (ob_ != INT64_MAX && ob_ != info.out_bytes)
         abort(); /* the kernel writes what the output shape says */
     if (db > 65536 || ib > 65536 || ub > 65536 || info.out_bytes > 65536)
         return;
     unsigned char *data = filled(in, db), *idx = filled(in, ib);
-    unsigned char *upd = oi.has_updates ? filled(in, ub) : NULL;
+    unsigned char *upd = oi.has_updates || offsets ? filled(in, ub) : NULL;
     unsigned char *o = malloc((size_t)info.out_bytes), *o0 = malloc((size_t)info.out_bytes);
     memset(o, 0xA5, (size_t)info.out_bytes);
     memcpy(o0, o, (size_t)info.out_bytes);
+    if (oi.attrs & JIT_ATTR_BAG) {
+        fuzz_bag_call(fn, &s, data, idx, upd, o, o0, info.out_bytes);
+        free(data);
+        free(idx);
+        free(upd);
+        free(o);
+        free(o0);
+        return;
+    }
     int rc = jit_call(fn, data, idx, upd, o);
     if (rc != JIT_OK && rc != JIT_STATUS_BAD_INDEX)
         abort();
