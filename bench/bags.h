@@ -105,6 +105,9 @@ tj_bag_dyn_fn tj_bags_jit_compile_dynamic(const tj_bag_workload *w, double *ms, 
  * out (bench/bags_unchecked.c). */
 tj_bag_fn tj_bags_jit_compile_unchecked(const tj_bag_workload *w, int64_t n, char *why,
                                         size_t len);
+/* w's signature with n lookups (offsets form) on `threads`; dynamic: B
+ * and N (packed: B and L) dynamic. Only in a build with the bag ops. */
+jit_sig tj_bags_jit_sig(const tj_bag_workload *w, int64_t n, int threads, int dynamic);
 /* The dims of w's calls of the dynamic kernel, into dims[6]; their count. */
 int tj_bags_jit_dims(const tj_bag_workload *w, int64_t n, int64_t *dims);
 /* A first bag compile, of a signature no workload has, so that a

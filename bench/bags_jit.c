@@ -20,7 +20,7 @@ static int64_t tj_dyn(int dynamic, int64_t v)
 
 /* What a field is not given keeps its zero: no default index, no padding,
  * offsets without the last, opset 15. */
-static jit_sig tj_bag_sig(const tj_bag_workload *w, int64_t n, int threads, int dynamic)
+jit_sig tj_bags_jit_sig(const tj_bag_workload *w, int64_t n, int threads, int dynamic)
 {
     jit_sig s = {0};
     s.op = w->packed ? JIT_OP_EMBEDDING_BAG_PACKED : JIT_OP_EMBEDDING_BAG_OFFSETS;
@@ -54,14 +54,14 @@ static jit_kernel tj_compile_timed(const jit_sig *s, const char *id, double *ms,
 tj_bag_fn tj_bags_jit_compile(const tj_bag_workload *w, int64_t n, int threads, double *ms,
                               char *why, size_t len)
 {
-    jit_sig s = tj_bag_sig(w, n, threads, 0);
+    jit_sig s = tj_bags_jit_sig(w, n, threads, 0);
     return (tj_bag_fn)tj_compile_timed(&s, w->id, ms, why, len);
 }
 
 tj_bag_dyn_fn tj_bags_jit_compile_dynamic(const tj_bag_workload *w, double *ms, char *why,
                                           size_t len)
 {
-    jit_sig s = tj_bag_sig(w, 0, 1, 1);
+    jit_sig s = tj_bags_jit_sig(w, 0, 1, 1);
     return (tj_bag_dyn_fn)tj_compile_timed(&s, w->id, ms, why, len);
 }
 
@@ -69,7 +69,7 @@ tj_bag_fn tj_bags_jit_compile_unchecked(const tj_bag_workload *w, int64_t n, cha
                                         size_t len)
 {
     char what[192];
-    jit_sig s = tj_bag_sig(w, n, 1, 0);
+    jit_sig s = tj_bags_jit_sig(w, n, 1, 0);
     tj_bag_fn fn = (tj_bag_fn)tj_bench_compile_unchecked(&s, what, sizeof what);
     if (!fn)
         snprintf(why, len, "%s: %s", w->id, what);
