@@ -1,6 +1,7 @@
 /* tensorjit-ab-bags LIB_A LIB_B [--workload ID]... [--calls N] [--dynamic]
- * [--smoke]: two builds of the library in one process, their kernels of
- * the same bag workload timed call by call.
+ * [--smoke] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...: two builds of
+ * the library in one process, their kernels of the same bag workload timed
+ * call by call.
  *
  * Why: on a shared host `bench --bags` run once per build moved its
  * jit/static ratio by 2x between processes of one binary (page placement,
@@ -12,8 +13,11 @@
  * and B / A. The two outputs are compared after every call pair: builds
  * that disagree bit for bit fail (exit 1), whatever their speed. Passing
  * one library twice measures the method's own noise (docs/performance.md,
- * 'Sixth round'). Not installed: a tool for the people changing the
- * kernels. */
+ * 'Sixth round'); passing it twice with --env-a and --env-b compares two
+ * settings of a knob (TENSORJIT_PREFETCH=16): each namespace has a C
+ * library, and so an environment, of its own (the process's as it was at
+ * the load), and each side's variables are set in its own. Not installed: a tool for the people changing
+ * the kernels. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -28,6 +32,8 @@ typedef const char *(*tj_ab_error_fn)(void);
 
 typedef struct tj_ab_lib {
     const char *path;
+    const char *env[8]; /* NAME=VALUE, set before its compiles */
+    int envs;
     void *handle;
     tj_ab_compile_fn compile;
     tj_ab_error_fn last_error;
@@ -40,7 +46,7 @@ typedef struct tj_ab_opts {
 
 static int tj_ab_open(tj_ab_lib *lib, const char *path)
 {
-    lib->path = path;
+    lib->path = path; /* its env, from the arguments, stays */
     lib->handle = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
     if (!lib->handle) {
         fprintf(stderr, "tensorjit-ab-bags: %s\n", dlerror());
@@ -51,6 +57,21 @@ static int tj_ab_open(tj_ab_lib *lib, const char *path)
     if (!lib->compile || !lib->last_error) {
         fprintf(stderr, "tensorjit-ab-bags: %s has no jit_compile\n", path);
         return -1;
+    }
+    /* the namespace's own C library, whose environment its copy reads */
+    int (*set)(const char *, const char *, int) =
+        (int (*)(const char *, const char *, int))dlsym(lib->handle, "setenv");
+    for (int e = 0; e < lib->envs; e++) {
+        char name[128];
+        const char *eq = strchr(lib->env[e], '=');
+        size_t n = (size_t)(eq - lib->env[e]);
+        if (!set || n >= sizeof name) {
+            fprintf(stderr, "tensorjit-ab-bags: cannot set %s for %s\n", lib->env[e], path);
+            return -1;
+        }
+        memcpy(name, lib->env[e], n);
+        name[n] = 0;
+        set(name, eq + 1, 1);
     }
     return 0;
 }
@@ -129,15 +150,18 @@ static int tj_ab_workload(const tj_ab_lib *lib, const tj_bag_workload *w, const 
 static int tj_ab_usage(void)
 {
     fprintf(stderr, "usage: tensorjit-ab-bags LIB_A LIB_B [--workload ID]... [--calls N] "
-                    "[--dynamic] [--smoke]\n");
+                    "[--dynamic] [--smoke] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...\n");
     return 2;
 }
 
-static int tj_ab_args(int argc, char **argv, tj_ab_opts *o)
+static int tj_ab_args(int argc, char **argv, tj_ab_opts *o, tj_ab_lib *lib)
 {
     *o = (tj_ab_opts){.calls = 400};
     for (int i = 3; i < argc; i++) {
-        if (strcmp(argv[i], "--workload") == 0 && i + 1 < argc && o->count < 16)
+        int side = strcmp(argv[i], "--env-a") == 0 ? 0 : strcmp(argv[i], "--env-b") == 0 ? 1 : -1;
+        if (side >= 0 && i + 1 < argc && lib[side].envs < 8 && strchr(argv[i + 1], '='))
+            lib[side].env[lib[side].envs++] = argv[++i];
+        else if (strcmp(argv[i], "--workload") == 0 && i + 1 < argc && o->count < 16)
             o->ids[o->count++] = argv[++i];
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             o->calls = atoi(argv[++i]);
@@ -154,8 +178,8 @@ static int tj_ab_args(int argc, char **argv, tj_ab_opts *o)
 int main(int argc, char **argv)
 {
     tj_ab_opts o;
-    tj_ab_lib lib[2];
-    if (argc < 3 || tj_ab_args(argc, argv, &o))
+    tj_ab_lib lib[2] = {{0}, {0}};
+    if (argc < 3 || tj_ab_args(argc, argv, &o, lib))
         return tj_ab_usage();
     if (tj_ab_open(&lib[0], argv[1]) || tj_ab_open(&lib[1], argv[2]))
         return 1;
