@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bag_prime.h"
-
 /* ---- lookups ---------------------------------------------------------- */
 
 /* The row index v resolves to, and whether the lookup is kept (NULL:
@@ -61,14 +59,23 @@ static void tj_prefetch_at(tj_bir *k, LLVMValueRef row, LLVMValueRef at, const i
     }
 }
 
+/* Offsets 0, 64, ... below n into lines (at most 63, leaving room for a
+ * last byte); their count. */
+static int64_t tj_line_steps(int64_t n, int64_t *lines)
+{
+    int64_t count = 0;
+    for (int64_t o = 0; o < n && count < 63; o += 64)
+        lines[count++] = o;
+    return count;
+}
+
 /* Prefetches every line of the row at `row`: one every 64 bytes, at most
  * 63, and the row's last byte where it is off the lines' grid (the
  * runtime's primer, tj_rt_bag_prime, prefetches the same). */
 void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row)
 {
-    int64_t n = k->lay.row_bytes, lines[64], count = 0;
-    for (int64_t o = 0; o < n && count < 63; o += 64)
-        lines[count++] = o;
+    int64_t n = k->lay.row_bytes, lines[64];
+    int64_t count = tj_line_steps(n, lines);
     if (n % 64 && n > 64) /* a row off the lines' grid spans one more */
         lines[count++] = n - 1;
     tj_prefetch_at(k, row, tj_i64(&k->e, 0), lines, count);
@@ -89,9 +96,8 @@ static int64_t tj_line_align(int64_t v)
 static void tj_prefetch_range(tj_bir *k, LLVMValueRef row, LLVMValueRef at, int64_t n,
                               int64_t align)
 {
-    int64_t lines[64], count = 0;
-    for (int64_t o = 0; o < n && count < 63; o += 64)
-        lines[count++] = o;
+    int64_t lines[64];
+    int64_t count = tj_line_steps(n, lines);
     int64_t most = (64 - align + n - 1) / 64 + 1; /* lines it spans at the worst offset */
     if (most > count)
         lines[count++] = n - 1;
@@ -142,10 +148,8 @@ void tj_bir_prime(tj_bir *k, LLVMValueRef first)
     LLVMValueRef n = LLVMBuildSelect(e->b, few, left, tj_i64(e, k->st.prefetch), "prime.n");
     LLVMTypeRef params[6] = {e->ptr, e->ptr, e->i64, e->i64, e->i64, e->i64};
     LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->ctx), params, 6, 0);
-    int64_t flags = (int64_t)(LLVMGetIntTypeWidth(k->idx_ty) / 8) |
-                    (k->idx_signed ? TJ_PRIME_SIGNED : 0);
     LLVMValueRef args[6] = {k->table, k->indices, first, n, tj_i64(e, k->lay.row_bytes),
-                            tj_i64(e, flags)};
+                            tj_i64(e, k->g->index_type)};
     LLVMBuildCall2(e->b, fty, tj_runtime_fn(e, TJ_RT_BAG_PRIME, fty), args, 6, "");
 }
 

@@ -222,6 +222,20 @@ void support_setenv(const char *name, const char *value)
     jit_shutdown();
 }
 
+void support_env_push(support_env *saved, const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    saved->name = name;
+    saved->had = v != NULL;
+    snprintf(saved->value, sizeof saved->value, "%s", v ? v : "");
+    support_setenv(name, value);
+}
+
+void support_env_pop(const support_env *saved)
+{
+    support_setenv(saved->name, saved->had ? saved->value : NULL);
+}
+
 void support_unsetenv(const char *name)
 {
     unsetenv(name);

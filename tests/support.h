@@ -45,6 +45,16 @@ void support_expect_jit(const jit_kernel_info *info, const char *what);
  * jit_shutdown(), since the library reads its environment on first use
  * and again only after a shutdown: every kernel held is gone then. */
 void support_setenv(const char *name, const char *value);
+/* A variable as it was before a test set it: support_env_push saves it
+ * and sets value (NULL: unsets) through support_setenv, support_env_pop
+ * puts the saved one back the same way. */
+typedef struct support_env {
+    const char *name;
+    int had;
+    char value[64];
+} support_env;
+void support_env_push(support_env *saved, const char *name, const char *value);
+void support_env_pop(const support_env *saved);
 /* The dims of a dynamic bag kernel's call for the concrete signature s, laid out as
  * jit_embedding_bag_dynamic_fn takes them: table, indices, offsets / segment ids, S.
  * Returns how many. */

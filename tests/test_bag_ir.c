@@ -533,13 +533,10 @@ static void test_random_plans(void **state)
     (void)state;
     char what[64];
     long runs = getenv("TJ_BAG_IR_RUNS") ? atol(getenv("TJ_BAG_IR_RUNS")) : 200;
-    char before[32] = ""; /* the caller's TENSORJIT_INTERLEAVE, back at the end */
-    const char *set = getenv("TENSORJIT_INTERLEAVE");
-    if (set)
-        snprintf(before, sizeof before, "%s", set);
+    support_env interleave = {0}; /* the caller's TENSORJIT_INTERLEAVE, back at the end */
     for (long i = 0; i < runs; i++) {
         if (i == runs / 2) /* the second half's short bags interleaved, 2-4 at a time */
-            support_setenv("TENSORJIT_INTERLEAVE", "4");
+            support_env_push(&interleave, "TENSORJIT_INTERLEAVE", "4");
         bag_case c;
         tj_bag_form form = (tj_bag_form)rand_in(TJ_BAG_OFFSETS, TJ_BAG_SEGMENTS);
         jit_reduction red = form == TJ_BAG_SEGMENTS ? JIT_REDUCTION_SUM
@@ -553,7 +550,8 @@ static void test_random_plans(void **state)
         check_case(&c, k, (size_t)(i % 2) * 4, what);
         free_case(&c);
     }
-    support_setenv("TENSORJIT_INTERLEAVE", set ? before : NULL);
+    if (interleave.name)
+        support_env_pop(&interleave);
 }
 
 /* Each form, reduction and table type at least once, with rows that need
@@ -901,14 +899,9 @@ static void test_blocks_in_a_loop(void **state)
     static const char *const knobs[3][2] = {{"TENSORJIT_VECTOR_WIDTH", NULL},
                                             {"TENSORJIT_NT", "0"},
                                             {"TENSORJIT_PREFETCH", NULL}};
-    char before[3][32];
-    int had[3];
-    for (int i = 0; i < 3; i++) {
-        const char *v = getenv(knobs[i][0]);
-        had[i] = v != NULL;
-        snprintf(before[i], sizeof before[i], "%s", v ? v : "");
-        support_setenv(knobs[i][0], knobs[i][1]);
-    }
+    support_env saved[3];
+    for (int i = 0; i < 3; i++)
+        support_env_push(&saved[i], knobs[i][0], knobs[i][1]);
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         support_setenv("TENSORJIT_VECTOR_WIDTH", rows[i].bits);
         bag_case c;
@@ -936,8 +929,8 @@ static void test_blocks_in_a_loop(void **state)
                      rows[i].prefetches, rows[i].cols, ir);
         free(ir);
     }
-    for (int i = 0; i < 3; i++)
-        support_setenv(knobs[i][0], had[i] ? before[i] : NULL);
+    for (int i = 2; i >= 0; i--)
+        support_env_pop(&saved[i]);
 }
 
 /* Large tables: the default strategy prefetches; rows of every width. */

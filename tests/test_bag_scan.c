@@ -282,34 +282,33 @@ static void test_every_position(void **state)
 
 /* The primer reads exactly indices[first, first + n), whatever their
  * values (wild ones only make wild prefetches, which never fault), for
- * every index width, signed or not, and rows on and off the lines' grid;
- * n <= 0 reads nothing. ASan holds the reads to the buffers, which are
- * allocated to the byte; UBSan the arithmetic. */
+ * every integer index type and rows on and off the lines' grid; n <= 0
+ * reads nothing. ASan holds the reads to the buffers, which are allocated
+ * to the byte; UBSan the arithmetic. */
 static void test_prime_reads_only_its_indices(void **state)
 {
     (void)state;
     static const int64_t wild[] = {0, 1, -1, INT64_MIN, INT64_MAX, 123456789012345, -77};
-    static const int sizes[] = {1, 2, 4, 8};
+    static const jit_dtype types[] = {JIT_I8, JIT_U8, JIT_I16, JIT_U16,
+                                      JIT_I32, JIT_U32, JIT_I64, JIT_U64};
     static const int64_t rows[] = {4, 64, 100, 256, 4096, 5000};
     float table[64];
     memset(table, 0, sizeof table);
-    for (int z = 0; z < 4; z++)
-        for (int sgn = 0; sgn <= 1; sgn++)
-            for (int first = 0; first < 3; first++) {
-                int n = 7, size = sizes[z];
-                unsigned char *idx = malloc((size_t)((first + n) * size));
-                assert_non_null(idx);
-                for (int i = 0; i < first + n; i++) {
-                    int64_t v = wild[i % 7];
-                    memcpy(idx + i * size, &v, (size_t)size); /* the low bytes (little-endian) */
-                }
-                int64_t flags = size | (sgn ? TJ_PRIME_SIGNED : 0);
-                for (int r = 0; r < 6; r++)
-                    tj_rt_bag_prime(table, idx, first, n, rows[r] * 4, flags);
-                tj_rt_bag_prime(table, NULL, 0, 0, 256, flags);
-                tj_rt_bag_prime(table, NULL, 5, -3, 256, flags);
-                free(idx);
+    for (size_t z = 0; z < sizeof types / sizeof *types; z++)
+        for (int first = 0; first < 3; first++) {
+            int n = 7, size = (int)jit_dtype_size(types[z]);
+            unsigned char *idx = malloc((size_t)((first + n) * size));
+            assert_non_null(idx);
+            for (int i = 0; i < first + n; i++) {
+                int64_t v = wild[i % 7];
+                memcpy(idx + i * size, &v, (size_t)size); /* the low bytes (little-endian) */
             }
+            for (int r = 0; r < 6; r++)
+                tj_rt_bag_prime(table, idx, first, n, rows[r] * 4, types[z]);
+            tj_rt_bag_prime(table, NULL, 0, 0, 256, types[z]);
+            tj_rt_bag_prime(table, NULL, 5, -3, 256, types[z]);
+            free(idx);
+        }
 }
 
 int main(void)

@@ -8,19 +8,15 @@
 
 #include <stdint.h>
 
-/* How tj_rt_bag_prime reads an index (its flags argument): its bytes (1,
- * 2, 4 or 8) in the low byte, TJ_PRIME_SIGNED where it is signed. */
-enum { TJ_PRIME_SIGNED = 1 << 8 };
-
 /* Prefetches into L2 (the T1 hint) every cache line of the rows of
  * row_bytes that indices[first, first + n) name, as a kernel's
  * whole-row prefetch does (tj_bir_prefetch_lines): a line every 64 bytes,
  * at most 63, and the row's last byte where the row is off the lines'
- * grid. The indices need not be in range: a prefetch never faults, and the
- * address is computed in integers (no pointer arithmetic on the table
- * past its end). Nothing
- * for n <= 0. */
+ * grid. index_type is the indices' jit_dtype, read as the reference kernel
+ * reads them (tj_index_load). The indices need not be in range: a prefetch
+ * never faults, and the address is computed in integers (no pointer
+ * arithmetic on the table past its end). Nothing for n <= 0. */
 void tj_rt_bag_prime(const void *table, const void *indices, int64_t first, int64_t n,
-                     int64_t row_bytes, int64_t flags);
+                     int64_t row_bytes, int64_t index_type);
 
 #endif
