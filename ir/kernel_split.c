@@ -86,7 +86,7 @@ LLVMValueRef tj_emit_range_function(tj_kir *k, const char *name)
     LLVMPositionBuilderAtEnd(e->b, tj_block(e, "entry"));
     if (k->dyn)
         tj_emit_dyn_words(k, LLVMGetParam(e->fn, 6));
-    if (k->st.parallel_checks) /* static kernels only (tj_ir_choose) */
+    if (k->st.parallel_checks)
         tj_emit_check_mode(k, LLVMGetParam(e->fn, k->dyn ? 7 : 6));
     LLVMValueRef neg = NULL;
     if (tj_tracks_sign(k)) {
@@ -175,28 +175,52 @@ LLVMValueRef tj_emit_dyn_check_function(tj_kir *k, const char *name)
     return e->fn;
 }
 
+/* The call of tj_rt_dyn_parallel with these flags, its status returned. */
+static void tj_emit_dyn_parallel_call(tj_kir *k, LLVMValueRef rp, LLVMValueRef check,
+                                      LLVMValueRef range, LLVMValueRef flags)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef args[9] = {tj_self(k), LLVMConstPointerCast(range, e->ptr),
+                            LLVMConstPointerCast(check, e->ptr), rp, k->data, k->indices,
+                            k->updates ? k->updates : LLVMConstNull(e->ptr), k->out, flags};
+    LLVMTypeRef params[9] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr,
+                             e->ptr, e->ptr, e->ptr, e->i32};
+    LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 9, 0);
+    LLVMValueRef par = LLVMGetNamedFunction(e->mod, TJ_RT_DYN_PARALLEL);
+    if (!par)
+        par = LLVMAddFunction(e->mod, TJ_RT_DYN_PARALLEL, pty);
+    LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 9, "status");
+    LLVMSetTailCall(r, 1);
+    LLVMBuildRet(e->b, r);
+}
+
 /* A split dynamic kernel's main, after its entry: the check function, then
  * tj_rt_dyn_parallel, which runs the range over the call's units on this
- * thread or the pool's as their bytes say (given the range function's
- * address: no lookup per call). */
+ * thread or the pool's as their cost says (given the range and check
+ * functions' addresses: no lookup per call). A kernel that may check in
+ * parts (parallel_checks) leaves the check of a call with at least
+ * TJ_SPLIT_CHECK_MIN_BYTES of indices to the runtime, as a static one's
+ * main does (tj_emit_split_main). */
 void tj_emit_dyn_split_main(tj_kir *k, LLVMValueRef rp, LLVMValueRef check,
                             LLVMValueRef range)
 {
     tj_emit *e = &k->e;
+    if (k->st.parallel_checks) {
+        int64_t tuple_bytes = (int64_t)k->p->depth * k->p->index_size;
+        LLVMValueRef bytes = tj_mulv(k, tj_i64(e, tuple_bytes), &k->p->tuples, "index.bytes");
+        LLVMValueRef big = LLVMBuildICmp(e->b, LLVMIntUGE, bytes,
+                                         tj_i64(e, TJ_SPLIT_CHECK_MIN_BYTES), "check.in.parts");
+        LLVMBasicBlockRef parts = tj_block(e, "parts"), here = tj_block(e, "check.here");
+        LLVMBuildCondBr(e->b, big, parts, here);
+        LLVMPositionBuilderAtEnd(e->b, parts);
+        tj_emit_dyn_parallel_call(k, rp, check, range, tj_i32(e, TJ_RANGE_UNCHECKED));
+        LLVMPositionBuilderAtEnd(e->b, here);
+    }
     LLVMTypeRef cp[2] = {e->ptr, e->ptr};
     LLVMTypeRef cty = LLVMFunctionType(e->i32, cp, 2, 0);
     LLVMValueRef cargs[2] = {k->indices, rp};
     LLVMValueRef st = LLVMBuildCall2(e->b, cty, check, cargs, 2, "check.status");
-    LLVMValueRef flags = tj_emit_check_flags(k, st);
-    LLVMValueRef args[8] = {tj_self(k), LLVMConstPointerCast(range, e->ptr), rp, k->data,
-                            k->indices, k->updates ? k->updates : LLVMConstNull(e->ptr), k->out,
-                            flags};
-    LLVMTypeRef params[8] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->i32};
-    LLVMTypeRef pty = LLVMFunctionType(e->i32, params, 8, 0);
-    LLVMValueRef par = LLVMAddFunction(e->mod, TJ_RT_DYN_PARALLEL, pty);
-    LLVMValueRef r = LLVMBuildCall2(e->b, pty, par, args, 8, "status");
-    LLVMSetTailCall(r, 1);
-    LLVMBuildRet(e->b, r);
+    tj_emit_dyn_parallel_call(k, rp, check, range, tj_emit_check_flags(k, st));
 }
 
 /* Whether the call's work (blocks visited times the lines each spans)

@@ -99,7 +99,11 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     /* other kernels get them when the parts API first asks (tj_backend_parts) */
     s->ranges = s->split;
     s->checks_part = s->ranges;
-    s->parallel_checks = s->split && !p->dyn && s->checks > 0 && p->depth > 0 &&
-                         p->policy != JIT_INDEX_CLAMP &&
-                         s->checks >= TJ_SPLIT_CHECK_MIN_BYTES / (p->index_size * p->depth);
+    int64_t check_min = TJ_SPLIT_CHECK_MIN_BYTES / (p->index_size * (p->depth > 0 ? p->depth : 1));
+    s->parallel_checks = s->split && s->checks > 0 && p->depth > 0 &&
+                         p->policy != JIT_INDEX_CLAMP && s->checks >= check_min;
+    if (p->dyn) /* whether a call checks in parts is the call's question (its bytes) */
+        s->parallel_checks = s->split && !tj_policy_fills(p->policy) && p->depth > 0 &&
+                             p->policy != JIT_INDEX_CLAMP &&
+                             (tj_dyn_varies(p->dyn, &p->tuples) || p->tuples >= check_min);
 }

@@ -351,6 +351,17 @@ LLVMValueRef tj_emit_validation(tj_kir *k)
     return negp ? neg : NULL;
 }
 
+/* Whether the indexed dims are the same for every call (a static kernel's
+ * always; a dynamic one's where none of them varies), so that the checks
+ * may compare against constant bounds in vectors. */
+static int tj_bounds_constant(tj_kir *k)
+{
+    for (int d = 0; d < k->p->depth; d++)
+        if (tj_pdyn(k, &k->p->dims[d]))
+            return 0;
+    return 1;
+}
+
 /* A range function's check mode (TJ_RANGE_CHECK): tuples [k->begin,
  * k->end) validated, whole chunks in vectors as the check function's, then
  * the rest; returns the i32 bits TJ_CHECK_BAD (one is out of range) and
@@ -368,7 +379,7 @@ LLVMValueRef tj_emit_check_part(tj_kir *k)
     LLVMValueRef *negp = tj_tracks_sign(k) ? &neg : NULL;
     LLVMValueRef first = tj_i64(e, 0);
     uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
-    if (tj_native_bounds(k, bound, shift)) {
+    if (tj_bounds_constant(k) && tj_native_bounds(k, bound, shift)) {
         LLVMValueRef chunks = LLVMBuildUDiv(e->b, n, tj_i64(e, TJ_CHECK_CHUNK), "part.chunks");
         bad = tj_check_chunks(k, 0, chunks, bound, shift, negp);
         first = tj_mul(e, chunks, TJ_CHECK_CHUNK, "part.rest");
@@ -402,11 +413,8 @@ LLVMValueRef tj_emit_dyn_validation(tj_kir *k, LLVMValueRef rp)
     } else {
         /* constant bounds: whole chunks as a static kernel's, then the rest */
         uint64_t bound[JIT_MAX_RANK], shift[JIT_MAX_RANK];
-        int constant = 1;
-        for (int d = 0; d < p->depth; d++)
-            constant &= !tj_pdyn(k, &p->dims[d]);
         LLVMValueRef first = tj_i64(e, 0);
-        if (constant && tj_native_bounds(k, bound, shift)) {
+        if (tj_bounds_constant(k) && tj_native_bounds(k, bound, shift)) {
             LLVMValueRef chunks = LLVMBuildUDiv(e->b, n, tj_i64(e, TJ_CHECK_CHUNK), "chunks");
             bad = tj_check_chunks(k, 0, chunks, bound, shift, negp);
             first = tj_mul(e, chunks, TJ_CHECK_CHUNK, "chunked");

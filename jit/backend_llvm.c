@@ -534,6 +534,12 @@ void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
     tj_choose(p, &tj_config_get()->codegen, &st);
     if (p->is_bag)
         tj_bag_strategy_describe(p, &st, buf, len);
+    else if (p->dyn && st.split)
+        snprintf(buf, len, "dynamic: loops whose trip counts vary run the call's counts, the "
+                 "rest as a static kernel's (constant trips, strides and block copies); a "
+                 "call's units split across up to %d threads as its measured cost says%s",
+                 p->threads, st.parallel_checks ? ", the indices checked in parts too in calls "
+                 "with at least 1 MB of them" : "");
     else if (p->dyn)
         snprintf(buf, len, "dynamic: loops whose trip counts vary run the call's counts, the "
                  "rest as a static kernel's (constant trips, strides and block copies); on the "

@@ -720,6 +720,93 @@ static void test_checks_in_parts(void **state)
     free(data), free(want), free(got), free(idx);
 }
 
+/* A call of the dynamic GatherND kernel of data [1024, 1024] by n tuples
+ * of 2, as call_large's. */
+static int call_large_dynamic(jit_kernel fn, const float *data, const int64_t *idx, float *out,
+                              size_t n, char *msg, size_t len)
+{
+    memset(out, 0x5a, n * sizeof *out);
+    int rc = jit_call_dynamic(fn, data, idx, NULL, out, (int64_t[]){1024, 1024, (int64_t)n, 2});
+    snprintf(msg, len, "%s", rc == JIT_OK ? "" : jit_last_error());
+    return rc;
+}
+
+/* A dynamic split kernel checks a call's indices in parts where they take
+ * 1 MB or more, as a static one does, and on the calling thread where they
+ * take less: its main chooses by the call's bytes. With the data's dims
+ * static (constant bounds: the checks' vector chunks) or dynamic, under
+ * error and negative-wraps, calls forced split or not give the one-thread
+ * static kernel's output and a bad index its status and message, nothing
+ * written; a small call of the same kernel too. */
+static void test_dynamic_checks_in_parts(void **state)
+{
+    (void)state;
+    enum { N = 131072, SMALL = 4096 }; /* 2 MB of i64 tuples; 64 KB */
+    float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
+          *got = malloc(N * sizeof *got);
+    int64_t *idx = malloc(2 * N * sizeof *idx);
+    assert_true(data && want && got && idx);
+    for (int i = 0; i < 1024 * 1024; i++)
+        data[i] = (float)i;
+    uint64_t rs = 37;
+    static const jit_index_policy policies[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS};
+    char msg_one[512], msg_two[512];
+    for (int run = 0; run < 8; run++) { /* policy, forced split or not, data dims dynamic */
+        int pi = run / 4, forced = run / 2 % 2, dyn_data = run % 2;
+        support_setenv("TENSORJIT_SPLIT_MIN", forced ? "1" : NULL);
+        for (int i = 0; i < 2 * N; i++)
+            idx[i] = support_rand_range(&rs, pi ? -1024 : 0, 1023);
+        jit_sig s = {0};
+        s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+        s.index_policy = policies[pi];
+        s.data_shape = dyn_data ? shape2(JIT_DIM_DYNAMIC, JIT_DIM_DYNAMIC) : shape2(1024, 1024);
+        s.indices_shape = shape2(JIT_DIM_DYNAMIC, 2);
+        s.threads = 2;
+        char *ir = jit_dump(&s, JIT_DUMP_IR);
+        assert_non_null(ir);
+        const char *range = strstr(ir, "_range(");
+        if (!range || !strstr(range, "part.check"))
+            fail_msg("run %d: the dynamic range function has no check mode", run);
+        if (!strstr(ir, "check.in.parts"))
+            fail_msg("run %d: the main does not choose where the check goes", run);
+        jit_free(ir);
+        jit_kernel two = jit_compile(&s);
+        s.data_shape = shape2(1024, 1024);
+        for (int size = 0; size < 2; size++) {
+            size_t n = size ? SMALL : N;
+            s.indices_shape = shape2((int64_t)n, 2);
+            s.threads = 1;
+            jit_kernel one = jit_compile(&s);
+            assert_true(one && two);
+            assert_int_equal(call_large(one, data, idx, want, n, msg_one, sizeof msg_one),
+                             JIT_OK);
+            for (int c = 0; c < 4; c++) {
+                assert_int_equal(
+                    call_large_dynamic(two, data, idx, got, n, msg_two, sizeof msg_two), JIT_OK);
+                if (memcmp(got, want, n * sizeof *got) != 0)
+                    fail_msg("run %d, %zu tuples, call %d: not the one-thread output", run, n,
+                             c);
+            }
+            int64_t saved = idx[2 * n - 3];
+            idx[2 * n - 3] = 1024; /* the column of the last tuple but one */
+            int rc_one = call_large(one, data, idx, want, n, msg_one, sizeof msg_one);
+            int rc = call_large_dynamic(two, data, idx, got, n, msg_two, sizeof msg_two);
+            idx[2 * n - 3] = saved;
+            assert_int_equal(rc_one, JIT_STATUS_BAD_INDEX);
+            assert_int_equal(rc, rc_one);
+            assert_string_equal(msg_two, msg_one);
+            if (memcmp(got, want, n * sizeof *got) != 0)
+                fail_msg("run %d, %zu tuples: written after a bad index", run, n);
+        }
+        tj_split_counts c;
+        assert_int_equal(tj_split_counts_of(two, &c), 0);
+        if (forced && c.split < 8)
+            fail_msg("forced: %lld calls split of %lld", (long long)c.split, (long long)c.calls);
+    }
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    free(data), free(want), free(got), free(idx);
+}
+
 /* A kernel of G3's size (16 KB, 3 us), kept alone by the rule on most
  * hosts: past its first probes most calls skip the rule (tj_split_quiet),
  * and still every call is counted once, one way or the other, and every
@@ -772,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_entries_found_after_frees),
         cmocka_unit_test(test_quiet_calls_counted),
         cmocka_unit_test(test_checks_in_parts),
+        cmocka_unit_test(test_dynamic_checks_in_parts),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),

@@ -202,7 +202,7 @@ static double tj_split_work(const tj_plan *p, int in_place)
 
 /* What the split rule reads of a call besides its work: the units its
  * parts divide, the kernel's threads, and the bytes of a unit's block
- * (TENSORJIT_SPLIT_MIN's rule). A plan's (tj_split_call), or a bag
+ * (TENSORJIT_SPLIT_MIN's rule). A plan's (tj_parallel_run), or a bag
  * call's, whose units are bags (tj_bag_split). */
 typedef struct tj_split_size {
     int64_t units;
@@ -522,14 +522,6 @@ static void tj_split_run(const tj_split_size *p, double work, tj_split_stat *st,
     (void)tj_split_ways_run(p, work, st, &tj_units_ways, &c);
 }
 
-/* tj_split_run for a call of plan p. */
-static void tj_split_call(const tj_plan *p, int in_place, tj_split_stat *st, tj_pool_fn range,
-                          void *ctx)
-{
-    tj_split_size size = {p->units, p->threads, p->block_bytes};
-    tj_split_run(&size, tj_split_work(p, in_place), st, range, ctx);
-}
-
 /* The counts of st (relaxed loads: a running kernel's are a moment's). */
 static void tj_split_counts_read(const tj_split_stat *s, tj_split_counts *out)
 {
@@ -560,60 +552,36 @@ int tj_split_counts_of(jit_kernel fn, tj_split_counts *out)
     return 0;
 }
 
-typedef struct tj_dyn_job {
-    tj_dyn_range_fn range;
-    const tj_plan *p;
-    const void *data, *indices, *updates;
-    void *out;
-    int flags;
-} tj_dyn_job;
-
-static void tj_dyn_part(void *ctx, int64_t begin, int64_t end)
-{
-    const tj_dyn_job *j = ctx;
-    j->range(j->data, j->indices, j->updates, j->out, begin, end, j->p, j->flags);
-}
-
-int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, const void *data,
-                       const void *indices, const void *updates, void *out, int flags)
-{
-    tj_dyn_job job = {(tj_dyn_range_fn)(uintptr_t)range, plan, data, indices, updates, out,
-                      flags};
-    if (job.p->units == 0 || job.p->visits == 0) { /* no copies, but the data's */
-        if (job.p->copy_bytes && out != data)
-            memcpy(out, data, (size_t)job.p->copy_bytes);
-        return JIT_OK;
-    }
-    /* the kernel's family owns the cost; without it (not reachable while
-     * the kernel runs) the call runs here, as a first call does */
-    tj_split_stat none = {0};
-    const tj_kernel *k = tj_split_work(job.p, out == data) >= TJ_SPLIT_MIN_WORK
-                             ? tj_cache_find_entry((tj_entry_fn)self)
-                             : NULL; /* a small call: no lookup, it runs here */
-    tj_split_call(job.p, out == data, k && k->dyn ? &k->dyn->split : &none, tj_dyn_part, &job);
-    return JIT_OK;
-}
-
-void *tj_rt_scratch(int64_t bytes)
-{
-    void *s = bytes > 0 ? tj_scratch((size_t)bytes) : NULL;
-    if (!s)
-        tj_error_set("out of memory for the counts of a reduction (%lld bytes)",
-                     (long long)bytes);
-    return s;
-}
-
+/* A call of a split kernel, static (range and check: its own) or dynamic
+ * (dyn_range and dyn_check, with the call's plan p). */
 typedef struct tj_parallel_job {
-    const tj_kernel *k;
+    const tj_plan *p;
+    tj_range_fn range;
+    int (*check)(const void *indices);
+    tj_dyn_range_fn dyn_range;
+    int (*dyn_check)(const void *indices, const void *plan);
     const void *data, *indices, *updates;
     void *out;
     int flags;
 } tj_parallel_job;
 
+static int tj_job_range(const tj_parallel_job *j, int64_t begin, int64_t end, int flags)
+{
+    if (j->dyn_range)
+        return j->dyn_range(j->data, j->indices, j->updates, j->out, begin, end, j->p, flags);
+    return j->range(j->data, j->indices, j->updates, j->out, begin, end, flags);
+}
+
+/* The check function's status (a bad index's message written by it). */
+static int tj_job_check(const tj_parallel_job *j)
+{
+    return j->dyn_check ? j->dyn_check(j->indices, j->p) : j->check(j->indices);
+}
+
 static void tj_parallel_part(void *ctx, int64_t begin, int64_t end)
 {
     const tj_parallel_job *j = ctx;
-    j->k->range(j->data, j->indices, j->updates, j->out, begin, end, j->flags);
+    (void)tj_job_range(j, begin, end, j->flags);
 }
 
 /* The range functions' check mode over tuples [begin, end) of a call
@@ -626,8 +594,7 @@ typedef struct tj_check_parts {
 static void tj_check_part(void *ctx, int64_t begin, int64_t end)
 {
     tj_check_parts *c = ctx;
-    const tj_parallel_job *j = c->j;
-    int bits = j->k->range(j->data, j->indices, j->updates, j->out, begin, end, TJ_RANGE_CHECK);
+    int bits = tj_job_range(c->j, begin, end, TJ_RANGE_CHECK);
     __atomic_fetch_or(&c->bits, bits, __ATOMIC_RELAXED);
 }
 
@@ -648,9 +615,9 @@ static int tj_checked_flags(tj_parallel_job *j, int checked)
 static int tj_checked_alone(void *ctx)
 {
     tj_parallel_job *j = ctx;
-    int rc = tj_checked_flags(j, j->k->check(j->indices));
+    int rc = tj_checked_flags(j, tj_job_check(j));
     if (rc == JIT_OK)
-        tj_parallel_part(j, 0, j->k->plan.units);
+        tj_parallel_part(j, 0, j->p->units);
     return rc;
 }
 
@@ -661,16 +628,66 @@ static int tj_checked_split(void *ctx, int parts)
 {
     tj_parallel_job *j = ctx;
     tj_check_parts c = {j, 0};
-    tj_pool_run(parts, j->k->plan.tuples, tj_check_part, &c);
+    tj_pool_run(parts, j->p->tuples, tj_check_part, &c);
     int bits = __atomic_load_n(&c.bits, __ATOMIC_RELAXED);
-    int rc = tj_checked_flags(j, bits & TJ_CHECK_BAD ? j->k->check(j->indices)
-                                                     : bits & TJ_CHECK_NEGATIVE);
+    int rc = tj_checked_flags(j, bits & TJ_CHECK_BAD ? tj_job_check(j) : bits & TJ_CHECK_NEGATIVE);
     if (rc == JIT_OK)
-        tj_pool_run(parts, j->k->plan.units, tj_parallel_part, j);
+        tj_pool_run(parts, j->p->units, tj_parallel_part, j);
     return rc;
 }
 
 static const tj_split_ways tj_checked_ways = {tj_checked_alone, tj_checked_split};
+
+/* A call of job over its plan's units, as the split rule (costs in st)
+ * says; with TJ_RANGE_UNCHECKED in its flags, its indices checked first,
+ * both ways timed with their checks. */
+static int tj_parallel_run(tj_parallel_job *job, tj_split_stat *st, int in_place)
+{
+    tj_split_size size = {job->p->units, job->p->threads, job->p->block_bytes};
+    double work = tj_split_work(job->p, in_place);
+    if (job->flags & TJ_RANGE_UNCHECKED)
+        return tj_split_ways_run(&size, work, st, &tj_checked_ways, job);
+    tj_units_call units = {tj_parallel_part, job, size.units};
+    return tj_split_ways_run(&size, work, st, &tj_units_ways, &units);
+}
+
+int tj_rt_dyn_parallel(const void *self, const void *range, const void *check, const void *plan,
+                       const void *data, const void *indices, const void *updates, void *out,
+                       int flags)
+{
+    tj_parallel_job job = {.p = plan,
+                           .dyn_range = (tj_dyn_range_fn)(uintptr_t)range,
+                           .dyn_check = (int (*)(const void *, const void *))(uintptr_t)check,
+                           .data = data,
+                           .indices = indices,
+                           .updates = updates,
+                           .out = out,
+                           .flags = flags};
+    if (job.p->units == 0 || job.p->visits == 0) { /* no copies, but the data's */
+        int rc = flags & TJ_RANGE_UNCHECKED ? tj_job_check(&job) : JIT_OK;
+        if (rc != JIT_OK && rc != TJ_CHECK_NEGATIVE)
+            return rc;
+        if (job.p->copy_bytes && out != data)
+            memcpy(out, data, (size_t)job.p->copy_bytes);
+        return JIT_OK;
+    }
+    /* the kernel's family owns the cost; without it (not reachable while
+     * the kernel runs) the call runs here, as a first call does */
+    tj_split_stat none = {0};
+    const tj_kernel *k = tj_split_work(job.p, out == data) >= TJ_SPLIT_MIN_WORK
+                             ? tj_cache_find_entry((tj_entry_fn)self)
+                             : NULL; /* a small call: no lookup, it runs here */
+    return tj_parallel_run(&job, k && k->dyn ? &k->dyn->split : &none, out == data);
+}
+
+void *tj_rt_scratch(int64_t bytes)
+{
+    void *s = bytes > 0 ? tj_scratch((size_t)bytes) : NULL;
+    if (!s)
+        tj_error_set("out of memory for the counts of a reduction (%lld bytes)",
+                     (long long)bytes);
+    return s;
+}
 
 int tj_rt_parallel(const void *self, const void *data, const void *indices, const void *updates,
                    void *out, int flags)
@@ -680,15 +697,16 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
         tj_error_set("internal: a parallel kernel without its range function");
         return JIT_STATUS_BAD_POINTER;
     }
-    tj_parallel_job job = {k, data, indices, updates, out, flags};
+    tj_parallel_job job = {.p = &k->plan,
+                           .range = k->range,
+                           .check = k->check,
+                           .data = data,
+                           .indices = indices,
+                           .updates = updates,
+                           .out = out,
+                           .flags = flags};
     /* the cost is the kernel's own, mutable while the cache holds it */
-    tj_split_stat *st = &((tj_kernel *)(uintptr_t)k)->split;
-    tj_split_size size = {k->plan.units, k->plan.threads, k->plan.block_bytes};
-    double work = tj_split_work(&k->plan, out == data);
-    if (flags & TJ_RANGE_UNCHECKED) /* both ways timed with their checks */
-        return tj_split_ways_run(&size, work, st, &tj_checked_ways, &job);
-    tj_units_call units = {tj_parallel_part, &job, size.units};
-    return tj_split_ways_run(&size, work, st, &tj_units_ways, &units);
+    return tj_parallel_run(&job, &((tj_kernel *)(uintptr_t)k)->split, out == data);
 }
 
 typedef struct tj_bag_job {

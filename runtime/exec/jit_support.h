@@ -29,9 +29,13 @@ int tj_rt_dyn_bad_index(const void *plan, const void *indices);
 /* A split dynamic kernel's (self) copies of the call's plan, by its range
  * function (data, indices, updates, out, begin, end, plan, flags): over
  * the pool when the split rule (jit_support.c) says threads pay, else
- * here. flags: the range function's (TJ_RANGE_NONNEG). */
-int tj_rt_dyn_parallel(const void *self, const void *range, const void *plan, const void *data,
-                       const void *indices, const void *updates, void *out, int flags);
+ * here. flags: the range function's (TJ_RANGE_NONNEG); with
+ * TJ_RANGE_UNCHECKED the call's indices are checked here first, as
+ * tj_rt_parallel's, by its check function (indices, plan) alone or the
+ * range function's check mode in parts. */
+int tj_rt_dyn_parallel(const void *self, const void *range, const void *check, const void *plan,
+                       const void *data, const void *indices, const void *updates, void *out,
+                       int flags);
 
 /* A split kernel's copies, over the pool (up to its plan's thread count)
  * when the split rule says threads pay, else here; a status. With
