@@ -386,15 +386,24 @@ void jit_free(void *p);
  * wins). validate() checks every index and writes nothing; run_range()
  * then does the copies of units [begin, end), any ranges in any threads,
  * without checking indices again: call it only after validate() returned
- * 0 for the same indices. -1 / non-zero for an unknown kernel.
+ * 0 for the same indices. validate_part(part, parts) checks part `part`
+ * of `parts` slices of the indices instead, so that your threads share
+ * the check too: call it for every part in [0, parts), and the ranges
+ * only after every part returned 0 (a bad index's status and message name
+ * the first bad index, as validate's; under negative-wraps the ranges
+ * then wrap every index). -1 / non-zero for an unknown kernel.
  * JIT-compiled ranges come with kernels compiled with threads > 1 (large
  * ones); for the others these run the reference code on the plan. */
 int64_t jit_gather_nd_units(jit_gather_nd_fn kernel);
 int jit_gather_nd_validate(jit_gather_nd_fn kernel, const void *indices);
+int jit_gather_nd_validate_part(jit_gather_nd_fn kernel, const void *indices, int64_t part,
+                                int64_t parts);
 int jit_gather_nd_run_range(jit_gather_nd_fn kernel, const void *data, const void *indices,
                             void *out, int64_t begin, int64_t end);
 int64_t jit_scatter_update_units(jit_scatter_update_fn kernel);
 int jit_scatter_update_validate(jit_scatter_update_fn kernel, const void *indices);
+int jit_scatter_update_validate_part(jit_scatter_update_fn kernel, const void *indices,
+                                     int64_t part, int64_t parts);
 int jit_scatter_update_run_range(jit_scatter_update_fn kernel, const void *data,
                                  const void *indices, const void *updates, void *out,
                                  int64_t begin, int64_t end);
@@ -480,24 +489,32 @@ int jit_gather_info(jit_gather_fn kernel, jit_kernel_info *info);
 int jit_gather_release(jit_gather_fn kernel);
 int64_t jit_gather_units(jit_gather_fn kernel);
 int jit_gather_validate(jit_gather_fn kernel, const void *indices);
+int jit_gather_validate_part(jit_gather_fn kernel, const void *indices, int64_t part,
+                             int64_t parts);
 int jit_gather_run_range(jit_gather_fn kernel, const void *data, const void *indices,
                          void *out, int64_t begin, int64_t end);
 int jit_gather_elements_info(jit_gather_elements_fn kernel, jit_kernel_info *info);
 int jit_gather_elements_release(jit_gather_elements_fn kernel);
 int64_t jit_gather_elements_units(jit_gather_elements_fn kernel);
 int jit_gather_elements_validate(jit_gather_elements_fn kernel, const void *indices);
+int jit_gather_elements_validate_part(jit_gather_elements_fn kernel, const void *indices,
+                                      int64_t part, int64_t parts);
 int jit_gather_elements_run_range(jit_gather_elements_fn kernel, const void *data, const void *indices,
                                   void *out, int64_t begin, int64_t end);
 int jit_scatter_nd_update_info(jit_scatter_nd_update_fn kernel, jit_kernel_info *info);
 int jit_scatter_nd_update_release(jit_scatter_nd_update_fn kernel);
 int64_t jit_scatter_nd_update_units(jit_scatter_nd_update_fn kernel);
 int jit_scatter_nd_update_validate(jit_scatter_nd_update_fn kernel, const void *indices);
+int jit_scatter_nd_update_validate_part(jit_scatter_nd_update_fn kernel, const void *indices,
+                                        int64_t part, int64_t parts);
 int jit_scatter_nd_update_run_range(jit_scatter_nd_update_fn kernel, const void *data, const void *indices,
                                     const void *updates, void *out, int64_t begin, int64_t end);
 int jit_scatter_elements_update_info(jit_scatter_elements_update_fn kernel, jit_kernel_info *info);
 int jit_scatter_elements_update_release(jit_scatter_elements_update_fn kernel);
 int64_t jit_scatter_elements_update_units(jit_scatter_elements_update_fn kernel);
 int jit_scatter_elements_update_validate(jit_scatter_elements_update_fn kernel, const void *indices);
+int jit_scatter_elements_update_validate_part(jit_scatter_elements_update_fn kernel,
+                                              const void *indices, int64_t part, int64_t parts);
 int jit_scatter_elements_update_run_range(jit_scatter_elements_update_fn kernel, const void *data, const void *indices,
                                           const void *updates, void *out, int64_t begin, int64_t end);
 
@@ -624,6 +641,7 @@ int jit_info(jit_kernel kernel, jit_kernel_info *info);
 int jit_release(jit_kernel kernel);
 int64_t jit_units(jit_kernel kernel);
 int jit_validate(jit_kernel kernel, const void *indices);
+int jit_validate_part(jit_kernel kernel, const void *indices, int64_t part, int64_t parts);
 /* updates is ignored by ops without updates. */
 int jit_run_range(jit_kernel kernel, const void *data, const void *indices, const void *updates,
                   void *out, int64_t begin, int64_t end);

@@ -151,7 +151,8 @@ typedef struct tj_ir_strategy {
     int ranges;        /* range functions: a split main's, or the parts API's */
     int checks_part;   /* with the ranges, a check function (not a bag kernel's: the
                         * runtime's scan checks a bag's parts, runtime/exec/parts.c) */
-    int parallel_checks; /* a split main leaves the validation to the parts (TJ_SPLIT_CHECK_MIN_BYTES) */
+    int parallel_checks; /* the range function has a check mode (tj_ir_checks_in_parts); a
+                          * split main leaves the validation to the parts */
     int64_t inline_copy_min; /* TJ_IR_INLINE_COPY_MIN, or TENSORJIT_INLINE_COPY_MIN */
     char vector_width[16];   /* LLVM's prefer-vector-width ("": LLVM's choice) */
     int64_t gather_lanes;    /* innermost level as vector gathers of this many lanes; 0: scalar */
@@ -161,6 +162,11 @@ typedef struct tj_ir_strategy {
  * and the configuration's code-changing knobs; the generator and the
  * loaders take the result as it is. */
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s);
+/* Whether a kernel of p (as s chose it) may validate its indices in parts
+ * (a range function's check mode, TJ_RANGE_CHECK): at least
+ * TJ_SPLIT_CHECK_MIN_BYTES of them, or a dynamic family's that may have,
+ * under a policy whose checks compare bounds. */
+int tj_ir_checks_in_parts(const tj_plan *p, const tj_ir_strategy *s);
 
 /* A new module in ctx holding the function `name` of the kernel ABI, as
  * st says, and for a split kernel also `name`_check and `name`_range;

@@ -62,6 +62,17 @@ static int tj_ir_may_pay(const tj_plan *p, const tj_codegen_config *cfg)
     return p->visits >= TJ_IR_SPLIT_MIN_WORK / lines;
 }
 
+int tj_ir_checks_in_parts(const tj_plan *p, const tj_ir_strategy *s)
+{
+    if (p->depth <= 0 || p->policy == JIT_INDEX_CLAMP || tj_policy_fills(p->policy) ||
+        (!p->dyn && s->checks <= 0))
+        return 0;
+    int64_t check_min = TJ_SPLIT_CHECK_MIN_BYTES / (p->index_size * p->depth);
+    /* a dynamic family's calls each ask (their bytes: tj_emit_dyn_split_main) */
+    return p->dyn ? tj_dyn_varies(p->dyn, &p->tuples) || p->tuples >= check_min
+                  : s->checks >= check_min;
+}
+
 void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy *s)
 {
     memset(s, 0, sizeof *s);
@@ -99,11 +110,5 @@ void tj_ir_choose(const tj_plan *p, const tj_codegen_config *cfg, tj_ir_strategy
     /* other kernels get them when the parts API first asks (tj_backend_parts) */
     s->ranges = s->split;
     s->checks_part = s->ranges;
-    int64_t check_min = TJ_SPLIT_CHECK_MIN_BYTES / (p->index_size * (p->depth > 0 ? p->depth : 1));
-    s->parallel_checks = s->split && s->checks > 0 && p->depth > 0 &&
-                         p->policy != JIT_INDEX_CLAMP && s->checks >= check_min;
-    if (p->dyn) /* whether a call checks in parts is the call's question (its bytes) */
-        s->parallel_checks = s->split && !tj_policy_fills(p->policy) && p->depth > 0 &&
-                             p->policy != JIT_INDEX_CLAMP &&
-                             (tj_dyn_varies(p->dyn, &p->tuples) || p->tuples >= check_min);
+    s->parallel_checks = s->split && tj_ir_checks_in_parts(p, s);
 }

@@ -194,6 +194,7 @@ static int tj_load_parts(tj_engine *en, const tj_ir_strategy *st, const char *na
     }
     out->check = (int (*)(const void *))(uintptr_t)check;
     out->range = (tj_range_fn)(uintptr_t)range;
+    out->range_checks = st->parallel_checks;
     return 0;
 }
 
@@ -255,6 +256,7 @@ static int tj_load_own(const tj_ir_strategy *st, const void *obj, size_t n, cons
     out->entry = (tj_entry_fn)(uintptr_t)entry;
     out->check = (int (*)(const void *))(uintptr_t)check;
     out->range = (tj_range_fn)(uintptr_t)range;
+    out->range_checks = st->ranges && st->parallel_checks;
     out->code_bytes = tj_objload_text_bytes(l);
     out->handle = tj_own_handle(l);
     return 0;
@@ -383,6 +385,8 @@ int tj_backend_parts(const tj_plan *p, tj_backend_kernel *out, char *why, size_t
     /* a bag kernel's parts come with its split kernel, never from here
      * (runtime/exec/parts.c): the parts of tj_ir_choose's kernels */
     st.ranges = st.checks_part = 1;
+    /* with a check mode where its indices are many: jit_validate_part */
+    st.parallel_checks = tj_ir_checks_in_parts(p, &st);
     LLVMTargetMachineRef tm = tj_engine_acquire_tm(en, why, len);
     if (!tm)
         return -1;

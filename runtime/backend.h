@@ -14,6 +14,7 @@ typedef struct tj_backend_kernel {
     void *handle; /* released with tj_backend_release */
     int (*check)(const void *indices); /* with the range: split kernels only, else NULL */
     tj_range_fn range;
+    int range_checks; /* the range function has a check mode (TJ_RANGE_CHECK) */
     int cache_hit; /* loaded from the on-disk cache, not compiled */
 } tj_backend_kernel;
 

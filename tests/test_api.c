@@ -332,6 +332,9 @@ static void test_parts_bad_arguments(void **state)
         assert_int_equal(jit_gather_nd_validate(fn, NULL), JIT_STATUS_BAD_POINTER);
         expect_error("indices is NULL but the signature needs bytes there");
         assert_int_equal(jit_gather_nd_validate(fn, gidx), JIT_OK);
+        assert_int_equal(jit_gather_nd_validate_part(fn, gidx, 0, 2), JIT_OK);
+        assert_int_equal(jit_gather_nd_validate_part(fn, gidx, 2, 2), JIT_STATUS_BAD_SHAPE);
+        assert_int_equal(jit_scatter_update_validate_part(sfn, sidx, 0, 1), JIT_OK);
 
         /* an empty range writes nothing; one past both ends is clipped */
         float want[20], before[20];
@@ -379,7 +382,7 @@ static void check_typed_calls(jit_op op, jit_kernel k, jit_kernel other, const j
 {
     jit_kernel_info info, ginfo;
     int64_t units;
-    int valid, invalid, refused;
+    int valid, invalid, invalid_part, refused;
     float out[24], want[24];
     memset(out, 0x5a, sizeof out);
     if (op == JIT_OP_SCATTER_ELEMENTS_UPDATE)
@@ -393,6 +396,8 @@ static void check_typed_calls(jit_op op, jit_kernel k, jit_kernel other, const j
         units = jit_##FN##_units((jit_##FN##_fn)k);                                           \
         valid = jit_##FN##_validate((jit_##FN##_fn)k, idx);                                   \
         invalid = jit_##FN##_validate((jit_##FN##_fn)k, bad_idx);                             \
+        valid |= jit_##FN##_validate_part((jit_##FN##_fn)k, idx, 1, 2);                       \
+        invalid_part = jit_##FN##_validate_part((jit_##FN##_fn)k, bad_idx, 0, 1);             \
         assert_int_equal(RANGE, JIT_OK);                                                      \
         refused = jit_##FN##_info((jit_##FN##_fn)other, &info);                               \
         break;
@@ -416,6 +421,7 @@ static void check_typed_calls(jit_op op, jit_kernel k, jit_kernel other, const j
     assert_true(units > 0);
     assert_int_equal(valid, JIT_OK);
     assert_int_equal(invalid, JIT_STATUS_BAD_INDEX);
+    assert_int_equal(invalid_part, JIT_STATUS_BAD_INDEX);
     assert_memory_equal(out, want, (size_t)ginfo.out_bytes);
     assert_int_equal(refused, -1);
     expect_error("kernel, not a");

@@ -50,6 +50,8 @@ static void test_bag_kernel_refused_by_the_generic_parts(void **state)
     memset(out, FILL, sizeof out);
     assert_int_equal(jit_validate((jit_kernel)k, idx), JIT_STATUS_BAD_SHAPE);
     assert_error_names("call jit_validate_bag");
+    assert_int_equal(jit_validate_part((jit_kernel)k, idx, 0, 1), JIT_STATUS_BAD_SHAPE);
+    assert_error_names("call jit_validate_bag");
     assert_int_equal(jit_run_range((jit_kernel)k, table, idx, NULL, out, 0, 1),
                      JIT_STATUS_BAD_SHAPE);
     assert_error_names("call jit_run_range_bag");
@@ -86,6 +88,8 @@ static void test_dynamic_kernel_refused_by_every_parts_call(void **state)
     assert_int_equal(jit_units(k), -1);
     assert_error_names("no fixed units");
     assert_int_equal(jit_validate(k, idx), JIT_STATUS_BAD_SHAPE);
+    assert_error_names("no fixed units");
+    assert_int_equal(jit_validate_part(k, idx, 0, 1), JIT_STATUS_BAD_SHAPE);
     assert_error_names("no fixed units");
     assert_int_equal(jit_run_range(k, data, idx, NULL, out, 0, 1), JIT_STATUS_BAD_SHAPE);
     assert_error_names("no fixed units");

@@ -179,9 +179,18 @@ static int by_ranges(uint64_t *rs, jit_kernel fn, const split_case *c, int64_t n
     unsigned char *out = malloc((size_t)c->out_bytes + 1);
     assert_non_null(out);
     memset(out, 0xa5, (size_t)c->out_bytes + 1);
-    int fails = 0, rc = jit_validate(fn, idx);
-    if (rc != JIT_OK)
-        fails = report(c, n, "jit_validate: status %d", rc);
+    /* the whole check, or parts of it in random order (jit_validate_part) */
+    int parts = (int)support_rand_range(rs, 0, 5), fails = 0, rc = JIT_OK;
+    if (parts == 0) {
+        rc = jit_validate(fn, idx);
+        if (rc != JIT_OK)
+            fails = report(c, n, "jit_validate: status %d", rc);
+    }
+    for (int p = parts - 1; p >= 0 && !fails; p--) {
+        rc = jit_validate_part(fn, idx, p, parts);
+        if (rc != JIT_OK)
+            fails = report(c, n, "jit_validate_part %d of %d: status %d", p, parts, rc);
+    }
     int order[MAX_CUTS + 1];
     for (int i = 0; i <= ncuts; i++)
         order[i] = i;
@@ -807,6 +816,79 @@ static void test_dynamic_checks_in_parts(void **state)
     free(data), free(want), free(got), free(idx);
 }
 
+/* jit_validate_part on the GatherND of call_large: kernels with 2 MB of
+ * indices check their slice of the tuples (the split kernel's own range
+ * function, and the lazy parts of a one-thread kernel, have a check mode);
+ * a small kernel's part 0 checks every tuple. A bad index fails the parts
+ * whose slice holds it, with jit_validate's message, and no other; ranges
+ * after the parts wrap negative indices even where jit_validate had seen
+ * none before. Bad part numbers are refused. */
+static void test_validate_in_parts(void **state)
+{
+    (void)state;
+    enum { N = 131072, SMALL = 64 };
+    float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
+          *got = malloc(N * sizeof *got);
+    int64_t *idx = malloc(2 * N * sizeof *idx);
+    assert_true(data && want && got && idx);
+    for (int i = 0; i < 1024 * 1024; i++)
+        data[i] = (float)i;
+    uint64_t rs = 43;
+    char msg[512], whole_msg[512];
+    for (int run = 0; run < 3; run++) { /* one thread, two threads, a small kernel */
+        int64_t n = run == 2 ? SMALL : N;
+        for (int64_t i = 0; i < 2 * n; i++)
+            idx[i] = support_rand_range(&rs, 0, 1023);
+        jit_sig s = {0};
+        s.op = JIT_OP_GATHER_ND, s.opset = 8, s.dtype = JIT_F32, s.index_type = JIT_I64;
+        s.index_policy = JIT_INDEX_NEGATIVE_WRAPS;
+        s.data_shape = shape2(1024, 1024);
+        s.indices_shape = shape2(n, 2);
+        s.threads = run == 1 ? 2 : 1;
+        jit_kernel fn = jit_compile(&s);
+        assert_non_null(fn);
+        int64_t units = jit_units(fn);
+        assert_int_equal(units, n);
+        /* the note of a whole check that saw no negative index ... */
+        assert_int_equal(jit_validate(fn, idx), JIT_OK);
+        for (int64_t i = 0; i < 2 * n; i += 7) /* ... then negative ones */
+            idx[i] = -1 - idx[i];
+        assert_int_equal(call_large(fn, data, idx, want, (size_t)n, msg, sizeof msg), JIT_OK);
+        for (int parts = 1; parts <= 7; parts += 3) {
+            for (int p = 0; p < parts; p++)
+                assert_int_equal(jit_validate_part(fn, idx, p, parts), JIT_OK);
+            memset(got, 0x5a, (size_t)n * sizeof *got);
+            for (int p = 0; p < parts; p++)
+                assert_int_equal(jit_run_range(fn, data, idx, NULL, got, units / parts * p,
+                                               p == parts - 1 ? units : units / parts * (p + 1)),
+                                 JIT_OK);
+            if (memcmp(got, want, (size_t)n * sizeof *got) != 0)
+                fail_msg("run %d, %d parts: the ranges differ from the kernel's call", run, parts);
+        }
+        int64_t at = n * 5 / 8; /* in part 2 of 4, part 4 of 7 */
+        idx[2 * at + 1] = 1024;
+        assert_int_equal(jit_validate(fn, idx), JIT_STATUS_BAD_INDEX);
+        snprintf(whole_msg, sizeof whole_msg, "%s", jit_last_error());
+        for (int parts = 1; parts <= 7; parts += 3) {
+            for (int p = 0; p < parts; p++) {
+                int rc = jit_validate_part(fn, idx, p, parts);
+                int holds = run == 2 ? p == 0 : p == (int)(at * parts / n);
+                if (rc != (holds ? JIT_STATUS_BAD_INDEX : JIT_OK))
+                    fail_msg("run %d: part %d of %d: status %d", run, p, parts, rc);
+                if (holds)
+                    assert_string_equal(jit_last_error(), whole_msg);
+            }
+        }
+        idx[2 * at + 1] = 0;
+        assert_int_equal(jit_validate_part(fn, idx, 0, 0), JIT_STATUS_BAD_SHAPE);
+        assert_non_null(strstr(jit_last_error(), "parts must be at least 1"));
+        assert_int_equal(jit_validate_part(fn, idx, 3, 3), JIT_STATUS_BAD_SHAPE);
+        assert_int_equal(jit_validate_part(fn, idx, -1, 3), JIT_STATUS_BAD_SHAPE);
+        assert_int_equal(jit_validate_part(fn, NULL, 0, 1), JIT_STATUS_BAD_POINTER);
+    }
+    free(data), free(want), free(got), free(idx);
+}
+
 /* A kernel of G3's size (16 KB, 3 us), kept alone by the rule on most
  * hosts: past its first probes most calls skip the rule (tj_split_quiet),
  * and still every call is counted once, one way or the other, and every
@@ -860,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_quiet_calls_counted),
         cmocka_unit_test(test_checks_in_parts),
         cmocka_unit_test(test_dynamic_checks_in_parts),
+        cmocka_unit_test(test_validate_in_parts),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
         cmocka_unit_test(test_parts_first_queries_race),

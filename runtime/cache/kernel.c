@@ -46,6 +46,7 @@ static int tj_kernel_engine(tj_kernel *k, const void *key, size_t key_len, jit_e
             k->backend_handle = bk.handle;
             k->check = bk.check;
             k->range = bk.range;
+            k->range_checks = bk.range_checks;
             k->cache_hit = bk.cache_hit;
             k->why[0] = '\0';
             return 0;

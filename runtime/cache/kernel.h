@@ -34,6 +34,7 @@ typedef struct tj_kernel {
      * kernel's check is NULL (the runtime's scan checks its parts) */
     int (*check)(const void *indices);
     tj_range_fn range;
+    int range_checks; /* range has a check mode (TJ_RANGE_CHECK): jit_validate_part */
     /* the indices the last jit_validate found valid and none negative (its
      * check said so), or NULL: their ranges skip the wrap (runtime/exec/parts.c) */
     const void *nonneg_indices;

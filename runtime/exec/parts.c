@@ -32,6 +32,7 @@
 typedef struct tj_lazy_parts {
     int (*check)(const void *indices);
     tj_range_fn range; /* NULL: the module failed; the reference code serves */
+    int range_checks;  /* range has a check mode (TJ_RANGE_CHECK) */
     void *handle;
 } tj_lazy_parts;
 
@@ -48,7 +49,8 @@ static const tj_lazy_parts *tj_parts_made(const tj_kernel *k)
     tj_backend_kernel bk = {0};
     char why[512];
     if (tj_backend_parts(&k->plan, &bk, why, sizeof why) == 0 && bk.check && bk.range)
-        made->check = bk.check, made->range = bk.range, made->handle = bk.handle;
+        made->check = bk.check, made->range = bk.range, made->handle = bk.handle,
+        made->range_checks = bk.range_checks;
     else if (bk.handle)
         tj_backend_release(bk.handle);
     tj_lazy_parts *none = NULL;
@@ -67,7 +69,8 @@ static const tj_lazy_parts *tj_parts_made(const tj_kernel *k)
 static int tj_parts_of(const tj_kernel *k, tj_lazy_parts *out)
 {
     if (k->range) {
-        out->check = k->check, out->range = k->range;
+        out->check = k->check, out->range = k->range, out->range_checks = k->range_checks;
+        out->handle = NULL;
         return 1;
     }
     if (k->engine != JIT_ENGINE_JIT || k->plan.dyn || tj_reduce_needs_passes(&k->plan))
@@ -106,22 +109,98 @@ static int tj_parts_refuse(const tj_kernel *k, int bag_call, const char *wrong_k
     return JIT_OK;
 }
 
+/* Every index of k's call checked, by its check function where the JIT
+ * serves its parts (parts: those), else by the reference's pass: JIT_OK
+ * (negative ones are valid under negative-wraps; *nonneg then says none
+ * was), or a bad index's status with its message. */
+static int tj_validate_whole(const tj_kernel *k, const void *indices, int jit,
+                             const tj_lazy_parts *parts, int *nonneg)
+{
+    int rc = jit ? parts->check(indices) : tj_report_bad_index(&k->plan, indices);
+    if (rc == JIT_STATUS_BAD_INDEX && jit) /* a lazy module's check cannot name it */
+        tj_report_bad_index(&k->plan, indices);
+    *nonneg = rc == JIT_OK && jit;
+    return rc == TJ_CHECK_NEGATIVE ? JIT_OK : rc;
+}
+
+static int tj_indices_missing(const tj_kernel *k, const void *indices)
+{
+    if (indices || !k->plan.indices_elems)
+        return JIT_OK;
+    tj_error_set("indices is NULL but the signature needs bytes there");
+    return JIT_STATUS_BAD_POINTER;
+}
+
 /* jit_validate of a kernel the parts API serves. */
 static int tj_validate_kernel(const tj_kernel *k, const void *indices)
 {
-    if (!indices && k->plan.indices_elems) {
-        tj_error_set("indices is NULL but the signature needs bytes there");
-        return JIT_STATUS_BAD_POINTER;
-    }
+    int rc = tj_indices_missing(k, indices), nonneg = 0;
+    if (rc != JIT_OK)
+        return rc;
     tj_lazy_parts parts;
     int jit = tj_parts_of(k, &parts);
-    int rc = jit ? parts.check(indices) : tj_report_bad_index(&k->plan, indices);
-    if (rc == JIT_STATUS_BAD_INDEX && jit) /* a lazy module's check cannot name it */
-        tj_report_bad_index(&k->plan, indices);
+    rc = tj_validate_whole(k, indices, jit, &parts, &nonneg);
     tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
-    __atomic_store_n(&mk->nonneg_indices, rc == JIT_OK && jit ? indices : NULL,
-                     __ATOMIC_RELAXED);
-    return rc == TJ_CHECK_NEGATIVE ? JIT_OK : rc; /* negative ones are valid; ranges wrap */
+    __atomic_store_n(&mk->nonneg_indices, nonneg ? indices : NULL, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/* Part `part` of `parts` near-equal slices of n items: [*begin, *end),
+ * the split of library.md's example. */
+static void tj_part_bounds(int64_t n, int64_t part, int64_t parts, int64_t *begin, int64_t *end)
+{
+    int64_t q = n / parts, r = n % parts;
+    *begin = q * part + (part < r ? part : r);
+    *end = q * (part + 1) + (part + 1 < r ? part + 1 : r);
+}
+
+/* jit_validate_part of a kernel the parts API serves. A range function
+ * with a check mode checks its slice of the tuples; any other kernel's
+ * part 0 checks them all and the other parts nothing. A bad index found
+ * is named by the whole check (the first one, as jit_validate names it).
+ * Ranges after it wrap negative indices: the parts cannot tell together,
+ * without a race, that none was negative. */
+static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int64_t part,
+                                   int64_t parts)
+{
+    if (parts < 1 || part < 0 || part >= parts) {
+        tj_error_set("jit_validate_part: part %lld of %lld: parts must be at least 1 and part "
+                     "in [0, parts)",
+                     (long long)part, (long long)parts);
+        return JIT_STATUS_BAD_SHAPE;
+    }
+    int rc = tj_indices_missing(k, indices), nonneg = 0;
+    if (rc != JIT_OK)
+        return rc;
+    tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
+    __atomic_store_n(&mk->nonneg_indices, NULL, __ATOMIC_RELAXED);
+    tj_lazy_parts lp;
+    int jit = tj_parts_of(k, &lp);
+    if (!jit || !lp.range_checks)
+        return part == 0 ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
+    int64_t begin, end;
+    tj_part_bounds(k->plan.tuples, part, parts, &begin, &end);
+    if (begin >= end)
+        return JIT_OK;
+    /* the check mode reads the indices alone */
+    int bits = lp.range(NULL, indices, NULL, NULL, begin, end, TJ_RANGE_CHECK);
+    return bits & TJ_CHECK_BAD ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
+}
+
+int tj_validate_part_of(jit_kernel fn, jit_op op, const void *indices, int64_t part,
+                        int64_t parts)
+{
+    int tiered;
+    tj_cache_pinned pin;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    if (!k)
+        return JIT_STATUS_BAD_POINTER;
+    int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel checks its offsets too: call "
+                                   "jit_validate_bag");
+    if (rc == JIT_OK)
+        rc = tj_validate_part_kernel(k, indices, part, parts);
+    tj_user_kernel_done(&pin);
+    return rc;
 }
 
 int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
@@ -211,6 +290,11 @@ int64_t jit_units(jit_kernel kernel)
 int jit_validate(jit_kernel kernel, const void *indices)
 {
     return tj_validate_of(kernel, JIT_OP_NONE, indices);
+}
+
+int jit_validate_part(jit_kernel kernel, const void *indices, int64_t part, int64_t parts)
+{
+    return tj_validate_part_of(kernel, JIT_OP_NONE, indices, part, parts);
 }
 
 int jit_run_range(jit_kernel kernel, const void *data, const void *indices, const void *updates,

@@ -15,6 +15,8 @@ int tj_info_of(jit_kernel kernel, jit_op op, jit_kernel_info *info);
 int tj_release_of(jit_kernel kernel, jit_op op, const char *api);
 int64_t tj_units_of(jit_kernel kernel, jit_op op);
 int tj_validate_of(jit_kernel kernel, jit_op op, const void *indices);
+int tj_validate_part_of(jit_kernel kernel, jit_op op, const void *indices, int64_t part,
+                        int64_t parts);
 int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *indices,
                     const void *updates, void *out, int64_t begin, int64_t end);
 /* The same for embedding bags' kernels (runtime/exec/parts.c). */
@@ -91,6 +93,10 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const v
     int jit_##NAME##_validate(FN k, const void *indices)                                      \
     {                                                                                         \
         return tj_validate_of((jit_kernel)k, OP, indices);                                    \
+    }                                                                                         \
+    int jit_##NAME##_validate_part(FN k, const void *indices, int64_t part, int64_t parts)    \
+    {                                                                                         \
+        return tj_validate_part_of((jit_kernel)k, OP, indices, part, parts);                  \
     }
 
 /* run_range of an op without updates (GATHER) or with them (SCATTER):

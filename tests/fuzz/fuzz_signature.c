@@ -286,6 +286,16 @@ static void fuzz_op(fuzz_input *in, jit_op op, int dynamic)
      * stays inside the buffers too */
     if (jit_validate(fn, idx) != rc)
         abort();
+    /* so does the check in three parts: one of them fails where it fails */
+    int part_rc[3], bad_parts = 0;
+    for (int p = 0; p < 3; p++) {
+        part_rc[p] = jit_validate_part(fn, idx, p, 3);
+        bad_parts += part_rc[p] != JIT_OK;
+        if (part_rc[p] != JIT_OK && part_rc[p] != rc)
+            abort();
+    }
+    if ((rc == JIT_OK) != (bad_parts == 0))
+        abort();
     int64_t units = jit_units(fn);
     if (units < 0)
         abort();
