@@ -467,19 +467,23 @@ typedef struct racer {
     float *out;
     int64_t units;
     int rc;
+    int parts; /* 0: jit_validate; else jit_validate_part, part by part */
 } racer;
 
 static void *race_ranges(void *arg)
 {
     racer *r = arg;
-    r->rc = jit_validate(r->fn, r->idx);
+    r->rc = r->parts ? JIT_OK : jit_validate(r->fn, r->idx);
+    for (int p = 0; p < r->parts && r->rc == JIT_OK; p++)
+        r->rc = jit_validate_part(r->fn, r->idx, p, r->parts);
     if (r->rc == JIT_OK)
         r->rc = jit_run_range(r->fn, r->data, r->idx, NULL, r->out, 0, r->units);
     return NULL;
 }
 
 /* Four threads' first queries of a fresh kernel race to compile its parts
- * (one module is kept, the others freed): each gets the whole kernel's
+ * (one module is kept, the others freed), two by jit_validate and two by
+ * jit_validate_part (in one and three parts): each gets the whole kernel's
  * bytes, and JIT code serves them all (run under TSan by build.sh). */
 static void test_parts_first_queries_race(void **state)
 {
@@ -499,7 +503,7 @@ static void test_parts_first_queries_race(void **state)
     racer r[RACERS];
     pthread_t t[RACERS];
     for (int i = 0; i < RACERS; i++) {
-        r[i] = (racer){fn, data, idx, out[i], jit_units(fn), -1};
+        r[i] = (racer){fn, data, idx, out[i], jit_units(fn), -1, i % 2 ? i : 0};
         assert_int_equal(pthread_create(&t[i], NULL, race_ranges, &r[i]), 0);
     }
     for (int i = 0; i < RACERS; i++) {
