@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -179,14 +180,16 @@ static int by_ranges(uint64_t *rs, jit_kernel fn, const split_case *c, int64_t n
     unsigned char *out = malloc((size_t)c->out_bytes + 1);
     assert_non_null(out);
     memset(out, 0xa5, (size_t)c->out_bytes + 1);
-    /* the whole check, or parts of it in random order (jit_validate_part) */
+    /* the whole check, or its parts from a random one on (jit_validate_part) */
     int parts = (int)support_rand_range(rs, 0, 5), fails = 0, rc = JIT_OK;
     if (parts == 0) {
         rc = jit_validate(fn, idx);
         if (rc != JIT_OK)
             fails = report(c, n, "jit_validate: status %d", rc);
     }
-    for (int p = parts - 1; p >= 0 && !fails; p--) {
+    int first = parts ? (int)support_rand_range(rs, 0, parts - 1) : 0;
+    for (int i = 0; i < parts && !fails; i++) {
+        int p = (first + i) % parts;
         rc = jit_validate_part(fn, idx, p, parts);
         if (rc != JIT_OK)
             fails = report(c, n, "jit_validate_part %d of %d: status %d", p, parts, rc);
@@ -820,17 +823,29 @@ static void test_dynamic_checks_in_parts(void **state)
     free(data), free(want), free(got), free(idx);
 }
 
-/* jit_validate_part on the GatherND of call_large: kernels with 2 MB of
- * indices check their slice of the tuples (the split kernel's own range
- * function, and the lazy parts of a one-thread kernel, have a check mode);
- * a small kernel's part 0 checks every tuple. A bad index fails the parts
- * whose slice holds it, with jit_validate's message, and no other; ranges
- * after the parts wrap negative indices even where jit_validate had seen
- * none before. Bad part numbers are refused. */
+/* The part of `parts` near-equal slices of n that holds item `at`. */
+static int part_holding(int64_t at, int64_t n, int parts)
+{
+    int64_t q = n / parts, r = n % parts;
+    for (int p = 0; p < parts; p++)
+        if (at < q * (p + 1) + (p + 1 < r ? p + 1 : r))
+            return p;
+    return -1;
+}
+
+/* jit_validate_part on the GatherND of call_large. Every part checks its
+ * own slice of the tuples, whichever engine answers: the range function's
+ * check mode (2 MB of indices: the split kernel's own, or the lazy parts
+ * of a one-thread kernel), the reference's pass (a small kernel, the
+ * reference kernel, a tiered kernel before its switch: the parts of one
+ * check may meet both engines). A bad index fails the part whose slice
+ * holds it, with jit_validate's message, and no other; ranges after the
+ * parts wrap negative indices even where jit_validate had seen none
+ * before. Bad part numbers are refused. */
 static void test_validate_in_parts(void **state)
 {
     (void)state;
-    enum { N = 131072, SMALL = 64 };
+    enum { N = 131072, SMALL = 64, RUNS = 5 };
     float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
           *got = malloc(N * sizeof *got);
     int64_t *idx = malloc(2 * N * sizeof *idx);
@@ -839,7 +854,9 @@ static void test_validate_in_parts(void **state)
         data[i] = (float)i;
     uint64_t rs = 43;
     char msg[512], whole_msg[512];
-    for (int run = 0; run < 3; run++) { /* one thread, two threads, a small kernel */
+    /* one thread, two threads, a small kernel, the reference kernel, a
+     * tiered kernel's parts while it switches */
+    for (int run = 0; run < RUNS; run++) {
         int64_t n = run == 2 ? SMALL : N;
         for (int64_t i = 0; i < 2 * n; i++)
             idx[i] = support_rand_range(&rs, 0, 1023);
@@ -849,6 +866,30 @@ static void test_validate_in_parts(void **state)
         s.data_shape = shape2(1024, 1024);
         s.indices_shape = shape2(n, 2);
         s.threads = run == 1 ? 2 : 1;
+        s.engine = run == 3 ? JIT_ENGINE_REFERENCE : JIT_ENGINE_AUTO;
+        int64_t at = n * 5 / 8; /* in part 2 of 4, part 4 of 7 */
+        if (run == 4) { /* part 3 (the bad one) before the switch, then the rest */
+            at = n - 2;
+            idx[2 * at + 1] = 1024;
+            jit_kernel fn = jit_compile_async(&s);
+            assert_non_null(fn);
+            jit_kernel_info info;
+            assert_int_equal(jit_info(fn, &info), 0);
+            int first = info.engine; /* the reference's, unless the compile won */
+            for (int p = 3; p >= 0; p--) {
+                int rc = jit_validate_part(fn, idx, p, 4);
+                if (rc != (p == part_holding(at, n, 4) ? JIT_STATUS_BAD_INDEX : JIT_OK))
+                    fail_msg("tiered (first on engine %d): part %d of 4: status %d", first, p,
+                             rc);
+                for (int i = 0; p == 3 && i < 5000 && info.engine != JIT_ENGINE_JIT; i++) {
+                    struct timespec ts = {0, 1000000}; /* the rest on the JIT kernel */
+                    nanosleep(&ts, NULL);
+                    assert_int_equal(jit_info(fn, &info), 0);
+                }
+            }
+            assert_int_equal(jit_release(fn), 0);
+            continue;
+        }
         jit_kernel fn = jit_compile(&s);
         assert_non_null(fn);
         int64_t units = jit_units(fn);
@@ -869,14 +910,13 @@ static void test_validate_in_parts(void **state)
             if (memcmp(got, want, (size_t)n * sizeof *got) != 0)
                 fail_msg("run %d, %d parts: the ranges differ from the kernel's call", run, parts);
         }
-        int64_t at = n * 5 / 8; /* in part 2 of 4, part 4 of 7 */
         idx[2 * at + 1] = 1024;
         assert_int_equal(jit_validate(fn, idx), JIT_STATUS_BAD_INDEX);
         snprintf(whole_msg, sizeof whole_msg, "%s", jit_last_error());
         for (int parts = 1; parts <= 7; parts += 3) {
             for (int p = 0; p < parts; p++) {
                 int rc = jit_validate_part(fn, idx, p, parts);
-                int holds = run == 2 ? p == 0 : p == (int)(at * parts / n);
+                int holds = p == part_holding(at, n, parts);
                 if (rc != (holds ? JIT_STATUS_BAD_INDEX : JIT_OK))
                     fail_msg("run %d: part %d of %d: status %d", run, p, parts, rc);
                 if (holds)

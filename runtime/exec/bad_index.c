@@ -57,22 +57,40 @@ static int tj_describe(const tj_plan *p, const void *indices, int64_t tuple, int
                         pol);
 }
 
-int tj_report_bad_index(const tj_plan *p, const void *indices)
+/* The first tuple of [begin, end) the policy rejects: its number, and the
+ * entry in *entry; -1 when every one is usable. */
+static int64_t tj_first_bad(const tj_plan *p, const void *indices, int64_t begin, int64_t end,
+                            int *entry)
 {
     /* Tuples of k = 0 entries hold no index, and their number is bounded by
      * nothing (indices [2^40, 2^20, 0] is valid): never loop over them.
      * With k > 0 the tuples are bounded by the indices' byte count. */
     if (tj_policy_fills(p->policy) || p->depth == 0)
-        return JIT_OK;
-    int64_t n = p->tuples;
-    for (int64_t t = 0; t < n; t++) {
+        return -1;
+    for (int64_t t = begin; t < end; t++) {
         for (int e = 0; e < p->depth; e++) {
             int64_t v = tj_index_load(indices, p->index_type, t * p->depth + e), pos;
             if (!tj_index_resolve(v, p->dims[e], p->policy, &pos)) {
-                tj_describe(p, indices, t, e);
-                return JIT_STATUS_BAD_INDEX;
+                *entry = e;
+                return t;
             }
         }
     }
-    return JIT_OK;
+    return -1;
+}
+
+int tj_report_bad_index(const tj_plan *p, const void *indices)
+{
+    int e = 0;
+    int64_t t = tj_first_bad(p, indices, 0, p->tuples, &e);
+    if (t < 0)
+        return JIT_OK;
+    tj_describe(p, indices, t, e);
+    return JIT_STATUS_BAD_INDEX;
+}
+
+int tj_bad_index_in(const tj_plan *p, const void *indices, int64_t begin, int64_t end)
+{
+    int e = 0;
+    return tj_first_bad(p, indices, begin, end, &e) >= 0;
 }

@@ -154,12 +154,14 @@ static void tj_part_bounds(int64_t n, int64_t part, int64_t parts, int64_t *begi
     *end = q * (part + 1) + (part + 1 < r ? part + 1 : r);
 }
 
-/* jit_validate_part of a kernel the parts API serves. A range function
- * with a check mode checks its slice of the tuples; any other kernel's
- * part 0 checks them all and the other parts nothing. A bad index found
- * is named by the whole check (the first one, as jit_validate names it).
- * Ranges after it wrap negative indices: the parts cannot tell together,
- * without a race, that none was negative. */
+/* jit_validate_part of a kernel the parts API serves: every part checks
+ * its own slice of the tuples, whichever engine answers it (a tiered
+ * kernel may change engines between two parts of one check), by the range
+ * function's check mode where it has one (1 MB of indices or more), else
+ * by the reference's pass over the slice. A bad index found is named by
+ * the whole check (the first one, as jit_validate names it). Ranges after
+ * it wrap negative indices: the parts cannot tell together, without a
+ * race, that none was negative. */
 static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int64_t part,
                                    int64_t parts)
 {
@@ -174,17 +176,17 @@ static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int6
         return rc;
     tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
     __atomic_store_n(&mk->nonneg_indices, NULL, __ATOMIC_RELAXED);
-    tj_lazy_parts lp;
-    int jit = tj_parts_of(k, &lp);
-    if (!jit || !lp.range_checks)
-        return part == 0 ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
     int64_t begin, end;
     tj_part_bounds(k->plan.tuples, part, parts, &begin, &end);
     if (begin >= end)
         return JIT_OK;
-    /* the check mode reads the indices alone */
-    int bits = lp.range(NULL, indices, NULL, NULL, begin, end, TJ_RANGE_CHECK);
-    return bits & TJ_CHECK_BAD ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
+    tj_lazy_parts lp;
+    int jit = tj_parts_of(k, &lp), bad;
+    if (jit && lp.range_checks) /* the check mode reads the indices alone */
+        bad = lp.range(NULL, indices, NULL, NULL, begin, end, TJ_RANGE_CHECK) & TJ_CHECK_BAD;
+    else
+        bad = tj_bad_index_in(&k->plan, indices, begin, end);
+    return bad ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
 }
 
 int tj_validate_part_of(jit_kernel fn, jit_op op, const void *indices, int64_t part,

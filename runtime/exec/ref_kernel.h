@@ -25,5 +25,8 @@ int tj_check_buffers(const tj_plan *p, const void *data, const void *indices,
  * jit_last_error() to name its position, value and dimension, and returns
  * JIT_STATUS_BAD_INDEX; JIT_OK when every tuple is usable. */
 int tj_report_bad_index(const tj_plan *p, const void *indices);
+/* 1 when the policy rejects a tuple of [begin, end) (0 <= begin <= end <=
+ * p->tuples), else 0; no message (jit_validate_part's slices). */
+int tj_bad_index_in(const tj_plan *p, const void *indices, int64_t begin, int64_t end);
 
 #endif
