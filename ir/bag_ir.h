@@ -36,12 +36,14 @@
  * (docs/performance.md, 'Embedding bags'), but for long bags (at least
  * TJ_BAG_PREFETCH_LONG_BAG lookups on average: E1's 100), which went
  * 0.64-0.66 of the static kernel at 64 lookups against 0.67-0.70 at 32,
- * where E4's and E5's short ones lost at 64; and for tables that fit the
- * last-level cache, whose rows come from it: E3's 15 MB went 0.66-0.73 of
- * the static kernel at 64 against 0.78-0.86 at 32 on the AMD host, and
- * 0.85 against 1.17-1.31 on a 16-core Xeon, where E5's 256 MB (inside its
- * L3) gained too, while on the AMD host E2b, E4 and E5, out of its L3,
- * lost at 64 (docs/performance.md, 'A 16-core Xeon'). On an Intel core
+ * where E4's and E5's short ones lost at 64; and, on an Intel core, for
+ * tables that fit the last-level cache, whose rows come from it: E3's
+ * 15 MB went 0.85 of the static kernel at 64 against 1.17-1.31 at 32 on a
+ * 16-core Xeon, where E5's 256 MB (inside its L3) gained too (docs/
+ * performance.md, 'A 16-core Xeon'). On the AMD host E3 gained at 64 too
+ * until its row of 128 f32 became a loop over two blocks of columns; since,
+ * 16-32 ahead beat 64 by 5-20% there, in one process and in the bench
+ * ('E3's distance on the AMD host, again'). On an Intel core
  * the other bags (short, from a table in memory) prefetch
  * TJ_BAG_PREFETCH_FAR_ROWS ahead, as long as those rows take at most
  * 1/TJ_BAG_PREFETCH_L2_SHARE of its L2 (where T1 puts them): on the

@@ -102,10 +102,12 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
 }
 
 /* The table fits the host's last-level cache (a dynamic table never does:
- * its size is the call's). */
+ * its size is the call's), on a core that prefetches far: rows from that
+ * cache went further ahead on the Xeon only, once a row of 128 f32 was a
+ * loop over two blocks on the AMD host (bag_ir.h). */
 static int tj_bag_table_in_llc(const tj_bag_layout *l)
 {
-    return l->llc_bytes > 0 && l->table_bytes <= l->llc_bytes;
+    return l->far_prefetch && l->llc_bytes > 0 && l->table_bytes <= l->llc_bytes;
 }
 
 /* Bags of TJ_BAG_PREFETCH_LONG_BAG lookups or more on average (a dynamic
