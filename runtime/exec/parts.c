@@ -189,8 +189,9 @@ static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int6
     return bad ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
 }
 
-int tj_validate_part_of(jit_kernel fn, jit_op op, const void *indices, int64_t part,
-                        int64_t parts)
+/* jit_validate (whole) or jit_validate_part of fn, pinned while it runs. */
+static int tj_validate_call(jit_kernel fn, jit_op op, const void *indices, int whole,
+                            int64_t part, int64_t parts)
 {
     int tiered;
     tj_cache_pinned pin;
@@ -200,24 +201,21 @@ int tj_validate_part_of(jit_kernel fn, jit_op op, const void *indices, int64_t p
     int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel checks its offsets too: call "
                                    "jit_validate_bag");
     if (rc == JIT_OK)
-        rc = tj_validate_part_kernel(k, indices, part, parts);
+        rc = whole ? tj_validate_kernel(k, indices)
+                   : tj_validate_part_kernel(k, indices, part, parts);
     tj_user_kernel_done(&pin);
     return rc;
 }
 
 int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
 {
-    int tiered;
-    tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
-    if (!k)
-        return JIT_STATUS_BAD_POINTER;
-    int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel checks its offsets too: call "
-                                   "jit_validate_bag");
-    if (rc == JIT_OK)
-        rc = tj_validate_kernel(k, indices);
-    tj_user_kernel_done(&pin);
-    return rc;
+    return tj_validate_call(fn, op, indices, 1, 0, 1);
+}
+
+int tj_validate_part_of(jit_kernel fn, jit_op op, const void *indices, int64_t part,
+                        int64_t parts)
+{
+    return tj_validate_call(fn, op, indices, 0, part, parts);
 }
 
 /* Ranges the reference code ran (tj_parts_reference_ranges). */
