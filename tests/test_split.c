@@ -823,6 +823,83 @@ static void test_dynamic_checks_in_parts(void **state)
     free(data), free(want), free(got), free(idx);
 }
 
+/* The scatters' dynamic kernels with 1 MB of i64 indices or more (every
+ * dim dynamic but the tuple length), split (forced) or not: ScatterNDUpdate-15 and
+ * ScatterElementsUpdate-12 summing with collisions (S5d's and S6's
+ * kinds), under error and negative-wraps: each call gives the one-thread
+ * static kernel's bytes, and a bad index its status and message with
+ * nothing written. */
+static void test_dynamic_scatters_check_in_parts(void **state)
+{
+    (void)state;
+    enum { ROWS = 512, COLS = 256, N = ROWS * COLS }; /* 1 MB of i64 indices */
+    float *data = malloc(N * sizeof *data), *upd = malloc(N * sizeof *upd),
+          *want = malloc(N * sizeof *want), *got = malloc(N * sizeof *got);
+    int64_t *idx = malloc(N * sizeof *idx);
+    assert_true(data && upd && want && got && idx);
+    uint64_t rs = 47;
+    for (int i = 0; i < N; i++)
+        data[i] = (float)support_rand_range(&rs, -64, 64), upd[i] = (float)(i % 97) / 8;
+    char msg_one[512], msg_two[512];
+    for (int run = 0; run < 8; run++) { /* op, policy, forced split or not */
+        int nd = run / 4, wraps = run / 2 % 2, forced = run % 2;
+        support_setenv("TENSORJIT_SPLIT_MIN", forced ? "1" : NULL);
+        jit_sig s = {0};
+        s.dtype = JIT_F32, s.index_type = JIT_I64, s.reduction = JIT_REDUCTION_SUM;
+        s.index_policy = wraps ? JIT_INDEX_NEGATIVE_WRAPS : JIT_INDEX_ERROR;
+        s.data_shape = shape2(ROWS, COLS);
+        int64_t count = N, dims[6] = {ROWS, COLS, ROWS, COLS, ROWS, COLS}, bounds[2];
+        if (nd) { /* every element by a tuple of 2: indices [N / 2, 2], updates [N / 2] */
+            s.op = JIT_OP_SCATTER_ND_UPDATE, s.opset = 15;
+            s.indices_shape = shape2(N / 2, 2);
+            s.updates_shape = (jit_shape){1, {N / 2}};
+            dims[2] = N / 2, dims[3] = 2, dims[4] = N / 2;
+            bounds[0] = ROWS, bounds[1] = COLS;
+        } else {
+            s.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, s.opset = 12, s.axis = 1;
+            s.indices_shape = shape2(ROWS, COLS);
+            s.updates_shape = s.indices_shape;
+            bounds[0] = bounds[1] = COLS;
+        }
+        int64_t bound = bounds[1]; /* of the last entry */
+        for (int64_t i = 0; i < count; i++)
+            idx[i] = support_rand_range(&rs, wraps ? -bounds[i % 2] : 0, bounds[i % 2] - 1);
+        s.threads = 1;
+        jit_kernel one = jit_compile(&s);
+        jit_sig d = s;
+        d.threads = 2;
+        for (int i = 0; i < 2; i++)
+            d.data_shape.dims[i] = d.indices_shape.dims[i] = d.updates_shape.dims[i] =
+                JIT_DIM_DYNAMIC;
+        if (nd)
+            d.indices_shape.dims[1] = 2; /* the tuple length stays static */
+        jit_kernel two = jit_compile(&d);
+        assert_true(one && two);
+        char *ir = jit_dump(&d, JIT_DUMP_IR);
+        assert_non_null(ir);
+        if (!strstr(ir, "check.in.parts"))
+            fail_msg("run %d: the dynamic main does not choose where the check goes", run);
+        jit_free(ir);
+        for (int bad = 0; bad < 2; bad++) {
+            if (bad)
+                idx[count - 1] = bound; /* past the dim */
+            memset(want, 0x5a, N * sizeof *want), memset(got, 0x5a, N * sizeof *got);
+            int rc_one = jit_call(one, data, idx, upd, want);
+            snprintf(msg_one, sizeof msg_one, "%s", rc_one ? jit_last_error() : "");
+            int rc = jit_call_dynamic(two, data, idx, upd, got, dims);
+            snprintf(msg_two, sizeof msg_two, "%s", rc ? jit_last_error() : "");
+            assert_int_equal(rc_one, bad ? JIT_STATUS_BAD_INDEX : JIT_OK);
+            assert_int_equal(rc, rc_one);
+            assert_string_equal(msg_two, msg_one);
+            if (memcmp(got, want, N * sizeof *got) != 0)
+                fail_msg("run %d, bad %d: not the one-thread kernel's bytes", run, bad);
+        }
+        idx[count - 1] = 0;
+    }
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    free(data), free(upd), free(want), free(got), free(idx);
+}
+
 /* The part of `parts` near-equal slices of n that holds item `at`. */
 static int part_holding(int64_t at, int64_t n, int parts)
 {
@@ -986,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_quiet_calls_counted),
         cmocka_unit_test(test_checks_in_parts),
         cmocka_unit_test(test_dynamic_checks_in_parts),
+        cmocka_unit_test(test_dynamic_scatters_check_in_parts),
         cmocka_unit_test(test_validate_in_parts),
         cmocka_unit_test(test_small_kernels_ranges_are_jit),
         cmocka_unit_test(test_ranges_wrap_once),
