@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "tensorjit.h"
 
 enum { VP_MAX_THREADS = 64, VP_MAX_ROUNDS = 1001 };
@@ -34,13 +34,6 @@ typedef struct vp_worker {
     vp_pool *pool;
     int part;
 } vp_worker;
-
-static double vp_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static void *vp_work(void *arg)
 {
@@ -71,18 +64,6 @@ static int vp_parts(vp_pool *p)
         if (p->status[i] != JIT_OK)
             return p->status[i];
     return JIT_OK;
-}
-
-static int vp_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double vp_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, vp_cmp);
-    return v[n / 2];
 }
 
 static int vp_usage(void)
@@ -138,11 +119,11 @@ int main(int argc, char **argv)
     }
     int bad = vp_parts(&pool) != JIT_OK; /* the parts module compiles here */
     for (long long r = 0; r < rounds && !bad; r++) {
-        double t0 = vp_now_ns();
+        double t0 = tj_bench_now_ns();
         bad |= jit_validate(pool.kernel, idx) != JIT_OK;
-        double t1 = vp_now_ns();
+        double t1 = tj_bench_now_ns();
         bad |= vp_parts(&pool) != JIT_OK;
-        whole[r] = t1 - t0, parted[r] = vp_now_ns() - t1;
+        whole[r] = t1 - t0, parted[r] = tj_bench_now_ns() - t1;
     }
     idx[tuples * 2 - 1] = 1024; /* the last index: the last part must find it */
     bad |= jit_validate(pool.kernel, idx) != JIT_STATUS_BAD_INDEX ||
@@ -154,7 +135,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "a check disagreed: %s\n", jit_last_error());
         return 1;
     }
-    double a = vp_median(whole, (int)rounds), b = vp_median(parted, (int)rounds);
+    double a = tj_bench_median(whole, (int)rounds), b = tj_bench_median(parted, (int)rounds);
     printf("GatherND [1024,1024] f32, %lld i64 tuples of 2 (%.1f MiB), kernel threads %lld: "
            "jit_validate %.1f us, %lld parts on %lld threads %.1f us (%.2f); medians of %lld\n",
            tuples, (double)tuples * 16 / 1048576, kernel_threads, a / 1e3, threads, threads,

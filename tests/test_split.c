@@ -659,6 +659,28 @@ static void test_probes_back_off(void **state)
                      (long long)tj_split_probe_every(1000, probe_ps));
 }
 
+/* The buffers of the large GatherND calls below: data [1024, 1024] f32
+ * holding its own element numbers, outputs and i64 tuples of 2 for n. */
+typedef struct large_bufs {
+    float *data, *want, *got;
+    int64_t *idx;
+} large_bufs;
+
+static large_bufs large_bufs_new(int64_t n)
+{
+    large_bufs b = {malloc(1024 * 1024 * sizeof(float)), malloc((size_t)n * sizeof(float)),
+                    malloc((size_t)n * sizeof(float)), malloc(2 * (size_t)n * sizeof(int64_t))};
+    assert_true(b.data && b.want && b.got && b.idx);
+    for (int i = 0; i < 1024 * 1024; i++)
+        b.data[i] = (float)i;
+    return b;
+}
+
+static void large_bufs_free(large_bufs *b)
+{
+    free(b->data), free(b->want), free(b->got), free(b->idx);
+}
+
 /* One call of a GatherND [1024,1024] f32 by `n` i64 tuples of 2 into a
  * buffer first filled with 0x5a: its status and message. */
 static int call_large(jit_kernel fn, const float *data, const int64_t *idx, float *out, size_t n,
@@ -668,6 +690,28 @@ static int call_large(jit_kernel fn, const float *data, const int64_t *idx, floa
     int rc = ((jit_gather_nd_fn)fn)(data, idx, out);
     snprintf(msg, len, "%s", rc == JIT_OK ? "" : jit_last_error());
     return rc;
+}
+
+/* A bad index refused by the one-thread kernel (rc_one, msg_one) and the
+ * kernel under test alike, the same message, nothing written by either
+ * (both outputs were filled alike before). */
+static void expect_same_refusal(int rc_one, const char *msg_one, int rc, const char *msg,
+                                const void *want, const void *got, size_t bytes)
+{
+    assert_int_equal(rc_one, JIT_STATUS_BAD_INDEX);
+    assert_int_equal(rc, rc_one);
+    assert_string_equal(msg, msg_one);
+    if (memcmp(got, want, bytes) != 0)
+        fail_msg("written after a bad index: %s", msg);
+}
+
+/* Where every call was forced split, at least `least` of fn's were. */
+static void expect_split_calls(jit_kernel fn, int forced, int64_t least)
+{
+    tj_split_counts c;
+    assert_int_equal(tj_split_counts_of(fn, &c), 0);
+    if (forced && c.split < least)
+        fail_msg("forced: %lld calls split of %lld", (long long)c.split, (long long)c.calls);
 }
 
 /* A split kernel whose indices take 1 MB or more checks them in parts
@@ -680,12 +724,9 @@ static void test_checks_in_parts(void **state)
 {
     (void)state;
     enum { N = 131072 }; /* 2 MB of i64 tuples */
-    float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
-          *got = malloc(N * sizeof *got);
-    int64_t *idx = malloc(2 * N * sizeof *idx);
-    assert_true(data && want && got && idx);
-    for (int i = 0; i < 1024 * 1024; i++)
-        data[i] = (float)i;
+    large_bufs b = large_bufs_new(N);
+    float *data = b.data, *want = b.want, *got = b.got;
+    int64_t *idx = b.idx;
     uint64_t rs = 31;
     static const jit_index_policy policies[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS};
     char msg_one[512], msg_two[512];
@@ -722,18 +763,11 @@ static void test_checks_in_parts(void **state)
         idx[2 * N - 3] = 1024; /* the column of the last tuple but one */
         int rc_one = call_large(one, data, idx, want, N, msg_one, sizeof msg_one);
         int rc = call_large(two, data, idx, got, N, msg_two, sizeof msg_two);
-        assert_int_equal(rc_one, JIT_STATUS_BAD_INDEX);
-        assert_int_equal(rc, rc_one);
-        assert_string_equal(msg_two, msg_one);
-        if (memcmp(got, want, N * sizeof *got) != 0)
-            fail_msg("policy %d, forced %d: written after a bad index", pi, forced);
-        tj_split_counts c;
-        assert_int_equal(tj_split_counts_of(two, &c), 0);
-        if (forced && c.split < 6)
-            fail_msg("forced: %lld calls split of %lld", (long long)c.split, (long long)c.calls);
+        expect_same_refusal(rc_one, msg_one, rc, msg_two, want, got, N * sizeof *got);
+        expect_split_calls(two, forced, 6);
     }
     support_setenv("TENSORJIT_SPLIT_MIN", NULL);
-    free(data), free(want), free(got), free(idx);
+    large_bufs_free(&b);
 }
 
 /* A call of the dynamic GatherND kernel of data [1024, 1024] by n tuples
@@ -758,12 +792,9 @@ static void test_dynamic_checks_in_parts(void **state)
 {
     (void)state;
     enum { N = 131072, SMALL = 4096 }; /* 2 MB of i64 tuples; 64 KB */
-    float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
-          *got = malloc(N * sizeof *got);
-    int64_t *idx = malloc(2 * N * sizeof *idx);
-    assert_true(data && want && got && idx);
-    for (int i = 0; i < 1024 * 1024; i++)
-        data[i] = (float)i;
+    large_bufs b = large_bufs_new(N);
+    float *data = b.data, *want = b.want, *got = b.got;
+    int64_t *idx = b.idx;
     uint64_t rs = 37;
     static const jit_index_policy policies[] = {JIT_INDEX_ERROR, JIT_INDEX_NEGATIVE_WRAPS};
     char msg_one[512], msg_two[512];
@@ -808,19 +839,12 @@ static void test_dynamic_checks_in_parts(void **state)
             int rc_one = call_large(one, data, idx, want, n, msg_one, sizeof msg_one);
             int rc = call_large_dynamic(two, data, idx, got, n, msg_two, sizeof msg_two);
             idx[2 * n - 3] = saved;
-            assert_int_equal(rc_one, JIT_STATUS_BAD_INDEX);
-            assert_int_equal(rc, rc_one);
-            assert_string_equal(msg_two, msg_one);
-            if (memcmp(got, want, n * sizeof *got) != 0)
-                fail_msg("run %d, %zu tuples: written after a bad index", run, n);
+            expect_same_refusal(rc_one, msg_one, rc, msg_two, want, got, n * sizeof *got);
         }
-        tj_split_counts c;
-        assert_int_equal(tj_split_counts_of(two, &c), 0);
-        if (forced && c.split < 8)
-            fail_msg("forced: %lld calls split of %lld", (long long)c.split, (long long)c.calls);
+        expect_split_calls(two, forced, 8);
     }
     support_setenv("TENSORJIT_SPLIT_MIN", NULL);
-    free(data), free(want), free(got), free(idx);
+    large_bufs_free(&b);
 }
 
 /* The scatters' dynamic kernels with 1 MB of i64 indices or more (every
@@ -923,12 +947,9 @@ static void test_validate_in_parts(void **state)
 {
     (void)state;
     enum { N = 131072, SMALL = 64, RUNS = 5 };
-    float *data = malloc(1024 * 1024 * sizeof *data), *want = malloc(N * sizeof *want),
-          *got = malloc(N * sizeof *got);
-    int64_t *idx = malloc(2 * N * sizeof *idx);
-    assert_true(data && want && got && idx);
-    for (int i = 0; i < 1024 * 1024; i++)
-        data[i] = (float)i;
+    large_bufs b = large_bufs_new(N);
+    float *data = b.data, *want = b.want, *got = b.got;
+    int64_t *idx = b.idx;
     uint64_t rs = 43;
     char msg[512], whole_msg[512];
     /* one thread, two threads, a small kernel, the reference kernel, a
@@ -1007,7 +1028,7 @@ static void test_validate_in_parts(void **state)
         assert_int_equal(jit_validate_part(fn, idx, -1, 3), JIT_STATUS_BAD_SHAPE);
         assert_int_equal(jit_validate_part(fn, NULL, 0, 1), JIT_STATUS_BAD_POINTER);
     }
-    free(data), free(want), free(got), free(idx);
+    large_bufs_free(&b);
 }
 
 /* A kernel of G3's size (16 KB, 3 us), kept alone by the rule on most
