@@ -26,6 +26,7 @@
 
 #include "cache.h"
 #include "jit_support.h"
+#include "split_rule.h"
 #include "oracle.h"
 #include "support.h"
 #include "tensorjit.h"

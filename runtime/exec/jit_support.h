@@ -57,11 +57,6 @@ typedef struct tj_split_counts {
 } tj_split_counts;
 /* 0 and *out for a kernel of this library; -1 (*out zeroed) otherwise. */
 int tj_split_counts_of(jit_kernel fn, tj_split_counts *out);
-/* Every how many calls the split rule probes the way its verdict does not
- * take, from the kept way's and the probed way's costs (ps per unit of
- * work; 0: not measured): the more a probe loses, the rarer. */
-int64_t tj_split_probe_every(int64_t kept_ps, int64_t probe_ps);
-
 /* How many jit_run_range calls the reference code served so far, in this
  * process (runtime/exec/parts.c): tests hold JIT kernels' ranges to none. */
 int64_t tj_parts_reference_ranges(void);
