@@ -26,6 +26,7 @@
 
 #include "cache.h"
 #include "jit_support.h"
+#include "pool.h"
 #include "split_rule.h"
 #include "oracle.h"
 #include "support.h"
@@ -660,6 +661,91 @@ static void test_probes_back_off(void **state)
                      (long long)tj_split_probe_every(1000, probe_ps));
 }
 
+/* Made-up times for the split rule (tj_split_decide, tj_split_noted): a
+ * call alone costs alone_ns; a split call split_ns back to back, wake_ns
+ * more when the call before it ran alone (the pool's workers asleep), and
+ * cold_ns while it is one of the first `cold` (the pool starting). */
+typedef struct rule_sim {
+    double alone_ns, split_ns, wake_ns, cold_ns;
+    int cold, splits, last_split;
+    double total_ns;
+} rule_sim;
+
+/* One call through the rule: whether it ran split. */
+static int rule_sim_call(tj_split_stat *st, rule_sim *m)
+{
+    const tj_split_size size = {4096, 2, 256};
+    const double work = 1e6; /* units of work: alone_ns 2e6 is 2000 ps a unit */
+    tj_split_way w;
+    int timed = tj_split_decide(&size, work, st, &w);
+    int split = w.parts > 1;
+    double ns = !split                 ? m->alone_ns
+                : m->splits < m->cold  ? m->cold_ns
+                : m->last_split        ? m->split_ns
+                                       : m->split_ns + m->wake_ns;
+    m->splits += split;
+    m->last_split = split;
+    m->total_ns += ns;
+    if (timed)
+        tj_split_noted(st, w, ns, work);
+    return split;
+}
+
+/* Issue 20, on the 16-core device host: S6's first split calls were slow
+ * (the pool starting), so the verdict was alone; every probe after that
+ * was one split call among calls alone, which met sleeping workers and
+ * paid their wake-up (up to milliseconds on that virtual machine), lost,
+ * and kept the kernel alone for a whole short run, although its split
+ * calls back to back took half the time. A probe of the split way now
+ * follows a split call that wakes the pool, and is taken back to back:
+ * the verdict turns at the first probe. */
+static void test_probes_wake_the_pool_first(void **state)
+{
+    (void)state;
+    if (tj_pool_cpus() < 2)
+        skip();
+    tj_split_stat st;
+    memset(&st, 0, sizeof st);
+    rule_sim m = {.alone_ns = 2e6, .split_ns = 1e6, .wake_ns = 1.5e6, .cold_ns = 3e6, .cold = 2};
+    int ran_split[41] = {0};
+    for (int call = 1; call <= 40; call++)
+        ran_split[call] = rule_sim_call(&st, &m);
+    /* from call 11 all split, but the due probes of the way alone */
+    for (int call = 11; call <= 40; call++)
+        if (!ran_split[call] && call != 16 && call != 32)
+            fail_msg("call %d ran alone: the first probe (call 8) did not turn the verdict", call);
+    tj_split_counts c;
+    tj_split_counts_read(&st, &c);
+    assert_int_equal(c.calls, 40);
+    assert_int_equal(c.alone + c.split, 40); /* the wake-up calls among the split ones */
+    assert_true(c.split_ps < c.alone_ps);
+}
+
+/* Where split calls lose even back to back (3 ms against 2 ms alone), the
+ * verdict stays alone, and its probes, two split calls each now, still
+ * cost at most about 1% of the calls' time after the first 64. */
+static void test_probes_that_lose_stay_rare(void **state)
+{
+    (void)state;
+    if (tj_pool_cpus() < 2)
+        skip();
+    enum { CALLS = 4096, FIRST = 64 };
+    tj_split_stat st;
+    memset(&st, 0, sizeof st);
+    rule_sim m = {.alone_ns = 2e6, .split_ns = 3e6, .wake_ns = 0, .cold_ns = 3e6, .cold = 2};
+    for (int call = 1; call <= FIRST; call++)
+        rule_sim_call(&st, &m);
+    double before = m.total_ns;
+    int splits = 0;
+    for (int call = FIRST + 1; call <= CALLS; call++)
+        splits += rule_sim_call(&st, &m);
+    double extra = (m.total_ns - before) / ((CALLS - FIRST) * m.alone_ns) - 1;
+    if (extra > 0.012)
+        fail_msg("probes cost %.2f%% of the calls' time (%d split calls of %d)", 100 * extra,
+                 splits, CALLS - FIRST);
+    assert_true(splits >= 2); /* but the host is still looked at */
+}
+
 /* The buffers of the large GatherND calls below: data [1024, 1024] f32
  * holding its own element numbers, outputs and i64 tuples of 2 for n. */
 typedef struct large_bufs {
@@ -1093,6 +1179,8 @@ int main(void)
         cmocka_unit_test(test_split_counts_add_up),
         cmocka_unit_test(test_split_ranges_stream),
         cmocka_unit_test(test_probes_back_off),
+        cmocka_unit_test(test_probes_wake_the_pool_first),
+        cmocka_unit_test(test_probes_that_lose_stay_rare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,9 @@
  * execution'). A probe that disagrees with the verdict is confirmed by a
  * second one at the next call, so that two samples of the other way, taken
  * next to the verdict's own, can turn it without waiting for the next
- * probe. The model only speaks for short calls (below TJ_SPLIT_ESCAPE_NS)
+ * probe; a probe of the split way is taken after a split call that wakes
+ * the pool (tj_split_wake_first), so that it costs what split calls back
+ * to back would. The model only speaks for short calls (below TJ_SPLIT_ESCAPE_NS)
  * and for a kernel's first split calls: a longer one follows its own
  * measured costs, and probes when a probe is due even while the model
  * says no, since the pool's cost is every kernel's and only jobs measure
@@ -57,7 +59,6 @@
 /* Calls the model keeps alone still probe a split from this expected time
  * alone: twice the parts' costs of a usual wake-up (tj_split_escape). */
 #define TJ_SPLIT_ESCAPE_NS (2.0 * TJ_SPLIT_PART_COSTS * TJ_POOL_WAKE_NS_START)
-
 
 
 /* TENSORJIT_SPLIT_MIN: the old rule by bytes, for tests that want every
@@ -148,16 +149,35 @@ static int tj_split_probe_due(const tj_split_stat *st, int kept, int64_t calls)
 {
     if (calls < TJ_SPLIT_PROBE)
         return calls >= 8 && (calls & (calls - 1)) == 0;
-    int64_t every = tj_split_probe_every(tj_split_cost(st, kept), tj_split_cost(st, !kept));
-    return calls % every == 0;
+    int64_t kept_ps = tj_split_cost(st, kept), probe_ps = tj_split_cost(st, !kept);
+    /* a probe of the split way is two split calls (tj_split_wake_first):
+     * its loss counts twice */
+    if (kept == TJ_WAY_ALONE && kept_ps > 0 && probe_ps > kept_ps)
+        probe_ps += probe_ps - kept_ps;
+    return calls % tj_split_probe_every(kept_ps, probe_ps) == 0;
 }
 
+/* A due probe of the split way from calls kept alone: first a call that
+ * wakes the pool, split but not noted, then the probe at the next call.
+ * The workers of a kernel kept alone have slept since its last split
+ * call, and a lone split call among calls alone paid their wake-up, which
+ * split calls back to back do not: on the 16-core device host (a virtual
+ * machine, whose idle cores the hypervisor takes back) a wake-up cost
+ * 0.1-3 ms, and S6's probes, each after calls alone, kept losing to the
+ * calls alone (2.2 ms) although its split calls back to back took 1.2 ms
+ * (docs/performance.md, 'Probes that wake the pool first'). */
+static int tj_split_wake_first(tj_split_stat *st)
+{
+    __atomic_store_n(&st->pending, TJ_PROBE_DUE, __ATOMIC_RELAXED);
+    return TJ_PROBE_WAKE;
+}
 
 /* A call the model keeps alone. The pool's cost it weighed may be a
  * moment's (a worker descheduled while the host was busy), and only jobs
  * measure it again: so a call long enough that a usual wake-up would pay
- * (TJ_SPLIT_ESCAPE_NS) still probes a split when one is due, and a probe
- * that beat the calls alone is confirmed at the next call. Shorter calls
+ * (TJ_SPLIT_ESCAPE_NS) still probes a split when one is due (a wake-up
+ * call, then the probe: tj_split_wake_first), and a probe that beat the
+ * calls alone is confirmed at the next call. Shorter calls
  * (G1, 16 us) stay alone: a probe costs them a wake-up, more than the
  * call. */
 static tj_split_way tj_split_escape(const tj_split_size *p, double work, tj_split_stat *st,
@@ -166,10 +186,10 @@ static tj_split_way tj_split_escape(const tj_split_size *p, double work, tj_spli
     tj_split_way w = {1, 0};
     int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
     if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS && tj_split_most(p) > 1) {
-        int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
-        w.probe = confirm                                           ? TJ_PROBE_CONFIRM
-                  : tj_split_probe_due(st, TJ_WAY_ALONE, calls) ? TJ_PROBE_ESCAPE
-                                                                : 0;
+        int pending = __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED);
+        w.probe = pending ? pending : tj_split_probe_due(st, TJ_WAY_ALONE, calls) ? TJ_PROBE_WAKE : 0;
+        if (w.probe == TJ_PROBE_WAKE) /* tj_split_wake_first's, for an escape */
+            __atomic_store_n(&st->pending, TJ_PROBE_ESCAPE, __ATOMIC_RELAXED);
     }
     if (!w.probe) {
         __atomic_add_fetch(&st->modelled, 1, __ATOMIC_RELAXED);
@@ -206,10 +226,9 @@ static tj_split_way tj_split_weigh(const tj_split_size *p, double work, tj_split
         return w;
     }
     int verdict = tj_split_verdict(st);
-    int confirm = __atomic_exchange_n(&st->confirm, 0, __ATOMIC_RELAXED);
-    w.probe = confirm ? TJ_PROBE_CONFIRM
-              : tj_split_probe_due(st, verdict ? TJ_WAY_SPLIT : TJ_WAY_ALONE, calls) ? TJ_PROBE_DUE
-                                                                              : 0;
+    int pending = __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED);
+    int due = !pending && tj_split_probe_due(st, verdict ? TJ_WAY_SPLIT : TJ_WAY_ALONE, calls);
+    w.probe = pending ? pending : !due ? 0 : verdict ? TJ_PROBE_DUE : tj_split_wake_first(st);
     if (w.probe)
         __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
     w.parts = verdict != (w.probe != 0) ? parts : 1;
@@ -234,7 +253,7 @@ static void tj_split_quiet_note(tj_split_stat *st, double work, int64_t calls, t
 }
 
 /* Whether a call of `work` runs alone without the rule: the rule kept the
- * calls of this work alone, no probe asks to be confirmed, and the call is
+ * calls of this work alone, no probe is pending, and the call is
  * not one the rule times (every TJ_SPLIT_TIME_EVERY-th; probes fall on
  * those too). The rule's weighing (costs sorted, the model, the probes'
  * interval, three atomic updates) took 3% of G3's 3 us calls kept alone;
@@ -247,7 +266,7 @@ static int tj_split_quiet(tj_split_stat *st, double work, int64_t *calls)
 {
     *calls = 0;
     int64_t bits = __atomic_load_n(&st->quiet_work, __ATOMIC_RELAXED);
-    if (bits == 0 || bits != tj_work_bits(work) || __atomic_load_n(&st->confirm, __ATOMIC_RELAXED))
+    if (bits == 0 || bits != tj_work_bits(work) || __atomic_load_n(&st->pending, __ATOMIC_RELAXED))
         return 0;
     *calls = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
     if (*calls % TJ_SPLIT_TIME_EVERY == 0)
@@ -258,7 +277,7 @@ static int tj_split_quiet(tj_split_stat *st, double work, int64_t *calls)
 
 /* How a call of p (with `work`) runs, from st; `counted`: the call's
  * number when tj_split_quiet counted it, else 0. */
-tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_split_stat *st,
+static tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_split_stat *st,
                                     int64_t counted)
 {
     tj_split_way w = {1, 0};
@@ -292,7 +311,7 @@ static void tj_split_note(tj_split_stat *st, int way, double ns, double work, in
                    ((double)tj_split_cost(st, TJ_WAY_SPLIT) <
                     TJ_SPLIT_MARGIN * (double)tj_split_cost(st, TJ_WAY_ALONE));
     if (turns && kept)
-        __atomic_store_n(&st->confirm, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->pending, TJ_PROBE_CONFIRM, __ATOMIC_RELAXED);
 }
 
 /* Whether a call kept alone goes untimed (counted in st->untimed). */
@@ -305,27 +324,37 @@ static int tj_split_untimed(tj_split_stat *st)
     return 1;
 }
 
-
-/* A split call of `work`: alone or split as tj_split_choose says, its time
- * noted in st (unless it failed). A call below TJ_SPLIT_MIN_WORK (a
- * dynamic kernel's small shape) runs alone untimed, unless
- * TENSORJIT_SPLIT_MIN splits it. */
-int tj_split_ways_run(const tj_split_size *p, double work, tj_split_stat *st,
-                             const tj_split_ways *ways, void *ctx)
+int tj_split_decide(const tj_split_size *p, double work, tj_split_stat *st, tj_split_way *w)
 {
     int64_t counted;
+    *w = (tj_split_way){1, 0};
     if (tj_split_quiet(st, work, &counted))
-        return ways->alone(ctx);
-    tj_split_way w = tj_split_choose(p, work, st, counted);
-    if (w.parts <= 1 && work < TJ_SPLIT_MIN_WORK)
-        return ways->alone(ctx);
-    if (w.parts <= 1 && !w.probe && tj_split_untimed(st))
+        return 0;
+    *w = tj_split_choose(p, work, st, counted);
+    if (w->parts <= 1 && work < TJ_SPLIT_MIN_WORK)
+        return 0;
+    return !(w->parts <= 1 && !w->probe && tj_split_untimed(st));
+}
+
+void tj_split_noted(tj_split_stat *st, tj_split_way w, double ns, double work)
+{
+    if (w.probe == TJ_PROBE_WAKE) {
+        __atomic_add_fetch(&st->woken, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    tj_split_note(st, w.parts <= 1 ? TJ_WAY_ALONE : TJ_WAY_SPLIT, ns, work, w.probe);
+}
+
+int tj_split_ways_run(const tj_split_size *p, double work, tj_split_stat *st,
+                      const tj_split_ways *ways, void *ctx)
+{
+    tj_split_way w;
+    if (!tj_split_decide(p, work, st, &w))
         return ways->alone(ctx);
     int64_t t0 = tj_pool_now_ns();
     int rc = w.parts <= 1 ? ways->alone(ctx) : ways->split(ctx, w.parts);
     if (rc == JIT_OK)
-        tj_split_note(st, w.parts <= 1 ? TJ_WAY_ALONE : TJ_WAY_SPLIT,
-                      (double)(tj_pool_now_ns() - t0), work, w.probe);
+        tj_split_noted(st, w, (double)(tj_pool_now_ns() - t0), work);
     return rc;
 }
 
@@ -365,7 +394,8 @@ void tj_split_counts_read(const tj_split_stat *s, tj_split_counts *out)
     out->calls = __atomic_load_n(&s->calls, __ATOMIC_RELAXED);
     out->alone = __atomic_load_n(&s->taken[TJ_WAY_ALONE], __ATOMIC_RELAXED) +
                  __atomic_load_n(&s->untimed, __ATOMIC_RELAXED);
-    out->split = __atomic_load_n(&s->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED);
+    out->split = __atomic_load_n(&s->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED) +
+                 __atomic_load_n(&s->woken, __ATOMIC_RELAXED);
     out->probes = __atomic_load_n(&s->probes, __ATOMIC_RELAXED);
     out->modelled = __atomic_load_n(&s->modelled, __ATOMIC_RELAXED);
     out->flips = __atomic_load_n(&s->flips, __ATOMIC_RELAXED);

@@ -14,8 +14,10 @@
 
 enum { TJ_WAY_ALONE, TJ_WAY_SPLIT };
 /* Probes: one due (tj_split_probe_due), its confirmation, one due while
- * the model keeps the calls alone (tj_split_escape). */
-enum { TJ_PROBE_NONE, TJ_PROBE_DUE, TJ_PROBE_CONFIRM, TJ_PROBE_ESCAPE };
+ * the model keeps the calls alone (tj_split_escape), and the split call
+ * before a probe of the split way that wakes the pool, its time not noted
+ * (tj_split_wake_first). */
+enum { TJ_PROBE_NONE, TJ_PROBE_DUE, TJ_PROBE_CONFIRM, TJ_PROBE_ESCAPE, TJ_PROBE_WAKE };
 
 /* What the split rule reads of a call besides its work: the units its
  * parts divide, the kernel's threads, and the bytes of a unit's block
@@ -42,18 +44,22 @@ typedef struct tj_split_ways {
     int (*split)(void *ctx, int parts);
 } tj_split_ways;
 
-/* A split call of `work`: alone or split as tj_split_choose says, its time
- * noted in st; the status of the way that ran. */
+/* A split call of `work`: alone or split as tj_split_decide says, its time
+ * noted in st (tj_split_noted); the status of the way that ran. A call
+ * below TJ_SPLIT_MIN_WORK (a dynamic kernel's small shape) runs alone
+ * untimed, unless TENSORJIT_SPLIT_MIN splits it. */
 int tj_split_ways_run(const tj_split_size *p, double work, tj_split_stat *st,
                       const tj_split_ways *ways, void *ctx);
 /* tj_split_ways_run of a range over p->units. */
 void tj_split_run(const tj_split_size *p, double work, tj_split_stat *st, tj_pool_fn range,
                   void *ctx);
-/* How a call of p (with `work`) runs, from st; `counted`: the call's
- * number when tj_split_quiet counted it, else 0. Exposed for tests that
- * drive the rule with made-up times (with tj_split_noted). */
-tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_split_stat *st,
-                             int64_t counted);
+/* The rule's two steps around a call, which tj_split_ways_run takes and
+ * tests drive with made-up times: how the call of p (with `work`) runs
+ * (*w), and whether its time is to be noted (0: a call alone that the
+ * rule leaves untimed); then, after a timed call that succeeded, its ns
+ * noted. */
+int tj_split_decide(const tj_split_size *p, double work, tj_split_stat *st, tj_split_way *w);
+void tj_split_noted(tj_split_stat *st, tj_split_way w, double ns, double work);
 /* Every how many calls the split rule probes the way its verdict does not
  * take, from the kept way's and the probed way's costs (ps per unit of
  * work; 0: not measured): the more a probe loses, the rarer. */

@@ -82,11 +82,14 @@ typedef struct tj_split_stat {
     int64_t calls, probes, modelled, flips;
     int64_t weighed; /* calls through the rule's weighing (not quiet ones) */
     int64_t untimed; /* calls alone not timed (tj_split_run) */
+    int64_t woken;   /* split calls that woke the pool before a probe, not noted */
     /* the bits of the work (a double, > 0) of the calls the rule last kept
      * alone, whose untimed calls skip it (tj_split_quiet); 0: none */
     int64_t quiet_work;
     int verdict; /* 1: split */
-    int confirm; /* the last probe disagreed with the verdict: probe again */
+    int pending; /* the probe the next call runs (TJ_PROBE_*; 0: none): a
+                  * confirmation of one that disagreed with the verdict, or
+                  * the probe after its wake-up call */
 } tj_split_stat;
 
 /* Levels of a nest: a GatherElements of rank r has r, the others 1 to 3
