@@ -238,10 +238,11 @@ static void tj_scale_print_rule(const tj_scale_run *r, const tj_scale_opts *o, i
         return;
     if (o->json) {
         printf(", \"split_calls\": %lld, \"alone_calls\": %lld, \"probes\": %lld, "
+               "\"wake_calls\": %lld, "
                "\"modelled_alone\": %lld, \"quiet_calls\": %lld, \"verdict_changes\": %lld, "
                "\"alone_ps\": %lld, \"split_ps\": %lld, \"pool_job_ns\": %lld",
                (long long)c.split, (long long)c.alone, (long long)c.probes,
-               (long long)c.modelled, (long long)c.quiet, (long long)c.flips,
+               (long long)c.woken, (long long)c.modelled, (long long)c.quiet, (long long)c.flips,
                (long long)c.alone_ps, (long long)c.split_ps, (long long)c.pool_ns);
         printf(", \"timed_split_calls\": %lld, \"timed_alone_calls\": %lld, "
                "\"timed_probes\": %lld, \"ns_low\": %.2f, \"ns_high\": %.2f",
@@ -249,13 +250,14 @@ static void tj_scale_print_rule(const tj_scale_run *r, const tj_scale_opts *o, i
                (long long)r->timed[i].probes, r->low[i], r->high[i]);
         return;
     }
-    printf("      x%d: %lld split, %lld alone (%lld probes, %lld by the model, %lld not weighed), "
+    printf("      x%d: %lld split, %lld alone (%lld probes, %lld wake-up calls, %lld by the model, "
+           "%lld not weighed), "
            "%lld verdict change(s); ps per unit of work: alone %lld, split %lld (%.2f); pool "
            "job %.1f us\n",
            o->counts[i], (long long)c.split, (long long)c.alone, (long long)c.probes,
-           (long long)c.modelled, (long long)c.quiet, (long long)c.flips, (long long)c.alone_ps,
-           (long long)c.split_ps, c.alone_ps ? (double)c.split_ps / (double)c.alone_ps : 0.0,
-           (double)c.pool_ns / 1000);
+           (long long)c.woken, (long long)c.modelled, (long long)c.quiet, (long long)c.flips,
+           (long long)c.alone_ps, (long long)c.split_ps,
+           c.alone_ps ? (double)c.split_ps / (double)c.alone_ps : 0.0, (double)c.pool_ns / 1000);
     printf("          in the timed rounds: %lld split, %lld alone, %lld probes; samples %.1f to "
            "%.1f ns\n",
            (long long)r->timed[i].split, (long long)r->timed[i].alone,

@@ -115,7 +115,10 @@ int main(int argc, char **argv)
         tj_split_counts_of(fn, &after);
         const char *way = after.split > before.split ? "split" : "alone";
         printf("%4d %10.0f  %-5s  %-5s  %8lld  %8lld  %7.1f\n", i + 1, ns, way,
-               after.probes > before.probes ? "probe" : "", (long long)after.alone_ps,
+               after.probes > before.probes  ? "probe"
+               : after.woken > before.woken ? "wake"
+                                            : "",
+               (long long)after.alone_ps,
                (long long)after.split_ps, (double)after.pool_ns / 1e3);
         before = after;
     }

@@ -664,7 +664,10 @@ static void test_probes_back_off(void **state)
 /* Made-up times for the split rule (tj_split_decide, tj_split_noted): a
  * call alone costs alone_ns; a split call split_ns back to back, wake_ns
  * more when the call before it ran alone (the pool's workers asleep), and
- * cold_ns while it is one of the first `cold` (the pool starting). */
+ * cold_ns while it is one of the first `cold` (the pool starting). The
+ * times are seconds, so that the model, which weighs them against the
+ * real pool's job cost (whatever the tests before left it, up to
+ * milliseconds on a busy host), always finds them worth two parts. */
 typedef struct rule_sim {
     double alone_ns, split_ns, wake_ns, cold_ns;
     int cold, splits, last_split;
@@ -675,7 +678,7 @@ typedef struct rule_sim {
 static int rule_sim_call(tj_split_stat *st, rule_sim *m)
 {
     const tj_split_size size = {4096, 2, 256};
-    const double work = 1e6; /* units of work: alone_ns 2e6 is 2000 ps a unit */
+    const double work = 1e6; /* units of work: alone_ns 2e9 is 2e6 ps a unit */
     tj_split_way w;
     int timed = tj_split_decide(&size, work, st, &w);
     int split = w.parts > 1;
@@ -704,9 +707,11 @@ static void test_probes_wake_the_pool_first(void **state)
     (void)state;
     if (tj_pool_cpus() < 2)
         skip();
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL); /* a failed test's, left set */
+    jit_shutdown();
     tj_split_stat st;
     memset(&st, 0, sizeof st);
-    rule_sim m = {.alone_ns = 2e6, .split_ns = 1e6, .wake_ns = 1.5e6, .cold_ns = 3e6, .cold = 2};
+    rule_sim m = {.alone_ns = 2e9, .split_ns = 1e9, .wake_ns = 1.5e9, .cold_ns = 3e9, .cold = 2};
     int ran_split[41] = {0};
     for (int call = 1; call <= 40; call++)
         ran_split[call] = rule_sim_call(&st, &m);
@@ -718,10 +723,11 @@ static void test_probes_wake_the_pool_first(void **state)
     tj_split_counts_read(&st, &c);
     assert_int_equal(c.calls, 40);
     assert_int_equal(c.alone + c.split, 40); /* the wake-up calls among the split ones */
+    assert_int_equal(c.woken, 1);             /* one probe turned it: call 8 woke the pool */
     assert_true(c.split_ps < c.alone_ps);
 }
 
-/* Where split calls lose even back to back (3 ms against 2 ms alone), the
+/* Where split calls lose even back to back (3 s against 2 s alone), the
  * verdict stays alone, and its probes, two split calls each now, still
  * cost at most about 1% of the calls' time after the first 64. */
 static void test_probes_that_lose_stay_rare(void **state)
@@ -730,9 +736,11 @@ static void test_probes_that_lose_stay_rare(void **state)
     if (tj_pool_cpus() < 2)
         skip();
     enum { CALLS = 4096, FIRST = 64 };
+    support_setenv("TENSORJIT_SPLIT_MIN", NULL);
+    jit_shutdown();
     tj_split_stat st;
     memset(&st, 0, sizeof st);
-    rule_sim m = {.alone_ns = 2e6, .split_ns = 3e6, .wake_ns = 0, .cold_ns = 3e6, .cold = 2};
+    rule_sim m = {.alone_ns = 2e9, .split_ns = 3e9, .wake_ns = 0, .cold_ns = 3e9, .cold = 2};
     for (int call = 1; call <= FIRST; call++)
         rule_sim_call(&st, &m);
     double before = m.total_ns;

@@ -42,7 +42,7 @@ typedef struct tj_kernel {
      * for a JIT kernel without its own (runtime/exec/parts.c); atomic */
     struct tj_lazy_parts *lazy_parts;
     int cache_hit;
-    /* A split kernel's measured costs (runtime/exec/jit_support.c). */
+    /* A split kernel's measured costs (runtime/exec/split_rule.c). */
     tj_split_stat split;
     struct tj_dyn *dyn;      /* a dynamic kernel's family: plan.dyn points here */
 } tj_kernel;

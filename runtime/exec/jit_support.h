@@ -28,7 +28,7 @@ int tj_rt_dyn_bad_index(const void *plan, const void *indices);
 
 /* A split dynamic kernel's (self) copies of the call's plan, by its range
  * function (data, indices, updates, out, begin, end, plan, flags): over
- * the pool when the split rule (jit_support.c) says threads pay, else
+ * the pool when the split rule (split_rule.c) says threads pay, else
  * here. flags: the range function's (TJ_RANGE_NONNEG); with
  * TJ_RANGE_UNCHECKED the call's indices are checked here first, as
  * tj_rt_parallel's, by its check function (indices, plan) alone or the
@@ -48,11 +48,13 @@ int tj_rt_parallel(const void *self, const void *data, const void *indices, cons
 /* What the split rule did with a kernel's calls (its own, or a dynamic
  * kernel's family's), for `tensorjit bench --threads --verbose`: calls it
  * counted; calls alone and split (the first ones included); of them,
- * probes; weighed calls the model kept alone; changes of the verdict;
+ * probes, and split calls that woke the pool before a probe (not noted,
+ * not counted as probes); weighed calls the model kept alone; changes of
+ * the verdict;
  * calls kept alone without the weighing (tj_split_quiet); each way's cost
  * now (ps per unit of work) and the pool's job cost (ns). */
 typedef struct tj_split_counts {
-    int64_t calls, alone, split, probes, modelled, flips, quiet;
+    int64_t calls, alone, split, probes, woken, modelled, flips, quiet;
     int64_t alone_ps, split_ps, pool_ns;
 } tj_split_counts;
 /* 0 and *out for a kernel of this library; -1 (*out zeroed) otherwise. */

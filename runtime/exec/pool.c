@@ -17,7 +17,7 @@
  * one for workers that had to be woken; tj_pool_cost_ns gives the median
  * of the last three of the pool's state now. The first use calibrates the first with a few
  * short jobs. Split kernels weigh a call's expected time against it
- * (runtime/exec/jit_support.c): a host whose cores are taken by other
+ * (runtime/exec/split_rule.c): a host whose cores are taken by other
  * processes shows up as a higher cost, and fewer calls split.
  */
 #include "pool.h"

@@ -168,7 +168,7 @@ static int tj_split_probe_due(const tj_split_stat *st, int kept, int64_t calls)
  * (docs/performance.md, 'Probes that wake the pool first'). */
 static int tj_split_wake_first(tj_split_stat *st)
 {
-    __atomic_store_n(&st->pending, TJ_PROBE_DUE, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->pending, TJ_PROBE_WAKE, __ATOMIC_RELAXED);
     return TJ_PROBE_WAKE;
 }
 
@@ -181,29 +181,30 @@ static int tj_split_wake_first(tj_split_stat *st)
  * (G1, 16 us) stay alone: a probe costs them a wake-up, more than the
  * call. */
 static tj_split_way tj_split_escape(const tj_split_size *p, double work, tj_split_stat *st,
-                                    int64_t calls)
+                                    int64_t calls, int pending)
 {
     tj_split_way w = {1, 0};
     int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
-    if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS && tj_split_most(p) > 1) {
-        int pending = __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED);
-        w.probe = pending ? pending : tj_split_probe_due(st, TJ_WAY_ALONE, calls) ? TJ_PROBE_WAKE : 0;
-        if (w.probe == TJ_PROBE_WAKE) /* tj_split_wake_first's, for an escape */
-            __atomic_store_n(&st->pending, TJ_PROBE_ESCAPE, __ATOMIC_RELAXED);
-    }
+    if ((double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS && tj_split_most(p) > 1)
+        w.probe = pending == TJ_PROBE_CONFIRM                ? TJ_PROBE_CONFIRM
+                  : pending == TJ_PROBE_WAKE                 ? TJ_PROBE_ESCAPE
+                  : tj_split_probe_due(st, TJ_WAY_ALONE, calls) ? tj_split_wake_first(st)
+                                                                : 0;
     if (!w.probe) {
         __atomic_add_fetch(&st->modelled, 1, __ATOMIC_RELAXED);
         return w;
     }
-    __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
+    if (w.probe != TJ_PROBE_WAKE)
+        __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
     w.parts = tj_split_most(p);
     return w;
 }
 
 /* How call number `calls` of p (with `work`) runs: the model, the
- * measured costs and the probes. */
+ * measured costs and the probes; `pending`: the probe this call was to
+ * run (st->pending, taken), 0 if none. */
 static tj_split_way tj_split_weigh(const tj_split_size *p, double work, tj_split_stat *st,
-                                   int64_t calls)
+                                   int64_t calls, int pending)
 {
     tj_split_way w = {1, 0};
     int64_t alone = tj_split_cost(st, TJ_WAY_ALONE);
@@ -218,7 +219,7 @@ static tj_split_way tj_split_weigh(const tj_split_size *p, double work, tj_split
     if (parts <= 1 && measured && (double)alone * work / 1000 >= TJ_SPLIT_ESCAPE_NS)
         parts = tj_split_most(p);
     if (parts <= 1)
-        return tj_split_escape(p, work, st, calls);
+        return tj_split_escape(p, work, st, calls, pending);
     /* split calls are tried TJ_SPLIT_WARM times before they are judged:
      * the first one starts the pool's threads */
     if (!measured) {
@@ -226,10 +227,13 @@ static tj_split_way tj_split_weigh(const tj_split_size *p, double work, tj_split
         return w;
     }
     int verdict = tj_split_verdict(st);
-    int pending = __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED);
-    int due = !pending && tj_split_probe_due(st, verdict ? TJ_WAY_SPLIT : TJ_WAY_ALONE, calls);
-    w.probe = pending ? pending : !due ? 0 : verdict ? TJ_PROBE_DUE : tj_split_wake_first(st);
-    if (w.probe)
+    if (pending == TJ_PROBE_CONFIRM)
+        w.probe = TJ_PROBE_CONFIRM;
+    else if (pending == TJ_PROBE_WAKE) /* the split way's probe, unless the verdict is split now */
+        w.probe = verdict ? 0 : TJ_PROBE_DUE;
+    else if (tj_split_probe_due(st, verdict ? TJ_WAY_SPLIT : TJ_WAY_ALONE, calls))
+        w.probe = verdict ? TJ_PROBE_DUE : tj_split_wake_first(st);
+    if (w.probe && w.probe != TJ_PROBE_WAKE)
         __atomic_add_fetch(&st->probes, 1, __ATOMIC_RELAXED);
     w.parts = verdict != (w.probe != 0) ? parts : 1;
     return w;
@@ -253,10 +257,11 @@ static void tj_split_quiet_note(tj_split_stat *st, double work, int64_t calls, t
 }
 
 /* Whether a call of `work` runs alone without the rule: the rule kept the
- * calls of this work alone, no probe is pending, and the call is
- * not one the rule times (every TJ_SPLIT_TIME_EVERY-th; probes fall on
- * those too). The rule's weighing (costs sorted, the model, the probes'
- * interval, three atomic updates) took 3% of G3's 3 us calls kept alone;
+ * calls of this work alone, no probe is pending (the call after a
+ * wake-up call, or a confirmation), and the call is not one the rule
+ * times (every TJ_SPLIT_TIME_EVERY-th; due probes fall on those too).
+ * The rule's weighing (costs sorted, the model, the probes' interval,
+ * three atomic updates) took 3% of G3's 3 us calls kept alone;
  * what is left here is an atomic count of the call. *calls: its number,
  * counted here, or 0 when not counted. Threads calling one kernel race
  * on the noted work (a load, then a store): an older "alone" can land
@@ -286,7 +291,17 @@ static tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_spli
         return w;
     int64_t calls = counted ? counted : __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&st->weighed, 1, __ATOMIC_RELAXED);
-    w = tj_split_weigh(p, work, st, calls);
+    /* a pending probe is this call's: the one after a wake-up call runs
+     * now or never (its workers are awake only now); a confirmation that
+     * this call does not run (kept alone by the model, too short to
+     * escape) waits for the next */
+    int pending = __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED);
+    w = tj_split_weigh(p, work, st, calls, pending);
+    if (pending == TJ_PROBE_CONFIRM && w.probe != TJ_PROBE_CONFIRM) {
+        int none = 0;
+        __atomic_compare_exchange_n(&st->pending, &none, TJ_PROBE_CONFIRM, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    }
     tj_split_quiet_note(st, work, calls, w);
     return w;
 }
@@ -397,6 +412,7 @@ void tj_split_counts_read(const tj_split_stat *s, tj_split_counts *out)
     out->split = __atomic_load_n(&s->taken[TJ_WAY_SPLIT], __ATOMIC_RELAXED) +
                  __atomic_load_n(&s->woken, __ATOMIC_RELAXED);
     out->probes = __atomic_load_n(&s->probes, __ATOMIC_RELAXED);
+    out->woken = __atomic_load_n(&s->woken, __ATOMIC_RELAXED);
     out->modelled = __atomic_load_n(&s->modelled, __ATOMIC_RELAXED);
     out->flips = __atomic_load_n(&s->flips, __ATOMIC_RELAXED);
     int64_t weighed = __atomic_load_n(&s->weighed, __ATOMIC_RELAXED);

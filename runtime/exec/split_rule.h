@@ -29,8 +29,8 @@ typedef struct tj_split_size {
     int64_t block_bytes;
 } tj_split_size;
 
-/* How a call is to run: its parts, whether it is timed, and whether it
- * probes (runs the way the verdict does not say). */
+/* How a call is to run: its parts, and whether it probes (runs the way
+ * the verdict does not say; TJ_PROBE_*, 0: no). */
 typedef struct tj_split_way {
     int parts, probe;
 } tj_split_way;

@@ -65,11 +65,11 @@ struct tj_dyn;
  * says why): the kernels' gate and a dynamic call's. */
 #define TJ_SPLIT_MIN_WORK 2048
 
-/* Samples of each way a split rule keeps (runtime/exec/jit_support.c). */
+/* Samples of each way a split rule keeps (runtime/exec/split_rule.c). */
 #define TJ_SPLIT_SAMPLES 3
 
 /* A split kernel's measured costs, in ps per unit of work (the split
- * rule's, runtime/exec/jit_support.c): the last TJ_SPLIT_SAMPLES of its calls
+ * rule's, runtime/exec/split_rule.c): the last TJ_SPLIT_SAMPLES of its calls
  * run on the calling thread alone (way 0) and of those split over the pool
  * (way 1), 0 where none was measured yet, and how many of each it took;
  * its calls that the rule weighed, those it ran the way its verdict did
