@@ -6,8 +6,9 @@
  * interleaved rows keep it; the pool's workers sleep meanwhile). Per call:
  * its ns, the way it ran (split or alone, and whether it probed), and the
  * costs the rule weighed after it (ps per unit of work alone and split,
- * the pool's job cost now). For development (issue 20's short runs on the
- * 16-core host), not installed.
+ * the pool's job cost now). Exits 1 if the rule's counts of alone and
+ * split calls do not add up to the calls. For development (issue 20's
+ * short runs on the 16-core host), not installed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,8 +123,13 @@ int main(int argc, char **argv)
                (long long)after.split_ps, (double)after.pool_ns / 1e3);
         before = after;
     }
+    /* every call counted once, a wake-up call among the split ones */
+    int bad = before.alone + before.split != o.calls;
+    if (bad)
+        fprintf(stderr, "the rule counted %lld alone and %lld split of %d calls\n",
+                (long long)before.alone, (long long)before.split, o.calls);
     jit_release(fn);
     tj_bench_release(&c);
     jit_shutdown();
-    return 0;
+    return bad;
 }
