@@ -54,6 +54,9 @@ int tj_bench_prepare(tj_bench_case *c, const tj_workload *w, void *static_lib, c
                      size_t len);
 void tj_bench_release(tj_bench_case *c);
 int tj_bench_call(tj_bench_case *c, tj_impl i);
+/* fn, a kernel of the workload's op, called with the case's buffers; a
+ * dynamic one (jit_dynamic_fn) with its dims too. */
+int tj_bench_call_fn(const tj_bench_case *c, jit_kernel fn, int dynamic);
 int tj_bench_available(const tj_bench_case *c, tj_impl i);
 int tj_bench_verify(tj_bench_case *c, char *why, size_t len);
 void tj_bench_time(tj_bench_case *c, int rounds, double batch_ns);

@@ -221,9 +221,10 @@ void tj_bench_release(tj_bench_case *c)
     free(c->pristine);
 }
 
-/* fn, a kernel of the workload's op, called with its arguments */
-static int tj_call_kernel(const tj_bench_case *c, jit_kernel fn)
+int tj_bench_call_fn(const tj_bench_case *c, jit_kernel fn, int dynamic)
 {
+    if (dynamic) /* as a caller holding a jit_dynamic_fn calls it */
+        return ((jit_dynamic_fn)fn)(c->data, c->indices, c->updates, c->out, c->dims);
     if (c->s.scatter)
         return ((jit_scatter_update_fn)fn)(c->data, c->indices, c->updates, c->out);
     return ((jit_gather_nd_fn)fn)(c->data, c->indices, c->out);
@@ -235,17 +236,17 @@ int tj_bench_call(tj_bench_case *c, tj_impl i)
     const tj_bench_shape *s = &c->s;
     switch (i) {
     case TJ_IMPL_JIT:
-        return tj_call_kernel(c, c->jit);
-    case TJ_IMPL_DYNAMIC: /* as a caller holding a jit_dynamic_fn calls it */
-        return ((jit_dynamic_fn)c->dyn)(c->data, c->indices, c->updates, c->out, c->dims);
+        return tj_bench_call_fn(c, c->jit, 0);
+    case TJ_IMPL_DYNAMIC:
+        return tj_bench_call_fn(c, c->dyn, 1);
     case TJ_IMPL_JIT_STUB:
-        return tj_call_kernel(c, (jit_kernel)c->stub);
+        return tj_bench_call_fn(c, (jit_kernel)c->stub, 0);
     case TJ_IMPL_TIERED:
-        return tj_call_kernel(c, c->tiered);
+        return tj_bench_call_fn(c, c->tiered, 0);
     case TJ_IMPL_JIT_THREADS:
-        return tj_call_kernel(c, c->jit2);
+        return tj_bench_call_fn(c, c->jit2, 0);
     case TJ_IMPL_REFERENCE:
-        return tj_call_kernel(c, c->ref);
+        return tj_bench_call_fn(c, c->ref, 0);
     case TJ_IMPL_GENERIC:
         return tj_generic_run(s, c->data, c->indices, c->updates, c->out);
     case TJ_IMPL_STATIC:

@@ -118,11 +118,7 @@ static int tj_scale_call(tj_scale_run *r, const tj_scale_opts *o, int i)
     }
     if (i == r->nfn)
         return tj_bench_call(c, TJ_IMPL_STATIC);
-    if (r->dynamic)
-        return ((jit_dynamic_fn)r->fn[i])(c->data, c->indices, c->updates, c->out, c->dims);
-    if (c->s.scatter)
-        return ((jit_scatter_update_fn)r->fn[i])(c->data, c->indices, c->updates, c->out);
-    return ((jit_gather_nd_fn)r->fn[i])(c->data, c->indices, c->out);
+    return tj_bench_call_fn(c, r->fn[i], r->dynamic);
 }
 
 static const char *tj_scale_name(const tj_scale_run *r, const tj_scale_opts *o, int i)

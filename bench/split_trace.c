@@ -63,15 +63,6 @@ static int st_parse(int argc, char **argv, st_opts *o)
                : -1;
 }
 
-static int st_call(tj_bench_case *c, jit_kernel fn, int dynamic)
-{
-    if (dynamic)
-        return ((jit_dynamic_fn)fn)(c->data, c->indices, c->updates, c->out, c->dims);
-    if (c->s.scatter)
-        return ((jit_scatter_update_fn)fn)(c->data, c->indices, c->updates, c->out);
-    return ((jit_gather_nd_fn)fn)(c->data, c->indices, c->out);
-}
-
 /* The calling thread busy (not asleep) for ns. */
 static void st_busy(double ns)
 {
@@ -109,7 +100,7 @@ int main(int argc, char **argv)
         if (i > 0 && i % o.batch == 0)
             st_busy(o.gap_ns);
         double t0 = tj_bench_now_ns();
-        int rc = st_call(&c, fn, dynamic);
+        int rc = tj_bench_call_fn(&c, fn, dynamic);
         double ns = tj_bench_now_ns() - t0;
         if (rc != 0)
             return fprintf(stderr, "call %d: status %d: %s\n", i + 1, rc, jit_last_error()), 1;

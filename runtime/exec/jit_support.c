@@ -6,7 +6,6 @@
 #include "bag_check.h"
 #include "bag_ref.h"
 #include "cache.h"
-#include "config.h"
 #include "dyn.h"
 #include "pool.h"
 #include "error.h"

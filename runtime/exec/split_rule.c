@@ -295,7 +295,9 @@ static tj_split_way tj_split_choose(const tj_split_size *p, double work, tj_spli
      * now or never (its workers are awake only now); a confirmation that
      * this call does not run (kept alone by the model, too short to
      * escape) waits for the next */
-    int pending = __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED);
+    int pending = __atomic_load_n(&st->pending, __ATOMIC_RELAXED) /* no write when none */
+                      ? __atomic_exchange_n(&st->pending, 0, __ATOMIC_RELAXED)
+                      : 0;
     w = tj_split_weigh(p, work, st, calls, pending);
     if (pending == TJ_PROBE_CONFIRM && w.probe != TJ_PROBE_CONFIRM) {
         int none = 0;
