@@ -12,6 +12,9 @@
  * --json and --verbose also say what the split rule did with each split
  * kernel's calls (tj_split_counts_of): how many ran split and alone, the
  * probes, the verdict's changes and the costs it weighed.
+ * A signature whose kernel would not split gets the first count's kernel
+ * itself (api.c): its row says "the same kernel", and its ratio is the
+ * host's noise between two batches of one function.
  * Beside each count, the memory-limit peer (issue 20): memcpy of the bytes
  * the workload moves (its shape's moved_bytes: the output, or a scatter's
  * copied data and its updates) into a buffer of its own, over the same
@@ -273,6 +276,7 @@ static void tj_scale_print(const tj_scale_run *r, const tj_scale_opts *o, const 
             printf(", \"memcpy_bytes\": %lld, \"memcpy_parts\": %d, \"memcpy_ns\": %.2f, "
                    "\"memcpy_vs_first\": %.4f",
                    (long long)r->peer.bytes, r->peer.parts[i], peer[i], peer[i] / peer[0]);
+            printf(", \"same_kernel_as_first\": %s", r->fn[i] == r->fn[0] ? "true" : "false");
             tj_scale_print_rule(r, o, i);
             printf("}\n");
             *first = 0;
@@ -286,6 +290,8 @@ static void tj_scale_print(const tj_scale_run *r, const tj_scale_opts *o, const 
     printf("%-5s %-16s", id, pol);
     for (int i = 0; i < o->ncounts; i++) {
         printf("  x%d %12.1f ns (%.2f", o->counts[i], ns[i], ns[i] / ns[0]);
+        if (i > 0 && r->fn[i] == r->fn[0])
+            printf("; the same kernel");
         if (i > 0)
             printf("; memcpy %.2f", peer[i] / peer[0]);
         printf(")");

@@ -532,6 +532,13 @@ char *tj_backend_dump(const tj_plan *p, tj_dump_kind kind, char *why, size_t len
     return text;
 }
 
+int tj_backend_splits(const tj_plan *p)
+{
+    tj_ir_strategy st;
+    tj_choose(p, &tj_config_get()->codegen, &st);
+    return st.split;
+}
+
 void tj_backend_strategy(const tj_plan *p, char *buf, size_t len)
 {
     tj_ir_strategy st;

@@ -19,6 +19,37 @@
 #include "typed_api.h"
 #include "user_kernel.h"
 
+/* Whether sig asks for threads that its kernel would not use (too little
+ * work to split, or passes that one thread runs: tj_backend_splits). */
+static int tj_threads_unused(const jit_sig *sig, const tj_plan *plan)
+{
+    return sig->threads != 0 && sig->threads != 1 && !tj_backend_splits(plan);
+}
+
+/* The kernel of sig (keyed key, planned plan), built or found. Where sig
+ * asks for threads its kernel would not use, that kernel is the one-thread
+ * kernel's code: the one-thread kernel itself is handed out, so that
+ * threads = 1 and N run the same code at the same address, compile once
+ * and share one object in the disk cache; key becomes its alias, so that
+ * the next compile of sig is a plain hit. */
+static tj_kernel *tj_cache_get_sig(const tj_op_def *def, const jit_sig *sig, const tj_key *key,
+                                   const tj_plan *plan)
+{
+    if (!tj_threads_unused(sig, plan))
+        return tj_cache_get(key, plan, sig->engine);
+    jit_sig one = *sig;
+    one.threads = 1;
+    tj_plan plan1;
+    tj_key key1;
+    tj_dyn dyn1;
+    if (tj_sig_template(def, &one, &plan1, NULL, &dyn1) != 0 || tj_key_sig(def, &one, &key1) != 0)
+        return NULL;
+    tj_kernel *k = tj_cache_get(&key1, &plan1, sig->engine);
+    if (k)
+        tj_cache_alias(key, k);
+    return k;
+}
+
 /* The cached kernel, or a new one. A hit does no checking or planning: a
  * key in the cache proves its signature valid. */
 static jit_kernel tj_compile(const tj_op_def *def, const jit_sig *sig)
@@ -36,7 +67,7 @@ static jit_kernel tj_compile(const tj_op_def *def, const jit_sig *sig)
         tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
         return NULL;
     }
-    k = tj_cache_get(&key, &plan, sig->engine);
+    k = tj_cache_get_sig(def, sig, &key, &plan);
     return k ? k->user_entry : NULL;
 }
 
@@ -61,7 +92,15 @@ jit_kernel jit_compile_async(const jit_sig *sig)
      * in the background, and no per-shape kernel to switch to */
     if (tj_sig_dynamic(def, sig))
         return tj_compile(def, sig);
-    if (tj_sig_plan(def, sig, &plan, NULL) != 0 || tj_key_sig(def, sig, &key) != 0)
+    jit_sig one = *sig; /* threads its kernel would not use: the one-thread kernel, as above */
+    if (tj_sig_plan(def, sig, &plan, NULL) != 0)
+        return NULL;
+    if (tj_threads_unused(sig, &plan)) {
+        one.threads = 1;
+        if (tj_sig_plan(def, &one, &plan, NULL) != 0)
+            return NULL;
+    }
+    if (tj_key_sig(def, &one, &key) != 0)
         return NULL;
     char why[128];
     tj_kernel *k;

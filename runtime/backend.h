@@ -40,6 +40,11 @@ int tj_backend_cache_open(const char *dir, char *why, size_t why_len);
 int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen);
 void tj_backend_release(void *handle);
 
+/* Whether the kernel of plan, compiled for its threads (> 1), splits its
+ * work: where it does not, its code is the one-thread kernel's, and the
+ * runtime hands that one out instead (api.c). */
+int tj_backend_splits(const tj_plan *plan);
+
 /* The code shape the backend chooses for plan, in words, with the numbers
  * behind the choice. */
 void tj_backend_strategy(const tj_plan *plan, char *buf, size_t len);

@@ -30,6 +30,12 @@ char *tj_backend_dump(const tj_plan *plan, tj_dump_kind kind, char *why, size_t 
     return NULL;
 }
 
+int tj_backend_splits(const tj_plan *plan)
+{
+    (void)plan;
+    return 0; /* the reference kernels run on the caller's thread */
+}
+
 void tj_backend_strategy(const tj_plan *plan, char *buf, size_t len)
 {
     (void)plan;

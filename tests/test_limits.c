@@ -390,6 +390,37 @@ static void *churn(void *arg)
     return (void *)bad;
 }
 
+/* A signature for threads its kernel would not use gets the one-thread
+ * kernel (one hold per compile); when that kernel is released, both
+ * signatures compile anew, to one new pointer. */
+static void test_threads_unused_share_a_released_kernel(void **state)
+{
+    (void)state;
+    assert_int_equal(jit_set_kernel_limit(1, 0), 0);
+    jit_gather_nd_sig s = gsig(8);
+    s.threads = 2;
+    jit_gather_nd_fn two = jit_gather_nd_compile(&s);
+    s.threads = 1;
+    jit_gather_nd_fn one = jit_gather_nd_compile(&s);
+    assert_non_null(two);
+    assert_ptr_equal(ptr(two), ptr(one));
+    assert_int_equal(stats().jit_kernels, 1);
+    assert_int_equal(jit_gather_nd_release(one), 0);
+    assert_true(gather_ok(two)); /* held still */
+    assert_int_equal(jit_gather_nd_release(two), 0);
+    assert_int_equal(stats().releasable, 1);
+    jit_gather_nd_fn other = compile_ok(9); /* over the cap: the shared kernel goes */
+    assert_released(two);
+    s.threads = 2;
+    jit_gather_nd_fn again = jit_gather_nd_compile(&s);
+    assert_non_null(again);
+    assert_ptr_not_equal(ptr(again), ptr(two));
+    assert_true(gather_ok(again));
+    s.threads = 1;
+    assert_ptr_equal(ptr(jit_gather_nd_compile(&s)), ptr(again));
+    assert_true(gather_ok(other));
+}
+
 static void test_threads_compile_call_and_release(void **state)
 {
     (void)state;
@@ -426,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup(test_without_stubs_nothing_is_released, setup),
         cmocka_unit_test_setup(test_released_scatter_kernel, setup),
         cmocka_unit_test_setup(test_limits_from_the_environment, setup),
+        cmocka_unit_test_setup(test_threads_unused_share_a_released_kernel, setup),
         cmocka_unit_test_setup(test_threads_compile_call_and_release, setup),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -809,6 +809,54 @@ static void expect_split_calls(jit_kernel fn, int forced, int64_t least)
         fail_msg("forced: %lld calls split of %lld", (long long)c.split, (long long)c.calls);
 }
 
+/* A signature for threads its kernel would never use gets the one-thread
+ * kernel itself: one compile, one pointer for threads 0, 1, N and
+ * JIT_THREADS_ALL (compiled or asked for in the background), a hold per
+ * compile; a kernel that splits is a kernel of its own. */
+static void test_threads_unused_give_the_one_thread_kernel(void **state)
+{
+    (void)state;
+    jit_shutdown();
+    jit_sig small = element_gather(8, 8, 4, JIT_INDEX_ERROR); /* unrolled: nothing to split */
+    jit_kernel two = jit_compile(&small);
+    assert_non_null(two);
+    static const int others[] = {1, 0, JIT_THREADS_ALL, 8};
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        small.threads = others[i];
+        if (jit_compile(&small) != two)
+            fail_msg("threads = %d: a kernel other than threads = 2's", others[i]);
+    }
+    small.threads = 4;
+    assert_ptr_equal(jit_compile_async(&small), two);
+    jit_kernel_stats st;
+    assert_int_equal(jit_get_kernel_stats(&st), 0);
+    assert_int_equal(st.jit_kernels, 1);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(jit_release(two), 0);
+    assert_int_equal(jit_release(two), -1); /* six holds, six releases */
+
+    large_bufs b = large_bufs_new(1 << 18);
+    jit_sig large = element_gather(1024, 1024, 1 << 18, JIT_INDEX_ERROR);
+    jit_kernel split = jit_compile(&large);
+    large.threads = 1;
+    jit_kernel one = jit_compile(&large);
+    assert_non_null(split);
+    assert_ptr_not_equal(split, one);
+    uint64_t rs = 5;
+    fill_tuples(&rs, b.idx, 1 << 18, 1024, 1024, 0);
+    char msg[256];
+    assert_int_equal(call_large(one, b.data, b.idx, b.want, 1 << 18, msg, sizeof msg), JIT_OK);
+    assert_int_equal(call_large(split, b.data, b.idx, b.got, 1 << 18, msg, sizeof msg), JIT_OK);
+    assert_memory_equal(b.got, b.want, (size_t)(1 << 18) * sizeof(float));
+    tj_split_counts c1, c2; /* the rule weighs a split kernel's calls, no other's */
+    assert_int_equal(tj_split_counts_of(one, &c1), 0);
+    assert_int_equal(tj_split_counts_of(split, &c2), 0);
+    assert_int_equal(c1.split + c1.alone, 0);
+    assert_int_equal(c2.split + c2.alone, 1);
+    large_bufs_free(&b);
+    jit_shutdown();
+}
+
 /* A split kernel whose indices take 1 MB or more checks them in parts
  * too: its main calls no check function, its range function has a check
  * mode; split calls (forced) and calls alone give the one-thread kernel's
@@ -1189,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_probes_back_off),
         cmocka_unit_test(test_probes_wake_the_pool_first),
         cmocka_unit_test(test_probes_that_lose_stay_rare),
+        cmocka_unit_test(test_threads_unused_give_the_one_thread_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,11 @@
  * Queries of a kernel by its pointer (info, units, validate, run_range)
  * pin it while they read it: a pinned kernel is not released, so the
  * query never reads a kernel freed under it.
+ *
+ * An alias is a key that gives another key's kernel (tj_cache_alias): a
+ * signature for threads > 1 whose kernel would not split gets the
+ * one-thread kernel. It is found by key only, holds nothing of its own
+ * (holds go to its target), and goes when its target's code goes.
  */
 #include "cache.h"
 
@@ -44,6 +49,9 @@ typedef struct tj_slot {
     struct tj_slot *next_released;
     struct tj_slot *next_by_entry;
     struct tj_slot *idle_prev, *idle_next;
+    struct tj_slot *target;  /* an alias: the slot whose kernel it gives; NULL: a kernel's own */
+    struct tj_slot *aliases; /* a kernel's own: its aliases, through next_alias */
+    struct tj_slot *next_alias;
 } tj_slot;
 
 static pthread_mutex_t tj_cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -138,6 +146,8 @@ static void tj_idle_remove(tj_slot *s)
 /* The kernel, with one more hold (lock held). */
 static tj_kernel *tj_hold(tj_slot *s)
 {
+    if (s->target)
+        s = s->target;
     if (s->idle)
         tj_idle_remove(s);
     s->holds++;
@@ -182,6 +192,25 @@ static void tj_adopt(tj_slot *s)
     }
 }
 
+static void tj_alias_free(tj_slot *a)
+{
+    tj_free(a->key);
+    tj_free(a);
+}
+
+/* Unlinks and frees s's aliases (lock held): once s's code starts to go,
+ * their keys compile anew, as s's own does. */
+static void tj_drop_aliases(tj_slot *s)
+{
+    for (tj_slot *a = s->aliases, *next; a; a = next) {
+        next = a->next_alias;
+        tj_unlink_key(a);
+        tj_count--;
+        tj_alias_free(a);
+    }
+    s->aliases = NULL;
+}
+
 /* Takes idle kernels that no query pins, oldest first, until the counts
  * fit the limit (lock held); returns them, linked through next_released,
  * for tj_free_slots. Their keys stay linked, marked releasing. */
@@ -194,6 +223,7 @@ static tj_slot *tj_take_over_limit(void)
             continue; /* taken when its last query unpins it */
         tj_idle_remove(s);
         tj_unlink_entry(s);
+        tj_drop_aliases(s);
         s->releasing = 1;
         tj_jit_live--;
         tj_jit_bytes -= (int64_t)s->kernel->code_bytes;
@@ -233,7 +263,7 @@ static int tj_grow(void)
     for (tj_slot *s = all, *next; s; s = next) {
         next = s->next_by_key;
         tj_link_key(s);
-        if (s->kernel && !s->releasing)
+        if (s->kernel && !s->releasing && !s->target)
             tj_link_entry(s);
     }
     return 0;
@@ -375,6 +405,21 @@ static tj_slot *tj_find_entry(tj_entry_fn fn)
     return NULL;
 }
 
+void tj_cache_alias(const tj_key *key, const tj_kernel *k)
+{
+    uint64_t h = tj_key_hash(key);
+    pthread_mutex_lock(&tj_cache_lock);
+    tj_slot *t = tj_find_entry(k->entry);
+    tj_slot *a = t && !t->releasing && !tj_find_key(key, h) ? tj_reserve(key, h) : NULL;
+    if (a) { /* else already there (a race of two compiles), or no memory: the next compile plans again */
+        a->target = t;
+        a->kernel = t->kernel;
+        a->next_alias = t->aliases;
+        t->aliases = a;
+    }
+    pthread_mutex_unlock(&tj_cache_lock);
+}
+
 const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)
 {
     uint64_t g = atomic_load_explicit(&tj_entry_generation, memory_order_acquire);
@@ -457,7 +502,7 @@ void tj_cache_stats(jit_kernel_stats *out)
                               .max_code_bytes = tj_max_bytes};
     for (size_t i = 0; i < tj_buckets; i++)
         for (tj_slot *s = tj_by_key[i]; s; s = s->next_by_key) {
-            if (!s->kernel || s->releasing || s->kernel->engine != JIT_ENGINE_JIT)
+            if (!s->kernel || s->releasing || s->target || s->kernel->engine != JIT_ENGINE_JIT)
                 continue;
             out->held += s->holds > 0;
             out->releasable += s->idle;
@@ -471,6 +516,10 @@ void tj_cache_clear(void)
     for (size_t i = 0; i < tj_buckets; i++)
         for (tj_slot *s = tj_by_key[i], *next; s; s = next) {
             next = s->next_by_key;
+            if (s->target) {
+                tj_alias_free(s);
+                continue;
+            }
             if (s->kernel && tj_releasable(s)) /* the stub stays: see stub.c */
                 tj_stub_point(s->kernel->user_entry, tj_abi_of(&s->kernel->plan)->freed);
             tj_slot_free(s);

@@ -24,6 +24,11 @@ tj_kernel *tj_cache_get(const tj_key *key, const tj_plan *plan, jit_engine engin
  * no checking or planning (a key in the cache proves its signature valid). */
 tj_kernel *tj_cache_find(const tj_key *key);
 
+/* Makes key give k, a kernel held in the cache, from now on (tj_cache_find
+ * and tj_cache_get hold k for it) until k's code is released. Nothing if
+ * key is in the cache already, or on allocation failure (a miss later). */
+void tj_cache_alias(const tj_key *key, const tj_kernel *k);
+
 /* The kernel whose entry (or stub) is fn, or NULL. The pointer stays valid
  * while the kernel is held (generated code asks this of itself while it
  * runs, so its caller holds it), and until tj_cache_clear() if it is not

@@ -48,6 +48,8 @@ void tj_sig_normalize(const tj_op_def *def, jit_sig *s)
         s->axis_type = JIT_DTYPE_UNSET;
         s->axis_shape = (jit_shape){0};
     }
+    if (s->threads == 0) /* both mean the caller's thread: one kernel */
+        s->threads = 1;
     /* batch_dims stays as written: whether one counted from the end is
      * valid is the op's rule (GatherND refuses it, Gather's normalize takes
      * it), and a key must never make a refused spelling hit the cache */
