@@ -9,7 +9,8 @@ typedef enum tj_impl {
     TJ_IMPL_DYNAMIC,     /* a dynamic variant's kernel (jit_dynamic_fn), with the twin's dims */
     TJ_IMPL_JIT_STUB,    /* the same JIT kernel through a kernel-limit entry stub */
     TJ_IMPL_TIERED,      /* the tiered kernel of the signature, after its switch */
-    TJ_IMPL_JIT_THREADS, /* the JIT kernel compiled with threads = TJ_BENCH_THREADS */
+    TJ_IMPL_JIT_THREADS, /* the JIT kernel compiled with threads = TJ_BENCH_THREADS (the
+                          * one-thread kernel itself where it would not split: api.c) */
     TJ_IMPL_REFERENCE,
     TJ_IMPL_GENERIC,
     TJ_IMPL_STATIC,

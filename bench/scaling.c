@@ -276,7 +276,8 @@ static void tj_scale_print(const tj_scale_run *r, const tj_scale_opts *o, const 
             printf(", \"memcpy_bytes\": %lld, \"memcpy_parts\": %d, \"memcpy_ns\": %.2f, "
                    "\"memcpy_vs_first\": %.4f",
                    (long long)r->peer.bytes, r->peer.parts[i], peer[i], peer[i] / peer[0]);
-            printf(", \"same_kernel_as_first\": %s", r->fn[i] == r->fn[0] ? "true" : "false");
+            if (i > 0)
+                printf(", \"same_kernel_as_first\": %s", r->fn[i] == r->fn[0] ? "true" : "false");
             tj_scale_print_rule(r, o, i);
             printf("}\n");
             *first = 0;

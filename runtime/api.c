@@ -19,11 +19,16 @@
 #include "typed_api.h"
 #include "user_kernel.h"
 
-/* Whether sig asks for threads that its kernel would not use (too little
- * work to split, or passes that one thread runs: tj_backend_splits). */
+/* Whether sig asks for threads that its kernel would not use: too little
+ * work to split, an unrolled kernel, passes that one thread runs
+ * (tj_backend_splits), or a reference kernel, which runs on the caller's
+ * thread whatever the count. */
 static int tj_threads_unused(const jit_sig *sig, const tj_plan *plan)
 {
-    return sig->threads != 0 && sig->threads != 1 && !tj_backend_splits(plan);
+    char why[128];
+    if (sig->threads == 0 || sig->threads == 1)
+        return 0;
+    return !tj_jit_wanted(sig->engine, why, sizeof why) || !tj_backend_splits(plan);
 }
 
 /* The kernel of sig (keyed key, planned plan), built or found. Where sig
@@ -31,7 +36,8 @@ static int tj_threads_unused(const jit_sig *sig, const tj_plan *plan)
  * kernel's code: the one-thread kernel itself is handed out, so that
  * threads = 1 and N run the same code at the same address, compile once
  * and share one object in the disk cache; key becomes its alias, so that
- * the next compile of sig is a plain hit. */
+ * the next compile of sig is a plain hit. (A dynamic family plans its
+ * template twice then, once per count: on a miss only, beside a compile.) */
 static tj_kernel *tj_cache_get_sig(const tj_op_def *def, const jit_sig *sig, const tj_key *key,
                                    const tj_plan *plan)
 {
@@ -50,25 +56,33 @@ static tj_kernel *tj_cache_get_sig(const tj_op_def *def, const jit_sig *sig, con
     return k;
 }
 
+/* A miss of tj_compile (key NULL: sig has no key). Out of line, so that a
+ * hit's frame holds a key only, not the plans and templates (kilobytes
+ * each) that a miss needs. */
+__attribute__((noinline)) static jit_kernel tj_compile_miss(const tj_op_def *def,
+                                                            const jit_sig *sig,
+                                                            const tj_key *key)
+{
+    tj_plan plan;
+    tj_dyn dyn;
+    if (tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
+        return NULL;
+    if (!key) { /* unreachable: the checks refuse every rank a key refuses */
+        tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
+        return NULL;
+    }
+    tj_kernel *k = tj_cache_get_sig(def, sig, key, &plan);
+    return k ? k->user_entry : NULL;
+}
+
 /* The cached kernel, or a new one. A hit does no checking or planning: a
  * key in the cache proves its signature valid. */
 static jit_kernel tj_compile(const tj_op_def *def, const jit_sig *sig)
 {
-    tj_plan plan;
     tj_key key;
     int keyed = tj_key_sig(def, sig, &key) == 0;
     tj_kernel *k = keyed ? tj_cache_find(&key) : NULL;
-    if (k)
-        return k->user_entry;
-    tj_dyn dyn;
-    if (tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
-        return NULL;
-    if (!keyed) { /* unreachable: the checks refuse every rank a key refuses */
-        tj_error_set("signature has a rank outside [0, %d]", JIT_MAX_RANK);
-        return NULL;
-    }
-    k = tj_cache_get_sig(def, sig, &key, &plan);
-    return k ? k->user_entry : NULL;
+    return k ? k->user_entry : tj_compile_miss(def, sig, keyed ? &key : NULL);
 }
 
 jit_kernel jit_compile(const jit_sig *sig)
@@ -85,6 +99,7 @@ jit_kernel jit_compile_async(const jit_sig *sig)
 {
     tj_plan plan;
     tj_key key;
+    tj_kernel *k;
     const tj_op_def *def = tj_sig_op(sig);
     if (!def)
         return NULL;
@@ -92,6 +107,8 @@ jit_kernel jit_compile_async(const jit_sig *sig)
      * in the background, and no per-shape kernel to switch to */
     if (tj_sig_dynamic(def, sig))
         return tj_compile(def, sig);
+    if (tj_key_sig(def, sig, &key) == 0 && (k = tj_cache_find(&key))) /* an alias too */
+        return k->user_entry;
     jit_sig one = *sig; /* threads its kernel would not use: the one-thread kernel, as above */
     if (tj_sig_plan(def, sig, &plan, NULL) != 0)
         return NULL;
@@ -103,7 +120,6 @@ jit_kernel jit_compile_async(const jit_sig *sig)
     if (tj_key_sig(def, &one, &key) != 0)
         return NULL;
     char why[128];
-    tj_kernel *k;
     if (!tj_jit_wanted(sig->engine, why, sizeof why))
         k = tj_cache_get(&key, &plan, sig->engine);
     else if (!(k = tj_cache_find(&key)))

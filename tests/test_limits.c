@@ -382,6 +382,7 @@ static void *churn(void *arg)
     for (int i = 0; i < ITERATIONS; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         jit_gather_nd_sig s = gsig(8 + (int)(x % SIGS));
+        s.threads = (int)((x >> 32) % 3); /* 0, 1 and 2: one kernel, aliases made and dropped */
         jit_gather_nd_fn fn = jit_gather_nd_compile(&s);
         /* held: no other thread's compile or release may take it away */
         bad += !fn || !gather_ok(fn) || !gather_ok(fn);
@@ -404,21 +405,29 @@ static void test_threads_unused_share_a_released_kernel(void **state)
     jit_gather_nd_fn one = jit_gather_nd_compile(&s);
     assert_non_null(two);
     assert_ptr_equal(ptr(two), ptr(one));
+    s.threads = 2; /* the alias: a hit, one more hold */
+    assert_ptr_equal(ptr(jit_gather_nd_compile(&s)), ptr(one));
     assert_int_equal(stats().jit_kernels, 1);
     assert_int_equal(jit_gather_nd_release(one), 0);
+    assert_int_equal(jit_gather_nd_release(two), 0);
     assert_true(gather_ok(two)); /* held still */
+    assert_int_equal(stats().releasable, 0);
     assert_int_equal(jit_gather_nd_release(two), 0);
     assert_int_equal(stats().releasable, 1);
     jit_gather_nd_fn other = compile_ok(9); /* over the cap: the shared kernel goes */
     assert_released(two);
-    s.threads = 2;
+    assert_int_equal(stats().released, 1);
+    /* the alias went with it: a compile of either count is a new kernel,
+     * the same for both (a stale alias would hand out the released one) */
     jit_gather_nd_fn again = jit_gather_nd_compile(&s);
     assert_non_null(again);
     assert_ptr_not_equal(ptr(again), ptr(two));
     assert_true(gather_ok(again));
+    assert_ptr_equal(ptr(jit_gather_nd_compile(&s)), ptr(again));
     s.threads = 1;
     assert_ptr_equal(ptr(jit_gather_nd_compile(&s)), ptr(again));
     assert_true(gather_ok(other));
+    assert_int_equal(stats().jit_kernels, 2);
 }
 
 static void test_threads_compile_call_and_release(void **state)

@@ -826,14 +826,48 @@ static void test_threads_unused_give_the_one_thread_kernel(void **state)
         if (jit_compile(&small) != two)
             fail_msg("threads = %d: a kernel other than threads = 2's", others[i]);
     }
+    small.threads = 8; /* the alias of the count above: a hit */
+    assert_ptr_equal(jit_compile(&small), two);
     small.threads = 4;
     assert_ptr_equal(jit_compile_async(&small), two);
+    small.threads = 6;
+    small.engine = JIT_ENGINE_REFERENCE; /* runs on the caller's thread whatever the count */
+    jit_kernel ref = jit_compile(&small);
+    small.threads = 1;
+    assert_ptr_equal(jit_compile(&small), ref);
+    assert_int_equal(jit_release(ref), 0);
+    assert_int_equal(jit_release(ref), 0);
+    small.engine = JIT_ENGINE_AUTO;
+    small.threads = 4;
+    char *why = jit_explain(&small);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "threads 4: this kernel would not split"));
+    jit_free(why);
     jit_kernel_stats st;
     assert_int_equal(jit_get_kernel_stats(&st), 0);
     assert_int_equal(st.jit_kernels, 1);
-    for (int i = 0; i < 6; i++)
+    /* a bag of 8 lookups, and a dynamic family whose mean's passes are one
+     * thread's: each count's the one-thread kernel too */
+    jit_sig bag = {.op = JIT_OP_EMBEDDING_BAG_PACKED, .opset = 15, .dtype = JIT_F32,
+                   .index_type = JIT_I32, .reduction = JIT_REDUCTION_SUM, .threads = 2,
+                   .data_shape = shape2(10, 8), .indices_shape = shape2(4, 2)};
+    jit_sig mean = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .opset = 12, .dtype = JIT_F32,
+                    .index_type = JIT_I64, .reduction = JIT_REDUCTION_MEAN, .threads = 2,
+                    .data_shape = shape2(JIT_DIM_DYNAMIC, 4),
+                    .indices_shape = shape2(JIT_DIM_DYNAMIC, 4),
+                    .updates_shape = shape2(JIT_DIM_DYNAMIC, 4)};
+    jit_sig *more[] = {&bag, &mean};
+    for (int i = 0; i < 2; i++) {
+        jit_kernel n = jit_compile(more[i]);
+        more[i]->threads = 1;
+        assert_non_null(n);
+        assert_ptr_equal(jit_compile(more[i]), n);
+        assert_int_equal(jit_release(n), 0);
+        assert_int_equal(jit_release(n), 0);
+    }
+    for (int i = 0; i < 7; i++)
         assert_int_equal(jit_release(two), 0);
-    assert_int_equal(jit_release(two), -1); /* six holds, six releases */
+    assert_int_equal(jit_release(two), -1); /* seven holds, seven releases */
 
     large_bufs b = large_bufs_new(1 << 18);
     jit_sig large = element_gather(1024, 1024, 1 << 18, JIT_INDEX_ERROR);
@@ -842,6 +876,12 @@ static void test_threads_unused_give_the_one_thread_kernel(void **state)
     jit_kernel one = jit_compile(&large);
     assert_non_null(split);
     assert_ptr_not_equal(split, one);
+    large.threads = 2;
+    why = jit_explain(&large);
+    assert_non_null(why);
+    assert_null(strstr(why, "would not split"));
+    assert_non_null(strstr(why, "split across up to 2 threads"));
+    jit_free(why);
     uint64_t rs = 5;
     fill_tuples(&rs, b.idx, 1 << 18, 1024, 1024, 0);
     char msg[256];

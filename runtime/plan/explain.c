@@ -120,6 +120,10 @@ static void tj_put_strategy(tj_text *t, const tj_plan *p)
     char buf[512];
     tj_backend_strategy(p, buf, sizeof buf);
     tj_put(t, "strategy: %s\n", buf);
+    int threads = p->is_bag ? p->bag.threads : p->threads;
+    if (threads > 1 && !tj_backend_splits(p))
+        tj_put(t, "  threads %d: this kernel would not split, so the one-thread kernel serves "
+                  "(the same pointer as threads = 1)\n", threads);
 }
 
 /* Which of the plan's numbers a dynamic kernel takes from each call. */
