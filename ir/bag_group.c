@@ -22,8 +22,14 @@ static LLVMValueRef tj_bir_col_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r, 
                                   int64_t esize, int64_t row_bytes)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef off = tj_add(e, tj_mul(e, r, row_bytes, ""), tj_mul(e, col, esize, ""), "col.off");
-    return tj_byte_gep(e, base, off, "cols");
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(e->b);
+    tj_row_memo *m = &k->row_memo;
+    /* reused only in the block that made it, where every emitter appends */
+    if (m->bb != bb || m->base != base || m->r != r || m->row_bytes != row_bytes) {
+        m->bb = bb, m->base = base, m->r = r, m->row_bytes = row_bytes;
+        m->at = tj_byte_gep(e, base, tj_mul(e, r, row_bytes, ""), "row.at");
+    }
+    return tj_byte_gep(e, m->at, tj_mul(e, col, esize, ""), "cols");
 }
 
 /* byte address of column c0 + v * lanes of row r of base */

@@ -49,6 +49,12 @@
 #include "bag_ir.h"
 #include "emit.h"
 
+typedef struct tj_row_memo {
+    LLVMBasicBlockRef bb;
+    LLVMValueRef base, r, at;
+    int64_t row_bytes;
+} tj_row_memo;
+
 typedef struct tj_bir {
     tj_emit e;
     const tj_plan *p;
@@ -78,6 +84,11 @@ typedef struct tj_bir {
     /* a bf16 or f16 row's vectors before their rounding (tj_narrow_in_loop), and
      * the function it is an alloca of */
     LLVMValueRef narrow_buf, narrow_buf_fn;
+    /* the row address tj_bir_col_at made last, which the row's other
+     * vectors in the same block reuse: one multiply and one address a row,
+     * not one a vector, so less IR for code generation to select (issue
+     * 25's compile time) */
+    tj_row_memo row_memo;
 } tj_bir;
 
 /* What a block's lookups prefetch of the row ahead: nothing, the whole

@@ -381,8 +381,8 @@ static void check_typed_calls(jit_op op, jit_kernel k, jit_kernel other, const j
                               const int64_t *idx, const int64_t *bad_idx)
 {
     jit_kernel_info info, ginfo;
-    int64_t units;
-    int valid, invalid, invalid_part, refused;
+    int64_t units = 0; /* set by every case: clang cannot tell that fail() returns no more */
+    int valid = 0, invalid = 0, invalid_part = 0, refused = 0;
     float out[24], want[24];
     memset(out, 0x5a, sizeof out);
     if (op == JIT_OP_SCATTER_ELEMENTS_UPDATE)
