@@ -10,11 +10,19 @@
 
 /* ---- the check pass --------------------------------------------------- */
 
-/* if (bad) return tj_rt_bag_bad(self, the buffers) */
+/* if (bad) return tj_rt_bag_bad(self, the buffers): the function's one
+ * cold block, made by its first check */
 static void tj_fail_if(tj_bir *k, LLVMValueRef bad)
 {
     tj_emit *e = &k->e;
-    LLVMBasicBlockRef fail = tj_block(e, "check.fail"), ok = tj_block(e, "check.ok");
+    LLVMBasicBlockRef ok = tj_block(e, "check.ok");
+    if (k->fail && k->fail_fn == e->fn) {
+        LLVMBuildCondBr(e->b, bad, k->fail, ok);
+        LLVMPositionBuilderAtEnd(e->b, ok);
+        return;
+    }
+    LLVMBasicBlockRef fail = tj_block(e, "check.fail");
+    k->fail = fail, k->fail_fn = e->fn;
     LLVMBuildCondBr(e->b, bad, fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
     /* a dynamic kernel's message needs the call's dims */

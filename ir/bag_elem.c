@@ -115,25 +115,25 @@ LLVMValueRef tj_bir_load_idx(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, const 
                          : LLVMBuildZExt(e->b, v, e->i64, name);
 }
 
-/* buf[i] where cond holds, else 0: a load only when there is an element */
+/* buf[i] where cond holds, else 0: where it does not, the load reads a
+ * zero of the stack instead of buf (which may then be NULL), so there is
+ * no branch: code generation pays for every block */
 LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
                                 LLVMValueRef i, const char *name)
 {
     tj_emit *e = &k->e;
     if (LLVMIsAConstantInt(cond))
         return LLVMConstIntGetZExtValue(cond) ? tj_bir_load_idx(k, buf, i, name) : tj_i64(e, 0);
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), load = tj_block(e, "load.some");
-    LLVMBasicBlockRef done = tj_block(e, "load.done");
-    LLVMBuildCondBr(e->b, cond, load, done);
-    LLVMPositionBuilderAtEnd(e->b, load);
-    LLVMValueRef v = tj_bir_load_idx(k, buf, i, name);
-    LLVMBuildBr(e->b, done);
-    LLVMPositionBuilderAtEnd(e->b, done);
-    LLVMValueRef phi = LLVMBuildPhi(e->b, e->i64, name);
-    LLVMValueRef vals[2] = {tj_i64(e, 0), v};
-    LLVMBasicBlockRef from[2] = {pre, load};
-    LLVMAddIncoming(phi, vals, from, 2);
-    return phi;
+    LLVMValueRef zero = tj_bir_slot(k, e->i64, "zero");
+    LLVMBuildStore(e->b, tj_i64(e, 0), zero);
+    int size = jit_dtype_size(k->g->index_type);
+    LLVMValueRef at = LLVMBuildSelect(e->b, cond, tj_byte_gep(e, buf, tj_mul(e, i, size, ""), ""),
+                                      zero, "");
+    LLVMValueRef v = tj_load(e, k->idx_ty, at, name);
+    if (size == 8)
+        return v;
+    return k->idx_signed ? LLVMBuildSExt(e->b, v, e->i64, name)
+                         : LLVMBuildZExt(e->b, v, e->i64, name);
 }
 
 static LLVMValueRef tj_is_nan(tj_bir *k, LLVMValueRef v)

@@ -89,6 +89,10 @@ typedef struct tj_bir {
      * not one a vector, so less IR for code generation to select (issue
      * 25's compile time) */
     tj_row_memo row_memo;
+    /* the check pass's cold path in fail_fn, which every check of that
+     * function branches to (tj_fail_if): one block, not one a check */
+    LLVMBasicBlockRef fail;
+    LLVMValueRef fail_fn;
 } tj_bir;
 
 /* What a block's lookups prefetch of the row ahead: nothing, the whole

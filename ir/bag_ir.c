@@ -30,7 +30,10 @@ static void tj_bind(tj_bir *k, LLVMValueRef fn)
 }
 
 /* A function of the five buffers (then extra parameters), positioned in
- * its code; its entry block holds the allocas (tj_close_function). */
+ * its entry block, where the allocas go too, before its code
+ * (tj_bir_slot): no block of their own, since code generation pays for
+ * every block (docs/performance.md, 'A compile counted in
+ * instructions'). */
 static LLVMValueRef tj_bag_function(tj_bir *k, const char *name, LLVMTypeRef *extra, unsigned n)
 {
     tj_emit *e = &k->e;
@@ -44,17 +47,8 @@ static LLVMValueRef tj_bag_function(tj_bir *k, const char *name, LLVMTypeRef *ex
     tj_bind(k, fn);
     e->fn = fn;
     k->allocas = tj_block(e, "entry");
-    LLVMPositionBuilderAtEnd(e->b, tj_block(e, "start"));
+    LLVMPositionBuilderAtEnd(e->b, k->allocas);
     return fn;
-}
-
-/* The allocas' block falls through to the code. */
-static void tj_close_function(tj_bir *k)
-{
-    LLVMBasicBlockRef at = LLVMGetInsertBlock(k->e.b);
-    LLVMPositionBuilderAtEnd(k->e.b, k->allocas);
-    LLVMBuildBr(k->e.b, LLVMGetNextBasicBlock(k->allocas));
-    LLVMPositionBuilderAtEnd(k->e.b, at);
 }
 
 /* A count of the plan: a constant, or a dynamic template's code -1 - i
@@ -206,7 +200,6 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     LLVMSetLinkage(range, k->st.ranges ? LLVMExternalLinkage : LLVMInternalLinkage);
     tj_emit_range_body(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6));
     LLVMBuildRet(e->b, tj_i32(e, 0));
-    tj_close_function(k);
 
     e->fn = fn;
     k->allocas = main_allocas;
@@ -216,7 +209,6 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     tj_load_counts(k); /* the main's own (tj_count builds no block) */
     tj_bir_emit_checks(k);
     tj_emit_parallel_call(k, fn, range);
-    tj_close_function(k);
 }
 
 /* A kernel without parts (not split): one function, the checks then the
@@ -229,7 +221,6 @@ static void tj_emit_whole_kernel(tj_bir *k, const char *name)
     tj_bir_emit_checks(k);
     tj_bir_emit_bags_by_alignment(k, tj_i64(&k->e, 0), k->bags);
     LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
-    tj_close_function(k);
 }
 
 /* Segments: one function, the checks then the sums; a split kernel's as
@@ -244,7 +235,6 @@ static void tj_emit_segment_kernel(tj_bir *k, const char *name)
     tj_bir_emit_checks(k);
     tj_bir_emit_segments(k, NULL, NULL);
     LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
-    tj_close_function(k);
 }
 
 static int tj_unsigned_type(jit_dtype t)
