@@ -364,8 +364,8 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 static void tj_emit_bags_stored(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 
 /* Bags [begin, end), then those a float sum's fast path left with a NaN
- * again (tj_bir_nan_redo). */
-void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+ * again (tj_bir_nan_redo); the status to return (an i32). */
+LLVMValueRef tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     k->nan_seen = NULL;
@@ -375,8 +375,7 @@ void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef e
         LLVMBuildStore(e->b, LLVMConstNull(t), k->nan_seen);
     }
     tj_emit_bags_stored(k, begin, end);
-    if (k->nan_seen)
-        tj_bir_nan_redo(k, begin, end);
+    return k->nan_seen ? tj_bir_nan_redo(k, begin, end) : tj_i32(e, 0);
 }
 
 /* With streaming stores: the bags twice, for a 64-byte aligned out

@@ -140,7 +140,7 @@ void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *sta
                         LLVMValueRef *len, LLVMValueRef n);
 int tj_bir_nan_redo_wanted(const tj_bir *k);
 void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots);
-void tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
+LLVMValueRef tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 /* bag_group.c */
 int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v);
 LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,
@@ -149,7 +149,7 @@ LLVMValueRef tj_bir_load_row(tj_bir *k, LLVMValueRef r, const tj_colblock *bl, i
 LLVMValueRef tj_bir_weight(tj_bir *k, LLVMValueRef j, int64_t n);
 void tj_bir_init_bag(tj_bir *k, tj_colblock *bl, int i);
 LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v);
-void tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
+LLVMValueRef tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 /* bag_segments.c */
 void tj_bir_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 

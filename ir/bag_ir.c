@@ -156,17 +156,16 @@ static void tj_emit_parallel_call(tj_bir *k, LLVMValueRef fn, LLVMValueRef range
     LLVMBuildRet(e->b, r);
 }
 
-/* A range function's body: bags (or segments) [begin, end). A segments
+/* A range function's body: bags (or segments) [begin, end); the status
+ * it returns (tj_bir_emit_bags_by_alignment's). A segments
  * range of every segment (a call the split rule keeps alone) runs the
  * whole kernel's loop, without the test of each id against the range,
  * which short rows pay for (docs/performance.md, 'Embedding bags'). */
-static void tj_emit_range_body(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+static LLVMValueRef tj_emit_range_body(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
-    if (k->g->form != TJ_BAG_SEGMENTS) {
-        tj_bir_emit_bags_by_alignment(k, begin, end);
-        return;
-    }
+    if (k->g->form != TJ_BAG_SEGMENTS)
+        return tj_bir_emit_bags_by_alignment(k, begin, end);
     LLVMValueRef all = LLVMBuildAnd(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, begin, tj_i64(e, 0), ""),
                                     LLVMBuildICmp(e->b, LLVMIntEQ, end, k->bags, ""), "all");
     LLVMBasicBlockRef whole = tj_block(e, "segments.all"), part = tj_block(e, "segments.part");
@@ -176,6 +175,7 @@ static void tj_emit_range_body(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     LLVMBuildRet(e->b, tj_i32(e, 0));
     LLVMPositionBuilderAtEnd(e->b, part);
     tj_bir_emit_segments(k, begin, end);
+    return tj_i32(e, 0);
 }
 
 /* A split kernel (offsets and packed forms, and segments): the main
@@ -198,8 +198,7 @@ static void tj_emit_bag_kernel(tj_bir *k, const char *name)
     LLVMTypeRef bounds[2] = {e->i64, e->i64};
     LLVMValueRef range = tj_counted_function(k, buf, bounds, 2, 0);
     LLVMSetLinkage(range, k->st.ranges ? LLVMExternalLinkage : LLVMInternalLinkage);
-    tj_emit_range_body(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6));
-    LLVMBuildRet(e->b, tj_i32(e, 0));
+    LLVMBuildRet(e->b, tj_emit_range_body(k, LLVMGetParam(range, 5), LLVMGetParam(range, 6)));
 
     e->fn = fn;
     k->allocas = main_allocas;
@@ -219,8 +218,7 @@ static void tj_emit_whole_kernel(tj_bir *k, const char *name)
 {
     tj_counted_function(k, name, NULL, 0, 1);
     tj_bir_emit_checks(k);
-    tj_bir_emit_bags_by_alignment(k, tj_i64(&k->e, 0), k->bags);
-    LLVMBuildRet(k->e.b, tj_i32(&k->e, 0));
+    LLVMBuildRet(k->e.b, tj_bir_emit_bags_by_alignment(k, tj_i64(&k->e, 0), k->bags));
 }
 
 /* Segments: one function, the checks then the sums; a split kernel's as

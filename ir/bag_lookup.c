@@ -266,17 +266,19 @@ void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
  * which finds them (a row the fast path left without a NaN has the rule's
  * bits: NaN is sticky in its adds), its status returned if it fails.
  * After the bags' stores (and the streaming ones' fence), so that its
- * stores are the last. The rule's own loops here, a vector of columns at
+ * stores are the last. The call's status: 0, or the redo's (a phi, not
+ * a block that returns it: code generation pays for every block). The rule's own loops here, a vector of columns at
  * a time, cost 1.5 ms of a 6.5 ms compile for a path that NaNs alone take
  * (docs/performance.md, 'Compile time of a bag kernel'). */
-void tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
+LLVMValueRef tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
     int64_t lanes = k->lay.lanes;
     LLVMValueRef seen = tj_bir_get(k, k->nan_seen, tj_bir_vec(e->i1, lanes));
     LLVMTypeRef bits_ty = LLVMIntTypeInContext(e->ctx, (unsigned)lanes);
     LLVMValueRef bits = LLVMBuildBitCast(e->b, seen, bits_ty, "nan.lanes");
-    LLVMBasicBlockRef redo = tj_block(e, "bag.nan"), done = tj_block(e, "bag.nan.done");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), redo = tj_block(e, "bag.nan");
+    LLVMBasicBlockRef done = tj_block(e, "bag.nan.done");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""), redo,
                     done);
     LLVMPositionBuilderAtEnd(e->b, redo);
@@ -288,9 +290,11 @@ void tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
                             k->dims ? k->dims : LLVMConstPointerNull(e->ptr),
                             k->table, k->indices, k->offsets, k->weights, k->out, begin, end};
     LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 9, "status");
-    LLVMBasicBlockRef fail = tj_block(e, "bag.nan.fail");
-    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, done);
-    LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMBuildRet(e->b, st);
+    LLVMBuildBr(e->b, done);
     LLVMPositionBuilderAtEnd(e->b, done);
+    LLVMValueRef status = LLVMBuildPhi(e->b, e->i32, "status");
+    LLVMValueRef vals[2] = {tj_i32(e, 0), st};
+    LLVMBasicBlockRef from[2] = {pre, redo};
+    LLVMAddIncoming(status, vals, from, 2);
+    return status;
 }
