@@ -1,9 +1,10 @@
 /*
  * tensorjit-compile-cost: what one compile of a workload's kernel costs.
  * After a first compile of another signature (the engine's start), it
- * compiles --compiles K kernels of the workload's signature, each with its
- * table (data's first dim) one row longer than the last: K cache misses of
- * the same code shape. Prints each compile's wall time and their median.
+ * compiles --compiles K (at most 256) kernels of the workload's signature,
+ * each with the data dim that its indices select in one longer than the
+ * last (a table's rows, a gather's axis): K cache misses of the same code
+ * shape. Prints each compile's wall time and their median.
  * bench/compile_cost.sh runs it under callgrind twice (K = 1 and K = 1 + N)
  * and prints the instructions one compile executes: the same on any host,
  * however loaded, so two builds' compiles compare where wall times drift by
@@ -50,7 +51,7 @@ static int cc_parse(int argc, char **argv, cc_opts *o)
         else
             return -1;
     }
-    return o->workload && o->threads >= 1 && o->compiles >= 0 ? 0 : -1;
+    return o->workload && o->threads >= 1 && o->compiles >= 1 && o->compiles <= 256 ? 0 : -1;
 }
 
 /* The workload's signature: a bag workload's (its dynamic family with
@@ -70,12 +71,41 @@ static int cc_sig(const cc_opts *o, jit_sig *s)
     return 0;
 }
 
+/* The data dim whose length only bounds the index values (no other
+ * input's dim must equal it), or -1: the table's rows, the dim a Gather,
+ * GatherElements or ScatterUpdate indexes along, GatherND's first after
+ * its batch dims. */
+static int cc_indexed_dim(const jit_sig *s)
+{
+    int rank = s->data_shape.rank, d;
+    switch (s->op) {
+    case JIT_OP_GATHER_ND:
+        d = s->batch_dims;
+        break;
+    case JIT_OP_GATHER:
+    case JIT_OP_GATHER_ELEMENTS:
+    case JIT_OP_SCATTER_UPDATE:
+    case JIT_OP_SCATTER_ELEMENTS_UPDATE:
+        d = s->axis < 0 ? s->axis + rank : s->axis;
+        break;
+    default: /* ScatterNDUpdate, the bags */
+        d = 0;
+    }
+    return d >= 0 && d < rank && s->data_shape.dims[d] != JIT_DIM_DYNAMIC ? d : -1;
+}
+
 int main(int argc, char **argv)
 {
     cc_opts o;
     jit_sig s;
     if (cc_parse(argc, argv, &o) != 0 || cc_sig(&o, &s) != 0)
         return cc_usage();
+    int grown = cc_indexed_dim(&s);
+    if (grown < 0) {
+        fprintf(stderr, "tensorjit-compile-cost: %s: its indexed data dim is dynamic: no new key "
+                        "of the same code shape to make\n", o.workload);
+        return 2;
+    }
     /* the engine's start, on a signature no workload has */
     jit_sig first = {.op = JIT_OP_GATHER, .dtype = JIT_F32, .index_type = JIT_I32,
                      .data_shape = {2, {7, 3}}, .indices_shape = {1, {2}}};
@@ -84,10 +114,10 @@ int main(int argc, char **argv)
         return 1;
     }
     double ms[256];
-    int n = o.compiles < 256 ? o.compiles : 256;
+    int n = o.compiles;
     for (int i = 0; i < n; i++) {
         jit_sig k = s;
-        k.data_shape.dims[0] += i + 1; /* a new key, the same code shape */
+        k.data_shape.dims[grown] += i + 1; /* a new key, the same code shape */
         double t0 = tj_bench_now_ns();
         jit_kernel fn = jit_compile(&k);
         ms[i] = (tj_bench_now_ns() - t0) / 1e6;
@@ -98,9 +128,8 @@ int main(int argc, char **argv)
         printf("%s%s compile %d: %.3f ms\n", o.workload, o.dynamic ? " (dynamic)" : "", i + 1,
                ms[i]);
     }
-    if (n > 0)
-        printf("%s%s: median of %d compiles %.3f ms\n", o.workload, o.dynamic ? " (dynamic)" : "",
-               n, tj_bench_median(ms, n));
+    printf("%s%s: median of %d compiles %.3f ms\n", o.workload, o.dynamic ? " (dynamic)" : "",
+           n, tj_bench_median(ms, n));
     jit_shutdown();
     return 0;
 }

@@ -21,17 +21,22 @@ if [ $# -eq 0 ] || [ ! -x "$tool" ] || ! command -v valgrind >/dev/null; then
     echo "(needs $tool, built with the tree, and valgrind)" >&2
     exit 2
 fi
-count() { # workload, dynamic flag, compiles: the instructions of the whole run
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tool" --workload "$1" $2 \
-        --compiles "$3" 2>&1 >/dev/null | sed -n 's/.*Collected : //p'
+case $n in '' | *[!0-9]* | 0) echo "--compiles wants a count of 1 to 255" >&2; exit 2 ;; esac
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+count() { # workload, dynamic flag, compiles: the instructions of the whole run (no disk cache)
+    env -u TENSORJIT_CACHE_DIR valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$tool" --workload "$1" $2 --compiles "$3" >/dev/null 2>"$log" || true
+    sed -n 's/.*Collected : //p' "$log"
 }
 for w in "$@"; do
     id=${w%:dynamic} flag=
     [ "$id" != "$w" ] && flag=--dynamic
     one=$(count "$id" "$flag" 1)
     more=$(count "$id" "$flag" $((1 + n)))
-    if [ -z "$one" ] || [ -z "$more" ]; then
-        echo "$w: tensorjit-compile-cost failed" >&2
+    if [ -z "$one" ] || [ -z "$more" ] || grep -q '^tensorjit-compile-cost\|^usage' "$log"; then
+        echo "$w: tensorjit-compile-cost failed:" >&2
+        grep -v '^==' "$log" >&2 || true
         exit 1
     fi
     awk -v w="$w" -v a="$one" -v b="$more" -v n="$n" \
