@@ -127,8 +127,10 @@ LLVMValueRef tj_bir_load_idx_if(tj_bir *k, LLVMValueRef cond, LLVMValueRef buf,
     LLVMValueRef zero = tj_bir_slot(k, e->i64, "zero");
     LLVMBuildStore(e->b, tj_i64(e, 0), zero);
     int size = jit_dtype_size(k->g->index_type);
-    LLVMValueRef at = LLVMBuildSelect(e->b, cond, tj_byte_gep(e, buf, tj_mul(e, i, size, ""), ""),
-                                      zero, "");
+    LLVMValueRef some = tj_byte_gep(e, buf, tj_mul(e, i, size, ""), "");
+    /* of one pointer type where LLVM's pointers are typed (LLVM 14) */
+    zero = LLVMBuildPointerCast(e->b, zero, LLVMTypeOf(some), "");
+    LLVMValueRef at = LLVMBuildSelect(e->b, cond, some, zero, "");
     LLVMValueRef v = tj_load(e, k->idx_ty, at, name);
     if (size == 8)
         return v;
