@@ -267,9 +267,10 @@ void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
  * bits: NaN is sticky in its adds), its status returned if it fails.
  * After the bags' stores (and the streaming ones' fence), so that its
  * stores are the last. The call's status: 0, or the redo's (a phi, not
- * a block that returns it: code generation pays for every block). The rule's own loops here, a vector of columns at
- * a time, cost 1.5 ms of a 6.5 ms compile for a path that NaNs alone take
- * (docs/performance.md, 'Compile time of a bag kernel'). */
+ * a block that returns it: code generation pays for every block). The
+ * rule's own loops here, a vector of columns at a time, cost 1.5 ms of a
+ * 6.5 ms compile for a path that NaNs alone take (docs/performance.md,
+ * 'Compile time of a bag kernel'). */
 LLVMValueRef tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;

@@ -107,18 +107,19 @@ jit_kernel jit_compile_async(const jit_sig *sig)
      * in the background, and no per-shape kernel to switch to */
     if (tj_sig_dynamic(def, sig))
         return tj_compile(def, sig);
-    if (tj_key_sig(def, sig, &key) == 0 && (k = tj_cache_find(&key))) /* an alias too */
+    int keyed = tj_key_sig(def, sig, &key) == 0;
+    if (keyed && (k = tj_cache_find(&key))) /* an alias too */
         return k->user_entry;
-    jit_sig one = *sig; /* threads its kernel would not use: the one-thread kernel, as above */
     if (tj_sig_plan(def, sig, &plan, NULL) != 0)
         return NULL;
-    if (tj_threads_unused(sig, &plan)) {
+    if (tj_threads_unused(sig, &plan)) { /* the one-thread kernel, as above */
+        jit_sig one = *sig;
         one.threads = 1;
-        if (tj_sig_plan(def, &one, &plan, NULL) != 0)
+        if (tj_sig_plan(def, &one, &plan, NULL) != 0 || tj_key_sig(def, &one, &key) != 0)
             return NULL;
-    }
-    if (tj_key_sig(def, &one, &key) != 0)
+    } else if (!keyed) {
         return NULL;
+    }
     char why[128];
     if (!tj_jit_wanted(sig->engine, why, sizeof why))
         k = tj_cache_get(&key, &plan, sig->engine);
