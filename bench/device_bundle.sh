@@ -17,7 +17,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/pkg/lib" .dev
 bins=("$build/tensorjit")
-for b in tensorjit-validate-parts tensorjit-split-trace tensorjit-ab-bags; do
+for b in tensorjit-validate-parts tensorjit-split-trace tensorjit-ab-bags tensorjit-compile-cost; do
     [ -x "$build/bench/$b" ] && bins+=("$build/bench/$b")
 done
 cp "${bins[@]}" "$stage/pkg/"

@@ -19,18 +19,6 @@
 #include "typed_api.h"
 #include "user_kernel.h"
 
-/* Whether sig asks for threads that its kernel would not use: too little
- * work to split, an unrolled kernel, passes that one thread runs
- * (tj_backend_splits), or a reference kernel, which runs on the caller's
- * thread whatever the count. */
-static int tj_threads_unused(const jit_sig *sig, const tj_plan *plan)
-{
-    char why[128];
-    if (sig->threads == 0 || sig->threads == 1)
-        return 0;
-    return !tj_jit_wanted(sig->engine, why, sizeof why) || !tj_backend_splits(plan);
-}
-
 /* The kernel of sig (keyed key, planned plan), built or found. Where sig
  * asks for threads its kernel would not use, that kernel is the one-thread
  * kernel's code: the one-thread kernel itself is handed out, so that

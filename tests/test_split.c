@@ -882,6 +882,12 @@ static void test_threads_unused_give_the_one_thread_kernel(void **state)
     assert_null(strstr(why, "would not split"));
     assert_non_null(strstr(why, "split across up to 2 threads"));
     jit_free(why);
+    large.engine = JIT_ENGINE_REFERENCE; /* a kernel that splits, but not on this engine */
+    why = jit_explain(&large);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "threads 2: the reference kernel runs on the calling thread"));
+    jit_free(why);
+    large.engine = JIT_ENGINE_AUTO;
     uint64_t rs = 5;
     fill_tuples(&rs, b.idx, 1 << 18, 1024, 1024, 0);
     char msg[256];

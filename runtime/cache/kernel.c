@@ -33,6 +33,14 @@ int tj_jit_wanted(jit_engine engine, char *why, size_t len)
     return 1;
 }
 
+int tj_threads_unused(const jit_sig *sig, const tj_plan *plan)
+{
+    char why[128];
+    if (sig->threads == 0 || sig->threads == 1)
+        return 0;
+    return !tj_jit_wanted(sig->engine, why, sizeof why) || !tj_backend_splits(plan);
+}
+
 static int tj_kernel_engine(tj_kernel *k, const void *key, size_t key_len, jit_engine engine)
 {
     if (k->dyn && !k->dyn->jit_ok)

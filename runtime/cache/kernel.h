@@ -50,6 +50,12 @@ typedef struct tj_kernel {
 /* 1 when the JIT should try for this engine (the signature's choice and
  * TENSORJIT_JIT); else 0 with the reason in why. */
 int tj_jit_wanted(jit_engine engine, char *why, size_t len);
+/* Whether sig asks for threads that its kernel would not use: too little
+ * work to split, an unrolled kernel, passes that one thread runs
+ * (tj_backend_splits), or a reference kernel, which runs on the caller's
+ * thread whatever the count. Such a signature gets the one-thread kernel
+ * (api.c), and --explain says so. */
+int tj_threads_unused(const jit_sig *sig, const tj_plan *plan);
 /* A new kernel for plan (copied into it; key names it in the disk cache):
  * the JIT's when it can serve and the engine asks for it, else the
  * reference kernel behind a closure. NULL only when memory or libffi fail

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "dyn.h"
 #include "error.h"
+#include "kernel.h"
 #include "key.h"
 #include "op.h"
 #include "plan.h"
@@ -115,15 +116,17 @@ static void tj_put_bag_plan(tj_text *t, const tj_plan *p)
            b->include_last_offset);
 }
 
-static void tj_put_strategy(tj_text *t, const tj_plan *p)
+static void tj_put_strategy(tj_text *t, const tj_plan *p, const jit_sig *sig)
 {
     char buf[512];
     tj_backend_strategy(p, buf, sizeof buf);
     tj_put(t, "strategy: %s\n", buf);
     int threads = p->is_bag ? p->bag.threads : p->threads;
-    if (threads > 1 && !tj_backend_splits(p))
-        tj_put(t, "  threads %d: this kernel would not split, so the one-thread kernel serves "
-                  "(the same pointer as threads = 1)\n", threads);
+    if (threads > 1 && tj_threads_unused(sig, p))
+        tj_put(t, "  threads %d: %s, so the one-thread kernel serves (the same pointer as "
+                  "threads = 1)\n", threads,
+               tj_backend_splits(p) ? "the reference kernel runs on the calling thread"
+                                    : "this kernel would not split");
 }
 
 /* Which of the plan's numbers a dynamic kernel takes from each call. */
@@ -180,7 +183,7 @@ char *jit_explain(const jit_sig *sig)
         tj_put_bag_plan(&t, &p);
     else
         tj_put_plan(&t, &p);
-    tj_put_strategy(&t, &p);
+    tj_put_strategy(&t, &p, sig);
     tj_put_key(&t, &k);
     return t.buf;
 }
