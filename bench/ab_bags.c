@@ -1,5 +1,6 @@
 /* tensorjit-ab-bags LIB_A LIB_B [--workload ID]... [--calls N] [--dynamic]
- * [--smoke] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...: two builds of
+ * [--smoke] [--read-output] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...:
+ * two builds of
  * the library in one process, their kernels of the same bag workload timed
  * call by call.
  *
@@ -41,8 +42,24 @@ typedef struct tj_ab_lib {
 
 typedef struct tj_ab_opts {
     const char *ids[16];
-    int count, calls, dynamic, smoke;
+    int count, calls, dynamic, smoke, read_output;
 } tj_ab_opts;
+
+/* Where --read-output's sums go, so that the reads are not optimized away. */
+static volatile uint64_t tj_ab_sink;
+
+/* The output read as its consumer would, every word of it: with
+ * --read-output a call's time includes it, so that a kernel whose stores
+ * leave the output in memory (streaming) pays for what the next layer's
+ * reads of it would cost. */
+static void tj_ab_read(const void *out, int64_t bytes)
+{
+    const uint64_t *w = out;
+    uint64_t sum = 0;
+    for (int64_t i = 0; i < bytes / 8; i++)
+        sum += w[i];
+    tj_ab_sink = sum;
+}
 
 static int tj_ab_open(tj_ab_lib *lib, const char *path)
 {
@@ -78,13 +95,16 @@ static int tj_ab_open(tj_ab_lib *lib, const char *path)
 
 /* One call of kernel k on set `set` of in, timed: ns, or -1 for a status
  * other than 0. */
-static double tj_ab_call(jit_kernel k, const tj_bag_inputs *in, int set, int dynamic,
+static double tj_ab_call(jit_kernel k, const tj_bag_inputs *in, int set, const tj_ab_opts *o,
                          const int64_t *dims, void *out)
 {
+    int dynamic = o->dynamic;
     const void *ix = tj_bag_set_indices(in, set), *wt = tj_bag_set_weights(in, set);
     double t0 = tj_bench_now_ns();
     int st = dynamic ? ((tj_bag_dyn_fn)k)(in->table, ix, in->offsets, wt, out, dims)
                      : ((tj_bag_fn)k)(in->table, ix, in->offsets, wt, out);
+    if (o->read_output)
+        tj_ab_read(out, in->out_bytes);
     double t = tj_bench_now_ns() - t0;
     return st == 0 ? t : -1;
 }
@@ -122,7 +142,7 @@ static int tj_ab_workload(const tj_ab_lib *lib, const tj_bag_workload *w, const 
         int set = c % in.sets;
         for (int q = 0; q < 2; q++) {
             int v = c & 1 ? 1 - q : q; /* A, B, then B, A */
-            t[v][c] = tj_ab_call(k[v], &in, set, o->dynamic, dims, out[v]);
+            t[v][c] = tj_ab_call(k[v], &in, set, o, dims, out[v]);
             if (t[v][c] < 0) {
                 fprintf(stderr, "tensorjit-ab-bags: %s: %s: a call failed\n", w->id,
                         lib[v].path);
@@ -136,8 +156,9 @@ static int tj_ab_workload(const tj_ab_lib *lib, const tj_bag_workload *w, const 
     }
     if (rc == 0) {
         double a = tj_bench_median(t[0], o->calls), b = tj_bench_median(t[1], o->calls);
-        printf("%-4s %s  A %.1f us  B %.1f us  B/A %.3f  (%d calls each, medians)\n", w->id,
-               o->dynamic ? "dynamic" : "static ", a / 1e3, b / 1e3, b / a, o->calls);
+        printf("%-4s %s  A %.1f us  B %.1f us  B/A %.3f  (%d calls each, medians%s)\n", w->id,
+               o->dynamic ? "dynamic" : "static ", a / 1e3, b / 1e3, b / a, o->calls,
+               o->read_output ? "; each call's output read after it" : "");
     }
     for (int v = 0; v < 2; v++) {
         free(out[v]);
@@ -150,7 +171,7 @@ static int tj_ab_workload(const tj_ab_lib *lib, const tj_bag_workload *w, const 
 static int tj_ab_usage(void)
 {
     fprintf(stderr, "usage: tensorjit-ab-bags LIB_A LIB_B [--workload ID]... [--calls N] "
-                    "[--dynamic] [--smoke] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...\n");
+                    "[--dynamic] [--smoke] [--read-output] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...\n");
     return 2;
 }
 
@@ -169,6 +190,8 @@ static int tj_ab_args(int argc, char **argv, tj_ab_opts *o, tj_ab_lib *lib)
             o->dynamic = 1;
         else if (strcmp(argv[i], "--smoke") == 0)
             o->smoke = 1;
+        else if (strcmp(argv[i], "--read-output") == 0)
+            o->read_output = 1;
         else
             return -1;
     }
