@@ -1,8 +1,7 @@
 /* tensorjit-ab-bags LIB_A LIB_B [--workload ID]... [--calls N] [--dynamic]
  * [--smoke] [--read-output] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...:
- * two builds of
- * the library in one process, their kernels of the same bag workload timed
- * call by call.
+ * two builds of the library in one process, their kernels of the same bag
+ * workload timed call by call.
  *
  * Why: on a shared host `bench --bags` run once per build moved its
  * jit/static ratio by 2x between processes of one binary (page placement,
@@ -171,7 +170,8 @@ static int tj_ab_workload(const tj_ab_lib *lib, const tj_bag_workload *w, const 
 static int tj_ab_usage(void)
 {
     fprintf(stderr, "usage: tensorjit-ab-bags LIB_A LIB_B [--workload ID]... [--calls N] "
-                    "[--dynamic] [--smoke] [--read-output] [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...\n");
+                    "[--dynamic] [--smoke] [--read-output] [--env-a NAME=VALUE]... "
+                    "[--env-b NAME=VALUE]...\n");
     return 2;
 }
 
