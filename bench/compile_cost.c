@@ -8,11 +8,15 @@
  * bench/compile_cost.sh runs it under callgrind twice (K = 1 and K = 1 + N)
  * and prints the instructions one compile executes: the same on any host,
  * however loaded, so two builds' compiles compare where wall times drift by
- * 2x (issue 25's 5 ms a family). For development, not installed.
+ * 2x (issue 25's 5 ms a family). With --async each kernel comes from
+ * jit_compile_async instead: the time it took to return (a pointer that
+ * runs the reference kernel) and the time until the pointer ran the JIT
+ * kernel (its background compile). For development, not installed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bags.h"
 #include "bench.h"
@@ -20,13 +24,13 @@
 
 typedef struct cc_opts {
     const char *workload;
-    int dynamic, threads, compiles;
+    int dynamic, threads, compiles, async;
 } cc_opts;
 
 static int cc_usage(void)
 {
     fprintf(stderr, "usage: tensorjit-compile-cost --workload ID (G1..S6, E1..E5) [--dynamic] "
-                    "[--threads T] [--compiles K]\n");
+                    "[--async] [--threads T] [--compiles K]\n");
     return 2;
 }
 
@@ -35,8 +39,8 @@ static int cc_parse(int argc, char **argv, cc_opts *o)
     *o = (cc_opts){.workload = NULL, .dynamic = 0, .threads = 1, .compiles = 9};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--dynamic") == 0) {
-            o->dynamic = 1;
+        if (strcmp(a, "--dynamic") == 0 || strcmp(a, "--async") == 0) {
+            *(a[2] == 'd' ? &o->dynamic : &o->async) = 1;
             continue;
         }
         if (!v)
@@ -94,6 +98,50 @@ static int cc_indexed_dim(const jit_sig *s)
     return d >= 0 && d < rank && s->data_shape.dims[d] != JIT_DIM_DYNAMIC ? d : -1;
 }
 
+/* ms until kernel fn runs the JIT kernel (polled every 20 us), or -1
+ * after 10 s or when jit_info refuses it. */
+static double cc_until_jit(jit_kernel fn, double t0)
+{
+    jit_kernel_info info;
+    while (jit_info(fn, &info) == 0) {
+        double ms = (tj_bench_now_ns() - t0) / 1e6;
+        if (info.engine == JIT_ENGINE_JIT)
+            return ms;
+        if (ms > 10000)
+            break;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+/* K kernels from jit_compile_async: when each returned, and when it ran
+ * the JIT kernel; the medians. */
+static int cc_async(const cc_opts *o, const jit_sig *s, int grown)
+{
+    double back[256], jit[256];
+    int n = o->compiles;
+    for (int i = 0; i < n; i++) {
+        jit_sig k = *s;
+        k.data_shape.dims[grown] += i + 1;
+        double t0 = tj_bench_now_ns();
+        jit_kernel fn = jit_compile_async(&k);
+        back[i] = (tj_bench_now_ns() - t0) / 1e6;
+        jit[i] = fn ? cc_until_jit(fn, t0) : -1;
+        if (jit[i] < 0) {
+            fprintf(stderr, "tensorjit-compile-cost: %s: %s\n", o->workload,
+                    fn ? "its tiered kernel never ran the JIT kernel" : jit_last_error());
+            return 1;
+        }
+        printf("%s%s async %d: returned in %.3f ms, the JIT kernel after %.3f ms\n",
+               o->workload, o->dynamic ? " (dynamic)" : "", i + 1, back[i], jit[i]);
+    }
+    printf("%s%s: median of %d async compiles: returned in %.3f ms, the JIT kernel after "
+           "%.3f ms\n", o->workload, o->dynamic ? " (dynamic)" : "", n, tj_bench_median(back, n),
+           tj_bench_median(jit, n));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cc_opts o;
@@ -112,6 +160,11 @@ int main(int argc, char **argv)
     if (!jit_compile(&first)) {
         fprintf(stderr, "tensorjit-compile-cost: %s\n", jit_last_error());
         return 1;
+    }
+    if (o.async) {
+        int rc = cc_async(&o, &s, grown);
+        jit_shutdown();
+        return rc;
     }
     double ms[256];
     int n = o.compiles;

@@ -634,6 +634,8 @@ int jit_embedding_segments_run_range(jit_embedding_segments_fn kernel, const voi
  * The generic API: every op through one signature (jit_sig) and one kernel
  * type (jit_kernel). The typed calls above are thin wrappers of these. A
  * kernel from either is the same pointer for the same signature.
+ * jit_compile_async tiers a dynamic signature too: its pointer runs the
+ * family's reference kernel until the family's JIT kernel is compiled.
  */
 jit_kernel jit_compile(const jit_sig *sig);
 jit_kernel jit_compile_async(const jit_sig *sig);

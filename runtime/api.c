@@ -80,36 +80,36 @@ jit_kernel jit_compile(const jit_sig *sig)
 }
 
 /* A tiered kernel, unless the JIT is not wanted (the signature or
- * TENSORJIT_JIT asks for the reference kernel: nothing to switch to) or the
- * JIT kernel is in the cache already (its pointer, as jit_compile gives
- * it). */
+ * TENSORJIT_JIT asks for the reference kernel: nothing to switch to), the
+ * JIT cannot serve a dynamic family (its reference kernel is the kernel),
+ * or the JIT kernel is in the cache already (its pointer, as jit_compile
+ * gives it). A dynamic family is tiered too: its one compile takes 5-11 ms
+ * on the hosts measured (docs/performance.md), which a caller of this
+ * function would rather not wait for. */
 jit_kernel jit_compile_async(const jit_sig *sig)
 {
     tj_plan plan;
     tj_key key;
+    tj_dyn dyn;
     tj_kernel *k;
     const tj_op_def *def = tj_sig_op(sig);
     if (!def)
         return NULL;
-    /* a dynamic kernel is compiled once for its family: no need to wait
-     * in the background, and no per-shape kernel to switch to */
-    if (tj_sig_dynamic(def, sig))
-        return tj_compile(def, sig);
     int keyed = tj_key_sig(def, sig, &key) == 0;
     if (keyed && (k = tj_cache_find(&key))) /* an alias too */
         return k->user_entry;
-    if (tj_sig_plan(def, sig, &plan, NULL) != 0)
+    if (tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
         return NULL;
-    if (tj_threads_unused(sig, &plan)) { /* the one-thread kernel, as above */
+    if (tj_threads_unused(sig, &plan)) { /* the one-thread kernel, as jit_compile gives */
         jit_sig one = *sig;
         one.threads = 1;
-        if (tj_sig_plan(def, &one, &plan, NULL) != 0 || tj_key_sig(def, &one, &key) != 0)
+        if (tj_sig_template(def, &one, &plan, NULL, &dyn) != 0 || tj_key_sig(def, &one, &key))
             return NULL;
     } else if (!keyed) {
         return NULL;
     }
     char why[128];
-    if (!tj_jit_wanted(sig->engine, why, sizeof why))
+    if (!tj_jit_wanted(sig->engine, why, sizeof why) || (plan.dyn && !plan.dyn->jit_ok))
         k = tj_cache_get(&key, &plan, sig->engine);
     else if (!(k = tj_cache_find(&key)))
         k = tj_tiered_get(&key, &plan);

@@ -217,6 +217,129 @@ static void test_twice_before_the_switch_is_one_kernel(void **state)
     jit_shutdown();
 }
 
+/* A dynamic family: an embedding bag whose table rows, lookups and bags
+ * are each call's. */
+static jit_sig family_sig(jit_index_policy policy)
+{
+    return (jit_sig){.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .opset = 15, .dtype = JIT_F32,
+                     .index_type = JIT_I64, .reduction = JIT_REDUCTION_SUM, .threads = 1,
+                     .index_policy = policy,
+                     .data_shape = {2, {JIT_DIM_DYNAMIC, 8}},
+                     .indices_shape = {1, {JIT_DIM_DYNAMIC}},
+                     .updates_shape = {1, {JIT_DIM_DYNAMIC}}};
+}
+
+/* k on `bags` bags of n lookups from a table of `rows` rows, through the
+ * pointer itself: 1 when every output element is the sum of its bag's rows
+ * (halves, exact in float whatever the order). */
+static int family_call_ok(jit_kernel k, int64_t rows, int64_t n, int64_t bags)
+{
+    float table[64 * 8]; /* each caller's own: threads call this at once */
+    int64_t idx[40], off[40];
+    float out[40 * 8], want[40 * 8] = {0};
+    for (int64_t i = 0; i < rows * 8; i++)
+        table[i] = (float)(i % 97) * 0.5f;
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = (i * 7 + 3) % rows;
+    for (int64_t b = 0; b < bags; b++)
+        off[b] = b * n / bags;
+    for (int64_t b = 0; b < bags; b++)
+        for (int64_t j = off[b]; j < (b + 1 < bags ? off[b + 1] : n); j++)
+            for (int c = 0; c < 8; c++)
+                want[b * 8 + c] += table[idx[j] * 8 + c];
+    int64_t dims[4] = {rows, 8, n, bags};
+    if (((jit_embedding_bag_dynamic_fn)k)(table, idx, off, NULL, out, dims) != 0)
+        return 0;
+    return memcmp(out, want, (size_t)bags * 8 * sizeof(float)) == 0;
+}
+
+/* Three shapes of the family: long bags, one lookup a bag, empty bags. */
+static int family_ok(jit_kernel k)
+{
+    return family_call_ok(k, 64, 40, 5) && family_call_ok(k, 10, 12, 12) &&
+           family_call_ok(k, 33, 0, 3);
+}
+
+static void wait_for_jit_kernel(jit_kernel k)
+{
+    jit_kernel_info info = {0};
+    for (int i = 0; i < 5000; i++) {
+        assert_int_equal(jit_info(k, &info), 0);
+        if (info.engine == JIT_ENGINE_JIT)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(info.engine, JIT_ENGINE_JIT);
+    assert_int_equal(info.dynamic, 1);
+}
+
+/* jit_compile_async of a dynamic family is tiered too (its one compile
+ * takes milliseconds): a pointer other than the compiled kernel's, right
+ * for every shape from its first call, then the JIT family kernel, and
+ * jit_compile's direct pointer after that; through a stub and, where there
+ * are none (TENSORJIT_FAULT=stub), a libffi closure. A bad offset through
+ * the tiered entry is the kernel's status and message. */
+static void test_a_family_answers_at_once_then_switches(void **state)
+{
+    (void)state;
+    static const jit_index_policy policies[] = {JIT_INDEX_ERROR, JIT_INDEX_CLAMP};
+    for (int v = 0; v < 2; v++) {
+        jit_sig s = family_sig(policies[v]);
+        if (v == 1)
+            support_setenv("TENSORJIT_FAULT", "stub");
+        jit_kernel k = jit_compile_async(&s);
+        support_unsetenv("TENSORJIT_FAULT");
+        assert_non_null(k);
+        assert_true(family_ok(k)); /* from the first call, whatever runs it */
+        wait_for_jit_kernel(k);
+        assert_true(family_ok(k));
+        jit_kernel direct = jit_compile(&s);
+        assert_non_null(direct);
+        assert_ptr_not_equal((void *)(uintptr_t)direct, (void *)(uintptr_t)k);
+        assert_ptr_equal((void *)(uintptr_t)jit_compile_async(&s), (void *)(uintptr_t)direct);
+        assert_true(family_ok(direct));
+        float table[16] = {0}, out[24];
+        int64_t idx[4] = {0, 1, 0, 1}, off[3] = {0, 3, 2}, dims[4] = {2, 8, 4, 3};
+        assert_int_equal(jit_call_bag_dynamic(k, table, idx, off, NULL, out, dims),
+                         JIT_STATUS_BAD_INDEX);
+        assert_non_null(strstr(jit_last_error(), "offsets[2]"));
+    }
+    jit_shutdown();
+}
+
+static jit_kernel shared_family;
+static void *family_caller(void *arg)
+{
+    (void)arg;
+    int bad = 0;
+    for (int i = 0; i < 300; i++)
+        bad += !family_ok(shared_family);
+    return (void *)(intptr_t)bad;
+}
+
+/* Threads call a family's tiered pointer while its compile lands (TSan
+ * in CI). */
+static void test_threads_call_a_family_through_the_switch(void **state)
+{
+    (void)state;
+    jit_sig s = family_sig(JIT_INDEX_ZERO_FILL);
+    shared_family = jit_compile_async(&s);
+    assert_non_null(shared_family);
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, family_caller, NULL);
+    long bad = 0;
+    for (int i = 0; i < 3; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad += (long)(intptr_t)r;
+    }
+    assert_int_equal(bad, 0);
+    wait_for_jit_kernel(shared_family);
+    jit_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +349,8 @@ int main(void)
         cmocka_unit_test(test_scatter_and_reference_requests),
         cmocka_unit_test(test_scatter_through_a_closure),
         cmocka_unit_test(test_twice_before_the_switch_is_one_kernel),
+        cmocka_unit_test(test_a_family_answers_at_once_then_switches),
+        cmocka_unit_test(test_threads_call_a_family_through_the_switch),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

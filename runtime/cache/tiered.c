@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "dyn.h"
 #include "error.h"
 #include "op.h"
 #include "stub.h"
@@ -27,6 +28,7 @@ typedef struct tj_tiered {
     tj_kernel front;                 /* what users hold: its entry is the stub (or closure) */
     _Atomic(tj_kernel *) current;    /* what the entry runs now */
     tj_kernel *reference;            /* kept until shutdown */
+    struct tj_dyn *dyn;              /* a family's template, front.plan.dyn (else NULL) */
     unsigned char key[sizeof(((tj_key *)0)->words)];
     size_t key_len;
     pthread_t compiler;
@@ -88,6 +90,29 @@ static int tj_tiered_bind(tj_tiered *t)
     return 0;
 }
 
+/* front.plan as plan; a family's template copied, so that the background
+ * compile plans from memory of t's own, not the caller's stack. */
+static int tj_tiered_plan(tj_tiered *t, const tj_plan *plan)
+{
+    t->front.plan = *plan;
+    if (!plan->dyn)
+        return 0;
+    t->dyn = tj_malloc(sizeof *t->dyn);
+    if (!t->dyn)
+        return -1;
+    *t->dyn = *plan->dyn;
+    t->front.plan.dyn = t->front.dyn = t->dyn;
+    return 0;
+}
+
+static void tj_tiered_free(tj_tiered *t)
+{
+    if (t->reference)
+        tj_kernel_destroy(t->reference);
+    tj_free(t->dyn);
+    tj_free(t);
+}
+
 static tj_tiered *tj_find(const tj_key *key)
 {
     for (tj_tiered *t = tj_all; t; t = t->next)
@@ -106,20 +131,20 @@ tj_kernel *tj_tiered_get(const tj_key *key, const tj_plan *plan)
     }
     t = tj_calloc(1, sizeof *t);
     tj_kernel *ref = t ? tj_kernel_build(plan, key->words, key->len, JIT_ENGINE_REFERENCE) : NULL;
-    if (!t || !ref) {
-        tj_free(t);
+    if (t)
+        t->reference = ref;
+    if (!t || !ref || tj_tiered_plan(t, plan) != 0) {
+        if (t)
+            tj_tiered_free(t);
         pthread_mutex_unlock(&tj_tiered_lock);
         tj_error_set("out of memory making a tiered kernel");
         return NULL;
     }
-    t->front.plan = *plan;
-    t->reference = ref;
     t->key_len = key->len;
     memcpy(t->key, key->words, key->len);
     atomic_init(&t->current, ref);
     if (tj_tiered_bind(t) != 0) {
-        tj_kernel_destroy(ref);
-        tj_free(t);
+        tj_tiered_free(t);
         pthread_mutex_unlock(&tj_tiered_lock);
         tj_error_set("libffi could not make a tiered kernel's entry point");
         return NULL;
@@ -160,7 +185,6 @@ void tj_tiered_shutdown(void)
             tj_stub_point(t->front.entry, tj_abi_of(&t->reference->plan)->freed);
         if (t->closure)
             ffi_closure_free(t->closure);
-        tj_kernel_destroy(t->reference);
-        tj_free(t);
+        tj_tiered_free(t);
     }
 }
