@@ -99,7 +99,9 @@ static int cc_indexed_dim(const jit_sig *s)
 }
 
 /* ms until kernel fn runs the JIT kernel (polled every 20 us), or -1
- * after 10 s or when jit_info refuses it. */
+ * after 10 s, when jit_info refuses it, or when no JIT kernel is coming
+ * (a reference kernel that is not a tiered one's: TENSORJIT_JIT=off, a
+ * build without the JIT). */
 static double cc_until_jit(jit_kernel fn, double t0)
 {
     jit_kernel_info info;
@@ -107,7 +109,7 @@ static double cc_until_jit(jit_kernel fn, double t0)
         double ms = (tj_bench_now_ns() - t0) / 1e6;
         if (info.engine == JIT_ENGINE_JIT)
             return ms;
-        if (ms > 10000)
+        if (ms > 10000 || strncmp(info.why, "tiered:", 7) != 0)
             break;
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);

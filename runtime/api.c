@@ -79,6 +79,11 @@ jit_kernel jit_compile(const jit_sig *sig)
     return def ? tj_compile(def, sig) : NULL;
 }
 
+static jit_kernel tj_tiered_entry(const tj_kernel *front)
+{
+    return front ? front->user_entry : NULL;
+}
+
 /* A tiered kernel, unless the JIT is not wanted (the signature or
  * TENSORJIT_JIT asks for the reference kernel: nothing to switch to), the
  * JIT cannot serve a dynamic family (its reference kernel is the kernel),
@@ -100,7 +105,9 @@ jit_kernel jit_compile_async(const jit_sig *sig)
         return k->user_entry;
     if (tj_sig_template(def, sig, &plan, NULL, &dyn) != 0)
         return NULL;
-    if (tj_threads_unused(sig, &plan)) { /* the one-thread kernel, as jit_compile gives */
+    tj_key asked = key;
+    int unused = tj_threads_unused(sig, &plan);
+    if (unused) { /* the one-thread kernel, as jit_compile gives */
         jit_sig one = *sig;
         one.threads = 1;
         if (tj_sig_template(def, &one, &plan, NULL, &dyn) != 0 || tj_key_sig(def, &one, &key))
@@ -112,7 +119,9 @@ jit_kernel jit_compile_async(const jit_sig *sig)
     if (!tj_jit_wanted(sig->engine, why, sizeof why) || (plan.dyn && !plan.dyn->jit_ok))
         k = tj_cache_get(&key, &plan, sig->engine);
     else if (!(k = tj_cache_find(&key)))
-        k = tj_tiered_get(&key, &plan);
+        return tj_tiered_entry(tj_tiered_get(&key, &plan));
+    if (k && unused && keyed) /* the next call with these threads: a plain hit */
+        tj_cache_alias(&asked, k);
     return k ? k->user_entry : NULL;
 }
 

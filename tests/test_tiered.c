@@ -291,6 +291,12 @@ static void test_a_family_answers_at_once_then_switches(void **state)
         jit_kernel k = jit_compile_async(&s);
         support_unsetenv("TENSORJIT_FAULT");
         assert_non_null(k);
+        int64_t shape[4] = {64, 8, 40, 5};
+        jit_engine e;
+        char why[160];
+        assert_int_equal(jit_dynamic_engine(k, shape, &e, why, sizeof why), 0);
+        if (e == JIT_ENGINE_REFERENCE) /* not switched yet: it says so */
+            assert_non_null(strstr(why, "tiered: the JIT kernel is not ready yet"));
         assert_true(family_ok(k)); /* from the first call, whatever runs it */
         wait_for_jit_kernel(k);
         assert_true(family_ok(k));
@@ -308,13 +314,46 @@ static void test_a_family_answers_at_once_then_switches(void **state)
     jit_shutdown();
 }
 
+/* A family whose kernel would not use its threads (a mean's passes run on
+ * one) gets the one-thread family's pointer from jit_compile_async too:
+ * the tiered one, then the JIT kernel's, every time after. */
+static void test_a_family_for_threads_it_cannot_use(void **state)
+{
+    (void)state;
+    jit_sig mean = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .opset = 12, .dtype = JIT_F32,
+                    .index_type = JIT_I64, .reduction = JIT_REDUCTION_MEAN, .threads = 2,
+                    .data_shape = {2, {JIT_DIM_DYNAMIC, 4}},
+                    .indices_shape = {2, {JIT_DIM_DYNAMIC, 4}},
+                    .updates_shape = {2, {JIT_DIM_DYNAMIC, 4}}};
+    jit_kernel two = jit_compile_async(&mean);
+    mean.threads = 1;
+    jit_kernel one = jit_compile_async(&mean);
+    assert_non_null(two);
+    if (two != one) { /* the compile landed between the two calls */
+        assert_ptr_equal((void *)(uintptr_t)one, (void *)(uintptr_t)jit_compile(&mean));
+        two = one;
+    }
+    wait_for_jit_kernel(two);
+    jit_kernel direct = jit_compile(&mean);
+    mean.threads = 2;
+    for (int i = 0; i < 2; i++) /* the second through the alias the first made */
+        assert_ptr_equal((void *)(uintptr_t)jit_compile_async(&mean), (void *)(uintptr_t)direct);
+    assert_ptr_equal((void *)(uintptr_t)jit_compile(&mean), (void *)(uintptr_t)direct);
+    jit_shutdown();
+}
+
 static jit_kernel shared_family;
+/* Calls until 100 calls after the pointer runs the JIT kernel (the
+ * compile lands among them), or 20000 in all. */
 static void *family_caller(void *arg)
 {
     (void)arg;
-    int bad = 0;
-    for (int i = 0; i < 300; i++)
+    int bad = 0, after = 0;
+    jit_kernel_info info;
+    for (int i = 0; i < 20000 && after < 100; i++) {
         bad += !family_ok(shared_family);
+        after += jit_info(shared_family, &info) == 0 && info.engine == JIT_ENGINE_JIT;
+    }
     return (void *)(intptr_t)bad;
 }
 
@@ -351,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_twice_before_the_switch_is_one_kernel),
         cmocka_unit_test(test_a_family_answers_at_once_then_switches),
         cmocka_unit_test(test_threads_call_a_family_through_the_switch),
+        cmocka_unit_test(test_a_family_for_threads_it_cannot_use),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

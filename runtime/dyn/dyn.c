@@ -189,8 +189,8 @@ static int tj_dyn_plan_shape(const tj_dyn *d, const int64_t *dims, tj_plan *p, i
 
 /* The engine of one call of k with dims, planned afresh (no memory of it
  * kept: a query must not change what later calls find). */
-static int tj_dyn_call_engine(const tj_kernel *k, const int64_t *dims, jit_engine *engine,
-                              char *why, size_t why_len)
+static int tj_dyn_call_engine(const tj_kernel *k, int tiered, const int64_t *dims,
+                              jit_engine *engine, char *why, size_t why_len)
 {
     const tj_dyn *d = k->plan.dyn;
     tj_plan p;
@@ -200,7 +200,9 @@ static int tj_dyn_call_engine(const tj_kernel *k, const int64_t *dims, jit_engin
                             "jit_info says its engine");
     if (tj_dyn_plan_shape(d, dims, &p, &fits))
         return -1;
-    const char *no = k->engine != JIT_ENGINE_JIT ? k->why
+    const char *no = k->engine != JIT_ENGINE_JIT && tiered
+                         ? "tiered: the JIT kernel is not ready yet (or could not be made)"
+                     : k->engine != JIT_ENGINE_JIT ? k->why
                      : !fits ? "this shape does not fit the loop nest the kernel's code was "
                                "made for (its dims do not walk as the template's did): the "
                                "reference kernel plans it"
@@ -221,7 +223,7 @@ int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engin
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
     if (!k)
         return -1;
-    int rc = tj_dyn_call_engine(k, dims, engine, why, why_len);
+    int rc = tj_dyn_call_engine(k, tiered, dims, engine, why, why_len);
     tj_user_kernel_done(&pin);
     return rc;
 }
