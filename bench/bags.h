@@ -114,6 +114,10 @@ int tj_bags_jit_dims(const tj_bag_workload *w, int64_t n, int64_t *dims);
  * workload's compile times are those of a compile after the first
  * (LLVM's start-up paid): its ms, or -1 when there is none. */
 double tj_bags_jit_first_compile(void);
+/* The workload's dynamic family through jit_compile_async, under a key of
+ * its own (one table row more): ms until the pointer came back and until
+ * it ran the JIT kernel, each -1 where none came. */
+void tj_bags_jit_async(const tj_bag_workload *w, double *back_ms, double *jit_ms);
 /* sig's kernel without its run-time checks, or NULL with why: the bench's
  * internal entry point (not in libtensorjit.so), never the library's. */
 jit_kernel tj_bench_compile_unchecked(const jit_sig *sig, char *why, size_t len);

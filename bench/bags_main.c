@@ -96,6 +96,9 @@ static void tj_print_compile(const tj_bag_case *c)
     if (c->compile_ms >= 0 || c->compile_dyn_ms >= 0)
         printf("      compile after a first (%.2f ms): static %.2f ms, dynamic %.2f ms\n",
                c->first_compile_ms, c->compile_ms, c->compile_dyn_ms);
+    if (c->async_back_ms >= 0)
+        printf("      dynamic through jit_compile_async (another key): a pointer after %.2f ms, "
+               "the JIT kernel in it after %.2f ms\n", c->async_back_ms, c->async_jit_ms);
     if (tj_bag_available(c, TJ_BAG_JIT) && tj_bag_available(c, TJ_BAG_JIT_UNCHECKED) &&
         c->ns[TJ_BAG_JIT_UNCHECKED] > 0)
         printf("      run-time checks: jit / jit unchecked %.3fx\n",
@@ -170,6 +173,9 @@ static void tj_print_json(const tj_bag_case *c, int *first)
         if (i == TJ_BAG_JIT_DYN && c->compile_dyn_ms >= 0)
             printf(", \"compile_ms\": %.3f, \"first_compile_ms\": %.3f", c->compile_dyn_ms,
                    c->first_compile_ms);
+        if (i == TJ_BAG_JIT_DYN && c->async_back_ms >= 0)
+            printf(", \"async_back_ms\": %.3f, \"async_jit_ms\": %.3f", c->async_back_ms,
+                   c->async_jit_ms);
         if (i == TJ_BAG_JIT_DYN && tj_bag_available(c, TJ_BAG_JIT))
             printf(", \"vs_jit\": %.4f", tj_bag_ratio(c, TJ_BAG_JIT_DYN, TJ_BAG_JIT));
         if (i == TJ_BAG_JIT_UNCHECKED && c->ns[TJ_BAG_JIT_UNCHECKED] > 0)

@@ -96,6 +96,7 @@ static void tj_bag_compile_jit(tj_bag_case *c, const tj_bag_workload *w, const i
     c->first_compile_ms = tj_bags_jit_first_compile();
     c->fn[TJ_BAG_JIT] = tj_bags_jit_compile(w, c->in.n, 1, &c->compile_ms, why, len);
     c->dyn = tj_bags_jit_compile_dynamic(w, &c->compile_dyn_ms, why, len);
+    tj_bags_jit_async(w, &c->async_back_ms, &c->async_jit_ms);
     tj_bags_jit_dims(w, c->in.n, c->dims);
     c->fn[TJ_BAG_JIT_UNCHECKED] = tj_bags_jit_compile_unchecked(w, c->in.n, why, len);
     for (int k = 0; k < TJ_BAG_THREAD_ROWS && threads[k] > 0; k++) {

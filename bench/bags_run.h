@@ -46,6 +46,9 @@ typedef struct tj_bag_case {
      * library just shut down: no kernel of an earlier workload (E2a's
      * dynamic one is E2b's) is a cache hit; -1: none */
     double first_compile_ms, compile_ms, compile_dyn_ms;
+    /* the family through jit_compile_async (another key): until its
+     * pointer came back, and until that ran the JIT kernel; -1: none */
+    double async_back_ms, async_jit_ms;
 } tj_bag_case;
 
 /* Inputs, kernels and the probe's distance; 0, or -1 with why. threads:

@@ -171,6 +171,13 @@ static void check_timing(const cJSON *e, int rounds)
                      field_number(e, "compile_ms"));
         assert_true(field_number(e, "first_compile_ms") > 0);
     }
+    if (strcmp(impl, "jit dyn") == 0) {
+        /* the family through jit_compile_async: a pointer before its JIT kernel */
+        double back = field_number(e, "async_back_ms"), jit = field_number(e, "async_jit_ms");
+        if (!(back > 0 && jit >= back))
+            fail_msg("%s: async_back_ms %g, async_jit_ms %g", field_string(e, "workload"), back,
+                     jit);
+    }
     /* each round's ratio to the static kernel in that round, then their median */
     assert_true(field_number(e, "vs_static") > 0);
     if (strcmp(impl, "static") == 0)
