@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -342,6 +343,44 @@ static void test_a_family_for_threads_it_cannot_use(void **state)
     jit_shutdown();
 }
 
+/* The threads of this process now (/proc/self/status), or -1. */
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Many kernels asked for at once are compiled by one background thread, in
+ * turn, not by a thread each: the process gains one thread, and every
+ * kernel still switches. */
+static void test_many_requests_one_compiler(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    int before = thread_count();
+    jit_gather_nd_fn fn[N];
+    for (int i = 0; i < N; i++) {
+        jit_gather_nd_sig s = gsig();
+        s.data_shape.dims[0] = 200 + i; /* a key each */
+        fn[i] = jit_gather_nd_compile_async(&s);
+        assert_non_null(fn[i]);
+    }
+    int during = thread_count();
+    if (before > 0 && during > before + 1)
+        fail_msg("%d threads while %d kernels compile in the background (%d before)", during, N,
+                 before);
+    for (int i = 0; i < N; i++)
+        wait_for_jit(fn[i]);
+    jit_shutdown();
+}
+
 static jit_kernel shared_family;
 /* Calls until 100 calls after the pointer runs the JIT kernel (the
  * compile lands among them), or 20000 in all. */
@@ -391,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_a_family_answers_at_once_then_switches),
         cmocka_unit_test(test_threads_call_a_family_through_the_switch),
         cmocka_unit_test(test_a_family_for_threads_it_cannot_use),
+        cmocka_unit_test(test_many_requests_one_compiler),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

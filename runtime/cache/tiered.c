@@ -6,7 +6,8 @@
  * bench`; docs/performance.md, 'Disk cache and tiered kernels'). Calls in
  * flight finish on whichever they jumped to.
  * Both implementations stay alive until jit_shutdown(), so no call ever
- * runs freed code. Where there are no stubs (not x86-64) the entry is a
+ * runs freed code. One background thread compiles every tiered kernel, in
+ * the order asked for. Where there are no stubs (not x86-64) the entry is a
  * libffi closure whose handler loads the current implementation with one
  * acquire load and calls it, several times the cost of a small kernel
  * (same section).
@@ -31,8 +32,7 @@ typedef struct tj_tiered {
     struct tj_dyn *dyn;              /* a family's template, front.plan.dyn (else NULL) */
     unsigned char key[sizeof(((tj_key *)0)->words)];
     size_t key_len;
-    pthread_t compiler;
-    int has_compiler;
+    struct tj_tiered *queued; /* the next in the compiler's queue */
     ffi_closure *closure;
     ffi_cif cif;
     ffi_type *args[6];
@@ -41,6 +41,17 @@ typedef struct tj_tiered {
 
 static pthread_mutex_t tj_tiered_lock = PTHREAD_MUTEX_INITIALIZER;
 static tj_tiered *tj_all;
+
+/* One background compiler, started with the first tiered kernel, compiles
+ * them in the order they were asked for: a model's hundreds of layers
+ * through jit_*_compile_async would otherwise start as many threads (each
+ * kept, with its stack, until jit_shutdown joined it) and as many LLVM
+ * compiles at once on a host's few cores. (lock) */
+static pthread_cond_t tj_work = PTHREAD_COND_INITIALIZER;
+static tj_tiered *tj_queue, **tj_queue_end = &tj_queue;
+static pthread_t tj_compiler;
+static int tj_compiler_on;   /* started, not yet joined */
+static int tj_compiler_stop; /* jit_shutdown asks it to end */
 
 static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
 {
@@ -52,9 +63,8 @@ static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
 
 /* The JIT kernel, through the ordinary cache (so jit_*_compile later returns
  * its direct pointer); then the switch. */
-static void *tj_tiered_compile(void *arg)
+static void tj_tiered_compile(tj_tiered *t)
 {
-    tj_tiered *t = arg;
     tj_key key;
     key.len = t->key_len;
     memcpy(key.words, t->key, t->key_len);
@@ -64,7 +74,42 @@ static void *tj_tiered_compile(void *arg)
         if (!t->closure) /* held by t until shutdown: its code stays */
             tj_stub_point(t->front.entry, k->entry);
     }
+}
+
+/* The compiler's loop: the queue's first kernel, compiled outside the
+ * lock, until jit_shutdown says stop (what is still queued then stays on
+ * its reference kernel, and is freed with it). */
+static void *tj_compiler_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&tj_tiered_lock);
+    for (;;) {
+        while (!tj_queue && !tj_compiler_stop)
+            pthread_cond_wait(&tj_work, &tj_tiered_lock);
+        if (tj_compiler_stop)
+            break;
+        tj_tiered *t = tj_queue;
+        if (!(tj_queue = t->queued))
+            tj_queue_end = &tj_queue;
+        pthread_mutex_unlock(&tj_tiered_lock);
+        tj_tiered_compile(t);
+        pthread_mutex_lock(&tj_tiered_lock);
+    }
+    pthread_mutex_unlock(&tj_tiered_lock);
     return NULL;
+}
+
+/* t at the queue's end, the compiler started if it is not running (lock
+ * held). Without a thread t stays on its reference kernel, which works. */
+static void tj_enqueue(tj_tiered *t)
+{
+    *tj_queue_end = t;
+    tj_queue_end = &t->queued;
+    if (!tj_compiler_on) {
+        tj_compiler_stop = 0;
+        tj_compiler_on = pthread_create(&tj_compiler, NULL, tj_compiler_main, NULL) == 0;
+    }
+    pthread_cond_signal(&tj_work);
 }
 
 static int tj_tiered_bind(tj_tiered *t)
@@ -150,8 +195,7 @@ tj_kernel *tj_tiered_get(const tj_key *key, const tj_plan *plan)
         return NULL;
     }
     t->front.engine = JIT_ENGINE_REFERENCE;
-    /* no thread: it stays on the reference kernel, which works */
-    t->has_compiler = pthread_create(&t->compiler, NULL, tj_tiered_compile, t) == 0;
+    tj_enqueue(t);
     t->next = tj_all;
     tj_all = t;
     pthread_mutex_unlock(&tj_tiered_lock);
@@ -176,11 +220,18 @@ void tj_tiered_shutdown(void)
     pthread_mutex_lock(&tj_tiered_lock);
     tj_tiered *all = tj_all;
     tj_all = NULL;
+    tj_queue = NULL;
+    tj_queue_end = &tj_queue;
+    int on = tj_compiler_on;
+    pthread_t compiler = tj_compiler;
+    tj_compiler_on = 0;
+    tj_compiler_stop = 1;
+    pthread_cond_broadcast(&tj_work);
     pthread_mutex_unlock(&tj_tiered_lock);
+    if (on) /* its compile in flight, if any, ends first */
+        pthread_join(compiler, NULL);
     for (tj_tiered *t = all, *next; t; t = next) {
         next = t->next;
-        if (t->has_compiler)
-            pthread_join(t->compiler, NULL);
         if (!t->closure) /* behind a stub, which outlives the shutdown (stub.c) */
             tj_stub_point(t->front.entry, tj_abi_of(&t->reference->plan)->freed);
         if (t->closure)
