@@ -17,7 +17,9 @@
 #include <ffi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "dyn.h"
@@ -50,8 +52,9 @@ static tj_tiered *tj_all;
 static pthread_cond_t tj_work = PTHREAD_COND_INITIALIZER;
 static tj_tiered *tj_queue, **tj_queue_end = &tj_queue;
 static pthread_t tj_compiler;
-static int tj_compiler_on;   /* started, not yet joined */
-static int tj_compiler_stop; /* jit_shutdown asks it to end */
+static int tj_compiler_on;    /* started, not yet joined */
+static pid_t tj_compiler_pid; /* by this process: a fork's child has no such thread */
+static int tj_compiler_stop;  /* jit_shutdown or exit asks it to end */
 
 static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
 {
@@ -99,16 +102,67 @@ static void *tj_compiler_main(void *arg)
     return NULL;
 }
 
-/* t at the queue's end, the compiler started if it is not running (lock
- * held). Without a thread t stays on its reference kernel, which works. */
+static int tj_compiler_running(void)
+{
+    return tj_compiler_on && tj_compiler_pid == getpid();
+}
+
+/* In a fork's child (lock held): the parent's compiler was not copied, and
+ * tj_work still counts it as a waiter, so that a signal would wait for it
+ * forever: a fresh condition variable, and no compiler. */
+static void tj_compiler_forked(void)
+{
+    if (tj_compiler_on && tj_compiler_pid != getpid()) {
+        pthread_cond_init(&tj_work, NULL);
+        tj_compiler_on = 0;
+    }
+}
+
+/* Stops the compiler, dropping what is queued (those kernels stay on their
+ * reference kernels), and joins it: at jit_shutdown, and at exit, so that
+ * an exit waits for one compile at most. (LLVM's statics made after this
+ * handler was registered are destroyed before it runs: a process should
+ * still call jit_shutdown before it exits with compiles in flight.) */
+static void tj_compiler_end(void)
+{
+    pthread_mutex_lock(&tj_tiered_lock);
+    tj_compiler_forked();
+    tj_queue = NULL;
+    tj_queue_end = &tj_queue;
+    int running = tj_compiler_running();
+    pthread_t compiler = tj_compiler;
+    tj_compiler_stop = 1;
+    pthread_cond_broadcast(&tj_work);
+    pthread_mutex_unlock(&tj_tiered_lock);
+    if (running) /* its compile in flight, if any, ends first */
+        pthread_join(compiler, NULL);
+    pthread_mutex_lock(&tj_tiered_lock);
+    tj_compiler_on = 0;
+    pthread_mutex_unlock(&tj_tiered_lock);
+}
+
+/* The compiler started where there is work and it is not running (lock
+ * held); tried again at the next request where the thread could not be
+ * made, and meanwhile the kernels run their reference kernels. */
+static void tj_compiler_start(void)
+{
+    static pid_t at_exit; /* registered by this process (a fork's child: again, later) */
+    tj_compiler_forked();
+    if (!tj_queue || tj_compiler_running())
+        return;
+    if (at_exit != getpid() && atexit(tj_compiler_end) == 0)
+        at_exit = getpid();
+    tj_compiler_stop = 0;
+    tj_compiler_on = pthread_create(&tj_compiler, NULL, tj_compiler_main, NULL) == 0;
+    tj_compiler_pid = getpid();
+}
+
+/* t at the queue's end, for the compiler (lock held). */
 static void tj_enqueue(tj_tiered *t)
 {
     *tj_queue_end = t;
     tj_queue_end = &t->queued;
-    if (!tj_compiler_on) {
-        tj_compiler_stop = 0;
-        tj_compiler_on = pthread_create(&tj_compiler, NULL, tj_compiler_main, NULL) == 0;
-    }
+    tj_compiler_start(); /* a fork's child's tj_work made fresh first */
     pthread_cond_signal(&tj_work);
 }
 
@@ -171,6 +225,7 @@ tj_kernel *tj_tiered_get(const tj_key *key, const tj_plan *plan)
     pthread_mutex_lock(&tj_tiered_lock);
     tj_tiered *t = tj_find(key);
     if (t) {
+        tj_compiler_start(); /* where an earlier try could not make the thread */
         pthread_mutex_unlock(&tj_tiered_lock);
         return &t->front;
     }
@@ -217,19 +272,11 @@ const tj_kernel *tj_tiered_current(tj_entry_fn fn)
 
 void tj_tiered_shutdown(void)
 {
+    tj_compiler_end();
     pthread_mutex_lock(&tj_tiered_lock);
     tj_tiered *all = tj_all;
     tj_all = NULL;
-    tj_queue = NULL;
-    tj_queue_end = &tj_queue;
-    int on = tj_compiler_on;
-    pthread_t compiler = tj_compiler;
-    tj_compiler_on = 0;
-    tj_compiler_stop = 1;
-    pthread_cond_broadcast(&tj_work);
     pthread_mutex_unlock(&tj_tiered_lock);
-    if (on) /* its compile in flight, if any, ends first */
-        pthread_join(compiler, NULL);
     for (tj_tiered *t = all, *next; t; t = next) {
         next = t->next;
         if (!t->closure) /* behind a stub, which outlives the shutdown (stub.c) */
