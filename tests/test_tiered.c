@@ -390,6 +390,7 @@ static void test_many_requests_one_compiler(void **state)
  * compiling. The exit status says which failed. */
 static void child_asks_then_exits(void)
 {
+    alarm(30); /* a hang here fails the test (SIGALRM) instead of holding up the suite */
     jit_gather_nd_sig s = gsig();
     s.data_shape.dims[0] = 400;
     jit_gather_nd_fn fn = jit_gather_nd_compile_async(&s);

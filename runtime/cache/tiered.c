@@ -52,9 +52,10 @@ static tj_tiered *tj_all;
 static pthread_cond_t tj_work = PTHREAD_COND_INITIALIZER;
 static tj_tiered *tj_queue, **tj_queue_end = &tj_queue;
 static pthread_t tj_compiler;
-static int tj_compiler_on;    /* started, not yet joined */
-static pid_t tj_compiler_pid; /* by this process: a fork's child has no such thread */
-static int tj_compiler_stop;  /* jit_shutdown or exit asks it to end */
+static int tj_compiler_on;      /* started, not yet joined */
+static int tj_compiler_joining; /* a tj_compiler_end is joining it */
+static int tj_compiler_stop;    /* jit_shutdown or exit asks it to end */
+static pthread_once_t tj_fork_once = PTHREAD_ONCE_INIT;
 
 static void tj_tiered_call(ffi_cif *cif, void *ret, void **args, void *user)
 {
@@ -102,20 +103,30 @@ static void *tj_compiler_main(void *arg)
     return NULL;
 }
 
-static int tj_compiler_running(void)
+/* fork: the lock is taken around it, so that the child's copy is in a
+ * known state (not one the compiler held); the child has no compiler, and
+ * tj_work, copied with the parent's compiler counted as its waiter, would
+ * make the child's first signal wait for that waiter forever: a fresh one. */
+static void tj_fork_prepare(void)
 {
-    return tj_compiler_on && tj_compiler_pid == getpid();
+    pthread_mutex_lock(&tj_tiered_lock);
 }
 
-/* In a fork's child (lock held): the parent's compiler was not copied, and
- * tj_work still counts it as a waiter, so that a signal would wait for it
- * forever: a fresh condition variable, and no compiler. */
-static void tj_compiler_forked(void)
+static void tj_fork_parent(void)
 {
-    if (tj_compiler_on && tj_compiler_pid != getpid()) {
-        pthread_cond_init(&tj_work, NULL);
-        tj_compiler_on = 0;
-    }
+    pthread_mutex_unlock(&tj_tiered_lock);
+}
+
+static void tj_fork_child(void)
+{
+    tj_work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+    tj_compiler_on = tj_compiler_joining = 0;
+    pthread_mutex_unlock(&tj_tiered_lock);
+}
+
+static void tj_fork_handlers(void)
+{
+    pthread_atfork(tj_fork_prepare, tj_fork_parent, tj_fork_child);
 }
 
 /* Stops the compiler, dropping what is queued (those kernels stay on their
@@ -126,18 +137,19 @@ static void tj_compiler_forked(void)
 static void tj_compiler_end(void)
 {
     pthread_mutex_lock(&tj_tiered_lock);
-    tj_compiler_forked();
     tj_queue = NULL;
     tj_queue_end = &tj_queue;
-    int running = tj_compiler_running();
+    int join = tj_compiler_on && !tj_compiler_joining; /* one joins it, once */
     pthread_t compiler = tj_compiler;
+    tj_compiler_joining |= join;
     tj_compiler_stop = 1;
     pthread_cond_broadcast(&tj_work);
     pthread_mutex_unlock(&tj_tiered_lock);
-    if (running) /* its compile in flight, if any, ends first */
-        pthread_join(compiler, NULL);
+    if (!join)
+        return;
+    pthread_join(compiler, NULL); /* its compile in flight, if any, ends first */
     pthread_mutex_lock(&tj_tiered_lock);
-    tj_compiler_on = 0;
+    tj_compiler_on = tj_compiler_joining = 0;
     pthread_mutex_unlock(&tj_tiered_lock);
 }
 
@@ -147,14 +159,12 @@ static void tj_compiler_end(void)
 static void tj_compiler_start(void)
 {
     static pid_t at_exit; /* registered by this process (a fork's child: again, later) */
-    tj_compiler_forked();
-    if (!tj_queue || tj_compiler_running())
+    if (!tj_queue || tj_compiler_on)
         return;
     if (at_exit != getpid() && atexit(tj_compiler_end) == 0)
         at_exit = getpid();
     tj_compiler_stop = 0;
     tj_compiler_on = pthread_create(&tj_compiler, NULL, tj_compiler_main, NULL) == 0;
-    tj_compiler_pid = getpid();
 }
 
 /* t at the queue's end, for the compiler (lock held). */
@@ -162,7 +172,7 @@ static void tj_enqueue(tj_tiered *t)
 {
     *tj_queue_end = t;
     tj_queue_end = &t->queued;
-    tj_compiler_start(); /* a fork's child's tj_work made fresh first */
+    tj_compiler_start();
     pthread_cond_signal(&tj_work);
 }
 
@@ -222,6 +232,7 @@ static tj_tiered *tj_find(const tj_key *key)
 
 tj_kernel *tj_tiered_get(const tj_key *key, const tj_plan *plan)
 {
+    pthread_once(&tj_fork_once, tj_fork_handlers);
     pthread_mutex_lock(&tj_tiered_lock);
     tj_tiered *t = tj_find(key);
     if (t) {
@@ -276,6 +287,8 @@ void tj_tiered_shutdown(void)
     pthread_mutex_lock(&tj_tiered_lock);
     tj_tiered *all = tj_all;
     tj_all = NULL;
+    tj_queue = NULL; /* none of them queued any more, whatever came in meanwhile */
+    tj_queue_end = &tj_queue;
     pthread_mutex_unlock(&tj_tiered_lock);
     for (tj_tiered *t = all, *next; t; t = next) {
         next = t->next;
