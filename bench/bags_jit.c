@@ -3,8 +3,6 @@
  * JIT_OP_EMBEDDING_BAG_OFFSETS and the signature types defines
  * TENSORJIT_HAVE_BAGS), the bench runs without these rows. */
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 #include "bags.h"
 #include "bench.h"
@@ -78,24 +76,6 @@ tj_bag_fn tj_bags_jit_compile_unchecked(const tj_bag_workload *w, int64_t n, cha
     return fn;
 }
 
-/* ms from t0 until k runs the JIT kernel (jit_info polled every 20 us),
- * or -1: after 5 s, or at once where no JIT kernel is coming (a reference
- * kernel that is not a tiered one's). */
-static double tj_until_jit(jit_kernel k, double t0)
-{
-    jit_kernel_info info;
-    while (jit_info(k, &info) == 0) {
-        double ms = (tj_bench_now_ns() - t0) / 1e6;
-        if (info.engine == JIT_ENGINE_JIT)
-            return ms;
-        if (ms > 5000 || strncmp(info.why, "tiered:", 7) != 0)
-            break;
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
-    return -1;
-}
-
 void tj_bags_jit_async(const tj_bag_workload *w, double *back_ms, double *jit_ms)
 {
     jit_sig s = tj_bags_jit_sig(w, 0, 1, 1);
@@ -103,7 +83,7 @@ void tj_bags_jit_async(const tj_bag_workload *w, double *back_ms, double *jit_ms
     double t0 = tj_bench_now_ns();
     jit_kernel k = jit_compile_async(&s);
     *back_ms = k ? (tj_bench_now_ns() - t0) / 1e6 : -1;
-    *jit_ms = k ? tj_until_jit(k, t0) : -1;
+    *jit_ms = k ? tj_bench_until_jit(k, t0, 5000) : -1;
 }
 
 /* A packed bag of another shape than any workload's, so that nothing it

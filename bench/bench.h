@@ -83,5 +83,10 @@ int tj_bench_rmdir(const char *dir);
 /* CLOCK_MONOTONIC in ns, and the median of v[0..n) (sorts v; 0 if n is 0). */
 double tj_bench_now_ns(void);
 double tj_bench_median(double *v, int n);
+/* ms from t0 (tj_bench_now_ns) until kernel k, from jit_*_compile_async,
+ * runs the JIT kernel (jit_info polled every 20 us), or -1: after limit_ms,
+ * or at once where no JIT kernel is coming (a reference kernel that is not
+ * a tiered one's: TENSORJIT_JIT=off, a build without the JIT). */
+double tj_bench_until_jit(jit_kernel k, double t0, double limit_ms);
 
 #endif

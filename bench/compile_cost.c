@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bags.h"
 #include "bench.h"
@@ -98,25 +97,6 @@ static int cc_indexed_dim(const jit_sig *s)
     return d >= 0 && d < rank && s->data_shape.dims[d] != JIT_DIM_DYNAMIC ? d : -1;
 }
 
-/* ms until kernel fn runs the JIT kernel (polled every 20 us), or -1
- * after 10 s, when jit_info refuses it, or when no JIT kernel is coming
- * (a reference kernel that is not a tiered one's: TENSORJIT_JIT=off, a
- * build without the JIT). */
-static double cc_until_jit(jit_kernel fn, double t0)
-{
-    jit_kernel_info info;
-    while (jit_info(fn, &info) == 0) {
-        double ms = (tj_bench_now_ns() - t0) / 1e6;
-        if (info.engine == JIT_ENGINE_JIT)
-            return ms;
-        if (ms > 10000 || strncmp(info.why, "tiered:", 7) != 0)
-            break;
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
-    return -1;
-}
-
 /* K kernels from jit_compile_async: when each returned, and when it ran
  * the JIT kernel; the medians. */
 static int cc_async(const cc_opts *o, const jit_sig *s, int grown)
@@ -129,7 +109,7 @@ static int cc_async(const cc_opts *o, const jit_sig *s, int grown)
         double t0 = tj_bench_now_ns();
         jit_kernel fn = jit_compile_async(&k);
         back[i] = (tj_bench_now_ns() - t0) / 1e6;
-        jit[i] = fn ? cc_until_jit(fn, t0) : -1;
+        jit[i] = fn ? tj_bench_until_jit(fn, t0, 10000) : -1;
         if (jit[i] < 0) {
             fprintf(stderr, "tensorjit-compile-cost: %s: %s\n", o->workload,
                     fn ? "its tiered kernel never ran the JIT kernel" : jit_last_error());

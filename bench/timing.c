@@ -1,5 +1,7 @@
-/* The bench's clock and its one statistic. */
+/* The bench's clock, its one statistic, and the wait for a tiered kernel's
+ * switch. */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench.h"
@@ -23,4 +25,19 @@ double tj_bench_median(double *v, int n)
         return 0;
     qsort(v, (size_t)n, sizeof *v, tj_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double tj_bench_until_jit(jit_kernel k, double t0, double limit_ms)
+{
+    jit_kernel_info info;
+    while (jit_info(k, &info) == 0) {
+        double ms = (tj_bench_now_ns() - t0) / 1e6;
+        if (info.engine == JIT_ENGINE_JIT)
+            return ms;
+        if (ms > limit_ms || strncmp(info.why, "tiered:", 7) != 0)
+            break;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
 }
