@@ -4,8 +4,6 @@
  */
 #include "bag_internal.h"
 
-#include <string.h>
-
 #include "bag_scan.h"
 
 /* ---- the check pass --------------------------------------------------- */
@@ -25,20 +23,16 @@ static void tj_fail_if(tj_bir *k, LLVMValueRef bad)
     k->fail = fail, k->fail_fn = e->fn;
     LLVMBuildCondBr(e->b, bad, fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
-    /* a dynamic kernel's message needs the call's dims */
-    const char *rt = k->dims ? TJ_RT_BAG_DYN_BAD : TJ_RT_BAG_BAD;
-    unsigned n = k->dims ? 7 : 6;
-    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, n, 0);
-    LLVMValueRef fn = tj_runtime_fn(e, rt, fty);
-    LLVMValueRef self = LLVMConstPointerCast(k->main_fn, e->ptr);
-    LLVMValueRef args[7] = {self, k->table, k->indices, k->offsets, k->weights, k->out};
-    if (k->dims) {
-        LLVMValueRef with_dims[7] = {self,       k->dims,    k->table, k->indices,
-                                     k->offsets, k->weights, k->out};
-        memcpy(args, with_dims, sizeof args);
-    }
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, n, "status");
+    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 6, 0);
+    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_BAD, fty);
+    LLVMValueRef args[6] = {LLVMConstPointerCast(k->main_fn, e->ptr),
+                            k->table,
+                            k->indices,
+                            k->offsets,
+                            k->weights,
+                            k->out};
+    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 6, "status");
     LLVMSetTailCall(st, 1);
     LLVMBuildRet(e->b, st);
     LLVMPositionBuilderAtEnd(e->b, ok);
@@ -78,8 +72,8 @@ static void tj_check_pointers(tj_bir *k)
         tj_fail_if(k, LLVMBuildICmp(e->b, LLVMIntEQ, low, tj_i64(e, 0), "null"));
 }
 
-/* The buffers, then offsets (or segment ids) and the indices some bag
- * reads: one call to the runtime's scan, the same loop for every kernel,
+/* A static kernel's checks: the buffers, then offsets (or segment ids)
+ * and the indices some bag reads: one call to the runtime's scan, the same loop for every kernel,
  * so that none generates code for it (docs/performance.md, 'Compile time
  * of a bag kernel'); one branch to the message, which the runtime words
  * from the inputs (tj_rt_bag_bad). */
@@ -87,6 +81,8 @@ void tj_bir_emit_checks(tj_bir *k)
 {
     tj_emit *e = &k->e;
     const tj_bag_plan *g = k->g;
+    if (k->dims) /* a dynamic kernel's call was checked by tj_rt_bag_dyn_begin */
+        return;
     tj_check_pointers(k);
     int64_t flags = tj_bag_scan_flags(g);
     if (g->unchecked || !flags)

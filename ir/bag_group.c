@@ -330,7 +330,7 @@ static void tj_emit_bags(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     tj_emit *e = &k->e;
     if (k->g->row_elems == 0)
         return;
-    if (k->st.prefetch) {
+    if (k->st.prefetch && !k->primed) {
         LLVMValueRef first;
         if (k->g->form == TJ_BAG_PACKED) {
             first = LLVMBuildMul(e->b, begin, k->bag_len, "first");

@@ -71,6 +71,7 @@ typedef struct tj_bir {
     int drops;        /* a lookup may be dropped (zero-fill, padding) */
     int nt;           /* emitting the streaming-store path */
     int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
+    int primed;       /* the call's first rows were prefetched by tj_rt_bag_dyn_begin */
     /* <lanes x i1>: a lane where some bag's fast path ended in a NaN; the
      * call's bags whose rows hold one are then redone by the reference
      * kernel (tj_bir_nan_redo); NULL where there is no fast path */

@@ -90,11 +90,11 @@ static void tj_load_counts(tj_bir *k)
     }
 }
 
-static void tj_emit_dyn_enter(tj_bir *k);
+static void tj_emit_dyn_begin(tj_bir *k);
 
 /* A function of the five buffers, then extra parameters, then a dynamic
- * kernel's dims, with the counts loaded; the kernel's main checks a
- * dynamic call's dims first. */
+ * kernel's dims, with the counts loaded; a dynamic kernel's main checks
+ * its call first (tj_emit_dyn_begin), before it reads the dims. */
 static LLVMValueRef tj_counted_function(tj_bir *k, const char *name, LLVMTypeRef *extra,
                                         unsigned n, int main)
 {
@@ -110,22 +110,36 @@ static LLVMValueRef tj_counted_function(tj_bir *k, const char *name, LLVMTypeRef
     if (main)
         k->main_fn = fn;
     if (main && k->dims)
-        tj_emit_dyn_enter(k);
+        tj_emit_dyn_begin(k);
     tj_load_counts(k);
     return fn;
 }
 
-/* A dynamic kernel's entry: tj_rt_bag_dyn_enter checks the call's dims
- * (a status where they break a rule of the op). */
-static void tj_emit_dyn_enter(tj_bir *k)
+/* A dynamic kernel's entry: tj_rt_bag_dyn_begin checks the call (its
+ * dims, buffers, offsets or segment ids and indices) and returns the
+ * status of a bad one, which the kernel returns; a kernel on one thread
+ * has it prime the call's first rows too. The checks and the priming of
+ * a static kernel, in the kernel, were a quarter of a family's code
+ * generation (docs/performance.md, 'A family's checks in one call'); a
+ * dynamic kernel finds its template through its address on every call
+ * anyway. */
+static void tj_emit_dyn_begin(tj_bir *k)
 {
     tj_emit *e = &k->e;
-    LLVMTypeRef params[2] = {e->ptr, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 2, 0);
-    LLVMValueRef fn = LLVMAddFunction(e->mod, TJ_RT_BAG_DYN_ENTER, fty);
-    LLVMValueRef args[2] = {LLVMConstPointerCast(k->main_fn, e->ptr), k->dims};
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 2, "enter");
-    LLVMBasicBlockRef fail = tj_block(e, "dims.bad"), ok = tj_block(e, "dims.ok");
+    k->primed = !k->st.split && k->g->form != TJ_BAG_SEGMENTS && k->st.prefetch > 0;
+    LLVMTypeRef params[8] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->i64};
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 8, 0);
+    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_DYN_BEGIN, fty);
+    LLVMValueRef args[8] = {LLVMConstPointerCast(k->main_fn, e->ptr),
+                            k->dims,
+                            k->table,
+                            k->indices,
+                            k->offsets,
+                            k->weights,
+                            k->out,
+                            tj_i64(e, k->primed ? k->st.prefetch : 0)};
+    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 8, "begin");
+    LLVMBasicBlockRef fail = tj_block(e, "call.bad"), ok = tj_block(e, "call.ok");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
     LLVMBuildRet(e->b, st);

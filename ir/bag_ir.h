@@ -15,9 +15,9 @@
  * kernel's bags over the pool. */
 #define TJ_RT_BAG_BAD "tj_rt_bag_bad"
 #define TJ_RT_BAG_PARALLEL "tj_rt_bag_parallel"
-/* a dynamic kernel's: its call's dims checked, and its message */
-#define TJ_RT_BAG_DYN_ENTER "tj_rt_bag_dyn_enter"
-#define TJ_RT_BAG_DYN_BAD "tj_rt_bag_dyn_bad"
+/* a dynamic kernel's: its call's dims, buffers, offsets and indices
+ * checked, with the message of a bad one */
+#define TJ_RT_BAG_DYN_BEGIN "tj_rt_bag_dyn_begin"
 #define TJ_RT_BAG_DYN_PARALLEL "tj_rt_bag_dyn_parallel"
 #define TJ_RT_BAG_REDO "tj_rt_bag_redo"
 /* the check pass: offsets, segment ids, indices (runtime/exec/bag_scan.h) */

@@ -43,7 +43,7 @@ typedef struct tj_engine {
  * cold paths and the thread pool) and the C library's block copies.
  * Defined in the LLJIT by name, and given to the loader of cached
  * objects. */
-#define TJ_RUNTIME_SYMBOLS 18
+#define TJ_RUNTIME_SYMBOLS 17
 extern const tj_objload_symbol tj_runtime_symbols[TJ_RUNTIME_SYMBOLS];
 
 /* A target machine for one compile, and giving it back. NULL (and why) if

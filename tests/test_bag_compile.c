@@ -207,10 +207,11 @@ static void test_rounding_is_one_loop(void **state)
     }
 }
 
-/* The check pass is one call to the runtime's scan (exec/bag_scan.h):
- * no check loop for the code generator, in any form, static or dynamic,
- * on one thread or split; and no call where nothing can be bad (packed
- * indices under zero-fill). */
+/* The check pass is one call: a static kernel's to the runtime's scan
+ * (exec/bag_scan.h), a dynamic kernel's to tj_rt_bag_dyn_begin, which
+ * binds its dims and scans (and no scan of its own then); no check loop
+ * for the code generator, in any form, on one thread or split; and no
+ * call where nothing can be bad (packed indices under zero-fill). */
 static void test_check_is_one_call(void **state)
 {
     (void)state;
@@ -226,11 +227,12 @@ static void test_check_is_one_call(void **state)
                 char *ir = jit_dump(&s, JIT_DUMP_IR_OPT);
                 assert_non_null(ir);
                 int scans = count_calls(ir, "@tj_rt_bag_scan(");
+                int begins = count_calls(ir, "@tj_rt_bag_dyn_begin(");
                 int loops = strstr(ir, "check.done") != NULL;
                 free(ir);
-                if (scans != 1 || loops)
-                    fail_msg("op %d, %d threads%s: %d calls to the scan (not 1), %s", ops[i],
-                             threads, dynamic ? ", dynamic" : "", scans,
+                if (scans != !dynamic || begins != dynamic || loops)
+                    fail_msg("op %d, %d threads%s: %d calls to the scan, %d to the begin, %s",
+                             ops[i], threads, dynamic ? ", dynamic" : "", scans, begins,
                              loops ? "a check loop" : "no check loop");
             }
     jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_PACKED, JIT_F32, 64, 20, 2048);
@@ -279,6 +281,55 @@ static void test_long_bags_prefetch_further(void **state)
     support_setenv("TENSORJIT_PREFETCH_FAR", NULL);
     if (!(near > 0 && far > near))
         fail_msg("prefetch %ld rows ahead for bags of 100, %ld for bags of 20", far, near);
+}
+
+/* Whether text calls the primer (a void call, so not count_calls'), and
+ * the priming distance a dynamic kernel passes to tj_rt_bag_dyn_begin
+ * (its last argument; -1 without such a call). */
+static int calls_primer(const char *text)
+{
+    return strstr(text, "call void @tj_rt_bag_prime(") != NULL;
+}
+
+static long begin_primes(const char *text)
+{
+    const char *p = strstr(text, "call i32 @tj_rt_bag_dyn_begin(");
+    const char *end = p ? strchr(p, '\n') : NULL;
+    if (!end)
+        return -1;
+    const char *arg = end;
+    while (arg > p && arg[-1] != ' ')
+        arg--;
+    return strtol(arg, NULL, 10);
+}
+
+/* A dynamic kernel on one thread has tj_rt_bag_dyn_begin prime its call's
+ * first rows (no primer call in the kernel: less code to generate); a
+ * split one primes in its ranges, on the threads that read the rows; a
+ * static kernel primes itself. Offsets and packed forms, from a 2 GB table
+ * (which prefetches). */
+static void test_dynamic_begin_primes(void **state)
+{
+    (void)state;
+    static const jit_op ops[] = {JIT_OP_EMBEDDING_BAG_OFFSETS, JIT_OP_EMBEDDING_BAG_PACKED};
+    for (int i = 0; i < 2; i++)
+        for (int threads = 1; threads <= 2; threads++) {
+            jit_sig s = bag_sig(ops[i], JIT_F32, 64, 204800, 2048);
+            s.data_shape.dims[0] = 8000000;
+            s.threads = threads;
+            jit_sig d = support_bag_dynamic(&s, 0);
+            char *ir = jit_dump(&s, JIT_DUMP_IR_OPT), *dyn = jit_dump(&d, JIT_DUMP_IR_OPT);
+            assert_non_null(ir);
+            assert_non_null(dyn);
+            int primes = calls_primer(ir), dyn_primes = calls_primer(dyn);
+            long ahead = begin_primes(dyn);
+            free(ir);
+            free(dyn);
+            int ok = primes && (threads == 1 ? !dyn_primes && ahead > 0 : dyn_primes && ahead == 0);
+            if (!ok)
+                fail_msg("op %d, %d threads: static primer %d, dynamic primer %d, begin primes %ld",
+                         ops[i], threads, primes, dyn_primes, ahead);
+        }
 }
 
 static long long sysfs_cache_level_bytes(int level);
@@ -415,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_short_bags),
         cmocka_unit_test(test_group_loops),
         cmocka_unit_test(test_check_is_one_call),
+        cmocka_unit_test(test_dynamic_begin_primes),
         cmocka_unit_test(test_rounding_is_one_loop),
         cmocka_unit_test(test_long_bags_prefetch_further),
         cmocka_unit_test(test_intel_cores_prefetch_further),

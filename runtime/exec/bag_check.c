@@ -111,10 +111,9 @@ int tj_bag_report_bad(const tj_plan *p, const void *indices, const void *offsets
     return JIT_OK;
 }
 
-int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indices,
+int tj_bag_check_buffers(const tj_bag_plan *g, const void *table, const void *indices,
                          const void *offsets, const void *weights, const void *out)
 {
-    const tj_bag_plan *g = &p->bag;
     struct {
         const char *name;
         const void *at;

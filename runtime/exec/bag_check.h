@@ -13,9 +13,9 @@
  * for Packed); JIT_OK when every one is valid. */
 int tj_bag_report_bad(const tj_plan *p, const void *indices, const void *offsets);
 
-/* JIT_STATUS_BAD_POINTER with the message when a buffer the plan reads or
- * writes bytes of is NULL; else JIT_OK. */
-int tj_bag_check_buffers(const tj_plan *p, const void *table, const void *indices,
+/* JIT_STATUS_BAD_POINTER with the message when a buffer the bag plan
+ * reads or writes bytes of is NULL; else JIT_OK. */
+int tj_bag_check_buffers(const tj_bag_plan *g, const void *table, const void *indices,
                          const void *offsets, const void *weights, const void *out);
 
 /* A dynamic template's bag plan (bag_ir.h: counts constant or -1 - i

@@ -372,7 +372,7 @@ int tj_bag_ref_redo_nan(const tj_plan *p, const void *table, const void *indices
 int tj_bag_ref_run(const tj_plan *p, const void *table, const void *indices, const void *offsets,
                    const void *weights, void *out)
 {
-    int rc = tj_bag_check_buffers(p, table, indices, offsets, weights, out);
+    int rc = tj_bag_check_buffers(&p->bag, table, indices, offsets, weights, out);
     if (rc == JIT_OK)
         rc = tj_bag_report_bad(p, indices, offsets);
     if (rc == JIT_OK)

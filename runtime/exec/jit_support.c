@@ -4,11 +4,14 @@
 #include <string.h>
 
 #include "bag_check.h"
+#include "bag_prime.h"
 #include "bag_ref.h"
+#include "bag_scan.h"
 #include "cache.h"
 #include "dyn.h"
 #include "pool.h"
 #include "error.h"
+#include "index.h"
 #include "ref_kernel.h"
 #include "scratch.h"
 #include "split_rule.h"
@@ -29,7 +32,7 @@ int tj_rt_bag_bad(const void *self, const void *table, const void *indices, cons
 {
     const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
     if (k) {
-        int rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
+        int rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
         if (rc == JIT_OK)
             rc = tj_bag_report_bad(&k->plan, indices, offsets);
         if (rc != JIT_OK)
@@ -42,7 +45,45 @@ int tj_rt_bag_bad(const void *self, const void *table, const void *indices, cons
     return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
 }
 
-int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims)
+/* The message of a dynamic bag kernel's (k) bad call, which the fast
+ * checks of tj_rt_bag_dyn_begin found: the lowest bad buffer, offset,
+ * segment id or index, as the reference kernel names it. */
+static int tj_bag_dyn_bad(const tj_kernel *k, const int64_t *dims, const void *table,
+                          const void *indices, const void *offsets, const void *weights,
+                          const void *out)
+{
+    tj_plan p = k->plan;
+    int rc = tj_bag_bind(&k->plan.bag, dims, &p.bag);
+    if (rc == JIT_OK)
+        rc = tj_bag_check_buffers(&p.bag, table, indices, offsets, weights, out);
+    if (rc == JIT_OK)
+        rc = tj_bag_report_bad(&p, indices, offsets);
+    if (rc != JIT_OK)
+        return rc;
+    /* only reachable if the scan and the reference disagree */
+    tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
+                 "kernel could not say which)");
+    return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
+}
+
+/* The rows of a checked call's first `ahead` lookups prefetched, as a
+ * kernel's own priming would before its first bag (bag_prime.h). */
+static void tj_bag_prime_call(const tj_bag_plan *g, const void *table, const void *indices,
+                              const void *offsets, int64_t ahead)
+{
+    if (ahead <= 0 || g->row_elems <= 0 || g->form == TJ_BAG_SEGMENTS)
+        return;
+    int64_t first = 0; /* packed: bag 0's first lookup */
+    if (g->form == TJ_BAG_OFFSETS)
+        first = g->bags > 0 ? tj_index_load(offsets, g->index_type, 0) : g->lookups;
+    int64_t n = g->lookups - first < ahead ? g->lookups - first : ahead;
+    tj_rt_bag_prime(table, indices, first, n, g->row_elems * jit_dtype_size(g->dtype),
+                    g->index_type);
+}
+
+int tj_rt_bag_dyn_begin(const void *self, const int64_t *dims, const void *table,
+                        const void *indices, const void *offsets, const void *weights,
+                        const void *out, int64_t prime)
 {
     const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
     if (!k) {
@@ -50,27 +91,14 @@ int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims)
         return JIT_STATUS_BAD_POINTER;
     }
     tj_bag_plan call;
-    return tj_bag_bind(&k->plan.bag, dims, &call);
-}
-
-int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
-                      const void *indices, const void *offsets, const void *weights,
-                      const void *out)
-{
-    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
-    if (k) {
-        tj_plan p = k->plan;
-        int rc = tj_bag_bind(&k->plan.bag, dims, &p.bag);
-        if (rc == JIT_OK)
-            rc = tj_bag_check_buffers(&p, table, indices, offsets, weights, out);
-        if (rc == JIT_OK)
-            rc = tj_bag_report_bad(&p, indices, offsets);
-        if (rc != JIT_OK)
-            return rc;
-    }
-    tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
-                 "kernel could not say which)");
-    return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
+    int rc = tj_bag_bind(&k->plan.bag, dims, &call);
+    if (rc != JIT_OK)
+        return rc;
+    if (tj_bag_check_buffers(&call, table, indices, offsets, weights, out) != JIT_OK ||
+        (!call.unchecked && tj_bag_scan_plan(&call, indices, offsets)))
+        return tj_bag_dyn_bad(k, dims, table, indices, offsets, weights, out);
+    tj_bag_prime_call(&call, table, indices, offsets, prime);
+    return JIT_OK;
 }
 
 int tj_rt_bag_redo(const void *self, const int64_t *dims, const void *table, const void *indices,

@@ -69,13 +69,18 @@ int64_t tj_parts_reference_ranges(void);
 int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
                   const void *weights, const void *out);
 
-/* A dynamic bag kernel's (self) call: JIT_OK when its dims bind its
- * template (exec/bag_check.h, tj_bag_bind), else the status. */
-int tj_rt_bag_dyn_enter(const void *self, const int64_t *dims);
-/* tj_rt_bag_bad for a dynamic bag kernel, with the call's dims. */
-int tj_rt_bag_dyn_bad(const void *self, const int64_t *dims, const void *table,
-                      const void *indices, const void *offsets, const void *weights,
-                      const void *out);
+/* A dynamic bag kernel's (self) call, before its bags: JIT_OK when its
+ * dims bind its template (exec/bag_check.h, tj_bag_bind), the buffers it
+ * needs are there and its offsets (segment ids) and indices pass the
+ * scan (exec/bag_scan.h), the rows of the first `prime` lookups then
+ * prefetched (bag_prime.h; 0: none, as for a split kernel, whose ranges
+ * prime their own on the threads that read them); else the status, with
+ * the message naming the lowest bad one. One call, not a check pass and
+ * a priming of the kernel's own: a family's code generation is its
+ * compile (docs/performance.md, 'A family's checks in one call'). */
+int tj_rt_bag_dyn_begin(const void *self, const int64_t *dims, const void *table,
+                        const void *indices, const void *offsets, const void *weights,
+                        const void *out, int64_t prime);
 
 /* A bag kernel's (self, a dynamic one's with its call's dims, else dims
  * NULL) bags [begin, end), after its fast path left a float sum with a

@@ -311,7 +311,7 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
 static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const void *offsets)
 {
     /* table, weights and out are not read: any address */
-    int rc = tj_bag_check_buffers(&k->plan, "", indices, offsets, "", "");
+    int rc = tj_bag_check_buffers(&k->plan.bag, "", indices, offsets, "", "");
     if (rc != JIT_OK || !tj_bag_scan_plan(&k->plan.bag, indices, offsets))
         return rc;
     return tj_bag_report_bad(&k->plan, indices, offsets);
@@ -359,7 +359,7 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void 
         return JIT_STATUS_BAD_POINTER;
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_run_range");
     if (rc == JIT_OK)
-        rc = tj_bag_check_buffers(&k->plan, table, indices, offsets, weights, out);
+        rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
     if (rc == JIT_OK)
         rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
     tj_user_kernel_done(&pin);
