@@ -26,17 +26,27 @@
  * and share one object in the disk cache; key becomes its alias, so that
  * the next compile of sig is a plain hit. (A dynamic family plans its
  * template twice then, once per count: on a miss only, beside a compile.) */
+/* sig's one-thread twin, planned (into plan and dyn) and keyed: 0, or -1
+ * with the error set. */
+static int tj_sig_one_thread(const tj_op_def *def, const jit_sig *sig, tj_plan *plan,
+                             tj_key *key, tj_dyn *dyn)
+{
+    jit_sig one = *sig;
+    one.threads = 1;
+    if (tj_sig_template(def, &one, plan, NULL, dyn) != 0 || tj_key_sig(def, &one, key) != 0)
+        return -1;
+    return 0;
+}
+
 static tj_kernel *tj_cache_get_sig(const tj_op_def *def, const jit_sig *sig, const tj_key *key,
                                    const tj_plan *plan)
 {
     if (!tj_threads_unused(sig, plan))
         return tj_cache_get(key, plan, sig->engine);
-    jit_sig one = *sig;
-    one.threads = 1;
     tj_plan plan1;
     tj_key key1;
     tj_dyn dyn1;
-    if (tj_sig_template(def, &one, &plan1, NULL, &dyn1) != 0 || tj_key_sig(def, &one, &key1) != 0)
+    if (tj_sig_one_thread(def, sig, &plan1, &key1, &dyn1) != 0)
         return NULL;
     tj_kernel *k = tj_cache_get(&key1, &plan1, sig->engine);
     if (k)
@@ -79,11 +89,6 @@ jit_kernel jit_compile(const jit_sig *sig)
     return def ? tj_compile(def, sig) : NULL;
 }
 
-static jit_kernel tj_tiered_entry(const tj_kernel *front)
-{
-    return front ? front->user_entry : NULL;
-}
-
 /* A tiered kernel, unless the JIT is not wanted (the signature or
  * TENSORJIT_JIT asks for the reference kernel: nothing to switch to), the
  * JIT cannot serve a dynamic family (its reference kernel is the kernel),
@@ -108,9 +113,7 @@ jit_kernel jit_compile_async(const jit_sig *sig)
     tj_key asked = key;
     int unused = tj_threads_unused(sig, &plan);
     if (unused) { /* the one-thread kernel, as jit_compile gives */
-        jit_sig one = *sig;
-        one.threads = 1;
-        if (tj_sig_template(def, &one, &plan, NULL, &dyn) != 0 || tj_key_sig(def, &one, &key))
+        if (tj_sig_one_thread(def, sig, &plan, &key, &dyn) != 0)
             return NULL;
     } else if (!keyed) {
         return NULL;
@@ -118,8 +121,10 @@ jit_kernel jit_compile_async(const jit_sig *sig)
     char why[128];
     if (!tj_jit_wanted(sig->engine, why, sizeof why) || (plan.dyn && !plan.dyn->jit_ok))
         k = tj_cache_get(&key, &plan, sig->engine);
-    else if (!(k = tj_cache_find(&key)))
-        return tj_tiered_entry(tj_tiered_get(&key, &plan));
+    else if (!(k = tj_cache_find(&key))) {
+        const tj_kernel *front = tj_tiered_get(&key, &plan);
+        return front ? front->user_entry : NULL;
+    }
     if (k && unused && keyed) /* the next call with these threads: a plain hit */
         tj_cache_alias(&asked, k);
     return k ? k->user_entry : NULL;

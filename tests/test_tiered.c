@@ -92,6 +92,24 @@ static void test_answers_at_once_then_switches(void **state)
     jit_shutdown();
 }
 
+/* Runs fn on n threads at once (at most 8); the sum of what they return
+ * (each its count of wrong answers). */
+static long run_threads(int n, void *(*fn)(void *))
+{
+    pthread_t t[8];
+    int started = 0;
+    for (int i = 0; i < n && i < 8; i++)
+        started += pthread_create(&t[started], NULL, fn, NULL) == 0;
+    assert_int_equal(started, n);
+    long bad = 0;
+    for (int i = 0; i < started; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad += (long)(intptr_t)r;
+    }
+    return bad;
+}
+
 static jit_gather_nd_fn shared;
 static void *caller(void *arg)
 {
@@ -108,16 +126,7 @@ static void test_threads_call_through_the_switch(void **state)
     jit_gather_nd_sig s = gsig();
     s.index_policy = JIT_INDEX_CLAMP; /* another signature: a fresh switch */
     shared = jit_gather_nd_compile_async(&s);
-    pthread_t t[4];
-    for (int i = 0; i < 4; i++)
-        pthread_create(&t[i], NULL, caller, NULL);
-    long bad = 0;
-    for (int i = 0; i < 4; i++) {
-        void *r;
-        pthread_join(t[i], &r);
-        bad += (long)(intptr_t)r;
-    }
-    assert_int_equal(bad, 0);
+    assert_int_equal(run_threads(4, caller), 0);
     wait_for_jit(shared);
     jit_shutdown();
 }
@@ -465,16 +474,7 @@ static void test_threads_call_a_family_through_the_switch(void **state)
     jit_sig s = family_sig(JIT_INDEX_ZERO_FILL);
     shared_family = jit_compile_async(&s);
     assert_non_null(shared_family);
-    pthread_t t[3];
-    for (int i = 0; i < 3; i++)
-        pthread_create(&t[i], NULL, family_caller, NULL);
-    long bad = 0;
-    for (int i = 0; i < 3; i++) {
-        void *r;
-        pthread_join(t[i], &r);
-        bad += (long)(intptr_t)r;
-    }
-    assert_int_equal(bad, 0);
+    assert_int_equal(run_threads(3, family_caller), 0);
     wait_for_jit_kernel(shared_family);
     jit_shutdown();
 }
