@@ -23,16 +23,9 @@ static void tj_fail_if(tj_bir *k, LLVMValueRef bad)
     k->fail = fail, k->fail_fn = e->fn;
     LLVMBuildCondBr(e->b, bad, fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMTypeRef params[6] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 6, 0);
-    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_BAD, fty);
-    LLVMValueRef args[6] = {LLVMConstPointerCast(k->main_fn, e->ptr),
-                            k->table,
-                            k->indices,
-                            k->offsets,
-                            k->weights,
-                            k->out};
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 6, "status");
+    LLVMValueRef args[6] = {LLVMConstPointerCast(k->main_fn, e->ptr), k->table, k->indices,
+                            k->offsets, k->weights, k->out};
+    LLVMValueRef st = tj_bir_call_rt(k, TJ_RT_BAG_BAD, args, 6, "status");
     LLVMSetTailCall(st, 1);
     LLVMBuildRet(e->b, st);
     LLVMPositionBuilderAtEnd(e->b, ok);
@@ -87,11 +80,8 @@ void tj_bir_emit_checks(tj_bir *k)
     int64_t flags = tj_bag_scan_flags(g);
     if (g->unchecked || !flags)
         return;
-    LLVMTypeRef params[7] = {e->ptr, e->ptr, e->i64, e->i64, e->i64, e->i64, e->i64};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 7, 0);
-    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_SCAN, fty);
     LLVMValueRef args[7] = {k->indices, k->offsets, k->offsets_len, k->lookups,
                             k->rows,    k->bags,    tj_i64(e, flags)};
-    LLVMValueRef bad = LLVMBuildCall2(e->b, fty, fn, args, 7, "scan");
+    LLVMValueRef bad = tj_bir_call_rt(k, TJ_RT_BAG_SCAN, args, 7, "scan");
     tj_fail_if(k, LLVMBuildICmp(e->b, LLVMIntNE, bad, tj_i32(e, 0), "any.bad"));
 }

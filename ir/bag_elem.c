@@ -25,6 +25,19 @@ static LLVMValueRef tj_splat_const(LLVMTypeRef t, int64_t n, LLVMValueRef c)
     return LLVMConstVector(lanes, (unsigned)n);
 }
 
+/* A call of the runtime's function `name` (an i32 status) with args, its
+ * type from theirs. */
+LLVMValueRef tj_bir_call_rt(tj_bir *k, const char *name, LLVMValueRef *args, unsigned n,
+                            const char *what)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef params[TJ_BIR_MAX_RT_ARGS];
+    for (unsigned i = 0; i < n && i < TJ_BIR_MAX_RT_ARGS; i++)
+        params[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, n, 0);
+    return LLVMBuildCall2(e->b, fty, tj_runtime_fn(e, name, fty), args, n, what);
+}
+
 LLVMValueRef tj_bir_splat_value(tj_bir *k, LLVMValueRef x, int64_t n)
 {
     tj_emit *e = &k->e;

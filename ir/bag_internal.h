@@ -115,8 +115,13 @@ typedef struct tj_colblock {
 /* The most lanes of an accumulator vector: 512 bits of f32. */
 #define TJ_BIR_MAX_LANES 16
 
+/* The most arguments of a runtime call a kernel makes. */
+#define TJ_BIR_MAX_RT_ARGS 9
+
 /* bag_elem.c */
 LLVMTypeRef tj_bir_vec(LLVMTypeRef t, int64_t n);
+LLVMValueRef tj_bir_call_rt(tj_bir *k, const char *name, LLVMValueRef *args, unsigned n,
+                            const char *what);
 LLVMValueRef tj_bir_splat_value(tj_bir *k, LLVMValueRef x, int64_t n);
 void tj_bir_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt);
 LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next);

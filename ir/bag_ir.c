@@ -127,9 +127,6 @@ static void tj_emit_dyn_begin(tj_bir *k)
 {
     tj_emit *e = &k->e;
     k->primed = !k->st.split && k->g->form != TJ_BAG_SEGMENTS && k->st.prefetch > 0;
-    LLVMTypeRef params[8] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->ptr, e->i64};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 8, 0);
-    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_DYN_BEGIN, fty);
     LLVMValueRef args[8] = {LLVMConstPointerCast(k->main_fn, e->ptr),
                             k->dims,
                             k->table,
@@ -138,7 +135,7 @@ static void tj_emit_dyn_begin(tj_bir *k)
                             k->weights,
                             k->out,
                             tj_i64(e, k->primed ? k->st.prefetch : 0)};
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 8, "begin");
+    LLVMValueRef st = tj_bir_call_rt(k, TJ_RT_BAG_DYN_BEGIN, args, 8, "begin");
     LLVMBasicBlockRef fail = tj_block(e, "call.bad"), ok = tj_block(e, "call.ok");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, st, tj_i32(e, 0), ""), fail, ok);
     LLVMPositionBuilderAtEnd(e->b, fail);

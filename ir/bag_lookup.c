@@ -283,14 +283,10 @@ LLVMValueRef tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntNE, bits, LLVMConstNull(bits_ty), ""), redo,
                     done);
     LLVMPositionBuilderAtEnd(e->b, redo);
-    LLVMTypeRef params[9] = {e->ptr, e->ptr, e->ptr, e->ptr, e->ptr,
-                             e->ptr, e->ptr, e->i64, e->i64};
-    LLVMTypeRef fty = LLVMFunctionType(e->i32, params, 9, 0);
-    LLVMValueRef fn = tj_runtime_fn(e, TJ_RT_BAG_REDO, fty);
     LLVMValueRef args[9] = {LLVMConstPointerCast(k->main_fn, e->ptr),
                             k->dims ? k->dims : LLVMConstPointerNull(e->ptr),
                             k->table, k->indices, k->offsets, k->weights, k->out, begin, end};
-    LLVMValueRef st = LLVMBuildCall2(e->b, fty, fn, args, 9, "status");
+    LLVMValueRef st = tj_bir_call_rt(k, TJ_RT_BAG_REDO, args, 9, "status");
     LLVMBuildBr(e->b, done);
     LLVMPositionBuilderAtEnd(e->b, done);
     LLVMValueRef status = LLVMBuildPhi(e->b, e->i32, "status");

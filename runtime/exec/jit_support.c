@@ -27,43 +27,40 @@ int tj_rt_bad_index(const void *self, const void *indices)
     return JIT_STATUS_BAD_INDEX;
 }
 
-int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
-                  const void *weights, const void *out)
+/* The status and message of a bag call (plan p, NULL for a kernel the
+ * cache does not hold) that a kernel's checks found bad: the lowest bad
+ * buffer, offset, segment id or index, as the reference kernel names it. */
+static int tj_bag_word_bad(const tj_plan *p, const void *table, const void *indices,
+                           const void *offsets, const void *weights, const void *out)
 {
-    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
-    if (k) {
-        int rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
-        if (rc == JIT_OK)
-            rc = tj_bag_report_bad(&k->plan, indices, offsets);
-        if (rc != JIT_OK)
-            return rc;
-    }
-    /* only reachable if the generated check and the reference disagree,
+    int rc = p ? tj_bag_check_buffers(&p->bag, table, indices, offsets, weights, out) : JIT_OK;
+    if (p && rc == JIT_OK)
+        rc = tj_bag_report_bad(p, indices, offsets);
+    if (rc != JIT_OK)
+        return rc;
+    /* only reachable if the kernel's checks and the reference's disagree,
      * or for a kernel the cache does not hold (the IR's own tests) */
     tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
                  "kernel could not say which)");
     return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
 }
 
-/* The message of a dynamic bag kernel's (k) bad call, which the fast
- * checks of tj_rt_bag_dyn_begin found: the lowest bad buffer, offset,
- * segment id or index, as the reference kernel names it. */
+int tj_rt_bag_bad(const void *self, const void *table, const void *indices, const void *offsets,
+                  const void *weights, const void *out)
+{
+    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
+    return tj_bag_word_bad(k ? &k->plan : NULL, table, indices, offsets, weights, out);
+}
+
+/* tj_bag_word_bad for a dynamic bag kernel's (k) call, its plan bound to
+ * the call's dims. */
 static int tj_bag_dyn_bad(const tj_kernel *k, const int64_t *dims, const void *table,
                           const void *indices, const void *offsets, const void *weights,
                           const void *out)
 {
     tj_plan p = k->plan;
     int rc = tj_bag_bind(&k->plan.bag, dims, &p.bag);
-    if (rc == JIT_OK)
-        rc = tj_bag_check_buffers(&p.bag, table, indices, offsets, weights, out);
-    if (rc == JIT_OK)
-        rc = tj_bag_report_bad(&p, indices, offsets);
-    if (rc != JIT_OK)
-        return rc;
-    /* only reachable if the scan and the reference disagree */
-    tj_error_set("an offset, segment id or index is out of range, or a buffer is NULL (the "
-                 "kernel could not say which)");
-    return table && indices && out ? JIT_STATUS_BAD_INDEX : JIT_STATUS_BAD_POINTER;
+    return rc != JIT_OK ? rc : tj_bag_word_bad(&p, table, indices, offsets, weights, out);
 }
 
 /* The rows of a checked call's first `ahead` lookups prefetched, as a
@@ -81,18 +78,30 @@ static void tj_bag_prime_call(const tj_bag_plan *g, const void *table, const voi
                     g->index_type);
 }
 
-int tj_rt_bag_dyn_begin(const void *self, const int64_t *dims, const void *table,
-                        const void *indices, const void *offsets, const void *weights,
-                        const void *out, int64_t prime)
+/* A dynamic bag kernel's (self) template and its plan bound to the
+ * call's dims (*call); NULL with *rc the status where the cache does not
+ * know self or the dims break a rule of the op. */
+static const tj_kernel *tj_bag_dyn_call(const void *self, const int64_t *dims, tj_bag_plan *call,
+                                        int *rc)
 {
     const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
     if (!k) {
         tj_error_set("internal: a dynamic kernel the cache does not know");
-        return JIT_STATUS_BAD_POINTER;
+        *rc = JIT_STATUS_BAD_POINTER;
+        return NULL;
     }
+    *rc = tj_bag_bind(&k->plan.bag, dims, call);
+    return *rc == JIT_OK ? k : NULL;
+}
+
+int tj_rt_bag_dyn_begin(const void *self, const int64_t *dims, const void *table,
+                        const void *indices, const void *offsets, const void *weights,
+                        const void *out, int64_t prime)
+{
     tj_bag_plan call;
-    int rc = tj_bag_bind(&k->plan.bag, dims, &call);
-    if (rc != JIT_OK)
+    int rc;
+    const tj_kernel *k = tj_bag_dyn_call(self, dims, &call, &rc);
+    if (!k)
         return rc;
     if (tj_bag_check_buffers(&call, table, indices, offsets, weights, out) != JIT_OK ||
         (!call.unchecked && tj_bag_scan_plan(&call, indices, offsets)))
@@ -397,14 +406,10 @@ int tj_rt_bag_dyn_parallel(const void *self, const void *range, const int64_t *d
                            const void *table, const void *indices, const void *offsets,
                            const void *weights, void *out)
 {
-    const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
-    if (!k) {
-        tj_error_set("internal: a dynamic kernel the cache does not know");
-        return JIT_STATUS_BAD_POINTER;
-    }
     tj_bag_plan call;
-    int rc = tj_bag_bind(&k->plan.bag, dims, &call);
-    if (rc != JIT_OK)
+    int rc;
+    const tj_kernel *k = tj_bag_dyn_call(self, dims, &call, &rc);
+    if (!k)
         return rc;
     tj_bag_job job = {.dyn_range = (tj_bag_dyn_range_fn)(uintptr_t)range, .dims = dims,
                       .table = table, .indices = indices, .offsets = offsets,
