@@ -177,15 +177,24 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
         k->g->default_index < 0 && (red != JIT_REDUCTION_MAX || bl->count[i] != NULL);
     int park = tj_narrow_in_loop(k, bl);
     LLVMValueRef if_empty = zeros_when_empty ? NULL : empty;
+    /* a mean's divisor, as the accumulator's type, splat once per vector
+     * length (the passes, mem2reg alone, would leave a copy per vector
+     * for code generation to build and merge) */
+    LLVMValueRef div = NULL, d = NULL;
+    int64_t d_lanes = 0;
+    if (red == JIT_REDUCTION_MEAN)
+        div = k->afloat ? LLVMBuildSIToFP(e->b, divisor, k->aty, "") : divisor;
     for (int64_t v = 0; v < bl->vectors; v++) {
         int64_t n = tj_bir_vector_len(k, bl, v);
         LLVMTypeRef vt = tj_bir_vec(k->aty, n);
         LLVMValueRef a = tj_bir_get(k, bl->acc[i][v], vt);
+        if (div && n != d_lanes) {
+            d = tj_bir_splat_value(k, div, n);
+            d_lanes = n;
+        }
         if (red == JIT_REDUCTION_MEAN && k->afloat) {
-            LLVMValueRef d = tj_bir_splat_value(k, LLVMBuildSIToFP(e->b, divisor, k->aty, ""), n);
             a = LLVMBuildFDiv(e->b, a, d, "mean");
         } else if (red == JIT_REDUCTION_MEAN) {
-            LLVMValueRef d = tj_bir_splat_value(k, divisor, n);
             a = k->usigned ? LLVMBuildUDiv(e->b, a, d, "mean") : LLVMBuildSDiv(e->b, a, d, "mean");
         } else if (red == JIT_REDUCTION_MAX && bl->count[i]) {
             a = LLVMBuildSelect(e->b, some, a, LLVMConstNull(vt), "");
