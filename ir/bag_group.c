@@ -379,7 +379,7 @@ LLVMValueRef tj_bir_emit_bags_by_alignment(tj_bir *k, LLVMValueRef begin, LLVMVa
     tj_emit *e = &k->e;
     k->nan_seen = NULL;
     if (k->g->row_elems > 0 && tj_bir_nan_redo_wanted(k)) {
-        LLVMTypeRef t = tj_bir_vec(e->i1, k->lay.lanes);
+        LLVMTypeRef t = tj_bir_nan_type(k);
         k->nan_seen = tj_bir_slot(k, t, "nan.seen");
         LLVMBuildStore(e->b, LLVMConstNull(t), k->nan_seen);
     }

@@ -72,9 +72,10 @@ typedef struct tj_bir {
     int nt;           /* emitting the streaming-store path */
     int fast_nan;     /* emitting a float sum's fast path: NaNs left to the hardware */
     int primed;       /* the call's first rows were prefetched by tj_rt_bag_dyn_begin */
-    /* <lanes x i1>: a lane where some bag's fast path ended in a NaN; the
-     * call's bags whose rows hold one are then redone by the reference
-     * kernel (tj_bir_nan_redo); NULL where there is no fast path */
+    /* tj_bir_nan_type's vector: a lane where some bag's fast path ended
+     * in a NaN; the call's bags whose rows hold one are then redone by
+     * the reference kernel (tj_bir_nan_redo); NULL where there is no fast
+     * path */
     LLVMValueRef nan_seen;
     LLVMValueRef main_fn;
     LLVMValueRef table, indices, offsets, weights, out;
@@ -145,6 +146,12 @@ void tj_bir_prime(tj_bir *k, LLVMValueRef first);
 void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,
                         LLVMValueRef *len, LLVMValueRef n);
 int tj_bir_nan_redo_wanted(const tj_bir *k);
+/* The vector the NaN note carries: a lane's compare, as i1 where the host
+ * has mask registers, else sign-extended to the accumulator's width, as
+ * the compare leaves it in a vector register (an <N x i1> there is
+ * legalized through such a vector at every use: 1.15 M more instructions
+ * of code generation in E1's loops on an AVX2 host). */
+LLVMTypeRef tj_bir_nan_type(const tj_bir *k);
 void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots);
 LLVMValueRef tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end);
 /* bag_group.c */

@@ -94,6 +94,7 @@ typedef struct tj_bag_layout {
     int far_prefetch;    /* an Intel core: rows are prefetched further ahead */
     int64_t bag_len;     /* lookups a bag on average; INT64_MAX: the call's */
     int f16c;            /* the host converts f16 in vector registers */
+    int mask_regs;       /* the host has AVX-512's mask registers */
 } tj_bag_layout;
 
 /* The strategy of a bag plan's kernel (kernel_ir.h's struct: split,

@@ -231,11 +231,21 @@ int tj_bir_nan_redo_wanted(const tj_bir *k)
  * E1's 3.8 ms of code generation (docs/performance.md, 'Compile time of a
  * bag kernel'). A vector shorter than a row's lanes (its tail) fills the
  * rest with no NaN. */
+LLVMTypeRef tj_bir_nan_type(const tj_bir *k)
+{
+    LLVMTypeRef lane = k->lay.mask_regs
+                           ? k->e.i1
+                           : LLVMIntTypeInContext(k->e.ctx, LLVMGetTypeKind(k->aty) == LLVMFloatTypeKind
+                                                                ? 32
+                                                                : 64);
+    return tj_bir_vec(lane, k->lay.lanes);
+}
+
 void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
 {
     tj_emit *e = &k->e;
     int64_t lanes = k->lay.lanes;
-    LLVMTypeRef t = tj_bir_vec(e->i1, lanes);
+    LLVMTypeRef t = tj_bir_nan_type(k);
     LLVMValueRef seen = tj_bir_get(k, k->nan_seen, t);
     for (int i = 0; i < slots; i++)
         for (int64_t v = 0, step; v < bl->vectors; v += step) {
@@ -248,6 +258,8 @@ void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
             }
             /* unordered: a lane of either is a NaN (one compare for two) */
             LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, b, "");
+            if (!k->lay.mask_regs) /* the compare's lanes as vcmpps leaves them */
+                nan = LLVMBuildSExt(e->b, nan, tj_bir_vec(LLVMGetElementType(t), w), "");
             if (w < lanes) {
                 LLVMValueRef pick[TJ_BIR_MAX_LANES];
                 for (int64_t l = 0; l < lanes; l++)
@@ -274,9 +286,10 @@ void tj_bir_nan_note(tj_bir *k, const tj_colblock *bl, int slots)
 LLVMValueRef tj_bir_nan_redo(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
 {
     tj_emit *e = &k->e;
-    int64_t lanes = k->lay.lanes;
-    LLVMValueRef seen = tj_bir_get(k, k->nan_seen, tj_bir_vec(e->i1, lanes));
-    LLVMTypeRef bits_ty = LLVMIntTypeInContext(e->ctx, (unsigned)lanes);
+    LLVMTypeRef t = tj_bir_nan_type(k);
+    LLVMValueRef seen = tj_bir_get(k, k->nan_seen, t);
+    LLVMTypeRef bits_ty = LLVMIntTypeInContext(
+        e->ctx, (unsigned)(k->lay.lanes * LLVMGetIntTypeWidth(LLVMGetElementType(t))));
     LLVMValueRef bits = LLVMBuildBitCast(e->b, seen, bits_ty, "nan.lanes");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b), redo = tj_block(e, "bag.nan");
     LLVMBasicBlockRef done = tj_block(e, "bag.nan.done");

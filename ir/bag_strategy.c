@@ -66,6 +66,7 @@ void tj_bag_layout_of(const tj_plan *p, const tj_ir_strategy *s, tj_bag_layout *
     pthread_once(&tj_host_once, tj_read_host);
     l->vector_bits = tj_host.vector_bits;
     l->f16c = tj_host.f16c;
+    l->mask_regs = tj_host.vector_bits == 512;
     int asked = atoi(s->vector_width);
     if (asked == 128 || asked == 256 || asked == 512)
         l->vector_bits = asked;
