@@ -290,17 +290,30 @@ static tj_slot *tj_reserve(const tj_key *key, uint64_t h)
 }
 
 /* The generated code finds its kernel through its entry on every split or
- * checked call (runtime/exec/jit_support.c): each thread remembers the
- * last one it found, valid until a kernel's code can go. Without it every
- * such call took the cache's one lock, which all threads calling kernels
- * share. */
+ * checked call, and a dynamic bag kernel on every call
+ * (runtime/exec/jit_support.c): each thread remembers the last ones it
+ * found, TJ_ENTRY_MEMO_SLOTS of them by their address, valid until a
+ * kernel's code can go. Without it every such call took the cache's one
+ * lock, which all threads calling kernels share; with one slot, a model
+ * whose layers took turns (eight bag families: 50 ns more a call on one
+ * thread, 100-200 on two; docs/performance.md, 'A family's checks in one
+ * call') still did. */
 typedef struct tj_entry_memo {
     tj_entry_fn fn;
     const tj_kernel *k;
     uint64_t generation;
 } tj_entry_memo;
 
-static _Thread_local tj_entry_memo tj_memo;
+#define TJ_ENTRY_MEMO_SLOTS 16
+
+static _Thread_local tj_entry_memo tj_memo[TJ_ENTRY_MEMO_SLOTS];
+
+/* fn's slot: entries are 16-byte aligned, in their own pages or not */
+static tj_entry_memo *tj_memo_slot(tj_entry_fn fn)
+{
+    uintptr_t a = (uintptr_t)fn;
+    return &tj_memo[((a >> 4) ^ (a >> 12)) % TJ_ENTRY_MEMO_SLOTS];
+}
 
 /* Bumped before any kernel is destroyed (tj_forget_entries). */
 static _Atomic uint64_t tj_entry_generation;
@@ -423,14 +436,15 @@ void tj_cache_alias(const tj_key *key, const tj_kernel *k)
 const tj_kernel *tj_cache_find_entry(tj_entry_fn fn)
 {
     uint64_t g = atomic_load_explicit(&tj_entry_generation, memory_order_acquire);
-    if (fn && tj_memo.fn == fn && tj_memo.generation == g)
-        return tj_memo.k;
+    tj_entry_memo *m = tj_memo_slot(fn);
+    if (fn && m->fn == fn && m->generation == g)
+        return m->k;
     pthread_mutex_lock(&tj_cache_lock);
     tj_slot *s = tj_find_entry(fn);
     const tj_kernel *k = s ? s->kernel : NULL; /* the slot may go once unlocked */
     pthread_mutex_unlock(&tj_cache_lock);
     if (k) /* found under g or later: a destruction after it bumps g */
-        tj_memo = (tj_entry_memo){fn, k, g};
+        *m = (tj_entry_memo){fn, k, g};
     return k;
 }
 
