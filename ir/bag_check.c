@@ -9,7 +9,9 @@
 /* ---- the check pass --------------------------------------------------- */
 
 /* if (bad) return tj_rt_bag_bad(self, the buffers): the function's one
- * cold block, made by its first check */
+ * cold block, made by its first check. A static kernel's only: the
+ * message of a dynamic one needs its call's dims (tj_rt_bag_dyn_begin
+ * words it). */
 static void tj_fail_if(tj_bir *k, LLVMValueRef bad)
 {
     tj_emit *e = &k->e;

@@ -26,13 +26,16 @@ static LLVMValueRef tj_splat_const(LLVMTypeRef t, int64_t n, LLVMValueRef c)
 }
 
 /* A call of the runtime's function `name` (an i32 status) with args, its
- * type from theirs. */
+ * type from theirs; NULL for more than TJ_BIR_MAX_RT_ARGS of them (the
+ * callers pass constant counts within it). */
 LLVMValueRef tj_bir_call_rt(tj_bir *k, const char *name, LLVMValueRef *args, unsigned n,
                             const char *what)
 {
     tj_emit *e = &k->e;
     LLVMTypeRef params[TJ_BIR_MAX_RT_ARGS];
-    for (unsigned i = 0; i < n && i < TJ_BIR_MAX_RT_ARGS; i++)
+    if (n > TJ_BIR_MAX_RT_ARGS)
+        return NULL;
+    for (unsigned i = 0; i < n; i++)
         params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(e->i32, params, n, 0);
     return LLVMBuildCall2(e->b, fty, tj_runtime_fn(e, name, fty), args, n, what);

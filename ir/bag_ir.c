@@ -119,8 +119,7 @@ static LLVMValueRef tj_counted_function(tj_bir *k, const char *name, LLVMTypeRef
  * dims, buffers, offsets or segment ids and indices) and returns the
  * status of a bad one, which the kernel returns; a kernel on one thread
  * has it prime the call's first rows too. The checks and the priming of
- * a static kernel, in the kernel, were a quarter of a family's code
- * generation (docs/performance.md, 'A family's checks in one call'); a
+ * a static kernel, in the kernel, were a fifth of a family's compile (docs/performance.md, 'A family's checks in one call'); a
  * dynamic kernel finds its template through its address on every call
  * anyway. */
 static void tj_emit_dyn_begin(tj_bir *k)

@@ -115,7 +115,7 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
  * and its template's counts rows, bags, lookups, bag_len, offsets_len are
  * each a constant (>= 0) or the code -1 - i for dims[i]; those a form
  * derives from others (the offsets form's bags, packed lookups, the
- * segment ids' count) may be left negative. tj_rt_bag_dyn_enter checks
+ * segment ids' count) may be left negative. tj_rt_bag_dyn_begin checks
  * the dims before the kernel reads them)
  * and for a split kernel name_range (the same arguments then int64 begin,
  * end: bags or segments [begin, end), checked before by the main or, for

@@ -297,10 +297,13 @@ static long begin_primes(const char *text)
     const char *end = p ? strchr(p, '\n') : NULL;
     if (!end)
         return -1;
-    const char *arg = end;
-    while (arg > p && arg[-1] != ' ')
+    const char *close = end; /* the call's ')': its last argument before it */
+    while (close > p && *close != ')')
+        close--;
+    const char *arg = close;
+    while (arg > p && arg[-1] != ' ' && arg[-1] != '(')
         arg--;
-    return strtol(arg, NULL, 10);
+    return close > p && arg < close ? strtol(arg, NULL, 10) : -1;
 }
 
 /* A dynamic kernel on one thread has tj_rt_bag_dyn_begin prime its call's

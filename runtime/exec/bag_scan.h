@@ -1,9 +1,10 @@
 /* The check pass of an embedding bag's JIT kernel: whether any offset,
  * segment id or index that a call reads is bad (SPEC section 10), in
- * vectors of the host's widest integer instructions. A JIT kernel calls
- * it before its bags and, when it says 1, asks tj_rt_bag_bad (jit_support.h,
- * which words it by bag_check.h) for the status and the message naming the
- * lowest bad one. */
+ * vectors of the host's widest integer instructions. A static JIT kernel
+ * calls it before its bags and, when it says 1, asks tj_rt_bag_bad
+ * (jit_support.h, which words it by bag_check.h) for the status and the
+ * message naming the lowest bad one; a dynamic one's tj_rt_bag_dyn_begin
+ * does both (through tj_bag_scan_plan). */
 #ifndef TJ_BAG_SCAN_H
 #define TJ_BAG_SCAN_H
 

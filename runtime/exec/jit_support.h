@@ -109,7 +109,7 @@ typedef int (*tj_bag_dyn_range_fn)(const void *table, const void *indices, const
                                    const int64_t *dims);
 
 /* tj_rt_bag_parallel for a split dynamic bag kernel (self), its call's
- * dims (checked by tj_rt_bag_dyn_enter) deciding the units and the work,
+ * dims (checked by tj_rt_bag_dyn_begin) deciding the units and the work,
  * by its range function. */
 int tj_rt_bag_dyn_parallel(const void *self, const void *range, const int64_t *dims,
                            const void *table, const void *indices, const void *offsets,
