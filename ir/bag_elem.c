@@ -80,6 +80,17 @@ void tj_bir_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt)
  * bag kernel's code generation, leaves the loop as it is (its addresses
  * are base + index x scale, which x86 addresses in one operand); see
  * docs/performance.md, 'Compile time of a bag kernel'. */
+/* llvm.expect(v, 0), an i64 the code generator replaces by v */
+static LLVMValueRef tj_bir_expect(tj_bir *k, LLVMValueRef v)
+{
+    tj_emit *e = &k->e;
+    LLVMTypeRef ty = e->i64;
+    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
+    LLVMValueRef args[2] = {v, tj_i64(e, 0)};
+    return LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
+}
+
 LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next)
 {
     tj_emit *e = &k->e;
@@ -87,16 +98,47 @@ LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next)
     LLVMValueRef next = LLVMGetIncomingValue(l->iv, 1); /* the latch's */
     LLVMBasicBlockRef at = LLVMGetInsertBlock(e->b);
     LLVMPositionBuilderBefore(e->b, LLVMGetNextInstruction(next));
-    LLVMTypeRef ty = e->i64;
-    unsigned id = LLVMLookupIntrinsicID("llvm.expect", 11);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &ty, 1);
-    LLVMValueRef args[2] = {LLVMGetUndef(ty), tj_i64(e, 0)};
-    LLVMValueRef hidden =
-        LLVMBuildCall2(e->b, LLVMIntrinsicGetType(e->ctx, id, &ty, 1), fn, args, 2, "counter");
+    LLVMValueRef hidden = tj_bir_expect(k, LLVMGetUndef(e->i64));
     LLVMReplaceAllUsesWith(next, hidden);
     LLVMSetOperand(hidden, 0, next);
     LLVMPositionBuilderAtEnd(e->b, at);
     return out;
+}
+
+void tj_bir_while_begin(tj_bir *k, tj_loop *l, const char *name, LLVMValueRef n)
+{
+    tj_emit *e = &k->e;
+    char buf[64];
+    l->name = name;
+    l->end = n;
+    l->carry = l->carry2 = NULL;
+    l->pre = LLVMGetInsertBlock(e->b);
+    snprintf(buf, sizeof buf, "%s.head", name);
+    LLVMBasicBlockRef head = tj_block(e, buf);
+    snprintf(buf, sizeof buf, "%s.loop", name);
+    l->body = tj_block(e, buf);
+    snprintf(buf, sizeof buf, "%s.exit", name);
+    l->exit = tj_block(e, buf);
+    LLVMBuildBr(e->b, head);
+    LLVMPositionBuilderAtEnd(e->b, head);
+    l->iv = LLVMBuildPhi(e->b, e->i64, name);
+    LLVMValueRef zero = tj_i64(e, 0);
+    LLVMAddIncoming(l->iv, &zero, &l->pre, 1);
+    snprintf(buf, sizeof buf, "%s.done", name);
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSGE, l->iv, n, buf), l->exit, l->body);
+    LLVMPositionBuilderAtEnd(e->b, l->body);
+}
+
+void tj_bir_while_close(tj_bir *k, tj_loop *l)
+{
+    tj_emit *e = &k->e;
+    char buf[64];
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(e->b);
+    snprintf(buf, sizeof buf, "%s.next", l->name);
+    LLVMValueRef counter = tj_bir_expect(k, LLVMBuildNUWAdd(e->b, l->iv, tj_i64(e, 1), buf));
+    LLVMAddIncoming(l->iv, &counter, &latch, 1);
+    LLVMBuildBr(e->b, LLVMGetInstructionParent(l->iv));
+    LLVMPositionBuilderAtEnd(e->b, l->exit);
 }
 
 /* a value of type t kept in an alloca of the function's entry */

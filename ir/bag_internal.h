@@ -126,6 +126,16 @@ LLVMValueRef tj_bir_call_rt(tj_bir *k, const char *name, LLVMValueRef *args, uns
 LLVMValueRef tj_bir_splat_value(tj_bir *k, LLVMValueRef x, int64_t n);
 void tj_bir_store_at(tj_bir *k, LLVMValueRef v, LLVMValueRef ptr, int nt);
 LLVMValueRef tj_bir_loop_close(tj_bir *k, tj_loop *l, LLVMValueRef carry_next);
+/* A loop over [0, n) tested at its top (name.head), which alone reaches
+ * its exit, and closed by tj_bir_while_close: the values mem2reg carries
+ * through it get their phis at the head and none at the exit, where a
+ * loop tested at its bottom, behind a guard for n <= 0, merges the
+ * guard's values with the latch's (a bag's zeros and sums: 0.58 M of E1's
+ * family's code generation, docs/performance.md, 'A family's checks in
+ * one call'); llc rotates it into the same machine loop. Its counter
+ * reaches the head through llvm.expect, as tj_bir_loop_close's. */
+void tj_bir_while_begin(tj_bir *k, tj_loop *l, const char *name, LLVMValueRef n);
+void tj_bir_while_close(tj_bir *k, tj_loop *l);
 LLVMValueRef tj_bir_slot(tj_bir *k, LLVMTypeRef t, const char *name);
 LLVMValueRef tj_bir_get(tj_bir *k, LLVMValueRef slot, LLVMTypeRef t);
 LLVMValueRef tj_bir_load_idx(tj_bir *k, LLVMValueRef buf, LLVMValueRef i, const char *name);

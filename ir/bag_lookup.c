@@ -193,7 +193,7 @@ void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *sta
 {
     tj_emit *e = &k->e;
     tj_loop l;
-    tj_loop_begin_n(e, &l, "lookup", n, NULL);
+    tj_bir_while_begin(k, &l, "lookup", n);
     for (int s = 0; s < slots; s++) {
         LLVMBasicBlockRef next = NULL;
         if (slots > 1) {
@@ -208,7 +208,7 @@ void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *sta
             LLVMPositionBuilderAtEnd(e->b, next);
         }
     }
-    tj_bir_loop_close(k, &l, NULL);
+    tj_bir_while_close(k, &l);
 }
 
 /* A float sum's (or mean's) lookups run a fast path whose adds and

@@ -42,8 +42,39 @@ static int count_calls(const char *text, const char *callee)
     return n;
 }
 
+/* Whether ir defines the value named at op (len bytes, with its '%') by
+ * llvm.expect. */
+static int expect_defines(const char *ir, const char *op, size_t len)
+{
+    char def[96];
+    if (len + 40 > sizeof def)
+        return 0;
+    snprintf(def, sizeof def, "%.*s = call i64 @llvm.expect.i64(", (int)len, op);
+    return strstr(ir, def) != NULL;
+}
+
+/* Whether the counter phi named at op (a loop tested at its top) takes a
+ * value llvm.expect defines from some predecessor: its latch's. */
+static int phi_of_expect(const char *ir, const char *op, size_t len)
+{
+    char def[96];
+    if (len + 20 > sizeof def)
+        return 0;
+    snprintf(def, sizeof def, "%.*s = phi i64 ", (int)len, op);
+    const char *p = strstr(ir, def);
+    const char *end = p ? strchr(p, '\n') : NULL;
+    for (const char *v = p ? strstr(p, "[ %") : NULL; v && end && v < end; v = strstr(v + 1, "[ %")) {
+        const char *name = v + 2;
+        if (expect_defines(ir, name, strcspn(name, ", \n")))
+            return 1;
+    }
+    return 0;
+}
+
 /* The loops' exit tests in ir (compares named <loop>.done, uniqued with
- * digits); *hidden: those whose first operand an llvm.expect defines. */
+ * digits: `icmp eq` of a loop tested at its bottom, `icmp sge` of one
+ * tested at its top); *hidden: those whose counter an llvm.expect
+ * defines (at the top: the counter phi's value from the latch). */
 static int exit_tests(const char *ir, int *hidden)
 {
     int n = 0;
@@ -51,18 +82,16 @@ static int exit_tests(const char *ir, int *hidden)
     for (const char *line = ir; line; line = strchr(line, '\n')) {
         line += *line == '\n';
         const char *eq = strstr(line, " = icmp eq i64 %");
+        const char *sge = strstr(line, " = icmp sge i64 %");
         const char *end = strchr(line, '\n');
         const char *done = strstr(line, ".done");
-        if (!eq || (end && eq > end) || !done || done > eq)
+        const char *cmp = eq && (!end || eq < end) ? eq : sge && (!end || sge < end) ? sge : NULL;
+        if (!cmp || !done || done > cmp)
             continue;
         n++;
-        char def[96];
-        const char *op = eq + strlen(" = icmp eq i64 ");
+        const char *op = cmp + strlen(cmp == eq ? " = icmp eq i64 " : " = icmp sge i64 ");
         size_t len = strcspn(op, ", \n");
-        if (len + 40 > sizeof def)
-            continue;
-        snprintf(def, sizeof def, "%.*s = call i64 @llvm.expect.i64(", (int)len, op);
-        *hidden += strstr(ir, def) != NULL;
+        *hidden += cmp == eq ? expect_defines(ir, op, len) : phi_of_expect(ir, op, len);
     }
     return n;
 }
