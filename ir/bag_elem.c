@@ -113,12 +113,9 @@ void tj_bir_while_begin(tj_bir *k, tj_loop *l, const char *name, LLVMValueRef n)
     l->end = n;
     l->carry = l->carry2 = NULL;
     l->pre = LLVMGetInsertBlock(e->b);
-    snprintf(buf, sizeof buf, "%s.head", name);
-    LLVMBasicBlockRef head = tj_block(e, buf);
-    snprintf(buf, sizeof buf, "%s.loop", name);
-    l->body = tj_block(e, buf);
-    snprintf(buf, sizeof buf, "%s.exit", name);
-    l->exit = tj_block(e, buf);
+    LLVMBasicBlockRef head = tj_block_of(e, name, "head");
+    l->body = tj_block_of(e, name, "loop");
+    l->exit = tj_block_of(e, name, "exit");
     LLVMBuildBr(e->b, head);
     LLVMPositionBuilderAtEnd(e->b, head);
     l->iv = LLVMBuildPhi(e->b, e->i64, name);

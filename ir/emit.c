@@ -5,6 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
+LLVMBasicBlockRef tj_block_of(const tj_emit *e, const char *name, const char *suffix)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s.%s", name, suffix);
+    return tj_block(e, buf);
+}
+
 void tj_loop_begin(const tj_emit *e, tj_loop *l, const char *name, int64_t trip,
                    LLVMValueRef carry_init)
 {
@@ -37,10 +44,8 @@ void tj_loop_begin_range(const tj_emit *e, tj_loop *l, const char *name, LLVMVal
     l->end = end;
     l->carry = l->carry2 = NULL;
     l->pre = LLVMGetInsertBlock(e->b);
-    snprintf(buf, sizeof buf, "%s.loop", name);
-    l->body = tj_block(e, buf);
-    snprintf(buf, sizeof buf, "%s.exit", name);
-    l->exit = tj_block(e, buf);
+    l->body = tj_block_of(e, name, "loop");
+    l->exit = tj_block_of(e, name, "exit");
     snprintf(buf, sizeof buf, "%s.empty", name);
     LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntSGE, begin, end, buf);
     LLVMBuildCondBr(e->b, empty, l->exit, l->body);

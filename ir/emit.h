@@ -38,6 +38,9 @@ static inline LLVMBasicBlockRef tj_block(const tj_emit *e, const char *name)
     return LLVMAppendBasicBlockInContext(e->ctx, e->fn, name);
 }
 
+/* a block named name.suffix (a loop's: "lookup.loop", "lookup.exit") */
+LLVMBasicBlockRef tj_block_of(const tj_emit *e, const char *name, const char *suffix);
+
 /* base + byte offset */
 static inline LLVMValueRef tj_byte_gep(const tj_emit *e, LLVMValueRef base, LLVMValueRef off,
                                        const char *name)
