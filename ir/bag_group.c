@@ -17,9 +17,9 @@ int64_t tj_bir_vector_len(const tj_bir *k, const tj_colblock *bl, int64_t v)
     return rest < k->lay.lanes ? rest : k->lay.lanes;
 }
 
-/* byte address of column col of row r of base */
-static LLVMValueRef tj_bir_col_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r, LLVMValueRef col,
-                                  int64_t esize, int64_t row_bytes)
+/* row r of base, made once per block of IR and reused by the row's
+ * other vectors there */
+static LLVMValueRef tj_bir_row_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r, int64_t row_bytes)
 {
     tj_emit *e = &k->e;
     LLVMBasicBlockRef bb = LLVMGetInsertBlock(e->b);
@@ -28,16 +28,45 @@ static LLVMValueRef tj_bir_col_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r, 
     if (m->bb != bb || m->base != base || m->r != r || m->row_bytes != row_bytes) {
         m->bb = bb, m->base = base, m->r = r, m->row_bytes = row_bytes;
         m->at = tj_byte_gep(e, base, tj_mul(e, r, row_bytes, ""), "row.at");
+        m->blk = NULL;
     }
-    return tj_byte_gep(e, m->at, tj_mul(e, col, esize, ""), "cols");
+    return m->at;
+}
+
+/* Byte address of column bl->c0 + off of row r of base (off in elements).
+ * A block's columns in a loop over blocks start from one address a row,
+ * the row's plus the block's bytes (bl->c0_bytes, made before the lookup
+ * loop), and each vector is a constant from it: the address arithmetic
+ * code generation would otherwise fold (or, where FastISel selects, keep
+ * as instructions in the loop) is not made. */
+static LLVMValueRef tj_bir_col_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r,
+                                  const tj_colblock *bl, LLVMValueRef off, int64_t esize,
+                                  int64_t row_bytes)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef at = tj_bir_row_at(k, base, r, row_bytes);
+    LLVMValueRef c0 = bl ? bl->c0 : tj_i64(e, 0);
+    if (LLVMIsAConstantInt(c0)) {
+        LLVMValueRef bytes = tj_mul(e, tj_add(e, c0, off, ""), esize, "");
+        return tj_is_zero(bytes) ? at : tj_byte_gep(e, at, bytes, "cols");
+    }
+    tj_row_memo *m = &k->row_memo;
+    if (!m->blk || m->blk_c0 != c0 || m->blk_esize != esize) {
+        LLVMValueRef c0_bytes =
+            esize == k->esize && bl->c0_bytes ? bl->c0_bytes : tj_mul(e, c0, esize, "");
+        m->blk = tj_byte_gep(e, at, c0_bytes, "cols.block");
+        m->blk_c0 = c0, m->blk_esize = esize;
+    }
+    if (tj_is_zero(off))
+        return m->blk;
+    return tj_byte_gep(e, m->blk, tj_mul(e, off, esize, ""), "cols");
 }
 
 /* byte address of column c0 + v * lanes of row r of base */
 LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,
                          int64_t v, int64_t esize, int64_t row_bytes)
 {
-    LLVMValueRef col = tj_add(&k->e, bl->c0, tj_i64(&k->e, v * k->lay.lanes), "");
-    return tj_bir_col_at(k, base, r, col, esize, row_bytes);
+    return tj_bir_col_at(k, base, r, bl, tj_i64(&k->e, v * k->lay.lanes), esize, row_bytes);
 }
 
 /* row r's vector v of the block, widened */
@@ -72,11 +101,12 @@ void tj_bir_init_bag(tj_bir *k, tj_colblock *bl, int i)
 /* n elements of the default row from column col as the table holds them
  * (its bits, NaN payloads included: SPEC 10 gives an empty bag that
  * row), or zeros. */
-static LLVMValueRef tj_default_at(tj_bir *k, LLVMValueRef col, int64_t n)
+static LLVMValueRef tj_default_at(tj_bir *k, const tj_colblock *bl, LLVMValueRef off,
+                                  int64_t n)
 {
     if (k->g->default_index < 0)
         return LLVMConstNull(tj_bir_vec(k->ety, n));
-    LLVMValueRef at = tj_bir_col_at(k, k->table, tj_i64(&k->e, k->g->default_index), col,
+    LLVMValueRef at = tj_bir_col_at(k, k->table, tj_i64(&k->e, k->g->default_index), bl, off,
                                     k->esize, k->lay.row_bytes);
     return tj_load(&k->e, tj_bir_vec(k->ety, n), at, "default.row");
 }
@@ -84,8 +114,7 @@ static LLVMValueRef tj_default_at(tj_bir *k, LLVMValueRef col, int64_t n)
 /* The default row's vector v of block bl, or zeros (tj_default_at). */
 LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v)
 {
-    LLVMValueRef col = tj_add(&k->e, bl->c0, tj_i64(&k->e, v * k->lay.lanes), "");
-    return tj_default_at(k, col, tj_bir_vector_len(k, bl, v));
+    return tj_default_at(k, bl, tj_i64(&k->e, v * k->lay.lanes), tj_bir_vector_len(k, bl, v));
 }
 
 /* A bf16 or f16 row is rounded in a loop over its block's whole vectors,
@@ -116,15 +145,16 @@ static LLVMValueRef tj_narrow_buffer(tj_bir *k)
     return k->narrow_buf;
 }
 
-/* a, the bag's value in vector v (of lanes), to out row b: rounded to the
- * table's type, the default row where the bag is empty */
-static void tj_store_bag_vector(tj_bir *k, LLVMValueRef a, LLVMValueRef b, LLVMValueRef col,
-                                int64_t n, LLVMValueRef empty)
+/* a, the bag's value in n lanes from column bl->c0 + off, to out row b:
+ * rounded to the table's type, the default row where the bag is empty */
+static void tj_store_bag_vector(tj_bir *k, LLVMValueRef a, LLVMValueRef b, const tj_colblock *bl,
+                                LLVMValueRef off, int64_t n, LLVMValueRef empty)
 {
     a = tj_bir_narrow(k, a, n);
     if (empty)
-        a = LLVMBuildSelect(k->e.b, empty, tj_default_at(k, col, n), a, "bag.value");
-    tj_bir_store_at(k, a, tj_bir_col_at(k, k->out, b, col, k->esize, k->lay.row_bytes), k->nt);
+        a = LLVMBuildSelect(k->e.b, empty, tj_default_at(k, bl, off, n), a, "bag.value");
+    tj_bir_store_at(k, a, tj_bir_col_at(k, k->out, b, bl, off, k->esize, k->lay.row_bytes),
+                    k->nt);
 }
 
 /* The narrow buffer's vector of accumulators from element `first` (a
@@ -150,7 +180,7 @@ static void tj_store_parked(tj_bir *k, const tj_colblock *bl, LLVMValueRef b, LL
     tj_loop_begin(e, &l, "narrow", bl->n / lanes, NULL);
     LLVMValueRef first = tj_mul(e, l.iv, lanes, "");
     LLVMValueRef a = tj_load(e, vt, tj_parked_at(k, first), "parked");
-    tj_store_bag_vector(k, a, b, tj_add(e, bl->c0, first, "col"), lanes, empty);
+    tj_store_bag_vector(k, a, b, bl, first, lanes, empty);
     tj_bir_loop_close(k, &l, NULL);
 }
 
@@ -164,10 +194,13 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
 {
     tj_emit *e = &k->e;
     jit_reduction red = k->g->reduction;
-    LLVMValueRef empty = LLVMBuildICmp(e->b, LLVMIntEQ, len, tj_i64(e, 0), "empty");
     LLVMValueRef count = bl->count[i] ? tj_bir_get(k, bl->count[i], e->i64) : len;
-    LLVMValueRef some = LLVMBuildICmp(e->b, LLVMIntSGT, count, tj_i64(e, 0), "");
-    LLVMValueRef divisor = LLVMBuildSelect(e->b, some, count, tj_i64(e, 1), "divisor");
+    /* made only where used: dead ones reach code generation (mem2reg) */
+    LLVMValueRef some = NULL, divisor = NULL;
+    if (red == JIT_REDUCTION_MEAN || (red == JIT_REDUCTION_MAX && bl->count[i]))
+        some = LLVMBuildICmp(e->b, LLVMIntSGT, count, tj_i64(e, 0), "");
+    if (red == JIT_REDUCTION_MEAN)
+        divisor = LLVMBuildSelect(e->b, some, count, tj_i64(e, 1), "divisor");
     /* An empty bag's sum or mean (0 / 1) is the neutral zeros it started
      * from, and so is a max of counted lookups (none kept: zeros): without
      * a default row that is its row already, and the select, which the
@@ -176,7 +209,8 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
     int zeros_when_empty =
         k->g->default_index < 0 && (red != JIT_REDUCTION_MAX || bl->count[i] != NULL);
     int park = tj_narrow_in_loop(k, bl);
-    LLVMValueRef if_empty = zeros_when_empty ? NULL : empty;
+    LLVMValueRef if_empty =
+        zeros_when_empty ? NULL : LLVMBuildICmp(e->b, LLVMIntEQ, len, tj_i64(e, 0), "empty");
     /* a mean's divisor, as the accumulator's type, splat once per vector
      * length (the passes, mem2reg alone, would leave a copy per vector
      * for code generation to build and merge) */
@@ -203,8 +237,7 @@ static void tj_finish_bag(tj_bir *k, tj_colblock *bl, int i, LLVMValueRef b, LLV
             LLVMBuildStore(e->b, a, tj_parked_at(k, tj_i64(e, v * k->lay.lanes)));
             continue;
         }
-        LLVMValueRef col = tj_add(e, bl->c0, tj_i64(e, v * k->lay.lanes), "");
-        tj_store_bag_vector(k, a, b, col, n, if_empty);
+        tj_store_bag_vector(k, a, b, bl, tj_i64(e, v * k->lay.lanes), n, if_empty);
     }
     if (park)
         tj_store_parked(k, bl, b, if_empty);
@@ -312,13 +345,14 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end
     tj_block_slots(k, &bl, width, slots);
     if (full == 1) {
         bl.prefetch = TJ_PREFETCH_ROW;
-        bl.c0 = tj_i64(e, 0);
+        bl.c0 = bl.c0_bytes = tj_i64(e, 0);
         tj_emit_group_block(k, &bl, b, slots, end);
     } else {
         tj_loop l;
         bl.prefetch = TJ_PREFETCH_BLOCK;
         tj_loop_begin(e, &l, "block", full, NULL);
         bl.c0 = tj_mul(e, l.iv, width, "block.c0");
+        bl.c0_bytes = tj_mul(e, l.iv, width * k->esize, "block.bytes");
         tj_emit_group_block(k, &bl, b, slots, end);
         tj_bir_loop_close(k, &l, NULL);
     }
@@ -327,6 +361,7 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end
         tj_block_slots(k, &tail, rest, slots);
         tail.prefetch = full == 1 ? TJ_PREFETCH_NONE : TJ_PREFETCH_BLOCK;
         tail.c0 = tj_i64(e, full * width);
+        tail.c0_bytes = tj_i64(e, full * width * k->esize);
         tj_emit_group_block(k, &tail, b, slots, end);
     }
 }

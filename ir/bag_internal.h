@@ -53,6 +53,10 @@ typedef struct tj_row_memo {
     LLVMBasicBlockRef bb;
     LLVMValueRef base, r, at;
     int64_t row_bytes;
+    /* at plus a block's bytes (tj_bir_col_at), for block c0 of elements
+     * of blk_esize bytes; NULL until made */
+    LLVMValueRef blk, blk_c0;
+    int64_t blk_esize;
 } tj_row_memo;
 
 typedef struct tj_bir {
@@ -82,6 +86,9 @@ typedef struct tj_bir {
     /* the counts: constants, or a dynamic kernel's from the call's dims
      * (tj_load_counts); dims is NULL in a static kernel */
     LLVMValueRef dims, rows, bags, lookups, bag_len, offsets_len;
+    /* lookups - 1, the last lookup a prefetch ahead reads (made with the
+     * counts, outside the loops) */
+    LLVMValueRef last_lookup;
     LLVMBasicBlockRef allocas; /* the function's entry, where its allocas go */
     /* a bf16 or f16 row's vectors before their rounding (tj_narrow_in_loop), and
      * the function it is an alloca of */
@@ -107,6 +114,7 @@ enum { TJ_PREFETCH_NONE, TJ_PREFETCH_ROW, TJ_PREFETCH_BLOCK };
  * last one shorter), with their accumulators. */
 typedef struct tj_colblock {
     LLVMValueRef c0;
+    LLVMValueRef c0_bytes; /* c0 in bytes of the table's elements, made with c0 */
     int64_t n, vectors;
     LLVMValueRef acc[TJ_BAG_INTERLEAVE_MAX][TJ_BAG_ACC_VECTORS + 1];
     LLVMValueRef count[TJ_BAG_INTERLEAVE_MAX];

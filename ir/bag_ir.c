@@ -82,12 +82,14 @@ static void tj_load_counts(tj_bir *k)
         k->offsets_len = tj_count(k, g->offsets_len, "offsets.len");
         k->bags = g->bags >= 0 || !k->dims
                       ? tj_i64(e, g->bags)
-                      : LLVMBuildSub(e->b, k->offsets_len, tj_i64(e, g->include_last_offset), "bags");
+                  : g->include_last_offset ? LLVMBuildSub(e->b, k->offsets_len, tj_i64(e, 1), "bags")
+                                           : k->offsets_len;
     } else {
         k->lookups = tj_count(k, g->lookups, "lookups");
         k->bags = tj_count(k, g->bags, "segments");
         k->offsets_len = k->lookups; /* the runtime checked that they agree */
     }
+    k->last_lookup = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
 }
 
 static void tj_emit_dyn_begin(tj_bir *k);

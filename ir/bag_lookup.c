@@ -40,8 +40,9 @@ LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep)
     return v;
 }
 
-/* Prefetches row + at + o for each offset o (at: an i64 value). Raw: a
- * prefetch never faults, so no policy. */
+/* Prefetches row + at + o for each offset o (at: an i64 value; where it
+ * is not a constant, one address row + at and the offsets from it). Raw:
+ * a prefetch never faults, so no policy. */
 static void tj_prefetch_at(tj_bir *k, LLVMValueRef row, LLVMValueRef at, const int64_t *o,
                            int64_t count)
 {
@@ -50,11 +51,15 @@ static void tj_prefetch_at(tj_bir *k, LLVMValueRef row, LLVMValueRef at, const i
     LLVMTypeRef pty = e->ptr;
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, &pty, 1);
     LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, &pty, 1);
+    if (!LLVMIsAConstantInt(at)) {
+        row = LLVMBuildGEP2(e->b, e->i8, row, &at, 1, "pf.block");
+        at = tj_i64(e, 0);
+    }
     for (int64_t i = 0; i < count; i++) {
         LLVMValueRef off = tj_add(e, at, tj_i64(e, o[i]), "");
         /* read, locality 2 (into L2: see TJ_BAG_PREFETCH_BYTES), data */
-        LLVMValueRef args[4] = {LLVMBuildGEP2(e->b, e->i8, row, &off, 1, ""), tj_i32(e, 0),
-                                tj_i32(e, 2), tj_i32(e, 1)};
+        LLVMValueRef at_o = tj_is_zero(off) ? row : LLVMBuildGEP2(e->b, e->i8, row, &off, 1, "");
+        LLVMValueRef args[4] = {at_o, tj_i32(e, 0), tj_i32(e, 2), tj_i32(e, 1)};
         LLVMBuildCall2(e->b, fty, fn, args, 4, "");
     }
 }
@@ -110,7 +115,7 @@ static void tj_prefetch_ahead_of(tj_bir *k, LLVMValueRef j, const tj_colblock *b
 {
     tj_emit *e = &k->e;
     LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
-    LLVMValueRef last = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
+    LLVMValueRef last = k->last_lookup;
     LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
     LLVMValueRef v = tj_bir_load_idx(k, k->indices, LLVMBuildSelect(e->b, in, ahead, last, "pf.at"),
                                      "pf.index");
@@ -127,7 +132,7 @@ static void tj_prefetch_ahead_of(tj_bir *k, LLVMValueRef j, const tj_colblock *b
     int64_t align = tj_line_align(k->lay.row_bytes);
     if (tj_line_align(step) < align)
         align = tj_line_align(step);
-    tj_prefetch_range(k, row, tj_mul(e, bl->c0, k->esize, "pf.col"), bl->n * k->esize, align);
+    tj_prefetch_range(k, row, bl->c0_bytes, bl->n * k->esize, align);
 }
 
 /* The row of the lookup st.prefetch ahead of j, all its lines. */

@@ -41,6 +41,12 @@ static inline LLVMBasicBlockRef tj_block(const tj_emit *e, const char *name)
 /* a block named name.suffix (a loop's: "lookup.loop", "lookup.exit") */
 LLVMBasicBlockRef tj_block_of(const tj_emit *e, const char *name, const char *suffix);
 
+/* whether v is the integer constant 0 */
+static inline int tj_is_zero(LLVMValueRef v)
+{
+    return LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v) == 0;
+}
+
 /* base + byte offset */
 static inline LLVMValueRef tj_byte_gep(const tj_emit *e, LLVMValueRef base, LLVMValueRef off,
                                        const char *name)
@@ -58,9 +64,15 @@ static inline LLVMValueRef tj_load(const tj_emit *e, LLVMTypeRef t, LLVMValueRef
     return v;
 }
 
+/* a + b; a or b itself where the other is 0 (mem2reg, the only pass a
+ * bag kernel gets, leaves such adds to code generation) */
 static inline LLVMValueRef tj_add(const tj_emit *e, LLVMValueRef a, LLVMValueRef b,
                                   const char *name)
 {
+    if (tj_is_zero(b))
+        return a;
+    if (tj_is_zero(a))
+        return b;
     return LLVMBuildAdd(e->b, a, b, name);
 }
 

@@ -871,7 +871,7 @@ static void test_compiled_shape(void **state)
 }
 
 /* A row of several blocks of accumulators is one loop over them, each trip
- * prefetching the lines of its own columns (their offset: "pf.col"). In
+ * prefetching the lines of its own columns (from one address, "pf.block"). In
  * 256-bit vectors of f32 (blocks of 64 elements, 256 bytes): a row of 128
  * has one lookup loop and 4 prefetches, one of 64 (one block) 4 for its
  * whole row; one of 136 (544 bytes, rows 32 bytes off the lines' grid:
@@ -921,7 +921,7 @@ static void test_blocks_in_a_loop(void **state)
             fail_msg("no IR: %s", why);
         int loops = occurrences(ir, "\nlookup.loop");
         int pf = occurrences(ir, "call void @llvm.prefetch");
-        int cols = occurrences(ir, "%pf.col = ");
+        int cols = occurrences(ir, "%pf.block = ");
         if (loops != rows[i].loops || pf != rows[i].prefetches || cols != rows[i].cols)
             fail_msg("rows of %lld: %d lookup loops, %d prefetches, %d column offsets (want "
                      "%d, %d, %d) in\n%s",
