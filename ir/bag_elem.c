@@ -239,13 +239,14 @@ static LLVMValueRef tj_to_f16(tj_bir *k, LLVMValueRef v, int64_t n)
 }
 
 /* f32 to bf16 bits: runtime/half.h's tj_float_to_bf16, lane by lane.
- * A float sum's fast path (k->fast_nan) rounds a NaN as a number: its
- * sums are of bf16 rows (and weights) widened, whose low 16 bits are
- * zero, and a NaN such operands give (one of theirs, quieted, or the
- * default NaN) has them zero too, so adding 0x8000 at most carries
- * nothing out of them: the lane stays a NaN, and the redo, which finds
- * its bags by the NaNs in their rows (tj_bag_ref_redo_nan), writes them
- * as the reference does. Three vector instructions fewer a vector. */
+ * A float sum's or mean's fast path (k->fast_nan) rounds a NaN as a
+ * number: its accumulators are sums of bf16 rows widened (or of their
+ * products with bf16 weights widened), a mean's divided by a count, and a
+ * NaN any of these gives (an operand's, quieted, or the default NaN) has
+ * the low 16 bits its operands' NaNs had, zero, so adding 0x8000 at most
+ * carries nothing out of them: the lane stays a NaN, and the redo, which
+ * finds its bags by the NaNs in their rows (tj_bag_ref_redo_nan), writes
+ * them as the reference does. Three vector instructions fewer a vector. */
 static LLVMValueRef tj_to_bf16(tj_bir *k, LLVMValueRef v, int64_t n)
 {
     tj_emit *e = &k->e;

@@ -119,7 +119,8 @@ LLVMValueRef tj_bir_default_row(tj_bir *k, const tj_colblock *bl, int64_t v)
 
 /* A bf16 or f16 row is rounded in a loop over its block's whole vectors,
  * from a buffer on the stack that the accumulators are stored to: the
- * rounding's instructions (ten for bf16), once per vector of the row, were
+ * rounding's instructions (ten for bf16, seven in a float sum's fast
+ * path), once per vector of the row, were
  * a third of a bf16 kernel's code generation (docs/performance.md, 'Compile time of a
  * bag kernel'), and a bag's rows cost far more than the buffer's round
  * trip through L1. */

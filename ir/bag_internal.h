@@ -93,10 +93,10 @@ typedef struct tj_bir {
     /* a bf16 or f16 row's vectors before their rounding (tj_narrow_in_loop), and
      * the function it is an alloca of */
     LLVMValueRef narrow_buf, narrow_buf_fn;
-    /* the row address tj_bir_col_at made last, which the row's other
-     * vectors in the same block reuse: one multiply and one address a row,
-     * not one a vector, so less IR for code generation to select (issue
-     * 25's compile time) */
+    /* the row address tj_bir_row_at made last (and the block's address in
+     * it, tj_bir_col_at), which the row's other vectors in the same block
+     * reuse: one multiply and one address a row, not one a vector, so less
+     * IR for code generation to select (issue 25's compile time) */
     tj_row_memo row_memo;
     /* the check pass's cold path in fail_fn, which every check of that
      * function branches to (tj_fail_if): one block, not one a check */

@@ -89,7 +89,8 @@ static void tj_load_counts(tj_bir *k)
         k->bags = tj_count(k, g->bags, "segments");
         k->offsets_len = k->lookups; /* the runtime checked that they agree */
     }
-    k->last_lookup = LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last");
+    k->last_lookup =
+        k->st.prefetch ? LLVMBuildSub(e->b, k->lookups, tj_i64(e, 1), "last") : NULL;
 }
 
 static void tj_emit_dyn_begin(tj_bir *k);
