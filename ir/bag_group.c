@@ -33,36 +33,43 @@ static LLVMValueRef tj_bir_row_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r, 
     return m->at;
 }
 
-/* Byte address of column bl->c0 + off of row r of base (off in elements).
- * A block's columns in a loop over blocks start from one address a row,
- * the row's plus the block's bytes (bl->c0_bytes, made before the lookup
- * loop), and each vector is a constant from it: the address arithmetic
- * code generation would otherwise fold (or, where FastISel selects, keep
- * as instructions in the loop) is not made. */
+/* Byte address of column c0 + off of row r of base, for the block bl
+ * starting at column c0 (none: 0) and off in elements of esize bytes. A
+ * block's columns in a loop over blocks start from one address a row,
+ * the row's plus the block's bytes (made before the lookup loop), and
+ * each vector is a constant from it: the address arithmetic code
+ * generation would otherwise fold (or, where FastISel selects, keep as
+ * instructions in the loop) is not made. */
 static LLVMValueRef tj_bir_col_at(tj_bir *k, LLVMValueRef base, LLVMValueRef r,
                                   const tj_colblock *bl, LLVMValueRef off, int64_t esize,
                                   int64_t row_bytes)
 {
     tj_emit *e = &k->e;
     LLVMValueRef at = tj_bir_row_at(k, base, r, row_bytes);
-    LLVMValueRef c0 = bl ? bl->c0 : tj_i64(e, 0);
-    if (LLVMIsAConstantInt(c0)) {
+    LLVMValueRef c0_bytes = bl ? bl->c0_bytes : tj_i64(e, 0);
+    if (LLVMIsAConstantInt(c0_bytes)) {
+        LLVMValueRef c0 = tj_i64(e, LLVMConstIntGetSExtValue(c0_bytes) / k->esize);
         LLVMValueRef bytes = tj_mul(e, tj_add(e, c0, off, ""), esize, "");
         return tj_is_zero(bytes) ? at : tj_byte_gep(e, at, bytes, "cols");
     }
     tj_row_memo *m = &k->row_memo;
-    if (!m->blk || m->blk_c0 != c0 || m->blk_esize != esize) {
-        LLVMValueRef c0_bytes =
-            esize == k->esize && bl->c0_bytes ? bl->c0_bytes : tj_mul(e, c0, esize, "");
-        m->blk = tj_byte_gep(e, at, c0_bytes, "cols.block");
-        m->blk_c0 = c0, m->blk_esize = esize;
+    if (!m->blk || m->blk_c0 != c0_bytes || m->blk_esize != esize) {
+        /* elements of another size than the table's (none a loop's block
+         * addresses yet): the block's columns in those */
+        LLVMValueRef bytes =
+            esize == k->esize
+                ? c0_bytes
+                : tj_mul(e, LLVMBuildExactUDiv(e->b, c0_bytes, tj_i64(e, k->esize), ""), esize,
+                         "");
+        m->blk = tj_byte_gep(e, at, bytes, "cols.block");
+        m->blk_c0 = c0_bytes, m->blk_esize = esize;
     }
     if (tj_is_zero(off))
         return m->blk;
     return tj_byte_gep(e, m->blk, tj_mul(e, off, esize, ""), "cols");
 }
 
-/* byte address of column c0 + v * lanes of row r of base */
+/* byte address of the block's column c0 + v * lanes of row r of base */
 LLVMValueRef tj_bir_cols(tj_bir *k, LLVMValueRef base, LLVMValueRef r, const tj_colblock *bl,
                          int64_t v, int64_t esize, int64_t row_bytes)
 {
@@ -146,7 +153,7 @@ static LLVMValueRef tj_narrow_buffer(tj_bir *k)
     return k->narrow_buf;
 }
 
-/* a, the bag's value in n lanes from column bl->c0 + off, to out row b:
+/* a, the bag's value in n lanes from the block's column c0 + off, to out row b:
  * rounded to the table's type, the default row where the bag is empty */
 static void tj_store_bag_vector(tj_bir *k, LLVMValueRef a, LLVMValueRef b, const tj_colblock *bl,
                                 LLVMValueRef off, int64_t n, LLVMValueRef empty)
@@ -346,13 +353,12 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end
     tj_block_slots(k, &bl, width, slots);
     if (full == 1) {
         bl.prefetch = TJ_PREFETCH_ROW;
-        bl.c0 = bl.c0_bytes = tj_i64(e, 0);
+        bl.c0_bytes = tj_i64(e, 0);
         tj_emit_group_block(k, &bl, b, slots, end);
     } else {
         tj_loop l;
         bl.prefetch = TJ_PREFETCH_BLOCK;
         tj_loop_begin(e, &l, "block", full, NULL);
-        bl.c0 = tj_mul(e, l.iv, width, "block.c0");
         bl.c0_bytes = tj_mul(e, l.iv, width * k->esize, "block.bytes");
         tj_emit_group_block(k, &bl, b, slots, end);
         tj_bir_loop_close(k, &l, NULL);
@@ -361,7 +367,6 @@ static void tj_emit_group(tj_bir *k, LLVMValueRef b, int slots, LLVMValueRef end
         tj_colblock tail = {0};
         tj_block_slots(k, &tail, rest, slots);
         tail.prefetch = full == 1 ? TJ_PREFETCH_NONE : TJ_PREFETCH_BLOCK;
-        tail.c0 = tj_i64(e, full * width);
         tail.c0_bytes = tj_i64(e, full * width * k->esize);
         tj_emit_group_block(k, &tail, b, slots, end);
     }

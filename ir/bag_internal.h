@@ -53,8 +53,8 @@ typedef struct tj_row_memo {
     LLVMBasicBlockRef bb;
     LLVMValueRef base, r, at;
     int64_t row_bytes;
-    /* at plus a block's bytes (tj_bir_col_at), for block c0 of elements
-     * of blk_esize bytes; NULL until made */
+    /* at plus a block's bytes (tj_bir_col_at), for the block at c0_bytes
+     * and elements of blk_esize bytes; NULL until made */
     LLVMValueRef blk, blk_c0;
     int64_t blk_esize;
 } tj_row_memo;
@@ -111,10 +111,11 @@ typedef struct tj_bir {
 enum { TJ_PREFETCH_NONE, TJ_PREFETCH_ROW, TJ_PREFETCH_BLOCK };
 
 /* A block of a bag's row: columns [c0, c0 + n) in vectors of lanes (the
- * last one shorter), with their accumulators. */
+ * last one shorter), with their accumulators; c0 is given in bytes of the
+ * table's elements (a constant, or a value made before the block's
+ * lookup loop). */
 typedef struct tj_colblock {
-    LLVMValueRef c0;
-    LLVMValueRef c0_bytes; /* c0 in bytes of the table's elements, made with c0 */
+    LLVMValueRef c0_bytes;
     int64_t n, vectors;
     LLVMValueRef acc[TJ_BAG_INTERLEAVE_MAX][TJ_BAG_ACC_VECTORS + 1];
     LLVMValueRef count[TJ_BAG_INTERLEAVE_MAX];
@@ -159,6 +160,7 @@ void tj_bir_emit_checks(tj_bir *k);
 /* bag_lookup.c */
 LLVMValueRef tj_bir_resolve(tj_bir *k, LLVMValueRef v, LLVMValueRef *keep);
 void tj_bir_prefetch_lines(tj_bir *k, LLVMValueRef row);
+LLVMValueRef tj_bir_lookup_ahead(tj_bir *k, LLVMValueRef j);
 void tj_bir_prefetch_ahead(tj_bir *k, LLVMValueRef j);
 void tj_bir_prime(tj_bir *k, LLVMValueRef first);
 void tj_bir_lookup_loop(tj_bir *k, tj_colblock *bl, int slots, LLVMValueRef *start,

@@ -80,10 +80,12 @@ static void tj_load_counts(tj_bir *k)
     } else if (g->form == TJ_BAG_OFFSETS) {
         k->lookups = tj_count(k, g->lookups, "lookups");
         k->offsets_len = tj_count(k, g->offsets_len, "offsets.len");
-        k->bags = g->bags >= 0 || !k->dims
-                      ? tj_i64(e, g->bags)
-                  : g->include_last_offset ? LLVMBuildSub(e->b, k->offsets_len, tj_i64(e, 1), "bags")
-                                           : k->offsets_len;
+        if (g->bags >= 0 || !k->dims)
+            k->bags = tj_i64(e, g->bags);
+        else if (g->include_last_offset)
+            k->bags = LLVMBuildSub(e->b, k->offsets_len, tj_i64(e, 1), "bags");
+        else
+            k->bags = k->offsets_len;
     } else {
         k->lookups = tj_count(k, g->lookups, "lookups");
         k->bags = tj_count(k, g->bags, "segments");

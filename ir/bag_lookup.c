@@ -109,16 +109,21 @@ static void tj_prefetch_range(tj_bir *k, LLVMValueRef row, LLVMValueRef at, int6
     tj_prefetch_at(k, row, at, lines, count);
 }
 
+/* The lookup st.prefetch ahead of j, or the last one near the end. */
+LLVMValueRef tj_bir_lookup_ahead(tj_bir *k, LLVMValueRef j)
+{
+    tj_emit *e = &k->e;
+    LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
+    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, k->last_lookup, "");
+    return LLVMBuildSelect(e->b, in, ahead, k->last_lookup, "pf.at");
+}
+
 /* The row of the lookup st.prefetch ahead of j (the last one near the
  * end): all of its lines, or with bl those of bl's columns. */
 static void tj_prefetch_ahead_of(tj_bir *k, LLVMValueRef j, const tj_colblock *bl)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
-    LLVMValueRef last = k->last_lookup;
-    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
-    LLVMValueRef v = tj_bir_load_idx(k, k->indices, LLVMBuildSelect(e->b, in, ahead, last, "pf.at"),
-                                     "pf.index");
+    LLVMValueRef v = tj_bir_load_idx(k, k->indices, tj_bir_lookup_ahead(k, j), "pf.index");
     LLVMValueRef off = tj_mul(e, v, k->lay.row_bytes, "pf.off");
     LLVMValueRef row = LLVMBuildGEP2(e->b, e->i8, k->table, &off, 1, "pf.row");
     if (!bl) {
@@ -127,8 +132,8 @@ static void tj_prefetch_ahead_of(tj_bir *k, LLVMValueRef j, const tj_colblock *b
     }
     /* the block's offset in the row: a multiple of the blocks' bytes (a
      * trip of the loop over blocks) or the rest's constant offset */
-    int64_t step = LLVMIsAConstantInt(bl->c0) ? LLVMConstIntGetSExtValue(bl->c0) * k->esize
-                                              : k->lay.block_elems * k->esize;
+    int64_t step = LLVMIsAConstantInt(bl->c0_bytes) ? LLVMConstIntGetSExtValue(bl->c0_bytes)
+                                                    : k->lay.block_elems * k->esize;
     int64_t align = tj_line_align(k->lay.row_bytes);
     if (tj_line_align(step) < align)
         align = tj_line_align(step);

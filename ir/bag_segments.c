@@ -47,10 +47,7 @@ static void tj_prefetch_ours(tj_bir *k, LLVMValueRef j, LLVMValueRef begin,
                              LLVMValueRef segments)
 {
     tj_emit *e = &k->e;
-    LLVMValueRef ahead = tj_add(e, j, tj_i64(e, k->st.prefetch), "pf.ahead");
-    LLVMValueRef last = k->last_lookup;
-    LLVMValueRef in = LLVMBuildICmp(e->b, LLVMIntULT, ahead, last, "");
-    LLVMValueRef at = LLVMBuildSelect(e->b, in, ahead, last, "pf.at");
+    LLVMValueRef at = tj_bir_lookup_ahead(k, j);
     LLVMValueRef seg = tj_bir_load_idx(k, k->offsets, at, "pf.segment");
     LLVMValueRef s = LLVMBuildSub(e->b, seg, begin, "");
     LLVMValueRef ours = LLVMBuildICmp(e->b, LLVMIntULT, s, segments, "pf.ours");
@@ -89,7 +86,8 @@ void tj_bir_emit_segments(tj_bir *k, LLVMValueRef begin, LLVMValueRef end)
     LLVMBuildMemSet(e->b, scratch, LLVMConstInt(e->i8, 0, 0), S, 1);
     LLVMValueRef acc = wide ? tj_byte_gep(e, scratch, named_bytes, "acc") : out;
     LLVMBuildMemSet(e->b, acc, LLVMConstInt(e->i8, 0, 0), acc_bytes, 1);
-    tj_colblock bl = {.c0 = tj_i64(e, 0), .c0_bytes = tj_i64(e, 0), .n = D, .vectors = (D + k->lay.lanes - 1) / k->lay.lanes};
+    tj_colblock bl = {.c0_bytes = tj_i64(e, 0), .n = D,
+                      .vectors = (D + k->lay.lanes - 1) / k->lay.lanes};
     {
         tj_loop l;
         tj_loop_begin_n(e, &l, "lookup", k->lookups, NULL);
