@@ -33,7 +33,8 @@ import numpy as _np
 from . import _tensorjit
 from ._tensorjit import (  # noqa: F401  (the public names)
     DynamicKernel, Error, IndexOutOfRange, KernelError, SignatureError, TypeMismatch,
-    cache_stats, embedding_bag_offsets, embedding_bag_packed, embedding_segments, gather,
+    cache_stats, embedding_bag_offsets, embedding_bag_offsets_info, embedding_bag_packed,
+    embedding_bag_packed_info, embedding_segments, embedding_segments_info, gather,
     gather_elements, gather_elements_info, gather_info, gather_nd, gather_nd_info,
     library_version, open_cache, scatter_elements_update, scatter_elements_update_info,
     scatter_nd_update, scatter_nd_update_info, scatter_update,
@@ -52,6 +53,7 @@ __all__ = [
     "shutdown", "stats", "open_cache", "cache_stats", "Error", "SignatureError",
     "IndexOutOfRange", "TypeMismatch", "KernelError", "numpy", "torch",
     "embedding_bag_offsets", "embedding_bag_packed", "embedding_segments",
+    "embedding_bag_offsets_info", "embedding_bag_packed_info", "embedding_segments_info",
 ]
 
 

@@ -199,6 +199,15 @@ typedef struct {
     /* embedding bags (SPEC 10); 0 for the other ops */
     int32_t weights, has_default, has_padding, last_offset;
     int64_t default_index, padding_idx;
+    /* A bag family's table rows: the JIT's bag kernels take a row's width
+     * as a constant (with it dynamic the reference kernel serves every
+     * call), so a family is one width; the rows E stay dynamic. The table
+     * enters the kernel as [E, row_elems] whatever its rank: the bags'
+     * arithmetic is elementwise along a row. row_static 0: the table's
+     * dims are all dynamic (a table of rank < 2, which the library
+     * refuses with its own message, or rows whose count overflows). */
+    int32_t row_static;
+    int64_t row_elems;
 } tj_family;
 
 static struct {
@@ -291,6 +300,8 @@ static void family_sig(const tj_family *f, jit_sig *sig)
         sig->indices_shape.dims[i] = i < f->rank_i ? JIT_DIM_DYNAMIC : 0;
         sig->updates_shape.dims[i] = i < f->rank_u ? JIT_DIM_DYNAMIC : 0;
     }
+    if (f->row_static)
+        sig->data_shape.dims[1] = f->row_elems;
 }
 
 static tj_kernel *family_kernel(const tj_family *f)
@@ -861,15 +872,12 @@ static int kernel_run(tj_kernel *k, const void *const *in, void *out, const int6
 /* A family call's last steps, an op's or a bag's: dims bound to the
  * output's shape, the result made, k run on ptrs (moved: the bytes read
  * besides out's), the status raised. */
-static PyObject *family_run(const tj_call *c, tj_kernel *k, const int64_t *dims, int n,
-                            const void *const *ptrs, int64_t moved, PyObject *out_obj,
-                            int in_place_ok)
+static PyObject *family_run_shaped(const tj_call *c, tj_kernel *k, const jit_shape *shape,
+                                   const int64_t *dims, const void *const *ptrs, int64_t moved,
+                                   PyObject *out_obj, int in_place_ok)
 {
-    jit_shape shape;
-    if (kernel_bind(k, dims, n, 0, &shape) != 0)
-        return NULL;
     tj_array out;
-    PyObject *result = family_result(c, out_obj, &shape, in_place_ok, &out);
+    PyObject *result = family_result(c, out_obj, shape, in_place_ok, &out);
     if (!result)
         return NULL;
     int status = kernel_run(k, ptrs, out.ptr, dims, out.nbytes + moved);
@@ -879,6 +887,16 @@ static PyObject *family_run(const tj_call *c, tj_kernel *k, const int64_t *dims,
         return NULL;
     }
     return result;
+}
+
+static PyObject *family_run(const tj_call *c, tj_kernel *k, const int64_t *dims, int n,
+                            const void *const *ptrs, int64_t moved, PyObject *out_obj,
+                            int in_place_ok)
+{
+    jit_shape shape;
+    if (kernel_bind(k, dims, n, 0, &shape) != 0)
+        return NULL;
+    return family_run_shaped(c, k, &shape, dims, ptrs, moved, out_obj, in_place_ok);
 }
 
 static PyObject *call_run(tj_call *c, tj_kernel *k, PyObject *out_obj, int in_place_ok)
@@ -1317,6 +1335,23 @@ static int bag_inputs(tj_bag_call *c, const tj_fn *fn, PyObject **slot)
     return bag_check_inputs(c);
 }
 
+/* The table's elements a row, its dims after the first multiplied: 1 and
+ * *elems where the family takes them as its width (tj_family.row_static),
+ * 0 where the table's dims stay dynamic. */
+static int bag_row_elems(const tj_array *t, int64_t *elems)
+{
+    if (t->ndim < 2)
+        return 0;
+    int64_t n = 1;
+    for (int d = 1; d < t->ndim; d++) {
+        if (t->dims[d] != 0 && n > INT64_MAX / t->dims[d])
+            return 0;
+        n *= t->dims[d];
+    }
+    *elems = n;
+    return 1;
+}
+
 static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at)
 {
     tj_family f;
@@ -1324,7 +1359,8 @@ static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at
     f.op = at->op;
     f.dtype = c->in[BAG_TABLE].dtype;
     f.itype = c->in[BAG_INDICES].dtype;
-    f.rank_d = c->in[BAG_TABLE].ndim;
+    f.row_static = bag_row_elems(&c->in[BAG_TABLE], &f.row_elems);
+    f.rank_d = f.row_static ? 2 : c->in[BAG_TABLE].ndim;
     f.rank_i = c->in[BAG_INDICES].ndim;
     f.rank_u = c->given[BAG_OFFSETS] ? c->in[BAG_OFFSETS].ndim : 0;
     f.opset = at->opset;
@@ -1339,12 +1375,19 @@ static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at
     return family_kernel(&f);
 }
 
-/* The kernel's dims: the table's, the indices', the offsets' (Segments:
- * the segment ids', then S). */
+/* The kernel's dims: the table's (as [E, row elements] where the family
+ * has its width), the indices', the offsets' (Segments: the segment ids',
+ * then S). */
 static int bag_dims(const tj_bag_call *c, const tj_bag_attrs *at, int64_t *dims)
 {
-    int n = 0;
-    for (int i = BAG_TABLE; i <= BAG_OFFSETS; i++)
+    int n = 0, first = BAG_TABLE;
+    const tj_array *t = &c->in[BAG_TABLE];
+    if (bag_row_elems(t, &dims[1])) {
+        dims[0] = t->dims[0];
+        n = 2;
+        first = BAG_INDICES;
+    }
+    for (int i = first; i <= BAG_OFFSETS; i++)
         for (int d = 0; c->given[i] && d < c->in[i].ndim; d++)
             dims[n++] = c->in[i].dims[d];
     if (at->op == JIT_OP_EMBEDDING_SEGMENTS)
@@ -1363,11 +1406,31 @@ static int64_t bag_lookup_bytes(const tj_bag_call *c)
     return row > 0 && lookups > INT64_MAX / row ? INT64_MAX : lookups * row;
 }
 
+/* The call's output shape: the kernel's, [B or S, row elements] for a
+ * table taken as [E, row elements], with the table's row dims again. */
+static int bag_bind(tj_kernel *k, const tj_bag_call *c, const int64_t *dims, int n, int exact,
+                    jit_shape *shape)
+{
+    if (kernel_bind(k, dims, n, exact, shape) != 0)
+        return -1;
+    const tj_array *t = &c->in[BAG_TABLE];
+    int64_t elems;
+    if (t->ndim > 2 && bag_row_elems(t, &elems)) {
+        shape->rank = t->ndim;
+        for (int d = 1; d < t->ndim; d++)
+            shape->dims[d] = t->dims[d];
+    }
+    return 0;
+}
+
 static PyObject *bag_run(const tj_bag_call *c, const tj_bag_attrs *at, tj_kernel *k,
                          PyObject *out_obj)
 {
     int64_t dims[TJ_MAX_DIMS];
     int n = bag_dims(c, at, dims);
+    jit_shape shape;
+    if (bag_bind(k, c, dims, n, 0, &shape) != 0)
+        return NULL;
     /* out= is checked against the given inputs; a new result takes the
      * table's kind */
     const char *names[BAG_INPUTS];
@@ -1380,7 +1443,18 @@ static PyObject *bag_run(const tj_bag_call *c, const tj_bag_attrs *at, tj_kernel
             given.in[given.n_in++] = c->in[i];
         }
     }
-    return family_run(&given, k, dims, n, ptrs, bag_lookup_bytes(c), out_obj, 0);
+    return family_run_shaped(&given, k, &shape, dims, ptrs, bag_lookup_bytes(c), out_obj, 0);
+}
+
+/* What serves the call: kernel_info_dict of the family's kernel and dims. */
+static PyObject *bag_info(const tj_bag_call *c, const tj_bag_attrs *at, tj_kernel *k)
+{
+    int64_t dims[TJ_MAX_DIMS];
+    int n = bag_dims(c, at, dims);
+    jit_shape shape;
+    if (bag_bind(k, c, dims, n, 1, &shape) != 0)
+        return NULL;
+    return kernel_info_dict(k, &shape, c->in[BAG_TABLE].dtype, dims);
 }
 
 static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
@@ -1395,7 +1469,7 @@ static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t na
     if (bag_inputs(&c, fn, slot) == 0) {
         tj_kernel *k = bag_family_kernel(&c, &at);
         if (k)
-            result = bag_run(&c, &at, k, slot[R_OUT]);
+            result = fn->info ? bag_info(&c, &at, k) : bag_run(&c, &at, k, slot[R_OUT]);
     }
     bag_release(&c);
     return result;
@@ -1418,6 +1492,22 @@ BAG_FN(embedding_segments, "embedding_segments", JIT_OP_EMBEDDING_SEGMENTS, 0, 4
        {"table", "indices", "segment_ids", "num_segments", "weights", "default_index",
         "index_policy", "out"},
        {R_DATA, R_INDICES, R_UPDATES, R_SEGMENTS, R_WEIGHTS, R_DEFAULT, R_POLICY, R_OUT}, 0,
+       JIT_INDEX_ERROR)
+BAG_FN(embedding_bag_offsets_info, "embedding_bag_offsets_info", JIT_OP_EMBEDDING_BAG_OFFSETS, 1,
+       3, 3, 10,
+       {"table", "indices", "offsets", "weights", "default_index", "reduction",
+        "include_last_offset", "padding_idx", "opset", "index_policy"},
+       {R_DATA, R_INDICES, R_UPDATES, R_WEIGHTS, R_DEFAULT, R_REDUCTION, R_LAST, R_PADDING,
+        R_OPSET, R_POLICY}, 15, JIT_INDEX_ERROR)
+BAG_FN(embedding_bag_packed_info, "embedding_bag_packed_info", JIT_OP_EMBEDDING_BAG_PACKED, 1, 2,
+       2, 7,
+       {"table", "indices", "weights", "reduction", "padding_idx", "opset", "index_policy"},
+       {R_DATA, R_INDICES, R_WEIGHTS, R_REDUCTION, R_PADDING, R_OPSET, R_POLICY}, 15,
+       JIT_INDEX_ERROR)
+BAG_FN(embedding_segments_info, "embedding_segments_info", JIT_OP_EMBEDDING_SEGMENTS, 1, 4, 4, 7,
+       {"table", "indices", "segment_ids", "num_segments", "weights", "default_index",
+        "index_policy"},
+       {R_DATA, R_INDICES, R_UPDATES, R_SEGMENTS, R_WEIGHTS, R_DEFAULT, R_POLICY}, 0,
        JIT_INDEX_ERROR)
 
 /* ------------------------------------------------------------------ */
@@ -1972,6 +2062,16 @@ static PyMethodDef methods[] = {
     "segment_ids (of indices' type and length) need not be sorted but must lie\n"
     "in [0, num_segments), else IndexOutOfRange naming the position. A segment\n"
     "no id names gets the row default_index when given (-1: none), else zeros."),
+    FAST(embedding_bag_offsets_info,
+         "embedding_bag_offsets_info(table, indices, offsets, *, weights=None, "
+         "default_index=None, reduction='sum', include_last_offset=False, padding_idx=None, "
+         "opset=15, index_policy='error')"),
+    FAST(embedding_bag_packed_info,
+         "embedding_bag_packed_info(table, indices, *, weights=None, reduction='sum', "
+         "padding_idx=None, opset=15, index_policy='error')"),
+    FAST(embedding_segments_info,
+         "embedding_segments_info(table, indices, segment_ids, num_segments, *, weights=None, "
+         "default_index=None, index_policy='error')"),
     {"_compile_dynamic", py_compile_dynamic, METH_VARARGS, "the C half of compile_dynamic"},
     {"_dtype_code", py_dtype_code, METH_O, "the library's jit_dtype of a numpy dtype"},
     {"_policy_code", py_policy_code, METH_O, "jit_index_policy of a name"},

@@ -291,6 +291,46 @@ def test_a_new_batch_or_length_compiles_nothing():
     assert tensorjit.stats()["compiles"] == before
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_the_jit_serves_every_form(dtype):
+    """A family's kernel takes the table's row width as a constant: with
+    every dim of the table dynamic the library hands the call to the
+    reference kernel, which the results alone would never show."""
+    for shape in ((40, 8), (40, 2, 3)):
+        table = random_table(shape, dtype)
+        indices = random_ids((12,), 40, "error")
+        infos = [
+            tensorjit.embedding_bag_offsets_info(table, indices, np.array([0, 5, 5])),
+            tensorjit.embedding_bag_packed_info(table, indices.reshape(3, 4)),
+            tensorjit.embedding_segments_info(table, indices, np.zeros(12, np.int64), 2),
+        ]
+        for info in infos:
+            assert info["engine"] == "jit", info["why"]
+            assert info["dynamic"] and info["code_bytes"] > 0
+        assert infos[0]["out_bytes"] == 3 * table[0].nbytes
+        got = tensorjit.embedding_bag_offsets(table, indices, np.array([0, 5, 5]))
+        assert got.shape == (3,) + shape[1:]
+        assert_same(got, oracle(table, indices, offsets_bags(np.array([0, 5, 5]), 12)))
+
+
+def test_a_new_row_width_is_a_new_family_and_new_rows_are_not():
+    # widths no other test uses: the count of compiles is this test's own
+    indices = np.array([1, 0, 2])
+    tensorjit.embedding_bag_offsets(random_table((3, 1009), np.float32), indices, np.array([0]))
+    before = tensorjit.stats()["compiles"]
+    for rows in (3, 9, 200):  # E is a dim of the call
+        table = random_table((rows, 1009), np.float32)
+        got = tensorjit.embedding_bag_offsets(table, indices, np.array([0, 2]))
+        assert_same(got, oracle(table, indices, offsets_bags(np.array([0, 2]), 3)))
+    assert tensorjit.stats()["compiles"] == before
+    for shape in ((3, 1013), (3, 1009, 1)):  # 1013 elements a row: new; [1009, 1] is not
+        table = random_table(shape, np.float32)
+        got = tensorjit.embedding_bag_offsets(table, indices, np.array([0, 2]))
+        assert got.shape == (2,) + shape[1:]
+        assert_same(got, oracle(table, indices, offsets_bags(np.array([0, 2]), 3)))
+    assert tensorjit.stats()["compiles"] == before + 1
+
+
 def test_out_is_written_in_place():
     table = random_table((6, 4), np.float64)
     indices, offsets = random_ids((10,), 6, "error"), np.array([0, 3, 3, 8])
