@@ -922,6 +922,93 @@ static void test_overflow_dims(void **state)
         fail_msg("%s", jit_last_error());
 }
 
+/* One call of a dynamic offsets kernel of [?, 16] f32 rows (E <= 3,
+ * N <= 4, B + 0 <= 2 offsets) on engine e: its status, its message in msg,
+ * and whether out (two rows and a guard row) kept its bytes. */
+static int dyn_bounded_call(jit_engine e, const int64_t *dims, char *msg, size_t len,
+                            int *untouched)
+{
+    jit_sig s = {.op = JIT_OP_EMBEDDING_BAG_OFFSETS, .opset = 15, .dtype = JIT_F32,
+                 .index_type = JIT_I64, .engine = e,
+                 .data_shape = {2, {JIT_DIM_DYNAMIC, 16}}, .indices_shape = {1, {JIT_DIM_DYNAMIC}},
+                 .updates_shape = {1, {JIT_DIM_DYNAMIC}}};
+    s.data_bound[0] = 3;
+    s.indices_bound[0] = 4;
+    s.updates_bound[0] = 2;
+    jit_kernel k = jit_compile(&s);
+    assert_non_null(k);
+    float table[3 * 16], out[3 * 16];
+    for (int i = 0; i < 3 * 16; i++)
+        table[i] = (float)i;
+    memset(out, 0x5a, sizeof out);
+    int64_t idx[4] = {0, 1, 2, 2}, off[2] = {0, 1};
+    int rc = jit_call_bag_dynamic(k, table, idx, off, NULL, out, dims);
+    snprintf(msg, len, "%s", rc ? jit_last_error() : "");
+    *untouched = 1;
+    for (size_t i = 0; i < sizeof out; i++)
+        *untouched &= ((unsigned char *)out)[i] == 0x5a;
+    return rc;
+}
+
+/* A dynamic kernel's dims are held to its signature on every engine alike
+ * before anything is read: a static dim that lies, a dynamic one past its
+ * bound or negative, NULL dims; each gets the reference's status and
+ * message from the JIT too, and out keeps its bytes. */
+static void test_dynamic_dims_held_to_the_signature(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t dims[4];
+        const char *says;
+    } bad[] = {
+        {{3, 16, 4, 3}, "offsets.shape[0]=3 exceeds its bound 2"},
+        {{5, 16, 4, 2}, "table.shape[0]=5 exceeds its bound 3"},
+        {{3, 16, 9, 2}, "indices.shape[0]=9 exceeds its bound 4"},
+        {{3, 8, 4, 2}, "table.shape[1]=8 must be 16"},
+        {{3, 16, -1, 2}, "indices.shape[0]=-1 must not be negative"},
+    };
+    char jit_msg[512], ref_msg[512];
+    int untouched;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = dyn_bounded_call(JIT_ENGINE_AUTO, bad[i].dims, jit_msg, sizeof jit_msg,
+                                  &untouched);
+        assert_int_equal(rc, JIT_STATUS_BAD_SHAPE);
+        assert_true(untouched);
+        if (!strstr(jit_msg, bad[i].says))
+            fail_msg("dims %zu: %s", i, jit_msg);
+        rc = dyn_bounded_call(JIT_ENGINE_REFERENCE, bad[i].dims, ref_msg, sizeof ref_msg,
+                              &untouched);
+        assert_int_equal(rc, JIT_STATUS_BAD_SHAPE);
+        assert_true(untouched);
+        assert_string_equal(jit_msg, ref_msg);
+    }
+    int64_t fine[4] = {3, 16, 4, 2};
+    assert_int_equal(dyn_bounded_call(JIT_ENGINE_AUTO, fine, jit_msg, sizeof jit_msg,
+                                      &untouched), JIT_OK);
+    assert_int_equal(dyn_bounded_call(JIT_ENGINE_AUTO, NULL, jit_msg, sizeof jit_msg,
+                                      &untouched), JIT_STATUS_BAD_POINTER);
+    assert_int_equal(dyn_bounded_call(JIT_ENGINE_REFERENCE, NULL, ref_msg, sizeof ref_msg,
+                                      &untouched), JIT_STATUS_BAD_POINTER);
+    assert_string_equal(jit_msg, ref_msg);
+}
+
+/* Rows of no bytes: any number of bags is written at once (nothing to
+ * write), on the reference kernel too, which looped over them. */
+static void test_empty_rows_many_bags(void **state)
+{
+    (void)state;
+    for (int e = 0; e < 2; e++) {
+        jit_sig s = {.op = JIT_OP_EMBEDDING_BAG_PACKED, .opset = 15, .dtype = JIT_F32,
+                     .index_type = JIT_I64, .engine = e ? JIT_ENGINE_REFERENCE : JIT_ENGINE_AUTO,
+                     .data_shape = {2, {2, 0}}, .indices_shape = {2, {(int64_t)1 << 60, 0}}};
+        jit_kernel k = jit_compile(&s);
+        assert_non_null(k);
+        float table[1], out[1];
+        int64_t idx[1];
+        assert_int_equal(jit_call_bag(k, table, idx, NULL, NULL, out), JIT_OK);
+    }
+}
+
 /* The generic calls of the other argument lists refuse a bag's kernel,
  * naming the right one; NULL buffers are named. */
 static void test_calls(void **state)
@@ -967,6 +1054,8 @@ int main(void)
         cmocka_unit_test(test_parts),
         cmocka_unit_test(test_overflow_dims),
         cmocka_unit_test(test_calls),
+        cmocka_unit_test(test_dynamic_dims_held_to_the_signature),
+        cmocka_unit_test(test_empty_rows_many_bags),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();

@@ -306,8 +306,8 @@ int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,
         begin = 0;
     if (end > b->bags)
         end = b->bags;
-    if (begin >= end)
-        return JIT_OK;
+    if (begin >= end || c.row_bytes == 0)
+        return JIT_OK; /* rows of no bytes: nothing to write, however many bags */
     if (b->form == TJ_BAG_SEGMENTS)
         tj_bag_segments(&c, begin, end);
     else

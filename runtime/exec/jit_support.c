@@ -80,8 +80,17 @@ static void tj_bag_prime_call(const tj_bag_plan *g, const void *table, const voi
 
 /* A dynamic bag kernel's (self) template and its plan bound to the
  * call's dims (*call); NULL with *rc the status where the cache does not
- * know self or the dims break a rule of the op. */
-static const tj_kernel *tj_bag_dyn_call(const void *self, const int64_t *dims, tj_bag_plan *call,
+ * know self or the dims break a rule of the op. The dims are first held
+ * against the signature as the reference kernel's call holds them
+ * (tj_dyn_plan: static dims equal, dynamic ones not negative and within
+ * their bounds, every rule of the op; remembered per thread, so a shape
+ * seen before costs a compare): tj_bag_bind reads the dynamic dims alone
+ * and knows no bounds, and a dim that lied about the buffers' sizes would
+ * send the kernel past them. The statuses and messages are then the
+ * reference's too. */
+static const tj_kernel *tj_bag_dyn_call(const void *self, const int64_t *dims,
+                                        const void *table, const void *indices,
+                                        const void *offsets, const void *out, tj_bag_plan *call,
                                         int *rc)
 {
     const tj_kernel *k = tj_cache_find_entry((tj_entry_fn)self);
@@ -90,7 +99,15 @@ static const tj_kernel *tj_bag_dyn_call(const void *self, const int64_t *dims, t
         *rc = JIT_STATUS_BAD_POINTER;
         return NULL;
     }
-    *rc = tj_bag_bind(&k->plan.bag, dims, call);
+    const tj_plan *checked;
+    int fits;
+    /* a kernel of a signature has its dyn; one compiled from a plan
+     * alone (the IR's own tests) has no signature to hold dims to */
+    *rc = k->plan.dyn ? tj_dyn_plan(self, k->plan.dyn, dims, table, indices, offsets, out,
+                                    &checked, &fits)
+                      : JIT_OK;
+    if (*rc == JIT_OK)
+        *rc = tj_bag_bind(&k->plan.bag, dims, call);
     return *rc == JIT_OK ? k : NULL;
 }
 
@@ -100,7 +117,7 @@ int tj_rt_bag_dyn_begin(const void *self, const int64_t *dims, const void *table
 {
     tj_bag_plan call;
     int rc;
-    const tj_kernel *k = tj_bag_dyn_call(self, dims, &call, &rc);
+    const tj_kernel *k = tj_bag_dyn_call(self, dims, table, indices, offsets, out, &call, &rc);
     if (!k)
         return rc;
     if (tj_bag_check_buffers(&call, table, indices, offsets, weights, out) != JIT_OK ||
@@ -408,7 +425,7 @@ int tj_rt_bag_dyn_parallel(const void *self, const void *range, const int64_t *d
 {
     tj_bag_plan call;
     int rc;
-    const tj_kernel *k = tj_bag_dyn_call(self, dims, &call, &rc);
+    const tj_kernel *k = tj_bag_dyn_call(self, dims, table, indices, offsets, out, &call, &rc);
     if (!k)
         return rc;
     tj_bag_job job = {.dyn_range = (tj_bag_dyn_range_fn)(uintptr_t)range, .dims = dims,

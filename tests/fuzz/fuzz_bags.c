@@ -4,8 +4,9 @@
  * past S) through jit_call_bag on the default engine and on the reference
  * engine. Both statuses must be equal and every output byte too (one
  * guard byte past the end included); a refused call leaves out untouched.
- * Sometimes every dim is dynamic: the dynamic kernel, called with the
- * concrete dims, must answer as the static reference does. A mismatch is
+ * Sometimes every dim is dynamic, or every dim but the table's row: the
+ * dynamic kernel, called with the concrete dims, must answer as the
+ * static reference does. A mismatch is
  * a trap; ASan (the fuzz build) catches a read or write out of bounds.
  *
  * Input: the form, opset, element and index types, policy, reduction,
@@ -128,9 +129,12 @@ static void build(fuzz_input *in, jit_sig *s)
     build_attrs(in, s);
 }
 
-/* sig with every dim dynamic, and the dims of its call (the table's,
- * the indices', the offsets' or segment ids', then S). */
-static int all_dynamic(const jit_sig *s, jit_sig *dyn, int64_t *dims)
+/* sig with its dims dynamic, and the dims of its call (the table's, the
+ * indices', the offsets' or segment ids', then S). keep_row: the table's
+ * dims after the first stay static, so that the JIT's kernel serves (its
+ * bag kernels take a row's width as a constant; with it dynamic the
+ * reference kernel serves every call). */
+static int make_dynamic(const jit_sig *s, jit_sig *dyn, int64_t *dims, int keep_row)
 {
     jit_shape *shapes[3];
     int n = 0, k = 0;
@@ -142,7 +146,8 @@ static int all_dynamic(const jit_sig *s, jit_sig *dyn, int64_t *dims)
     for (int i = 0; i < n; i++)
         for (int d = 0; d < shapes[i]->rank; d++) {
             dims[k++] = shapes[i]->dims[d];
-            shapes[i]->dims[d] = JIT_DIM_DYNAMIC;
+            if (!(keep_row && i == 0 && d > 0))
+                shapes[i]->dims[d] = JIT_DIM_DYNAMIC;
         }
     if (s->op == JIT_OP_EMBEDDING_SEGMENTS) {
         dims[k++] = s->num_segments;
@@ -162,11 +167,11 @@ static void fuzz_bag(fuzz_input *in)
     jit_sig s;
     memset(&s, 0, sizeof s);
     build(in, &s);
-    int dynamic = fuzz_byte(in) & 1;
+    int dynamic = fuzz_byte(in) % 3; /* 0: static, 1: every dim dynamic, 2: all but the row */
     jit_sig rs = s, ds;
     rs.engine = JIT_ENGINE_REFERENCE;
     int64_t dims[3 * JIT_MAX_RANK + 1];
-    all_dynamic(&s, &ds, dims);
+    make_dynamic(&s, &ds, dims, dynamic == 2);
     jit_kernel fr = jit_compile(&rs), fj = jit_compile(dynamic ? &ds : &s);
     jit_kernel_info info;
     trap_unless(fr && fj && jit_info(fr, &info) == 0); /* every signature here is valid */
