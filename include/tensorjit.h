@@ -114,7 +114,9 @@ typedef struct jit_shape {
 
 /* jit_*_sig.threads: 0 or 1 run on the caller's thread; N > 1 lets a large
  * kernel split its copies over up to N threads (a pool the library keeps;
- * small kernels never use it); JIT_THREADS_ALL means one per core. A
+ * small kernels never use it); JIT_THREADS_ALL means one per CPU that
+ * the process may run on (its affinity mask, read once, when a signature
+ * first asks or the pool first starts). A
  * signature whose kernel would never split (an unrolled kernel, too little
  * work, a mean's passes, the reference engine) compiles to the one-thread
  * kernel: the same pointer as with threads = 1, one hold more on it. */

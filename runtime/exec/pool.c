@@ -22,6 +22,8 @@
  */
 #include "pool.h"
 
+#include "host_cpus.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -190,14 +192,8 @@ int64_t tj_pool_cost_ns(void)
 
 int tj_pool_cpus(void)
 {
-    static atomic_int cpus;
-    int n = atomic_load_explicit(&cpus, memory_order_relaxed);
-    if (n == 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        n = c < 1 ? 1 : c > TJ_POOL_MAX + 1 ? TJ_POOL_MAX + 1 : (int)c;
-        atomic_store_explicit(&cpus, n, memory_order_relaxed);
-    }
-    return n;
+    int n = tj_host_cpus();
+    return n > TJ_POOL_MAX + 1 ? TJ_POOL_MAX + 1 : n;
 }
 
 static void tj_job_run(tj_job *job);

@@ -1,9 +1,8 @@
 /* Checks that the ops' signatures share. */
-#include <unistd.h>
-
 #include <inttypes.h>
 
 #include "error.h"
+#include "host_cpus.h"
 #include "op.h"
 #include "plan.h"
 #include "shape.h"
@@ -120,8 +119,8 @@ int tj_check_threads(int threads, int *out)
         return tj_error_set("threads=%d must be in [-1, %d] (-1: one per core)", threads,
                             JIT_THREADS_MAX);
     if (threads == JIT_THREADS_ALL) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)(n < JIT_THREADS_MAX ? n : JIT_THREADS_MAX) : 1;
+        int n = tj_host_cpus();
+        threads = n < JIT_THREADS_MAX ? n : JIT_THREADS_MAX;
     }
     *out = threads > 1 ? threads : 1;
     return 0;
