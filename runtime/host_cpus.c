@@ -14,8 +14,10 @@ static int tj_count_cpus(void)
 {
 #ifdef CPU_COUNT
     cpu_set_t set;
-    /* fails (EINVAL) past CPU_SETSIZE CPUs: then the count online */
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    /* the main thread's mask (its id is the process's), not the calling
+     * thread's: a framework's pinned worker may be the first to ask. Fails
+     * (EINVAL) past CPU_SETSIZE CPUs: then the count online */
+    if (sched_getaffinity(getpid(), sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return CPU_COUNT(&set);
 #endif
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -3,8 +3,9 @@
 #ifndef TJ_HOST_CPUS_H
 #define TJ_HOST_CPUS_H
 
-/* The CPUs of the process's affinity mask when the process starts using
- * threads (read once), else the CPUs online; at least 1. */
+/* The CPUs of the process's affinity mask (its main thread's) when the
+ * library first counts them (read once), else the CPUs online; at least
+ * 1. */
 int tj_host_cpus(void);
 
 #endif

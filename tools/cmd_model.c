@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "host_cpus.h"
 #include "layer_check.h"
 #include "onnx_model.h"
 #include "ov_ir.h"
@@ -304,7 +305,7 @@ int tj_cmd_model(int argc, char **argv)
     const char *path = NULL;
     tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
     int check = 0, explain = 0, precompile = 0;
-    int64_t jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    int64_t jobs = tj_host_cpus();
     int rc = tj_model_args(argc, argv, &path, &opts, &check, &explain, &jobs, &precompile);
     if (rc)
         return rc > 0 ? TJ_EXIT_OK : TJ_EXIT_USAGE;

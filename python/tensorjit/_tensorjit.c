@@ -204,8 +204,8 @@ typedef struct {
      * call), so a family is one width; the rows E stay dynamic. The table
      * enters the kernel as [E, row_elems] whatever its rank: the bags'
      * arithmetic is elementwise along a row. row_static 0: the table's
-     * dims are all dynamic (a table of rank < 2, which the library
-     * refuses with its own message, or rows whose count overflows). */
+     * dims are all dynamic (a table of rank 0 or 1, which has no row dims
+     * to fix, or rows whose element count overflows int64). */
     int32_t row_static;
     int64_t row_elems;
 } tj_family;

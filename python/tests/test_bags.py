@@ -331,6 +331,22 @@ def test_a_new_row_width_is_a_new_family_and_new_rows_are_not():
     assert tensorjit.stats()["compiles"] == before + 1
 
 
+def test_out_of_a_rank_3_table():
+    """A [E, 2, 3] table's family runs on rows of 6 elements; out= must
+    still have the output's own shape [B, 2, 3], not [B, 6]."""
+    table = random_table((5, 2, 3), np.float32)
+    indices, offsets = np.array([4, 0, 2]), np.array([0, 1])
+    out = np.full((2, 2, 3), 7.0, np.float32)
+    got = tensorjit.embedding_bag_offsets(table, indices, offsets, out=out)
+    assert got is out
+    assert_same(out, oracle(table, indices, offsets_bags(offsets, 3)))
+    for shape in ((2, 6), (2, 3, 2)):  # as many elements, another shape
+        bad = np.full(shape, 7.0, np.float32)
+        with pytest.raises(tensorjit.SignatureError):
+            tensorjit.embedding_bag_offsets(table, indices, offsets, out=bad)
+        assert np.all(bad == 7.0)
+
+
 def test_out_is_written_in_place():
     table = random_table((6, 4), np.float64)
     indices, offsets = random_ids((10,), 6, "error"), np.array([0, 3, 3, 8])
