@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "alloc.h"
 #include "half.h"
 #include "support.h"
 
@@ -1009,6 +1010,44 @@ static void test_empty_rows_many_bags(void **state)
     }
 }
 
+/* The reference's segments in groups as large as its heap scratch holds,
+ * and in the stack's groups where the scratch cannot be had: rows of two
+ * column chunks (2500 elements), ids in any order; both agree with the
+ * JIT's bytes. */
+static void test_reference_segment_groups(void **state)
+{
+    (void)state;
+    enum { E = 6, D = 2500, S = 40, N = 120 };
+    jit_sig s = {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F32, .index_type = JIT_I64,
+                 .data_shape = {2, {E, D}}, .indices_shape = {1, {N}},
+                 .updates_shape = {1, {N}}, .num_segments = S, .has_weights = 1};
+    float *table = malloc(sizeof(float) * E * D), w[N];
+    float *want = malloc(sizeof(float) * S * D), *got = malloc(sizeof(float) * S * D);
+    int64_t idx[N], seg[N];
+    uint64_t rng = 25;
+    for (int i = 0; i < E * D; i++)
+        table[i] = (float)support_rand_range(&rng, -1000, 1000) / 64;
+    for (int i = 0; i < N; i++) {
+        idx[i] = support_rand_range(&rng, 0, E - 1);
+        seg[i] = support_rand_range(&rng, 0, S - 3); /* the last two: no id */
+        w[i] = (float)support_rand_range(&rng, -8, 8) / 4;
+    }
+    jit_kernel k = jit_compile(&s);
+    assert_non_null(k);
+    assert_int_equal(jit_call_bag(k, table, idx, seg, w, want), JIT_OK);
+    s.engine = JIT_ENGINE_REFERENCE;
+    jit_kernel r = jit_compile(&s);
+    assert_non_null(r);
+    for (int fail = 0; fail < 2; fail++) {
+        memset(got, 0x5a, sizeof(float) * S * D);
+        tj_alloc_fail_after(fail); /* 1: the scratch is refused */
+        assert_int_equal(jit_call_bag(r, table, idx, seg, w, got), JIT_OK);
+        tj_alloc_fail_after(0);
+        assert_memory_equal(got, want, sizeof(float) * S * D);
+    }
+    free(table), free(want), free(got);
+}
+
 /* The generic calls of the other argument lists refuse a bag's kernel,
  * naming the right one; NULL buffers are named. */
 static void test_calls(void **state)
@@ -1056,6 +1095,7 @@ int main(void)
         cmocka_unit_test(test_calls),
         cmocka_unit_test(test_dynamic_dims_held_to_the_signature),
         cmocka_unit_test(test_empty_rows_many_bags),
+        cmocka_unit_test(test_reference_segment_groups),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     jit_shutdown();

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "bag_check.h"
 #include "error.h"
 #include "half.h"
@@ -278,21 +279,41 @@ static void tj_bag_segments_chunk(const tj_bag_call *c, int64_t s0, int64_t g, i
     }
 }
 
+/* Each group of segments is one pass over all N ids, so the groups' size
+ * decides the work: N x S / group. The stack holds TJ_BAG_CHUNK
+ * accumulators (2048 / D segments a group: S = N = 4M of rows of 1 took
+ * 14 s); a heap scratch of up to TJ_BAG_SCRATCH bytes takes as many
+ * segments as fit, and where it cannot be had the stack's groups serve. */
+#define TJ_BAG_SCRATCH ((int64_t)64 << 20)
+
 static void tj_bag_segments(const tj_bag_call *c, int64_t begin, int64_t end)
 {
     const tj_bag_plan *b = &c->p->bag;
-    tj_acc acc[TJ_BAG_CHUNK];
-    int64_t named[TJ_BAG_CHUNK], kept[TJ_BAG_CHUNK];
+    tj_acc stack_acc[TJ_BAG_CHUNK];
+    int64_t stack_named[TJ_BAG_CHUNK], stack_kept[TJ_BAG_CHUNK];
     if (b->row_elems == 0)
         return;
     int64_t w = b->row_elems < TJ_BAG_CHUNK ? b->row_elems : TJ_BAG_CHUNK;
     int64_t per = TJ_BAG_CHUNK / w;
+    int64_t seg_bytes = w * (int64_t)sizeof(tj_acc) + 2 * (int64_t)sizeof(int64_t);
+    int64_t want = TJ_BAG_SCRATCH / seg_bytes < end - begin ? TJ_BAG_SCRATCH / seg_bytes
+                                                           : end - begin;
+    tj_acc *acc = stack_acc;
+    int64_t *named = stack_named, *kept = stack_kept;
+    char *heap = want > per ? tj_malloc((size_t)(want * seg_bytes)) : NULL;
+    if (heap) {
+        per = want;
+        acc = (tj_acc *)(void *)heap;
+        named = (int64_t *)(void *)(heap + want * w * (int64_t)sizeof(tj_acc));
+        kept = named + want;
+    }
     for (int64_t c0 = 0; c0 < b->row_elems; c0 += w) {
         int64_t cw = b->row_elems - c0 < w ? b->row_elems - c0 : w;
         for (int64_t s0 = begin; s0 < end; s0 += per)
             tj_bag_segments_chunk(c, s0, end - s0 < per ? end - s0 : per, c0, cw, acc, named,
                                   kept);
     }
+    tj_free(heap);
 }
 
 int tj_bag_ref_range(const tj_plan *p, const void *table, const void *indices,
