@@ -921,6 +921,12 @@ static void test_overflow_dims(void **state)
     assert_null(jit_compile(&g));
     if (!strstr(jit_last_error(), "output"))
         fail_msg("%s", jit_last_error());
+    /* bf16: the output's S x 4 x 2 bytes fit, the kernel's f32 sums' do not */
+    g.dtype = JIT_BF16;
+    g.num_segments = INT64_MAX / 10;
+    assert_null(jit_compile(&g));
+    if (!strstr(jit_last_error(), "scratch"))
+        fail_msg("%s", jit_last_error());
 }
 
 /* One call of a dynamic offsets kernel of [?, 16] f32 rows (E <= 3,

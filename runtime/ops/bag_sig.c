@@ -141,6 +141,24 @@ static int64_t tj_bag_default_row(const jit_sig *s, tj_bag_form form)
     return form != TJ_BAG_PACKED && s->has_default_index ? s->default_index : -1;
 }
 
+/* The JIT's Segments kernel keeps a flag byte a segment (their count
+ * rounded up to 64) and, for f16 and bf16, a row of f32 sums a segment:
+ * twice the output's bytes, which may overflow where the output does not. */
+static int tj_bag_check_scratch(const jit_sig *s)
+{
+    int64_t d, per, bytes;
+    if (tj_shape_product(&s->data_shape, 1, s->data_shape.rank, &d) != 0)
+        return 0; /* the table's own check names it */
+    int wide = s->dtype == JIT_F16 || s->dtype == JIT_BF16;
+    if (tj_mul_i64(d, wide ? 4 : 0, &per) == 0 &&
+        tj_mul_i64(s->num_segments, per + 1, &bytes) == 0 && bytes <= INT64_MAX - 63)
+        return 0;
+    return tj_error_set("num_segments=%" PRId64 " with rows of %" PRId64 " elements: the "
+                        "segments' scratch (a flag and, for f16 and bf16, f32 sums a "
+                        "segment) has more bytes than int64 holds",
+                        s->num_segments, d);
+}
+
 /* default_index, padding_idx and num_segments against the table's rows. */
 static int tj_bag_check_rows(const jit_sig *s, tj_bag_form form)
 {
@@ -157,7 +175,7 @@ static int tj_bag_check_rows(const jit_sig *s, tj_bag_form form)
                             s->padding_idx, -e, e);
     if (form == TJ_BAG_SEGMENTS && s->num_segments < 0)
         return tj_error_set("num_segments=%" PRId64 " must not be negative", s->num_segments);
-    return 0;
+    return form == TJ_BAG_SEGMENTS ? tj_bag_check_scratch(s) : 0;
 }
 
 static int tj_bag_check(const jit_sig *s, tj_bag_form form, int *version, jit_reduction *r)
