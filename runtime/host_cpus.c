@@ -1,8 +1,8 @@
 /* The CPUs a split may use. The CPUs online overcount wherever the process
- * is confined to fewer (taskset, a container's cpuset, a framework that
- * pins its workers): two threads time-sliced on one core made a call
- * slower than one thread (docs/performance.md, 'Python's bag families').
- * The affinity mask is what numpy's and torch's thread pools count too. */
+ * is confined to fewer (taskset, a container's cpuset): two threads
+ * time-sliced on one core made a call slower than one thread
+ * (docs/performance.md, 'Python's bag families'). The affinity mask is
+ * what numpy's and torch's thread pools count too. */
 #define _GNU_SOURCE
 #include "host_cpus.h"
 

@@ -281,9 +281,10 @@ static void tj_bag_segments_chunk(const tj_bag_call *c, int64_t s0, int64_t g, i
 
 /* Each group of segments is one pass over all N ids, so the groups' size
  * decides the work: N x S / group. The stack holds TJ_BAG_CHUNK
- * accumulators (2048 / D segments a group: S = N = 4M of rows of 1 took
- * 14 s); a heap scratch of up to TJ_BAG_SCRATCH bytes takes as many
- * segments as fit, and where it cannot be had the stack's groups serve. */
+ * accumulators (2048 / D segments a group: quadratic in S, docs/
+ * performance.md, 'Python's bag families'); a heap scratch of up to
+ * TJ_BAG_SCRATCH bytes takes as many segments as fit, and where it cannot
+ * be had the stack's groups serve. */
 #define TJ_BAG_SCRATCH ((int64_t)64 << 20)
 
 static void tj_bag_segments(const tj_bag_call *c, int64_t begin, int64_t end)
