@@ -1208,6 +1208,10 @@ typedef struct {
     int given[BAG_INPUTS];
     const char *names[BAG_INPUTS];
     PyObject *table_obj;
+    /* the table's elements a row (bag_row_elems), when the family takes
+     * them as its width; row_static 0: its dims stay dynamic */
+    int row_static;
+    int64_t row_elems;
 } tj_bag_call;
 
 static void bag_release(tj_bag_call *c)
@@ -1309,6 +1313,23 @@ static int bag_check_inputs(const tj_bag_call *c)
     return 0;
 }
 
+/* The table's elements a row, its dims after the first multiplied: 1 and
+ * *elems where the family takes them as its width (tj_family.row_static),
+ * 0 where the table's dims stay dynamic. */
+static int bag_row_elems(const tj_array *t, int64_t *elems)
+{
+    if (t->ndim < 2)
+        return 0;
+    int64_t n = 1;
+    for (int d = 1; d < t->ndim; d++) {
+        if (t->dims[d] != 0 && n > INT64_MAX / t->dims[d])
+            return 0;
+        n *= t->dims[d];
+    }
+    *elems = n;
+    return 1;
+}
+
 static int bag_inputs(tj_bag_call *c, const tj_fn *fn, PyObject **slot)
 {
     PyObject *objs[BAG_INPUTS] = {slot[R_DATA], slot[R_INDICES], slot[R_UPDATES],
@@ -1332,24 +1353,8 @@ static int bag_inputs(tj_bag_call *c, const tj_fn *fn, PyObject **slot)
             return -1;
         c->given[i] = 1;
     }
+    c->row_static = bag_row_elems(&c->in[BAG_TABLE], &c->row_elems);
     return bag_check_inputs(c);
-}
-
-/* The table's elements a row, its dims after the first multiplied: 1 and
- * *elems where the family takes them as its width (tj_family.row_static),
- * 0 where the table's dims stay dynamic. */
-static int bag_row_elems(const tj_array *t, int64_t *elems)
-{
-    if (t->ndim < 2)
-        return 0;
-    int64_t n = 1;
-    for (int d = 1; d < t->ndim; d++) {
-        if (t->dims[d] != 0 && n > INT64_MAX / t->dims[d])
-            return 0;
-        n *= t->dims[d];
-    }
-    *elems = n;
-    return 1;
 }
 
 static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at)
@@ -1359,7 +1364,8 @@ static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at
     f.op = at->op;
     f.dtype = c->in[BAG_TABLE].dtype;
     f.itype = c->in[BAG_INDICES].dtype;
-    f.row_static = bag_row_elems(&c->in[BAG_TABLE], &f.row_elems);
+    f.row_static = c->row_static;
+    f.row_elems = c->row_static ? c->row_elems : 0;
     f.rank_d = f.row_static ? 2 : c->in[BAG_TABLE].ndim;
     f.rank_i = c->in[BAG_INDICES].ndim;
     f.rank_u = c->given[BAG_OFFSETS] ? c->in[BAG_OFFSETS].ndim : 0;
@@ -1382,8 +1388,9 @@ static int bag_dims(const tj_bag_call *c, const tj_bag_attrs *at, int64_t *dims)
 {
     int n = 0, first = BAG_TABLE;
     const tj_array *t = &c->in[BAG_TABLE];
-    if (bag_row_elems(t, &dims[1])) {
+    if (c->row_static) {
         dims[0] = t->dims[0];
+        dims[1] = c->row_elems;
         n = 2;
         first = BAG_INDICES;
     }
@@ -1414,8 +1421,7 @@ static int bag_bind(tj_kernel *k, const tj_bag_call *c, const int64_t *dims, int
     if (kernel_bind(k, dims, n, exact, shape) != 0)
         return -1;
     const tj_array *t = &c->in[BAG_TABLE];
-    int64_t elems;
-    if (t->ndim > 2 && bag_row_elems(t, &elems)) {
+    if (t->ndim > 2 && c->row_static) {
         shape->rank = t->ndim;
         for (int d = 1; d < t->ndim; d++)
             shape->dims[d] = t->dims[d];
