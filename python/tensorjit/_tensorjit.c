@@ -304,18 +304,28 @@ static void family_sig(const tj_family *f, jit_sig *sig)
         sig->data_shape.dims[1] = f->row_elems;
 }
 
-static tj_kernel *family_kernel(const tj_family *f)
+/* The family's kernel, compiled on its first call; dims are that call's
+ * (the family's dynamic dims, in jit_dynamic_fn's order). A family the
+ * library refuses is refused for the call's own shapes where they break a
+ * rule: the library judges a dynamic signature by a probe of its dims (all
+ * 5), and its message named shapes the caller never passed. */
+static tj_kernel *family_kernel(const tj_family *f, const int64_t *dims)
 {
     table_check_epoch();
     size_t h = family_hash(f);
     for (size_t i = h; g_table[i].k; i = (i + 1) & (TJ_SLOTS - 1))
         if (memcmp(&g_table[i].key, f, sizeof *f) == 0)
             return g_table[i].k;
-    jit_sig sig;
+    jit_sig sig, bound;
     family_sig(f, &sig);
     tj_kernel *k = kernel_compile(&sig);
-    if (!k)
+    if (!k) {
+        if (PyErr_ExceptionMatches(SignatureError) && jit_sig_bind(&sig, dims, &bound) != 0) {
+            PyErr_Clear();
+            set_library_error(SignatureError);
+        }
         return NULL;
+    }
     /* the GIL was dropped during the compile: another thread may have
      * added this family meanwhile (the same pointer: one hold too many) */
     for (size_t i = h; g_table[i].k; i = (i + 1) & (TJ_SLOTS - 1)) {
@@ -661,6 +671,8 @@ static int call_inputs(tj_call *c, PyObject *data, PyObject *indices, PyObject *
     return 0;
 }
 
+static int call_dims(const tj_call *c, int64_t *dims);
+
 static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
 {
     tj_family f;
@@ -684,7 +696,9 @@ static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
     f.reduction = at->reduction;
     f.no_init = at->no_init;
     f.torch_dims = at->torch_dims;
-    return family_kernel(&f);
+    int64_t dims[TJ_MAX_DIMS];
+    call_dims(c, dims);
+    return family_kernel(&f, dims);
 }
 
 static int call_dims(const tj_call *c, int64_t *dims)
@@ -780,9 +794,13 @@ static int check_out(const tj_call *c, const tj_array *out, const jit_shape *sha
     for (int i = 0; same && i < shape->rank; i++)
         same = out->dims[i] == shape->dims[i];
     if (!same) {
-        PyObject *want = shape_tuple(shape);
-        PyErr_Format(SignatureError, "tensorjit: out has rank %d and not the output's shape "
-                     "%R", out->ndim, want ? want : Py_None);
+        jit_shape has = {.rank = out->ndim};
+        memcpy(has.dims, out->dims, (size_t)out->ndim * sizeof *out->dims);
+        PyObject *got = shape_tuple(&has), *want = got ? shape_tuple(shape) : NULL;
+        if (want)
+            PyErr_Format(SignatureError, "tensorjit: out has shape %R; the output's is %R", got,
+                         want);
+        Py_XDECREF(got);
         Py_XDECREF(want);
         return -1;
     }
@@ -1228,21 +1246,42 @@ static int optional_int(PyObject *o, const char *what, int *has, int64_t *v)
     return int_arg(*has ? o : NULL, what, INT64_MIN, INT64_MAX, 0, v);
 }
 
+/* A bag's reduction: sum (the default), mean or max (SPEC section 10);
+ * the scatters' other names are refused, not read as a sum. */
+static int bag_reduction_arg(PyObject *o, jit_reduction *out)
+{
+    static const struct {
+        const char *name;
+        jit_reduction r;
+    } names[] = {{"sum", JIT_REDUCTION_SUM}, {"mean", JIT_REDUCTION_MEAN},
+                 {"max", JIT_REDUCTION_MAX}};
+    *out = JIT_REDUCTION_SUM;
+    if (!o)
+        return 0;
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    for (size_t i = 0; s && i < sizeof names / sizeof *names; i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *out = names[i].r;
+            return 0;
+        }
+    PyErr_Clear();
+    PyErr_Format(SignatureError, "tensorjit: reduction %R is not one of the embedding bags' "
+                 "(sum, mean, max)", o);
+    return -1;
+}
+
 static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
 {
     int64_t opset;
     memset(at, 0, sizeof *at);
     at->op = fn->op;
-    if (reduction_arg(slot[R_REDUCTION], &at->reduction) != 0 ||
+    if (bag_reduction_arg(slot[R_REDUCTION], &at->reduction) != 0 ||
         int_arg(slot[R_OPSET], "opset", INT32_MIN, INT32_MAX, fn->opset, &opset) != 0 ||
         policy_arg(slot[R_POLICY], fn->policy, &at->policy) != 0 ||
         optional_int(slot[R_DEFAULT], "default_index", &at->has_default,
                      &at->default_index) != 0 ||
         optional_int(slot[R_PADDING], "padding_idx", &at->has_padding, &at->padding_idx) != 0)
         return -1;
-    /* the library reads none as sum: one family for both */
-    if (at->reduction == JIT_REDUCTION_NONE)
-        at->reduction = JIT_REDUCTION_SUM;
     at->opset = (int)opset;
     at->has_weights = slot[R_WEIGHTS] && slot[R_WEIGHTS] != Py_None;
     if (truth_arg(slot[R_LAST], &at->last_offset) != 0)
@@ -1357,6 +1396,8 @@ static int bag_inputs(tj_bag_call *c, const tj_fn *fn, PyObject **slot)
     return bag_check_inputs(c);
 }
 
+static int bag_dims(const tj_bag_call *c, const tj_bag_attrs *at, int64_t *dims);
+
 static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at)
 {
     tj_family f;
@@ -1378,7 +1419,9 @@ static tj_kernel *bag_family_kernel(const tj_bag_call *c, const tj_bag_attrs *at
     f.has_padding = at->has_padding;
     f.padding_idx = at->has_padding ? at->padding_idx : 0;
     f.last_offset = at->last_offset;
-    return family_kernel(&f);
+    int64_t dims[TJ_MAX_DIMS];
+    bag_dims(c, at, dims);
+    return family_kernel(&f, dims);
 }
 
 /* The kernel's dims: the table's (as [E, row elements] where the family
@@ -1473,6 +1516,14 @@ static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t na
     tj_bag_call c;
     PyObject *result = NULL;
     if (bag_inputs(&c, fn, slot) == 0) {
+        /* A negative padding_idx p names row p + E (SPEC section 10), made so
+         * here where the call gives E: the family's rows are dynamic, and
+         * a negative row to resolve against them left the family to the
+         * reference kernel (50x slower, a user's trial). Out of [-E, 0) it
+         * stays as given, for the library's message. */
+        int64_t rows = c.in[BAG_TABLE].ndim > 0 ? c.in[BAG_TABLE].dims[0] : 0;
+        if (at.has_padding && at.padding_idx < 0 && at.padding_idx >= -rows)
+            at.padding_idx += rows;
         tj_kernel *k = bag_family_kernel(&c, &at);
         if (k)
             result = fn->info ? bag_info(&c, &at, k) : bag_run(&c, &at, k, slot[R_OUT]);

@@ -19,7 +19,7 @@ in row-major order (torch leaves it undefined).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from . import _tensorjit as _tj
 
@@ -143,14 +143,28 @@ def _no_max_norm(max_norm: Optional[float], name: str) -> None:
                                  "read-only kernel does not do (renormalize weight first)")
 
 
-def _offsets_like(offsets: Any, input: Any) -> Any:
-    """offsets in input's index type, as torch allows int32 and int64 mixed."""
-    if hasattr(offsets, "to") and hasattr(input, "new_empty"):  # both torch tensors
-        return offsets if offsets.dtype == input.dtype else offsets.to(input.dtype)
-    import numpy as np
-    want = np.asarray(input).dtype
-    offsets = np.asarray(offsets)
-    return offsets if offsets.dtype == want else offsets.astype(want)
+_I32_MIN, _I32_MAX = -2**31, 2**31 - 1
+
+
+def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
+    """input and offsets of one index type, as torch allows int32 and int64
+    mixed: offsets cast to input's type, unless int64 offsets hold a value
+    int32 cannot (the cast would wrap it into some other offset and read
+    other bags: a user's trial), where input is widened instead, so that
+    the library's check names the offset as given. Other dtypes pass as
+    they are, for the library to name."""
+    torch_pair = hasattr(offsets, "to") and hasattr(input, "new_empty")
+    if not torch_pair:
+        import numpy as np
+        input, offsets = np.asarray(input), np.asarray(offsets)
+    kinds = {str(input.dtype).replace("torch.", ""), str(offsets.dtype).replace("torch.", "")}
+    if input.dtype == offsets.dtype or kinds != {"int32", "int64"}:
+        return input, offsets
+    wide = str(offsets.dtype).endswith("int64")
+    count = offsets.numel() if torch_pair else offsets.size
+    if wide and count and (int(offsets.min()) < _I32_MIN or int(offsets.max()) > _I32_MAX):
+        return (input.to(offsets.dtype) if torch_pair else input.astype(offsets.dtype)), offsets
+    return input, (offsets.to(input.dtype) if torch_pair else offsets.astype(input.dtype))
 
 
 def _first_offset_zero(offsets: Any) -> None:
@@ -212,7 +226,7 @@ def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
     if offsets is None:
         raise _tj.SignatureError("tensorjit: embedding_bag: a 1-D input needs offsets (the "
                                  "start of each bag)")
-    offsets = _offsets_like(offsets, input)
+    input, offsets = _index_types_agree(input, offsets)
     _first_offset_zero(offsets)
     return _tj.embedding_bag_offsets(weight, input, offsets, weights=per_sample_weights,
                                      reduction=mode, include_last_offset=include_last_offset,

@@ -491,6 +491,68 @@ def test_bad_out_is_refused_and_untouched():
     assert not out.any()
 
 
+def test_out_of_another_shape_names_both_shapes():
+    table = random_table((5, 3), np.float32)
+    with pytest.raises(tensorjit.SignatureError, match=r"out has shape \(3, 3\); the output's "
+                       r"is \(2, 3\)"):
+        tensorjit.embedding_segments(table, np.array([0, 1, 2]), np.array([0, 0, 1]), 2,
+                                     out=np.zeros((3, 3), np.float32))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "prod", "min"])
+def test_only_the_bags_reductions(reduction):
+    """The scatters' other reduction names are refused, not read as a sum."""
+    table, indices, offsets = random_table((4, 3), np.float32), np.array([0, 1]), np.array([0])
+    with pytest.raises(tensorjit.SignatureError, match=r"not one of the embedding bags' "
+                       r"\(sum, mean, max\)"):
+        tensorjit.embedding_bag_offsets(table, indices, offsets, reduction=reduction)
+    with pytest.raises(tensorjit.SignatureError, match="sum, mean, max"):
+        tensorjit.embedding_bag_packed(table, indices.reshape(1, 2), reduction=reduction)
+
+
+def test_signature_errors_name_the_call_s_own_shapes():
+    """A family refused by the library is refused for the call's shapes:
+    the library judges a dynamic family by probe dims (all 5), which its
+    message used to name."""
+    table, ix = np.zeros((4, 3), np.float32), np.arange(3)
+    cases = [
+        (lambda: tensorjit.embedding_bag_offsets(table, np.zeros((5, 1), np.int64),
+                                                 np.array([0, 2])), r"indices of shape \[5,1\]"),
+        (lambda: tensorjit.embedding_bag_offsets(table, ix, np.array([[0, 2]])),
+         r"offsets of shape \[1,2\]"),
+        (lambda: tensorjit.embedding_bag_offsets(table, ix, np.array([0]), default_index=-2),
+         r"default_index=-2 .*\[0, 4\)"),
+        (lambda: tensorjit.embedding_bag_packed(table, ix), r"indices of shape \[3\]"),
+        (lambda: tensorjit.embedding_bag_packed(table.astype(bool), np.zeros((2, 2), np.int64)),
+         "bool takes reduction max only"),
+    ]
+    for call, message in cases:
+        with pytest.raises(tensorjit.SignatureError, match=message) as raised:
+            call()
+        assert "dynamic dims at" not in str(raised.value)
+
+
+def test_negative_padding_idx_runs_the_jit():
+    """padding_idx -1 names row E - 1 of this call's table: the same family
+    and the same bytes as padding_idx E - 1, served by the JIT (a negative
+    row against dynamic rows left every call to the reference kernel)."""
+    table = random_table((50, 8), np.float32)
+    indices = RNG.integers(0, 50, 64)
+    indices[::5] = 49
+    offsets = np.arange(0, 64, 4)
+    info = tensorjit.embedding_bag_offsets_info(table, indices, offsets, padding_idx=-1,
+                                                reduction="mean")
+    assert info["engine"] == "jit", info
+    got = tensorjit.embedding_bag_offsets(table, indices, offsets, padding_idx=-1,
+                                          reduction="mean")
+    assert_same(got, tensorjit.embedding_bag_offsets(table, indices, offsets, padding_idx=49,
+                                                     reduction="mean"))
+    assert_same(got, oracle(table, indices, offsets_bags(offsets, 64), reduction="mean",
+                            padding_idx=49))
+    with pytest.raises(tensorjit.SignatureError, match="padding_idx"):
+        tensorjit.embedding_bag_offsets(table, indices, offsets, padding_idx=-51)
+
+
 def test_argument_names():
     table = random_table((5, 2), np.float32)
     with pytest.raises(TypeError):
@@ -640,6 +702,26 @@ def test_torch_embedding_bag_defaults_and_names():
     assert torch.equal(tt.embedding_bag(input=flat, weight=weight, offsets=offsets, mode="max",
                                         scale_grad_by_freq=True, sparse=True),
                        F.embedding_bag(flat, weight, offsets.long(), mode="max"))
+
+
+@pytest.mark.parametrize("kind", ["torch", "numpy"])
+def test_torch_offsets_past_int32_are_not_wrapped(kind):
+    """int64 offsets beside int32 input: a value int32 cannot hold is the
+    bad offset it is, not another offset after a cast (2**32 + 2 read as 2)."""
+    torch = torch_or_skip()
+    import tensorjit.torch as tt
+    weight = torch.arange(40, dtype=torch.float32).reshape(10, 4)
+    inp = torch.tensor([1, 2, 3, 4, 5], dtype=torch.int32)
+    for bad in [2**32 + 2, 2**31, -2**32]:
+        offsets = torch.tensor([0, bad], dtype=torch.int64)
+        args = (inp, weight, offsets) if kind == "torch" else (
+            inp.numpy(), weight.numpy(), offsets.numpy())
+        with pytest.raises(tensorjit.IndexOutOfRange, match=rf"offsets\[1\] = {bad}\b"):
+            tt.embedding_bag(*args, mode="sum")
+    good = torch.tensor([0, 2], dtype=torch.int64)
+    want = torch.nn.functional.embedding_bag(inp, weight, good, mode="sum")
+    assert torch.equal(tt.embedding_bag(inp, weight, good, mode="sum"), want)
+    assert torch.equal(tt.embedding_bag(inp.long(), weight, good.int(), mode="sum"), want)
 
 
 def test_torch_embedding_bag_refusals():
