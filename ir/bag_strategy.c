@@ -216,9 +216,14 @@ void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *b
                       TJ_BAG_INTERLEAVE_MAX_LEN);
     if ((size_t)n >= len)
         return;
-    n += snprintf(buf + n, len - (size_t)n, "; %s stores (out %" PRId64 " bytes, last-level "
-                  "cache %" PRId64 " bytes)", s->nontemporal ? "streaming" : "cached",
-                  g->bags * l.row_bytes, l.llc_bytes);
+    if (g->bags >= 0)
+        n += snprintf(buf + n, len - (size_t)n, "; %s stores (out %" PRId64 " bytes, last-level "
+                      "cache %" PRId64 " bytes)", s->nontemporal ? "streaming" : "cached",
+                      g->bags * l.row_bytes, l.llc_bytes);
+    else /* a dynamic template's bags are a placeholder: the call's count decides */
+        n += snprintf(buf + n, len - (size_t)n, "; %s stores (out of each call's bags, "
+                      "last-level cache %" PRId64 " bytes)", s->nontemporal ? "streaming" : "cached",
+                      l.llc_bytes);
     if ((size_t)n >= len)
         return;
     if (s->split)

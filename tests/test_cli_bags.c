@@ -199,6 +199,14 @@ static void test_check_dynamic(void **state)
         "embedding-bag-packed --table-shape '?x?' --indices-shape '?x3' --reduction mean",
         "embedding-segments --table-shape 10x4 --indices-shape '?' --segment-ids-shape '?' "
         "--num-segments '?'",
+        /* rows the signature names, past the candidates' 1, 2, 3 rows of a
+         * dynamic table (once no shape to check: a failure) */
+        "embedding-bag-offsets --table-shape '?x4' --indices-shape '?' --offsets-shape '?' "
+        "--default-index 3",
+        "embedding-bag-offsets --table-shape '?x4' --indices-shape '?' --offsets-shape '?' "
+        "--padding-idx -6",
+        "embedding-segments --table-shape '?x4' --indices-shape '?' --segment-ids-shape '?' "
+        "--num-segments 3 --default-index 7",
     };
     const int runs = 3;
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
@@ -215,6 +223,32 @@ static void test_check_dynamic(void **state)
         snprintf(want, sizeof want, "\n%d passed, 0 failed\n", runs * shapes);
         if (!strstr(out_text, want))
             fail_msg("%s: no '%s' in:\n%s", args, want + 1, out_text);
+    }
+}
+
+/* --explain of a dynamic family: its plan's counts that come from each
+ * call are "?", not the template's placeholders (it printed "bags -5",
+ * "out -160 bytes"). */
+static void test_explain_dynamic(void **state)
+{
+    (void)state;
+    static const char *const sigs[] = {
+        "embedding-segments --table-shape 100x8 --indices-shape '?' --segment-ids-shape '?' "
+        "--num-segments '?:64'",
+        "embedding-bag-packed --table-shape '?x16' --indices-shape '?x8'",
+        "embedding-bag-offsets --table-shape 100x16 --indices-shape '?' --offsets-shape '?:8'",
+    };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s --explain", sigs[i]);
+        assert_int_equal(run_check(args), 0);
+        const char *plan = strstr(out_text, "plan (");
+        if (!plan || !strstr(plan, "\n  bags                   ? ") ||
+            !strstr(plan, "out of each call's bags"))
+            fail_msg("%s: no dynamic counts in:\n%s", args, out_text);
+        for (const char *p = plan; *p && strncmp(p, "cache key", 9) != 0; p++)
+            if (*p == '-' && p[1] >= '0' && p[1] <= '9')
+                fail_msg("%s: a negative count in its plan:\n%s", args, out_text);
     }
 }
 
@@ -294,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_check_static),
         cmocka_unit_test(test_check_dynamic),
+        cmocka_unit_test(test_explain_dynamic),
         cmocka_unit_test(test_check_refusals_and_help),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

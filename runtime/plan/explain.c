@@ -96,23 +96,36 @@ static int tj_text_init(tj_text *t)
     return 0;
 }
 
+/* A count of a bag's plan as text: "?" where a dynamic kernel's template
+ * holds a placeholder (negative: its dims' placeholders, or counts made
+ * from them, such as B = offsets - 1), which the call's dims replace. */
+static const char *tj_bag_count(int64_t v, char *buf, size_t len)
+{
+    if (v < 0)
+        return "?";
+    snprintf(buf, len, "%" PRId64, v);
+    return buf;
+}
+
 /* An embedding bag's plan (bag_plan.h): its numbers, not a nest. */
 static void tj_put_bag_plan(tj_text *t, const tj_plan *p)
 {
     static const char *const forms[] = {"", "offsets", "packed", "segments"};
     const tj_bag_plan *b = &p->bag;
-    tj_put(t, "plan (an embedding bag, %s form; -1: from each call's dims):\n", forms[b->form]);
-    tj_put(t, "  %-22s %" PRId64 " of %" PRId64 " elements (%s), accumulated in %s\n",
-           "table rows", b->rows, b->row_elems, jit_dtype_name(b->dtype),
+    char n1[24], n2[24], n3[24];
+    tj_put(t, "plan (an embedding bag, %s form; ?: from each call's dims):\n", forms[b->form]);
+    tj_put(t, "  %-22s %s of %" PRId64 " elements (%s), accumulated in %s\n", "table rows",
+           tj_bag_count(b->rows, n1, sizeof n1), b->row_elems, jit_dtype_name(b->dtype),
            jit_dtype_name(b->acc_type));
-    tj_put(t, "  %-22s %" PRId64 " (units: threads split them; %d at most), reduction %s\n",
-           "bags", b->bags, b->threads, jit_reduction_name(b->reduction));
-    tj_put(t, "  %-22s %" PRId64 " (bag length %" PRId64 ", offsets %" PRId64
-              "), index policy %s\n",
-           "lookups", b->lookups, b->bag_len, b->offsets_len, jit_index_policy_name(b->policy));
-    tj_put(t, "  %-22s weights %s, default row %" PRId64 ", padding row %" PRId64
-              ", include_last_offset %d\n",
-           "attributes", b->has_weights ? "yes" : "no", b->default_index, b->padding_row,
+    tj_put(t, "  %-22s %s (units: threads split them; %d at most), reduction %s\n", "bags",
+           tj_bag_count(b->bags, n1, sizeof n1), b->threads, jit_reduction_name(b->reduction));
+    tj_put(t, "  %-22s %s (bag length %s, offsets %s), index policy %s\n", "lookups",
+           tj_bag_count(b->lookups, n1, sizeof n1), tj_bag_count(b->bag_len, n2, sizeof n2),
+           tj_bag_count(b->offsets_len, n3, sizeof n3), jit_index_policy_name(b->policy));
+    tj_put(t, "  %-22s weights %s, default row %s, padding row %s, include_last_offset %d\n",
+           "attributes", b->has_weights ? "yes" : "no",
+           b->default_index < 0 ? "none" : tj_bag_count(b->default_index, n1, sizeof n1),
+           b->padding_row < 0 ? "none" : tj_bag_count(b->padding_row, n2, sizeof n2),
            b->include_last_offset);
 }
 
