@@ -40,3 +40,8 @@ void tj_alloc_fail_after(long n)
     atomic_store(&tj_alloc_left, n);
     atomic_store(&tj_alloc_armed, n > 0);
 }
+
+int tj_alloc_fail_pending(void)
+{
+    return atomic_load(&tj_alloc_armed);
+}

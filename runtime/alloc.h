@@ -14,5 +14,8 @@ void tj_free(void *p);
  * turn, tests that every error path cleans up and that what runs after it
  * (a fallback, a retry) still works. */
 void tj_alloc_fail_after(long n);
+/* Test hook: 1 while the failure armed by tj_alloc_fail_after has not
+ * happened yet (so a call that returns with it pending allocated less). */
+int tj_alloc_fail_pending(void);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "alloc.h"
 #include "jit_support.h"
 #include "support.h"
 
@@ -230,11 +231,94 @@ static void test_threads_agree_prefetch(void **state)
     support_setenv("TENSORJIT_PREFETCH", NULL);
 }
 
+/* A split Segments call whose part cannot have its scratch (each
+ * allocation of the call made to fail in turn): it writes nothing and says
+ * NO_MEMORY, or, the caller holding scratch for the whole call, runs it
+ * again whole on its thread and gives the reference's bytes. Its parts
+ * wrote their segments as they went, so one part short used to leave the
+ * others' written under NO_MEMORY. Each case has more segments than the
+ * one before, so that the pool's threads grow their scratch (and can fail
+ * to) in it; static and dynamic, f32 and bf16 (whose scratch holds sums). */
+static void test_segments_short_of_scratch_write_nothing(void **state)
+{
+    (void)state;
+    uint64_t rng = 2028;
+    int retried = 0;
+    for (int i = 0; i < 4; i++) {
+        split_case c;
+        memset(&c, 0, sizeof c);
+        jit_sig *s = &c.sig;
+        int dynamic = i / 2;
+        s->op = JIT_OP_EMBEDDING_SEGMENTS;
+        s->opset = 3;
+        s->dtype = i % 2 ? JIT_BF16 : JIT_F32;
+        s->index_type = JIT_I64;
+        s->reduction = JIT_REDUCTION_SUM;
+        int64_t e = 50, d = 16, n = 6000;
+        s->num_segments = c.bags = 2000 * (i + 1);
+        s->data_shape = (jit_shape){2, {e, d}};
+        s->indices_shape = s->updates_shape = (jit_shape){1, {n}};
+        c.table = calloc((size_t)(e * d), 8);
+        c.idx = calloc((size_t)n, 8);
+        c.off = calloc((size_t)n, 8);
+        assert_true(c.table && c.idx && c.off);
+        for (int64_t k = 0; k < e * d; k++)
+            put_value(s->dtype, c.table, k, &rng);
+        for (int64_t j = 0; j < n; j++) {
+            support_store_index(JIT_I64, c.idx, j, support_rand_range(&rng, 0, e - 1));
+            support_store_index(JIT_I64, c.off, j, support_rand_range(&rng, 0, c.bags - 1));
+        }
+        c.out_bytes = (size_t)(c.bags * d * jit_dtype_size(s->dtype));
+        char *want = malloc(c.out_bytes + CANARY), *got = malloc(c.out_bytes + CANARY);
+        char *untouched = malloc(c.out_bytes + CANARY);
+        assert_true(want && got && untouched);
+        int64_t split;
+        s->engine = JIT_ENGINE_REFERENCE;
+        assert_int_equal(run_case(&c, 0, 1, want, &split), JIT_OK);
+        s->engine = JIT_ENGINE_AUTO;
+        jit_sig k_sig = dynamic ? counts_dynamic(s) : *s;
+        k_sig.threads = 2;
+        jit_kernel k = jit_compile(&k_sig);
+        assert_non_null(k);
+        int64_t dims[4 * JIT_MAX_RANK];
+        support_bag_call_dims(s, dims);
+        memset(untouched, 0xa5, c.out_bytes + CANARY);
+        for (long fail = 1;; fail++) {
+            memset(got, 0xa5, c.out_bytes + CANARY);
+            tj_alloc_fail_after(fail);
+            int rc = dynamic ? jit_call_bag_dynamic(k, c.table, c.idx, c.off, NULL, got, dims)
+                             : jit_call_bag(k, c.table, c.idx, c.off, NULL, got);
+            int failed = !tj_alloc_fail_pending();
+            tj_alloc_fail_after(0);
+            if (rc == JIT_STATUS_NO_MEMORY) {
+                if (memcmp(got, untouched, c.out_bytes + CANARY) != 0)
+                    fail_msg("case %d, allocation %ld failed: NO_MEMORY, but out was written",
+                             i, fail);
+                continue;
+            }
+            if (rc != JIT_OK || memcmp(got, want, c.out_bytes + CANARY) != 0)
+                fail_msg("case %d, allocation %ld failed: status %d, or bytes not the "
+                         "reference kernel's", i, fail, rc);
+            retried += failed;
+            if (!failed) /* past the call's last allocation */
+                break;
+        }
+        jit_release(k);
+        free(want);
+        free(got);
+        free(untouched);
+        free_case(&c);
+    }
+    if (getenv("TENSORJIT_JIT") == NULL) /* a part failed, and the call still came right */
+        assert_true(retried > 0);
+}
+
 int main(void)
 {
     /* every call of a split kernel in parts (the rule's forced way) */
     support_setenv("TENSORJIT_SPLIT_MIN", "1");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_segments_short_of_scratch_write_nothing),
         cmocka_unit_test(test_threads_agree),
         cmocka_unit_test(test_threads_agree_prefetch),
     };

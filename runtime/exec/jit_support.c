@@ -386,18 +386,43 @@ static void tj_bag_part(void *ctx, int64_t begin, int64_t end)
         __atomic_store_n(&j->status, rc, __ATOMIC_RELAXED);
 }
 
+/* The scratch a Segments range of `segments` takes (ir/bag_segments.c):
+ * a flag byte a segment, their count rounded up to 64, and for f16 and
+ * bf16 a row of f32 sums a segment; bag_sig.c has checked that it fits. */
+static size_t tj_segments_scratch(const tj_bag_plan *g, int64_t segments)
+{
+    int wide = g->dtype == JIT_F16 || g->dtype == JIT_BF16;
+    int64_t bytes = (segments + 63) / 64 * 64 + (wide ? segments * g->row_elems * 4 : 0);
+    return bytes > 0 ? (size_t)bytes : 1;
+}
+
 /* The bags (or segments) of a call of g over the pool as the split rule
  * says: a bag's units are its bags, a unit of work one lookup's row (the
  * cache lines it spans), the work of tj_split_work's visits. A part that
- * failed (a segment range, for its scratch; a NaN redo) fails the call: its
- * message was a worker's, so the caller's is written here. */
+ * failed (a NaN redo) fails the call: its message was a worker's, so the
+ * caller's is written here. A Segments range writes its segments as it
+ * goes, so one part short of scratch would leave the others' written
+ * under JIT_STATUS_NO_MEMORY, whose rule is that nothing is: the caller
+ * holds scratch for the whole call first (or returns having written
+ * nothing), and where a part could not have its own, runs the whole call
+ * again on its thread over that scratch. */
 static int tj_bag_split(const tj_bag_plan *g, tj_split_stat *st, tj_bag_job *job)
 {
     int64_t row_bytes = g->row_elems * jit_dtype_size(g->dtype);
     double work = (double)g->lookups * (double)(row_bytes / 64 + 1);
+    int segments = g->form == TJ_BAG_SEGMENTS;
+    if (segments && !tj_scratch(tj_segments_scratch(g, g->bags))) {
+        tj_error_set("out of memory for the sums of %" PRId64 " segments", g->bags);
+        return JIT_STATUS_NO_MEMORY;
+    }
     tj_split_size size = {g->bags, g->threads, row_bytes};
     tj_split_run(&size, work > 0 ? work : 1, st, tj_bag_part, job);
     int rc = __atomic_load_n(&job->status, __ATOMIC_RELAXED);
+    if (rc == JIT_STATUS_NO_MEMORY && segments) {
+        __atomic_store_n(&job->status, JIT_OK, __ATOMIC_RELAXED);
+        tj_bag_part(job, 0, g->bags);
+        rc = __atomic_load_n(&job->status, __ATOMIC_RELAXED);
+    }
     if (rc == JIT_STATUS_NO_MEMORY)
         tj_error_set("out of memory for the sums of %" PRId64 " segments", g->bags);
     else if (rc != JIT_OK) /* a worker's redo of NaN bags (tj_rt_bag_redo) */
