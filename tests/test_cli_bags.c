@@ -149,6 +149,10 @@ static void test_flags(void **state)
                          "--offsets-shape 2 --weights-shape 4 --explain", out), 2);
     assert_non_null(strstr(err_text, "--weights-shape of shape [4] must have the indices' "
                                      "shape [5]"));
+    /* the bags' reductions by their own names: not the scatters' "add" for sum */
+    assert_int_equal(run("embedding-bag-offsets --table-shape 4x3 --indices-shape 2 "
+                         "--offsets-shape 1 --reduction add --explain", out), 2);
+    assert_non_null(strstr(err_text, "--reduction=add must be one of sum"));
 }
 
 /* `check OP SIGNATURE --runs N`: N runs, every one passed, for each bag

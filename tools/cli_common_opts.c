@@ -148,14 +148,15 @@ int tj_cli_num_segments(const char *arg, int64_t *num_segments, int64_t *bound_o
     return tj_cli_int("--num-segments", arg, 0, INT64_MAX, num_segments);
 }
 
-/* --reduction X of a bag op: one of the op's own ("--reduction=X must be
- * one of sum, mean, max" otherwise). */
+/* --reduction X of a bag op: one of the op's own, by its own name ("add",
+ * the scatters' other name of sum, is not one: Python refuses it too), or
+ * "--reduction=X must be one of sum, mean, max". */
 int tj_cli_bag_reduction(const jit_op_info *op, const char *arg, jit_reduction *out)
 {
     char names[64] = "";
     size_t n = 0;
     if (jit_reduction_from_name(arg, out) == 0 && *out != JIT_REDUCTION_NONE &&
-        (op->reductions & (1u << *out)))
+        (op->reductions & (1u << *out)) && strcmp(arg, jit_reduction_name(*out)) == 0)
         return 0;
     for (int r = 1; r < JIT_REDUCTION_COUNT && n < sizeof names; r++)
         if (op->reductions & (1u << r))
