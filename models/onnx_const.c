@@ -106,9 +106,9 @@ static int tj_read_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, 
     int ok = fstat(fd, &st) == 0 && off <= st.st_size && bytes <= st.st_size - off &&
              pread(fd, buf, (size_t)bytes, (off_t)off) == (ssize_t)bytes;
     close(fd);
-    if (!ok)
-        return tj_model_refuse(out, "external data '%s' of '%s' holds no bytes [%lld, %lld)",
-                         location, name, (long long)off, (long long)(off + bytes));
+    if (!ok) /* the range as offset and length: their sum may pass int64 */
+        return tj_model_refuse(out, "external data '%s' of '%s' holds no %lld bytes at offset "
+                               "%lld", location, name, (long long)bytes, (long long)off);
     return 0;
 }
 

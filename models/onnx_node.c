@@ -38,7 +38,9 @@ static int tj_int_attribute(const tj_onnx_scope *s, const Onnx__NodeProto *n, co
     const Onnx__AttributeProto *a = tj_attribute(n, name);
     if (!a)
         return 0;
-    if (!since || s->opset < since)
+    if (!since)
+        return tj_model_refuse(out, "attribute %s is not %s's in any opset", name, n->op_type);
+    if (s->opset < since)
         return tj_model_refuse(out, "attribute %s is not %s's in opset %d (it comes with opset %d)",
                          name, n->op_type, s->opset, since);
     if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) || !a->has_i)
@@ -96,7 +98,10 @@ static int tj_input(const tj_onnx_scope *s, const Onnx__NodeProto *n, size_t k, 
     if (!v->shaped)
         return tj_model_skip(out, "input %zu (%s) '%s': the file states no shape for it", k, what,
                        name);
-    *type = v->typed ? tj_onnx_dtype(v->elem_type) : JIT_DTYPE_UNSET;
+    if (!v->typed || v->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__UNDEFINED)
+        return tj_model_skip(out, "input %zu (%s) '%s': the file states no element type for it",
+                       k, what, name);
+    *type = tj_onnx_dtype(v->elem_type);
     if (*type == JIT_DTYPE_UNSET)
         return tj_model_skip(out, "input %zu (%s) '%s' is of ONNX element type %d, which tensorjit "
                        "does not compile", k, what, name, (int)v->elem_type);
@@ -176,6 +181,20 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
     return 0;
 }
 
+/* Whether indices and data have the same rank and, but along the axis,
+ * the same static dims. */
+static int tj_dims_but_axis_equal(const jit_sig *sig)
+{
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    int64_t axis = sig->axis < 0 ? sig->axis + d->rank : sig->axis;
+    if (d->rank != ix->rank)
+        return 0;
+    for (int i = 0; i < d->rank; i++)
+        if (i != axis && (d->dims[i] != ix->dims[i] || d->dims[i] == JIT_DIM_DYNAMIC))
+            return 0;
+    return 1;
+}
+
 void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
                        int position, tj_model_layer *out)
 {
@@ -187,6 +206,15 @@ void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const t
         (op->has_updates && tj_input(s, n, 2, "updates", &sig->updates_shape,
                                      &sig->updates_dtype, &updates, out)))
         return;
+    if (sig->index_type != JIT_I32 && sig->index_type != JIT_I64) {
+        tj_model_refuse(out, "input 1 (indices) '%s' is %s: ONNX's %s takes int32 or int64 "
+                        "indices", n->input[1], jit_dtype_name(sig->index_type), op->type);
+        return;
+    }
+    /* ONNX's GatherElements (torch.gather's export) asks only for the
+     * ranks to agree: indices no larger than data but along the axis, the
+     * library's torch_dims, where they are not OpenVINO's equal dims */
+    sig->torch_dims = op->op == JIT_OP_GATHER_ELEMENTS && !tj_dims_but_axis_equal(sig);
     jit_shape derived;
     if (jit_output_shape(sig, &derived) != 0) {
         tj_model_refuse(out, "%s", jit_last_error());

@@ -116,6 +116,10 @@ for red in ("min", "max"):
                                             reduction=red))
 save("scatter_10.onnx", one("scatter_10.onnx", "Scatter", [3, 3], [1, 2], 10, updates=[1, 2],
                             axis=1, dtype=U8))
+# torch.gather's export: indices smaller than data but along the axis (ONNX
+# asks only for equal ranks)
+save("gatherelements_small.onnx", one("gatherelements_small.onnx", "GatherElements", [3, 4],
+                                      [2, 2], 13, axis=1))
 
 # symbolic dims: dynamic dims of one kernel
 save("symbolic.onnx", model(
@@ -218,7 +222,7 @@ bad_model("escape_absolute.onnx", external_at(os.path.abspath(os.path.join(OUT, 
           "refused", "leaves the model's folder")
 bad_model("escape_link.onnx", external_at("link.bin"), "refused", "leads out of the model's")
 bad_model("external_short.onnx", external_at("external.bin", "64"), "refused",
-          "holds no bytes [64, 96)")
+          "holds no 32 bytes at offset 64")
 bad_model("const_out_of_range.onnx", one("c", "Gather", [5, 2], None, 13, inits=[
     numpy_helper.from_array(np.array([0, 5], dtype=np.int64), "indices")]), "refused",
     "hold 5 at position 1, outside [-5, 5)")
@@ -256,6 +260,13 @@ bad_model("axis_as_float.onnx", model(
     [helper.make_node("Gather", ["data", "indices"], ["out"], name="af", axis=1.0)],
     [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
     "refused", "attribute axis is not an INT")
+bad_model("gather_batch_dims.onnx", one("gb", "Gather", [5, 6], [2], 13, batch_dims=1),
+          "refused", "attribute batch_dims is not Gather's in any opset")
+bad_model("u8_indices.onnx", one("u8", "Gather", [5, 6], [2], 13, idx_type=U8), "refused",
+          "is u8: ONNX's Gather takes int32 or int64 indices")
+bad_model("untyped_indices.onnx", one("ut", "Gather", [5, 6], [2], 13,
+                                      idx_type=TensorProto.UNDEFINED), "skipped",
+          "the file states no element type for it")
 # bodies in bodies in bodies, deeper than the reader takes
 leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["d0"])], "leaf", [],
                          [vi("d0", F, None)])
