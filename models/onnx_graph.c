@@ -64,85 +64,44 @@ static void tj_value_from_tensor(const Onnx__TensorProto *t, tj_onnx_value *v)
     }
 }
 
-static int tj_named(const char *a, const char *b)
+/* A Constant node of value_int(s) or value_float(s) (opset 12+) rather
+ * than a tensor: its type and shape, which is all a layer needs of an
+ * input; no TensorProto holds its values, so it is not v->constant, and
+ * indices made so are checked by the kernel at run time like any input's. */
+static void tj_value_from_list(const Onnx__NodeProto *n, tj_onnx_value *v)
 {
-    return a && b && strcmp(a, b) == 0;
-}
-
-/* A Constant node's `value` tensor, when that node makes `name`. */
-static const Onnx__TensorProto *tj_constant_node(const Onnx__GraphProto *g, const char *name)
-{
-    for (size_t i = 0; i < g->n_node; i++) {
-        const Onnx__NodeProto *n = g->node[i];
-        if (!n || !tj_named(n->op_type, "Constant") || n->n_output < 1 ||
-            !tj_named(n->output[0], name))
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (!at || !at->name)
             continue;
-        for (size_t a = 0; a < n->n_attribute; a++)
-            if (n->attribute[a] && tj_named(n->attribute[a]->name, "value") && n->attribute[a]->t)
-                return n->attribute[a]->t;
-    }
-    return NULL;
-}
-
-/* A Constant node that makes `name` from value_int(s) or value_float(s)
- * (opset 12+) rather than a tensor: its type and shape, which is all a
- * layer needs of an input; no TensorProto holds its values, so it is not
- * v->constant, and indices made so are checked by the kernel at run time
- * like any input's. 1 when such a node makes name. */
-static int tj_constant_list(const Onnx__GraphProto *g, const char *name, tj_onnx_value *v)
-{
-    for (size_t i = 0; i < g->n_node; i++) {
-        const Onnx__NodeProto *n = g->node[i];
-        if (!n || !tj_named(n->op_type, "Constant") || n->n_output < 1 ||
-            !tj_named(n->output[0], name))
+        int ints = strcmp(at->name, "value_int") == 0 || strcmp(at->name, "value_ints") == 0;
+        int floats = strcmp(at->name, "value_float") == 0 || strcmp(at->name, "value_floats") == 0;
+        if (!ints && !floats)
             continue;
-        for (size_t a = 0; a < n->n_attribute; a++) {
-            const Onnx__AttributeProto *at = n->attribute[a];
-            if (!at || !at->name)
-                continue;
-            int ints = tj_named(at->name, "value_int") || tj_named(at->name, "value_ints");
-            int floats = tj_named(at->name, "value_float") || tj_named(at->name, "value_floats");
-            if (!ints && !floats)
-                continue;
-            v->typed = v->shaped = 1;
-            v->elem_type = ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64
-                                : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-            int list = tj_named(at->name, "value_ints") || tj_named(at->name, "value_floats");
-            v->shape.rank = list ? 1 : 0;
-            v->shape.dims[0] = list ? (int64_t)(ints ? at->n_ints : at->n_floats) : 0;
-            return 1;
-        }
+        v->typed = v->shaped = 1;
+        v->elem_type = ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+                            : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+        int list = strcmp(at->name, "value_ints") == 0 || strcmp(at->name, "value_floats") == 0;
+        v->shape.rank = list ? 1 : 0;
+        v->shape.dims[0] = list ? (int64_t)(ints ? at->n_ints : at->n_floats) : 0;
+        return;
     }
-    return 0;
 }
 
-static const Onnx__ValueInfoProto *tj_info_in(Onnx__ValueInfoProto *const *list, size_t n,
-                                              const char *name)
+/* One graph's word on `name` (onnx_names.c: a constant first, its dims
+ * being the truth, then value_info, inputs, outputs). 1 when the graph
+ * names it. */
+static int tj_lookup_in(const tj_onnx_scope *s, const char *name, tj_onnx_value *v)
 {
-    for (size_t i = 0; i < n; i++)
-        if (list[i] && tj_named(list[i]->name, name))
-            return list[i];
-    return NULL;
-}
-
-/* One graph's word on `name`: a constant first (its dims are the truth),
- * then value_info, inputs, outputs. 1 when the graph names it. */
-static int tj_lookup_in(const Onnx__GraphProto *g, const char *name, tj_onnx_value *v)
-{
-    for (size_t i = 0; i < g->n_initializer; i++)
-        if (g->initializer[i] && tj_named(g->initializer[i]->name, name))
-            return tj_value_from_tensor(g->initializer[i], v), 1;
-    const Onnx__TensorProto *c = tj_constant_node(g, name);
-    if (c)
-        return tj_value_from_tensor(c, v), 1;
-    if (tj_constant_list(g, name, v))
-        return 1;
-    const Onnx__ValueInfoProto *vi = tj_info_in(g->value_info, g->n_value_info, name);
-    vi = vi ? vi : tj_info_in(g->input, g->n_input, name);
-    vi = vi ? vi : tj_info_in(g->output, g->n_output, name);
-    if (!vi)
+    tj_onnx_named got;
+    if (!tj_onnx_names_find(s->names, name, &got))
         return 0;
-    tj_value_from_type(vi->type, v);
+    if (got.kind == TJ_NAMED_TENSOR)
+        tj_value_from_tensor(got.what, v);
+    else if (got.kind == TJ_NAMED_LIST)
+        tj_value_from_list(got.what, v);
+    else
+        tj_value_from_type(((const Onnx__ValueInfoProto *)got.what)->type, v);
     return 1;
 }
 
@@ -150,22 +109,34 @@ void tj_onnx_lookup(const tj_onnx_scope *s, const char *name, tj_onnx_value *v)
 {
     memset(v, 0, sizeof *v);
     for (; s && name && name[0]; s = s->outer)
-        if (tj_lookup_in(s->graph, name, v)) {
+        if (tj_lookup_in(s, name, v)) {
             v->found = 1;
             return;
         }
 }
 
-/* The layers read so far; grown as nodes are found. */
+/* The layers read so far; grown as nodes are found, within the budget
+ * the decoder has (TJ_ONNX_LAYER_BUDGET): a layer is some 3 KB, and a file
+ * of bare indexing nodes some 10 bytes a node (200,000 in 2 MB took 754 MB,
+ * a user's trial). */
 typedef struct tj_onnx_walk {
     tj_model *model;
     int capacity;
-    int failed; /* out of memory */
+    int64_t max_layers;
+    int failed; /* out of memory, or (2) past max_layers */
 } tj_onnx_walk;
+
+/* Decoded structs take 16x a file's bytes and 256 MiB more at most
+ * (onnx_decode.c); its layers the same again. */
+#define TJ_ONNX_LAYER_BUDGET(len) ((int64_t)(len) * 16 + ((int64_t)256 << 20))
 
 static tj_model_layer *tj_next_layer(tj_onnx_walk *w)
 {
     tj_model *m = w->model;
+    if (m->count >= w->max_layers) {
+        w->failed = 2;
+        return NULL;
+    }
     if (m->count == w->capacity) {
         int cap = w->capacity ? 2 * w->capacity : 16;
         tj_model_layer *grown = realloc(m->layers, (size_t)cap * sizeof *grown);
@@ -205,8 +176,13 @@ static void tj_walk_bodies(tj_onnx_walk *w, const tj_onnx_scope *s, const Onnx__
             snprintf(prefix, sizeof prefix, "%s%s/%s/", s->prefix, node,
                      at->name ? at->name : "graph");
             tj_onnx_scope inner = {.graph = g, .outer = s, .prefix = prefix, .dir = s->dir,
-                                   .opset = s->opset};
-            tj_walk_graph(w, &inner);
+                                   .opset = s->opset, .ir_version = s->ir_version,
+                                   .names = tj_onnx_names_build(g, s->ir_version)};
+            if (!inner.names)
+                w->failed = 1;
+            else
+                tj_walk_graph(w, &inner);
+            tj_onnx_names_free((tj_onnx_names *)inner.names);
         }
     }
 }
@@ -258,17 +234,28 @@ int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char
         rc = tj_model_fail(err, err_len, "%s: ir_version %lld: ONNX models have 3 or later (opset "
                      "imports came with 3)",
                      name, m->has_ir_version ? (long long)m->ir_version : 0);
-    else if (opset < 1 || opset > 10000)
+    else if (opset < 0 || opset > 10000) /* 0: no ai.onnx import, no ai.onnx node */
         rc = tj_model_fail(err, err_len, "%s: imports ai.onnx opset %lld: no ONNX opset has that "
                      "number", name, (long long)opset);
     if (rc == 0) {
-        tj_onnx_scope top = {.graph = m->graph, .prefix = "", .dir = dir, .opset = (int)opset};
-        tj_onnx_walk w = {.model = model};
-        tj_walk_graph(&w, &top);
-        if (w.failed) {
+        tj_onnx_scope top = {.graph = m->graph, .prefix = "", .dir = dir, .opset = (int)opset,
+                             .ir_version = m->ir_version,
+                             .names = tj_onnx_names_build(m->graph, m->ir_version)};
+        tj_onnx_walk w = {.model = model,
+                          .max_layers = TJ_ONNX_LAYER_BUDGET(len) / (int64_t)sizeof(tj_model_layer),
+                          .failed = !top.names};
+        if (top.names)
+            tj_walk_graph(&w, &top);
+        tj_onnx_names_free((tj_onnx_names *)top.names);
+        long long read = model->count;
+        if (w.failed == 2) {
             tj_model_free(model);
-            rc = tj_model_fail(err, err_len, "%s: out of memory after %lld nodes", name,
-                         (long long)model->count);
+            rc = tj_model_fail(err, err_len, "%s: more than %lld indexing nodes, more than a "
+                               "file of %zu bytes is given memory for (16 times its size and "
+                               "256 MiB)", name, (long long)w.max_layers, len);
+        } else if (w.failed) {
+            tj_model_free(model);
+            rc = tj_model_fail(err, err_len, "%s: out of memory after %lld nodes", name, read);
         }
     }
     tj_onnx_release(doc);

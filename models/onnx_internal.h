@@ -42,9 +42,26 @@ typedef struct tj_onnx_value {
     const Onnx__TensorProto *constant; /* an initializer or a Constant node's value */
 } tj_onnx_value;
 
+/* onnx_names.c: a graph's names, each to what states it (built once per
+ * graph; a lookup by scanning the graph made reading quadratic). */
+enum { TJ_NAMED_TENSOR = 1, TJ_NAMED_LIST, TJ_NAMED_INFO };
+typedef struct tj_onnx_named {
+    int kind;         /* TJ_NAMED_*: */
+    const void *what; /* an initializer's or a Constant's TensorProto; a Constant
+                         NodeProto of value_int(s)/value_float(s); a ValueInfoProto */
+} tj_onnx_named;
+typedef struct tj_onnx_names tj_onnx_names;
+/* NULL when memory is short. From ir_version 4 a graph input's name is
+ * the input, even where an initializer (its default value) has it too. */
+tj_onnx_names *tj_onnx_names_build(const Onnx__GraphProto *g, int64_t ir_version);
+int tj_onnx_names_find(const tj_onnx_names *t, const char *name, tj_onnx_named *out);
+void tj_onnx_names_free(tj_onnx_names *t);
+
 /* One graph being read, and the graph it is a body of. */
 typedef struct tj_onnx_scope {
     const Onnx__GraphProto *graph;
+    const tj_onnx_names *names; /* the graph's */
+    int64_t ir_version;         /* the model's */
     const struct tj_onnx_scope *outer;
     const char *prefix; /* before the names of its nodes: "" or "if1/then_branch/" */
     const char *dir;    /* external data files' folder, or NULL */

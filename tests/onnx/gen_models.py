@@ -116,6 +116,12 @@ for red in ("min", "max"):
                                             reduction=red))
 save("scatter_10.onnx", one("scatter_10.onnx", "Scatter", [3, 3], [1, 2], 10, updates=[1, 2],
                             axis=1, dtype=U8))
+# an initializer that a graph input names too is that input's default value
+# (ir_version 4 on): the input, of any n, not a constant of 2
+save("initializer_default.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="initializer_default")],
+    [vi("data", F, [4, 3]), vi("indices", I64, ["n"])], [vi("out", F, None)], 13,
+    inits=[numpy_helper.from_array(np.array([0, 7], dtype=np.int64), "indices")]))
 # torch.gather's export: indices smaller than data but along the axis (ONNX
 # asks only for equal ranks)
 save("gatherelements_small.onnx", one("gatherelements_small.onnx", "GatherElements", [3, 4],
