@@ -309,8 +309,10 @@ static void test_segments_short_of_scratch_write_nothing(void **state)
         free(untouched);
         free_case(&c);
     }
-    if (getenv("TENSORJIT_JIT") == NULL) /* a part failed, and the call still came right */
-        assert_true(retried > 0);
+    /* Not asserted: that a worker's allocation failed and the call came
+     * right through the rerun (here most runs), since the pool may run every
+     * part on the caller (slow workers, as under the sanitizers). */
+    printf("split Segments calls right after a part's failed allocation: %d\n", retried);
 }
 
 int main(void)
