@@ -208,6 +208,13 @@ typedef struct {
      * to fix, or rows whose element count overflows int64). */
     int32_t row_static;
     int64_t row_elems;
+    /* GatherND's and ScatterNDUpdate's tuple length (indices' last dim),
+     * 0 for the other ops: the nest's depth, which a kernel is compiled
+     * for (a family with it dynamic runs every other length on the
+     * reference kernel, docs/dynamic.md), so a family is one length, as a
+     * model's layer is. tuple_fixed 0: not one of those ops. */
+    int32_t tuple_fixed;
+    int64_t tuple_len;
 } tj_family;
 
 static struct {
@@ -302,6 +309,8 @@ static void family_sig(const tj_family *f, jit_sig *sig)
     }
     if (f->row_static)
         sig->data_shape.dims[1] = f->row_elems;
+    if (f->tuple_fixed)
+        sig->indices_shape.dims[f->rank_i - 1] = f->tuple_len;
 }
 
 /* The family's kernel, compiled on its first call; dims are that call's
@@ -696,6 +705,10 @@ static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
     f.reduction = at->reduction;
     f.no_init = at->no_init;
     f.torch_dims = at->torch_dims;
+    if ((at->op == JIT_OP_GATHER_ND || at->op == JIT_OP_SCATTER_ND_UPDATE) && f.rank_i > 0) {
+        f.tuple_fixed = 1;
+        f.tuple_len = c->in[1].dims[f.rank_i - 1];
+    }
     int64_t dims[TJ_MAX_DIMS];
     call_dims(c, dims);
     return family_kernel(&f, dims);
