@@ -1043,6 +1043,20 @@ static void test_dynamic_option(void **state)
     assert_true(strncmp(err_text, "engine: ", 8) == 0);
     assert_non_null(strstr(err_text, "(dynamic data[0,1,2] indices[0,1,2,3]"));
     assert_int_equal(stderr_lines(), 1);
+    /* the engine of the call: with the tuple length dynamic the family's
+     * code is made for length 1, and a length-2 call runs the reference */
+    float gd[36] = {0};
+    int64_t gi[4] = {1, 2, 0, 1};
+    write_npy("gd.npy", "<f4", "(3, 3, 4)", gd, sizeof gd);
+    write_npy("gi1.npy", "<i8", "(4, 1)", gi, sizeof gi);
+    write_npy("gi2.npy", "<i8", "(2, 2)", gi, sizeof gi);
+    assert_int_equal(run("gather-nd --data @gd.npy --indices @gi1.npy --dynamic all --verbose "
+                         "-o @gd1.npy"), 0);
+    assert_true(strncmp(err_text, "engine: jit (dynamic ", 21) == 0);
+    assert_int_equal(run("gather-nd --data @gd.npy --indices @gi2.npy --dynamic all --verbose "
+                         "-o @gd2.npy"), 0);
+    assert_true(strncmp(err_text, "engine: reference for this call (dynamic ", 41) == 0);
+    assert_non_null(strstr(err_text, "the family's JIT code"));
     snprintf(cmd, sizeof cmd, "%s --dynamic indices:1,data:0 --verbose -o @dyn.npy", base);
     assert_int_equal(run(cmd), 0);
     assert_non_null(strstr(err_text, "(dynamic data[0] indices[1]; "));

@@ -166,12 +166,24 @@ void tj_cli_print_engine(FILE *f, const jit_kernel_info *info)
         fprintf(f, "engine: reference (%s)\n", info->why);
 }
 
-void tj_cli_print_engine_dynamic(FILE *f, const jit_kernel_info *info, const char *names)
+/* The engine of this call, not the family's: a dynamic kernel whose code
+ * is JIT may run one call's shape on the reference kernel (a shape that
+ * does not fit the nest its code was made for). */
+void tj_cli_print_engine_dynamic(FILE *f, jit_kernel fn, const jit_kernel_info *info,
+                                 const int64_t *dims, const char *names)
 {
-    if (info->engine == JIT_ENGINE_JIT)
+    jit_engine engine = info->engine;
+    char why[512] = "";
+    if (jit_dynamic_engine(fn, dims, &engine, why, sizeof why) != 0)
+        engine = info->engine;
+    if (engine == JIT_ENGINE_JIT)
         fprintf(f, "engine: jit (dynamic %s; %s %.2f ms, %zu bytes of code)\n", names,
                 info->cache_hit ? "from the disk cache in" : "compile", info->compile_ms,
                 info->code_bytes);
+    else if (info->engine == JIT_ENGINE_JIT)
+        fprintf(f, "engine: reference for this call (dynamic %s; %s; the family's JIT code, "
+                   "%zu bytes, runs its other shapes)\n",
+                names, why, info->code_bytes);
     else
         fprintf(f, "engine: reference (dynamic %s; %s)\n", names, info->why);
 }

@@ -110,9 +110,11 @@ void tj_cli_print_result(FILE *f, jit_dtype t, const jit_shape *s, const void *d
 void tj_cli_print_engine(FILE *f, const jit_kernel_info *info);
 
 /* "engine: jit (dynamic data[0] indices[0]; compile 3.1 ms, ...)" or
- * "engine: reference (dynamic data[0]; <why>)": a dynamic kernel, with the
- * dims marked dynamic (names, from tj_cli_apply_dynamic). */
-void tj_cli_print_engine_dynamic(FILE *f, const jit_kernel_info *info, const char *names);
+ * "engine: reference (dynamic data[0]; <why>)": a dynamic kernel's engine
+ * for the call of dims (jit_dynamic_engine), with the dims marked dynamic
+ * (names, from tj_cli_apply_dynamic). */
+void tj_cli_print_engine_dynamic(FILE *f, jit_kernel fn, const jit_kernel_info *info,
+                                 const int64_t *dims, const char *names);
 
 /* Dynamic dims on the command line (tools/cli_dyn.c). */
 #define TJ_DYN_INPUTS 3 /* data, indices, updates */

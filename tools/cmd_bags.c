@@ -366,7 +366,7 @@ static int tj_bag_run(const tj_bag_opts *o, const jit_sig *sig, const jit_sig *d
                      : jit_call_bag(fn, t, ix, off, w, out);
     int rc = TJ_EXIT_OK;
     if (o->common.verbose && dyn)
-        tj_cli_print_engine_dynamic(stderr, &info, names);
+        tj_cli_print_engine_dynamic(stderr, fn, &info, dims, names);
     else if (o->common.verbose)
         tj_cli_print_engine(stderr, &info);
     if (status == JIT_STATUS_BAD_INDEX)

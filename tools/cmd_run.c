@@ -312,7 +312,7 @@ static int tj_run_dynamic(const tj_run_opts *o, const jit_sig *sig, const tj_npy
     int status = marked ? jit_call_dynamic(fn, data->data, idx->data, upd->data, out, dims)
                         : jit_call(fn, data->data, idx->data, upd->data, out);
     if (o->common.verbose && marked)
-        tj_cli_print_engine_dynamic(stderr, &info, names);
+        tj_cli_print_engine_dynamic(stderr, fn, &info, dims, names);
     else if (o->common.verbose)
         fprintf(stderr, "dynamic: no dim to make dynamic (every input is a scalar)\n");
     tj_run_opts quiet = *o;
