@@ -680,6 +680,25 @@ static int call_inputs(tj_call *c, PyObject *data, PyObject *indices, PyObject *
     return 0;
 }
 
+/* The op's index types (OpenVINO's: GatherElements and ScatterNDUpdate
+ * take i32 and i64 only): another is a dtype the op has no kernel for,
+ * TypeMismatch as the README says, not an invalid shape. */
+static int check_index_type(jit_op op, jit_dtype t)
+{
+    jit_op_info info;
+    if (jit_op_describe(op, &info) != 0 || (info.index_types >> t) & 1u)
+        return 0;
+    char takes[128] = "";
+    size_t n = 0;
+    for (int d = 0; d < 32 && n < sizeof takes; d++)
+        if ((info.index_types >> d) & 1u)
+            n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s", n ? ", " : "",
+                                  jit_dtype_name((jit_dtype)d));
+    PyErr_Format(TypeMismatch, "tensorjit: indices has dtype %s; %s takes %s indices (cast "
+                 "them, e.g. indices.astype(numpy.int64))", jit_dtype_name(t), info.name, takes);
+    return -1;
+}
+
 static int call_dims(const tj_call *c, int64_t *dims);
 
 static tj_kernel *call_family_kernel(const tj_call *c, const tj_attrs *at)
@@ -1144,7 +1163,8 @@ static PyObject *op_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t nar
         return NULL;
     tj_call c;
     PyObject *result = NULL;
-    if (call_inputs(&c, slot[R_DATA], slot[R_INDICES], slot[R_UPDATES], at.has_updates) != 0)
+    if (call_inputs(&c, slot[R_DATA], slot[R_INDICES], slot[R_UPDATES], at.has_updates) != 0 ||
+        check_index_type((jit_op)at.op, c.in[1].dtype) != 0)
         goto done;
     tj_kernel *k = call_family_kernel(&c, &at);
     if (!k)

@@ -42,6 +42,23 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     return result
 
 
+def _int64_indices(indices: Any, where: str) -> Any:
+    """Integer indices of a type the op does not take (GatherElements and
+    ScatterNDUpdate take int32 and int64, as OpenVINO's specs say) as int64,
+    which holds each value exactly; numpy takes any integer type. A uint64
+    beyond int64 is out of range for any array: IndexOutOfRange, naming
+    it, rather than a wrapped negative index."""
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu" or idx.dtype in (np.int32, np.int64):
+        return indices
+    top = np.iinfo(np.int64).max
+    if idx.dtype == np.uint64 and idx.size and idx.max() > top:
+        pos = np.unravel_index(int(np.argmax(idx > top)), idx.shape)
+        raise _tj.IndexOutOfRange(f"tensorjit: indices[{','.join(map(str, pos))}] = "
+                                  f"{idx[pos]} is out of range for {where}")
+    return idx.astype(np.int64)
+
+
 def _broadcast_except(arr: Any, indices: Any, axis: int) -> Tuple[Any, Any]:
     """arr and indices broadcast against each other in every dim but axis,
     as take_along_axis and put_along_axis do."""
@@ -73,6 +90,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
         arr = np.ravel(arr)
         axis = 0
     axis = _axis(axis, np.ndim(arr))
+    indices = _int64_indices(indices, f"arr's axis {axis} of size {np.shape(arr)[axis]}")
     arr, indices = _broadcast_except(arr, indices, axis)
     return _tj.gather_elements(arr, indices, axis, index_policy="negative-wraps")
 
@@ -106,7 +124,10 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     dims, broadcast together); b broadcasts to the selected shape."""
     a_arr = a if isinstance(a, np.ndarray) else np.asarray(a)
     parts = indices if isinstance(indices, tuple) else (indices,)
-    parts = np.broadcast_arrays(*[np.asarray(p) for p in parts])
+    parts = np.broadcast_arrays(*[np.asarray(_int64_indices(p, f"a's dimension {i} of size "
+                                                            f"{a_arr.shape[i]}"
+                                                            if i < a_arr.ndim else "a"))
+                                  for i, p in enumerate(parts)])
     tuples = np.stack(parts, axis=-1)
     if tuples.dtype.kind not in "iu":
         raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; add_at takes "

@@ -120,3 +120,34 @@ def test_add_at_scalar_update_and_bad_index():
     with pytest.raises(IndexError):
         tnp.add_at(a, [5], 1.0)
     np.testing.assert_array_equal(a, [3, 0, 0, 0, 1.5])
+
+
+@pytest.mark.parametrize("itype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32,
+                                   np.uint64])
+def test_numpy_names_take_every_integer_index_type(itype):
+    """numpy indexes with any integer type; GatherElements and
+    ScatterNDUpdate take int32 and int64 only (a user's trial found
+    take_along_axis and add_at refusing int8 indices)."""
+    a = rand((4, 6), np.float64)
+    idx = RNG.integers(0, 4, size=(4, 3)).astype(itype)
+    np.testing.assert_array_equal(tnp.take_along_axis(a, idx, 1), np.take_along_axis(a, idx, 1))
+    want, got = a.copy(), a.copy()
+    np.add.at(want, (idx[:, 0], idx[:, 1]), 2.0)
+    tnp.add_at(got, (idx[:, 0], idx[:, 1]), 2.0)
+    np.testing.assert_array_equal(got, want)
+    if itype == np.uint64:  # beyond int64: out of range, not wrapped to -1
+        far = np.array([[0, 2**64 - 1, 1]] * 4, np.uint64)
+        with pytest.raises(tensorjit.IndexOutOfRange, match=r"indices\[0,1\] = 18446744073709551615"):
+            tnp.take_along_axis(a, far, 1)
+
+
+def test_library_names_refuse_index_types_the_op_does_not_take():
+    """OpenVINO's GatherElements and ScatterNDUpdate take i32 or i64 indices:
+    another is a TypeMismatch (a TypeError) naming both, not a SignatureError."""
+    a = np.zeros((4, 6), np.float32)
+    with pytest.raises(tensorjit.TypeMismatch, match="indices has dtype i8; GatherElements "
+                                                     "takes i32, i64 indices"):
+        tensorjit.gather_elements(a, np.zeros((4, 6), np.int8), 1)
+    with pytest.raises(TypeError, match="ScatterNDUpdate takes i32, i64"):
+        tensorjit.scatter_nd_update(a, np.zeros((2, 1), np.uint16), np.zeros((2, 6), np.float32))
+    np.testing.assert_array_equal(tensorjit.gather(a, np.zeros(3, np.uint8), 1), np.zeros((4, 3)))
