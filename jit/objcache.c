@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define TJ_OBJ_MAGIC "TJKCACHE"
-#define TJ_OBJ_FORMAT 21u /* 2: the plan of levels; 3: range functions take flags;
+#define TJ_OBJ_FORMAT 22u /* 2: the plan of levels; 3: range functions take flags;
                             4: a bag kernel on one thread is one function;
                             5: dynamic and segments bag kernels split;
                             6: a bag kernel's loops compiled for compile time;
@@ -41,7 +41,10 @@
                             18: the primer is given the index type, not a width and sign;
                             19: dynamic split kernels check calls of 1 MB of indices in parts;
                             20: bags from a cached table prefetch further on Intel cores only;
-                            21: a dynamic bag kernel's checks are one runtime call */
+                            21: a dynamic bag kernel's checks are one runtime call;
+                            22: a dynamic ScatterElementsUpdate's levels before the axis
+                                are units whether or not indices span data there, its
+                                range's copy a word of the call */
 #define TJ_OBJ_MAX (256u << 20) /* no entry is larger: refuse before reading */
 
 typedef struct tj_obj_header {

@@ -112,3 +112,23 @@ def test_gather_nd_and_scatter_nd_run_the_jit_at_every_tuple_length(k):
     want = data.copy()
     want[tuple(flat.T)] = upd
     np.testing.assert_array_equal(tensorjit.scatter_nd_update(data, flat, upd), want)
+
+
+@pytest.mark.parametrize("x_shape, idx_shape, dim", [
+    ((100, 1000), (50, 1000), 1),          # a user's trial: 10x torch's time
+    ((6, 9, 10), (3, 9, 4), 2),
+    ((6, 9, 10), (6, 2, 4), 2),
+    ((6, 9, 10), (1, 1, 10), 2),
+    ((6, 9, 10), (6, 9, 4), 2),
+])
+def test_torch_scatter_with_a_smaller_index_runs_the_jit(x_shape, idx_shape, dim):
+    x = torch.randn(*x_shape)
+    src = torch.randn(*idx_shape)
+    # one index per row along dim: the result does not depend on the order of duplicates
+    idx = torch.stack([torch.randperm(x_shape[dim])[:idx_shape[dim]]
+                       for _ in range(int(np.prod(idx_shape)) // idx_shape[dim])])
+    idx = idx.reshape(*idx_shape[:dim], *idx_shape[dim + 1:], idx_shape[dim]).movedim(-1, dim)
+    expect_jit(tensorjit.scatter_elements_update_info(x, idx, src, dim, torch_dims=True))
+    torch.testing.assert_close(tensorjit.torch.scatter(x, dim, idx, src), x.scatter(dim, idx, src))
+    torch.testing.assert_close(tensorjit.torch.scatter_add(x, dim, idx, src),
+                               x.scatter_add(dim, idx, src))

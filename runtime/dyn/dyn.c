@@ -162,6 +162,7 @@ int tj_dyn_plan_sig(const tj_dyn *d, const jit_sig *s, int as_template, tj_plan 
     memset(p, 0, sizeof *p);
     if (d->def->plan(s, p, &(jit_shape){0}) || tj_check_threads(s->threads, &p->threads))
         return -1;
+    tj_plan_loosen(p); /* as the template was planned (tj_sig_plan_dyn) */
     int rc;
     if (as_template) {
         tj_plan as = *p;

@@ -22,6 +22,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -193,14 +194,14 @@ static int tj_dyn_try(tj_dyn *d, tj_dyn_search *s)
     jit_shape oa, ob;
     s->tries++;
     tj_dyn_assign(s, 0);
-    if (tj_sig_plan(s->def, &s->sig, &d->tmpl, &oa))
+    if (tj_sig_plan_dyn(s->def, &s->sig, &d->tmpl, &oa))
         return -1;
     if (!s->found_valid) {
         s->found_valid = 1;
         s->found_sig = s->sig;
     }
     tj_dyn_assign(s, 1);
-    if (tj_sig_plan(s->def, &s->sig, &pb, &ob) || !tj_same_structure(&d->tmpl, &pb))
+    if (tj_sig_plan_dyn(s->def, &s->sig, &pb, &ob) || !tj_same_structure(&d->tmpl, &pb))
         return -1;
     const uint64_t *wa = (const uint64_t *)(const void *)&d->tmpl;
     const uint64_t *wb = (const uint64_t *)(const void *)&pb;
@@ -208,6 +209,13 @@ static int tj_dyn_try(tj_dyn *d, tj_dyn_search *s)
     for (size_t w = 0; w < sizeof(tj_plan) / 8; w++)
         if (wa[w] != wb[w])
             d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    /* loose units tile data's copy in some calls and not in others
+     * (unit_copy_bytes 0: tj_plan_loosen): a word of each call's, as the
+     * instance and twin may agree on either */
+    if (d->tmpl.loose_units && d->tmpl.unit_levels) {
+        size_t w = offsetof(tj_plan, unit_copy_bytes) / 8;
+        d->vary[w / 64] |= (uint64_t)1 << (w % 64);
+    }
     d->out_shape = oa;
     for (int i = 0; i < oa.rank; i++)
         if (oa.dims[i] != ob.dims[i])
@@ -336,7 +344,7 @@ static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
                 continue;
             s->val_a[g] = s->cand[c];
             tj_dyn_assign(s, 0);
-            if (tj_sig_plan(s->def, &s->sig, &p, &o) != 0)
+            if (tj_sig_plan_dyn(s->def, &s->sig, &p, &o) != 0)
                 continue;
             if (o.rank != d->out_shape.rank) {
                 d->out_rank_varies = 1;
@@ -376,7 +384,7 @@ static void tj_dyn_try_ones(tj_dyn_search *s)
     for (int g = 0; g < s->ngroups; g++)
         tj_dyn_set(s, g, 1, 1, 1);
     tj_dyn_assign(s, 0);
-    if (tj_sig_plan(s->def, &s->sig, &p, NULL) == 0) {
+    if (tj_sig_plan_dyn(s->def, &s->sig, &p, NULL) == 0) {
         s->found_valid = 1;
         s->found_sig = s->sig;
     }
@@ -388,7 +396,7 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
     char first[TJ_ERROR_MAX];
     tj_dyn_search_init(s, d->def, &d->sig);
     tj_dyn_assign(s, 0);
-    if (tj_sig_plan(s->def, &s->sig, &d->tmpl, NULL) != 0)
+    if (tj_sig_plan_dyn(s->def, &s->sig, &d->tmpl, NULL) != 0)
         snprintf(first, sizeof first, "%s", jit_last_error());
     else
         first[0] = '\0';
@@ -404,7 +412,7 @@ static int tj_dyn_template(tj_dyn *d, tj_dyn_search *s)
     int ones = !s->found_valid;
     if (ones)
         tj_dyn_try_ones(s);
-    if (!s->found_valid || tj_sig_plan(s->def, &s->found_sig, &d->tmpl, &d->out_shape) != 0)
+    if (!s->found_valid || tj_sig_plan_dyn(s->def, &s->found_sig, &d->tmpl, &d->out_shape) != 0)
         return tj_error_set("no shape of this dynamic signature is valid (with its dynamic "
                             "dims at %" PRId64 ": %s)",
                             s->free_a, first[0] ? first : jit_last_error());

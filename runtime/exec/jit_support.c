@@ -235,6 +235,14 @@ static int tj_job_check(const tj_parallel_job *j)
     return j->dyn_check ? j->dyn_check(j->indices, j->p) : j->check(j->indices);
 }
 
+/* A dynamic call whose units do not tile data's copy (unit_copy_bytes 0,
+ * tj_dyn_plan_sig): the copy, whole, before any unit writes out. */
+static void tj_job_copy_first(const tj_parallel_job *j)
+{
+    if (j->p->unit_copy_bytes == 0 && j->p->copy_bytes > 0 && j->out != j->data)
+        memcpy(j->out, j->data, (size_t)j->p->copy_bytes);
+}
+
 static void tj_parallel_part(void *ctx, int64_t begin, int64_t end)
 {
     const tj_parallel_job *j = ctx;
@@ -273,8 +281,10 @@ static int tj_checked_alone(void *ctx)
 {
     tj_parallel_job *j = ctx;
     int rc = tj_checked_flags(j, tj_job_check(j));
-    if (rc == JIT_OK)
+    if (rc == JIT_OK) {
+        tj_job_copy_first(j);
         tj_parallel_part(j, 0, j->p->units);
+    }
     return rc;
 }
 
@@ -288,8 +298,10 @@ static int tj_checked_split(void *ctx, int parts)
     tj_pool_run(parts, j->p->tuples, tj_check_part, &c);
     int bits = __atomic_load_n(&c.bits, __ATOMIC_RELAXED);
     int rc = tj_checked_flags(j, bits & TJ_CHECK_BAD ? tj_job_check(j) : bits & TJ_CHECK_NEGATIVE);
-    if (rc == JIT_OK)
+    if (rc == JIT_OK) {
+        tj_job_copy_first(j);
         tj_pool_run(parts, j->p->units, tj_parallel_part, j);
+    }
     return rc;
 }
 
@@ -304,6 +316,7 @@ static int tj_parallel_run(tj_parallel_job *job, tj_split_stat *st, int in_place
     double work = tj_split_work(job->p, in_place);
     if (job->flags & TJ_RANGE_UNCHECKED)
         return tj_split_ways_run(&size, work, st, &tj_checked_ways, job);
+    tj_job_copy_first(job);
     tj_split_run(&size, work, st, tj_parallel_part, job);
     return JIT_OK;
 }

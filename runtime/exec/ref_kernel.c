@@ -243,6 +243,10 @@ int tj_ref_run(const tj_plan *p, const void *data, const void *indices, const vo
     rc = tj_report_bad_index(p, indices);
     if (rc != JIT_OK)
         return rc;
+    if (p->units == 0 && p->copy_bytes && out != data) { /* loose units of a zero trip */
+        memcpy(out, data, (size_t)p->copy_bytes);
+        return JIT_OK;
+    }
     return tj_ref_range(p, data, indices, updates, out, 0, p->units);
 }
 
@@ -258,10 +262,14 @@ int tj_ref_range(const tj_plan *p, const void *data, const void *indices, const 
     tj_run r = {p, data, updates, indices, out, NULL, NULL, NULL, 0, 0};
     if (tj_ref_scratch(&r) != 0) /* before anything is written */
         return JIT_STATUS_NO_MEMORY;
-    if (p->copy_bytes && out != data) /* a scatter: each unit copies its part first */
-        memcpy((char *)out + begin * p->unit_copy_bytes,
-               (const char *)data + begin * p->unit_copy_bytes,
-               (size_t)((end - begin) * p->unit_copy_bytes));
+    if (p->copy_bytes && out != data) { /* a scatter: each unit copies its part first */
+        int64_t at = begin * p->unit_copy_bytes, n = (end - begin) * p->unit_copy_bytes;
+        if (p->unit_copy_bytes == 0) { /* loose units (tj_dyn_plan_sig): only run whole */
+            at = 0;
+            n = p->copy_bytes;
+        }
+        memcpy((char *)out + at, (const char *)data + at, (size_t)n);
+    }
     if (p->visits == 0)
         return JIT_OK;
     if (p->reduction == JIT_REDUCTION_NONE) {

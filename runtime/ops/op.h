@@ -81,6 +81,11 @@ const tj_op_def *tj_sig_op(const jit_sig *sig);
 /* The plan (and output shape) of a signature of def's op, every check
  * included. */
 int tj_sig_plan(const tj_op_def *def, const jit_sig *sig, tj_plan *plan, jit_shape *out_shape);
+/* The same for a dynamic family's template and calls: the plan's loose
+ * units taken as unit levels (tj_plan_loosen), so that one template's
+ * code runs indices smaller than data and equal to it alike. */
+int tj_sig_plan_dyn(const tj_op_def *def, const jit_sig *sig, tj_plan *plan,
+                    jit_shape *out_shape);
 
 /* jit_output_shape of a signature of def's op (a dynamic one's too), for
  * an op's describe hook, which names its own entry. */

@@ -83,6 +83,8 @@ int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix,
         return -1;
     for (int i = 0; i < d->rank; i++) {
         units = gather || (units && i < a && ix->dims[i] == d->dims[i]);
+        if (!gather && i < a)
+            p->loose_units = i + 1;
         tj_plan_level(p, ix->dims[i], index_stride[i] / p->index_size,
                       i == a ? 0 : data_stride[i], dense_stride[i], units);
     }
@@ -201,6 +203,30 @@ static int tj_plan_rows(const tj_plan *p)
     return reach <= p->strides[0];
 }
 
+/* Whether the unit levels walk data's copy densely: the first spans it,
+ * each next one its predecessor's step, so unit u copies bytes [u, u + 1)
+ * x unit_copy_bytes. Loose units (tj_plan_loosen) may not: indices
+ * smaller than data leave rows no unit holds. */
+static int tj_units_tile_copy(const tj_plan *p)
+{
+    if (p->loose_units == 0 || p->unit_levels == 0 || p->row_units || p->copy_bytes == 0)
+        return 1; /* only loose units may leave rows out */
+    int64_t span = p->copy_bytes;
+    for (int l = 0; l < p->unit_levels; l++) {
+        const tj_level *v = &p->levels[l];
+        if (!tj_steps_reach(v->indexed_step, v->trip, span))
+            return 0;
+        span = v->indexed_step;
+    }
+    return 1;
+}
+
+void tj_plan_loosen(tj_plan *p)
+{
+    if (p->loose_units > p->unit_levels && p->copy_bytes > 0)
+        p->unit_levels = p->loose_units;
+}
+
 static int tj_plan_count(tj_plan *p)
 {
     int64_t visits = 1, units = 1;
@@ -221,6 +247,8 @@ static int tj_plan_count(tj_plan *p)
     p->visits = visits;
     p->units = units;
     p->unit_copy_bytes = units ? p->copy_bytes / units : 0;
+    if (!tj_units_tile_copy(p))
+        p->unit_copy_bytes = 0; /* loose units: the copy is made whole first */
     p->tuples = p->depth ? p->indices_elems / p->depth : 0;
     return 0;
 }

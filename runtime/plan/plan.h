@@ -125,6 +125,13 @@ typedef struct tj_plan {
      * iterations write the same bytes): their iterations, flattened, are
      * the units that threads may split. 0: one unit, the whole nest. */
     int unit_levels;
+    /* Of a scatter's leading levels, those whose iterations are
+     * independent although they may not tile data's copy
+     * (ScatterElementsUpdate's before the axis, indices smaller than data
+     * there). A dynamic call may take them as its unit levels, as its
+     * template does (tj_plan_loosen); where they do not tile the copy its
+     * unit_copy_bytes is 0: the copy is made whole before the units run. */
+    int loose_units;
     int64_t units;              /* product of the unit levels' trips, or (row_units) rows */
     /* A scatter with no unit level whose every update lands inside one row
      * of data dimension 0 (the row its first index selects): its units are
@@ -178,6 +185,13 @@ void tj_plan_init(tj_plan *p, const jit_sig *s, tj_side indexed, int has_updates
  * of the version, the element type) and puts it in the plan; 0 or -1. */
 int tj_plan_reduction(tj_plan *p, const jit_sig *s, unsigned allowed, const char *op,
                       int version);
+
+/* A dynamic family's plan (template or call, before tj_plan_finish*):
+ * its loose units taken as unit levels, so a call with indices smaller
+ * than data runs the code of a template made with them equal; where they
+ * do not tile data's copy, unit_copy_bytes is 0 and the copy is made
+ * whole before the units run (tj_rt_dyn_parallel, the reference kernel). */
+void tj_plan_loosen(tj_plan *p);
 
 /* Appends a level; unit says whether its iterations are independent (the
  * unit levels must come first). */

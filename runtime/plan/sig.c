@@ -85,20 +85,33 @@ const tj_op_def *tj_sig_op(const jit_sig *sig)
     return tj_op_find(sig->op);
 }
 
-int tj_sig_plan(const tj_op_def *def, const jit_sig *s, tj_plan *p, jit_shape *out_shape)
+static int tj_sig_plan_with(const tj_op_def *def, const jit_sig *s, tj_plan *p,
+                            jit_shape *out_shape, int loose)
 {
     jit_shape out;
     if (s->no_init_val && !(def->info.attrs & JIT_ATTR_INIT_VAL)) {
         /* an attribute the op lacks changes nothing (the key drops it too) */
         jit_sig v = *s;
         v.no_init_val = 0;
-        return tj_sig_plan(def, &v, p, out_shape);
+        return tj_sig_plan_with(def, &v, p, out_shape, loose);
     }
     if (def->plan(s, p, &out) != 0)
         return -1;
+    if (loose)
+        tj_plan_loosen(p);
     if (tj_check_threads(s->threads, &p->threads) || tj_plan_finish(p))
         return -1;
     if (out_shape)
         *out_shape = out;
     return 0;
+}
+
+int tj_sig_plan(const tj_op_def *def, const jit_sig *s, tj_plan *p, jit_shape *out_shape)
+{
+    return tj_sig_plan_with(def, s, p, out_shape, 0);
+}
+
+int tj_sig_plan_dyn(const tj_op_def *def, const jit_sig *s, tj_plan *p, jit_shape *out_shape)
+{
+    return tj_sig_plan_with(def, s, p, out_shape, 1);
 }
