@@ -82,8 +82,8 @@ werror = ["-Werror"] if found_by == "the source tree" else []
 setup(
     ext_modules=[Extension(
         "tensorjit._tensorjit",
-        sources=["tensorjit/_tensorjit.c"],
-        depends=["tensorjit/_dlpack.h"],
+        sources=["tensorjit/_tensorjit.c", "tensorjit/_torch_tensor.c"],
+        depends=["tensorjit/_dlpack.h", "tensorjit/_torch_tensor.h"],
         include_dirs=[include_dir, numpy.get_include()],
         library_dirs=[lib_dir],
         runtime_library_dirs=[lib_dir],

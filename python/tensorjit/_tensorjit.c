@@ -22,6 +22,7 @@
 #include <tensorjit.h>
 
 #include "_dlpack.h"
+#include "_torch_tensor.h"
 
 /* A family table of 2x its cap keeps linear probes short. */
 #define TJ_SLOTS 1024
@@ -576,12 +577,39 @@ static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int r
     return 0;
 }
 
+/* A plain torch tensor, read through its attributes: 1 when it was. */
+static int array_from_torch(PyObject *obj, int for_out, tj_array *a)
+{
+    tj_torch_view v;
+    int r = tj_torch_view_of(obj, for_out, &v);
+    if (r == TJ_TORCH_NEG_OUT)
+        PyErr_SetString(SignatureError, "tensorjit: out has torch's negative bit (a view that "
+                        "negates its memory): pass a tensor of its own memory");
+    if (r <= 0)
+        return r < 0 ? -1 : 0;
+    a->owner = v.owner;
+    a->ptr = v.ptr;
+    a->ndim = v.ndim;
+    a->dtype = v.dtype;
+    int64_t n = 1;
+    for (int i = 0; i < v.ndim; i++) {
+        a->dims[i] = v.dims[i];
+        n *= v.dims[i];
+    }
+    a->nbytes = n * jit_dtype_size(v.dtype);
+    a->foreign = 1;
+    return 1;
+}
+
 /* obj as an array the kernel can read (or, for_out, write in place). */
 static int array_get(PyObject *obj, const char *what, int for_out, tj_array *a)
 {
     a->owner = NULL;
     if (PyArray_Check(obj))
         return array_from_numpy((PyArrayObject *)obj, what, for_out, a);
+    int torch = array_from_torch(obj, for_out, a);
+    if (torch != 0)
+        return torch < 0 ? -1 : 0;
     PyObject *dl = NULL;
     if (!PyArray_IsAnyScalar(obj) && !PyList_Check(obj) && !PyTuple_Check(obj)) {
         dl = PyObject_GetAttrString(obj, "__dlpack__");

@@ -87,6 +87,31 @@ def test_a_tensor_dlpack_refuses_raises_a_tensorjit_error():
         tensorjit.gather(data, torch.tensor([0]), 0)
 
 
+def test_negative_bit_tensors_give_their_values():
+    """torch._neg_view's memory holds the negated values; its DLPack export
+    handed out that memory, so gather returned them unnegated."""
+    x = rand((4, 3), torch.float32)
+    idx = torch.tensor([3, 0])
+    assert torch.equal(tensorjit.gather(torch._neg_view(x), idx, 0), -x[idx])
+    assert torch.equal(tensorjit.gather(x, torch._neg_view(torch.tensor([-3, 0])), 0), x[idx])
+    out = torch.zeros(2, 3)
+    with pytest.raises(tensorjit.SignatureError, match="negative bit"):
+        tensorjit.gather(x, idx, 0, out=torch._neg_view(out))
+    assert torch.equal(out, torch.zeros(2, 3))
+
+
+def test_tensor_subclasses_and_slices_are_read_where_they_lie():
+    class Tagged(torch.Tensor):
+        pass
+    x = rand((6, 3), torch.float32)
+    idx = torch.tensor([4, 1])
+    got = tensorjit.gather(x.as_subclass(Tagged), idx, 0)  # through DLPack
+    assert isinstance(got, Tagged) and torch.equal(got.as_subclass(torch.Tensor), x[idx])
+    tail = x[2:]  # a view with a storage offset: data_ptr() points at its first element
+    assert torch.equal(tensorjit.gather(tail, torch.tensor([0, 3]), 0), tail[[0, 3]])
+    assert torch.equal(tensorjit.gather(x.to(torch.bfloat16), idx, 0), x.to(torch.bfloat16)[idx])
+
+
 def test_numpy_data_with_tensor_indices_gives_numpy():
     data = np.arange(12.0).reshape(4, 3)
     got = tensorjit.gather(data, torch.tensor([3, 1]), 0)
