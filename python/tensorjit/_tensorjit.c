@@ -341,6 +341,7 @@ static tj_kernel *family_kernel(const tj_family *f, const int64_t *dims)
     for (size_t i = h; g_table[i].k; i = (i + 1) & (TJ_SLOTS - 1)) {
         if (memcmp(&g_table[i].key, f, sizeof *f) == 0) {
             kernel_retire(k, 1);
+            g_compiles--; /* the library's kernel was the other thread's */
             return g_table[i].k;
         }
     }

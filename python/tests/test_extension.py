@@ -165,6 +165,32 @@ def test_the_table_starts_over_at_its_cap_and_results_stay_right():
         _tensorjit._set_max_families(512)
 
 
+def test_threads_first_calling_one_family_count_one_compile():
+    """Threads that meet a new family at once each compile it with the GIL
+    released; the library hands them one kernel, and stats() counted one
+    compile per thread (4 against library_kernels' 1)."""
+    tensorjit.shutdown()
+    start = tensorjit.stats()["compiles"]
+    go = threading.Barrier(4)
+    data = np.arange(40, dtype=np.float32).reshape(10, 4)
+    results = [None] * 4
+
+    def first_call(t):
+        go.wait()
+        results[t] = tensorjit.gather_elements(data, np.full((10, 4), t % 4), 1)
+
+    threads = [threading.Thread(target=first_call, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for t in range(4):
+        np.testing.assert_array_equal(results[t], np.take_along_axis(data, np.full((10, 4), t), 1))
+    stats = tensorjit.stats()
+    assert stats["compiles"] - start == 1
+    assert stats["kernels"] == 1 and stats["library_kernels"] == 1
+
+
 def test_threads_clearing_the_table_under_running_kernels():
     # one thread runs long kernels without the GIL while others fill a
     # table of 2 families over and over: the running kernel must survive
