@@ -396,7 +396,9 @@ void jit_free(void *p);
  * the check too: call it for every part in [0, parts), and the ranges
  * only after every part returned 0 (a bad index's status and message name
  * the first bad index, as validate's; under negative-wraps the ranges
- * then wrap every index). -1 / non-zero for an unknown kernel.
+ * then wrap every index). A range must lie in [0, units) (begin == end:
+ * nothing to do); one past either end is JIT_STATUS_BAD_SHAPE, nothing
+ * written. -1 / non-zero for an unknown kernel.
  * JIT-compiled ranges come with kernels compiled with threads > 1 (large
  * ones); for the others these run the reference code on the plan. */
 int64_t jit_gather_nd_units(jit_gather_nd_fn kernel);
@@ -430,7 +432,8 @@ char *jit_scatter_update_explain(const jit_scatter_update_sig *sig);
 int jit_cache_open(const char *dir);
 void jit_cache_close(void);
 /* Entries and bytes in the open cache folder (clear: deletes them first
- * and reports what it deleted); its path into dir. -1 if none is open. */
+ * and reports what it deleted); its path into dir. Each of entries, bytes
+ * and dir may be NULL. -1 if none is open. */
 int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len);
 
 /* The kernel limit: a cap on the JIT kernels this process keeps, by count

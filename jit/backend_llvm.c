@@ -479,6 +479,11 @@ int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *d
     return tj_objcache_stats(remove, entries, bytes, dir, dlen);
 }
 
+void tj_backend_cache_refusal(char *why, size_t len)
+{
+    tj_objcache_refusal(why, len);
+}
+
 static char *tj_copy_text(const char *s, size_t n)
 {
     char *t = tj_malloc(n + 1);

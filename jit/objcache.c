@@ -58,6 +58,7 @@ typedef struct tj_obj_header {
 
 static pthread_mutex_t tj_objcache_lock = PTHREAD_MUTEX_INITIALIZER;
 static char tj_objcache_dir[4096]; /* "" when closed */
+static char tj_objcache_refused[600]; /* why the last open failed, "" if it did not */
 /* The folder's bytes as of the last scan plus what this process stored
  * since (-1: not scanned yet). Scanning lists and stats every entry; doing
  * it after every store made filling a folder quadratic (docs/performance.md,
@@ -107,8 +108,11 @@ static int tj_check_dir(const char *dir, char *why, size_t len)
         return snprintf(why, len, "cache folder %s is writable by group or others (mode %03o): "
                         "refused, since whoever writes the cache runs code",
                         dir, (unsigned)(st.st_mode & 0777)), -1;
-    if (access(dir, R_OK | W_OK | X_OK) != 0)
-        return snprintf(why, len, "cache folder %s: %s", dir, strerror(errno)), -1;
+    /* one this process may only read serves its entries and stores none
+     * (a server's read-only image of a cache --precompile filled) */
+    if (access(dir, R_OK | X_OK) != 0)
+        return snprintf(why, len, "cache folder %s cannot be listed and read: %s", dir,
+                        strerror(errno)), -1;
     return 0;
 }
 
@@ -126,8 +130,16 @@ int tj_objcache_open(const char *dir, char *why, size_t len)
         else if ((rc = tj_check_dir(dir, why, len)) == 0)
             snprintf(tj_objcache_dir, sizeof tj_objcache_dir, "%s", dir);
     }
+    snprintf(tj_objcache_refused, sizeof tj_objcache_refused, "%s", rc ? why : "");
     pthread_mutex_unlock(&tj_objcache_lock);
     return rc;
+}
+
+void tj_objcache_refusal(char *why, size_t len)
+{
+    pthread_mutex_lock(&tj_objcache_lock);
+    snprintf(why, len, "%s", tj_objcache_refused);
+    pthread_mutex_unlock(&tj_objcache_lock);
 }
 
 void tj_objcache_init_crypto(void)

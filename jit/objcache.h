@@ -58,5 +58,7 @@ void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len);
 
 /* Entries and bytes in the open folder; with remove, deletes them. */
 int tj_objcache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen);
+/* Why the last tj_objcache_open was refused ("" if it was not). */
+void tj_objcache_refusal(char *why, size_t len);
 
 #endif

@@ -174,7 +174,7 @@ int tj_info_of(jit_kernel fn, jit_op op, jit_kernel_info *info)
         return -1;
     if (!info) {
         tj_user_kernel_done(&pin);
-        return tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
+        return tj_error_set("info is NULL: nowhere to write the kernel's info (NULL argument)");
     }
     info->engine = k->engine;
     info->dynamic = k->plan.dyn != NULL;
@@ -325,8 +325,16 @@ int jit_cache_open(const char *dir)
 
 int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len)
 {
-    if (tj_backend_cache_stats(clear, entries, bytes, dir, dir_len) != 0)
-        return tj_error_set("no cache folder is open");
+    int64_t e, b; /* what a caller asking for less still needs counted */
+    char none[1];
+    if (tj_backend_cache_stats(clear, entries ? entries : &e, bytes ? bytes : &b,
+                               dir ? dir : none, dir ? dir_len : sizeof none) != 0) {
+        char why[600];
+        tj_backend_cache_refusal(why, sizeof why);
+        return why[0] ? tj_error_set("no cache folder is open (the last one asked for was "
+                                     "refused: %s)", why)
+                      : tj_error_set("no cache folder is open");
+    }
     return 0;
 }
 

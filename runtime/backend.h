@@ -38,6 +38,9 @@ int tj_backend_parts(const tj_plan *plan, tj_backend_kernel *out, char *why, siz
 int tj_backend_cache_open(const char *dir, char *why, size_t why_len);
 /* Entries and bytes of the open cache folder (remove: delete them); -1 if none is open. */
 int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen);
+/* Why the last folder asked for (TENSORJIT_CACHE_DIR's too) was refused;
+ * "" when it was not, or none was asked for. */
+void tj_backend_cache_refusal(char *why, size_t len);
 void tj_backend_release(void *handle);
 
 /* Whether the kernel of plan, compiled for its threads (> 1), splits its

@@ -49,6 +49,11 @@ int tj_backend_cache_open(const char *dir, char *why, size_t why_len)
     return -1;
 }
 
+void tj_backend_cache_refusal(char *why, size_t len)
+{
+    snprintf(why, len, "this build has no JIT backend, so no cache of compiled kernels");
+}
+
 int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen)
 {
     (void)remove;

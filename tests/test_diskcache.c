@@ -228,6 +228,42 @@ static void test_unsafe_folders_are_refused(void **state)
     assert_int_equal(jit_cache_open(dir), 0);
 }
 
+/* A folder this process may only read serves its entries and stores none
+ * (a server's read-only image of a cache --precompile filled): it was
+ * refused, and every kernel compiled again. jit_cache_stats takes NULL
+ * for what a caller does not want (it wrote through them), and says why
+ * the last folder asked for was refused. */
+static void test_read_only_folder_serves_its_entries(void **state)
+{
+    (void)state;
+    clear();
+    assert_int_equal(compile_and_check(sig(64, 0)), 0);
+    assert_int_equal(chmod(dir, 0500), 0);
+    assert_int_equal(compile_and_check(sig(64, 0)), 1);
+    assert_int_equal(compile_and_check(sig(32, 0)), 0);
+    int64_t n = -1;
+    assert_int_equal(jit_cache_stats(0, &n, NULL, NULL, 0), 0);
+    if (geteuid() != 0) /* root writes whatever the mode says */
+        assert_int_equal(n, 1);
+    assert_int_equal(jit_cache_stats(0, NULL, NULL, NULL, 0), 0);
+    assert_int_equal(chmod(dir, 0700), 0);
+
+    char file[256];
+    snprintf(file, sizeof file, "%s/not-a-folder", base);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(jit_cache_open(file), -1);
+    assert_int_equal(jit_cache_stats(0, NULL, NULL, NULL, 0), -1);
+    assert_non_null(strstr(jit_last_error(), "no cache folder is open (the last one asked for "
+                                             "was refused: cache folder"));
+    assert_non_null(strstr(jit_last_error(), "is not a folder"));
+    jit_cache_close();
+    assert_int_equal(jit_cache_stats(0, NULL, NULL, NULL, 0), -1);
+    assert_string_equal(jit_last_error(), "no cache folder is open");
+    assert_int_equal(jit_cache_open(dir), 0);
+}
+
 static int64_t cache_bytes(void)
 {
     int64_t n, b;
@@ -573,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_an_object_that_fails_to_load_is_not_stored),
         cmocka_unit_test(test_code_knobs_are_in_the_key),
         cmocka_unit_test(test_unsafe_folders_are_refused),
+        cmocka_unit_test(test_read_only_folder_serves_its_entries),
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
         cmocka_unit_test(test_split_kernels_load_their_parts),

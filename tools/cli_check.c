@@ -30,6 +30,6 @@ int tj_cli_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, const char
                c->skipped ? c->first_failure : c->failed ? "FAILED" : "ok");
     }
     if (d.shapes && !d.empty)
-        printf("no empty shape of the family is valid: none run\n");
+        printf("none of the empty shapes tried is valid (the family may still have one): none run\n");
     return tj_cli_check_report(&d.total, what);
 }

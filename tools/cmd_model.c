@@ -177,7 +177,7 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
                c->skipped ? c->first_failure : c->failed ? c->first_failure : "ok");
     }
     if (d->shapes && !d->empty)
-        printf("    no empty shape of the family is valid: none run\n");
+        printf("    none of the empty shapes tried is valid (the family may still have one): none run\n");
 }
 
 /* The compile ms column: the kernel's time, or "= id N" where an earlier

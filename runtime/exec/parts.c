@@ -229,6 +229,18 @@ static int tj_range_flags(const tj_kernel *k, const void *indices)
     return indices && nonneg == indices ? TJ_RANGE_NONNEG : 0;
 }
 
+/* A range of units must lie in [0, units): a caller's part arithmetic
+ * that goes past either end is told so, not clipped into partial output. */
+static int tj_range_in(const char *what, int64_t begin, int64_t end, int64_t units)
+{
+    if (begin >= 0 && begin <= end && end <= units)
+        return JIT_OK;
+    tj_error_set("%s: units [%lld, %lld) are not a range within the kernel's %lld units "
+                 "(0 <= begin <= end <= units)",
+                 what, (long long)begin, (long long)end, (long long)units);
+    return JIT_STATUS_BAD_SHAPE;
+}
+
 static int tj_range_of(const tj_kernel *k, const void *data, const void *indices,
                        const void *updates, void *out, int64_t begin, int64_t end)
 {
@@ -236,14 +248,10 @@ static int tj_range_of(const tj_kernel *k, const void *data, const void *indices
                                    "call jit_run_range_bag");
     if (rc == JIT_OK)
         rc = tj_check_buffers(&k->plan, data, indices, updates, out);
-    if (rc != JIT_OK)
+    if (rc == JIT_OK)
+        rc = tj_range_in("jit_run_range", begin, end, k->plan.units);
+    if (rc != JIT_OK || begin == end)
         return rc;
-    if (begin < 0)
-        begin = 0;
-    if (end > k->plan.units)
-        end = k->plan.units;
-    if (begin >= end)
-        return JIT_OK;
     tj_lazy_parts parts;
     if (tj_parts_of(k, &parts))
         return parts.range(data, indices, updates, out, begin, end, tj_range_flags(k, indices));
@@ -331,7 +339,7 @@ int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void
     return rc;
 }
 
-/* Bags [begin, end) (clamped to the kernel's), the inputs checked. */
+/* Bags [begin, end) (within the kernel's), the inputs checked. */
 static int tj_bag_range(const tj_kernel *k, const void *table, const void *indices,
                         const void *offsets, const void *weights, void *out, int64_t begin,
                         int64_t end)
@@ -360,6 +368,8 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void 
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_run_range");
     if (rc == JIT_OK)
         rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
+    if (rc == JIT_OK)
+        rc = tj_range_in("jit_run_range_bag", begin, end, k->plan.bag.bags);
     if (rc == JIT_OK)
         rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
     tj_user_kernel_done(&pin);
