@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static tj_config tj_cfg;
 static atomic_int tj_cfg_loaded;
@@ -46,6 +47,24 @@ static tj_knob tj_read_count(const char *name, int debug)
     return (tj_knob){1, n};
 }
 
+/* A switch's value: off, 0, false or no (any case) turn it off; on, 1,
+ * true, yes or nothing leave it on; anything else leaves it on too, said
+ * on stderr under TENSORJIT_DEBUG (a typo must not pass for a choice). */
+static int tj_read_off(const char *v, const char *name, int debug)
+{
+    static const char *off[] = {"off", "0", "false", "no"}, *on[] = {"", "on", "1", "true", "yes"};
+    for (size_t i = 0; i < sizeof off / sizeof *off; i++)
+        if (strcasecmp(v, off[i]) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof on / sizeof *on; i++)
+        if (strcasecmp(v, on[i]) == 0)
+            return 0;
+    if (debug)
+        fprintf(stderr, "tensorjit: %s=%s ignored: not off, 0, false, no, on, 1, true or yes\n",
+                name, v);
+    return 0;
+}
+
 static void tj_read_codegen(tj_codegen_config *c)
 {
     c->unroll = tj_read_number("TENSORJIT_UNROLL");
@@ -74,7 +93,7 @@ static void tj_read(tj_config *c)
     const char *dbg = getenv("TENSORJIT_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     tj_read_text("TENSORJIT_JIT", c->jit, sizeof c->jit);
-    c->jit_off = strcmp(c->jit, "off") == 0 || strcmp(c->jit, "0") == 0;
+    c->jit_off = tj_read_off(c->jit, "TENSORJIT_JIT", c->debug);
     tj_read_text("TENSORJIT_CACHE_DIR", c->cache_dir, sizeof c->cache_dir);
     tj_knob cap = tj_read_number("TENSORJIT_CACHE_MAX_BYTES");
     c->cache_max_bytes = cap.value > 0 ? cap.value : 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "half.h"
@@ -201,7 +202,8 @@ void support_expect_jit(const jit_kernel_info *info, const char *what)
 {
 #ifdef TJ_WITH_JIT
     const char *off = getenv("TENSORJIT_JIT");
-    if (off && (strcmp(off, "off") == 0 || strcmp(off, "0") == 0))
+    if (off && (strcasecmp(off, "off") == 0 || strcmp(off, "0") == 0 ||
+                strcasecmp(off, "false") == 0 || strcasecmp(off, "no") == 0))
         return;
     if (info->engine != JIT_ENGINE_JIT) {
         fprintf(stderr, "%s: the reference kernel served (%s), not the JIT\n", what, info->why);

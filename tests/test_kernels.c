@@ -335,6 +335,15 @@ static void test_env_forces_reference(void **state)
     assert_int_equal(jit_gather_nd_info(fn, &info), 0);
     assert_int_equal(info.engine, JIT_ENGINE_REFERENCE);
     assert_string_equal(info.why, "TENSORJIT_JIT=off");
+    /* the other spellings of off (a user's FALSE left the JIT on unsaid) */
+    const char *offs[] = {"OFF", "false", "No"};
+    for (size_t i = 0; i < sizeof offs / sizeof *offs; i++) {
+        support_setenv("TENSORJIT_JIT", offs[i]);
+        fn = jit_gather_nd_compile(&s);
+        assert_int_equal(jit_gather_nd_info(fn, &info), 0);
+        assert_int_equal(info.engine, JIT_ENGINE_REFERENCE);
+        support_unsetenv("TENSORJIT_JIT");
+    }
 }
 
 /* Every reduction and use_init_val is a kernel of its own (a key that
