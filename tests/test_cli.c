@@ -1134,6 +1134,12 @@ static void test_dynamic_shape_flags(void **state)
                      0);
     assert_non_null(strstr(out_text, "shape data [2,2,2], indices [2,2]: ok\n"));
     assert_non_null(strstr(out_text, " passed, 0 failed\n"));
+    /* an empty shape the all-zero candidate misses (the rules tie the tuple
+     * length to 2): one made from a shape with elements, a dim at 0 */
+    assert_int_equal(run("check scatter-nd-update --data-shape '?x?x?' --indices-shape '?x?' "
+                         "--updates-shape '?x?' --reduction prod --dtype bf16 --runs 2"), 0);
+    assert_non_null(strstr(out_text, " (empty): ok\n"));
+    assert_null(strstr(out_text, "none run"));
     /* a bound caps the shapes check picks */
     assert_int_equal(run("check gather --data-shape 10x4 --indices-shape '?:2x?' --axis 0 "
                          "--runs 2"), 0);

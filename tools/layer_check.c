@@ -598,20 +598,53 @@ static int tj_fitting_candidate(const jit_sig *sig, int k, int shrink, int64_t m
  * fits as it is, the candidates shrunk to fit. A candidate tied to a large
  * static dim (an embedding table's rows) must neither take the place of
  * small ones nor be tried at its size: it once was, at 7.7 TB. */
+/* Adds the bound shape s (r->shape[r->shapes]) unless it is a repeat. */
+static void tj_add_shape(tj_dyn_check_result *r, tj_dyn_shape *s)
+{
+    if (tj_seen(r, s->dims, s->ndims))
+        return;
+    s->empty = tj_sig_empty(&s->sig);
+    r->empty += s->empty;
+    r->nonempty += !s->empty;
+    r->shapes++;
+}
+
+/* An empty shape from a valid one with elements: a dynamic dim at 0, the
+ * dims equal to it too (the op may tie them). The candidates' all-zero
+ * shape misses families whose rules tie a dim to a number (ScatterNDUpdate
+ * with data [?,?,?], indices [?,?], updates [?,?]: its tuple length is 2,
+ * and indices [0,2] is empty). */
+static void tj_add_empty_of(const jit_sig *sig, const tj_dyn_shape *full, tj_dyn_check_result *r)
+{
+    unsigned char dynamic[3 * JIT_MAX_RANK];
+    tj_dynamic_dims(sig, dynamic);
+    for (int at = 0; at < full->ndims && r->shapes < TJ_DYN_SHAPES && !r->empty; at++) {
+        if (!dynamic[at] || full->dims[at] == 0)
+            continue;
+        for (int ties = 0; ties < 2 && !r->empty; ties++) {
+            tj_dyn_shape *s = &r->shape[r->shapes];
+            *s = *full;
+            for (int i = 0; i < full->ndims; i++)
+                if (i == at || (ties && dynamic[i] && full->dims[i] == full->dims[at]))
+                    s->dims[i] = 0;
+            if (tj_bind(sig, s->dims, &s->sig) == 0 && tj_sig_empty(&s->sig))
+                tj_add_shape(r, s);
+        }
+    }
+}
+
 static void tj_pick_shapes(const jit_sig *sig, int64_t max_bytes, tj_dyn_check_result *r)
 {
     for (int shrink = 0; shrink < 2 && r->nonempty == 0; shrink++)
         for (int k = 0; k < TJ_CANDIDATES && r->shapes < TJ_DYN_SHAPES; k++) {
             tj_dyn_shape *s = &r->shape[r->shapes];
             memset(s, 0, sizeof *s);
-            if (tj_fitting_candidate(sig, k, shrink, max_bytes, r, s) != 0 ||
-                tj_seen(r, s->dims, s->ndims))
-                continue;
-            s->empty = tj_sig_empty(&s->sig);
-            r->empty += s->empty;
-            r->nonempty += !s->empty;
-            r->shapes++;
+            if (tj_fitting_candidate(sig, k, shrink, max_bytes, r, s) == 0)
+                tj_add_shape(r, s);
         }
+    for (int i = 0, n = r->shapes; i < n && !r->empty; i++)
+        if (!r->shape[i].empty)
+            tj_add_empty_of(sig, &r->shape[i], r);
 }
 
 void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
