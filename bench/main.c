@@ -17,8 +17,26 @@
 typedef struct tj_bench_opts {
     const char *only;
     int json, rounds, compile, compile_only, compile_runs;
+    int rounds_given, policy_given, runs_given; /* to refuse what would be ignored */
     tj_scale_opts scale; /* ncounts > 0: --threads */
 } tj_bench_opts;
+
+/* Flags one mode ignores are refused: a user's --compile --workload G6
+ * timed every workload's compile. 0, or -1 after the error line. */
+static int tj_bench_consistent(const tj_bench_opts *o)
+{
+    if (o->compile_only && (o->only || o->rounds_given || o->scale.ncounts || !o->compile))
+        return tj_cli_fail("bench: --compile times every workload's compile over --runs N "
+                           "processes: --workload, --rounds, --threads and --no-compile do "
+                           "not apply to it"), -1;
+    if (o->policy_given && !o->scale.ncounts)
+        return tj_cli_fail("bench: --policy is the index policy of the --threads runs: give "
+                           "--threads too"), -1;
+    if (o->runs_given && !o->compile_only)
+        return tj_cli_fail("bench: --runs is the number of processes of --compile: give "
+                           "--compile too"), -1;
+    return 0;
+}
 
 static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
 {
@@ -42,6 +60,7 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
             if (tj_cli_int("--rounds", argv[++i], 3, 64, &n))
                 return -1;
             o->rounds = (int)n;
+            o->rounds_given = 1;
         } else if (strcmp(a, "--threads") == 0 && v) {
             if (tj_scale_parse(argv[++i], &o->scale) != 0)
                 return tj_cli_fail("bench: --threads takes a list of 1 to %d counts in [1, 64], "
@@ -51,17 +70,19 @@ static int tj_bench_args(int argc, char **argv, tj_bench_opts *o)
         } else if (strcmp(a, "--policy") == 0 && v) {
             if (jit_index_policy_from_name(argv[++i], &o->scale.policy) != 0)
                 return tj_cli_fail("bench: no index policy '%s'", argv[i]), -1;
+            o->policy_given = 1;
         } else if (strcmp(a, "--runs") == 0 && v) {
             if (tj_cli_int("--runs", argv[++i], 1, 64, &n))
                 return -1;
             o->compile_runs = (int)n;
+            o->runs_given = 1;
         } else if (tj_cli_is_help(a)) {
             tj_cli_usage("bench", stdout);
             return 1;
         } else
             return tj_cli_unknown("bench: unknown argument", a, tj_cli_words("bench")), -1;
     }
-    return 0;
+    return tj_bench_consistent(o);
 }
 
 static const char *tj_yes(int v)

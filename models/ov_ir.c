@@ -231,14 +231,15 @@ static jit_dtype tj_port_type(const tj_doc *d, xmlNodePtr layer, xmlNodePtr port
 
 /* Element type of input n, or the fragment default (noted). */
 static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dtype dflt,
-                               tj_model_layer *out, const char *what)
+                               int given, tj_model_layer *out, const char *what)
 {
     jit_dtype t = tj_port_type(d, layer, tj_port(layer, "input", n));
     if (t != JIT_DTYPE_UNSET)
         return t;
     size_t used = strlen(out->note);
-    snprintf(out->note + used, sizeof out->note - used, "%s%s %s (default: the IR names none)",
-             used ? ", " : "", what, jit_dtype_name(dflt));
+    snprintf(out->note + used, sizeof out->note - used, "%s%s %s (%s)", used ? ", " : "", what,
+             jit_dtype_name(dflt),
+             given ? (n ? "from --index-type" : "from --dtype") : "default: the IR names none");
     return dflt;
 }
 
@@ -641,8 +642,9 @@ static void tj_read_bag(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj
         (m->updates_port >= 0 && tj_input_shape(layer, m->updates_port, &s->updates_shape,
                                                 s->updates_bound, out, offsets)))
         return;
-    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
-    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
+    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, d->opts->have_dtype, out, "dtype");
+    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, d->opts->have_index_type, out,
+                                  "index type");
     if (m->updates_port >= 0)
         s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", m->updates_port));
     if (tj_bag_weights(d, layer, m, out) || tj_bag_num_segments(d, layer, m, out) ||
@@ -672,8 +674,9 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
         return;
     if ((m->axis_port >= 0 || m->axis_attr) && tj_layer_axis(d, layer, m, out) != 0)
         return;
-    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, out, "dtype");
-    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, out, "index type");
+    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, d->opts->have_dtype, out, "dtype");
+    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, d->opts->have_index_type, out,
+                                  "index type");
     if (m->updates_port >= 0)
         s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", m->updates_port));
     out->usable = 1;

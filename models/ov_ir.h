@@ -66,6 +66,7 @@ typedef struct tj_model {
 typedef struct tj_model_opts {
     jit_dtype dtype;      /* for fragments, which name no types; default f32 */
     jit_dtype index_type; /* default i64 */
+    int have_dtype, have_index_type; /* given (--dtype, --index-type), not defaults */
     int opset;            /* the op's version for layers whose version attribute is no
                              opsetN (0: the op's default) */
     int have_axis;        /* a fragment's axis (a Const it cannot carry) */

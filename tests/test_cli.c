@@ -287,6 +287,49 @@ static void test_arguments(void **state)
     assert_true(next == NULL || verdict < next);
 }
 
+/* Flags given where they mean nothing get a line naming what to change
+ * (a newcomer's trial: --updates on a gather exited 2 saying nothing, -o
+ * with no value was an "unknown option", --explain=1 "needs a value", -o
+ * beside --explain wrote nothing, --explain --dump-asm printed one). */
+static void test_flags_that_would_be_ignored(void **state)
+{
+    (void)state;
+    const char *base = "gather --data @sdata.npy --indices @sidx.npy --axis 0";
+    static const struct {
+        const char *flags, *err;
+    } bad[] = {
+        {"--updates @sdata.npy", "tensorjit: --updates is not an option of gather\n"},
+        {"-o", "tensorjit: gather: -o needs a value (OUT.npy, or - for stdout)\n"},
+        {"--explain=1", "tensorjit: gather: --explain takes no value (given '1')\n"},
+        {"--explain -o @x.npy", "tensorjit: gather: -o writes the result of a run; --explain, "
+                                "--dump-ir and --dump-asm print text instead: give one or the "
+                                "other\n"},
+        {"--explain --dump-asm", "tensorjit: gather: give one of --explain, --dump-ir, "
+                                 "--dump-asm (each prints a text of its own)\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "%s %s", base, bad[i].flags);
+        assert_int_equal(run(cmd), 2);
+        assert_string_equal(err_text, bad[i].err);
+    }
+    assert_int_equal(run("check gathr --data-shape 4x3 --indices-shape 2 --axis 0"), 2);
+    assert_string_equal(err_text, "tensorjit: check: unknown op 'gathr' (did you mean "
+                                  "'gather'?)\n");
+    assert_int_equal(run("check gather --data-shape 4x3 --indices-shape 2 --axis 0 -o @x.npy"),
+                     2);
+    assert_non_null(strstr(err_text, "-o is not an option of tensorjit check"));
+    assert_int_equal(run("check gather --axis 0"), 2);
+    assert_non_null(strstr(err_text, "give the signature by shapes (--data-shape"));
+    assert_int_equal(run("bench --compile --workload G6"), 2);
+    assert_non_null(strstr(err_text, "--workload, --rounds, --threads and --no-compile do not "
+                                     "apply"));
+    assert_int_equal(run("bench --policy clamp --workload G6"), 2);
+    assert_non_null(strstr(err_text, "give --threads too"));
+    assert_int_equal(run("bench --runs 3"), 2);
+    assert_non_null(strstr(err_text, "give --compile too"));
+}
+
 static void test_dump_from_flags_and_files(void **state)
 {
     (void)state;
@@ -947,6 +990,12 @@ static void test_disk_cache_across_processes(void **state)
         disk++;
     assert_int_equal(disk, 2);
 #endif
+    /* with the cache off, --precompile stores nothing: an error, not exit 0 */
+    setenv("TENSORJIT_CACHE_DIR", "off", 1);
+    int off = run("model @pre.xml --precompile");
+    setenv("TENSORJIT_CACHE_DIR", path("cache"), 1);
+    assert_int_equal(off, 2);
+    assert_non_null(strstr(err_text, "model --precompile needs the disk cache, which is off"));
     /* an exit right after the cache was opened (LLVM still starting on the
      * warm-up thread) is an exit, not a crash in LLVM's destructors */
     for (int i = 0; i < 5; i++)
@@ -987,6 +1036,10 @@ static void test_prints_every_element_type(void **state)
         {"<i8", i8, sizeof i8, "[-9223372036854775808, -9]\n"},
         {"<u8", u8, sizeof u8, "[5, 18446744073709551615]\n"},
         {"<f8", f8, sizeof f8, "[-1e+300, 0.25]\n"},
+        /* the shortest text that reads back as the value: 16777215 was
+         * printed as 1.67772e+07, like its neighbours */
+        {"<f4", (const float[]){16777215.0f, 0.1f, 123456.79f}, 12, "[123456.79, 16777215]\n"},
+        {"<f8", (const double[]){0.1, 0, 1.0 / 3}, 24, "[0.3333333333333333, 0.1]\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_npy("typed.npy", cases[i].descr, "(3,)", cases[i].v, cases[i].bytes);
@@ -2139,6 +2192,7 @@ int main(void)
         cmocka_unit_test(test_model_check_new_layers),
         cmocka_unit_test(test_model_check_reduction_layers),
         cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_flags_that_would_be_ignored),
         cmocka_unit_test(test_prints_every_element_type),
         cmocka_unit_test(test_prints_at_most_1000_elements),
         cmocka_unit_test(test_dump_from_flags_and_files),

@@ -145,14 +145,19 @@ static void test_flags(void **state)
     assert_non_null(strstr(err_text, "--default-index is not an option of embedding-bag-packed"));
     assert_int_equal(run("embedding-segments --table t --indices i --segment-id s", out), 2);
     assert_non_null(strstr(err_text, "did you mean --segment-ids?"));
-    assert_int_equal(run("embedding-bag-offsets --table-shape 4x3 --indices-shape 5 "
-                         "--offsets-shape 2 --weights-shape 4 --explain", out), 2);
+    assert_int_equal(run_check("embedding-bag-offsets --table-shape 4x3 --indices-shape 5 "
+                               "--offsets-shape 2 --weights-shape 4 --explain"), 2);
     assert_non_null(strstr(err_text, "--weights-shape of shape [4] must have the indices' "
                                      "shape [5]"));
     /* the bags' reductions by their own names: not the scatters' "add" for sum */
-    assert_int_equal(run("embedding-bag-offsets --table-shape 4x3 --indices-shape 2 "
-                         "--offsets-shape 1 --reduction add --explain", out), 2);
+    assert_int_equal(run_check("embedding-bag-offsets --table-shape 4x3 --indices-shape 2 "
+                               "--offsets-shape 1 --reduction add --explain"), 2);
     assert_non_null(strstr(err_text, "--reduction=add must be one of sum"));
+    /* -o writes a run's result; --explain prints text: one or the other */
+    assert_int_equal(run("embedding-bag-offsets --table-shape 4x3 --indices-shape 2 "
+                         "--offsets-shape 1 --explain", out), 2);
+    assert_non_null(strstr(err_text, "-o writes the result of a run; --explain, --dump-ir and "
+                                     "--dump-asm print text instead"));
 }
 
 /* `check OP SIGNATURE --runs N`: N runs, every one passed, for each bag

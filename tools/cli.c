@@ -62,6 +62,21 @@ int tj_cli_dtype(const char *opt, const char *text, jit_dtype *out)
     return -1;
 }
 
+/* The shortest %g that reads back as the value (numpy's repr does the
+ * same): 16777217 printed as 1.67772e+07 looked equal to its neighbours.
+ * f32: 6 to 9 digits; f64: 6 to 17. NaN and infinities as %g has them. */
+static void tj_print_real(FILE *f, double v, int single)
+{
+    char buf[40];
+    int most = single ? 9 : 17;
+    for (int p = 6; p <= most; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (v != v || (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v))
+            break;
+    }
+    fputs(buf, f);
+}
+
 void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i)
 {
     const unsigned char *p = (const unsigned char *)data + i * jit_dtype_size(t);
@@ -80,10 +95,10 @@ void tj_cli_print_elem(FILE *f, jit_dtype t, const void *data, int64_t i)
     case JIT_BF16: fprintf(f, "%g", (double)tj_bf16_to_float(v.u16)); break;
     case JIT_I32: fprintf(f, "%" PRId32, v.i32); break;
     case JIT_U32: fprintf(f, "%" PRIu32, v.u32); break;
-    case JIT_F32: fprintf(f, "%g", (double)v.f32); break;
+    case JIT_F32: tj_print_real(f, (double)v.f32, 1); break;
     case JIT_I64: fprintf(f, "%" PRId64, v.i64); break;
     case JIT_U64: fprintf(f, "%" PRIu64, v.u64); break;
-    case JIT_F64: fprintf(f, "%g", v.f64); break;
+    case JIT_F64: tj_print_real(f, v.f64, 0); break;
     default: fputs("?", f); break;
     }
 }

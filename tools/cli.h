@@ -50,6 +50,7 @@ typedef struct tj_cli_common {
     const char *output;
     int verbose, explain;
     int dump; /* -1 none, else a jit_dump_kind */
+    int shows; /* how many of --explain, --dump-ir, --dump-asm were given */
     int64_t opset; /* parsed by the command (tj_cli_opset): not every op has versions */
     jit_dtype dtype, index_type;
     jit_engine engine;
@@ -59,6 +60,10 @@ typedef struct tj_cli_common {
 /* The defaults: no dump, f32 and i64, the op's newest version. */
 void tj_cli_common_init(tj_cli_common *c, const jit_op_info *op);
 int tj_cli_common_option(tj_cli_common *c, int code, const char *arg);
+/* After parsing: one of --explain, --dump-ir, --dump-asm at most, and none
+ * with -o (which writes a run's result: they print text instead); no -o
+ * for check. 0, or -1 after the error line. */
+int tj_cli_common_check(const tj_cli_common *c, const char *cmd, int check);
 /* --opset N, one of the op's versions; 0, or -1 after the error line. */
 int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset);
 /* A bag op of segment ids (EmbeddingSegmentsSum), not offsets. */
@@ -87,8 +92,12 @@ struct option;
 const char *const *tj_cli_option_words(const struct option *options, const jit_op_info *op,
                                        int (*takes)(const jit_op_info *op, int code),
                                        tj_cli_words_buf *buf);
-/* A flag getopt refused: a known one without its value ("CMD: --X needs a
- * value"), else an unknown one with the nearest of words. */
+/* An option getopt refused that is one of options (or -o): its line
+ * printed (a value missing, or one given to a flag that takes none), 1;
+ * 0 for an unknown one. */
+int tj_cli_known_option(const char *cmd, const struct option *options, const char *arg);
+/* A flag getopt refused: a known one (tj_cli_known_option), else an
+ * unknown one with the nearest of words. */
 void tj_cli_bad_option(const char *cmd, const struct option *options, const char *arg,
                        const char *const *words);
 /* Prints what --dump-ir, --dump-asm or --explain asked for (NULL: the

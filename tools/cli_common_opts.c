@@ -24,13 +24,27 @@ int tj_cli_common_option(tj_cli_common *c, int code, const char *arg)
     case TJ_OPT_ENGINE: return tj_cli_engine(arg, &c->engine);
     case TJ_OPT_POLICY: return tj_cli_policy(arg, &c->policy);
     case TJ_OPT_VERBOSE: c->verbose = 1; return 0;
-    case TJ_OPT_EXPLAIN: c->explain = 1; return 0;
-    case TJ_OPT_DUMP_IR: return tj_cli_dump_ir(arg, &c->dump);
-    case TJ_OPT_DUMP_ASM: c->dump = JIT_DUMP_ASM; return 0;
+    case TJ_OPT_EXPLAIN: c->explain = 1, c->shows++; return 0;
+    case TJ_OPT_DUMP_IR: c->shows++; return tj_cli_dump_ir(arg, &c->dump);
+    case TJ_OPT_DUMP_ASM: c->dump = JIT_DUMP_ASM, c->shows++; return 0;
     case TJ_OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &c->dtype);
     case TJ_OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &c->index_type);
     default: return 1;
     }
+}
+
+int tj_cli_common_check(const tj_cli_common *c, const char *cmd, int check)
+{
+    if (c->shows > 1)
+        return tj_cli_fail("%s: give one of --explain, --dump-ir, --dump-asm (each prints a "
+                           "text of its own)", cmd), -1;
+    if (c->output && check)
+        return tj_cli_fail("%s: -o is not an option of tensorjit check (it writes no result)",
+                           cmd), -1;
+    if (c->output && c->shows)
+        return tj_cli_fail("%s: -o writes the result of a run; --explain, --dump-ir and "
+                           "--dump-asm print text instead: give one or the other", cmd), -1;
+    return 0;
 }
 
 int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset)
@@ -61,17 +75,29 @@ const char *const *tj_cli_option_words(const struct option *options,
     return buf->words;
 }
 
+int tj_cli_known_option(const char *cmd, const struct option *options, const char *arg)
+{
+    size_t len = strcspn(arg, "=");
+    if (strcmp(arg, "-o") == 0) /* the short -o, last with no value */
+        return tj_cli_fail("%s: -o needs a value (OUT.npy, or - for stdout)", cmd), 1;
+    for (const struct option *o = options; o->name; o++)
+        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
+            strncmp(arg + 2, o->name, len - 2) == 0) {
+            if (o->has_arg == no_argument && arg[len] == '=')
+                tj_cli_fail("%s: --%s takes no value (given '%s')", cmd, o->name, arg + len + 1);
+            else
+                tj_cli_fail("%s: --%s needs a value", cmd, o->name);
+            return 1;
+        }
+    return 0;
+}
+
 void tj_cli_bad_option(const char *cmd, const struct option *options, const char *arg,
                        const char *const *words)
 {
     char what[96];
-    size_t len = strcspn(arg, "=");
-    for (const struct option *o = options; o->name; o++)
-        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
-            strncmp(arg + 2, o->name, len - 2) == 0) {
-            tj_cli_fail("%s: --%s needs a value", cmd, o->name);
-            return;
-        }
+    if (tj_cli_known_option(cmd, options, arg))
+        return;
     snprintf(what, sizeof what, "%s: unknown option", cmd);
     tj_cli_unknown(what, arg, words);
 }

@@ -111,7 +111,8 @@ void tj_cli_usage_op(const jit_op_info *op, FILE *f)
                 "                             reduction's neutral value, not data's\n");
     if (op->attrs & JIT_ATTR_TORCH_DIMS)
         fprintf(f, "  --torch-dims               torch's index dims: indices no larger than data\n"
-                "                             but along the axis, updates no smaller than indices\n");
+                "                             but along the axis%s\n",
+                op->attrs & JIT_ATTR_UPDATES ? ", updates no smaller than indices" : "");
     fprintf(f, "  --index-policy %s\n"
             "                             what an index out of range does (default error%s%s)\n",
             policies, *spec ? "; in a model: " : "", spec);
@@ -238,7 +239,7 @@ static void tj_usage_bench(FILE *f)
             "                   interleaved rounds (default 5), each timing every row once in\n"
             "                   turn: the median is reported, with the min and max; --threads\n"
             "                   gives a row \"jit xN\" for each count N above 1 (default 2)\n"
-            "  --json           JSON lines\n",
+            "  --json           a JSON array, one object a line\n",
             tj_workload_ids(), policies);
 }
 

@@ -180,6 +180,8 @@ static int tj_bag_parse(const jit_op_info *op, int argc, char **argv, tj_bag_opt
         return tj_cli_fail("%s: unexpected argument '%s'", op->command, argv[optind]), -1;
     if (o->wrong)
         return tj_cli_fail("--%s is not an option of %s", o->wrong, op->command), -1;
+    if (tj_cli_common_check(&o->common, op->command, 0) != 0)
+        return -1;
     return tj_bag_check_inputs(o);
 }
 

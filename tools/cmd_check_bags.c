@@ -120,13 +120,9 @@ static int tj_check_bag_option(tj_check_bag_opts *o, int c, const char *arg, con
 static void tj_check_bag_bad_option(const jit_op_info *op, const char *arg)
 {
     char what[96];
-    size_t len = strcspn(arg, "=");
-    for (const struct option *o = tj_check_bag_options; o->name; o++)
-        if (arg[0] == '-' && arg[1] == '-' && strlen(o->name) == len - 2 &&
-            strncmp(arg + 2, o->name, len - 2) == 0) {
-            tj_cli_fail("check %s: --%s needs a value", op->command, o->name);
-            return;
-        }
+    snprintf(what, sizeof what, "check %s", op->command);
+    if (tj_cli_known_option(what, tj_check_bag_options, arg))
+        return;
     snprintf(what, sizeof what, "check %s: unknown option", op->command);
     tj_cli_unknown(what, arg, tj_cli_check_bag_words(op));
 }

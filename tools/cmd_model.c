@@ -263,10 +263,12 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
         } else if (strcmp(a, "--dtype") == 0 && v) {
             if (tj_cli_dtype("--dtype", v, &opts->dtype))
                 return -1;
+            opts->have_dtype = 1;
             i++;
         } else if (strcmp(a, "--index-type") == 0 && v) {
             if (tj_cli_dtype("--index-type", v, &opts->index_type))
                 return -1;
+            opts->have_index_type = 1;
             i++;
         } else if (strcmp(a, "--axis") == 0 && v) {
             if (tj_cli_int("--axis", v, -JIT_MAX_RANK, JIT_MAX_RANK, &opts->axis))
@@ -313,6 +315,9 @@ int tj_cmd_model(int argc, char **argv)
      * started later finds each kernel there; no cache is an error then */
     if (precompile && tj_cli_open_cache() != 0)
         return tj_cli_fail("model --precompile needs the disk cache");
+    if (precompile && jit_cache_stats(0, NULL, NULL, NULL, 0) != 0) /* off, or no folder */
+        return tj_cli_fail("model --precompile needs the disk cache, which is off "
+                           "(TENSORJIT_CACHE_DIR=off, or no HOME to put it under)");
     tj_model model;
     char err[512];
     if (tj_model_load(path, &opts, &model, err, sizeof err) != 0)

@@ -95,8 +95,10 @@ static int tj_run_option(tj_run_opts *o, int c, const char *arg)
     case OPT_DATA: o->data = arg; return 0;
     case OPT_INDICES: o->indices = arg; return 0;
     case OPT_UPDATES:
+        if (tj_takes(o, JIT_ATTR_UPDATES, "--updates"))
+            return 0; /* noted: refused after parsing, with its line */
         o->updates = arg;
-        return tj_takes(o, JIT_ATTR_UPDATES, "--updates");
+        return 0;
     case OPT_BATCH_DIMS:
         if (tj_takes(o, JIT_ATTR_BATCH_DIMS, "--batch-dims"))
             return 0;
@@ -186,6 +188,8 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
         return tj_cli_fail("%s: unexpected argument '%s'", cmd, argv[optind]), -1;
     if (o->wrong)
         return tj_cli_fail("%s is not an option of %s", o->wrong, cmd), -1;
+    if (tj_cli_common_check(&o->common, cmd, check) != 0)
+        return -1;
     int by_flags = o->have_data_shape || o->have_indices_shape || o->have_updates_shape;
     if (by_flags && (o->data || o->indices || o->updates))
         return tj_cli_fail("%s: give the signature by shapes or by .npy files, not both", cmd),
@@ -200,6 +204,9 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
                -1;
     if (by_flags && (!o->have_data_shape || !o->have_indices_shape))
         return tj_cli_fail("%s: --data-shape and --indices-shape are required", cmd), -1;
+    if (!by_flags && check && (!o->data || !o->indices))
+        return tj_cli_fail("check %s: give the signature by shapes (--data-shape, "
+                           "--indices-shape) or by .npy files (--data, --indices)", cmd), -1;
     if (!by_flags && (!o->data || !o->indices))
         return tj_cli_fail("%s: --data and --indices are required", cmd), -1;
     int have_updates = o->data ? o->updates != NULL : o->have_updates_shape;
@@ -429,6 +436,15 @@ int tj_cmd_check(int argc, char **argv)
     if (argc >= 2 && tj_cli_is_help(argv[1])) {
         tj_cli_usage("check", stdout);
         return TJ_EXIT_OK;
+    }
+    if (argc >= 2 && argv[1][0] != '-') { /* a mistyped op: the nearest one */
+        const char *ops[JIT_OP_COUNT];
+        int n = 0;
+        for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++)
+            if (jit_op_describe((jit_op)op, &info) == 0)
+                ops[n++] = info.command;
+        ops[n] = NULL;
+        return tj_cli_unknown("check: unknown op", argv[1], ops);
     }
     return tj_cli_fail("check: give an op (gather-nd, gather, scatter-update, ...) and a "
                        "signature (try --help)");
