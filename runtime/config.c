@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,33 @@ static void tj_read_codegen(tj_codegen_config *c)
     tj_read_text("TENSORJIT_FAULT", c->fault, sizeof c->fault);
 }
 
+/* Under TENSORJIT_DEBUG, a line for each code knob whose value the engine
+ * would ignore (TENSORJIT_OPT=O9 once passed for a choice, unsaid). */
+static void tj_say_ignored(const tj_codegen_config *c)
+{
+    static const struct {
+        const char *name, *takes;
+        size_t at;
+    } knobs[] = {
+        {"TENSORJIT_OPT", "O0 O1 O2 O3", offsetof(tj_codegen_config, opt)},
+        {"TENSORJIT_CODEGEN", "0 1 2 3", offsetof(tj_codegen_config, codegen)},
+    };
+    for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
+        const char *v = (const char *)c + knobs[i].at;
+        char word[16];
+        int ok = !*v;
+        for (const char *t = knobs[i].takes; !ok && *t;) {
+            size_t n = strcspn(t, " ");
+            snprintf(word, sizeof word, "%.*s", (int)n, t);
+            ok = strcmp(v, word) == 0;
+            t += n + (t[n] == ' ');
+        }
+        if (!ok)
+            fprintf(stderr, "tensorjit: %s=%s ignored: not one of %s\n", knobs[i].name, v,
+                    knobs[i].takes);
+    }
+}
+
 static void tj_read(tj_config *c)
 {
     memset(c, 0, sizeof *c); /* padding too: the codegen part is hashed as bytes */
@@ -101,6 +129,8 @@ static void tj_read(tj_config *c)
     c->max_code_bytes = tj_read_count("TENSORJIT_MAX_CODE_BYTES", c->debug);
     const char *ol = getenv("TENSORJIT_OBJLOAD");
     c->objload_llvm = ol && strcmp(ol, "llvm") == 0;
+    if (c->debug)
+        tj_say_ignored(&c->codegen);
 }
 
 const tj_config *tj_config_get(void)

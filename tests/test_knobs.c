@@ -244,6 +244,8 @@ static int child_debug_lines(void)
     setenv("TENSORJIT_DEBUG", "1", 1);
     setenv("TENSORJIT_CACHE_DIR", dir, 1);
     setenv("TENSORJIT_MAX_KERNELS", "many", 1);
+    setenv("TENSORJIT_OPT", "O9", 1);  /* values the engine ignores: said */
+    setenv("TENSORJIT_JIT", "bogus", 1);
     capture_begin();
     gather_rows(rows_sig(50, 6, 40, JIT_I32), 0, 49, 0);
     jit_shutdown();
@@ -261,6 +263,8 @@ static int child_debug_lines(void)
         "ir ", "passes ", "codegen ", "total ",
         "loaded from the disk cache in ",
         "TENSORJIT_MAX_KERNELS=many ignored: not a whole number >= 0",
+        "TENSORJIT_OPT=O9 ignored: not one of O0 O1 O2 O3",
+        "TENSORJIT_JIT=bogus ignored: not off, 0, false, no, on, 1, true or yes",
         "tensorjit: JIT session error: ",
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
@@ -289,6 +293,9 @@ static int child_refused_cache_dir(void)
     int64_t entries, bytes;
     char got[8];
     CHECK(jit_cache_stats(0, &entries, &bytes, got, sizeof got) == -1, "a cache is open");
+    CHECK(strstr(jit_last_error(), "the last one asked for was refused: cannot create cache "
+                                   "folder"),
+          "jit_cache_stats: %s", jit_last_error());
     jit_shutdown();
     remove_dir(dir);
     return 0;
