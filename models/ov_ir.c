@@ -229,18 +229,29 @@ static jit_dtype tj_port_type(const tj_doc *d, xmlNodePtr layer, xmlNodePtr port
     return JIT_DTYPE_UNSET;
 }
 
-/* Element type of input n, or the fragment default (noted). */
+/* Element type of input n, or the fragment's (noted: from the flag that
+ * gave it, given_by, or the default where that is NULL). */
 static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dtype dflt,
-                               int given, tj_model_layer *out, const char *what)
+                               const char *given_by, tj_model_layer *out, const char *what)
 {
     jit_dtype t = tj_port_type(d, layer, tj_port(layer, "input", n));
     if (t != JIT_DTYPE_UNSET)
         return t;
     size_t used = strlen(out->note);
-    snprintf(out->note + used, sizeof out->note - used, "%s%s %s (%s)", used ? ", " : "", what,
-             jit_dtype_name(dflt),
-             given ? (n ? "from --index-type" : "from --dtype") : "default: the IR names none");
+    snprintf(out->note + used, sizeof out->note - used, "%s%s %s (%s%s)", used ? ", " : "", what,
+             jit_dtype_name(dflt), given_by ? "from " : "default: the IR names none",
+             given_by ? given_by : "");
     return dflt;
+}
+
+/* The layer's data and index types (ports 0 and 1). */
+static void tj_input_types(const tj_doc *d, xmlNodePtr layer, jit_sig *s, tj_model_layer *out)
+{
+    const tj_model_opts *o = d->opts;
+    s->dtype = tj_input_type(d, layer, 0, o->dtype, o->have_dtype ? "--dtype" : NULL, out,
+                             "dtype");
+    s->index_type = tj_input_type(d, layer, 1, o->index_type,
+                                  o->have_index_type ? "--index-type" : NULL, out, "index type");
 }
 
 static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds,
@@ -642,9 +653,7 @@ static void tj_read_bag(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj
         (m->updates_port >= 0 && tj_input_shape(layer, m->updates_port, &s->updates_shape,
                                                 s->updates_bound, out, offsets)))
         return;
-    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, d->opts->have_dtype, out, "dtype");
-    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, d->opts->have_index_type, out,
-                                  "index type");
+    tj_input_types(d, layer, s, out);
     if (m->updates_port >= 0)
         s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", m->updates_port));
     if (tj_bag_weights(d, layer, m, out) || tj_bag_num_segments(d, layer, m, out) ||
@@ -674,9 +683,7 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
         return;
     if ((m->axis_port >= 0 || m->axis_attr) && tj_layer_axis(d, layer, m, out) != 0)
         return;
-    s->dtype = tj_input_type(d, layer, 0, d->opts->dtype, d->opts->have_dtype, out, "dtype");
-    s->index_type = tj_input_type(d, layer, 1, d->opts->index_type, d->opts->have_index_type, out,
-                                  "index type");
+    tj_input_types(d, layer, s, out);
     if (m->updates_port >= 0)
         s->updates_dtype = tj_port_type(d, layer, tj_port(layer, "input", m->updates_port));
     out->usable = 1;

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,19 +47,25 @@ static tj_knob tj_read_count(const char *name, int debug)
     return (tj_knob){1, n};
 }
 
+/* Whether v is one of words (NULL-terminated), in any case if fold. */
+static int tj_one_of(const char *v, const char *const *words, int fold)
+{
+    for (; *words; words++)
+        if ((fold ? strcasecmp(v, *words) : strcmp(v, *words)) == 0)
+            return 1;
+    return 0;
+}
+
 /* A switch's value: off, 0, false or no (any case) turn it off; on, 1,
  * true, yes or nothing leave it on; anything else leaves it on too, said
  * on stderr under TENSORJIT_DEBUG (a typo must not pass for a choice). */
 static int tj_read_off(const char *v, const char *name, int debug)
 {
-    static const char *off[] = {"off", "0", "false", "no"}, *on[] = {"", "on", "1", "true", "yes"};
-    for (size_t i = 0; i < sizeof off / sizeof *off; i++)
-        if (strcasecmp(v, off[i]) == 0)
-            return 1;
-    for (size_t i = 0; i < sizeof on / sizeof *on; i++)
-        if (strcasecmp(v, on[i]) == 0)
-            return 0;
-    if (debug)
+    static const char *const off[] = {"off", "0", "false", "no", NULL};
+    static const char *const on[] = {"", "on", "1", "true", "yes", NULL};
+    if (tj_one_of(v, off, 1))
+        return 1;
+    if (!tj_one_of(v, on, 1) && debug)
         fprintf(stderr, "tensorjit: %s=%s ignored: not off, 0, false, no, on, 1, true or yes\n",
                 name, v);
     return 0;
@@ -91,27 +96,13 @@ static void tj_read_codegen(tj_codegen_config *c)
  * would ignore (TENSORJIT_OPT=O9 once passed for a choice, unsaid). */
 static void tj_say_ignored(const tj_codegen_config *c)
 {
-    static const struct {
-        const char *name, *takes;
-        size_t at;
-    } knobs[] = {
-        {"TENSORJIT_OPT", "O0 O1 O2 O3", offsetof(tj_codegen_config, opt)},
-        {"TENSORJIT_CODEGEN", "0 1 2 3", offsetof(tj_codegen_config, codegen)},
-    };
-    for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++) {
-        const char *v = (const char *)c + knobs[i].at;
-        char word[16];
-        int ok = !*v;
-        for (const char *t = knobs[i].takes; !ok && *t;) {
-            size_t n = strcspn(t, " ");
-            snprintf(word, sizeof word, "%.*s", (int)n, t);
-            ok = strcmp(v, word) == 0;
-            t += n + (t[n] == ' ');
-        }
-        if (!ok)
-            fprintf(stderr, "tensorjit: %s=%s ignored: not one of %s\n", knobs[i].name, v,
-                    knobs[i].takes);
-    }
+    static const char *const opts[] = {"", "O0", "O1", "O2", "O3", NULL};
+    static const char *const levels[] = {"", "0", "1", "2", "3", NULL};
+    if (!tj_one_of(c->opt, opts, 0))
+        fprintf(stderr, "tensorjit: TENSORJIT_OPT=%s ignored: not one of O0 O1 O2 O3\n", c->opt);
+    if (!tj_one_of(c->codegen, levels, 0))
+        fprintf(stderr, "tensorjit: TENSORJIT_CODEGEN=%s ignored: not one of 0 1 2 3\n",
+                c->codegen);
 }
 
 static void tj_read(tj_config *c)

@@ -197,6 +197,8 @@ void tj_cli_usage_main(FILE *f);
 void tj_cli_usage_op(const jit_op_info *op, FILE *f);
 int tj_cli_usage(const char *command, FILE *f);
 const char *const *tj_cli_words(const char *command);
+/* The op commands alone (gather-nd, gather, ...), NULL-terminated. */
+const char *const *tj_cli_op_words(void);
 int tj_cli_is_help(const char *arg); /* --help or -h */
 void tj_cli_opsets_text(const jit_op_info *op, const char *sep, const char *last, char *buf,
                         size_t len);

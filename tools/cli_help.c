@@ -273,16 +273,30 @@ int tj_cli_usage(const char *command, FILE *f)
     return -1;
 }
 
-/* The op commands, then the others: the words tensorjit takes first. */
-static const char *const *tj_top_words(void)
+/* The op commands into words; how many. */
+static size_t tj_op_commands(const char **words)
 {
-    static const char *words[JIT_OP_COUNT + sizeof tj_commands / sizeof *tj_commands];
     size_t n = 0;
     for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
         jit_op_info info;
         if (jit_op_describe((jit_op)op, &info) == 0)
             words[n++] = info.command;
     }
+    return n;
+}
+
+const char *const *tj_cli_op_words(void)
+{
+    static const char *words[JIT_OP_COUNT];
+    words[tj_op_commands(words)] = NULL;
+    return words;
+}
+
+/* The op commands, then the others: the words tensorjit takes first. */
+static const char *const *tj_top_words(void)
+{
+    static const char *words[JIT_OP_COUNT + sizeof tj_commands / sizeof *tj_commands];
+    size_t n = tj_op_commands(words);
     for (size_t i = 0; tj_commands[i]; i++)
         words[n++] = tj_commands[i];
     words[n] = NULL;

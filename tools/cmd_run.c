@@ -437,15 +437,8 @@ int tj_cmd_check(int argc, char **argv)
         tj_cli_usage("check", stdout);
         return TJ_EXIT_OK;
     }
-    if (argc >= 2 && argv[1][0] != '-') { /* a mistyped op: the nearest one */
-        const char *ops[JIT_OP_COUNT];
-        int n = 0;
-        for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++)
-            if (jit_op_describe((jit_op)op, &info) == 0)
-                ops[n++] = info.command;
-        ops[n] = NULL;
-        return tj_cli_unknown("check: unknown op", argv[1], ops);
-    }
+    if (argc >= 2 && argv[1][0] != '-') /* a mistyped op: the nearest one */
+        return tj_cli_unknown("check: unknown op", argv[1], tj_cli_op_words());
     return tj_cli_fail("check: give an op (gather-nd, gather, scatter-update, ...) and a "
                        "signature (try --help)");
 }

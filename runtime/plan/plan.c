@@ -81,10 +81,9 @@ int tj_plan_element_levels(tj_plan *p, const jit_shape *d, const jit_shape *ix,
         tj_byte_strides(ix, p->index_size, "indices", index_stride) ||
         tj_byte_strides(dense, p->elem_size, gather ? "output" : "updates", dense_stride))
         return -1;
+    p->loose_units = gather ? 0 : a; /* a scatter's rows before the axis never collide */
     for (int i = 0; i < d->rank; i++) {
         units = gather || (units && i < a && ix->dims[i] == d->dims[i]);
-        if (!gather && i < a)
-            p->loose_units = i + 1;
         tj_plan_level(p, ix->dims[i], index_stride[i] / p->index_size,
                       i == a ? 0 : data_stride[i], dense_stride[i], units);
     }
