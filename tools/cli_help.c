@@ -135,22 +135,32 @@ void tj_cli_usage_op(const jit_op_info *op, FILE *f)
             op->attrs & JIT_ATTR_UPDATES ? " --updates-shape 2x3" : "");
 }
 
-/* "gather-nd, scatter-update, ...": every op's command. */
-static void tj_op_commands(char *buf, size_t len)
+/* The op commands into words; how many. */
+static size_t tj_op_commands(const char **words)
 {
     size_t n = 0;
-    buf[0] = '\0';
-    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT && n < len; op++) {
+    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
         jit_op_info info;
         if (jit_op_describe((jit_op)op, &info) == 0)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", info.command);
+            words[n++] = info.command;
     }
+    return n;
+}
+
+/* "gather-nd, scatter-update, ...": every op's command. */
+static void tj_op_command_list(char *buf, size_t len)
+{
+    const char *words[JIT_OP_COUNT];
+    size_t count = tj_op_commands(words), n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", words[i]);
 }
 
 void tj_cli_usage_main(FILE *f)
 {
     char ops[256];
-    tj_op_commands(ops, sizeof ops);
+    tj_op_command_list(ops, sizeof ops);
     fprintf(f,
             "usage: tensorjit COMMAND [options]  (COMMAND --help: its own options)\n"
             "commands:\n"
@@ -271,18 +281,6 @@ int tj_cli_usage(const char *command, FILE *f)
             return 0;
         }
     return -1;
-}
-
-/* The op commands into words; how many. */
-static size_t tj_op_commands(const char **words)
-{
-    size_t n = 0;
-    for (int op = JIT_OP_NONE + 1; op < JIT_OP_COUNT; op++) {
-        jit_op_info info;
-        if (jit_op_describe((jit_op)op, &info) == 0)
-            words[n++] = info.command;
-    }
-    return n;
 }
 
 const char *const *tj_cli_op_words(void)
