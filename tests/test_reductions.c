@@ -1246,6 +1246,43 @@ static void test_refusals(void **state)
     jit_shutdown();
 }
 
+/* A mean's counts take up to 16 bytes an element of out, whatever the
+ * element's size: i8 data of 2^61 + 1 elements is a valid shape whose
+ * counts no kernel could size. Both engines, and a dynamic data dim bound
+ * to it, refuse it before anything is allocated; one element fewer than
+ * the limit is still a signature (never run: its counts are 2^63 - 16
+ * bytes). */
+static void test_mean_counts_too_large(void **state)
+{
+    (void)state;
+    const int64_t too_many = ((int64_t)1 << 59) + 1, most = ((int64_t)1 << 59) - 1;
+    jit_sig s = seu1(JIT_I8, JIT_REDUCTION_MEAN, 0, too_many, 3);
+    for (int e = 0; e < 2; e++) {
+        s.engine = e ? JIT_ENGINE_REFERENCE : JIT_ENGINE_AUTO;
+        assert_null(jit_compile(&s));
+        if (!strstr(jit_last_error(), "mean") || !strstr(jit_last_error(), "576460752303423489"))
+            fail_msg("a mean over 2^59 + 1 elements refused with \"%s\"", jit_last_error());
+    }
+    jit_sig ok = seu1(JIT_I8, JIT_REDUCTION_MEAN, 0, most, 3);
+    jit_shape out;
+    assert_int_equal(jit_output_shape(&ok, &out), 0);
+    jit_sig sum = seu1(JIT_I8, JIT_REDUCTION_SUM, 0, too_many, 3); /* no counts */
+    assert_int_equal(jit_output_shape(&sum, &out), 0);
+    s.engine = JIT_ENGINE_AUTO;
+    s.data_shape.dims[0] = JIT_DIM_DYNAMIC;
+    jit_kernel k = jit_compile(&s);
+    assert_non_null(k);
+    int64_t dims[3] = {too_many, 3, 3};
+    jit_sig bound;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
+    assert_non_null(strstr(jit_last_error(), "mean"));
+    int8_t data[3] = {0}, upd[3] = {1, 2, 3}, res[3] = {7, 7, 7};
+    int32_t idx[3] = {0, 1, 2};
+    assert_int_equal(jit_call_dynamic(k, data, idx, upd, res, dims), JIT_STATUS_BAD_SHAPE);
+    assert_int_equal(res[0], 7); /* nothing written */
+    jit_shutdown();
+}
+
 /* ------------------------------------------------------------------ */
 /* Random cases                                                        */
 /* ------------------------------------------------------------------ */
@@ -1807,6 +1844,7 @@ int main(void)
         cmocka_unit_test(test_no_init_val),
         cmocka_unit_test(test_untouched_positions),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_mean_counts_too_large),
         cmocka_unit_test(test_random_jit_reference_oracle),
         cmocka_unit_test(test_random_split),
         cmocka_unit_test(test_random_torch_dims),

@@ -1,6 +1,7 @@
 /* Building a plan's nest, and its canonical form: levels of one trip
  * dropped, neighbours that walk as one level merged, so that every way of
  * writing the same copy gets the same (shortest) nest. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -226,6 +227,20 @@ void tj_plan_loosen(tj_plan *p)
         p->unit_levels = p->loose_units;
 }
 
+/* A mean keeps a count (and, for integers, a wide sum) per element of out
+ * in scratch: up to 16 bytes an element, whose total must be a size the
+ * kernels can compute, however small the elements themselves are. */
+static int tj_plan_mean_scratch_fits(const tj_plan *p)
+{
+    int64_t elems = p->elem_size ? p->out_bytes / p->elem_size : 0;
+    if (p->reduction != JIT_REDUCTION_MEAN || elems <= INT64_MAX / 16)
+        return 0;
+    return tj_error_set("reduction mean: the counts of data's (out's) %" PRId64
+                        " elements (up to 16 bytes each) overflow int64; "
+                        "data is too large for a mean",
+                        elems);
+}
+
 static int tj_plan_count(tj_plan *p)
 {
     int64_t visits = 1, units = 1;
@@ -249,7 +264,7 @@ static int tj_plan_count(tj_plan *p)
     if (!tj_units_tile_copy(p))
         p->unit_copy_bytes = 0; /* loose units: the copy is made whole first */
     p->tuples = p->depth ? p->indices_elems / p->depth : 0;
-    return 0;
+    return tj_plan_mean_scratch_fits(p);
 }
 
 static int tj_plan_empty(const tj_plan *p)
