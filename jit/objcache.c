@@ -116,6 +116,29 @@ static int tj_check_dir(const char *dir, char *why, size_t len)
     return 0;
 }
 
+/* The folder as the checks saw it, made absolute: a relative one resolved
+ * against the working folder of each later store would follow a chdir to
+ * a folder nobody checked. Links are left as they are (tj_check_dir
+ * refused the last component being one). */
+static int tj_absolute_dir(const char *dir, char *why, size_t len)
+{
+    char cwd[4096];
+    if (dir[0] == '/') {
+        snprintf(tj_objcache_dir, sizeof tj_objcache_dir, "%s", dir);
+        return 0;
+    }
+    if (!getcwd(cwd, sizeof cwd))
+        return snprintf(why, len, "cache folder %s: the working folder it is relative to "
+                        "cannot be read: %s", dir, strerror(errno)), -1;
+    if (strlen(cwd) + 1 + strlen(dir) > sizeof tj_objcache_dir - 80)
+        return snprintf(why, len, "cache folder path is too long (%s/%s)", cwd, dir), -1;
+    size_t c = strcmp(cwd, "/") ? strlen(cwd) : 0; /* the length checked above */
+    memcpy(tj_objcache_dir, cwd, c);
+    tj_objcache_dir[c] = '/';
+    memcpy(tj_objcache_dir + c + 1, dir, strlen(dir) + 1);
+    return 0;
+}
+
 int tj_objcache_open(const char *dir, char *why, size_t len)
 {
     int rc = 0;
@@ -128,7 +151,7 @@ int tj_objcache_open(const char *dir, char *why, size_t len)
         else if (tj_make_dirs(dir) != 0)
             rc = (snprintf(why, len, "cannot create cache folder %s: %s", dir, strerror(errno)), -1);
         else if ((rc = tj_check_dir(dir, why, len)) == 0)
-            snprintf(tj_objcache_dir, sizeof tj_objcache_dir, "%s", dir);
+            rc = tj_absolute_dir(dir, why, len);
     }
     snprintf(tj_objcache_refused, sizeof tj_objcache_refused, "%s", rc ? why : "");
     pthread_mutex_unlock(&tj_objcache_lock);

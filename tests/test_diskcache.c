@@ -228,6 +228,40 @@ static void test_unsafe_folders_are_refused(void **state)
     assert_int_equal(jit_cache_open(dir), 0);
 }
 
+/* A relative folder is the one the checks saw: after a chdir to a folder
+ * holding another "kc", writable by anyone, entries still go to the first
+ * (jit_cache_stats names it, absolute) and none to the second. */
+static void test_relative_folder_survives_chdir(void **state)
+{
+    (void)state;
+    char here[4096], a[256], b[256];
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(a, sizeof a, "%s/rel-a", base);
+    snprintf(b, sizeof b, "%s/rel-b", base);
+    assert_int_equal(mkdir(a, 0700), 0);
+    assert_int_equal(mkdir(b, 0700), 0);
+    assert_int_equal(chdir(a), 0);
+    jit_shutdown();
+    assert_int_equal(jit_cache_open("kc"), 0);
+    char open_dir[512], want[512];
+    assert_int_equal(jit_cache_stats(0, NULL, NULL, open_dir, sizeof open_dir), 0);
+    snprintf(want, sizeof want, "%s/kc", a);
+    assert_string_equal(open_dir, want);
+    assert_int_equal(chdir(b), 0);
+    assert_int_equal(mkdir("kc", 0777), 0);
+    assert_int_equal(chmod("kc", 0777), 0); /* whatever the umask */
+    jit_gather_nd_sig s = sig(27, 0);
+    assert_non_null(jit_gather_nd_compile(&s));
+    int64_t n = -1;
+    assert_int_equal(jit_cache_stats(0, &n, NULL, open_dir, sizeof open_dir), 0);
+    assert_string_equal(open_dir, want);
+    assert_int_equal(n, 1);
+    assert_int_equal(system("test -z \"$(ls kc)\""), 0); /* nothing in the unsafe one */
+    assert_int_equal(chdir(here), 0);
+    jit_shutdown();
+    assert_int_equal(jit_cache_open(dir), 0);
+}
+
 /* A folder this process may only read serves its entries and stores none
  * (a server's read-only image of a cache --precompile filled): it was
  * refused, and every kernel compiled again. jit_cache_stats takes NULL
@@ -609,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_an_object_that_fails_to_load_is_not_stored),
         cmocka_unit_test(test_code_knobs_are_in_the_key),
         cmocka_unit_test(test_unsafe_folders_are_refused),
+        cmocka_unit_test(test_relative_folder_survives_chdir),
         cmocka_unit_test(test_read_only_folder_serves_its_entries),
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
