@@ -63,7 +63,7 @@ const char *jit_index_policy_name(jit_index_policy p)
 
 int jit_index_policy_from_name(const char *name, jit_index_policy *out)
 {
-    if (!name)
+    if (!name || !out)
         return -1;
     for (int p = 0; p < JIT_INDEX_POLICY_COUNT; p++) {
         /* the test vectors write negative_wraps, the CLI negative-wraps */

@@ -157,6 +157,7 @@ static void test_enum_names_out_of_range(void **state)
     assert_int_equal(jit_dtype_size(JIT_F64), 8);
     assert_string_equal(jit_index_policy_name(JIT_INDEX_POLICY_COUNT), "unknown");
     assert_int_equal(jit_index_policy_from_name(NULL, &p), -1);
+    assert_int_equal(jit_index_policy_from_name("clamp", NULL), -1); /* a name, nowhere to put it */
     assert_int_equal(jit_index_policy_from_name("clam", &p), -1);
     assert_int_equal(jit_index_policy_from_name("clamped", &p), -1);
     assert_int_equal(jit_index_policy_from_name("zero_fill", &p), 0);
