@@ -1473,6 +1473,33 @@ static void test_many_dynamic_dims_compile(void **state)
     assert_non_null(strstr(info.why, "every dynamic dim 1"));
 }
 
+/* GatherND with data and indices of rank 23, every dim dynamic: only
+ * tuples of 13 or more entries keep the output within 32 dims, and the
+ * search, which tried tuple lengths of 1 to 4, refused the family ("no
+ * shape of this dynamic signature is valid"). It compiles now, and calls
+ * with tuples of 23 and of 13 agree with the oracle. */
+static void test_gather_nd_high_rank_all_dynamic(void **state)
+{
+    (void)state;
+    uint64_t rs = 31;
+    jit_sig s = base(JIT_OP_GATHER_ND);
+    s.data_shape.rank = s.indices_shape.rank = 23;
+    for (int i = 0; i < 23; i++)
+        s.data_shape.dims[i] = s.indices_shape.dims[i] = D;
+    jit_kernel fn = compile_dynamic(&s);
+    for (int k = 23; k >= 13; k -= 10) {
+        int64_t dims[46];
+        for (int i = 0; i < 23; i++)
+            dims[i] = i % 5 == 0 ? 2 : 1;
+        for (int i = 0; i < 22; i++)
+            dims[23 + i] = i == 0 ? 3 : 1;
+        dims[45] = k;
+        char what[64];
+        snprintf(what, sizeof what, "GatherND rank 23, tuples of %d", k);
+        assert_int_equal(run_dims(&rs, fn, &s, dims, -1, what), JIT_OK);
+    }
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -1498,6 +1525,7 @@ int main(void)
         cmocka_unit_test_teardown(test_many_shapes_alternating, teardown),
         cmocka_unit_test_teardown(test_invalid_family_refused, teardown),
         cmocka_unit_test_teardown(test_gather_nd_dynamic_k, teardown),
+        cmocka_unit_test_teardown(test_gather_nd_high_rank_all_dynamic, teardown),
         cmocka_unit_test_teardown(test_output_shape_of_a_unified_family, teardown),
         cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
         cmocka_unit_test_teardown(test_valid_families_compile, teardown),

@@ -122,7 +122,7 @@ static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
  * above every static dim are above `least` too. */
 static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in, int64_t least)
 {
-    int64_t statics[TJ_DYN_MAX_DIMS + 8], top = least;
+    int64_t statics[TJ_DYN_MAX_DIMS + 8 + TJ_MAX_INPUTS], top = least;
     int n = 0;
     for (int i = 0; i < in->n; i++)
         for (int d = 0; d < *in->rank[i]; d++) {
@@ -146,6 +146,11 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in, int64_t least)
     for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
         if (!tj_has(statics, n, small))
             statics[n++] = small;
+    /* a tuple as long as data's rank: with ranks past 17 every shorter
+     * one makes an output of more than JIT_MAX_RANK dims */
+    for (int i = 0; i < in->n; i++)
+        if (*in->rank[i] > 4 && !tj_has(statics, n, *in->rank[i]))
+            statics[n++] = *in->rank[i];
     statics[n++] = s->big_a;
     for (int i = 0; i < n && s->ncand < TJ_DYN_MAX_CANDS; i++)
         s->cand[s->ncand++] = statics[i];
