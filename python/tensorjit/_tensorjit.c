@@ -813,6 +813,44 @@ static PyObject *new_result(const tj_call *c, const jit_shape *shape)
     return r;
 }
 
+/* numpy's MemoryError, or torch's RuntimeError from its allocator, for a
+ * result too large to make: a tensorjit.Error (KernelError) naming the
+ * result's shape and size, the allocator's as its cause. */
+static PyObject *new_result_or_error(const tj_call *c, const jit_shape *shape)
+{
+    PyObject *r = new_result(c, shape);
+    if (r || !(PyErr_ExceptionMatches(PyExc_MemoryError) ||
+               (c->in[0].foreign && PyErr_ExceptionMatches(PyExc_RuntimeError))))
+        return r;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    char dims[512];
+    int at = snprintf(dims, sizeof dims, "(");
+    double bytes = jit_dtype_size(c->in[0].dtype);
+    for (int i = 0; i < shape->rank && at < (int)sizeof dims - 32; i++) {
+        at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%lld", i ? ", " : "",
+                       (long long)shape->dims[i]);
+        bytes *= (double)shape->dims[i];
+    }
+    snprintf(dims + at, sizeof dims - (size_t)at, "%s)", shape->rank == 1 ? "," : "");
+    char size[32]; /* PyErr_Format has no %g */
+    snprintf(size, sizeof size, "%.4g", bytes);
+    PyErr_Format(KernelError, "tensorjit: no memory for the result: shape %s of %s, %s bytes "
+                 "(%S)", dims, jit_dtype_name(c->in[0].dtype), size, value ? value : Py_None);
+    PyObject *t2, *v2, *tb2;
+    PyErr_Fetch(&t2, &v2, &tb2);
+    PyErr_NormalizeException(&t2, &v2, &tb2);
+    if (value)
+        PyException_SetCause(v2, value); /* steals value */
+    else
+        Py_XDECREF(value);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    PyErr_Restore(t2, v2, tb2);
+    return NULL;
+}
+
 /* The result new_result made, as an array: of data's dtype and the output's
  * shape, dense, by construction. A tensor's address comes from data_ptr(),
  * a tenth of a DLPack export's cost. */
@@ -912,7 +950,7 @@ static PyObject *family_result(const tj_call *c, PyObject *out_obj, const jit_sh
         }
         return result;
     }
-    result = new_result(c, shape);
+    result = new_result_or_error(c, shape);
     if (!result || result_array(result, c, shape, out) != 0) {
         Py_XDECREF(result);
         return NULL;
@@ -1091,8 +1129,14 @@ static int int_arg(PyObject *o, const char *what, int64_t lo, int64_t hi, int64_
         return 0;
     }
     PyObject *i = PyNumber_Index(o);
-    if (!i)
+    if (!i) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) { /* name the argument, as torch does */
+            PyErr_Clear();
+            PyErr_Format(TypeMismatch, "tensorjit: %s must be an integer, not %s (%R)", what,
+                         Py_TYPE(o)->tp_name, o);
+        }
         return -1;
+    }
     int overflow;
     long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
     Py_DECREF(i);

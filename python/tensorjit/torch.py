@@ -15,10 +15,16 @@ scatter_add, scatter_reduce), and src larger than index, so do these:
 that is the ops' torch_dims flavour, which reads input and src where they
 lie (no cut view, no copy). Of duplicate indices, scatter keeps the last
 in row-major order (torch leaves it undefined).
+
+The kernels are forward-only: a tensor that requires grad (a module's
+weight) is read detached, and results carry no autograd history. Python
+lists and tuples are read as numpy reads them. Errors name the arguments
+by torch's names (weight, input, per_sample_weights), not the library's.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional, Tuple
 
 from . import _tensorjit as _tj
@@ -34,6 +40,41 @@ def _shape(t: Any) -> tuple:
     return tuple(t.shape)
 
 
+def _readable(t: Any) -> Any:
+    """t as the library reads it: detached where it requires grad (DLPack
+    refuses to export such a tensor), a list or tuple as numpy's array."""
+    if getattr(t, "requires_grad", False) and hasattr(t, "detach"):
+        return t.detach()
+    if isinstance(t, (list, tuple)):
+        import numpy as np
+        return np.asarray(t)
+    return t
+
+
+def _as_int(value: Any, name: str) -> int:
+    """An integer argument, as torch checks it (a float is refused, not cut)."""
+    import operator
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise _tj.TypeMismatch(f"tensorjit: {name} must be an integer, not "
+                               f"{type(value).__name__} ({value!r})") from None
+
+
+def _renamed(call: Any, names: Tuple[Tuple[str, str], ...]) -> Any:
+    """call(), its errors naming the library's inputs by the caller's names
+    (each pair: a pattern of the library's word, then the caller's word)."""
+    try:
+        return call()
+    except _tj.Error as e:
+        message = str(e)
+        for ours, theirs in names:
+            message = re.sub(ours, theirs, message)
+        if message == str(e):
+            raise
+        raise type(e)(message) from None
+
+
 def _dim(dim: int, ndim: int) -> int:
     if not -max(ndim, 1) <= dim < max(ndim, 1):
         raise _tj.SignatureError(f"tensorjit: dim {dim} is out of range for rank {ndim}")
@@ -45,6 +86,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
     but along dim; the result has index's shape."""
+    input, index = _readable(input), _readable(index)
     return _tj.gather_elements(input, index, _dim(dim, len(_shape(input))), torch_dims=True,
                                out=out)
 
@@ -52,6 +94,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
     """torch.index_select: the slices of input along dim at index (a 1-D or
     0-D integer tensor), in index's order."""
+    input, index = _readable(input), _readable(index)
     if len(_shape(index)) > 1:
         raise _tj.SignatureError("tensorjit: index_select's index must be 1-D or 0-D")
     result = _tj.gather(input, index, dim, index_policy="error", out=out)
@@ -65,6 +108,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     """torch.index_add: a copy of input where, for every i of index (1-D),
     the slice at index[i] along dim gets alpha * source's slice i added, in
     order (duplicates all add)."""
+    input, index, source = _readable(input), _readable(index), _readable(source)
     ndim = len(_shape(input))
     dim = _dim(dim, ndim)
     if alpha != 1:
@@ -94,6 +138,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     replaced by index[i...]] = src[i...] (or value); src may be larger than
     index (only the elements at index's positions are read). reduce "add"
     or "multiply" combines instead of replacing."""
+    input, index, src = _readable(input), _readable(index), _readable(src)
     dim = _dim(dim, len(_shape(input)))
     if src is None:
         if value is None:
@@ -122,6 +167,7 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     reduce: "sum", "prod", "mean" (integers: the floor), "amax", "amin".
     include_self=False leaves input's value out of every position some
     update reaches."""
+    input, index, src = _readable(input), _readable(index), _readable(src)
     dim = _dim(dim, len(_shape(input)))
     reduction = _REDUCE.get(reduce) if reduce not in ("add", "multiply") else None
     if reduction is None:
@@ -144,6 +190,12 @@ def _no_max_norm(max_norm: Optional[float], name: str) -> None:
 
 
 _I32_MIN, _I32_MAX = -2**31, 2**31 - 1
+_NARROW = ("int8", "uint8", "int16")  # index types torch reads and widens
+# the library's names of the bags' inputs, and torch's
+_BAG_NAMES = ((r"\bweights\b", "per_sample_weights"), (r"\btable\b", "weight"),
+              (r"\bindices'", "input's"), (r"\bindices\b", "input"))
+_EMBEDDING_NAMES = ((r"\bdata\b", "weight"), (r"\bindices'", "input's"),
+                    (r"\bindices\b", "input"))
 
 
 def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
@@ -157,8 +209,12 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
     if not torch_pair:
         import numpy as np
         input, offsets = np.asarray(input), np.asarray(offsets)
-    kinds = {str(input.dtype).replace("torch.", ""), str(offsets.dtype).replace("torch.", "")}
-    if input.dtype == offsets.dtype or kinds != {"int32", "int64"}:
+    ki, ko = str(input.dtype).replace("torch.", ""), str(offsets.dtype).replace("torch.", "")
+    if input.dtype == offsets.dtype:
+        return input, offsets
+    if ki in _NARROW and ko in ("int32", "int64"):  # torch takes uint8 and int16 input
+        return (input.to(offsets.dtype) if torch_pair else input.astype(offsets.dtype)), offsets
+    if {ki, ko} != {"int32", "int64"}:
         return input, offsets
     wide = str(offsets.dtype).endswith("int64")
     count = offsets.numel() if torch_pair else offsets.size
@@ -201,6 +257,20 @@ def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
     if mode not in _BAG_MODES:
         raise _tj.SignatureError(f"tensorjit: embedding_bag's mode is 'sum', 'mean' or 'max', "
                                  f"not {mode!r}")
+    if mode == "max" and (sparse or scale_grad_by_freq):  # torch's ValueError
+        flag = "sparse=True" if sparse else "scale_grad_by_freq=True"
+        raise _tj.SignatureError(f"tensorjit: embedding_bag's mode='max' does not take "
+                                 f"{flag} (torch refuses it: max has no such gradient)")
+    if padding_idx is not None:
+        padding_idx = _as_int(padding_idx, "padding_idx")
+    input, weight, offsets = _readable(input), _readable(weight), _readable(offsets)
+    per_sample_weights = _readable(per_sample_weights)
+    return _renamed(lambda: _embedding_bag(input, weight, offsets, mode, per_sample_weights,
+                                           include_last_offset, padding_idx), _BAG_NAMES)
+
+
+def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_weights: Any,
+                   include_last_offset: bool, padding_idx: Optional[int]) -> Any:
     if per_sample_weights is not None and mode != "sum":
         raise _tj.SignatureError(f"tensorjit: embedding_bag takes per_sample_weights with "
                                  f"mode='sum' only (got mode={mode!r})")
@@ -237,15 +307,18 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None,
               max_norm: Optional[float] = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """torch.nn.functional.embedding: the rows of weight that input (any
-    shape, int32 or int64) names, of shape input.shape + weight.shape[1:]
+    shape, of any integer dtype) names, of shape input.shape + weight.shape[1:]
     (a Gather along dim 0). padding_idx (in [-E, E)) only concerns
     gradients: its row comes back as it is, as torch's does. max_norm is
     refused (it rewrites weight). An index outside [0, E) raises
     IndexOutOfRange naming its position."""
     _no_max_norm(max_norm, "embedding")
+    input, weight = _readable(input), _readable(weight)
     if padding_idx is not None:
+        padding_idx = _as_int(padding_idx, "padding_idx")
         rows = _shape(weight)[0] if _shape(weight) else 0
         if not -rows <= padding_idx < rows:
             raise _tj.SignatureError(f"tensorjit: embedding's padding_idx={padding_idx} must "
                                      f"be in [-{rows}, {rows}) (weight has {rows} rows)")
-    return _tj.gather(weight, input, 0, index_policy="error")
+    return _renamed(lambda: _tj.gather(weight, input, 0, index_policy="error"),
+                    _EMBEDDING_NAMES)

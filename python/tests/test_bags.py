@@ -699,9 +699,14 @@ def test_torch_embedding_bag_defaults_and_names():
     assert torch.equal(tt.embedding_bag(flat, weight, offsets, None, 2.0, False, "sum", False,
                                         None, False, None),
                        F.embedding_bag(flat, weight, offsets.long(), mode="sum"))
-    assert torch.equal(tt.embedding_bag(input=flat, weight=weight, offsets=offsets, mode="max",
+    assert torch.equal(tt.embedding_bag(input=flat, weight=weight, offsets=offsets, mode="sum",
                                         scale_grad_by_freq=True, sparse=True),
-                       F.embedding_bag(flat, weight, offsets.long(), mode="max"))
+                       F.embedding_bag(flat, weight, offsets.long(), mode="sum"))
+    for flag in ["sparse", "scale_grad_by_freq"]:  # torch's ValueError for max
+        with pytest.raises(ValueError):
+            F.embedding_bag(flat, weight, offsets.long(), mode="max", **{flag: True})
+        with pytest.raises(tensorjit.SignatureError, match=f"mode='max'.*{flag}=True"):
+            tt.embedding_bag(flat, weight, offsets, mode="max", **{flag: True})
 
 
 @pytest.mark.parametrize("kind", ["torch", "numpy"])
@@ -742,7 +747,7 @@ def test_torch_embedding_bag_refusals():
         tt.embedding_bag(flat, weight, torch.tensor([0]), mode="prod")
     with pytest.raises(tensorjit.SignatureError, match="padding_idx"):
         tt.embedding_bag(flat, weight, torch.tensor([0]), padding_idx=6)
-    with pytest.raises(tensorjit.IndexOutOfRange, match=r"indices.*\b2\b.*\b6\b"):
+    with pytest.raises(tensorjit.IndexOutOfRange, match=r"^input\[2\] = 6\b"):
         tt.embedding_bag(torch.tensor([0, 1, 6]), weight, torch.tensor([0]))
     with pytest.raises(tensorjit.IndexOutOfRange, match="offsets"):
         tt.embedding_bag(flat, weight, torch.tensor([0, 9]))
@@ -768,6 +773,99 @@ def test_torch_embedding(dtype, itype):
         tt.embedding(torch.tensor([0]), weight, max_norm=2.0)
     with pytest.raises(tensorjit.SignatureError, match="padding_idx"):
         tt.embedding(torch.tensor([0]), weight, padding_idx=8)
+
+
+def test_torch_weight_that_requires_grad_is_read_detached():
+    """A module's weight (requires_grad) is what users pass; DLPack refuses
+    to export it, and tensorjit read it detached: the values are torch's,
+    the result has no autograd history."""
+    torch = torch_or_skip()
+    import tensorjit.torch as tt
+    bag = torch.nn.EmbeddingBag(10, 4, mode="sum")
+    inp, offsets = torch.tensor([1, 2, 7, 7]), torch.tensor([0, 3])
+    psw = torch.rand(4, requires_grad=True)
+    with torch.no_grad():
+        want = bag(inp, offsets, per_sample_weights=psw)
+    got = tt.embedding_bag(inp, bag.weight, offsets, mode="sum", per_sample_weights=psw)
+    assert not got.requires_grad
+    assert torch.allclose(got, want, rtol=1e-6, atol=1e-6)
+    emb = torch.nn.Embedding(10, 4)
+    assert torch.equal(tt.embedding(inp, emb.weight), emb.weight.detach()[inp])
+    src = torch.rand(3, 3, requires_grad=True)
+    index = torch.tensor([[0, 1, 2]])
+    assert torch.equal(tt.gather(src, 0, index), torch.gather(src.detach(), 0, index))
+    assert torch.equal(tt.scatter_add(src, 0, index, src),
+                       torch.scatter_add(src.detach(), 0, index, src.detach()))
+
+
+def test_torch_lists_and_narrow_index_types():
+    """Lists are read as numpy reads them; uint8, int8 and int16 input is
+    widened to the offsets' type, as torch takes it."""
+    torch = torch_or_skip()
+    import torch.nn.functional as F
+    import tensorjit.torch as tt
+    weight = torch.randn(10, 4)
+    want = F.embedding_bag(torch.tensor([1, 2, 9]), weight, torch.tensor([0, 1]), mode="sum")
+    assert torch.equal(tt.embedding_bag([1, 2, 9], weight, [0, 1], mode="sum"), want)
+    assert torch.equal(tt.embedding_bag((1, 2, 9), weight, (0, 1), mode="sum"), want)
+    for dt in [torch.uint8, torch.int8, torch.int16]:
+        inp = torch.tensor([1, 2, 9], dtype=dt)
+        for ot in [torch.int32, torch.int64]:
+            got = tt.embedding_bag(inp, weight, torch.tensor([0, 1], dtype=ot), mode="sum")
+            assert torch.equal(got, want), (dt, ot)
+        assert torch.equal(tt.embedding(inp, weight), weight[inp.long()])
+    assert torch.equal(tt.embedding([[1], [9]], weight), weight[torch.tensor([[1], [9]])])
+
+
+def test_torch_errors_use_torch_names():
+    torch = torch_or_skip()
+    import tensorjit.torch as tt
+    weight, inp, offsets = torch.randn(10, 4), torch.tensor([1, 2]), torch.tensor([0])
+    with pytest.raises(tensorjit.TypeMismatch,
+                       match=r"^tensorjit: per_sample_weights has dtype f64; it must be the "
+                             r"weight's \(f32\)"):
+        tt.embedding_bag(inp, weight, offsets, mode="sum",
+                         per_sample_weights=torch.ones(2, dtype=torch.float64))
+    with pytest.raises(tensorjit.SignatureError,
+                       match=r"per_sample_weights has shape \(3,\); it must have the input's"):
+        tt.embedding_bag(inp, weight, offsets, mode="sum", per_sample_weights=torch.ones(3))
+    with pytest.raises(tensorjit.IndexOutOfRange, match=r"^input\[1\] = 20 .* 10 rows"):
+        tt.embedding_bag(torch.tensor([1, 20]), weight, offsets)
+    with pytest.raises(tensorjit.IndexOutOfRange, match=r"\binput\b"):
+        tt.embedding(torch.tensor([1, 20]), weight)
+    with pytest.raises(tensorjit.TypeMismatch, match="^tensorjit: input has dtype f32"):
+        tt.embedding_bag(torch.tensor([1.0]), weight, offsets)
+
+
+def test_integer_arguments_are_named_when_not_integers():
+    torch = torch_or_skip()
+    import tensorjit.torch as tt
+    weight, inp, offsets = torch.randn(10, 4), torch.tensor([1, 2]), torch.tensor([0])
+    for call in [lambda: tt.embedding_bag(inp, weight, offsets, padding_idx=1.5),
+                 lambda: tt.embedding(inp, weight, padding_idx=1.5)]:
+        with pytest.raises(tensorjit.TypeMismatch, match=r"padding_idx must be an integer, "
+                                                         r"not float \(1.5\)"):
+            call()
+    table = weight.numpy()
+    with pytest.raises(TypeError, match="num_segments must be an integer, not float"):
+        tensorjit.embedding_segments(table, np.array([1]), np.array([0]), 2.0)
+    with pytest.raises(tensorjit.TypeMismatch, match="default_index must be an integer"):
+        tensorjit.embedding_segments(table, np.array([1]), np.array([0]), 2, default_index=3.0)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_a_result_too_large_to_allocate_is_a_tensorjit_error(kind):
+    """2**40 segments of 4 floats: 16 TiB. The allocator's MemoryError (numpy)
+    or RuntimeError (torch) becomes a KernelError naming the shape, the
+    allocator's error its cause."""
+    table = np.ones((10, 4), np.float32)
+    if kind == "torch":
+        torch = torch_or_skip()
+        table = torch.from_numpy(table)
+    with pytest.raises(tensorjit.KernelError,
+                       match=r"no memory for the result: shape \(1099511627776, 4\) of f32") as e:
+        tensorjit.embedding_segments(table, np.array([1]), np.array([0]), 2**40)
+    assert isinstance(e.value.__cause__, (MemoryError, RuntimeError))
 
 
 def test_torch_names_take_numpy_too():
