@@ -232,11 +232,14 @@ static jit_dtype tj_port_type(const tj_doc *d, xmlNodePtr layer, xmlNodePtr port
 /* Element type of input n, or the fragment's (noted: from the flag that
  * gave it, given_by, or the default where that is NULL). */
 static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dtype dflt,
-                               const char *given_by, tj_model_layer *out, const char *what)
+                               const char *given_by, unsigned flag, tj_model_layer *out,
+                               const char *what)
 {
     jit_dtype t = tj_port_type(d, layer, tj_port(layer, "input", n));
     if (t != JIT_DTYPE_UNSET)
         return t;
+    if (given_by)
+        out->flags_used |= flag;
     size_t used = strlen(out->note);
     snprintf(out->note + used, sizeof out->note - used, "%s%s %s (%s%s)", used ? ", " : "", what,
              jit_dtype_name(dflt), given_by ? "from " : "default: the IR names none",
@@ -248,10 +251,11 @@ static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dty
 static void tj_input_types(const tj_doc *d, xmlNodePtr layer, jit_sig *s, tj_model_layer *out)
 {
     const tj_model_opts *o = d->opts;
-    s->dtype = tj_input_type(d, layer, 0, o->dtype, o->have_dtype ? "--dtype" : NULL, out,
-                             "dtype");
+    s->dtype = tj_input_type(d, layer, 0, o->dtype, o->have_dtype ? "--dtype" : NULL,
+                             TJ_MODEL_USED_DTYPE, out, "dtype");
     s->index_type = tj_input_type(d, layer, 1, o->index_type,
-                                  o->have_index_type ? "--index-type" : NULL, out, "index type");
+                                  o->have_index_type ? "--index-type" : NULL,
+                                  TJ_MODEL_USED_INDEX_TYPE, out, "index type");
 }
 
 static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds,
@@ -507,6 +511,7 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     }
     s->axis = d->opts->axis;
     s->axis_type = JIT_I64;
+    out->flags_used |= TJ_MODEL_USED_AXIS;
     tj_note(out, "axis %lld (from --axis)", (long long)s->axis);
     return 0;
 }
@@ -738,6 +743,8 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
         for (int i = 0; i < 4 && info.opsets[i]; i++)
             given |= info.opsets[i] == d->opts->opset;
         out->sig.opset = given ? d->opts->opset : info.default_opset;
+        if (given)
+            out->flags_used |= TJ_MODEL_USED_OPSET;
         snprintf(out->note, sizeof out->note, "%s%s%s read as %s-%d%s",
                  version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
                  m->type, out->sig.opset, given ? " (--opset)" : "");

@@ -55,7 +55,16 @@ typedef struct tj_model_layer {
     jit_shape ir_output;       /* the output port's shape as the IR states it */
     int64_t ir_output_bound[JIT_MAX_RANK]; /* and the bounds of its dynamic dims */
     int ir_output_known;
+    unsigned flags_used;       /* TJ_MODEL_USED_* bits: the options this layer took, so that
+                                  a caller can refuse the ones no layer took */
 } tj_model_layer;
+
+enum {
+    TJ_MODEL_USED_DTYPE = 1u << 0,
+    TJ_MODEL_USED_INDEX_TYPE = 1u << 1,
+    TJ_MODEL_USED_AXIS = 1u << 2,
+    TJ_MODEL_USED_OPSET = 1u << 3,
+};
 
 typedef struct tj_model {
     tj_model_layer *layers;

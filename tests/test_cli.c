@@ -67,6 +67,8 @@ static void slurp(const char *file, char *buf, size_t len)
 }
 
 /* Runs `tensorjit ARGS` (ARGS may name files as @name); returns exit code. */
+static void write_text(const char *name, const char *text);
+
 static int run(const char *args)
 {
     char expanded[2048] = "", cmd[4096];
@@ -412,6 +414,13 @@ static void test_model_check_and_explain(void **state)
         oks++;
     if (oks != 2)
         fail_msg("expected two checked layers:\n%s", out_text);
+    /* a flag no layer takes is refused, not ignored: GatherND has no axis */
+    write_text("gnd.xml", "<layer type=\"GatherND\"><input><port><dim>4</dim>"
+                          "</port><port><dim>2</dim><dim>1</dim></port></input></layer>\n");
+    assert_int_equal(run("model @gnd.xml --axis 1"), 2);
+    assert_non_null(strstr(err_text, "--axis was given, but no layer of "));
+    assert_int_equal(run("model @gnd.xml --dtype u8 --opset 5"), 0);
+    assert_non_null(strstr(out_text, "GatherND-5"));
     f = fopen(path("garbage.xml"), "w");
     fputs("<net><layers><layer></net>", f);
     fclose(f);

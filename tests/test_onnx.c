@@ -354,6 +354,17 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "not an ONNX model"));
     assert_int_equal(run_model("deep.onnx", "", out, sizeof out), 2);
     assert_int_equal(count_of(out, "\n"), 1);
+    /* a fragment's flags on a model, whose nodes carry their types: refused,
+     * not ignored while the run says ok */
+    const char *flags[] = {"--dtype f16", "--index-type i32", "--axis 1", "--opset 13"};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+        assert_int_equal(run_model("gather_13.onnx", flags[i], out, sizeof out), 2);
+        char want[64];
+        snprintf(want, sizeof want, "%.*s was given, but no layer of ",
+                 (int)strcspn(flags[i], " "), flags[i]);
+        if (!strstr(out, want))
+            fail_msg("%s on a model: \"%s\"", flags[i], out);
+    }
 }
 #endif
 

@@ -248,6 +248,35 @@ static int tj_report(const tj_model_run *run)
     return bad;
 }
 
+/* A flag no layer took is refused rather than ignored (docs/cli.md): a
+ * full model's layers carry their types, axes and versions, and a user's
+ * --dtype f16 on one changed nothing while the run said ok. */
+static int tj_model_flags_untaken(const char *path, const tj_model_opts *opts,
+                                  const tj_model *model)
+{
+    unsigned used = 0;
+    for (int i = 0; i < model->count; i++)
+        used |= model->layers[i].flags_used;
+    const struct {
+        int given;
+        unsigned bit;
+        const char *flag;
+    } flags[] = {{opts->have_dtype, TJ_MODEL_USED_DTYPE, "--dtype"},
+                 {opts->have_index_type, TJ_MODEL_USED_INDEX_TYPE, "--index-type"},
+                 {opts->have_axis, TJ_MODEL_USED_AXIS, "--axis"},
+                 {opts->opset != 0, TJ_MODEL_USED_OPSET, "--opset"}};
+    for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+        if (flags[f].given && !(used & flags[f].bit))
+            return tj_cli_fail("model: %s was given, but no layer of %s takes it: %s", flags[f].flag,
+                               path, model->fragment
+                                         ? "this fragment's layers name their own or have no use for it"
+                                         : "a model's layers carry their own types, axes and versions "
+                                           "(the flag is for a <layer> fragment); refused rather than "
+                                           "ignored"),
+                   -1;
+    return 0;
+}
+
 static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts *opts,
                          int *check, int *explain, int64_t *jobs, int *precompile)
 {
@@ -322,6 +351,10 @@ int tj_cmd_model(int argc, char **argv)
     char err[512];
     if (tj_model_load(path, &opts, &model, err, sizeof err) != 0)
         return tj_cli_fail("%s", err);
+    if (tj_model_flags_untaken(path, &opts, &model) != 0) {
+        tj_model_free(&model);
+        return TJ_EXIT_USAGE;
+    }
     tj_model_run run = {.model = &model, .check = check, .progress = isatty(2)};
     run.results = calloc((size_t)(model.count ? model.count : 1), sizeof *run.results);
     pthread_mutex_init(&run.print_lock, NULL);
