@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,7 @@ typedef struct tj_onnx_walk {
     int capacity;
     int64_t max_layers;
     int failed; /* out of memory, or (2) past max_layers */
+    int64_t nodes; /* visited so far, bodies included: a layer's id */
 } tj_onnx_walk;
 
 /* Decoded structs take 16x a file's bytes and 256 MiB more at most
@@ -199,10 +201,15 @@ static void tj_walk_graph(tj_onnx_walk *w, const tj_onnx_scope *s)
         if (!n)
             continue;
         const tj_onnx_op *op = tj_is_default_domain(n->domain) ? tj_onnx_op_find(n->op_type) : NULL;
+        int64_t id = w->nodes++;
         if (op) {
             tj_model_layer *l = tj_next_layer(w);
-            if (l)
+            if (l) {
                 tj_onnx_read_node(s, n, op, (int)i, l);
+                /* ONNX nodes have none: their order in the whole model, so that
+                 * "= id N" names one node, not each graph's Nth */
+                snprintf(l->id, sizeof l->id, "%" PRId64, id);
+            }
         }
         tj_walk_bodies(w, s, n, (int)i);
     }

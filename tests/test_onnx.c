@@ -339,6 +339,13 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "4 indexing layers"));
     assert_int_equal(count_of(out, "  ok ("), 4);
     assert_non_null(strstr(out, "outer_if/then_branch/inner_if/then_branch/then_gather"));
+    tj_model m = read_ok("subgraphs.onnx"); /* ids: one node each, bodies included */
+    for (int i = 0; i < m.count; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(m.layers[i].id, m.layers[j].id) == 0)
+                fail_msg("%s and %s share id %s", m.layers[j].name, m.layers[i].name,
+                         m.layers[i].id);
+    tj_model_free(&m);
     assert_int_equal(run_model("symbolic.onnx", "--check --jobs 2", out, sizeof out), 0);
     assert_int_equal(count_of(out, "dynamic: one kernel for every shape"), 3);
     assert_int_equal(run_model("wrong_output.onnx", "", out, sizeof out), 1);

@@ -183,7 +183,8 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
 /* The compile ms column: the kernel's time, or "= id N" where an earlier
  * layer (N) has the same kernel: one signature is one cached kernel,
  * compiled once, and its time repeated on every row read as if it were
- * compiled again. "shared" where that layer has no id. */
+ * compiled again. "= NAME" where that layer's id is missing or not its
+ * own. */
 static int tj_first_with_kernel(const tj_model_run *run, int i)
 {
     for (int j = 0; j < i; j++)
@@ -193,15 +194,26 @@ static int tj_first_with_kernel(const tj_model_run *run, int i)
     return -1;
 }
 
+/* Whether layer j's id is no other layer's: an IR's bodies number their
+ * layers afresh, so an id may name several. */
+static int tj_id_unique(const tj_model *m, int j)
+{
+    for (int k = 0; k < m->count; k++)
+        if (k != j && strcmp(m->layers[k].id, m->layers[j].id) == 0)
+            return 0;
+    return 1;
+}
+
 static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t len)
 {
     int j = tj_first_with_kernel(run, i);
-    if (j < 0)
+    const tj_model_layer *first = j >= 0 ? &run->model->layers[j] : NULL;
+    if (!first)
         snprintf(buf, len, "%.2f", run->results[i].info.compile_ms);
-    else if (run->model->layers[j].id[0])
-        snprintf(buf, len, "= id %s", run->model->layers[j].id);
+    else if (first->id[0] && tj_id_unique(run->model, j))
+        snprintf(buf, len, "= id %s", first->id);
     else
-        snprintf(buf, len, "shared");
+        snprintf(buf, len, "= %.40s", first->name);
 }
 
 static int tj_report(const tj_model_run *run)
