@@ -1,6 +1,7 @@
 /* Which reader a model file goes to: its name says (.onnx), as the CLI's
- * users name them; everything else stays with the OpenVINO reader, which
- * also takes the <layer> fragments the specs print. */
+ * users name them, or its first byte (an ONNX model saved under another
+ * name); everything else stays with the OpenVINO reader, which also takes
+ * the <layer> fragments the specs print. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -47,10 +48,24 @@ int tj_onnx_read(const char *path, const tj_model_opts *opts, tj_model *model, c
 }
 #endif
 
+/* Whether the file starts as an ONNX model does: protobuf writes fields in
+ * their numbers' order, and ModelProto's first, ir_version (field 1, a
+ * varint: tag byte 0x08), is one every writer sets. XML starts with '<'
+ * (after a byte-order mark or blanks), never with 0x08. */
+static int tj_looks_onnx(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* the reader says why */
+    int c = fgetc(f);
+    fclose(f);
+    return c == 0x08;
+}
+
 int tj_model_load(const char *path, const tj_model_opts *opts, tj_model *model, char *err,
                   size_t err_len)
 {
-    if (!tj_is_onnx_name(path))
+    if (!tj_is_onnx_name(path) && !tj_looks_onnx(path))
         return tj_model_read(path, opts, model, err, err_len);
     return tj_onnx_read(path, opts, model, err, err_len);
 }

@@ -173,12 +173,13 @@ int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto 
     if (!v)
         return tj_model_refuse(out, "'%s': out of memory", name);
     int rc = tj_values(s, t, name, count, v, out);
+    int wraps = out->sig.index_policy == JIT_INDEX_NEGATIVE_WRAPS; /* else opset < 11 */
     for (int64_t i = 0; rc == 0 && i < count; i++) {
         int64_t d = dims[i % depth];
-        if (d >= 0 && (v[i] < -d || v[i] >= d))
+        if (d >= 0 && (v[i] < (wraps ? -d : 0) || v[i] >= d))
             rc = tj_model_refuse(out, "constant indices '%s' hold %lld at position %lld, outside "
                            "[%lld, %lld) of the dim it indexes", name, (long long)v[i],
-                           (long long)i, (long long)-d, (long long)d);
+                           (long long)i, (long long)(wraps ? -d : 0), (long long)d);
     }
     free(v);
     return rc;

@@ -30,6 +30,8 @@ typedef struct tj_onnx_op {
 const tj_onnx_op *tj_onnx_op_find(const char *type);
 /* ONNX's TensorProto.DataType -> element type; UNSET for none tensorjit has. */
 jit_dtype tj_onnx_dtype(int32_t t);
+/* ONNX's name of element type t and its number ("COMPLEX128 (15)"), in buf. */
+const char *tj_onnx_type_name(int32_t t, char *buf, size_t len);
 
 /* A name's tensor as a graph (or an outer graph) states it. */
 typedef struct tj_onnx_value {

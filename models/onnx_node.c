@@ -102,9 +102,10 @@ static int tj_input(const tj_onnx_scope *s, const Onnx__NodeProto *n, size_t k, 
         return tj_model_skip(out, "input %zu (%s) '%s': the file states no element type for it",
                        k, what, name);
     *type = tj_onnx_dtype(v->elem_type);
+    char tn[96];
     if (*type == JIT_DTYPE_UNSET)
-        return tj_model_skip(out, "input %zu (%s) '%s' is of ONNX element type %d, which tensorjit "
-                       "does not compile", k, what, name, (int)v->elem_type);
+        return tj_model_skip(out, "input %zu (%s) '%s' is of ONNX element type %s, which tensorjit "
+                       "does not compile", k, what, name, tj_onnx_type_name(v->elem_type, tn, sizeof tn));
     *shape = v->shape;
     return 0;
 }
@@ -151,10 +152,12 @@ static void tj_output(const tj_onnx_scope *s, const Onnx__NodeProto *n, tj_model
         tj_model_shape_text(&v.shape, NULL, b, sizeof b);
         tj_model_refuse(out, "the output shape of its inputs and attributes %s contradicts "
                         "the file's %s for '%s'", a, b, n->output[0]);
-    } else if (v.typed && tj_onnx_dtype(v.elem_type) != out->sig.dtype)
+    } else if (v.typed && tj_onnx_dtype(v.elem_type) != out->sig.dtype) {
+        char tn[96];
         tj_model_refuse(out, "the output's element type %s (its data's) contradicts the file's "
-                  "type %d for '%s'", jit_dtype_name(out->sig.dtype), (int)v.elem_type,
-                  n->output[0]);
+                        "%s for '%s'", jit_dtype_name(out->sig.dtype),
+                        tj_onnx_type_name(v.elem_type, tn, sizeof tn), n->output[0]);
+    }
 }
 
 /* Name, id and version of the layer; -1 when the opset rules it out. */
@@ -176,6 +179,13 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
                          op->type, op->first_opset, s->opset);
     if (s->opset > 21)
         return tj_model_skip(out, "opset %d is newer than 21, the last tensorjit reads", s->opset);
+    /* before 11 no op of the family defined negative indices (11 made them
+     * wrap): such an index is out of range there, not a count from the end */
+    if (s->opset < 11) {
+        out->sig.index_policy = JIT_INDEX_ERROR;
+        tj_note(out, "opset %d defines no negative index: each is out of range (policy "
+                "error; from opset 11 they wrap)", s->opset);
+    }
     if (strcmp(op->type, "Scatter") == 0 && s->opset >= 11)
         tj_note(out, "deprecated since opset 11: read as ScatterElements");
     return 0;
@@ -193,6 +203,25 @@ static int tj_dims_but_axis_equal(const jit_sig *sig)
         if (i != axis && (d->dims[i] != ix->dims[i] || d->dims[i] == JIT_DIM_DYNAMIC))
             return 0;
     return 1;
+}
+
+/* A GatherND whose tuple length (indices' last dim) is symbolic has no
+ * output rank until a call names it: the family is valid, and compiles as
+ * one dynamic kernel, if some length is. */
+static int tj_some_tuple_length_valid(const jit_sig *sig)
+{
+    const jit_shape *ix = &sig->indices_shape;
+    if (sig->op != JIT_OP_GATHER_ND || ix->rank == 0 || ix->dims[ix->rank - 1] != JIT_DIM_DYNAMIC)
+        return 0;
+    jit_shape o;
+    for (int k = 1; k <= sig->data_shape.rank; k++) {
+        jit_sig one = *sig;
+        one.indices_shape.dims[ix->rank - 1] = k;
+        if (jit_output_shape(&one, &o) == 0)
+            return 1;
+    }
+    jit_output_shape(sig, &o); /* the family's own error again, for the caller */
+    return 0;
 }
 
 void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
@@ -216,7 +245,7 @@ void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const t
      * library's torch_dims, where they are not OpenVINO's equal dims */
     sig->torch_dims = op->op == JIT_OP_GATHER_ELEMENTS && !tj_dims_but_axis_equal(sig);
     jit_shape derived;
-    if (jit_output_shape(sig, &derived) != 0) {
+    if (jit_output_shape(sig, &derived) != 0 && !tj_some_tuple_length_valid(sig)) {
         tj_model_refuse(out, "%s", jit_last_error());
         return;
     }

@@ -57,3 +57,20 @@ jit_dtype tj_onnx_dtype(int32_t t)
     default: return JIT_DTYPE_UNSET;
     }
 }
+
+const char *tj_onnx_type_name(int32_t t, char *buf, size_t len)
+{
+    /* the generated descriptor knows the names the distribution's onnx.proto
+     * has (Debian 12's ends at BFLOAT16 = 16); later ones are listed here */
+    static const char *const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                        "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&onnx__tensor_proto__data_type__descriptor, t);
+    if (v && v->name)
+        snprintf(buf, len, "%s (%d)", v->name, (int)t);
+    else if (t >= 17 && t < 17 + (int32_t)(sizeof newer / sizeof *newer)) /* ONNX 1.14-1.17's */
+        snprintf(buf, len, "%s (%d)", newer[t - 17], (int)t);
+    else
+        snprintf(buf, len, "%d (unknown to this build's onnx.proto)", (int)t);
+    return buf;
+}

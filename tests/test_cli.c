@@ -1189,7 +1189,7 @@ static void test_dynamic_shape_flags(void **state)
     assert_non_null(strstr(out_text, "define"));
     assert_int_equal(run("check gather-nd --data-shape '?x64' --indices-shape '?x1' --runs 3"), 0);
     assert_non_null(strstr(out_text, "shape data [3,64], indices [3,1]: ok\n"));
-    assert_non_null(strstr(out_text, "shape data [0,64], indices [0,1] (empty): ok\n"));
+    assert_non_null(strstr(out_text, "shape data [0,64], indices [0,1] (empty data): ok\n"));
     assert_non_null(strstr(out_text, " passed, 0 failed\n"));
     /* a family whose output rank varies (the tuple length is dynamic) */
     assert_int_equal(run("check gather-nd --data-shape '?x?x?' --indices-shape '?x?' --runs 3"),
@@ -1200,7 +1200,7 @@ static void test_dynamic_shape_flags(void **state)
      * length to 2): one made from a shape with elements, a dim at 0 */
     assert_int_equal(run("check scatter-nd-update --data-shape '?x?x?' --indices-shape '?x?' "
                          "--updates-shape '?x?' --reduction prod --dtype bf16 --runs 2"), 0);
-    assert_non_null(strstr(out_text, " (empty): ok\n"));
+    assert_non_null(strstr(out_text, " (empty "));
     assert_null(strstr(out_text, "none run"));
     /* a bound caps the shapes check picks */
     assert_int_equal(run("check gather --data-shape 10x4 --indices-shape '?:2x?' --axis 0 "
@@ -1275,7 +1275,7 @@ static void test_model_dynamic_layers(void **state)
         jitted++;
     assert_int_equal(listed, 3);
     assert_int_equal(jitted, 3); /* the JIT serves each layer's family */
-    assert_non_null(strstr(out_text, "    shape data [0,64], indices [0,1] (empty): ok\n"));
+    assert_non_null(strstr(out_text, "    shape data [0,64], indices [0,1] (empty data): ok\n"));
     assert_non_null(strstr(out_text, "    shape data [4,8], indices [3,2], updates [3]: ok\n"));
     assert_non_null(strstr(out_text, "    shape data [50,16], indices [2,2]: ok\n"));
     assert_null(strstr(out_text, "no empty shape"));

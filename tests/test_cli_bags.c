@@ -226,7 +226,7 @@ static void test_check_dynamic(void **state)
             fail_msg("%s: exit %d: %s%s", args, rc, out_text, err_text);
         int shapes = 0, ok = 0;
         for (const char *p = out_text; (p = strstr(p, "shape ")); p++, shapes++)
-            ok += strncmp(strchr(p, ':'), ": ok\n", 5) == 0 || strstr(p, "(empty): ") != NULL;
+            ok += strncmp(strchr(p, ':'), ": ok\n", 5) == 0 || strstr(p, "(empty ") != NULL;
         if (shapes < 2 || ok != shapes)
             fail_msg("%s: %d shapes, %d ok:\n%s", args, shapes, ok, out_text);
         snprintf(want, sizeof want, "\n%d passed, 0 failed\n", runs * shapes);

@@ -173,7 +173,7 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
     for (int i = 0; i < d->shapes; i++) {
         const tj_check_result *c = &d->shape[i].check;
         tj_dyn_shape_text(&d->shape[i], text, sizeof text);
-        printf("    shape %s%s: %s\n", text, d->shape[i].empty ? " (empty)" : "",
+        printf("    shape %s: %s\n", text,
                c->skipped ? c->first_failure : c->failed ? c->first_failure : "ok");
     }
     if (d->shapes && !d->empty)
@@ -247,6 +247,9 @@ static int tj_report(const tj_model_run *run)
                 printf("  %s", c->first_failure);
             else if (c->failed)
                 printf("  FAILED %d of %d (%s)", c->failed, c->runs, c->first_failure);
+            else if (c->refused == c->runs) /* nothing shown but the refusals agree */
+                printf("  ok (%d runs, each refused alike by both engines: no index can be "
+                       "in range for these shapes)", c->runs);
             else if (r->dynamic)
                 printf("  ok (%d shapes, %d runs, bad index included)", r->dyn.shapes, c->runs);
             else
@@ -361,8 +364,16 @@ int tj_cmd_model(int argc, char **argv)
                            "(TENSORJIT_CACHE_DIR=off, or no HOME to put it under)");
     tj_model model;
     char err[512];
-    if (tj_model_load(path, &opts, &model, err, sizeof err) != 0)
+    if (tj_model_load(path, &opts, &model, err, sizeof err) != 0) {
+        tj_cli_printable(err, sizeof err);
         return tj_cli_fail("%s", err);
+    }
+    for (int i = 0; i < model.count; i++) {
+        tj_model_layer *l = &model.layers[i];
+        tj_cli_printable(l->name, sizeof l->name);
+        tj_cli_printable(l->skip, sizeof l->skip);
+        tj_cli_printable(l->note, sizeof l->note);
+    }
     if (tj_model_flags_untaken(path, &opts, &model) != 0) {
         tj_model_free(&model);
         return TJ_EXIT_USAGE;

@@ -478,16 +478,17 @@ static int tj_candidate(const jit_sig *sig, int k, int64_t *dims, int *ndims)
     return 0;
 }
 
-/* Whether a concrete signature has no element in an input or its output. */
-static int tj_sig_empty(const jit_sig *sig)
+/* Whether a concrete signature has no element in an input or its output:
+ * the name of the first that has none ("out" for the output), or NULL. */
+static const char *tj_sig_empty(const jit_sig *sig)
 {
     tj_dyn_inputs x;
     jit_shape out;
     tj_inputs(sig, &x);
     for (int i = 0; i < x.n; i++)
         if (tj_shape_is_empty(x.in[i]))
-            return 1;
-    return jit_output_shape(sig, &out) == 0 && tj_shape_is_empty(&out);
+            return x.name[i];
+    return jit_output_shape(sig, &out) == 0 && tj_shape_is_empty(&out) ? "out" : NULL;
 }
 
 /* Whether shape k of r repeats an earlier one. */
@@ -603,7 +604,8 @@ static void tj_add_shape(tj_dyn_check_result *r, tj_dyn_shape *s)
 {
     if (tj_seen(r, s->dims, s->ndims))
         return;
-    s->empty = tj_sig_empty(&s->sig);
+    s->empty_part = tj_sig_empty(&s->sig);
+    s->empty = s->empty_part != NULL;
     r->empty += s->empty;
     r->nonempty += !s->empty;
     r->shapes++;
@@ -715,4 +717,6 @@ void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len)
         if (used < len)
             used += (size_t)snprintf(buf + used, len - used, "]");
     }
+    if (s->empty && used < len)
+        snprintf(buf + used, len - used, " (empty %s)", s->empty_part);
 }

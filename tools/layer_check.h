@@ -47,6 +47,7 @@ typedef struct tj_dyn_shape {
     int64_t dims[3 * JIT_MAX_RANK]; /* as the dynamic kernel takes them */
     int ndims;
     int empty;                      /* an input or the output has no element */
+    const char *empty_part;         /* the first that has none ("data", "out"), or NULL */
     jit_sig sig;                    /* the concrete signature */
     tj_check_result check;
 } tj_dyn_shape;
@@ -69,7 +70,9 @@ typedef struct tj_dyn_check_result {
 void tj_check_dynamic(const jit_sig *sig, int runs, uint64_t seed, int64_t max_bytes,
                       tj_dyn_check_result *r);
 
-/* "data [3,64], indices [3,1]": the concrete shapes of one checked shape. */
+/* "data [3,64], indices [3,1]": the concrete shapes of one checked shape,
+ * and " (empty indices)" after them where one has no element (the first
+ * such input, or out). */
 void tj_dyn_shape_text(const tj_dyn_shape *s, char *buf, size_t len);
 
 /* The check commands' output (cli_check.c). The summary line test runners

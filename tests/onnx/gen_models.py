@@ -73,6 +73,12 @@ def save(name, m, **kw):
     onnx.save(m, os.path.join(OUT, name), **kw)
 
 
+def save_bare(name, m):
+    """Saves m with no row in expected.tsv: ONNX infers no output for it, or
+    its node's name would break the file's lines."""
+    onnx.save(m, os.path.join(OUT, name))
+
+
 def one(name, op, data, indices, opset, updates=None, idx_type=I64, dtype=F, inits=(), **attrs):
     ins = ["data", "indices"] + (["updates"] if updates is not None else [])
     node = helper.make_node(op, ins, ["out"], name=name.split(".")[0], **attrs)
@@ -200,6 +206,16 @@ save("external.onnx", ext, save_as_external_data=True, all_tensors_to_one_file=T
      location="external.bin", size_threshold=0)
 
 
+# GatherND whose tuple length is symbolic: a dynamic family whose output
+# rank each call's K sets (no output shape to infer)
+save_bare("gathernd_dynamic_k.onnx", model(
+    [helper.make_node("GatherND", ["data", "indices"], ["out"], name="gnd_k")],
+    [vi("data", F, [4, 5]), vi("indices", I64, [2, "K"])], [vi("out", F, None)], 16))
+# names no terminal should interpret: a newline, an ANSI escape, a byte of no UTF-8
+save_bare("odd_names.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="two\nlines\x1b[31mred")],
+    [vi("data", F, [5, 3]), vi("indices", I64, [2])], [vi("out", F, None)], 16))
+
 # invalid models, and what tensorjit must say of each
 def bad_model(name, m, kind, want):
     onnx.save(m, os.path.join(OUT, name))
@@ -253,7 +269,15 @@ bad_model("no_shape.onnx", model(
     [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
     "skipped", "input 0 (data) 'r': the file states no type or shape")
 bad_model("string_data.onnx", one("s", "Gather", [5], [2], 13, dtype=TensorProto.STRING),
-          "skipped", "ONNX element type 8")
+          "skipped", "ONNX element type STRING (8)")
+bad_model("complex_data.onnx", one("cx", "Gather", [5], [2], 13, dtype=TensorProto.COMPLEX128),
+          "skipped", "ONNX element type COMPLEX128 (15)")
+bad_model("float8_indices.onnx", one("f8", "Gather", [5], [2], 13, idx_type=17), "skipped",
+          "ONNX element type FLOAT8E4M3FN (17)")
+# before opset 11 a negative index is no count from the end: out of range
+bad_model("negative_const_at_10.onnx", one("n10", "Gather", [5, 2], None, 10, inits=[
+    numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "indices")]), "refused",
+    "hold -1 at position 1, outside [0, 5)")
 bad_model("negative_dim.onnx", model(
     [helper.make_node("Gather", ["data", "indices"], ["out"], name="nd")],
     [vi("data", F, [5, -2]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
