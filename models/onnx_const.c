@@ -112,6 +112,79 @@ static int tj_read_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, 
     return 0;
 }
 
+/* The count of values t's typed field holds for its element type, and
+ * the field's name; -1 for a type tensorjit has no kernel type for (the
+ * node is skipped for it anyway). */
+static int64_t tj_typed_count(const Onnx__TensorProto *t, const char **field)
+{
+    switch (t->data_type) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *field = "float_data"; return (int64_t)t->n_float_data;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *field = "double_data"; return (int64_t)t->n_double_data;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *field = "int64_data"; return (int64_t)t->n_int64_data;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *field = "uint64_data"; return (int64_t)t->n_uint64_data;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *field = "int32_data"; return (int64_t)t->n_int32_data;
+    default: return -1;
+    }
+}
+
+int tj_onnx_check_const_payload(const tj_onnx_scope *s, const Onnx__TensorProto *t,
+                                const char *name, tj_model_layer *out)
+{
+    jit_dtype type = tj_onnx_dtype(t->data_type);
+    int64_t count = 1, size = type == JIT_DTYPE_UNSET ? 0 : jit_dtype_size(type);
+    if (size == 0)
+        return 0; /* no kernel type: the node is skipped for it */
+    for (size_t i = 0; i < t->n_dims; i++)
+        if (t->dims[i] < 0 || (t->dims[i] && count > INT64_MAX / size / t->dims[i]))
+            return 0; /* the shape check names it */
+        else
+            count *= t->dims[i];
+    int64_t bytes = count * size;
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        const char *location = tj_entry(t, "location");
+        const char *off_text = tj_entry(t, "offset"), *len_text = tj_entry(t, "length");
+        int64_t off = off_text ? tj_decimal(off_text) : 0;
+        int64_t len = len_text ? tj_decimal(len_text) : bytes;
+        if (!location || !location[0])
+            return tj_model_refuse(out, "'%s' is in external data but names no location", name);
+        if (off < 0 || len < 0 || len != bytes)
+            return tj_model_refuse(out, "external data of '%s': offset '%s' and length '%s' are "
+                                   "not the %lld bytes its dims need", name,
+                                   off_text ? off_text : "0", len_text ? len_text : "",
+                                   (long long)bytes);
+        if (!s->dir)
+            return 0; /* read from memory: no folder to look in (test_onnx) */
+        int fd = tj_open_inside(s->dir, location, name, out);
+        if (fd < 0)
+            return -1;
+        struct stat st;
+        int ok = fstat(fd, &st) == 0 && off <= st.st_size && bytes <= st.st_size - off;
+        close(fd);
+        return ok ? 0 : tj_model_refuse(out, "external data '%s' of '%s' holds no %lld bytes at "
+                                        "offset %lld", location, name, (long long)bytes,
+                                        (long long)off);
+    }
+    if (t->has_raw_data)
+        return (int64_t)t->raw_data.len == bytes
+                   ? 0
+                   : tj_model_refuse(out, "'%s' holds %zu bytes of raw_data; its dims need %lld",
+                                     name, t->raw_data.len, (long long)bytes);
+    const char *field = "";
+    int64_t held = tj_typed_count(t, &field);
+    if (held >= 0 && held != count)
+        return tj_model_refuse(out, "'%s' holds %lld values in %s; its dims need %lld", name,
+                               (long long)held, field, (long long)count);
+    return 0;
+}
+
 /* The tensor's values as int64, wherever the file keeps them. */
 static int tj_values(const tj_onnx_scope *s, const Onnx__TensorProto *t, const char *name,
                      int64_t count, int64_t *v, tj_model_layer *out)

@@ -118,8 +118,9 @@ tj_onnx_doc *tj_onnx_decode(const uint8_t *bytes, size_t len, const char *name, 
         return NULL;
     }
     if (tj_depth(&onnx__model_proto__descriptor, bytes, len, 0) > TJ_ONNX_MAX_DEPTH) {
-        snprintf(err, err_len, "%s: messages nest deeper than %d levels (subgraphs in "
-                 "subgraphs): refused before decoding", name, TJ_ONNX_MAX_DEPTH);
+        snprintf(err, err_len, "%s: messages nest deeper than %d levels (a body in a body is 3 "
+                 "more, node, attribute and graph: some %d nested If, Loop or Scan bodies): "
+                 "refused before decoding", name, TJ_ONNX_MAX_DEPTH, (TJ_ONNX_MAX_DEPTH - 6) / 3);
         return NULL;
     }
     tj_onnx_doc *d = calloc(1, sizeof *d);

@@ -17,6 +17,21 @@
 
 #include "onnx_internal.h"
 
+/* "int32 [3,?]": a value's type and shape, for messages. */
+static const char *tj_onnx_value_text(const tj_onnx_value *v, char *buf, size_t len)
+{
+    jit_dtype t = tj_onnx_dtype(v->elem_type);
+    size_t n = (size_t)snprintf(buf, len, "%s [", t != JIT_DTYPE_UNSET ? jit_dtype_name(t) : "?");
+    for (int i = 0; i < v->shape.rank && n < len; i++)
+        n += (size_t)(v->shape.dims[i] == JIT_DIM_DYNAMIC
+                          ? snprintf(buf + n, len - n, "%s?", i ? "," : "")
+                          : snprintf(buf + n, len - n, "%s%lld", i ? "," : "",
+                                     (long long)v->shape.dims[i]));
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
 /* A TypeProto's tensor type and shape into v. */
 static void tj_value_from_type(const Onnx__TypeProto *tp, tj_onnx_value *v)
 {
@@ -89,13 +104,33 @@ static void tj_value_from_list(const Onnx__NodeProto *n, tj_onnx_value *v)
     }
 }
 
+/* A graph input's declaration against its default value (an initializer
+ * of its name): the element type, the rank and every static dim must
+ * agree, or v->why says how they differ (the declaration won silently). */
+static void tj_default_agrees(const Onnx__TensorProto *t, tj_onnx_value *v)
+{
+    tj_onnx_value d;
+    memset(&d, 0, sizeof d);
+    tj_value_from_tensor(t, &d);
+    int same = !d.why[0] && (!v->typed || !d.typed || v->elem_type == d.elem_type) &&
+               (!v->shaped || v->shape.rank == d.shape.rank);
+    for (int i = 0; same && v->shaped && i < v->shape.rank; i++)
+        same = v->shape.dims[i] == JIT_DIM_DYNAMIC || v->shape.dims[i] == d.shape.dims[i];
+    if (same)
+        return;
+    char a[96], b[96];
+    snprintf(v->why, sizeof v->why, "is declared %s by the graph input but its initializer "
+             "(the default value) is %s", tj_onnx_value_text(v, a, sizeof a),
+             tj_onnx_value_text(&d, b, sizeof b));
+}
+
 /* One graph's word on `name` (onnx_names.c: a constant first, its dims
  * being the truth, then value_info, inputs, outputs). 1 when the graph
  * names it. */
 static int tj_lookup_in(const tj_onnx_scope *s, const char *name, tj_onnx_value *v)
 {
     tj_onnx_named got;
-    if (!tj_onnx_names_find(s->names, name, &got))
+    if (!tj_onnx_names_find(s->names, name, &got) || got.kind == TJ_NAMED_SPARSE)
         return 0;
     if (got.kind == TJ_NAMED_TENSOR)
         tj_value_from_tensor(got.what, v);
@@ -103,7 +138,18 @@ static int tj_lookup_in(const tj_onnx_scope *s, const char *name, tj_onnx_value 
         tj_value_from_list(got.what, v);
     else
         tj_value_from_type(((const Onnx__ValueInfoProto *)got.what)->type, v);
+    if (got.default_value && !v->why[0])
+        tj_default_agrees(got.default_value, v);
     return 1;
+}
+
+int tj_onnx_is_sparse(const tj_onnx_scope *s, const char *name)
+{
+    tj_onnx_named got;
+    for (; s && name && name[0]; s = s->outer)
+        if (tj_onnx_names_find(s->names, name, &got))
+            return got.kind == TJ_NAMED_SPARSE;
+    return 0;
 }
 
 void tj_onnx_lookup(const tj_onnx_scope *s, const char *name, tj_onnx_value *v)
@@ -215,6 +261,34 @@ static void tj_walk_graph(tj_onnx_walk *w, const tj_onnx_scope *s)
     }
 }
 
+/* The indexing nodes of the model's local functions (ModelProto.functions),
+ * listed as skipped: a function's tensors have no shapes until a call site
+ * binds them, which tensorjit does not follow (without the listing, a
+ * model whose Gathers all sit in functions read as having none). */
+static void tj_list_function_nodes(tj_onnx_walk *w, const Onnx__ModelProto *m)
+{
+    for (size_t f = 0; f < m->n_functions && !w->failed; f++) {
+        const Onnx__FunctionProto *fn = m->functions[f];
+        for (size_t i = 0; fn && i < fn->n_node && !w->failed; i++) {
+            const Onnx__NodeProto *n = fn->node[i];
+            const tj_onnx_op *op = n && tj_is_default_domain(n->domain) ? tj_onnx_op_find(n->op_type)
+                                                                        : NULL;
+            tj_model_layer *l = op ? tj_next_layer(w) : NULL;
+            if (!l)
+                continue;
+            snprintf(l->name, sizeof l->name, "functions/%.100s/%.100s",
+                     fn->name ? fn->name : "", n->name && n->name[0] ? n->name : op->type);
+            snprintf(l->id, sizeof l->id, "%" PRId64, w->nodes++);
+            snprintf(l->type, sizeof l->type, "%s", op->as);
+            l->sig.op = op->op;
+            tj_model_skip(l, "in local function '%.100s' (ModelProto.functions), whose tensors "
+                          "have shapes only at a call site: tensorjit reads the graph's nodes, not "
+                          "inside functions (inline them first: onnx.inliner, ONNX 1.16 on)",
+                          fn->name ? fn->name : "");
+        }
+    }
+}
+
 /* The version of the ai.onnx opset the model imports; 0 if none. */
 static int64_t tj_model_opset(const Onnx__ModelProto *m)
 {
@@ -254,6 +328,7 @@ int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char
         if (top.names)
             tj_walk_graph(&w, &top);
         tj_onnx_names_free((tj_onnx_names *)top.names);
+        tj_list_function_nodes(&w, m);
         long long read = model->count;
         if (w.failed == 2) {
             tj_model_free(model);

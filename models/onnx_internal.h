@@ -46,11 +46,13 @@ typedef struct tj_onnx_value {
 
 /* onnx_names.c: a graph's names, each to what states it (built once per
  * graph; a lookup by scanning the graph made reading quadratic). */
-enum { TJ_NAMED_TENSOR = 1, TJ_NAMED_LIST, TJ_NAMED_INFO };
+enum { TJ_NAMED_TENSOR = 1, TJ_NAMED_LIST, TJ_NAMED_INFO, TJ_NAMED_SPARSE };
 typedef struct tj_onnx_named {
     int kind;         /* TJ_NAMED_*: */
     const void *what; /* an initializer's or a Constant's TensorProto; a Constant
                          NodeProto of value_int(s)/value_float(s); a ValueInfoProto */
+    const Onnx__TensorProto *default_value; /* a graph input's initializer of the same
+                                               name (ir_version 4 on), or NULL */
 } tj_onnx_named;
 typedef struct tj_onnx_names tj_onnx_names;
 /* NULL when memory is short. From ir_version 4 a graph input's name is
@@ -72,12 +74,22 @@ typedef struct tj_onnx_scope {
 
 /* onnx_graph.c */
 void tj_onnx_lookup(const tj_onnx_scope *s, const char *name, tj_onnx_value *v);
+/* Whether name is, where the lookup found nothing, a sparse tensor of s
+ * or a graph around it (a sparse_initializer, or a Constant's
+ * sparse_value), which tensorjit does not read. */
+int tj_onnx_is_sparse(const tj_onnx_scope *s, const char *name);
 
 /* onnx_node.c: one indexing node into a layer. */
 void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *node, const tj_onnx_op *op,
                        int position, tj_model_layer *out);
 
-/* onnx_const.c: checks the indices of a constant against the data's dims
+/* onnx_const.c: a constant input's payload as its dims and type need it:
+ * raw_data's bytes, the typed field's count, or an external range inside
+ * the model's folder (not read). 0, or -1 with the layer refused naming
+ * the tensor. */
+int tj_onnx_check_const_payload(const tj_onnx_scope *s, const Onnx__TensorProto *t,
+                                const char *name, tj_model_layer *out);
+/* Checks the indices of a constant against the data's dims
  * (jit_index_dims); 0, or -1 with the layer refused or skipped. */
 int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto *t,
                                 const char *input, tj_model_layer *out);

@@ -4,7 +4,8 @@
  * value_info made a model's reading quadratic in its nodes: 20,000 nodes
  * took 9.9 s, and a 3 MB file of 100,000 never finished (a user's trial).
  * The first to state a name wins, in the order the lookup has always
- * taken: initializers, Constant nodes, value_info, graph inputs, outputs;
+ * taken: initializers, Constant nodes, value_info, graph inputs, outputs,
+ * then sparse tensors (read by no one: named for the message);
  * but from ir_version 4, where an initializer also named by a graph input
  * is that input's default value (ONNX's IR), the input comes first, so the
  * name is the caller's tensor and not a constant.
@@ -44,6 +45,17 @@ static void tj_names_put(tj_onnx_names *t, const char *name, int kind, const voi
     t->slot[i].name = name;
     t->slot[i].what.kind = kind;
     t->slot[i].what.what = what;
+}
+
+/* The entry of name, or NULL. */
+static tj_onnx_entry *tj_names_slot(const tj_onnx_names *t, const char *name)
+{
+    if (!name || !name[0])
+        return NULL;
+    for (size_t i = tj_name_hash(name) & t->mask; t->slot[i].name; i = (i + 1) & t->mask)
+        if (strcmp(t->slot[i].name, name) == 0)
+            return &t->slot[i];
+    return NULL;
 }
 
 static int tj_is_named(const char *a, const char *b)
@@ -97,7 +109,8 @@ static void tj_names_put_constants(tj_onnx_names *t, const Onnx__GraphProto *g, 
 
 tj_onnx_names *tj_onnx_names_build(const Onnx__GraphProto *g, int64_t ir_version)
 {
-    size_t count = g->n_initializer + g->n_node + g->n_value_info + g->n_input + g->n_output;
+    size_t count = g->n_initializer + g->n_node + g->n_value_info + g->n_input + g->n_output +
+                   g->n_sparse_initializer;
     size_t slots = 16;
     while (slots < 2 * count)
         slots *= 2;
@@ -112,24 +125,38 @@ tj_onnx_names *tj_onnx_names_build(const Onnx__GraphProto *g, int64_t ir_version
     for (size_t i = 0; i < g->n_initializer; i++)
         if (g->initializer[i])
             tj_names_put(t, g->initializer[i]->name, TJ_NAMED_TENSOR, g->initializer[i]);
+    if (ir_version >= 4) /* the inputs' default values, to hold against their declarations */
+        for (size_t i = 0; i < g->n_initializer; i++) {
+            tj_onnx_entry *e = g->initializer[i] ? tj_names_slot(t, g->initializer[i]->name) : NULL;
+            if (e && e->what.kind == TJ_NAMED_INFO && !e->what.default_value)
+                e->what.default_value = g->initializer[i];
+        }
     tj_names_put_constants(t, g, 0);
     tj_names_put_constants(t, g, 1);
     tj_names_put_infos(t, g->value_info, g->n_value_info);
     tj_names_put_infos(t, g->input, g->n_input);
     tj_names_put_infos(t, g->output, g->n_output);
+    /* last: only where nothing else states the name, for the message */
+    for (size_t i = 0; i < g->n_sparse_initializer; i++)
+        if (g->sparse_initializer[i] && g->sparse_initializer[i]->values)
+            tj_names_put(t, g->sparse_initializer[i]->values->name, TJ_NAMED_SPARSE,
+                         g->sparse_initializer[i]);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (n && tj_is_named(n->op_type, "Constant") && n->n_output >= 1)
+            for (size_t a = 0; a < n->n_attribute; a++)
+                if (n->attribute[a] && n->attribute[a]->sparse_tensor)
+                    tj_names_put(t, n->output[0], TJ_NAMED_SPARSE, n);
+    }
     return t;
 }
 
 int tj_onnx_names_find(const tj_onnx_names *t, const char *name, tj_onnx_named *out)
 {
-    if (!t || !name || !name[0])
-        return 0;
-    for (size_t i = tj_name_hash(name) & t->mask; t->slot[i].name; i = (i + 1) & t->mask)
-        if (strcmp(t->slot[i].name, name) == 0) {
-            *out = t->slot[i].what;
-            return 1;
-        }
-    return 0;
+    const tj_onnx_entry *e = t ? tj_names_slot(t, name) : NULL;
+    if (e)
+        *out = e->what;
+    return e != NULL;
 }
 
 void tj_onnx_names_free(tj_onnx_names *t)

@@ -90,9 +90,14 @@ static int tj_input(const tj_onnx_scope *s, const Onnx__NodeProto *n, size_t k, 
         return tj_model_refuse(out, "input %zu (%s) is missing", k, what);
     const char *name = n->input[k];
     tj_onnx_lookup(s, name, v);
+    if (!v->found && tj_onnx_is_sparse(s, name))
+        return tj_model_skip(out, "input %zu (%s) '%s' is a sparse tensor (a sparse_initializer "
+                             "or a Constant's sparse_value), which tensorjit does not read", k,
+                             what, name);
     if (!v->found)
         return tj_model_skip(out, "input %zu (%s) '%s': the file states no type or shape for it (no "
-                       "value_info, graph input, output or initializer names it)", k, what, name);
+                       "value_info, graph input, output or initializer names it: "
+                       "onnx.shape_inference.infer_shapes adds them)", k, what, name);
     if (v->why[0])
         return tj_model_refuse(out, "input %zu (%s) '%s' %s", k, what, name, v->why);
     if (!v->shaped)
@@ -160,6 +165,18 @@ static void tj_output(const tj_onnx_scope *s, const Onnx__NodeProto *n, tj_model
     }
 }
 
+/* The attributes op has in its newest opset, as a list for messages. */
+static const char *tj_attribute_names(const tj_onnx_op *op)
+{
+    if (op->has_axis && op->reduction_since)
+        return "axis, reduction";
+    if (op->has_axis)
+        return "axis";
+    if (op->batch_dims_since)
+        return "batch_dims";
+    return op->reduction_since ? "reduction" : "none";
+}
+
 /* Name, id and version of the layer; -1 when the opset rules it out. */
 static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
                      int position, tj_model_layer *out)
@@ -174,6 +191,9 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
     out->sig.opset = op->as_version;
     out->sig.index_policy = JIT_INDEX_NEGATIVE_WRAPS;
     tj_note(out, "ONNX %s, opset %d", op->type, s->opset);
+    if (s->opset == 0)
+        return tj_model_refuse(out, "the model imports no ai.onnx opset (opset_import), which "
+                               "its %s node belongs to", op->type);
     if (s->opset < op->first_opset)
         return tj_model_refuse(out, "ONNX %s comes with opset %d; the model imports opset %d",
                          op->type, op->first_opset, s->opset);
@@ -224,12 +244,38 @@ static int tj_some_tuple_length_valid(const jit_sig *sig)
     return 0;
 }
 
+/* The node as ONNX's schema has it: its inputs and one output, and no
+ * attribute the op lacks (ONNX's checker refuses such a node; read as it
+ * stands, a third input or a misspelt attribute went unnoticed). */
+static int tj_node_form(const Onnx__NodeProto *n, const tj_onnx_op *op, tj_model_layer *out)
+{
+    size_t want = op->has_updates ? 3 : 2;
+    if (n->n_input != want)
+        return tj_model_refuse(out, "ONNX %s takes %zu inputs; the node has %zu", op->type, want,
+                               n->n_input);
+    if (n->n_output != 1 || !n->output[0] || !n->output[0][0])
+        return tj_model_refuse(out, "ONNX %s has one output; the node has %s", op->type,
+                               n->n_output == 1 ? "an unnamed one" : n->n_output ? "more" : "none");
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const char *a = n->attribute[i] && n->attribute[i]->name ? n->attribute[i]->name : "";
+        int known = (op->has_axis && strcmp(a, "axis") == 0) ||
+                    (op->batch_dims_since && strcmp(a, "batch_dims") == 0) ||
+                    (op->reduction_since && strcmp(a, "reduction") == 0);
+        /* batch_dims on Gather: the attribute checks name the opsets */
+        if (!known && strcmp(a, "batch_dims") != 0 && strcmp(a, "reduction") != 0)
+            return tj_model_refuse(out, "attribute '%.64s' is not one of ONNX %s's (%s)", a,
+                                   op->type, tj_attribute_names(op));
+    }
+    return 0;
+}
+
 void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
                        int position, tj_model_layer *out)
 {
     jit_sig *sig = &out->sig;
     tj_onnx_value data, indices, updates;
-    if (tj_header(s, n, op, position, out) || tj_attributes(s, n, op, out) ||
+    if (tj_header(s, n, op, position, out) || tj_node_form(n, op, out) ||
+        tj_attributes(s, n, op, out) ||
         tj_input(s, n, 0, "data", &sig->data_shape, &sig->dtype, &data, out) ||
         tj_input(s, n, 1, "indices", &sig->indices_shape, &sig->index_type, &indices, out) ||
         (op->has_updates && tj_input(s, n, 2, "updates", &sig->updates_shape,
@@ -249,6 +295,11 @@ void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const t
         tj_model_refuse(out, "%s", jit_last_error());
         return;
     }
+    const tj_onnx_value *ins[3] = {&data, &indices, op->has_updates ? &updates : NULL};
+    for (int k = 0; k < 3; k++)
+        if (ins[k] && ins[k]->constant &&
+            tj_onnx_check_const_payload(s, ins[k]->constant, n->input[k], out) != 0)
+            return;
     if (indices.constant &&
         tj_onnx_check_const_indices(s, indices.constant, n->input[1], out) != 0)
         return;

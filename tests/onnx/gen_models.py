@@ -267,7 +267,8 @@ bad_model("no_shape.onnx", model(
     [helper.make_node("Relu", ["data"], ["r"]),
      helper.make_node("Gather", ["r", "indices"], ["out"], name="n", axis=0)],
     [vi("data", F, [5, 6]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
-    "skipped", "input 0 (data) 'r': the file states no type or shape")
+    "skipped", "input 0 (data) 'r': the file states no type or shape for it (no value_info, "
+    "graph input, output or initializer names it: onnx.shape_inference.infer_shapes adds them)")
 bad_model("string_data.onnx", one("s", "Gather", [5], [2], 13, dtype=TensorProto.STRING),
           "skipped", "ONNX element type STRING (8)")
 bad_model("complex_data.onnx", one("cx", "Gather", [5], [2], 13, dtype=TensorProto.COMPLEX128),
@@ -297,6 +298,63 @@ bad_model("u8_indices.onnx", one("u8", "Gather", [5, 6], [2], 13, idx_type=U8), 
 bad_model("untyped_indices.onnx", one("ut", "Gather", [5, 6], [2], 13,
                                       idx_type=TensorProto.UNDEFINED), "skipped",
           "the file states no element type for it")
+# payloads and declarations that contradict the dims or each other
+short = helper.make_tensor("data", F, [5, 2], [0.0] * 10)
+del short.float_data[3:]
+bad_model("short_data.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="sd")],
+    [vi("indices", I64, [2])], [vi("out", F, None)], 13, inits=[short]), "refused",
+    "'data' holds 3 values in float_data; its dims need 10")
+far = helper.make_tensor("data", F, [5, 2], [0.0] * 10)
+far.ClearField("float_data")
+far.data_location = TensorProto.EXTERNAL
+for k, v in (("location", "nowhere.bin"), ("length", "40")):
+    e = far.external_data.add()
+    e.key, e.value = k, v
+bad_model("missing_external_data.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="me")],
+    [vi("indices", I64, [2])], [vi("out", F, None)], 13, inits=[far]), "refused",
+    "external data 'nowhere.bin' of 'data'")
+bad_model("input_vs_initializer.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="iv")],
+    [vi("data", F, [5, 2]), vi("indices", I32, [3])], [vi("out", F, None)], 13,
+    inits=[numpy_helper.from_array(np.arange(4, dtype=np.int64), "indices")]), "refused",
+    "is declared i32 [3] by the graph input but its initializer (the default value) is i64 [4]")
+bad_model("three_inputs.onnx", model(
+    [helper.make_node("Gather", ["data", "indices", "indices"], ["out"], name="ti")],
+    [vi("data", F, [5, 2]), vi("indices", I64, [3])], [vi("out", F, None)], 13), "refused",
+    "ONNX Gather takes 2 inputs; the node has 3")
+bad_model("unknown_attribute.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="ua", axsi=1)],
+    [vi("data", F, [5, 2]), vi("indices", I64, [3])], [vi("out", F, None)], 13), "refused",
+    "attribute 'axsi' is not one of ONNX Gather's (axis)")
+bad_model("no_output.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], [], name="no")],
+    [vi("data", F, [5, 2]), vi("indices", I64, [3])], [vi("out", F, None)], 13), "refused",
+    "ONNX Gather has one output; the node has none")
+sparse_values = numpy_helper.from_array(np.array([1], dtype=np.int64), "indices")
+sparse = helper.make_sparse_tensor(sparse_values,
+                                   numpy_helper.from_array(np.array([0], dtype=np.int64)), [2])
+sg = helper.make_graph([helper.make_node("Gather", ["data", "indices"], ["out"], name="sp")],
+                       "g", [vi("data", F, [5, 2])], [vi("out", F, None)],
+                       sparse_initializer=[sparse])
+bad_model("sparse_indices.onnx", helper.make_model(
+    sg, opset_imports=[helper.make_opsetid("", 13)]), "skipped",
+    "'indices' is a sparse tensor (a sparse_initializer or a Constant's sparse_value)")
+noimport = one("ni", "Gather", [5, 2], [3], 13)
+del noimport.opset_import[:]
+noimport.opset_import.append(helper.make_opsetid("com.example", 1))
+bad_model("no_onnx_import.onnx", noimport, "refused",
+          "the model imports no ai.onnx opset (opset_import), which its Gather node belongs to")
+fn = helper.make_function("local", "pick", ["d", "i"], ["o"],
+                          [helper.make_node("Gather", ["d", "i"], ["o"], name="in_fn")],
+                          [helper.make_opsetid("", 13)])
+fm = model([helper.make_node("pick", ["data", "indices"], ["out"], domain="local")],
+           [vi("data", F, [5, 2]), vi("indices", I64, [3])], [vi("out", F, None)], 13)
+fm.opset_import.append(helper.make_opsetid("local", 1))
+fm.functions.append(fn)
+bad_model("function_gather.onnx", fm, "skipped",
+          "in local function 'pick' (ModelProto.functions)")
 # bodies in bodies in bodies, deeper than the reader takes
 leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["d0"])], "leaf", [],
                          [vi("d0", F, None)])
