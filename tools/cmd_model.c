@@ -23,7 +23,9 @@ typedef struct tj_layer_result {
     char error[512];
     tj_check_result check;
     int dynamic;               /* the layer has dynamic dims: dyn holds its check */
-    tj_dyn_check_result dyn;
+    tj_dyn_check_result *dyn;  /* allocated for a dynamic layer's --check only: some 20 KB,
+                                  which in every row made each layer touch a page of its own
+                                  (100,000 layers: a gigabyte) */
 } tj_layer_result;
 
 typedef struct tj_model_run {
@@ -35,6 +37,8 @@ typedef struct tj_model_run {
     int check;
     int progress; /* stderr is a terminal */
     pthread_mutex_t print_lock;
+    int *first_same;         /* tj_model_shares: per layer, or NULL */
+    unsigned char *id_shared;
 } tj_model_run;
 
 /* The bytes of buffers one layer's check may take: every shape it tries
@@ -48,9 +52,13 @@ static void tj_layer_compile(const tj_model_layer *l, tj_layer_result *r, int ch
     r->compiled = r->kernel && jit_info(r->kernel, &r->info) == 0;
     r->dynamic = jit_sig_is_dynamic(&l->sig);
     /* a dynamic layer: its one kernel on several concrete shapes of its family */
-    if (r->compiled && check && r->dynamic) {
-        tj_check_dynamic(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, &r->dyn);
-        r->check = r->dyn.total;
+    if (r->compiled && check && r->dynamic && (r->dyn = malloc(sizeof *r->dyn)) == NULL) {
+        r->check.skipped = 1;
+        snprintf(r->check.first_failure, sizeof r->check.first_failure,
+                 "skipped: out of memory for the check");
+    } else if (r->compiled && check && r->dynamic) {
+        tj_check_dynamic(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, r->dyn);
+        r->check = r->dyn->total;
     } else if (r->compiled && check) {
         tj_check_layer(&l->sig, 8, 42, TJ_CHECK_MAX_BYTES, &r->check);
     }
@@ -184,24 +192,71 @@ static void tj_report_shapes(const tj_dyn_check_result *d)
  * layer (N) has the same kernel: one signature is one cached kernel,
  * compiled once, and its time repeated on every row read as if it were
  * compiled again. "= NAME" where that layer's id is missing or not its
- * own. */
+ * own. Both are worked out once for the whole table (tj_model_shares):
+ * asked row by row, they were quadratic, 20 s for 50,000 layers. */
 static int tj_first_with_kernel(const tj_model_run *run, int i)
 {
-    for (int j = 0; j < i; j++)
-        if (run->model->layers[j].usable && run->results[j].compiled &&
-            run->results[j].kernel == run->results[i].kernel)
-            return j;
-    return -1;
+    return run->first_same ? run->first_same[i] : -1;
 }
 
-/* Whether layer j's id is no other layer's: an IR's bodies number their
- * layers afresh, so an id may name several. */
-static int tj_id_unique(const tj_model *m, int j)
+static size_t tj_mix(uint64_t h)
 {
-    for (int k = 0; k < m->count; k++)
-        if (k != j && strcmp(m->layers[k].id, m->layers[j].id) == 0)
-            return 0;
-    return 1;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return (size_t)(h ^ (h >> 33));
+}
+
+static size_t tj_text_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* run->first_same[i]: the first earlier layer with i's kernel, or -1; and
+ * run->id_shared[i]: whether another layer has i's id. Open addressing
+ * over twice the layers; left NULL (rows then print their own times and
+ * names) when memory is short. */
+static void tj_model_shares(tj_model_run *run)
+{
+    const tj_model *m = run->model;
+    size_t n = (size_t)m->count, slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    int *first = malloc((n ? n : 1) * sizeof *first), *kslot = malloc(slots * sizeof *kslot);
+    int *islot = malloc(slots * sizeof *islot);
+    unsigned char *shared = calloc(n ? n : 1, 1);
+    if (!first || !kslot || !islot || !shared) {
+        free(first), free(kslot), free(islot), free(shared);
+        return;
+    }
+    for (size_t k = 0; k < slots; k++)
+        kslot[k] = islot[k] = -1;
+    for (size_t i = 0; i < n; i++) {
+        first[i] = -1;
+        const tj_layer_result *r = &run->results[i];
+        if (m->layers[i].usable && r->compiled) {
+            size_t k = tj_mix((uint64_t)(uintptr_t)r->kernel) & (slots - 1);
+            while (kslot[k] >= 0 && run->results[kslot[k]].kernel != r->kernel)
+                k = (k + 1) & (slots - 1);
+            if (kslot[k] >= 0)
+                first[i] = kslot[k];
+            else
+                kslot[k] = (int)i;
+        }
+        size_t h = tj_text_hash(m->layers[i].id) & (slots - 1);
+        while (islot[h] >= 0 && strcmp(m->layers[islot[h]].id, m->layers[i].id) != 0)
+            h = (h + 1) & (slots - 1);
+        if (islot[h] >= 0)
+            shared[i] = shared[islot[h]] = 1;
+        else
+            islot[h] = (int)i;
+    }
+    free(kslot);
+    free(islot);
+    run->first_same = first;
+    run->id_shared = shared;
 }
 
 static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t len)
@@ -210,7 +265,7 @@ static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t 
     const tj_model_layer *first = j >= 0 ? &run->model->layers[j] : NULL;
     if (!first)
         snprintf(buf, len, "%.2f", run->results[i].info.compile_ms);
-    else if (first->id[0] && tj_id_unique(run->model, j))
+    else if (first->id[0] && !run->id_shared[j])
         snprintf(buf, len, "= id %s", first->id);
     else
         snprintf(buf, len, "= %.40s", first->name);
@@ -251,14 +306,14 @@ static int tj_report(const tj_model_run *run)
                 printf("  ok (%d runs, each refused alike by both engines: no index can be "
                        "in range for these shapes)", c->runs);
             else if (r->dynamic)
-                printf("  ok (%d shapes, %d runs, bad index included)", r->dyn.shapes, c->runs);
+                printf("  ok (%d shapes, %d runs, bad index included)", r->dyn->shapes, c->runs);
             else
                 printf("  ok (%d runs, bad index included)", c->runs);
             bad |= c->failed != 0;
         }
         printf("\n");
-        if (run->check && r->dynamic)
-            tj_report_shapes(&r->dyn);
+        if (run->check && r->dyn)
+            tj_report_shapes(r->dyn);
     }
     return bad;
 }
@@ -397,6 +452,7 @@ int tj_cmd_model(int argc, char **argv)
         pthread_join(threads[t], NULL);
     if (run.progress && run.usable)
         fprintf(stderr, "\r%*s\r", 40, "");
+    tj_model_shares(&run);
     int bad = (run.usable ? tj_report(&run) : 0) || refused;
     if (precompile) {
         int64_t entries, bytes;
@@ -416,7 +472,11 @@ int tj_cmd_model(int argc, char **argv)
                    (long long)bytes);
     }
     pthread_mutex_destroy(&run.print_lock);
+    for (int i = 0; i < model.count; i++)
+        free(run.results[i].dyn);
     free(run.results);
+    free(run.first_same);
+    free(run.id_shared);
     tj_model_free(&model);
     jit_shutdown();
     return bad ? TJ_EXIT_FAILURE : TJ_EXIT_OK;
