@@ -658,7 +658,9 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
 /* Calls any kernel with its op's arguments (updates ignored by gathers),
  * after looking it up: for tools and tests; hot paths call the typed
  * pointer. Returns the kernel's status, or JIT_STATUS_BAD_POINTER for a
- * pointer that is no kernel of this library. */
+ * pointer that is no kernel of this library, or for an out that shares
+ * bytes with an input (but a scatter's out == data): the rule above,
+ * which the typed pointers leave to the caller, checked here. */
 int jit_call(jit_kernel kernel, const void *data, const void *indices, const void *updates,
              void *out);
 

@@ -1,5 +1,6 @@
 /* The generic entry points: signature -> plan -> cached kernel. */
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,39 @@ int jit_info(jit_kernel kernel, jit_kernel_info *info)
     return tj_info_of(kernel, JIT_OP_NONE, info);
 }
 
+/* Whether [a, a + an) and [b, b + bn) share a byte. */
+static int tj_ranges_meet(const void *a, int64_t an, const void *b, int64_t bn)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a && b && an > 0 && bn > 0 && x < y + (uintptr_t)bn && y < x + (uintptr_t)an;
+}
+
+/* out against the inputs it must not share bytes with (the header's rule:
+ * a scatter may run in place, out == data, nothing else); the typed
+ * pointers leave this to the caller, a few compares jit_call can afford.
+ * 0, or -1 with the error naming both buffers. */
+static int tj_out_overlap(const tj_plan *p, const void *data, const void *indices,
+                          const void *updates, const void *out)
+{
+    const struct {
+        const char *name;
+        const void *at;
+        int64_t bytes;
+    } in[3] = {{"data", data, p->data_bytes},
+               {"indices", indices, p->indices_elems * p->index_size},
+               {"updates", updates, p->has_updates ? p->updates_bytes : 0}};
+    for (int i = 0; i < 3; i++) {
+        if (i == 0 && out == data && p->has_updates)
+            continue; /* a scatter in place */
+        if (tj_ranges_meet(out, p->out_bytes, in[i].at, in[i].bytes))
+            return tj_error_set("out [%p, +%" PRId64 " bytes) overlaps %s [%p, +%" PRId64
+                                " bytes): out must not share bytes with an input%s",
+                                out, p->out_bytes, in[i].name, in[i].at, in[i].bytes,
+                                p->has_updates ? " (but out == data, which runs in place)" : "");
+    }
+    return 0;
+}
+
 int jit_call(jit_kernel kernel, const void *data, const void *indices, const void *updates,
              void *out)
 {
@@ -211,6 +245,8 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
         tj_error_set("an embedding bag's kernel takes (table, indices, offsets, weights, out): "
                      "call it through jit_call_bag");
         rc = JIT_STATUS_BAD_SHAPE;
+    } else if (!k->plan.dyn && tj_out_overlap(&k->plan, data, indices, updates, out) != 0) {
+        rc = JIT_STATUS_BAD_POINTER;
     } else { /* the caller's pointer: a stub or tiered entry runs what it runs now */
         rc = abi->call((tj_entry_fn)kernel, data, indices, updates, NULL, out);
     }

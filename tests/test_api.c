@@ -485,6 +485,39 @@ static void test_typed_calls_of_every_op(void **state)
 }
 
 /* The buffers a kernel needs, each NULL in turn: refused, named. */
+/* jit_call refuses an out that shares bytes with an input (the header's
+ * rule), writing nothing; a scatter's out == data runs in place. */
+static void test_call_refuses_overlapping_out(void **state)
+{
+    (void)state;
+    jit_sig g = {.op = JIT_OP_GATHER, .dtype = JIT_F32, .index_type = JIT_I64,
+                 .data_shape = {1, {8}}, .indices_shape = {1, {4}}};
+    jit_kernel k = jit_compile(&g);
+    assert_non_null(k);
+    float buf[16];
+    for (int i = 0; i < 16; i++)
+        buf[i] = (float)i;
+    int64_t idx[4] = {7, 6, 5, 4};
+    assert_int_equal(jit_call(k, buf, idx, NULL, buf + 2), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "overlaps data"));
+    assert_true(buf[2] == 2.0f); /* nothing written */
+    assert_int_equal(jit_call(k, buf, idx, NULL, (float *)(void *)idx), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "overlaps indices"));
+    assert_int_equal(jit_call(k, buf, idx, NULL, buf + 8), JIT_OK); /* just past data */
+    assert_true(buf[8] == 7.0f && buf[11] == 4.0f);
+    jit_sig sc = {.op = JIT_OP_SCATTER_ELEMENTS_UPDATE, .dtype = JIT_F32, .index_type = JIT_I64,
+                  .data_shape = {1, {8}}, .indices_shape = {1, {2}}, .updates_shape = {1, {2}}};
+    k = jit_compile(&sc);
+    assert_non_null(k);
+    float dst[8] = {0}, upd[2] = {5, 6};
+    int64_t at[2] = {1, 3};
+    assert_int_equal(jit_call(k, dst, at, upd, dst), JIT_OK); /* in place */
+    assert_true(dst[1] == 5.0f && dst[3] == 6.0f);
+    assert_int_equal(jit_call(k, dst, at, upd, dst + 1), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "out == data"));
+    jit_shutdown();
+}
+
 static void test_null_buffers_are_named(void **state)
 {
     (void)state;
@@ -662,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_parts_bad_arguments),
         cmocka_unit_test(test_typed_calls_of_every_op),
         cmocka_unit_test(test_null_buffers_are_named),
+        cmocka_unit_test(test_call_refuses_overlapping_out),
         cmocka_unit_test(test_dump_kind_out_of_range),
         cmocka_unit_test(test_cache_without_a_folder),
         cmocka_unit_test(test_allocation_failures),
