@@ -433,7 +433,9 @@ int jit_cache_open(const char *dir);
 void jit_cache_close(void);
 /* Entries and bytes in the open cache folder (clear: deletes them first
  * and reports what it deleted); its path into dir. Each of entries, bytes
- * and dir may be NULL. -1 if none is open. */
+ * and dir may be NULL. -1 and jit_last_error() if none is open, if the
+ * open one cannot be listed (removed since), or if dir_len cannot hold
+ * the path (nothing cleared then); dir is "" on failure. */
 int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len);
 
 /* The kernel limit: a cap on the JIT kernels this process keeps, by count

@@ -455,20 +455,22 @@ void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
     tj_after_store(dir, (int64_t)(sizeof h + h.name_len + len));
 }
 
-/* Counts (and with remove, deletes) the folder's entries. */
+/* Counts (and with remove, deletes) the folder's entries: 0, -1 when no
+ * folder is open, -2 (errno set) when the open one cannot be listed (it
+ * was removed since). */
 static int tj_walk_entries(int remove, int64_t *entries, int64_t *bytes, char *dir_out, size_t dlen)
 {
     char dir[4096];
     pthread_mutex_lock(&tj_objcache_lock);
     snprintf(dir, sizeof dir, "%s", tj_objcache_dir);
     pthread_mutex_unlock(&tj_objcache_lock);
-    snprintf(dir_out, dlen, "%s", dir);
     *entries = *bytes = 0;
+    snprintf(dir_out, dlen, "%s", dir);
     if (!dir[0])
         return -1;
     DIR *d = opendir(dir);
     if (!d)
-        return -1;
+        return -2;
     for (struct dirent *e; (e = readdir(d));) {
         size_t n = strlen(e->d_name);
         if (n < 5 || strcmp(e->d_name + n - 4, ".tjk") != 0)

@@ -1,7 +1,9 @@
 /* The generic entry points: signature -> plan -> cached kernel. */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,9 +364,27 @@ int jit_cache_open(const char *dir)
 int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len)
 {
     int64_t e, b; /* what a caller asking for less still needs counted */
-    char none[1];
-    if (tj_backend_cache_stats(clear, entries ? entries : &e, bytes ? bytes : &b,
-                               dir ? dir : none, dir ? dir_len : sizeof none) != 0) {
+    char path[4096]; /* the backend's longest */
+    /* a dir too short for the path is an error, found before anything is
+     * cleared: a cut path names another folder */
+    if (dir && dir_len)
+        dir[0] = '\0'; /* until the path is known to fit */
+    int rc = clear && dir ? tj_backend_cache_stats(0, &e, &b, path, sizeof path) : 0;
+    if (rc == 0 && clear && dir && strlen(path) >= dir_len)
+        return tj_error_set("jit_cache_stats: dir_len %zu cannot hold the folder's path (%zu "
+                            "bytes and its NUL); nothing cleared", dir_len, strlen(path));
+    if (rc == 0)
+        rc = tj_backend_cache_stats(clear, entries ? entries : &e, bytes ? bytes : &b, path,
+                                    sizeof path);
+    if (rc == -2)
+        return tj_error_set("cache folder %s cannot be listed: %s (it was open: removed or "
+                            "made unreadable since?)", path, strerror(errno));
+    if (rc == 0 && dir && strlen(path) >= dir_len)
+        return tj_error_set("jit_cache_stats: dir_len %zu cannot hold the folder's path (%zu "
+                            "bytes and its NUL)", dir_len, strlen(path));
+    if (rc == 0 && dir)
+        snprintf(dir, dir_len, "%s", path);
+    if (rc != 0) {
         char why[600];
         tj_backend_cache_refusal(why, sizeof why);
         return why[0] ? tj_error_set("no cache folder is open (the last one asked for was "

@@ -262,6 +262,32 @@ static void test_relative_folder_survives_chdir(void **state)
     assert_int_equal(jit_cache_open(dir), 0);
 }
 
+/* jit_cache_stats says when the open folder vanished (not "no cache folder
+ * is open"), and refuses a dir too short for the path instead of cutting
+ * it, before clearing anything. */
+static void test_stats_name_a_vanished_folder_and_a_short_buffer(void **state)
+{
+    (void)state;
+    char gone[256], cmd[300], small[8];
+    snprintf(gone, sizeof gone, "%s/vanishing", base);
+    jit_shutdown();
+    assert_int_equal(jit_cache_open(gone), 0);
+    jit_gather_nd_sig s = sig(26, 0);
+    assert_non_null(jit_gather_nd_compile(&s));
+    int64_t n = -1;
+    assert_int_equal(jit_cache_stats(1, &n, NULL, small, sizeof small), -1);
+    assert_non_null(strstr(jit_last_error(), "dir_len 8 cannot hold the folder's path"));
+    assert_int_equal(jit_cache_stats(0, &n, NULL, NULL, 0), 0);
+    assert_int_equal(n, 1); /* not cleared */
+    snprintf(cmd, sizeof cmd, "rm -rf %s", gone);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(jit_cache_stats(0, &n, NULL, NULL, 0), -1);
+    assert_non_null(strstr(jit_last_error(), "vanishing cannot be listed: No such file"));
+    assert_null(strstr(jit_last_error(), "no cache folder is open"));
+    jit_shutdown();
+    assert_int_equal(jit_cache_open(dir), 0);
+}
+
 /* A folder this process may only read serves its entries and stores none
  * (a server's read-only image of a cache --precompile filled): it was
  * refused, and every kernel compiled again. jit_cache_stats takes NULL
@@ -644,6 +670,7 @@ int main(void)
         cmocka_unit_test(test_code_knobs_are_in_the_key),
         cmocka_unit_test(test_unsafe_folders_are_refused),
         cmocka_unit_test(test_relative_folder_survives_chdir),
+        cmocka_unit_test(test_stats_name_a_vanished_folder_and_a_short_buffer),
         cmocka_unit_test(test_read_only_folder_serves_its_entries),
         cmocka_unit_test(test_two_processes_race_on_one_key),
         cmocka_unit_test(test_size_cap_evicts_least_recently_used),
