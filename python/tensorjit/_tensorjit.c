@@ -520,11 +520,49 @@ static int array_from_numpy_view(PyObject *obj, const char *what, int for_out, t
 }
 
 static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
+                             tj_array *a);
+
+/* A tensor that requires grad (a module's weight, an nn.Parameter) read
+ * detached: the kernels are forward-only, and DLPack refuses to export
+ * it. Tried only after that refusal, so a call's usual path pays nothing.
+ * 1 and *a when it was, 0 (no exception) when obj is no such tensor. */
+static int array_detached(PyObject *obj, const char *what, int for_out, tj_array *a)
+{
+    if (for_out) /* torch forbids writing into it in place as well */
+        return 0;
+    PyObject *grad = PyObject_GetAttrString(obj, "requires_grad");
+    int needs = grad ? PyObject_IsTrue(grad) : 0;
+    Py_XDECREF(grad);
+    PyErr_Clear();
+    if (needs != 1)
+        return 0;
+    PyObject *plain = PyObject_CallMethod(obj, "detach", NULL);
+    if (!plain) {
+        PyErr_Clear();
+        return 0;
+    }
+    int r = array_from_dlpack(plain, what, 0, 0, a);
+    Py_DECREF(plain);
+    return r == 0 ? 1 : -1;
+}
+
+static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
                              tj_array *a)
 {
     PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
-    if (!cap)
+    if (!cap) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        int d = array_detached(obj, what, for_out, a);
+        if (d != 0) {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+            return d > 0 ? 0 : -1;
+        }
+        PyErr_Restore(type, value, tb);
         return array_from_numpy_view(obj, what, for_out, a);
+    }
     tj_dl_managed *m = PyCapsule_GetPointer(cap, "dltensor");
     if (!m) {
         Py_DECREF(cap);

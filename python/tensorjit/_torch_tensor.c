@@ -148,8 +148,10 @@ int tj_torch_view_of(PyObject *obj, int for_out, tj_torch_view *v)
     if (r != 0)
         return r < 0 ? -1 : 0;
     PyObject *p = PyObject_CallMethodNoArgs(obj, g_names[N_DATA_PTR]);
-    if (!p)
-        return -1;
+    if (!p) { /* no storage (a sparse tensor): the export's path says why, as a tensorjit.Error */
+        PyErr_Clear();
+        return 0;
+    }
     v->ptr = PyLong_AsVoidPtr(p);
     Py_DECREF(p);
     if (!v->ptr && PyErr_Occurred())

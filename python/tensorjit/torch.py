@@ -17,8 +17,9 @@ lie (no cut view, no copy). Of duplicate indices, scatter keeps the last
 in row-major order (torch leaves it undefined).
 
 The kernels are forward-only: a tensor that requires grad (a module's
-weight) is read detached, and results carry no autograd history. Python
-lists and tuples are read as numpy reads them. Errors name the arguments
+weight) is read detached (by the library, after DLPack refuses it), and
+results carry no autograd history. Python lists and tuples are read as
+numpy reads them. Errors name the arguments
 by torch's names (weight, input, per_sample_weights), not the library's.
 """
 
@@ -37,14 +38,17 @@ _REDUCE = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "max", "amin": 
 
 
 def _shape(t: Any) -> tuple:
-    return tuple(t.shape)
+    shape = getattr(t, "shape", None)
+    if shape is None:  # a list or tuple, read as numpy reads it
+        import numpy as np
+        return np.shape(t)
+    return tuple(shape)
 
 
-def _readable(t: Any) -> Any:
-    """t as the library reads it: detached where it requires grad (DLPack
-    refuses to export such a tensor), a list or tuple as numpy's array."""
-    if getattr(t, "requires_grad", False) and hasattr(t, "detach"):
-        return t.detach()
+def _array(t: Any) -> Any:
+    """A list or tuple as numpy's array, where this module reshapes it or
+    tells it from a scalar; anything else as it is. (The library reads
+    lists itself; a tensor that requires grad it reads detached.)"""
     if isinstance(t, (list, tuple)):
         import numpy as np
         return np.asarray(t)
@@ -61,18 +65,14 @@ def _as_int(value: Any, name: str) -> int:
                                f"{type(value).__name__} ({value!r})") from None
 
 
-def _renamed(call: Any, names: Tuple[Tuple[str, str], ...]) -> Any:
-    """call(), its errors naming the library's inputs by the caller's names
-    (each pair: a pattern of the library's word, then the caller's word)."""
-    try:
-        return call()
-    except _tj.Error as e:
-        message = str(e)
-        for ours, theirs in names:
-            message = re.sub(ours, theirs, message)
-        if message == str(e):
-            raise
-        raise type(e)(message) from None
+def _renamed(e: Exception, names: Tuple[Tuple[str, str], ...]) -> Exception:
+    """e, naming the library's inputs by the caller's names (each pair: a
+    pattern of the library's word, then the caller's word): raised from an
+    except clause, which costs a call nothing until it raises."""
+    message = str(e)
+    for ours, theirs in names:
+        message = re.sub(ours, theirs, message)
+    return e if message == str(e) else type(e)(message)
 
 
 def _dim(dim: int, ndim: int) -> int:
@@ -86,7 +86,6 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
     but along dim; the result has index's shape."""
-    input, index = _readable(input), _readable(index)
     return _tj.gather_elements(input, index, _dim(dim, len(_shape(input))), torch_dims=True,
                                out=out)
 
@@ -94,7 +93,6 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
     """torch.index_select: the slices of input along dim at index (a 1-D or
     0-D integer tensor), in index's order."""
-    input, index = _readable(input), _readable(index)
     if len(_shape(index)) > 1:
         raise _tj.SignatureError("tensorjit: index_select's index must be 1-D or 0-D")
     result = _tj.gather(input, index, dim, index_policy="error", out=out)
@@ -108,7 +106,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     """torch.index_add: a copy of input where, for every i of index (1-D),
     the slice at index[i] along dim gets alpha * source's slice i added, in
     order (duplicates all add)."""
-    input, index, source = _readable(input), _readable(index), _readable(source)
+    index, source = _array(index), _array(source)
     ndim = len(_shape(input))
     dim = _dim(dim, ndim)
     if alpha != 1:
@@ -138,7 +136,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     replaced by index[i...]] = src[i...] (or value); src may be larger than
     index (only the elements at index's positions are read). reduce "add"
     or "multiply" combines instead of replacing."""
-    input, index, src = _readable(input), _readable(index), _readable(src)
+    src = _array(src)
     dim = _dim(dim, len(_shape(input)))
     if src is None:
         if value is None:
@@ -167,7 +165,6 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     reduce: "sum", "prod", "mean" (integers: the floor), "amax", "amin".
     include_self=False leaves input's value out of every position some
     update reaches."""
-    input, index, src = _readable(input), _readable(index), _readable(src)
     dim = _dim(dim, len(_shape(input)))
     reduction = _REDUCE.get(reduce) if reduce not in ("add", "multiply") else None
     if reduction is None:
@@ -263,10 +260,11 @@ def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
                                  f"{flag} (torch refuses it: max has no such gradient)")
     if padding_idx is not None:
         padding_idx = _as_int(padding_idx, "padding_idx")
-    input, weight, offsets = _readable(input), _readable(weight), _readable(offsets)
-    per_sample_weights = _readable(per_sample_weights)
-    return _renamed(lambda: _embedding_bag(input, weight, offsets, mode, per_sample_weights,
-                                           include_last_offset, padding_idx), _BAG_NAMES)
+    try:
+        return _embedding_bag(input, weight, offsets, mode, per_sample_weights,
+                              include_last_offset, padding_idx)
+    except _tj.Error as e:
+        raise _renamed(e, _BAG_NAMES) from None
 
 
 def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_weights: Any,
@@ -313,12 +311,13 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None,
     refused (it rewrites weight). An index outside [0, E) raises
     IndexOutOfRange naming its position."""
     _no_max_norm(max_norm, "embedding")
-    input, weight = _readable(input), _readable(weight)
     if padding_idx is not None:
         padding_idx = _as_int(padding_idx, "padding_idx")
         rows = _shape(weight)[0] if _shape(weight) else 0
         if not -rows <= padding_idx < rows:
             raise _tj.SignatureError(f"tensorjit: embedding's padding_idx={padding_idx} must "
                                      f"be in [-{rows}, {rows}) (weight has {rows} rows)")
-    return _renamed(lambda: _tj.gather(weight, input, 0, index_policy="error"),
-                    _EMBEDDING_NAMES)
+    try:
+        return _tj.gather(weight, input, 0, index_policy="error")
+    except _tj.Error as e:
+        raise _renamed(e, _EMBEDDING_NAMES) from None

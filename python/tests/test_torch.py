@@ -82,9 +82,24 @@ def test_strided_tensors_give_torchs_result():
 
 
 def test_a_tensor_dlpack_refuses_raises_a_tensorjit_error():
-    data = torch.ones(3, 2, requires_grad=True)  # neither __dlpack__ nor .numpy() take it
+    data = torch.ones(3, 2).to_sparse()  # neither __dlpack__ nor .numpy() take it
     with pytest.raises(tensorjit.SignatureError, match="DLPack"):
         tensorjit.gather(data, torch.tensor([0]), 0)
+
+
+def test_a_tensor_that_requires_grad_is_read_detached():
+    """DLPack refuses to export it (a module's weight, a leaf or not); the
+    kernels are forward-only, so it is read detached and the result has
+    no history. An out that requires grad stays refused, as torch refuses
+    to write into one in place."""
+    leaf = torch.rand(3, 2, requires_grad=True)
+    for data in (leaf, leaf * 2, torch.nn.Parameter(torch.rand(3, 2))):
+        got = tensorjit.gather(data, torch.tensor([2, 0]), 0)
+        assert not got.requires_grad
+        assert torch.equal(got, data.detach()[[2, 0]])
+    with pytest.raises(tensorjit.SignatureError):
+        tensorjit.gather(leaf.detach(), torch.tensor([0]), 0, out=torch.zeros(1, 2,
+                                                                              requires_grad=True))
 
 
 def test_negative_bit_tensors_give_their_values():
