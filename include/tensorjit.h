@@ -674,7 +674,8 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
  * op (*out then as it was). jit_output_shape of a dynamic signature has
  * JIT_DIM_DYNAMIC where the output varies, and fails where even its rank
  * does (a dynamic tuple length): bind the call's dims first.
- * jit_call_dynamic calls a dynamic kernel as jit_call calls others. */
+ * jit_call_dynamic calls a dynamic kernel as jit_call calls others, but
+ * does not check out against the inputs (their sizes are the call's). */
 int jit_sig_is_dynamic(const jit_sig *sig);
 int jit_sig_bind(const jit_sig *sig, const int64_t *dims, jit_sig *out);
 int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,

@@ -155,11 +155,12 @@ int tj_onnx_check_const_payload(const tj_onnx_scope *s, const Onnx__TensorProto 
         int64_t len = len_text ? tj_decimal(len_text) : bytes;
         if (!location || !location[0])
             return tj_model_refuse(out, "'%s' is in external data but names no location", name);
-        if (off < 0 || len < 0 || len != bytes)
-            return tj_model_refuse(out, "external data of '%s': offset '%s' and length '%s' are "
-                                   "not the %lld bytes its dims need", name,
-                                   off_text ? off_text : "0", len_text ? len_text : "",
-                                   (long long)bytes);
+        if (off < 0 || len < 0)
+            return tj_model_refuse(out, "external data of '%s': %s '%s' is no size", name,
+                                   off < 0 ? "offset" : "length", off < 0 ? off_text : len_text);
+        if (len != bytes)
+            return tj_model_refuse(out, "external data of '%s' is %lld bytes long; its dims "
+                                   "need %lld", name, (long long)len, (long long)bytes);
         if (!s->dir)
             return 0; /* read from memory: no folder to look in (test_onnx) */
         int fd = tj_open_inside(s->dir, location, name, out);
@@ -246,13 +247,12 @@ int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto 
     if (!v)
         return tj_model_refuse(out, "'%s': out of memory", name);
     int rc = tj_values(s, t, name, count, v, out);
-    int wraps = out->sig.index_policy == JIT_INDEX_NEGATIVE_WRAPS; /* else opset < 11 */
     for (int64_t i = 0; rc == 0 && i < count; i++) {
         int64_t d = dims[i % depth];
-        if (d >= 0 && (v[i] < (wraps ? -d : 0) || v[i] >= d))
+        if (d >= 0 && (v[i] < -d || v[i] >= d))
             rc = tj_model_refuse(out, "constant indices '%s' hold %lld at position %lld, outside "
                            "[%lld, %lld) of the dim it indexes", name, (long long)v[i],
-                           (long long)i, (long long)(wraps ? -d : 0), (long long)d);
+                           (long long)i, (long long)-d, (long long)d);
     }
     free(v);
     return rc;

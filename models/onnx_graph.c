@@ -35,7 +35,13 @@ static const char *tj_onnx_value_text(const tj_onnx_value *v, char *buf, size_t 
 /* A TypeProto's tensor type and shape into v. */
 static void tj_value_from_type(const Onnx__TypeProto *tp, tj_onnx_value *v)
 {
-    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+    if (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        tp->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+        snprintf(v->why, sizeof v->why, "is no tensor (a sequence, map, optional or sparse "
+                 "type), which no op of the family takes");
+        return;
+    }
+    if (!tp || !tp->tensor_type)
         return;
     const Onnx__TypeProto__Tensor *t = tp->tensor_type;
     v->typed = t->has_elem_type;
@@ -112,7 +118,11 @@ static void tj_default_agrees(const Onnx__TensorProto *t, tj_onnx_value *v)
     tj_onnx_value d;
     memset(&d, 0, sizeof d);
     tj_value_from_tensor(t, &d);
-    int same = !d.why[0] && (!v->typed || !d.typed || v->elem_type == d.elem_type) &&
+    if (d.why[0]) { /* the initializer itself is wrong: say that, not a contradiction */
+        snprintf(v->why, sizeof v->why, "has an initializer (its default value) that %.100s", d.why);
+        return;
+    }
+    int same = (!v->typed || !d.typed || v->elem_type == d.elem_type) &&
                (!v->shaped || v->shape.rank == d.shape.rank);
     for (int i = 0; same && v->shaped && i < v->shape.rank; i++)
         same = v->shape.dims[i] == JIT_DIM_DYNAMIC || v->shape.dims[i] == d.shape.dims[i];
@@ -221,7 +231,8 @@ static void tj_walk_bodies(tj_onnx_walk *w, const tj_onnx_scope *s, const Onnx__
             const Onnx__GraphProto *g = k < at->n_graphs ? at->graphs[k] : at->g;
             if (!g)
                 continue;
-            snprintf(prefix, sizeof prefix, "%s%s/%s/", s->prefix, node,
+            snprintf(prefix, sizeof prefix, "%s%s/%s/", s->prefix,
+                     s->prefix[0] && node[0] == '/' ? node + 1 : node,
                      at->name ? at->name : "graph");
             tj_onnx_scope inner = {.graph = g, .outer = s, .prefix = prefix, .dir = s->dir,
                                    .opset = s->opset, .ir_version = s->ir_version,

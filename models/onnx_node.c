@@ -101,8 +101,9 @@ static int tj_input(const tj_onnx_scope *s, const Onnx__NodeProto *n, size_t k, 
     if (v->why[0])
         return tj_model_refuse(out, "input %zu (%s) '%s' %s", k, what, name, v->why);
     if (!v->shaped)
-        return tj_model_skip(out, "input %zu (%s) '%s': the file states no shape for it", k, what,
-                       name);
+        return tj_model_skip(out, "input %zu (%s) '%s': the file states no shape for it (a "
+                             "value_info of its rank, every dim symbolic if need be, makes the "
+                             "node a dynamic kernel)", k, what, name);
     if (!v->typed || v->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__UNDEFINED)
         return tj_model_skip(out, "input %zu (%s) '%s': the file states no element type for it",
                        k, what, name);
@@ -182,7 +183,9 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
                      int position, tj_model_layer *out)
 {
     if (n->name && n->name[0])
-        snprintf(out->name, sizeof out->name, "%s%s", s->prefix, n->name);
+        /* a body's prefix ends in '/', and torch names nodes "/e/Gather_2" */
+        snprintf(out->name, sizeof out->name, "%s%s", s->prefix,
+                 s->prefix[0] && n->name[0] == '/' ? n->name + 1 : n->name);
     else
         snprintf(out->name, sizeof out->name, "%s%s#%d", s->prefix, op->type, position);
     snprintf(out->id, sizeof out->id, "%d", position);
@@ -199,13 +202,12 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
                          op->type, op->first_opset, s->opset);
     if (s->opset > 21)
         return tj_model_skip(out, "opset %d is newer than 21, the last tensorjit reads", s->opset);
-    /* before 11 no op of the family defined negative indices (11 made them
-     * wrap): such an index is out of range there, not a count from the end */
-    if (s->opset < 11) {
-        out->sig.index_policy = JIT_INDEX_ERROR;
-        tj_note(out, "opset %d defines no negative index: each is out of range (policy "
-                "error; from opset 11 they wrap)", s->opset);
-    }
+    /* before 11 no op of the family defined negative indices; exporters
+     * (torch's x[-1] at opset 9) write them meaning a count from the end,
+     * and ONNX Runtime reads them so: wrapped, as from 11, and said */
+    if (s->opset < 11)
+        tj_note(out, "opset %d defines no negative index: read as from opset 11 (wrapping), "
+                "as ONNX Runtime does", s->opset);
     if (strcmp(op->type, "Scatter") == 0 && s->opset >= 11)
         tj_note(out, "deprecated since opset 11: read as ScatterElements");
     return 0;
@@ -258,6 +260,9 @@ static int tj_node_form(const Onnx__NodeProto *n, const tj_onnx_op *op, tj_model
                                n->n_output == 1 ? "an unnamed one" : n->n_output ? "more" : "none");
     for (size_t i = 0; i < n->n_attribute; i++) {
         const char *a = n->attribute[i] && n->attribute[i]->name ? n->attribute[i]->name : "";
+        for (size_t j = 0; j < i; j++) /* the checker's rule; shape inference takes the last */
+            if (n->attribute[j] && n->attribute[j]->name && strcmp(n->attribute[j]->name, a) == 0)
+                return tj_model_refuse(out, "attribute '%.64s' appears more than once", a);
         int known = (op->has_axis && strcmp(a, "axis") == 0) ||
                     (op->batch_dims_since && strcmp(a, "batch_dims") == 0) ||
                     (op->reduction_since && strcmp(a, "reduction") == 0);
@@ -266,6 +271,38 @@ static int tj_node_form(const Onnx__NodeProto *n, const tj_onnx_op *op, tj_model
             return tj_model_refuse(out, "attribute '%.64s' is not one of ONNX %s's (%s)", a,
                                    op->type, tj_attribute_names(op));
     }
+    return 0;
+}
+
+/* The updates input, or, where the file gives it no shape (torch's index_put
+ * export), the shape ONNX's rules make it: ScatterND's indices.shape[:-1] +
+ * data.shape[k:], ScatterElements' indices' shape; of data's type. */
+static int tj_updates(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_onnx_op *op,
+                      tj_onnx_value *v, tj_model_layer *out)
+{
+    jit_sig *sig = &out->sig;
+    const jit_shape *d = &sig->data_shape, *ix = &sig->indices_shape;
+    tj_onnx_lookup(s, n->input[2], v);
+    int64_t k = ix->rank ? ix->dims[ix->rank - 1] : -1;
+    int nd = op->op == JIT_OP_SCATTER_ND_UPDATE;
+    int derivable = !v->why[0] && !v->shaped &&
+                    (!nd || (k != JIT_DIM_DYNAMIC && k >= 0 && k <= d->rank &&
+                             ix->rank - 1 + d->rank - k <= JIT_MAX_RANK));
+    if (!derivable)
+        return tj_input(s, n, 2, "updates", &sig->updates_shape, &sig->updates_dtype, v, out);
+    if (!nd) {
+        sig->updates_shape = *ix;
+    } else {
+        jit_shape u = {.rank = 0};
+        for (int i = 0; i < ix->rank - 1; i++)
+            u.dims[u.rank++] = ix->dims[i];
+        for (int i = (int)k; i < d->rank; i++)
+            u.dims[u.rank++] = d->dims[i];
+        sig->updates_shape = u;
+    }
+    jit_dtype t = v->typed ? tj_onnx_dtype(v->elem_type) : sig->dtype;
+    sig->updates_dtype = t == JIT_DTYPE_UNSET ? sig->dtype : t;
+    tj_note(out, "updates' shape from data and indices (the file states none)");
     return 0;
 }
 
@@ -278,8 +315,7 @@ void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const t
         tj_attributes(s, n, op, out) ||
         tj_input(s, n, 0, "data", &sig->data_shape, &sig->dtype, &data, out) ||
         tj_input(s, n, 1, "indices", &sig->indices_shape, &sig->index_type, &indices, out) ||
-        (op->has_updates && tj_input(s, n, 2, "updates", &sig->updates_shape,
-                                     &sig->updates_dtype, &updates, out)))
+        (op->has_updates && tj_updates(s, n, op, &updates, out)))
         return;
     if (sig->index_type != JIT_I32 && sig->index_type != JIT_I64) {
         tj_model_refuse(out, "input 1 (indices) '%s' is %s: ONNX's %s takes int32 or int64 "

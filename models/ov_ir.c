@@ -745,6 +745,8 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
         out->sig.opset = given ? d->opts->opset : info.default_opset;
         if (given)
             out->flags_used |= TJ_MODEL_USED_OPSET;
+        else if (d->opts->opset)
+            out->flags_used |= TJ_MODEL_OPSET_NOT_ITS;
         snprintf(out->note, sizeof out->note, "%s%s%s read as %s-%d%s",
                  version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
                  m->type, out->sig.opset, given ? " (--opset)" : "");

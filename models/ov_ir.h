@@ -64,6 +64,7 @@ enum {
     TJ_MODEL_USED_INDEX_TYPE = 1u << 1,
     TJ_MODEL_USED_AXIS = 1u << 2,
     TJ_MODEL_USED_OPSET = 1u << 3,
+    TJ_MODEL_OPSET_NOT_ITS = 1u << 4, /* would take --opset, but it is none of its versions */
 };
 
 typedef struct tj_model {

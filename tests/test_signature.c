@@ -229,7 +229,8 @@ static void test_gather_elements_rules(void **state)
     jit_sig s = gather_elements_ok();
     assert_non_null(jit_compile(&s));
     s = gather_elements_ok(), s.indices_shape = (jit_shape){2, {2, 1}};
-    refuse(s, "indices.shape[0]=2 must equal data.shape[0]=3 (every dimension but axis 1)");
+    refuse(s, "indices.shape[0]=2 must equal data.shape[0]=3 (every dimension but axis 1); "
+              "torch.gather's rule, no larger, is the signature's torch_dims (CLI: --torch-dims)");
     s = gather_elements_ok(), s.index_type = JIT_U32;
     refuse(s, "indices element type u32: GatherElements takes i32 or i64 indices");
     s = gather_elements_ok(), s.index_type = JIT_I16;

@@ -80,7 +80,8 @@ static void test_gather_elements_rules(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(out.dims[i], s.indices_shape.dims[i]);
     s.torch_dims = 0; /* OpenVINO's rule without it */
-    refuse(s, "indices.shape[0]=2 must equal data.shape[0]=4 (every dimension but axis 1)");
+    refuse(s, "indices.shape[0]=2 must equal data.shape[0]=4 (every dimension but axis 1); "
+              "torch.gather's rule, no larger, is the signature's torch_dims (CLI: --torch-dims)");
     s = gather_elements_torch(), s.indices_shape.dims[2] = 4;
     refuse(s, "indices.shape[2]=4 must not exceed data.shape[2]=3 (every dimension but axis "
               "1, torch_dims)");

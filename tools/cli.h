@@ -12,9 +12,11 @@ enum { TJ_EXIT_OK = 0, TJ_EXIT_FAILURE = 1, TJ_EXIT_USAGE = 2, TJ_EXIT_BAD_INDEX
 /* One line "tensorjit: ..." on stderr; returns TJ_EXIT_USAGE. */
 int tj_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* text (of cap bytes) rewritten with \xNN for each control character and
- * each byte of no valid UTF-8 (tools/cli_text.c): a model file's names and
- * messages quoting them, safe to print. Text that needs none is left alone. */
+/* text (of cap bytes) rewritten with \xNN for each control character (C0,
+ * DEL, C1, bidirectional overrides), each backslash and each byte of no
+ * valid UTF-8 (tools/cli_text.c): a model file's names and messages quoting
+ * them, safe to print. What does not fit in cap is cut at a whole
+ * character or escape. */
 void tj_cli_printable(char *text, size_t cap);
 
 /* Strict integer parsing of an option's value; names the option on error. */

@@ -37,6 +37,7 @@ typedef struct tj_model_run {
     int check;
     int progress; /* stderr is a terminal */
     pthread_mutex_t print_lock;
+    int name_width;          /* the name column: the longest name, 24 to 64 */
     int *first_same;         /* tj_model_shares: per layer, or NULL */
     unsigned char *id_shared;
 } tj_model_run;
@@ -119,12 +120,25 @@ static void tj_list_bag(const jit_sig *s, unsigned attrs)
         printf(", num_segments ?");
 }
 
+/* Whether the model's stated output shape knows a dim the derived one
+ * leaves dynamic (a contradiction was refused when it was read). */
+static int tj_output_says_more(const jit_shape *stated, const jit_shape *derived)
+{
+    if (stated->rank != derived->rank)
+        return 0;
+    for (int i = 0; i < stated->rank; i++)
+        if (stated->dims[i] != JIT_DIM_DYNAMIC && derived->dims[i] == JIT_DIM_DYNAMIC)
+            return 1;
+    return 0;
+}
+
 /* One line: name, id, op, signature, output shape (or why it is skipped). */
-static void tj_list_layer(const tj_model_layer *l, int explain)
+static void tj_list_layer(const tj_model_layer *l, int explain, int width)
 {
     char a[200], b[200], c[200], o[200], op[96];
     /* a space after the op column: a name as wide as it must not run into the text */
-    printf("  %-24s id %-5s %-*s ", l->name, l->id, TJ_OP_COLUMN, tj_op_name(l, op, sizeof op));
+    printf("  %-*s id %-5s %-*s ", width, l->name, l->id, TJ_OP_COLUMN,
+           tj_op_name(l, op, sizeof op));
     if (!l->usable) {
         printf("%s: %s\n", l->refused ? "refused" : "skipped", l->skip);
         return;
@@ -158,15 +172,14 @@ static void tj_list_layer(const tj_model_layer *l, int explain)
         printf(" -> %s", o);
     }
     char *ex = explain ? jit_explain(s) : NULL;
-    if (shaped && l->ir_output_known && (l->ir_output.rank != out.rank ||
-                               memcmp(l->ir_output.dims, out.dims, sizeof(int64_t) * (size_t)out.rank))) {
+    if (shaped && l->ir_output_known && tj_output_says_more(&l->ir_output, &out)) {
         tj_model_shape_text(&l->ir_output, l->ir_output_bound, o, sizeof o);
-        printf(" (the IR's output port says %s)", o);
+        printf(" (the model's stated output shape is %s)", o);
     }
     if (jit_sig_is_dynamic(s))
         printf(" (dynamic: one kernel for every shape)");
     if (l->note[0])
-        printf("\n  %-24s    %s", "", l->note);
+        printf("\n  %-*s    %s", width, "", l->note);
     printf("\n");
     if (ex) {
         printf("%s", ex);
@@ -268,22 +281,23 @@ static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t 
     else if (first->id[0] && !run->id_shared[j])
         snprintf(buf, len, "= id %s", first->id);
     else
-        snprintf(buf, len, "= %.40s", first->name);
+        snprintf(buf, len, "= %s", first->name); /* whole: a cut could halve an escape */
 }
 
 static int tj_report(const tj_model_run *run)
 {
     int bad = 0;
-    printf("\n%-24s %-5s %-*s %-44s %10s %10s%s\n", "layer", "id", TJ_OP_COLUMN, "op", "engine",
+    int width = run->name_width;
+    printf("\n%-*s %-5s %-*s %-44s %10s %10s%s\n", width, "layer", "id", TJ_OP_COLUMN, "op", "engine",
            "compile ms", "code bytes", run->check ? "  check" : "");
     for (int i = 0; i < run->model->count; i++) {
         const tj_model_layer *l = &run->model->layers[i];
         const tj_layer_result *r = &run->results[i];
         if (!l->usable)
             continue;
-        char engine[256], op[96], compile[48];
+        char engine[256], op[96], compile[300];
         if (!r->compiled) {
-            printf("%-24s %-5s %-*s refused: %s\n", l->name, l->id, TJ_OP_COLUMN,
+            printf("%-*s %-5s %-*s refused: %s\n", width, l->name, l->id, TJ_OP_COLUMN,
                    tj_op_name(l, op, sizeof op), r->error);
             bad = 1;
             continue;
@@ -294,7 +308,7 @@ static int tj_report(const tj_model_run *run)
         else
             snprintf(engine, sizeof engine, "reference%s (%.50s)", dyn, r->info.why);
         tj_compile_column(run, i, compile, sizeof compile);
-        printf("%-24s %-5s %-*s %-44s %10s %10zu", l->name, l->id, TJ_OP_COLUMN,
+        printf("%-*s %-5s %-*s %-44s %10s %10zu", width, l->name, l->id, TJ_OP_COLUMN,
                tj_op_name(l, op, sizeof op), engine, compile, r->info.code_bytes);
         if (run->check) {
             const tj_check_result *c = &r->check;
@@ -306,7 +320,8 @@ static int tj_report(const tj_model_run *run)
                 printf("  ok (%d runs, each refused alike by both engines: no index can be "
                        "in range for these shapes)", c->runs);
             else if (r->dynamic)
-                printf("  ok (%d shapes, %d runs, bad index included)", r->dyn->shapes, c->runs);
+                printf("  ok (%d shape%s, %d runs, bad index included)", r->dyn->shapes,
+                       r->dyn->shapes == 1 ? "" : "s", c->runs);
             else
                 printf("  ok (%d runs, bad index included)", c->runs);
             bad |= c->failed != 0;
@@ -321,6 +336,27 @@ static int tj_report(const tj_model_run *run)
 /* A flag no layer took is refused rather than ignored (docs/cli.md): a
  * full model's layers carry their types, axes and versions, and a user's
  * --dtype f16 on one changed nothing while the run said ok. */
+/* The last line: what became of the layers, so that a model whose every
+ * layer was skipped does not end on a listing that reads as success. */
+static void tj_summary(const tj_model_run *run, int refused)
+{
+    const tj_model *m = run->model;
+    int compiled = 0, failed = 0, checked = 0;
+    for (int i = 0; i < m->count; i++) {
+        if (!m->layers[i].usable)
+            continue;
+        compiled += run->results[i].compiled;
+        failed += !run->results[i].compiled;
+        checked += run->check && run->results[i].compiled && !run->results[i].check.skipped &&
+                   !run->results[i].check.failed;
+    }
+    int skipped = m->count - run->usable - refused;
+    printf("\n%d compiled", compiled);
+    if (run->check)
+        printf(" (%d checked ok)", checked);
+    printf(", %d skipped, %d refused\n", skipped, refused + failed);
+}
+
 static int tj_model_flags_untaken(const char *path, const tj_model_opts *opts,
                                   const tj_model *model)
 {
@@ -335,6 +371,19 @@ static int tj_model_flags_untaken(const char *path, const tj_model_opts *opts,
                  {opts->have_index_type, TJ_MODEL_USED_INDEX_TYPE, "--index-type"},
                  {opts->have_axis, TJ_MODEL_USED_AXIS, "--axis"},
                  {opts->opset != 0, TJ_MODEL_USED_OPSET, "--opset"}};
+    for (int i = 0; i < model->count && opts->opset && !(used & TJ_MODEL_USED_OPSET); i++) {
+        const tj_model_layer *l = &model->layers[i];
+        jit_op_info info;
+        if (!(l->flags_used & TJ_MODEL_OPSET_NOT_ITS) || jit_op_describe(l->sig.op, &info) != 0)
+            continue;
+        char versions[64] = "";
+        for (int v = 0, n = 0; v < 4 && info.opsets[v]; v++)
+            n += snprintf(versions + n, sizeof versions - (size_t)n, "%s%d", v ? ", " : "",
+                          info.opsets[v]);
+        return tj_cli_fail("model: --opset %d: %s has no version attribute, and %s's versions "
+                           "are %s", opts->opset, l->name, l->type, versions),
+               -1;
+    }
     for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
         if (flags[f].given && !(used & flags[f].bit))
             return tj_cli_fail("model: %s was given, but no layer of %s takes it: %s", flags[f].flag,
@@ -350,9 +399,28 @@ static int tj_model_flags_untaken(const char *path, const tj_model_opts *opts,
 static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts *opts,
                          int *check, int *explain, int64_t *jobs, int *precompile)
 {
+    static const char *const valued[] = {"--dtype", "--index-type", "--axis", "--opset",
+                                         "--jobs"};
+    static const char *const flags[] = {"--check", "--precompile", "--explain"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        /* --flag=value as --flag value, as the op commands take them */
+        char name[32];
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        int inline_value = eq && (size_t)(eq - a) < sizeof name;
+        if (inline_value) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            a = name;
+        }
+        const char *v = inline_value ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+        for (size_t f = 0; f < sizeof valued / sizeof *valued; f++)
+            if (strcmp(a, valued[f]) == 0 && !v)
+                return tj_cli_fail("model: %s needs a value", a), -1;
+        for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
+            if (strcmp(a, flags[f]) == 0 && inline_value)
+                return tj_cli_fail("model: %s takes no value (got '%s')", a, eq + 1), -1;
+        int skip = !inline_value; /* the value was the next argument */
         if (strcmp(a, "--check") == 0) {
             *check = 1;
         } else if (strcmp(a, "--precompile") == 0) {
@@ -363,27 +431,27 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             if (tj_cli_dtype("--dtype", v, &opts->dtype))
                 return -1;
             opts->have_dtype = 1;
-            i++;
+            i += skip;
         } else if (strcmp(a, "--index-type") == 0 && v) {
             if (tj_cli_dtype("--index-type", v, &opts->index_type))
                 return -1;
             opts->have_index_type = 1;
-            i++;
+            i += skip;
         } else if (strcmp(a, "--axis") == 0 && v) {
             if (tj_cli_int("--axis", v, -JIT_MAX_RANK, JIT_MAX_RANK, &opts->axis))
                 return -1;
             opts->have_axis = 1;
-            i++;
+            i += skip;
         } else if (strcmp(a, "--opset") == 0 && v) {
             int64_t o;
             if (tj_cli_int("--opset", v, 1, 100, &o))
                 return -1;
             opts->opset = (int)o;
-            i++;
+            i += skip;
         } else if (strcmp(a, "--jobs") == 0 && v) {
             if (tj_cli_int("--jobs", v, 1, 64, jobs))
                 return -1;
-            i++;
+            i += skip;
         } else if (tj_cli_is_help(a)) {
             tj_cli_usage("model", stdout);
             return 1;
@@ -426,21 +494,28 @@ int tj_cmd_model(int argc, char **argv)
     for (int i = 0; i < model.count; i++) {
         tj_model_layer *l = &model.layers[i];
         tj_cli_printable(l->name, sizeof l->name);
+        tj_cli_printable(l->id, sizeof l->id);
         tj_cli_printable(l->skip, sizeof l->skip);
         tj_cli_printable(l->note, sizeof l->note);
+    }
+    int width = 24; /* torch's exports name nodes "/enc/layers.0/self_attn/Gather_1" */
+    for (int i = 0; i < model.count; i++) {
+        int n = (int)strlen(model.layers[i].name);
+        width = n > width ? (n < 64 ? n : 64) : width;
     }
     if (tj_model_flags_untaken(path, &opts, &model) != 0) {
         tj_model_free(&model);
         return TJ_EXIT_USAGE;
     }
-    tj_model_run run = {.model = &model, .check = check, .progress = isatty(2)};
+    tj_model_run run = {.model = &model, .check = check, .progress = isatty(2),
+                        .name_width = width};
     run.results = calloc((size_t)(model.count ? model.count : 1), sizeof *run.results);
     pthread_mutex_init(&run.print_lock, NULL);
     printf("%s: %d indexing layer%s%s\n", path, model.count, model.count == 1 ? "" : "s",
            model.fragment ? " (a fragment: no <net>)" : "");
     int refused = 0; /* layers whose IR is wrong: the command fails */
     for (int i = 0; i < model.count; i++) {
-        tj_list_layer(&model.layers[i], explain);
+        tj_list_layer(&model.layers[i], explain, run.name_width);
         run.usable += model.layers[i].usable;
         refused += model.layers[i].refused;
     }
@@ -454,6 +529,7 @@ int tj_cmd_model(int argc, char **argv)
         fprintf(stderr, "\r%*s\r", 40, "");
     tj_model_shares(&run);
     int bad = (run.usable ? tj_report(&run) : 0) || refused;
+    tj_summary(&run, refused);
     if (precompile) {
         int64_t entries, bytes;
         char dir[4096];

@@ -858,17 +858,31 @@ static PyObject *new_result_or_error(const tj_call *c, const jit_shape *shape)
 {
     PyObject *r = new_result(c, shape);
     if (r || !(PyErr_ExceptionMatches(PyExc_MemoryError) ||
+               PyErr_ExceptionMatches(PyExc_ValueError) || /* numpy: "array is too big" */
                (c->in[0].foreign && PyErr_ExceptionMatches(PyExc_RuntimeError))))
         return r;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    const char *said = text ? PyUnicode_AsUTF8(text) : NULL;
+    /* torch says "can't allocate memory"; another RuntimeError or
+     * ValueError is not about the size, and goes as it is */
+    int about_size = PyErr_GivenExceptionMatches(type, PyExc_MemoryError) ||
+                     (said && (strstr(said, "alloc") || strstr(said, "too big")));
+    Py_XDECREF(text);
+    PyErr_Clear();
+    if (!about_size) {
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
     char dims[512];
     int at = snprintf(dims, sizeof dims, "(");
     double bytes = jit_dtype_size(c->in[0].dtype);
-    for (int i = 0; i < shape->rank && at < (int)sizeof dims - 32; i++) {
-        at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%lld", i ? ", " : "",
-                       (long long)shape->dims[i]);
+    for (int i = 0; i < shape->rank; i++) {
+        if (at < (int)sizeof dims - 32)
+            at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%lld", i ? ", " : "",
+                           (long long)shape->dims[i]);
         bytes *= (double)shape->dims[i];
     }
     snprintf(dims + at, sizeof dims - (size_t)at, "%s)", shape->rank == 1 ? "," : "");

@@ -187,7 +187,7 @@ def _no_max_norm(max_norm: Optional[float], name: str) -> None:
 
 
 _I32_MIN, _I32_MAX = -2**31, 2**31 - 1
-_NARROW = ("int8", "uint8", "int16")  # index types torch reads and widens
+_NARROW = ("int8", "uint8", "int16")  # 1-D input types torch 1.13 takes beside offsets
 # the library's names of the bags' inputs, and torch's
 _BAG_NAMES = ((r"\bweights\b", "per_sample_weights"), (r"\btable\b", "weight"),
               (r"\bindices'", "input's"), (r"\bindices\b", "input"))
@@ -305,7 +305,7 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None,
               max_norm: Optional[float] = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """torch.nn.functional.embedding: the rows of weight that input (any
-    shape, of any integer dtype) names, of shape input.shape + weight.shape[1:]
+    shape, of any integer dtype: torch takes int32 and int64 only) names, of shape input.shape + weight.shape[1:]
     (a Gather along dim 0). padding_idx (in [-E, E)) only concerns
     gradients: its row comes back as it is, as torch's does. max_norm is
     refused (it rewrites weight). An index outside [0, E) raises

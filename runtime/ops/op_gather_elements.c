@@ -38,8 +38,12 @@ static int tj_gather_elements_check(const jit_sig *s, int *axis)
                                 i, ix->dims[i], i, d->dims[i], a);
         if (!s->torch_dims && ix->dims[i] != d->dims[i])
             return tj_error_set("indices.shape[%d]=%" PRId64 " must equal data.shape[%d]=%" PRId64
-                                " (every dimension but axis %d)",
-                                i, ix->dims[i], i, d->dims[i], a);
+                                " (every dimension but axis %d)%s",
+                                i, ix->dims[i], i, d->dims[i], a,
+                                ix->dims[i] < d->dims[i] ? "; torch.gather's rule, no larger, is "
+                                                           "the signature's torch_dims (CLI: "
+                                                           "--torch-dims)"
+                                                         : "");
     }
     *axis = a;
     return 0;

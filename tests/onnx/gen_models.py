@@ -206,6 +206,17 @@ save("external.onnx", ext, save_as_external_data=True, all_tensors_to_one_file=T
      location="external.bin", size_threshold=0)
 
 
+# torch's node names: longer than the listing's least name column, with slashes
+save("long_names.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["t"],
+                      name="/embeddings/token_embedding/Gather"),
+     helper.make_node("Gather", ["data", "indices"], ["p"], name="/pos/Gather")],
+    [vi("data", F, [5, 3]), vi("indices", I64, [2])], [vi("t", F, None), vi("p", F, None)], 16))
+# updates without a shape (torch's index_put export): ONNX's rules give it
+save("scatternd_updates_unshaped.onnx", model(
+    [helper.make_node("ScatterND", ["data", "indices", "updates"], ["out"], name="su")],
+    [vi("data", F, [8, 3]), vi("indices", I64, [4, 1]), vi("updates", F, None)],
+    [vi("out", F, None)], 16))
 # GatherND whose tuple length is symbolic: a dynamic family whose output
 # rank each call's K sets (no output shape to infer)
 save_bare("gathernd_dynamic_k.onnx", model(
@@ -275,10 +286,20 @@ bad_model("complex_data.onnx", one("cx", "Gather", [5], [2], 13, dtype=TensorPro
           "skipped", "ONNX element type COMPLEX128 (15)")
 bad_model("float8_indices.onnx", one("f8", "Gather", [5], [2], 13, idx_type=17), "skipped",
           "ONNX element type FLOAT8E4M3FN (17)")
-# before opset 11 a negative index is no count from the end: out of range
-bad_model("negative_const_at_10.onnx", one("n10", "Gather", [5, 2], None, 10, inits=[
-    numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "indices")]), "refused",
-    "hold -1 at position 1, outside [0, 5)")
+seq_in = helper.make_tensor_sequence_value_info("data", F, None)
+bad_model("sequence_data.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="sq")],
+    [seq_in, vi("indices", I64, [3])], [vi("out", F, None)], 13), "refused",
+    "'data' is no tensor (a sequence, map, optional or sparse type)")
+# the checker refuses a repeated attribute; shape inference takes the last
+twice = helper.make_node("Gather", ["data", "indices"], ["out"], name="at", axis=1)
+twice.attribute.append(helper.make_attribute("axis", 0))
+bad_model("axis_twice.onnx", model(
+    [twice], [vi("data", F, [5, 2]), vi("indices", I64, [3])], [vi("out", F, None)], 13),
+    "refused", "attribute 'axis' appears more than once")
+# opset 10 defines no negative index; torch writes x[-1] so and ONNX Runtime wraps it
+save("negative_const_at_10.onnx", one("n10", "Gather", [5, 2], None, 10, inits=[
+    numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "indices")]))
 bad_model("negative_dim.onnx", model(
     [helper.make_node("Gather", ["data", "indices"], ["out"], name="nd")],
     [vi("data", F, [5, -2]), vi("indices", I64, [2])], [vi("out", F, None)], 13),
