@@ -484,7 +484,6 @@ static void test_typed_calls_of_every_op(void **state)
     }
 }
 
-/* The buffers a kernel needs, each NULL in turn: refused, named. */
 /* jit_call refuses an out that shares bytes with an input (the header's
  * rule), writing nothing; a scatter's out == data runs in place. */
 static void test_call_refuses_overlapping_out(void **state)
@@ -518,6 +517,7 @@ static void test_call_refuses_overlapping_out(void **state)
     jit_shutdown();
 }
 
+/* The buffers a kernel needs, each NULL in turn: refused, named. */
 static void test_null_buffers_are_named(void **state)
 {
     (void)state;

@@ -1247,11 +1247,11 @@ static void test_refusals(void **state)
 }
 
 /* A mean's counts take up to 16 bytes an element of out, whatever the
- * element's size: i8 data of 2^61 + 1 elements is a valid shape whose
- * counts no kernel could size. Both engines, and a dynamic data dim bound
- * to it, refuse it before anything is allocated; one element fewer than
- * the limit is still a signature (never run: its counts are 2^63 - 16
- * bytes). */
+ * element's size: i8 data of 2^59 + 1 elements (a user's trial had 2^61 +
+ * 1) is a valid shape whose counts no kernel could size. Both engines, and
+ * a dynamic data dim bound to it, refuse it before anything is allocated;
+ * the most elements whose counts fit, INT64_MAX / 16 = 2^59 - 1, still
+ * make a signature (never run: its counts are 2^63 - 16 bytes). */
 static void test_mean_counts_too_large(void **state)
 {
     (void)state;

@@ -226,6 +226,11 @@ save_bare("gathernd_dynamic_k.onnx", model(
 save_bare("odd_names.onnx", model(
     [helper.make_node("Gather", ["data", "indices"], ["out"], name="two\nlines\x1b[31mred")],
     [vi("data", F, [5, 3]), vi("indices", I64, [2])], [vi("out", F, None)], 16))
+with open(os.path.join(OUT, "odd_names.onnx"), "rb") as f:
+    odd = f.read()
+# a byte of no UTF-8 and an overlong NUL, which onnx would not write itself
+with open(os.path.join(OUT, "odd_names.onnx"), "wb") as f:
+    f.write(odd.replace(b"lines", b"l\xff\xc0\x80s"))
 
 # invalid models, and what tensorjit must say of each
 def bad_model(name, m, kind, want):
