@@ -235,13 +235,14 @@ static int tj_some_tuple_length_valid(const jit_sig *sig)
     const jit_shape *ix = &sig->indices_shape;
     if (sig->op != JIT_OP_GATHER_ND || ix->rank == 0 || ix->dims[ix->rank - 1] != JIT_DIM_DYNAMIC)
         return 0;
+    /* the longest tuple makes the smallest output, and no other rule of
+     * the op favours a shorter one: one try (a dynamic signature's costs a
+     * search, and a hostile file may hold thousands of such nodes) */
     jit_shape o;
-    for (int k = 1; k <= sig->data_shape.rank; k++) {
-        jit_sig one = *sig;
-        one.indices_shape.dims[ix->rank - 1] = k;
-        if (jit_output_shape(&one, &o) == 0)
-            return 1;
-    }
+    jit_sig one = *sig;
+    one.indices_shape.dims[ix->rank - 1] = sig->data_shape.rank - sig->batch_dims;
+    if (one.indices_shape.dims[ix->rank - 1] >= 1 && jit_output_shape(&one, &o) == 0)
+        return 1;
     jit_output_shape(sig, &o); /* the family's own error again, for the caller */
     return 0;
 }
