@@ -457,7 +457,8 @@ void tj_objcache_store(const tj_objkey *k, const void *obj, size_t len)
 
 /* Counts (and with remove, deletes) the folder's entries: 0, -1 when no
  * folder is open, -2 (errno set) when the open one cannot be listed (it
- * was removed since). */
+ * was removed since), -3 when dir_out cannot hold its path (found before
+ * anything is counted or deleted: a cut path names another folder). */
 static int tj_walk_entries(int remove, int64_t *entries, int64_t *bytes, char *dir_out, size_t dlen)
 {
     char dir[4096];
@@ -465,6 +466,8 @@ static int tj_walk_entries(int remove, int64_t *entries, int64_t *bytes, char *d
     snprintf(dir, sizeof dir, "%s", tj_objcache_dir);
     pthread_mutex_unlock(&tj_objcache_lock);
     *entries = *bytes = 0;
+    if (dir[0] && strlen(dir) >= dlen)
+        return -3;
     snprintf(dir_out, dlen, "%s", dir);
     if (!dir[0])
         return -1;

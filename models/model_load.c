@@ -55,10 +55,6 @@ int tj_onnx_read(const char *path, const tj_model_opts *opts, tj_model *model, c
  * (after a byte-order mark or blanks), never with 0x08. */
 static int tj_looks_onnx(const char *path)
 {
-    struct stat st;
-    /* a pipe's bytes, once read, are gone: only a regular file is sniffed */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return 0; /* the reader says why */
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
@@ -71,13 +67,15 @@ int tj_model_load(const char *path, const tj_model_opts *opts, tj_model *model, 
                   size_t err_len)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* the readers said "too large" */
+    int found = stat(path, &st) == 0;
+    if (found && S_ISDIR(st.st_mode)) { /* the readers said "too large" */
         memset(model, 0, sizeof *model);
         snprintf(err, err_len, "%s: is a folder, not a model file (give its .xml or .onnx)",
                  path);
         return -1;
     }
-    if (!tj_is_onnx_name(path) && !tj_looks_onnx(path))
+    /* a pipe's bytes, once read, are gone: only a regular file is sniffed */
+    if (!tj_is_onnx_name(path) && !(found && S_ISREG(st.st_mode) && tj_looks_onnx(path)))
         return tj_model_read(path, opts, model, err, err_len);
     return tj_onnx_read(path, opts, model, err, err_len);
 }

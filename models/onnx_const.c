@@ -80,36 +80,55 @@ static int tj_open_inside(const char *dir, const char *location, const char *nam
                      name);
 }
 
+#define TJ_NO_FOLDER (-2)
+
+/* An external tensor's file, opened inside the model's folder once its
+ * entries name `bytes` bytes the file holds: the descriptor (*off the
+ * range's start), -1 with the layer refused, or TJ_NO_FOLDER (nothing
+ * refused) when the model was read from memory. */
+static int tj_open_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, const char *name,
+                            int64_t bytes, int64_t *off, tj_model_layer *out)
+{
+    const char *location = tj_entry(t, "location");
+    const char *off_text = tj_entry(t, "offset"), *len_text = tj_entry(t, "length");
+    int64_t len = len_text ? tj_decimal(len_text) : bytes;
+    *off = off_text ? tj_decimal(off_text) : 0;
+    if (!location || !location[0])
+        return tj_model_refuse(out, "'%s' is in external data but names no location", name);
+    if (*off < 0 || len < 0)
+        return tj_model_refuse(out, "external data of '%s': %s '%s' is no size", name,
+                               *off < 0 ? "offset" : "length", *off < 0 ? off_text : len_text);
+    if (len != bytes)
+        return tj_model_refuse(out, "external data of '%s' is %lld bytes long; its dims need %lld",
+                               name, (long long)len, (long long)bytes);
+    if (!s->dir)
+        return TJ_NO_FOLDER;
+    int fd = tj_open_inside(s->dir, location, name, out);
+    struct stat st;
+    /* the range as offset and length: their sum may pass int64 */
+    if (fd >= 0 && (fstat(fd, &st) != 0 || *off > st.st_size || bytes > st.st_size - *off)) {
+        close(fd);
+        return tj_model_refuse(out, "external data '%s' of '%s' holds no %lld bytes at offset "
+                               "%lld", location, name, (long long)bytes, (long long)*off);
+    }
+    return fd;
+}
+
 /* `bytes` bytes of an external tensor into buf; 0 or -1 (refused). */
 static int tj_read_external(const tj_onnx_scope *s, const Onnx__TensorProto *t, const char *name,
                             void *buf, int64_t bytes, tj_model_layer *out)
 {
-    const char *location = tj_entry(t, "location");
-    const char *off_text = tj_entry(t, "offset"), *len_text = tj_entry(t, "length");
-    int64_t off = off_text ? tj_decimal(off_text) : 0;
-    int64_t len = len_text ? tj_decimal(len_text) : bytes;
-    if (!location || !location[0])
-        return tj_model_refuse(out, "'%s' is in external data but names no location", name);
-    if (off < 0 || len < 0)
-        return tj_model_refuse(out, "external data of '%s': offset '%s' or length '%s' is no size",
-                         name, off_text ? off_text : "", len_text ? len_text : "");
-    if (len != bytes)
-        return tj_model_refuse(out, "external data of '%s' is %lld bytes long; its dims need %lld",
-                         name, (long long)len, (long long)bytes);
-    if (!s->dir)
+    int64_t off;
+    int fd = tj_open_external(s, t, name, bytes, &off, out);
+    if (fd == TJ_NO_FOLDER)
         return tj_model_refuse(out, "'%s' is in external data, and no folder was given to read it "
-                         "from", name);
-    int fd = tj_open_inside(s->dir, location, name, out);
+                               "from", name);
     if (fd < 0)
         return -1;
-    struct stat st;
-    int ok = fstat(fd, &st) == 0 && off <= st.st_size && bytes <= st.st_size - off &&
-             pread(fd, buf, (size_t)bytes, (off_t)off) == (ssize_t)bytes;
+    int ok = pread(fd, buf, (size_t)bytes, (off_t)off) == (ssize_t)bytes;
     close(fd);
-    if (!ok) /* the range as offset and length: their sum may pass int64 */
-        return tj_model_refuse(out, "external data '%s' of '%s' holds no %lld bytes at offset "
-                               "%lld", location, name, (long long)bytes, (long long)off);
-    return 0;
+    return ok ? 0 : tj_model_refuse(out, "external data of '%s' could not be read: %s", name,
+                                    strerror(errno));
 }
 
 /* The count of values t's typed field holds for its element type, and
@@ -149,29 +168,11 @@ int tj_onnx_check_const_payload(const tj_onnx_scope *s, const Onnx__TensorProto 
             count *= t->dims[i];
     int64_t bytes = count * size;
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        const char *location = tj_entry(t, "location");
-        const char *off_text = tj_entry(t, "offset"), *len_text = tj_entry(t, "length");
-        int64_t off = off_text ? tj_decimal(off_text) : 0;
-        int64_t len = len_text ? tj_decimal(len_text) : bytes;
-        if (!location || !location[0])
-            return tj_model_refuse(out, "'%s' is in external data but names no location", name);
-        if (off < 0 || len < 0)
-            return tj_model_refuse(out, "external data of '%s': %s '%s' is no size", name,
-                                   off < 0 ? "offset" : "length", off < 0 ? off_text : len_text);
-        if (len != bytes)
-            return tj_model_refuse(out, "external data of '%s' is %lld bytes long; its dims "
-                                   "need %lld", name, (long long)len, (long long)bytes);
-        if (!s->dir)
-            return 0; /* read from memory: no folder to look in (test_onnx) */
-        int fd = tj_open_inside(s->dir, location, name, out);
-        if (fd < 0)
-            return -1;
-        struct stat st;
-        int ok = fstat(fd, &st) == 0 && off <= st.st_size && bytes <= st.st_size - off;
-        close(fd);
-        return ok ? 0 : tj_model_refuse(out, "external data '%s' of '%s' holds no %lld bytes at "
-                                        "offset %lld", location, name, (long long)bytes,
-                                        (long long)off);
+        int64_t off;
+        int fd = tj_open_external(s, t, name, bytes, &off, out);
+        if (fd >= 0)
+            close(fd);
+        return fd == -1 ? -1 : 0; /* from memory (test_onnx): no folder to look in */
     }
     if (t->has_raw_data)
         return (int64_t)t->raw_data.len == bytes

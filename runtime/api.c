@@ -364,26 +364,17 @@ int jit_cache_open(const char *dir)
 int jit_cache_stats(int clear, int64_t *entries, int64_t *bytes, char *dir, size_t dir_len)
 {
     int64_t e, b; /* what a caller asking for less still needs counted */
-    char path[4096]; /* the backend's longest */
-    /* a dir too short for the path is an error, found before anything is
-     * cleared: a cut path names another folder */
+    char path[4096]; /* the backend's longest, where the caller wants none */
     if (dir && dir_len)
-        dir[0] = '\0'; /* until the path is known to fit */
-    int rc = clear && dir ? tj_backend_cache_stats(0, &e, &b, path, sizeof path) : 0;
-    if (rc == 0 && clear && dir && strlen(path) >= dir_len)
-        return tj_error_set("jit_cache_stats: dir_len %zu cannot hold the folder's path (%zu "
-                            "bytes and its NUL); nothing cleared", dir_len, strlen(path));
-    if (rc == 0)
-        rc = tj_backend_cache_stats(clear, entries ? entries : &e, bytes ? bytes : &b, path,
-                                    sizeof path);
+        dir[0] = '\0';
+    int rc = tj_backend_cache_stats(clear, entries ? entries : &e, bytes ? bytes : &b,
+                                    dir ? dir : path, dir ? dir_len : sizeof path);
+    if (rc == -3)
+        return tj_error_set("jit_cache_stats: dir_len %zu cannot hold the folder's path; nothing "
+                            "cleared", dir_len);
     if (rc == -2)
         return tj_error_set("cache folder %s cannot be listed: %s (it was open: removed or "
-                            "made unreadable since?)", path, strerror(errno));
-    if (rc == 0 && dir && strlen(path) >= dir_len)
-        return tj_error_set("jit_cache_stats: dir_len %zu cannot hold the folder's path (%zu "
-                            "bytes and its NUL)", dir_len, strlen(path));
-    if (rc == 0 && dir)
-        snprintf(dir, dir_len, "%s", path);
+                            "made unreadable since?)", dir ? dir : path, strerror(errno));
     if (rc != 0) {
         char why[600];
         tj_backend_cache_refusal(why, sizeof why);

@@ -37,7 +37,8 @@ int tj_backend_parts(const tj_plan *plan, tj_backend_kernel *out, char *why, siz
  * refused, or this build has no JIT). NULL closes it. */
 int tj_backend_cache_open(const char *dir, char *why, size_t why_len);
 /* Entries and bytes of the open cache folder (remove: delete them); -1 if
- * none is open, -2 (errno set) if the open one cannot be listed. */
+ * none is open, -2 (errno set) if the open one cannot be listed, -3 (before
+ * anything is removed) if dir's dlen bytes cannot hold its path. */
 int tj_backend_cache_stats(int remove, int64_t *entries, int64_t *bytes, char *dir, size_t dlen);
 /* Why the last folder asked for (TENSORJIT_CACHE_DIR's too) was refused;
  * "" when it was not, or none was asked for. */
