@@ -825,6 +825,10 @@ static PyObject *shape_tuple(const jit_shape *s)
     return t;
 }
 
+/* Interned at import: a name made per call cost about 0.1 us of a
+ * result's 1.2 (docs/performance.md, 'Python'). */
+static PyObject *g_new_empty, *g_data_ptr;
+
 /* A new result of data's kind: an ndarray for numpy data, data.new_empty()
  * for a DLPack producer that has it (torch). */
 static PyObject *new_result(const tj_call *c, const jit_shape *shape)
@@ -841,7 +845,8 @@ static PyObject *new_result(const tj_call *c, const jit_shape *shape)
     PyObject *t = shape_tuple(shape);
     if (!t)
         return NULL;
-    PyObject *r = PyObject_CallMethod(c->data_obj, "new_empty", "(O)", t);
+    PyObject *args[2] = {c->data_obj, t};
+    PyObject *r = PyObject_VectorcallMethod(g_new_empty, args, 2, NULL);
     Py_DECREF(t);
     if (!r && PyErr_ExceptionMatches(PyExc_AttributeError)) {
         PyErr_Clear();
@@ -911,7 +916,7 @@ static int result_array(PyObject *result, const tj_call *c, const jit_shape *sha
 {
     if (PyArray_Check(result) || !c->in[0].foreign)
         return array_get(result, "out", 1, a);
-    PyObject *p = PyObject_CallMethod(result, "data_ptr", NULL);
+    PyObject *p = PyObject_CallMethodNoArgs(result, g_data_ptr);
     if (!p) {
         PyErr_Clear();
         return array_get(result, "out", 1, a); /* no data_ptr(): DLPack */
@@ -1117,7 +1122,7 @@ static PyObject *kernel_info_dict(tj_kernel *k, const jit_shape *shape, jit_dtyp
 
 enum role { R_DATA, R_INDICES, R_UPDATES, R_AXIS, R_BATCH, R_OPSET, R_POLICY, R_REDUCTION,
             R_INIT, R_TORCH_DIMS, R_OUT, R_WEIGHTS, R_DEFAULT, R_LAST, R_PADDING, R_SEGMENTS,
-            R_ROLES };
+            R_FROM_ZERO, R_ROLES };
 
 typedef struct {
     const char *name;
@@ -1373,6 +1378,7 @@ typedef struct {
     jit_index_policy policy;
     jit_reduction reduction;
     int has_weights, has_default, has_padding, last_offset;
+    int from_zero; /* offsets_from_zero: torch's offsets[0] == 0 */
     int64_t default_index, padding_idx;
     int64_t num_segments;   /* Segments: S, a dim of the call */
 } tj_bag_attrs;
@@ -1442,7 +1448,8 @@ static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
         return -1;
     at->opset = (int)opset;
     at->has_weights = slot[R_WEIGHTS] && slot[R_WEIGHTS] != Py_None;
-    if (truth_arg(slot[R_LAST], &at->last_offset) != 0)
+    if (truth_arg(slot[R_LAST], &at->last_offset) != 0 ||
+        truth_arg(slot[R_FROM_ZERO], &at->from_zero) != 0)
         return -1;
     if (fn->op == JIT_OP_EMBEDDING_SEGMENTS) {
         if (int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
@@ -1508,6 +1515,28 @@ static int bag_check_inputs(const tj_bag_call *c)
         return -1;
     }
     return 0;
+}
+
+/* torch's rule beyond OpenVINO's (which leaves the indices before the
+ * first offset unused): the first bag starts at position 0. Checked here
+ * rather than by the caller in Python, where reading offsets[0] off a
+ * tensor cost about 2 us a call (docs/performance.md, 'Python'). */
+static int bag_check_first_offset(const tj_bag_call *c)
+{
+    const tj_array *o = &c->in[BAG_OFFSETS];
+    if (o->ndim != 1 || o->dims[0] == 0)
+        return 0; /* the library names any other shape */
+    long long first;
+    switch (o->dtype) {
+    case JIT_I32: first = *(const int32_t *)o->ptr; break;
+    case JIT_I64: first = *(const int64_t *)o->ptr; break;
+    default: return 0; /* not an offsets type: the library names it */
+    }
+    if (first == 0)
+        return 0;
+    PyErr_Format(IndexOutOfRange, "tensorjit: offsets[0] = %lld: torch's embedding_bag starts "
+                 "the first bag at position 0 of indices, so offsets[0] must be 0", first);
+    return -1;
 }
 
 /* The table's elements a row, its dims after the first multiplied: 1 and
@@ -1682,7 +1711,9 @@ static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t na
         int64_t rows = c.in[BAG_TABLE].ndim > 0 ? c.in[BAG_TABLE].dims[0] : 0;
         if (at.has_padding && at.padding_idx < 0 && at.padding_idx >= -rows)
             at.padding_idx += rows;
-        tj_kernel *k = bag_family_kernel(&c, &at);
+        tj_kernel *k = at.from_zero && bag_check_first_offset(&c) != 0
+                           ? NULL
+                           : bag_family_kernel(&c, &at);
         if (k)
             result = fn->info ? bag_info(&c, &at, k) : bag_run(&c, &at, k, slot[R_OUT]);
     }
@@ -1693,11 +1724,12 @@ static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t na
 #define BAG_FN(cname, ...) ENTRY_FN(bag_entry, cname, __VA_ARGS__)
 
 BAG_FN(embedding_bag_offsets, "embedding_bag_offsets", JIT_OP_EMBEDDING_BAG_OFFSETS, 0, 3, 3,
-       11,
+       12,
        {"table", "indices", "offsets", "weights", "default_index", "reduction",
-        "include_last_offset", "padding_idx", "opset", "index_policy", "out"},
+        "include_last_offset", "padding_idx", "opset", "index_policy", "offsets_from_zero",
+        "out"},
        {R_DATA, R_INDICES, R_UPDATES, R_WEIGHTS, R_DEFAULT, R_REDUCTION, R_LAST, R_PADDING,
-        R_OPSET, R_POLICY, R_OUT}, 15, JIT_INDEX_ERROR)
+        R_OPSET, R_POLICY, R_FROM_ZERO, R_OUT}, 15, JIT_INDEX_ERROR)
 BAG_FN(embedding_bag_packed, "embedding_bag_packed", JIT_OP_EMBEDDING_BAG_PACKED, 0, 2, 2, 8,
        {"table", "indices", "weights", "reduction", "padding_idx", "opset", "index_policy",
         "out"},
@@ -2239,7 +2271,7 @@ static PyMethodDef methods[] = {
     "floor); use_init_val=False is torch's include_self=False. out=data runs in\n"
     "place."),
     FAST(embedding_bag_offsets,
-    "embedding_bag_offsets(table, indices, offsets, *, weights=None, default_index=None, reduction=\"sum\", include_last_offset=False, padding_idx=None, opset=15, index_policy=\"error\", out=None)\n"
+    "embedding_bag_offsets(table, indices, offsets, *, weights=None, default_index=None, reduction=\"sum\", include_last_offset=False, padding_idx=None, opset=15, index_policy=\"error\", offsets_from_zero=False, out=None)\n"
     "--\n"
     "\n"
     "EmbeddingBagOffsets (OpenVINO EmbeddingBagOffsetsSum-3 and -15, SPEC 10):\n"
@@ -2257,7 +2289,8 @@ static PyMethodDef methods[] = {
     "adds nothing and is not counted by mean. Offsets must lie in [0, N] and\n"
     "not decrease, and the indices a bag reads in [0, E) under index_policy:\n"
     "else IndexOutOfRange names the lowest bad position (offsets first) and\n"
-    "nothing is written."),
+    "nothing is written. offsets_from_zero=True adds torch's rule: offsets[0]\n"
+    "must be 0 (OpenVINO's leaves the indices before it unused)."),
     FAST(embedding_bag_packed,
     "embedding_bag_packed(table, indices, *, weights=None, reduction=\"sum\", padding_idx=None, opset=15, index_policy=\"error\", out=None)\n"
     "--\n"
@@ -2352,7 +2385,9 @@ PyMODINIT_FUNC PyInit__tensorjit(void)
     if (!m)
         return NULL;
     g_table_epoch = jit_epoch();
-    if (add_errors(m) != 0 || PyModule_AddObjectRef(m, "DynamicKernel", (PyObject *)&DynType) != 0 ||
+    g_new_empty = PyUnicode_InternFromString("new_empty");
+    g_data_ptr = PyUnicode_InternFromString("data_ptr");
+    if (!g_new_empty || !g_data_ptr || add_errors(m) != 0 || PyModule_AddObjectRef(m, "DynamicKernel", (PyObject *)&DynType) != 0 ||
         PyModule_AddIntConstant(m, "MAX_RANK", JIT_MAX_RANK) != 0) {
         Py_DECREF(m);
         return NULL;

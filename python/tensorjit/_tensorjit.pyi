@@ -58,7 +58,8 @@ def embedding_bag_offsets(table: A, indices: Index, offsets: Index, *,
                           weights: Optional[Any] = ..., default_index: Optional[int] = ...,
                           reduction: str = ..., include_last_offset: bool = ...,
                           padding_idx: Optional[int] = ..., opset: int = ...,
-                          index_policy: str = ..., out: Optional[A] = ...) -> A: ...
+                          index_policy: str = ..., offsets_from_zero: bool = ...,
+                          out: Optional[A] = ...) -> A: ...
 def embedding_bag_packed(table: A, indices: Index, *, weights: Optional[Any] = ...,
                          reduction: str = ..., padding_idx: Optional[int] = ...,
                          opset: int = ..., index_policy: str = ...,

@@ -45,6 +45,12 @@ def _shape(t: Any) -> tuple:
     return tuple(shape)
 
 
+def _rank(t: Any) -> int:
+    """len(_shape(t)), without making the shape of a tensor or array."""
+    ndim = getattr(t, "ndim", None)
+    return ndim if isinstance(ndim, int) else len(_shape(t))
+
+
 def _array(t: Any) -> Any:
     """A list or tuple as numpy's array, where this module reshapes it or
     tells it from a scalar; anything else as it is. (The library reads
@@ -86,17 +92,17 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
     but along dim; the result has index's shape."""
-    return _tj.gather_elements(input, index, _dim(dim, len(_shape(input))), torch_dims=True,
+    return _tj.gather_elements(input, index, _dim(dim, _rank(input)), torch_dims=True,
                                out=out)
 
 
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
     """torch.index_select: the slices of input along dim at index (a 1-D or
     0-D integer tensor), in index's order."""
-    if len(_shape(index)) > 1:
+    if _rank(index) > 1:
         raise _tj.SignatureError("tensorjit: index_select's index must be 1-D or 0-D")
     result = _tj.gather(input, index, dim, index_policy="error", out=out)
-    if len(_shape(index)) == 0 and out is None and hasattr(result, "unsqueeze"):
+    if _rank(index) == 0 and out is None and hasattr(result, "unsqueeze"):
         return result.unsqueeze(dim)  # torch keeps the dim for a 0-D index
     return result
 
@@ -107,7 +113,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     the slice at index[i] along dim gets alpha * source's slice i added, in
     order (duplicates all add)."""
     index, source = _array(index), _array(source)
-    ndim = len(_shape(input))
+    ndim = _rank(input)
     dim = _dim(dim, ndim)
     if alpha != 1:
         source = source * alpha
@@ -116,7 +122,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
         return _tj.scatter_nd_update(input, tuples, source, "sum", index_policy="error",
                                      out=out)
     # along another dim: index spread over source's shape, one element each
-    view = [1] * len(_shape(source))
+    view = [1] * _rank(source)
     view[dim] = -1
     full = index.reshape(view).expand(*_shape(source)) if hasattr(index, "expand") else \
         __import__("numpy").broadcast_to(index.reshape(view), _shape(source))
@@ -137,7 +143,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     index (only the elements at index's positions are read). reduce "add"
     or "multiply" combines instead of replacing."""
     src = _array(src)
-    dim = _dim(dim, len(_shape(input)))
+    dim = _dim(dim, _rank(input))
     if src is None:
         if value is None:
             raise _tj.SignatureError("tensorjit: scatter takes src or value")
@@ -165,7 +171,7 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     reduce: "sum", "prod", "mean" (integers: the floor), "amax", "amin".
     include_self=False leaves input's value out of every position some
     update reaches."""
-    dim = _dim(dim, len(_shape(input)))
+    dim = _dim(dim, _rank(input))
     reduction = _REDUCE.get(reduce) if reduce not in ("add", "multiply") else None
     if reduction is None:
         raise _tj.SignatureError(f"tensorjit: unknown reduce {reduce!r} (sum, prod, mean, "
@@ -202,6 +208,8 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
     other bags: a user's trial), where input is widened instead, so that
     the library's check names the offset as given. Other dtypes pass as
     they are, for the library to name."""
+    if getattr(input, "dtype", None) is getattr(offsets, "dtype", 0):
+        return input, offsets  # the usual call: a tensor's or an array's dtype, one object
     torch_pair = hasattr(offsets, "to") and hasattr(input, "new_empty")
     if not torch_pair:
         import numpy as np
@@ -218,16 +226,6 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
     if wide and count and (int(offsets.min()) < _I32_MIN or int(offsets.max()) > _I32_MAX):
         return (input.to(offsets.dtype) if torch_pair else input.astype(offsets.dtype)), offsets
     return input, (offsets.to(input.dtype) if torch_pair else offsets.astype(input.dtype))
-
-
-def _first_offset_zero(offsets: Any) -> None:
-    """torch's rule, beyond OpenVINO's (which leaves the first indices unused)."""
-    if len(_shape(offsets)) == 1 and _shape(offsets)[0] > 0:
-        first = int(offsets[0])
-        if first != 0:
-            raise _tj.IndexOutOfRange(f"tensorjit: offsets[0] = {first}: torch's embedding_bag "
-                                      "starts the first bag at position 0 of input, so "
-                                      "offsets[0] must be 0")
 
 
 def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
@@ -272,7 +270,7 @@ def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_
     if per_sample_weights is not None and mode != "sum":
         raise _tj.SignatureError(f"tensorjit: embedding_bag takes per_sample_weights with "
                                  f"mode='sum' only (got mode={mode!r})")
-    rank = len(_shape(input))
+    rank = _rank(input)
     if rank == 2:
         if offsets is not None:
             raise _tj.SignatureError("tensorjit: embedding_bag: a 2-D input is one bag per "
@@ -295,10 +293,9 @@ def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_
         raise _tj.SignatureError("tensorjit: embedding_bag: a 1-D input needs offsets (the "
                                  "start of each bag)")
     input, offsets = _index_types_agree(input, offsets)
-    _first_offset_zero(offsets)
     return _tj.embedding_bag_offsets(weight, input, offsets, weights=per_sample_weights,
                                      reduction=mode, include_last_offset=include_last_offset,
-                                     padding_idx=padding_idx)
+                                     padding_idx=padding_idx, offsets_from_zero=True)
 
 
 def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None,

@@ -202,6 +202,23 @@ def test_offsets_first_offset_above_zero_leaves_indices_unused():
     assert_same(got, oracle(table, indices, offsets_bags(offsets, 4)))
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_offsets_from_zero_is_torchs_first_offset_rule(index_dtype):
+    table = random_table((4, 2), np.float32)
+    indices = np.array([0, 1, 2, 3], index_dtype)
+    out = np.full((2, 2), 7, np.float32)
+    with pytest.raises(tensorjit.IndexOutOfRange, match=r"offsets\[0\] = 1\b.*must be 0"):
+        tensorjit.embedding_bag_offsets(table, indices, np.array([1, 3], index_dtype),
+                                        offsets_from_zero=True, out=out)
+    assert (out == 7).all()  # refused before anything is written
+    offsets = np.array([0, 3], index_dtype)
+    got = tensorjit.embedding_bag_offsets(table, indices, offsets, offsets_from_zero=True)
+    assert_same(got, oracle(table, indices, offsets_bags(offsets, 4)))
+    none = tensorjit.embedding_bag_offsets(table, indices, np.array([], index_dtype),
+                                           offsets_from_zero=True)
+    assert none.shape == (0, 2)  # no bag, no first offset to hold to the rule
+
+
 def test_offsets_nan_propagates_through_max():
     table = random_table((3, 2), np.float32)
     table[1, 0] = np.nan
