@@ -536,6 +536,15 @@ static int array_detached(PyObject *obj, const char *what, int for_out, tj_array
     PyErr_Clear();
     if (needs != 1)
         return 0;
+    /* Said once per calling line (Python's default filter): a model
+     * trained through these calls would leave this tensor untrained and
+     * nothing else would say so (a user's trial). */
+    if (tj_torch_grad_enabled() &&
+        PyErr_WarnFormat(PyExc_UserWarning, 1, "tensorjit: %s requires grad (a module's "
+                         "weight?) and gets no gradient through this call: tensorjit's "
+                         "kernels are forward-only (call under torch.no_grad() or "
+                         "torch.inference_mode() to say that is meant)", what) != 0)
+        return -1; /* warnings raised as errors */
     PyObject *plain = PyObject_CallMethod(obj, "detach", NULL);
     if (!plain) {
         PyErr_Clear();
@@ -990,12 +999,32 @@ static int raise_status(int status)
     }
 }
 
+/* torch.jit.trace records the torch ops a call makes: of a kernel's it
+ * sees only the result's new_empty, and the traced module would return
+ * that memory unwritten (a user's trial). Asked where an input is not
+ * numpy's, so numpy calls pay nothing. */
+static int refuse_traced(const tj_call *c)
+{
+    int foreign = 0;
+    for (int i = 0; i < c->n_in; i++)
+        foreign |= c->in[i].foreign;
+    if (!foreign || !tj_torch_tracing())
+        return 0;
+    PyErr_SetString(KernelError, "tensorjit: torch.jit.trace cannot record a tensorjit "
+                    "kernel: the trace would hold the result's allocation and not the "
+                    "kernel's writes, and return that memory unwritten; call tensorjit "
+                    "outside the traced function");
+    return -1;
+}
+
 /* The result: out_obj checked against c, or a new one of data's kind;
  * *out its array. */
 static PyObject *family_result(const tj_call *c, PyObject *out_obj, const jit_shape *shape,
                                int in_place_ok, tj_array *out)
 {
     PyObject *result;
+    if (refuse_traced(c) != 0)
+        return NULL;
     if (out_obj && out_obj != Py_None) {
         result = out_obj;
         Py_INCREF(result);

@@ -18,6 +18,8 @@ static struct {
 } g_dtypes[16];
 static int g_ndtypes;
 static PyObject *g_names[8];      /* interned attribute names */
+static PyObject *g_is_tracing;    /* torch._C._is_tracing, where torch has it */
+static PyObject *g_grad_enabled;  /* torch.is_grad_enabled */
 enum { N_IS_CPU, N_REQUIRES_GRAD, N_DTYPE, N_SHAPE, N_IS_CONTIGUOUS, N_IS_NEG, N_DATA_PTR };
 
 static void add_dtype(PyObject *torch, const char *name, jit_dtype t)
@@ -62,7 +64,34 @@ static int torch_ready(void)
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         add_dtype(torch, known[i].name, known[i].t);
     g_tensor = (PyTypeObject *)t;
+    PyObject *c = PyObject_GetAttrString(torch, "_C");
+    g_is_tracing = c ? PyObject_GetAttrString(c, "_is_tracing") : NULL;
+    Py_XDECREF(c);
+    g_grad_enabled = PyObject_GetAttrString(torch, "is_grad_enabled");
+    PyErr_Clear(); /* a torch without them: neither is asked */
     return 1;
+}
+
+/* 1 when torch's function f (no arguments) says so; 0 without torch or f. */
+static int torch_says(PyObject *f)
+{
+    if (!torch_ready() || !f)
+        return 0;
+    PyObject *r = PyObject_CallNoArgs(f);
+    int b = r ? PyObject_IsTrue(r) : 0;
+    Py_XDECREF(r);
+    PyErr_Clear();
+    return b == 1;
+}
+
+int tj_torch_tracing(void)
+{
+    return torch_says(g_is_tracing);
+}
+
+int tj_torch_grad_enabled(void)
+{
+    return torch_says(g_grad_enabled);
 }
 
 /* obj.name (a method called when call), as a truth value: 1, 0, -1. */

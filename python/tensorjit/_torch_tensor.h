@@ -28,4 +28,11 @@ typedef struct {
 #define TJ_TORCH_NEG_OUT (-2)
 int tj_torch_view_of(PyObject *obj, int for_out, tj_torch_view *v);
 
+/* 1 while torch.jit.trace records (its tracer would see a result's
+ * allocation and not the kernel's writes); 0 otherwise or without torch. */
+int tj_torch_tracing(void);
+
+/* 1 when torch's grad mode is on (not under no_grad or inference_mode). */
+int tj_torch_grad_enabled(void);
+
 #endif

@@ -94,12 +94,32 @@ def test_a_tensor_that_requires_grad_is_read_detached():
     to write into one in place."""
     leaf = torch.rand(3, 2, requires_grad=True)
     for data in (leaf, leaf * 2, torch.nn.Parameter(torch.rand(3, 2))):
-        got = tensorjit.gather(data, torch.tensor([2, 0]), 0)
+        with pytest.warns(UserWarning, match=r"data requires grad .* forward-only"):
+            got = tensorjit.gather(data, torch.tensor([2, 0]), 0)
         assert not got.requires_grad
         assert torch.equal(got, data.detach()[[2, 0]])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said is meant: no warning
+        for quiet in (torch.no_grad, torch.inference_mode):
+            with quiet():
+                assert torch.equal(tensorjit.gather(leaf, torch.tensor([1]), 0), leaf[[1]])
     with pytest.raises(tensorjit.SignatureError):
         tensorjit.gather(leaf.detach(), torch.tensor([0]), 0, out=torch.zeros(1, 2,
                                                                               requires_grad=True))
+
+
+def test_torch_jit_trace_is_refused():
+    """The tracer would record the result's new_empty and not the kernel's
+    writes: the traced function returned uninitialised memory (a user's
+    trial). Outside a trace the same call runs."""
+    data, idx = torch.rand(5, 3), torch.tensor([4, 1])
+    with pytest.raises(tensorjit.KernelError, match="torch.jit.trace"):
+        torch.jit.trace(lambda d, i: tensorjit.gather(d, i, 0), (data, idx))
+    with pytest.raises(tensorjit.KernelError, match="torch.jit.trace"):
+        torch.jit.trace(lambda d, i: tensorjit.gather(d, i, 0, out=torch.empty(2, 3)),
+                        (data, idx))
+    assert torch.equal(tensorjit.gather(data, idx, 0), data[idx])
 
 
 def test_negative_bit_tensors_give_their_values():
