@@ -38,7 +38,7 @@ from ._tensorjit import (  # noqa: F401  (the public names)
     gather_elements, gather_elements_info, gather_info, gather_nd, gather_nd_info,
     library_version, open_cache, scatter_elements_update, scatter_elements_update_info,
     scatter_nd_update, scatter_nd_update_info, scatter_update,
-    scatter_update_info, shutdown, stats,
+    scatter_update_info, set_kernel_limit, shutdown, stats,
 )
 
 from . import numpy, torch  # noqa: E402,F401  (the drop-in namespaces)
@@ -50,7 +50,7 @@ __all__ = [
     "gather", "gather_elements", "scatter_nd_update", "scatter_elements_update",
     "gather_info", "gather_elements_info", "scatter_nd_update_info",
     "scatter_elements_update_info", "compile_dynamic", "DynamicKernel", "library_version",
-    "shutdown", "stats", "open_cache", "cache_stats", "Error", "SignatureError",
+    "shutdown", "stats", "set_kernel_limit", "open_cache", "cache_stats", "Error", "SignatureError",
     "IndexOutOfRange", "TypeMismatch", "KernelError", "numpy", "torch",
     "embedding_bag_offsets", "embedding_bag_packed", "embedding_segments",
     "embedding_bag_offsets_info", "embedding_bag_packed_info", "embedding_segments_info",

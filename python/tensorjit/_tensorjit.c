@@ -2191,6 +2191,24 @@ static PyObject *py_stats(PyObject *self, PyObject *noargs)
                          "code_bytes", (long long)s.code_bytes);
 }
 
+static PyObject *py_set_kernel_limit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    long long kernels = 0, bytes = 0;
+    if (!PyArg_ParseTuple(args, "|LL:set_kernel_limit", &kernels, &bytes))
+        return NULL;
+    if (kernels < 0 || bytes < 0) {
+        PyErr_Format(SignatureError, "tensorjit: set_kernel_limit(%lld, %lld): a limit is a "
+                     "count >= 0 (0: none)", kernels, bytes);
+        return NULL;
+    }
+    if (jit_set_kernel_limit(kernels, bytes) != 0) {
+        set_library_error(KernelError);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_cache_open(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -2366,6 +2384,11 @@ static PyMethodDef methods[] = {
      "stats() -> dict: compiles (kernels this module compiled in the process), kernels (its "
      "live family kernels), max_kernels (the bound on them), library_kernels and code_bytes "
      "(the library's JIT kernels alive, whoever made them)."},
+    {"set_kernel_limit", py_set_kernel_limit, METH_VARARGS,
+     "set_kernel_limit(max_kernels=0, max_code_bytes=0): the library frees JIT kernels nobody "
+     "holds beyond these (0: no limit, the default; jit_set_kernel_limit, as "
+     "$TENSORJIT_MAX_KERNELS). Without a limit the kernels this module hands back when its "
+     "table starts over stay in memory. Only kernels compiled after it is set can be freed."},
     {"open_cache", py_cache_open, METH_VARARGS,
      "open_cache(dir=None): kernels are looked up in dir (None: $TENSORJIT_CACHE_DIR) before "
      "being compiled, and stored there after (jit_cache_open)."},
