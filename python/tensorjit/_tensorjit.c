@@ -1740,7 +1740,8 @@ static PyObject *bag_entry(const tj_fn *fn, PyObject *const *args, Py_ssize_t na
         int64_t rows = c.in[BAG_TABLE].ndim > 0 ? c.in[BAG_TABLE].dims[0] : 0;
         if (at.has_padding && at.padding_idx < 0 && at.padding_idx >= -rows)
             at.padding_idx += rows;
-        tj_kernel *k = at.from_zero && bag_check_first_offset(&c) != 0
+        /* an _info call takes the flag with the rest, and reads no values */
+        tj_kernel *k = !fn->info && at.from_zero && bag_check_first_offset(&c) != 0
                            ? NULL
                            : bag_family_kernel(&c, &at);
         if (k)
@@ -1770,11 +1771,11 @@ BAG_FN(embedding_segments, "embedding_segments", JIT_OP_EMBEDDING_SEGMENTS, 0, 4
        {R_DATA, R_INDICES, R_UPDATES, R_SEGMENTS, R_WEIGHTS, R_DEFAULT, R_POLICY, R_OUT}, 0,
        JIT_INDEX_ERROR)
 BAG_FN(embedding_bag_offsets_info, "embedding_bag_offsets_info", JIT_OP_EMBEDDING_BAG_OFFSETS, 1,
-       3, 3, 10,
+       3, 3, 11,
        {"table", "indices", "offsets", "weights", "default_index", "reduction",
-        "include_last_offset", "padding_idx", "opset", "index_policy"},
+        "include_last_offset", "padding_idx", "opset", "index_policy", "offsets_from_zero"},
        {R_DATA, R_INDICES, R_UPDATES, R_WEIGHTS, R_DEFAULT, R_REDUCTION, R_LAST, R_PADDING,
-        R_OPSET, R_POLICY}, 15, JIT_INDEX_ERROR)
+        R_OPSET, R_POLICY, R_FROM_ZERO}, 15, JIT_INDEX_ERROR)
 BAG_FN(embedding_bag_packed_info, "embedding_bag_packed_info", JIT_OP_EMBEDDING_BAG_PACKED, 1, 2,
        2, 7,
        {"table", "indices", "weights", "reduction", "padding_idx", "opset", "index_policy"},
@@ -2360,7 +2361,7 @@ static PyMethodDef methods[] = {
     FAST(embedding_bag_offsets_info,
          "embedding_bag_offsets_info(table, indices, offsets, *, weights=None, "
          "default_index=None, reduction='sum', include_last_offset=False, padding_idx=None, "
-         "opset=15, index_policy='error')"),
+         "opset=15, index_policy='error', offsets_from_zero=False)"),
     FAST(embedding_bag_packed_info,
          "embedding_bag_packed_info(table, indices, *, weights=None, reduction='sum', "
          "padding_idx=None, opset=15, index_policy='error')"),

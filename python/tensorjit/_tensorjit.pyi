@@ -71,7 +71,8 @@ def embedding_bag_offsets_info(table: Any, indices: Index, offsets: Index, *,
                                weights: Optional[Any] = ..., default_index: Optional[int] = ...,
                                reduction: str = ..., include_last_offset: bool = ...,
                                padding_idx: Optional[int] = ..., opset: int = ...,
-                               index_policy: str = ...) -> Dict[str, Any]: ...
+                               index_policy: str = ...,
+                               offsets_from_zero: bool = ...) -> Dict[str, Any]: ...
 def embedding_bag_packed_info(table: Any, indices: Index, *, weights: Optional[Any] = ...,
                               reduction: str = ..., padding_idx: Optional[int] = ...,
                               opset: int = ..., index_policy: str = ...) -> Dict[str, Any]: ...

@@ -195,7 +195,8 @@ def _no_max_norm(max_norm: Optional[float], name: str) -> None:
 _I32_MIN, _I32_MAX = -2**31, 2**31 - 1
 _NARROW = ("int8", "uint8", "int16")  # 1-D input types torch 1.13 takes beside offsets
 # the library's names of the bags' inputs, and torch's
-_BAG_NAMES = ((r"\bweights\b", "per_sample_weights"), (r"\btable\b", "weight"),
+_BAG_NAMES = ((r"\bthe number of indices\b", "input's length"),
+              (r"\bweights\b", "per_sample_weights"), (r"\btable\b", "weight"),
               (r"\bindices'", "input's"), (r"\bindices\b", "input"))
 _EMBEDDING_NAMES = ((r"\bdata\b", "weight"), (r"\bindices'", "input's"),
                     (r"\bindices\b", "input"))
@@ -214,6 +215,8 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
     if not torch_pair:
         import numpy as np
         input, offsets = np.asarray(input), np.asarray(offsets)
+        if input.size == 0 and input.dtype.kind == "f":  # [] read as numpy reads it
+            input = input.astype(offsets.dtype if offsets.dtype.kind in "iu" else np.int64)
     ki, ko = str(input.dtype).replace("torch.", ""), str(offsets.dtype).replace("torch.", "")
     if input.dtype == offsets.dtype:
         return input, offsets
@@ -281,9 +284,14 @@ def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_
             if _shape(input)[0] == 0:
                 raise _tj.SignatureError("tensorjit: embedding_bag: include_last_offset needs "
                                          "at least one row of input")
-            input = input[:-1]
             if per_sample_weights is not None:
+                if _shape(per_sample_weights) != _shape(input):  # named as given, uncut
+                    raise _tj.SignatureError(
+                        f"tensorjit: per_sample_weights has shape "
+                        f"{tuple(_shape(per_sample_weights))}; it must have the input's shape "
+                        f"{tuple(_shape(input))} (one weight per lookup)")
                 per_sample_weights = per_sample_weights[:-1]
+            input = input[:-1]
         return _tj.embedding_bag_packed(weight, input, weights=per_sample_weights,
                                         reduction=mode, padding_idx=padding_idx)
     if rank != 1:

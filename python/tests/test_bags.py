@@ -819,6 +819,24 @@ def test_torch_weight_that_requires_grad_is_read_detached():
                            torch.scatter_add(src.detach(), 0, index, src.detach()))
 
 
+def test_torch_messages_name_the_call_as_given():
+    """A 2-D input with include_last_offset drops its last row inside; a
+    per_sample_weights of the wrong shape is named with the shapes given
+    (it quoted the cut ones); the offsets' bound is the input's length."""
+    torch = torch_or_skip()
+    import tensorjit.torch as tt
+    weight = torch.randn(10, 4)
+    with pytest.raises(tensorjit.SignatureError, match=r"\(3, 4\).*input's shape \(3, 5\)"):
+        tt.embedding_bag(torch.randint(0, 10, (3, 5)), weight, mode="sum",
+                         per_sample_weights=torch.rand(3, 4), include_last_offset=True)
+    with pytest.raises(tensorjit.IndexOutOfRange, match=r"offsets\[1\] = 5 .*input's length"):
+        tt.embedding_bag(torch.tensor([0, 1]), weight, torch.tensor([0, 5]))
+    assert tt.embedding_bag([], weight.numpy(), [0]).shape == (1, 4)  # [] is no float input
+    info = tensorjit.embedding_bag_offsets_info(weight.numpy(), np.array([0, 1]), np.array([1]),
+                                                offsets_from_zero=True)
+    assert info["engine"] == "jit"  # the flag taken, no value read
+
+
 def test_torch_lists_and_narrow_index_types():
     """Lists are read as numpy reads them; uint8, int8 and int16 input with
     offsets is widened to the offsets' type, as torch 1.13 takes it (its
