@@ -1500,6 +1500,46 @@ static void test_gather_nd_high_rank_all_dynamic(void **state)
     }
 }
 
+/* GatherND with data of rank 30 (every dim dynamic) and indices of rank 32
+ * whose dims are 0, the 20 distinct values 5 to 24, then dynamic ones,
+ * the tuple length last: only tuples of 29 or 30 keep the output within
+ * 32 dims, and of the search's candidates only data's rank (30) is one.
+ * The candidates were capped at 24, the 21 distinct static dims first,
+ * then 1 to 4, then the ranks: the ranks were dropped and the family
+ * refused ("no shape of this dynamic signature is valid"; with 19
+ * distinct static dims it compiled). Twenty distinct static dims of 5 or
+ * more multiply to over 10^22 elements, so a family that has them has an
+ * empty dim (here indices' first) or tensors no test can hold: every call
+ * here is empty, and they check the tuple lengths the family allows and
+ * one it does not. */
+static void test_gather_nd_rank_tuple_beside_many_static_dims(void **state)
+{
+    (void)state;
+    uint64_t rs = 37;
+    jit_sig s = base(JIT_OP_GATHER_ND);
+    s.data_shape.rank = 30;
+    s.indices_shape.rank = JIT_MAX_RANK;
+    for (int i = 0; i < 30; i++)
+        s.data_shape.dims[i] = D;
+    for (int i = 0; i < JIT_MAX_RANK; i++)
+        s.indices_shape.dims[i] = i == 0 ? 0 : i <= 20 ? 4 + i : D;
+    jit_kernel fn = compile_dynamic(&s);
+    int64_t dims[30 + JIT_MAX_RANK];
+    for (int i = 0; i < 30; i++)
+        dims[i] = i % 7 == 2 ? 2 : 1;
+    for (int i = 0; i < JIT_MAX_RANK - 1; i++)
+        dims[30 + i] = s.indices_shape.dims[i] != D ? s.indices_shape.dims[i] : 1 + i % 2;
+    /* tuples as long as data's rank run the JIT's code (the template's
+     * tuple length); tuples of 29, valid too, the reference kernel */
+    dims[30 + JIT_MAX_RANK - 1] = 30;
+    expect_jit_call(&rs, fn, &s, dims, "GatherND beside 20 static dims, tuples of 30");
+    dims[30 + JIT_MAX_RANK - 1] = 29;
+    const char *what = "GatherND beside 20 static dims, tuples of 29";
+    assert_int_equal(run_dims(&rs, fn, &s, dims, -1, what), JIT_OK);
+    dims[30 + JIT_MAX_RANK - 1] = 31; /* longer than data's rank */
+    expect_bad_shape(fn, dims, "tuples of 31");
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -1526,6 +1566,8 @@ int main(void)
         cmocka_unit_test_teardown(test_invalid_family_refused, teardown),
         cmocka_unit_test_teardown(test_gather_nd_dynamic_k, teardown),
         cmocka_unit_test_teardown(test_gather_nd_high_rank_all_dynamic, teardown),
+        cmocka_unit_test_teardown(test_gather_nd_rank_tuple_beside_many_static_dims,
+                                  teardown),
         cmocka_unit_test_teardown(test_output_shape_of_a_unified_family, teardown),
         cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
         cmocka_unit_test_teardown(test_valid_families_compile, teardown),

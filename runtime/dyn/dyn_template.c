@@ -12,11 +12,12 @@
  * equalities (ScatterElementsUpdate's indices no larger than data) the
  * search meets by trying: the groups free (a placeholder) first, then with
  * one, two or three of them given a value among the signature's static
- * dims, 1 to 4 and a number above every static dim, until an instance is
- * valid whose twin (every free group another placeholder) is valid too and
- * plans the same nest. Then each tied group is tried free again, with two
- * numbers above every static dim, the placeholders, or two small numbers
- * (so a bound from below or from above is met).
+ * dims (the first 24 distinct ones), 1 to 4, the inputs' ranks and a
+ * number above every static dim, until an instance is valid whose twin
+ * (every free group another placeholder) is valid too and plans the same
+ * nest. Then each tied group is tried free again, with two numbers above
+ * every static dim, the placeholders, or two small numbers (so a bound
+ * from below or from above is met).
  * Groups still tied are constants of the template: a call where one
  * differs runs on the reference kernel (tj_dyn_fits in dyn.c).
  */
@@ -35,7 +36,12 @@
 
 #define TJ_DYN_MAX_TIES 3
 #define TJ_DYN_MAX_TRIES 20000
+/* The static dims the candidates hold at most; the values derived from
+ * the signature (1 to 4, the inputs' ranks, one above every static dim)
+ * come on top and are never dropped: a GatherND tuple may have to be as
+ * long as data's rank, however many distinct static dims there are. */
 #define TJ_DYN_MAX_CANDS 24
+#define TJ_DYN_MAX_DERIVED (4 + TJ_MAX_INPUTS + 1)
 
 typedef struct tj_dyn_search {
     const tj_op_def *def;               /* the family's op */
@@ -46,10 +52,12 @@ typedef struct tj_dyn_search {
     int64_t val_a[TJ_DYN_MAX_DIMS];     /* each group's value in the instance */
     int64_t val_b[TJ_DYN_MAX_DIMS];     /* and in its twin */
     int tied[TJ_DYN_MAX_DIMS];          /* the group takes a candidate, not a placeholder */
-    int64_t cand[TJ_DYN_MAX_CANDS];     /* values a tied group may take */
-    int ncand;
+    int64_t cand[TJ_DYN_MAX_CANDS + TJ_DYN_MAX_DERIVED]; /* values a tied group may take */
+    int ncand;                          /* those the search tries now */
+    int ncand_all;                      /* all of them */
+    int ncand_first;                    /* the first pass's (tj_dyn_search_template) */
     int64_t free_a, free_b, big_a, big_b; /* placeholders: small, and above every static */
-    int tries;
+    int tries, max_tries;               /* plans made; the pass's end */
     int found_valid;                    /* an instance was valid (found_sig) */
     jit_sig found_sig;
 } tj_dyn_search;
@@ -118,11 +126,42 @@ static void tj_dyn_placeholders(tj_dyn_search *s, const int64_t *statics, int n,
             *(got++ ? &s->free_b : &s->free_a) = values[i];
 }
 
+static void tj_dyn_add_candidate(tj_dyn_search *s, int64_t v)
+{
+    if (!tj_has(s->cand, s->ncand_all, v))
+        s->cand[s->ncand_all++] = v;
+}
+
+/* The candidates: the first TJ_DYN_MAX_CANDS of the n distinct static
+ * dims, then the derived values, deduplicated against those kept only (a
+ * rank equal to a static dim past the cap is no candidate otherwise).
+ * The search once took the first TJ_DYN_MAX_CANDS of the static dims and
+ * the derived values together, so the derived ones went first when
+ * static dims were many: that list is a prefix of this one (ncand_first),
+ * and a first pass over it alone finds what it always found. */
+static void tj_dyn_candidates(tj_dyn_search *s, const tj_inputs *in, const int64_t *statics,
+                              int n)
+{
+    for (int i = 0; i < n && i < TJ_DYN_MAX_CANDS; i++)
+        s->cand[s->ncand_all++] = statics[i];
+    for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
+        tj_dyn_add_candidate(s, small);
+    /* a tuple as long as data's rank: with ranks past 17 every shorter
+     * one makes an output of more than JIT_MAX_RANK dims */
+    for (int i = 0; i < in->n; i++)
+        if (*in->rank[i] > 4)
+            tj_dyn_add_candidate(s, *in->rank[i]);
+    /* no static dim is as large; added even where it equals a rank, as
+     * it always was, so that the first pass's list is the old one */
+    s->cand[s->ncand_all++] = s->big_a;
+    s->ncand_first = s->ncand_all < TJ_DYN_MAX_CANDS ? s->ncand_all : TJ_DYN_MAX_CANDS;
+}
+
 /* The candidates and placeholders, from the static dims left; the values
  * above every static dim are above `least` too. */
 static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in, int64_t least)
 {
-    int64_t statics[TJ_DYN_MAX_DIMS + 8 + TJ_MAX_INPUTS], top = least;
+    int64_t statics[TJ_DYN_MAX_DIMS], top = least;
     int n = 0;
     for (int i = 0; i < in->n; i++)
         for (int d = 0; d < *in->rank[i]; d++) {
@@ -143,17 +182,7 @@ static void tj_dyn_values(tj_dyn_search *s, const tj_inputs *in, int64_t least)
         tj_dyn_placeholders(s, statics, n, smallest, sizeof smallest / sizeof *smallest);
     s->big_a = top < INT64_MAX / 4 ? 2 * top + 11 : 11; /* above every static dim */
     s->big_b = s->big_a + 2;
-    for (int64_t small = 1; small <= 4; small++) /* tuple lengths, ranks */
-        if (!tj_has(statics, n, small))
-            statics[n++] = small;
-    /* a tuple as long as data's rank: with ranks past 17 every shorter
-     * one makes an output of more than JIT_MAX_RANK dims */
-    for (int i = 0; i < in->n; i++)
-        if (*in->rank[i] > 4 && !tj_has(statics, n, *in->rank[i]))
-            statics[n++] = *in->rank[i];
-    statics[n++] = s->big_a;
-    for (int i = 0; i < n && s->ncand < TJ_DYN_MAX_CANDS; i++)
-        s->cand[s->ncand++] = statics[i];
+    tj_dyn_candidates(s, in, statics, n);
 }
 
 static void tj_dyn_search_init(tj_dyn_search *s, const tj_op_def *def, const jit_sig *sig)
@@ -243,7 +272,7 @@ static int tj_dyn_ties(tj_dyn *d, tj_dyn_search *s, int t, int nt, int from)
         return tj_dyn_try(d, s);
     for (int g = from; g < s->ngroups; g++) {
         for (int c = 0; c < s->ncand; c++) {
-            if (s->tries >= TJ_DYN_MAX_TRIES)
+            if (s->tries >= s->max_tries)
                 break;
             tj_dyn_set(s, g, s->cand[c], s->cand[c], 1);
             if (tj_dyn_ties(d, s, t + 1, nt, g + 1) == 0)
@@ -363,10 +392,11 @@ static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
     }
 }
 
-/* 0 and d's template, or -1 (s->found_sig then a valid instance if
- * s->found_valid). */
-static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
+/* One pass of the search over the first s->ncand candidates, with up to
+ * TJ_DYN_MAX_TRIES plans of its own. */
+static int tj_dyn_search_pass(tj_dyn *d, tj_dyn_search *s)
 {
+    s->max_tries = s->tries + TJ_DYN_MAX_TRIES;
     for (int nt = 0; nt <= TJ_DYN_MAX_TIES && nt <= s->ngroups; nt++)
         if (tj_dyn_ties(d, s, 0, nt, 0) == 0) {
             tj_dyn_untie(d, s);
@@ -378,6 +408,24 @@ static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
             return 0;
         }
     return -1;
+}
+
+/* 0 and d's template, or -1 (s->found_sig then a valid instance if
+ * s->found_valid). A first pass tries the candidates the search had
+ * before the derived values were kept past the cap (a family with some
+ * 20 distinct static dims or more lost some of them): every family it
+ * served keeps its template. Only where it fails does a second pass try
+ * them all, with a budget of its own, as the first may have spent its on
+ * pairs and triples of candidates that cannot help. */
+static int tj_dyn_search_template(tj_dyn *d, tj_dyn_search *s)
+{
+    s->ncand = s->ncand_first;
+    if (tj_dyn_search_pass(d, s) == 0)
+        return 0;
+    if (s->ncand_first == s->ncand_all)
+        return -1;
+    s->ncand = s->ncand_all;
+    return tj_dyn_search_pass(d, s);
 }
 
 /* Every group at 1: a family whose other instances all overflow (a static
