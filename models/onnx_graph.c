@@ -329,6 +329,8 @@ int tj_onnx_parse(const uint8_t *bytes, size_t len, const char *name, const char
     else if (opset < 0 || opset > 10000) /* 0: no ai.onnx import, no ai.onnx node */
         rc = tj_model_fail(err, err_len, "%s: imports ai.onnx opset %lld: no ONNX opset has that "
                      "number", name, (long long)opset);
+    else /* a graph that cannot run is no model, whatever its layers would say */
+        rc = tj_onnx_check_order(m->graph, name, err, err_len);
     if (rc == 0) {
         tj_onnx_scope top = {.graph = m->graph, .prefix = "", .dir = dir, .opset = (int)opset,
                              .ir_version = m->ir_version,

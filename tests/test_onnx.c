@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -220,6 +221,86 @@ static void test_hostile_bytes(void **state)
     free(b);
 }
 
+/* A string field (wire type 2) of number `field` at p; the bytes written. */
+static size_t string_field(uint8_t *p, unsigned field, const char *text)
+{
+    size_t n = varint(p, (uint64_t)field << 3 | 2), len = strlen(text);
+    n += varint(p + n, len);
+    memcpy(p + n, text, len);
+    return n + len;
+}
+
+/* ModelProto { ir_version 8, graph { node x count } }: node i a Relu of
+ * v<i-1> into v<i>, in reverse file order when `reversed`; node 0 reads
+ * v<count-1> when `cyclic` (nothing otherwise). In *len; free it. */
+static uint8_t *relu_chain(size_t count, int cyclic, int reversed, size_t *len)
+{
+    size_t cap = count * 40 + 64, n = 0;
+    uint8_t *nodes = malloc(cap), *b = malloc(cap + 16);
+    assert_true(nodes && b);
+    for (size_t k = 0; k < count; k++) {
+        size_t i = reversed ? count - 1 - k : k;
+        uint8_t node[64];
+        char in[24], out[24];
+        snprintf(in, sizeof in, "v%zu", i ? i - 1 : count - 1);
+        snprintf(out, sizeof out, "v%zu", i);
+        size_t m = i || cyclic ? string_field(node, 1, in) : 0; /* NodeProto.input */
+        m += string_field(node + m, 2, out);                    /* output */
+        m += string_field(node + m, 4, "Relu");                 /* op_type */
+        n += varint(nodes + n, 1 << 3 | 2);                     /* GraphProto.node */
+        n += varint(nodes + n, m);
+        memcpy(nodes + n, node, m);
+        n += m;
+    }
+    size_t h = 0;
+    b[h++] = 0x08, b[h++] = 0x08, b[h++] = 0x3a; /* ir_version 8, graph: */
+    h += varint(b + h, n);
+    memcpy(b + h, nodes, n);
+    free(nodes);
+    *len = h + n;
+    return b;
+}
+
+/* 200,000 nodes in one cycle, and the same chain acyclic in reverse file
+ * order: found (or sorted) without recursing once per node, which under
+ * ASan's larger frames would overflow the stack, and in linear time. */
+static void test_long_chains(void **state)
+{
+    (void)state;
+    char err[512];
+    size_t len, count = 200000;
+    uint8_t *b = relu_chain(count, 1, 0, &len);
+    clock_t t = clock();
+    assert_int_equal(read_bytes(b, len, err, sizeof err), -1);
+    if (!strstr(err, "the graph has a cycle of 200000 nodes: node 'Relu#0' (Relu) reads 'v199999'"))
+        fail_msg("a long cycle: '%s'", err);
+    double cyclic = (double)(clock() - t) / CLOCKS_PER_SEC;
+    free(b);
+    b = relu_chain(count, 0, 1, &len);
+    t = clock();
+    assert_int_equal(read_bytes(b, len, err, sizeof err), 0);
+    printf("%zu nodes: a cycle refused in %.3f s, the unsorted chain read in %.3f s\n", count,
+           cyclic, (double)(clock() - t) / CLOCKS_PER_SEC);
+    free(b);
+}
+
+/* Files ONNX Runtime runs though ONNX's checker refuses them: read. */
+static void test_unsorted_and_shadowed(void **state)
+{
+    (void)state;
+    tj_model m = read_ok("unsorted.onnx");
+    assert_int_equal(m.count, 4);
+    for (int i = 0; i < m.count; i++)
+        if (!m.layers[i].usable)
+            fail_msg("unsorted.onnx: %s: %s", m.layers[i].name, m.layers[i].skip);
+    tj_model_free(&m);
+    /* the body's own x_in, not the one computed from the Loop's output */
+    m = read_ok("shadowed.onnx");
+    assert_int_equal(m.count, 1);
+    assert_true(m.layers[0].usable);
+    tj_model_free(&m);
+}
+
 /* The same layers as OpenVINO fragments: the OpenVINO reader's signature
  * must be the ONNX reader's, but for the index policy, which SPEC.md
  * section 9 sets for ONNX (negatives wrap, beyond is an error). */
@@ -362,6 +443,12 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "not an ONNX model"));
     assert_int_equal(run_model("deep.onnx", "", out, sizeof out), 2);
     assert_int_equal(count_of(out, "\n"), 1);
+    /* a cycle: the model is refused whole, in one line; unsorted, it is read */
+    assert_int_equal(run_model("body_read_cycle.onnx", "", out, sizeof out), 2);
+    assert_int_equal(count_of(out, "\n"), 1);
+    assert_non_null(strstr(out, "node 'if' (If) reads 'z' in a body from node 'late'"));
+    assert_int_equal(run_model("unsorted.onnx", "--check", out, sizeof out), 0);
+    assert_non_null(strstr(out, "\n4 compiled (4 checked ok), 0 skipped, 0 refused\n"));
     /* names longer than 24 characters widen the name column: ids stay aligned */
     assert_int_equal(run_model("long_names.onnx", "--check", out, sizeof out), 0);
     const char *head = strstr(out, "\nlayer ");
@@ -437,6 +524,8 @@ int main(void)
         cmocka_unit_test(test_invalid_models),
         cmocka_unit_test(test_truncated_and_flipped),
         cmocka_unit_test(test_hostile_bytes),
+        cmocka_unit_test(test_long_chains),
+        cmocka_unit_test(test_unsorted_and_shadowed),
         cmocka_unit_test(test_both_readers_agree),
         cmocka_unit_test(test_external_needs_a_folder),
 #ifdef TJ_CLI_PATH

@@ -232,6 +232,62 @@ with open(os.path.join(OUT, "odd_names.onnx"), "rb") as f:
 with open(os.path.join(OUT, "odd_names.onnx"), "wb") as f:
     f.write(odd.replace(b"lines", b"l\xff\xc0\x80s"))
 
+# unsorted but acyclic: ONNX's checker asks for the file's order, ONNX Runtime
+# sorts the nodes itself and runs them, and so does tensorjit read them. The
+# oracle is ONNX's inference on the sorted graph; the file holds every graph's
+# nodes reversed: Gathers read values computed later in the file, and the If's
+# branch reads `h`, which a node after the If computes
+def reversed_nodes(g):
+    nodes = list(g.node)
+    del g.node[:]
+    g.node.extend(reversed(nodes))
+    for n in nodes:
+        for a in n.attribute:
+            for b in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                reversed_nodes(b)
+
+
+def save_unsorted(name, m):
+    """Records ONNX's inferred output shapes on m, then saves it unsorted."""
+    full = shape_inference.infer_shapes(m, strict_mode=True)
+    for n in indexing_nodes(full.graph):
+        expected.append((name, n.name, shape_text(inferred(full.graph, n.output[0]))))
+    reversed_nodes(m.graph)
+    onnx.save(m, os.path.join(OUT, name))
+
+
+unsorted_then = helper.make_graph(
+    [helper.make_node("Gather", ["h", "indices"], ["ht"], name="unsorted_then_gather", axis=0),
+     helper.make_node("Identity", ["ht"], ["t"])], "then", [], [vi("t", F, None)])
+unsorted_else = helper.make_graph([helper.make_node("Gather", ["h", "indices"], ["e"],
+                                                    name="unsorted_else_gather", axis=1)],
+                                  "else", [], [vi("e", F, None)])
+save_unsorted("unsorted.onnx", model(
+    [helper.make_node("Relu", ["data"], ["h"]),
+     helper.make_node("GatherElements", ["h", "eidx"], ["g"], name="unsorted_gatherelements",
+                      axis=1),
+     helper.make_node("Gather", ["g", "indices"], ["out"], name="unsorted_gather", axis=0),
+     helper.make_node("If", ["cond"], ["y"], name="unsorted_if", then_branch=unsorted_then,
+                      else_branch=unsorted_else)],
+    [vi("cond", TensorProto.BOOL, []), vi("data", F, [5, 5]), vi("eidx", I64, [5, 2]),
+     vi("indices", I64, [3])],
+    [vi("out", F, None), vi("y", F, None)], 16,
+    value_info=[vi("h", F, [5, 5]), vi("g", F, [5, 2]), vi("ht", F, [3, 5])]))
+# a body's own input shadows the outer value of its name (ONNX Runtime: "inputs
+# and initializers override any outer scope values"): the Loop's body reads
+# its x_in, not the x_in that `post` computes from the Loop's output, so no cycle
+shadow_body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("GatherElements", ["x_in", "eidx"], ["x_out"], name="shadowed_gather",
+                      axis=0)],
+    "body", [vi("i", I64, []), vi("c_in", TensorProto.BOOL, []), vi("x_in", F, [4, 3])],
+    [vi("c_out", TensorProto.BOOL, []), vi("x_out", F, [4, 3])])
+save_bare("shadowed.onnx", model(
+    [helper.make_node("Loop", ["trip", "", "x0"], ["xl"], name="loop", body=shadow_body),
+     helper.make_node("Relu", ["xl"], ["x_in"], name="post")],
+    [vi("trip", I64, []), vi("x0", F, [4, 3]), vi("eidx", I64, [4, 3])],
+    [vi("x_in", F, None)], 16))
+
 # invalid models, and what tensorjit must say of each
 def bad_model(name, m, kind, want):
     onnx.save(m, os.path.join(OUT, name))
@@ -381,6 +437,49 @@ fm.opset_import.append(helper.make_opsetid("local", 1))
 fm.functions.append(fn)
 bad_model("function_gather.onnx", fm, "skipped",
           "in local function 'pick' (ModelProto.functions)")
+# cycles: ONNX Runtime refuses such a graph ("the graph is not acyclic"), the
+# checker too (not sorted); refused whole, naming a node on the cycle and the
+# value that closes it
+bad_model("cycle.onnx", model(
+    [helper.make_node("Relu", ["y"], ["x"], name="A"),
+     helper.make_node("Gather", ["x", "indices"], ["y"], name="B", axis=0)],
+    [vi("indices", I64, [2])], [vi("y", F, None)], 13, value_info=[vi("x", F, [4, 4])]),
+    "error", "the graph has a cycle of 2 nodes: node 'A' (Relu) reads 'y' from node 'B' "
+    "(Gather), which depends on the output of 'A' itself")
+bad_model("self_cycle.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="ok", axis=0),
+     helper.make_node("Add", ["data", "s"], ["s"], name="S")],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2])], [vi("out", F, None), vi("s", F, None)],
+    13), "error", "the graph has a cycle: node 'S' (Add) reads 's', its own output")
+# inside a Loop's body, whose nodes read outer values too (data, indices:
+# computed before the Loop runs, no edge of the body)
+cyclic_body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("Gather", ["data", "indices"], ["gd"], name="outer_reader", axis=0),
+     helper.make_node("Relu", ["q"], ["p"], name="P"),
+     helper.make_node("Add", ["p", "x_in"], ["q"], name="Q"),
+     helper.make_node("Identity", ["q"], ["x_out"])],
+    "body", [vi("i", I64, []), vi("c_in", TensorProto.BOOL, []), vi("x_in", F, [4, 4])],
+    [vi("c_out", TensorProto.BOOL, []), vi("x_out", F, [4, 4])])
+bad_model("body_cycle.onnx", model(
+    [helper.make_node("Relu", ["data"], ["x0"]),
+     helper.make_node("Loop", ["trip", "", "x0"], ["xl"], name="loop", body=cyclic_body)],
+    [vi("trip", I64, []), vi("data", F, [4, 4]), vi("indices", I64, [2])],
+    [vi("xl", F, None)], 16), "error",
+    "cycle of 2 nodes: node 'loop/body/P' (Relu) reads 'q' from node 'loop/body/Q' (Add)")
+# through a body: the If's branch reads z, which `late` computes from the If's
+# own output (ONNX Runtime makes z an implicit input of the If, an edge)
+z_then = helper.make_graph([helper.make_node("Identity", ["z"], ["t"])], "then", [],
+                           [vi("t", F, None)])
+z_else = helper.make_graph([helper.make_node("Identity", ["data"], ["e"])], "else", [],
+                           [vi("e", F, None)])
+bad_model("body_read_cycle.onnx", model(
+    [helper.make_node("If", ["cond"], ["y"], name="if", then_branch=z_then, else_branch=z_else),
+     helper.make_node("Gather", ["y", "indices"], ["z"], name="late", axis=0)],
+    [vi("cond", TensorProto.BOOL, []), vi("data", F, [4, 4]), vi("indices", I64, [4])],
+    [vi("z", F, None)], 16), "error",
+    "cycle of 2 nodes: node 'if' (If) reads 'z' in a body from node 'late' (Gather), which "
+    "depends on the output of 'if' itself")
 # bodies in bodies in bodies, deeper than the reader takes
 leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["d0"])], "leaf", [],
                          [vi("d0", F, None)])
