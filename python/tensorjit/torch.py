@@ -81,6 +81,15 @@ def _renamed(e: Exception, names: Tuple[Tuple[str, str], ...]) -> Exception:
     return e if message == str(e) else type(e)(message)
 
 
+# the library's names of gather's and scatter's inputs, and torch's
+_INDEX_NAMES = ((r"\bindices\.astype\(numpy\.int64\)", "index.long()"),
+                (r"\bindices\[([^\]]*)\] = \[(-?\d+)\]", r"index[\1] = \2"),  # a 1-tuple
+                (r"\bindices'", "index's"), (r"\bindices\b", "index"),
+                (r"\bupdates'", "src's"), (r"\bupdates\b", "src"),
+                (r"\bdata'", "input's"), (r"\bdata\b", "input"))
+_INDEX_ADD_NAMES = tuple((ours, theirs.replace("src", "source")) for ours, theirs in _INDEX_NAMES)
+
+
 def _dim(dim: int, ndim: int) -> int:
     if not -max(ndim, 1) <= dim < max(ndim, 1):
         raise _tj.SignatureError(f"tensorjit: dim {dim} is out of range for rank {ndim}")
@@ -92,8 +101,11 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
     but along dim; the result has index's shape."""
-    return _tj.gather_elements(input, index, _dim(dim, _rank(input)), torch_dims=True,
-                               out=out)
+    dim = _dim(dim, _rank(input))
+    try:
+        return _tj.gather_elements(input, index, dim, torch_dims=True, out=out)
+    except _tj.Error as e:
+        raise _renamed(e, _INDEX_NAMES) from None
 
 
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
@@ -101,7 +113,10 @@ def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None)
     0-D integer tensor), in index's order."""
     if _rank(index) > 1:
         raise _tj.SignatureError("tensorjit: index_select's index must be 1-D or 0-D")
-    result = _tj.gather(input, index, dim, index_policy="error", out=out)
+    try:
+        result = _tj.gather(input, index, dim, index_policy="error", out=out)
+    except _tj.Error as e:
+        raise _renamed(e, _INDEX_NAMES) from None
     if _rank(index) == 0 and out is None and hasattr(result, "unsqueeze"):
         return result.unsqueeze(dim)  # torch keeps the dim for a 0-D index
     return result
@@ -115,18 +130,48 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     index, source = _array(index), _array(source)
     ndim = _rank(input)
     dim = _dim(dim, ndim)
+    _index_add_shapes(input, dim, index, source)
     if alpha != 1:
+        if not _is_float(input):
+            alpha = int(alpha)  # torch truncates it for an integer input
         source = source * alpha
-    if dim == 0:
-        tuples = index.reshape(-1, 1) if hasattr(index, "reshape") else index
-        return _tj.scatter_nd_update(input, tuples, source, "sum", index_policy="error",
-                                     out=out)
-    # along another dim: index spread over source's shape, one element each
-    view = [1] * _rank(source)
-    view[dim] = -1
-    full = index.reshape(view).expand(*_shape(source)) if hasattr(index, "expand") else \
-        __import__("numpy").broadcast_to(index.reshape(view), _shape(source))
-    return _tj.scatter_elements_update(input, full, source, dim, "sum", out=out)
+    try:
+        if dim == 0:
+            tuples = index.reshape(-1, 1) if hasattr(index, "reshape") else index
+            return _tj.scatter_nd_update(input, tuples, source, "sum", index_policy="error",
+                                         out=out)
+        # along another dim: index spread over source's shape, one element each
+        view = [1] * _rank(source)
+        view[dim] = -1
+        full = index.reshape(view).expand(*_shape(source)) if hasattr(index, "expand") else \
+            __import__("numpy").broadcast_to(index.reshape(view), _shape(source))
+        return _tj.scatter_elements_update(input, full, source, dim, "sum", out=out)
+    except _tj.Error as e:
+        raise _renamed(e, _INDEX_ADD_NAMES) from None
+
+
+def _is_float(t: Any) -> bool:
+    dtype = getattr(t, "dtype", None)
+    if hasattr(dtype, "is_floating_point"):  # torch's
+        return bool(dtype.is_floating_point)
+    import numpy as np
+    return np.asarray(t).dtype.kind in "fc" if dtype is None else dtype.kind in "fc"
+
+
+def _index_add_shapes(input: Any, dim: int, index: Any, source: Any) -> None:
+    """torch's rules, checked before the library's op (a ScatterNDUpdate on
+    dim 0, a ScatterElementsUpdate elsewhere) would word them its own way
+    or, for a source smaller than input, take it."""
+    if _rank(index) > 1:
+        raise _tj.SignatureError(f"tensorjit: index_add's index must be 1-D or 0-D, not of "
+                                 f"shape {tuple(_shape(index))}")
+    want = list(_shape(input))
+    if want:
+        want[dim] = int(__import__("math").prod(_shape(index)))
+    if tuple(_shape(source)) != tuple(want):
+        raise _tj.SignatureError(f"tensorjit: index_add's source has shape "
+                                 f"{tuple(_shape(source))}; it must be input's with dim {dim} "
+                                 f"as long as index: {tuple(want)}")
 
 
 def _full_like_index(input: Any, index: Any, value: Any) -> Any:
@@ -154,8 +199,11 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     if reduction is None or reduce not in (None, "add", "multiply"):
         raise _tj.SignatureError(f"tensorjit: scatter's reduce is 'add' or 'multiply', not "
                                  f"{reduce!r}")
-    return _tj.scatter_elements_update(input, index, src, dim, reduction, torch_dims=True,
-                                       out=out)
+    try:
+        return _tj.scatter_elements_update(input, index, src, dim, reduction, torch_dims=True,
+                                           out=out)
+    except _tj.Error as e:
+        raise _renamed(e, _INDEX_NAMES) from None
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any, *,
@@ -168,7 +216,8 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
                    include_self: bool = True, out: Optional[Any] = None) -> Any:
     """torch.scatter_reduce: a copy of input where every src[i...] is
     combined into out[i... with dim's coordinate replaced by index[i...]] by
-    reduce: "sum", "prod", "mean" (integers: the floor), "amax", "amin".
+    reduce: "sum", "prod", "mean" (integers: the floor of a sum taken in
+    int64, which torch takes in input's type and wraps), "amax", "amin".
     include_self=False leaves input's value out of every position some
     update reaches."""
     dim = _dim(dim, _rank(input))
@@ -176,8 +225,11 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     if reduction is None:
         raise _tj.SignatureError(f"tensorjit: unknown reduce {reduce!r} (sum, prod, mean, "
                                  "amax, amin)")
-    return _tj.scatter_elements_update(input, index, src, dim, reduction,
-                                       use_init_val=include_self, torch_dims=True, out=out)
+    try:
+        return _tj.scatter_elements_update(input, index, src, dim, reduction,
+                                           use_init_val=include_self, torch_dims=True, out=out)
+    except _tj.Error as e:
+        raise _renamed(e, _INDEX_NAMES) from None
 
 
 # torch.nn.functional's embeddings (SPEC 10)

@@ -286,12 +286,28 @@ def test_library_torch_dims_matches_torch_on_numpy_and_tensors(trial):
 
 def test_torch_dims_refusals_name_the_input_dim_and_value():
     x = rand((3, 4), torch.float32)
-    with pytest.raises(ValueError, match=r"indices.shape\[0\]=5 must not exceed "
-                                         r"data.shape\[0\]=3"):
+    # tensorjit.torch names them as torch does: input, index, src
+    with pytest.raises(ValueError, match=r"^index.shape\[0\]=5 must not exceed "
+                                         r"input.shape\[0\]=3"):
         tt.gather(x, 1, torch.zeros(5, 1, dtype=torch.int64))
-    with pytest.raises(ValueError, match=r"updates.shape\[1\]=1 must not be smaller than "
-                                         r"indices.shape\[1\]=2"):
+    with pytest.raises(ValueError, match=r"^src.shape\[1\]=1 must not be smaller than "
+                                         r"index.shape\[1\]=2"):
         tt.scatter(x, 0, torch.zeros(2, 2, dtype=torch.int64), torch.ones(2, 1))
+    with pytest.raises(IndexError, match=r"^index\[1\] = 7 is out of range for input "
+                                         r"dimension 0 of size 3"):
+        tt.index_add(x, 0, torch.tensor([0, 7]), torch.ones(2, 4))  # a 1-tuple, unbracketed
+    with pytest.raises(ValueError, match=r"source has shape \(2, 3\).*\(2, 4\)"):
+        tt.index_add(x, 0, torch.tensor([0, 1]), torch.ones(2, 3))  # torch's rule, not ours
+    with pytest.raises(ValueError, match=r"source has shape \(2, 2\).*\(3, 2\)"):
+        tt.index_add(x, 1, torch.tensor([0, 1]), torch.ones(2, 2))  # smaller: torch refuses
+    with pytest.raises(ValueError, match=r"index must be 1-D"):
+        tt.index_add(x, 0, torch.tensor([[0, 1]]), torch.ones(2, 4))
+    with pytest.raises(TypeError, match=r"index.long\(\)"):
+        tt.gather(x, 0, torch.zeros(1, 1, dtype=torch.int16))
+    ints = torch.zeros(3, 4, dtype=torch.int64)
+    got = tt.index_add(ints, 0, torch.tensor([1]), torch.full((1, 4), 3), alpha=1.5)
+    assert torch.equal(got, torch.index_add(ints, 0, torch.tensor([1]), torch.full((1, 4), 3),
+                                            alpha=1.5))  # alpha truncated, as torch does
     with pytest.raises(ValueError, match=r"indices.shape\[0\]=2 must equal data.shape\[0\]=3"):
         tensorjit.gather_elements(x, torch.zeros(2, 4, dtype=torch.int64), 1)  # OpenVINO's rule
 
