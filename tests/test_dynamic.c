@@ -1540,6 +1540,246 @@ static void test_gather_nd_rank_tuple_beside_many_static_dims(void **state)
     expect_bad_shape(fn, dims, "tuples of 31");
 }
 
+/* ---- a family's output shape holds for every call ---- */
+
+/* The family's output shape said nothing a call of dims contradicts: the
+ * bound call's output has its rank and, at every dim it holds fixed, its
+ * value. Skipped where dims break a rule (0), else 1. */
+static int expect_call_within_family(const jit_sig *s, const jit_shape *fam,
+                                     const int64_t *dims, const char *what)
+{
+    jit_sig one;
+    jit_shape os;
+    if (jit_sig_bind(s, dims, &one) != 0 || jit_output_shape(&one, &os) != 0)
+        return 0;
+    if (os.rank != fam->rank)
+        fail_msg("%s: the family's output has rank %d, a call's %d", what, fam->rank, os.rank);
+    for (int i = 0; i < os.rank; i++)
+        if (fam->dims[i] != D && fam->dims[i] != os.dims[i])
+            fail_msg("%s: the family's output dim %d is %lld, a call's %lld", what, i,
+                     (long long)fam->dims[i], (long long)os.dims[i]);
+    return 1;
+}
+
+/* jit_output_shape of s fails, naming the rank and what to do, and so
+ * does jit_index_dims (the tuple length is the call's too). */
+static void expect_rank_varies(const jit_sig *s, const char *what)
+{
+    jit_shape os;
+    int depth;
+    int64_t idims[JIT_MAX_RANK];
+    if (jit_output_shape(s, &os) == 0)
+        fail_msg("%s: jit_output_shape gave rank %d; the rank varies with the tuple length",
+                 what, os.rank);
+    expect_error("rank", "depends on the call's dims", "jit_sig_bind");
+    if (jit_index_dims(s, &depth, idims) == 0)
+        fail_msg("%s: jit_index_dims gave a depth of %d; it varies with the tuple length", what,
+                 depth);
+}
+
+/* A call of GatherND family s with tuples of k (dims' last entry): its
+ * output is indices.shape[:-1] + data.shape[k:] (batch_dims 0), and the
+ * call agrees with the oracle and the static kernel. */
+static void expect_gather_nd_call(uint64_t *rs, jit_kernel fn, const jit_sig *s,
+                                  const int64_t *dims, const char *what)
+{
+    int rd = s->data_shape.rank, ri = s->indices_shape.rank;
+    int64_t k = dims[rd + ri - 1];
+    jit_shape want = {.rank = 0}, os;
+    for (int i = 0; i < ri - 1; i++)
+        want.dims[want.rank++] = dims[rd + i];
+    for (int64_t i = k; i < rd; i++)
+        want.dims[want.rank++] = dims[i];
+    jit_sig one;
+    assert_int_equal(jit_sig_bind(s, dims, &one), 0);
+    assert_int_equal(jit_output_shape(&one, &os), 0);
+    if (os.rank != ri - 1 + rd - k)
+        fail_msg("%s: output rank %d, not %lld", what, os.rank, (long long)(ri - 1 + rd - k));
+    expect_shape(&os, want.rank, want.dims);
+    assert_int_equal(run_dims(rs, fn, s, dims, -1, what), JIT_OK);
+}
+
+/* GatherND, data and indices of rank 23 with every dim dynamic (the
+ * family of test_gather_nd_high_rank_all_dynamic), and data [?] * 30 with
+ * indices [0, 5, ..., 24, ?, ...] of rank 32 (that of
+ * test_gather_nd_rank_tuple_beside_many_static_dims): the tuple length
+ * is dynamic, so the output's rank, rank(indices) - 1 + rank(data) - k,
+ * is the call's. It was a bug: jit_output_shape gave rank 22 and 31 (one
+ * tuple length's), while tuples of 13 give rank 32 and of 29 rank 32.
+ * Whether the rank varies was found by trying the search's candidate
+ * values for the tuple length (1 to 4, the ranks, the static dims, one
+ * above them: runtime/dyn/dyn_template.c), and of those only data's rank
+ * keeps these outputs within 32 dims, so the rank looked fixed. */
+static void test_output_rank_of_a_dynamic_tuple_length(void **state)
+{
+    (void)state;
+    uint64_t rs = 41;
+    jit_sig s = base(JIT_OP_GATHER_ND);
+    s.data_shape.rank = s.indices_shape.rank = 23;
+    for (int i = 0; i < 23; i++)
+        s.data_shape.dims[i] = s.indices_shape.dims[i] = D;
+    expect_rank_varies(&s, "GatherND rank 23, every dim dynamic");
+    jit_kernel fn = compile_dynamic(&s);
+    for (int64_t k = 23; k >= 13; k -= 2) {
+        int64_t dims[46];
+        for (int i = 0; i < 23; i++)
+            dims[i] = i % 6 == 1 ? 2 : 1;
+        for (int i = 0; i < 22; i++)
+            dims[23 + i] = i == 1 ? 3 : 1;
+        dims[45] = k;
+        char what[64];
+        snprintf(what, sizeof what, "GatherND rank 23, tuples of %lld", (long long)k);
+        expect_gather_nd_call(&rs, fn, &s, dims, what);
+    }
+    jit_sig w = base(JIT_OP_GATHER_ND);
+    w.data_shape.rank = 30;
+    w.indices_shape.rank = JIT_MAX_RANK;
+    for (int i = 0; i < 30; i++)
+        w.data_shape.dims[i] = D;
+    for (int i = 0; i < JIT_MAX_RANK; i++)
+        w.indices_shape.dims[i] = i == 0 ? 0 : i <= 20 ? 4 + i : D;
+    expect_rank_varies(&w, "GatherND beside 20 static dims");
+    fn = compile_dynamic(&w);
+    int64_t dims[30 + JIT_MAX_RANK];
+    for (int i = 0; i < 30; i++)
+        dims[i] = i % 5 == 3 ? 2 : 1;
+    for (int i = 0; i < JIT_MAX_RANK - 1; i++)
+        dims[30 + i] = w.indices_shape.dims[i] != D ? w.indices_shape.dims[i] : 2 - i % 2;
+    for (int64_t k = 30; k >= 29; k--) {
+        dims[30 + JIT_MAX_RANK - 1] = k;
+        char what[64];
+        snprintf(what, sizeof what, "GatherND beside 20 static dims, tuples of %lld",
+                 (long long)k);
+        expect_gather_nd_call(&rs, fn, &w, dims, what);
+    }
+    /* a tuple length the ranks fix (ScatterNDUpdate's) is no such
+     * family: data [?, ?], indices [?, ?], updates [?] has k = 2 */
+    jit_sig nd = base(JIT_OP_SCATTER_ND_UPDATE);
+    nd.data_shape = (jit_shape){2, {D, D}};
+    nd.indices_shape = (jit_shape){2, {D, D}};
+    nd.updates_shape = (jit_shape){1, {D}};
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&nd, &os), 0);
+    expect_shape(&os, 2, (int64_t[]){D, D});
+}
+
+/* GatherElements axis 1 with torch_dims, data [1, 5], indices [?, 3]:
+ * indices' dim 0 may be 0 or 1 (no larger than data's), so the output
+ * [indices' dim 0, 3] is [?, 3]. It was a bug: jit_output_shape said
+ * [1, 3]. The search ties that dim to 1 (its placeholders are too
+ * large), and whether the output varies was found by trying the other
+ * candidate values (the static dims, 1 to 4, ...), none of them valid:
+ * 0 is no candidate. */
+static void test_output_dim_of_a_tied_dynamic_dim(void **state)
+{
+    (void)state;
+    uint64_t rs = 43;
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    s.axis = 1;
+    s.torch_dims = 1;
+    s.data_shape = (jit_shape){2, {1, 5}};
+    s.indices_shape = (jit_shape){2, {D, 3}};
+    jit_shape os;
+    assert_int_equal(jit_output_shape(&s, &os), 0);
+    assert_int_equal(os.rank, 2);
+    if (os.dims[0] != D || os.dims[1] != 3)
+        fail_msg("jit_output_shape of GatherElements torch_dims axis 1, data [1, 5], indices "
+                 "[?, 3] is [%lld, %lld], not [-1, 3]",
+                 (long long)os.dims[0], (long long)os.dims[1]);
+    jit_kernel fn = compile_dynamic(&s);
+    for (int64_t n = 0; n <= 1; n++) {
+        int64_t dims[] = {1, 5, n, 3};
+        assert_int_equal(expect_call_within_family(&s, &os, dims, "indices [n, 3]"), 1);
+        assert_int_equal(run_dims(&rs, fn, &s, dims, -1, "indices [n, 3]"), JIT_OK);
+    }
+    expect_bad_shape(fn, (int64_t[]){1, 5, 2, 3}, "indices' dim 0 above data's");
+}
+
+/* A family of every op, its dynamic dims at random small values (0
+ * included, the value a search never tries unless a static dim is 0):
+ * every call its rules accept has an output its family's output shape
+ * allows. */
+static jit_sig family_sig(int i)
+{
+    jit_sig s = base(JIT_OP_GATHER_ELEMENTS);
+    switch (i) {
+    case 0: return gather_sig();
+    case 1: return gather_nd_sig();
+    case 2: return scatter_sig();
+    case 3: return gather_elements_sig();
+    case 4: return scatter_nd_sig();
+    case 5: /* the unified family: indices' dim 0 is data's */
+        s.axis = 1;
+        s.data_shape = (jit_shape){2, {3, 4}};
+        s.indices_shape = (jit_shape){2, {D, D}};
+        return s;
+    case 6: /* torch.gather: indices no larger than data but along the axis */
+        s.axis = 0;
+        s.torch_dims = 1;
+        s.data_shape = (jit_shape){3, {D, 2, 1}};
+        s.indices_shape = (jit_shape){3, {D, D, D}};
+        return s;
+    case 7: /* Gather, batch_dims 1, axis 2 */
+        s = base(JIT_OP_GATHER);
+        s.axis = 2;
+        s.batch_dims = 1;
+        s.data_shape = (jit_shape){3, {D, 2, D}};
+        s.indices_shape = (jit_shape){2, {D, D}};
+        return s;
+    case 8: /* GatherND-5, batch_dims 2: the output's first dim a product */
+        s = base(JIT_OP_GATHER_ND);
+        s.opset = 5;
+        s.batch_dims = 2;
+        s.data_shape = (jit_shape){4, {D, 2, D, 3}};
+        s.indices_shape = (jit_shape){4, {D, D, D, 1}};
+        return s;
+    case 9: /* ScatterElementsUpdate, torch_dims */
+        s = base(JIT_OP_SCATTER_ELEMENTS_UPDATE);
+        s.axis = 1;
+        s.torch_dims = 1;
+        s.data_shape = (jit_shape){2, {1, D}};
+        s.indices_shape = (jit_shape){2, {D, D}};
+        s.updates_shape = (jit_shape){2, {D, D}};
+        return s;
+    default: /* EmbeddingBagOffsets-15 with include_last_offset */
+        s = base(JIT_OP_EMBEDDING_BAG_OFFSETS);
+        s.opset = 15;
+        s.index_type = JIT_I64;
+        s.include_last_offset = 1;
+        s.data_shape = (jit_shape){2, {D, 4}};
+        s.indices_shape = (jit_shape){1, {D}};
+        s.updates_shape = (jit_shape){1, {D}};
+        return s;
+    }
+}
+
+static void test_family_output_shape_holds_for_every_call(void **state)
+{
+    (void)state;
+    uint64_t rs = 47;
+    for (int f = 0; f <= 10; f++) {
+        jit_sig s = family_sig(f);
+        jit_shape fam;
+        if (jit_output_shape(&s, &fam) != 0)
+            fail_msg("family %d: jit_output_shape refused: %s", f, jit_last_error());
+        int64_t dims[3 * JIT_MAX_RANK];
+        const jit_shape *in[] = {&s.data_shape, &s.indices_shape, &s.updates_shape};
+        int accepted = 0;
+        for (int trial = 0; trial < 400; trial++) {
+            int n = 0;
+            for (int i = 0; i < (has_updates(s.op) || f == 10 ? 3 : 2); i++)
+                for (int d = 0; d < in[i]->rank; d++)
+                    dims[n++] = in[i]->dims[d] != D ? in[i]->dims[d]
+                                                    : support_rand_range(&rs, 0, 4);
+            char what[64];
+            snprintf(what, sizeof what, "family %d, trial %d", f, trial);
+            accepted += expect_call_within_family(&s, &fam, dims, what);
+        }
+        if (accepted < 10)
+            fail_msg("family %d: only %d of 400 random calls valid", f, accepted);
+    }
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -1569,6 +1809,9 @@ int main(void)
         cmocka_unit_test_teardown(test_gather_nd_rank_tuple_beside_many_static_dims,
                                   teardown),
         cmocka_unit_test_teardown(test_output_shape_of_a_unified_family, teardown),
+        cmocka_unit_test_teardown(test_output_rank_of_a_dynamic_tuple_length, teardown),
+        cmocka_unit_test_teardown(test_output_dim_of_a_tied_dynamic_dim, teardown),
+        cmocka_unit_test_teardown(test_family_output_shape_holds_for_every_call, teardown),
         cmocka_unit_test_teardown(test_attribute_the_op_lacks_changes_nothing, teardown),
         cmocka_unit_test_teardown(test_valid_families_compile, teardown),
         cmocka_unit_test_teardown(test_scatter_with_empty_indices_copies_data, teardown),

@@ -163,6 +163,34 @@ def test_gather_nd_with_a_dynamic_tuple_length():
         np.testing.assert_array_equal(got, want)
 
 
+def test_output_shape_holds_for_every_call_of_the_family():
+    # GatherND, data and indices of rank 23 with every dim dynamic: only
+    # tuples of 13 to 23 keep the output within 32 dims, and the library
+    # once took the rank of 23's (22) for the family's, since no other
+    # tuple length it tried was valid. The rank is the call's.
+    k = tensorjit.compile_dynamic("gather_nd", [None] * 23, [None] * 23,
+                                  dtype=np.float32, index_dtype=np.int64)
+    assert k.output_shape is None
+    data = table((2,) + (1,) * 22)
+    for depth in (23, 18, 13):
+        idx = np.zeros((3,) + (1,) * 21 + (depth,), np.int64)
+        idx[1, ..., 0] = 1
+        got = k(data, idx)
+        want = data[tuple(idx[..., d] for d in range(depth))]
+        assert got.ndim == 22 + 23 - depth
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    # torch.gather's dims, data (1, 5), index (?, 3): the index's rows may
+    # be 0 or 1, so the output's first dim is the call's (it was said 1)
+    g = tensorjit.compile_dynamic("gather_elements", (1, 5), (None, 3), axis=1,
+                                  torch_dims=True, dtype=np.float32, index_dtype=np.int64)
+    assert g.output_shape == (None, 3)
+    data = table((1, 5))
+    for rows in (0, 1):
+        idx = RNG.integers(0, 5, size=(rows, 3)).astype(np.int64)
+        np.testing.assert_array_equal(g(data, idx), np.take_along_axis(data[:rows], idx, 1))
+
+
 def test_a_kernel_made_before_shutdown_raises_after_it():
     # Issue 19: the old object crashed the interpreter, or, once a new family
     # was compiled at the same address, ran that kernel (an f64 one wrote past

@@ -20,6 +20,9 @@
  * from below or from above is met).
  * Groups still tied are constants of the template: a call where one
  * differs runs on the reference kernel (tj_dyn_fits in dyn.c).
+ * The family's output shape is the op's shape rule's (op.h), applied to
+ * the dims as the ties left them, not the instances': those are samples
+ * (tj_dyn_output).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -60,6 +63,8 @@ typedef struct tj_dyn_search {
     int tries, max_tries;               /* plans made; the pass's end */
     int found_valid;                    /* an instance was valid (found_sig) */
     jit_sig found_sig;
+    int rule_ok;                        /* the op's shape rule gave rule_out a rank */
+    jit_shape rule_out;                 /* its output of the coded dims */
 } tj_dyn_search;
 
 static int tj_has(const int64_t *v, int n, int64_t x)
@@ -193,6 +198,9 @@ static void tj_dyn_search_init(tj_dyn_search *s, const tj_op_def *def, const jit
     s->sig = *sig;
     tj_inputs_of(def, &s->sig, &in);
     tj_dyn_groups(s, &in);
+    /* the rule while the dynamic dims are codes (the ties applied): what
+     * it holds fixed is fixed in every instance of the family */
+    s->rule_ok = def->shape_rule && def->shape_rule(&s->sig, &s->rule_out) == 0;
     /* an embedding bag's default and padding rows are rows of the table:
      * a dynamic table's placeholders must hold them */
     int64_t rows = 0, lim = INT64_MAX / 4, pad = sig->padding_idx;
@@ -363,33 +371,26 @@ static void tj_dyn_spread(tj_dyn *d, tj_dyn_search *s)
     tj_dyn_try(d, s); /* the template of what stands */
 }
 
-/* Where the output varies with a group still tied (a shape the template's
- * code does not run, but a valid one): those dims, or its rank. */
-static void tj_dyn_probe_output(tj_dyn *d, tj_dyn_search *s)
+/* The family's output shape: a dim is fixed only where the op's shape
+ * rule made it of static dims alone (tj_dyn_search_init), and the rank
+ * only where the rule gave one. The instances the search planned cannot
+ * say it: they are samples, and a dim they agree on may vary all the same
+ * (a GatherND tuple length that only data's rank of the values tried
+ * keeps within 32 output dims, so that its other valid lengths, and
+ * other ranks, were never seen; a torch_dims dim tied to 1 that may be 0).
+ * The template's output, d->out_shape, comes from one of them; where it
+ * disagrees with the rule (a rule out of step with the plan), the dim or
+ * rank is taken as varying: never a fixed one that is not. */
+static void tj_dyn_output(tj_dyn *d, const tj_dyn_search *s)
 {
-    tj_plan p;
-    jit_shape o;
-    for (int g = 0; g < s->ngroups; g++) {
-        if (!s->tied[g])
-            continue;
-        int64_t keep = s->val_a[g];
-        for (int c = 0; c < s->ncand; c++) {
-            if (s->cand[c] == keep)
-                continue;
-            s->val_a[g] = s->cand[c];
-            tj_dyn_assign(s, 0);
-            if (tj_sig_plan_dyn(s->def, &s->sig, &p, &o) != 0)
-                continue;
-            if (o.rank != d->out_shape.rank) {
-                d->out_rank_varies = 1;
-                continue;
-            }
-            for (int i = 0; i < o.rank; i++)
-                if (o.dims[i] != d->out_shape.dims[i])
-                    d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
-        }
-        s->val_a[g] = keep;
+    const jit_shape *rule = &s->rule_out;
+    if (!s->rule_ok || rule->rank != d->out_shape.rank) {
+        d->out_rank_varies = 1;
+        return;
     }
+    for (int i = 0; i < rule->rank; i++)
+        if (rule->dims[i] != d->out_shape.dims[i])
+            d->out_shape.dims[i] = JIT_DIM_DYNAMIC;
 }
 
 /* One pass of the search over the first s->ncand candidates, with up to
@@ -401,10 +402,7 @@ static int tj_dyn_search_pass(tj_dyn *d, tj_dyn_search *s)
         if (tj_dyn_ties(d, s, 0, nt, 0) == 0) {
             tj_dyn_untie(d, s);
             tj_dyn_spread(d, s);
-            jit_shape out = d->out_shape;
-            tj_dyn_probe_output(d, s);
-            if (d->out_rank_varies)
-                d->out_shape = out;
+            tj_dyn_output(d, s);
             return 0;
         }
     return -1;

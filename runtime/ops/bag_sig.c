@@ -228,6 +228,19 @@ static int tj_bag_bytes(const jit_sig *s, tj_bag_form form, tj_plan *p, const ji
     return 0;
 }
 
+int tj_bag_sig_rule(const jit_sig *s, tj_bag_form form, jit_shape *out)
+{
+    tj_bag_plan b;
+    if (s->data_shape.rank < 1 || s->data_shape.rank > JIT_MAX_RANK)
+        return -1;
+    tj_bag_counts(s, form, &b, out);
+    /* a count derived from a dynamic one (offsets' length less the last
+     * offset) is negative too */
+    for (int i = 0; i < out->rank; i++)
+        out->dims[i] = tj_rule_dim(out->dims[i]);
+    return 0;
+}
+
 int tj_bag_sig_plan(const jit_sig *s, tj_bag_form form, tj_plan *p, jit_shape *out)
 {
     int version = 0;

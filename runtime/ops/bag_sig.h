@@ -14,6 +14,11 @@
  * the bag plan, the byte counts) and the output shape; 0 or -1. */
 int tj_bag_sig_plan(const jit_sig *s, tj_bag_form form, tj_plan *p, jit_shape *out);
 
+/* The shape rule of bag form `form` (op.h): [bags, table's dims after
+ * the first], bags being the packed indices' first dim, the offsets'
+ * count (less one with include_last_offset) or num_segments. */
+int tj_bag_sig_rule(const jit_sig *s, tj_bag_form form, jit_shape *out);
+
 /* reduction NONE means sum; a padding_idx counted from the end is the
  * row it names (when the table's first dim is static); a default_index of
  * -1 is no default row, as its flag unset is. */

@@ -35,12 +35,36 @@ typedef struct tj_op_def {
      * set. Dynamic dims come coded as distinct negatives. Any sig: checks
      * nothing, reads only in range. */
     int (*tie)(jit_sig *sig);
+    /* The output's shape as the op's rule derives it from sig's ranks,
+     * attributes and dims, checking nothing (any sig; reads only in
+     * range). A negative dim of sig is dynamic (the template's codes):
+     * an output dim that depends on one is JIT_DIM_DYNAMIC, and where
+     * the rank does (GatherND's tuple length), or sig's ranks and
+     * attributes give none, it returns -1; else 0. A dynamic family's
+     * jit_output_shape holds fixed only what this says is: the
+     * template's instances are samples, and a dim or rank they agree on
+     * may still vary (runtime/dyn/dyn_template.c). The plan hook derives
+     * its output through the same code, so the two cannot drift apart.
+     * An op without one has a family's rank reported as varying. */
+    int (*shape_rule)(const jit_sig *sig, jit_shape *out);
 } tj_op_def;
 
 /* A rule a == b, negatives being dynamic dims' codes: a dynamic side takes
  * the static side's value; two codes become the lower one (one group).
  * 1 if it set one. */
 int tj_tie(int64_t *a, int64_t *b);
+
+/* For shape rules (shape_rule above): a dim of sig as an output's,
+ * JIT_DIM_DYNAMIC where it is dynamic (negative). */
+int64_t tj_rule_dim(int64_t dim);
+/* dims[from, to) multiplied as a rule's output dim: 0 if one is 0 (the
+ * product then is, whatever the others), else JIT_DIM_DYNAMIC if one is
+ * dynamic or the product overflows (no valid shape has it: the plan
+ * refuses), else the product. */
+int64_t tj_rule_product(const int64_t *dims, int from, int to);
+/* The rule of the ops whose output has an input's shape: in's, dynamic
+ * dims JIT_DIM_DYNAMIC; -1 for a rank out of range. */
+int tj_rule_copy(const jit_shape *in, jit_shape *out);
 
 /* The entry of op, or NULL (and jit_last_error) when op is no known op. */
 const tj_op_def *tj_op_find(jit_op op);

@@ -11,6 +11,11 @@ static int tj_ebo_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     return tj_bag_sig_plan(s, TJ_BAG_OFFSETS, p, out);
 }
 
+static int tj_ebo_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_bag_sig_rule(s, TJ_BAG_OFFSETS, out);
+}
+
 extern const tj_op_def tj_op_embedding_bag_offsets;
 
 static void tj_ebo_describe(const jit_sig *s, char *buf, size_t len)
@@ -28,6 +33,7 @@ const tj_op_def tj_op_embedding_bag_offsets = {
                            TJ_REDUCTION_BIT(JIT_REDUCTION_MEAN) |
                            TJ_REDUCTION_BIT(JIT_REDUCTION_MAX)},
     .plan = tj_ebo_plan,
+    .shape_rule = tj_ebo_rule,
     .normalize = tj_bag_normalize,
     .describe = tj_ebo_describe,
 };

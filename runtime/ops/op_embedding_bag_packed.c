@@ -9,6 +9,11 @@ static int tj_ebp_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     return tj_bag_sig_plan(s, TJ_BAG_PACKED, p, out);
 }
 
+static int tj_ebp_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_bag_sig_rule(s, TJ_BAG_PACKED, out);
+}
+
 extern const tj_op_def tj_op_embedding_bag_packed;
 
 static void tj_ebp_describe(const jit_sig *s, char *buf, size_t len)
@@ -25,6 +30,7 @@ const tj_op_def tj_op_embedding_bag_packed = {
                            TJ_REDUCTION_BIT(JIT_REDUCTION_MEAN) |
                            TJ_REDUCTION_BIT(JIT_REDUCTION_MAX)},
     .plan = tj_ebp_plan,
+    .shape_rule = tj_ebp_rule,
     .normalize = tj_bag_normalize,
     .describe = tj_ebp_describe,
 };

@@ -9,6 +9,11 @@ static int tj_ems_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     return tj_bag_sig_plan(s, TJ_BAG_SEGMENTS, p, out);
 }
 
+static int tj_ems_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_bag_sig_rule(s, TJ_BAG_SEGMENTS, out);
+}
+
 extern const tj_op_def tj_op_embedding_segments;
 
 static void tj_ems_describe(const jit_sig *s, char *buf, size_t len)
@@ -32,6 +37,7 @@ const tj_op_def tj_op_embedding_segments = {
              .opsets = {3}, .default_opset = 3, .index_types = TJ_INDEX_TYPES_I32_I64,
              .reductions = TJ_REDUCTION_BIT(JIT_REDUCTION_SUM)},
     .plan = tj_ems_plan,
+    .shape_rule = tj_ems_rule,
     .normalize = tj_bag_normalize,
     .describe = tj_ems_describe,
     .tie = tj_ems_tie,

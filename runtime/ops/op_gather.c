@@ -49,16 +49,32 @@ static int tj_gather_check(const jit_sig *s, int *axis, int *batch)
     return 0;
 }
 
-/* data.shape[:axis] + indices.shape[b:] + data.shape[axis+1:] */
+/* data.shape[:axis] + indices.shape[b:] + data.shape[axis+1:] (dynamic
+ * dims JIT_DIM_DYNAMIC, for the shape rule) */
 static void tj_gather_shape(const jit_shape *d, const jit_shape *ix, int a, int b, jit_shape *out)
 {
     out->rank = 0;
     for (int i = 0; i < a; i++)
-        out->dims[out->rank++] = d->dims[i];
+        out->dims[out->rank++] = tj_rule_dim(d->dims[i]);
     for (int i = b; i < ix->rank; i++)
-        out->dims[out->rank++] = ix->dims[i];
+        out->dims[out->rank++] = tj_rule_dim(ix->dims[i]);
     for (int i = a + 1; i < d->rank; i++)
-        out->dims[out->rank++] = d->dims[i];
+        out->dims[out->rank++] = tj_rule_dim(d->dims[i]);
+}
+
+/* The op's shape rule (op.h): the ranks and attributes fix the rank. */
+static int tj_gather_rule(const jit_sig *s, jit_shape *out)
+{
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
+    int r = d->rank, q = ix->rank;
+    if (r < 1 || r > JIT_MAX_RANK || q < 0 || q > JIT_MAX_RANK || s->axis < -r || s->axis >= r)
+        return -1;
+    int a = (int)(s->axis < 0 ? s->axis + r : s->axis);
+    int b = s->batch_dims < 0 ? s->batch_dims + q : s->batch_dims;
+    if (b < 0 || b > q || r - 1 + q - b > JIT_MAX_RANK)
+        return -1;
+    tj_gather_shape(d, ix, a, b, out);
+    return 0;
 }
 
 static int tj_gather_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
@@ -139,6 +155,7 @@ const tj_op_def tj_op_gather = {
     .normalize = tj_gather_normalize,
     .describe = tj_gather_describe,
     .tie = tj_gather_tie,
+    .shape_rule = tj_gather_rule,
 };
 
 static jit_sig tj_gather_sig_of(const jit_gather_sig *t)

@@ -55,7 +55,7 @@ static int tj_gather_elements_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     if (tj_gather_elements_check(s, &a))
         return -1;
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
-    *out = *ix;
+    tj_rule_copy(ix, out); /* the op's shape rule, of a checked rank */
     tj_plan_init(p, s, TJ_INDEXED_SRC, 0);
     int64_t idx_bytes;
     if (tj_shape_bytes(d, p->elem_size, "data", &p->data_bytes) ||
@@ -80,6 +80,12 @@ static void tj_gather_elements_describe(const jit_sig *s, char *buf, size_t len)
              jit_index_policy_name(s->index_policy), b2);
 }
 
+/* The op's shape rule (op.h): indices' shape. */
+static int tj_gather_elements_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_rule_copy(&s->indices_shape, out);
+}
+
 /* indices' dims are data's but along the axis (normalized); torch_dims
  * only bounds them, which is no tie */
 static int tj_gather_elements_tie(jit_sig *s)
@@ -99,6 +105,7 @@ const tj_op_def tj_op_gather_elements = {
     .plan = tj_gather_elements_plan,
     .describe = tj_gather_elements_describe,
     .tie = tj_gather_elements_tie,
+    .shape_rule = tj_gather_elements_rule,
 };
 
 static jit_sig tj_gather_elements_sig_of(const jit_gather_elements_sig *t)

@@ -40,39 +40,66 @@ static int tj_gather_nd_check(const jit_sig *s)
     return 0;
 }
 
-/* opset 8: indices.shape[:-1] + data.shape[b+k:]; opset 5 multiplies the
- * batch dims into one. */
-static int tj_gather_nd_shape(const jit_sig *s, int opset, jit_shape *out)
+/* The output's rank, rank(indices) - 1 + rank(data) - b - k, with the
+ * batch dims one dim at opset 5 (b > 1); -1 where it has no value: a
+ * dynamic tuple length k, or one breaking a rule. */
+static int tj_gather_nd_rank(const jit_sig *s, int *lead, int *tail)
 {
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
-    int b = s->batch_dims, k = (int)ix->dims[ix->rank - 1];
-    int lead = ix->rank - 1, tail = d->rank - b - k;
-    int first = 0;
-    if (opset == 5 && b > 1)
-        lead -= b - 1;
+    int b = s->batch_dims, opset = s->opset ? s->opset : 8;
+    if (ix->rank < 1 || ix->rank > JIT_MAX_RANK || d->rank > JIT_MAX_RANK || b < 0 ||
+        b >= ix->rank)
+        return -1;
+    int64_t k = ix->dims[ix->rank - 1];
+    if (k < 0 || k > d->rank - b)
+        return -1;
+    *lead = ix->rank - 1 - (opset == 5 && b > 1 ? b - 1 : 0);
+    *tail = d->rank - b - (int)k;
+    return 0;
+}
+
+/* opset 8: indices.shape[:-1] + data.shape[b+k:]; opset 5 multiplies the
+ * batch dims into one. The op's shape rule (op.h): the rank follows the
+ * tuple length, so a family whose tuple length is dynamic has none. */
+static int tj_gather_nd_rule(const jit_sig *s, jit_shape *out)
+{
+    const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
+    int lead, tail, b = s->batch_dims, from = 0;
+    if (tj_gather_nd_rank(s, &lead, &tail) || lead + tail > JIT_MAX_RANK)
+        return -1;
+    out->rank = 0;
+    if (lead < ix->rank - 1) { /* opset 5's one batch dim */
+        out->dims[out->rank++] = tj_rule_product(ix->dims, 0, b);
+        from = b;
+    }
+    for (int i = from; i < ix->rank - 1; i++)
+        out->dims[out->rank++] = tj_rule_dim(ix->dims[i]);
+    for (int i = d->rank - tail; i < d->rank; i++)
+        out->dims[out->rank++] = tj_rule_dim(d->dims[i]);
+    return 0;
+}
+
+/* The rule's shape of a checked signature, or the message of what
+ * breaks it. */
+static int tj_gather_nd_shape(const jit_sig *s, jit_shape *out)
+{
+    const jit_shape *ix = &s->indices_shape;
+    int lead, tail, b = s->batch_dims;
+    int64_t batch;
+    if (tj_gather_nd_rank(s, &lead, &tail)) /* the checks leave it one */
+        return tj_error_set("GatherND: these shapes give the output no rank");
     if (lead + tail > JIT_MAX_RANK)
         return tj_error_set("output rank %d (rank(indices)-1 plus rank(data)-batch_dims-%d) "
                             "exceeds the maximum rank %d",
-                            lead + tail, k, JIT_MAX_RANK);
-    out->rank = lead + tail;
-    if (opset == 5 && b > 1) {
-        if (tj_shape_product(ix, 0, b, &out->dims[0]) != 0)
-            return tj_error_set("output batch dimension overflows int64");
-        first = 1;
-        for (int i = b; i < ix->rank - 1; i++)
-            out->dims[first++] = ix->dims[i];
-    } else {
-        for (int i = 0; i < ix->rank - 1; i++)
-            out->dims[first++] = ix->dims[i];
-    }
-    for (int i = b + k; i < d->rank; i++)
-        out->dims[first++] = d->dims[i];
-    return 0;
+                            lead + tail, (int)ix->dims[ix->rank - 1], JIT_MAX_RANK);
+    if (lead < ix->rank - 1 && tj_shape_product(ix, 0, b, &batch) != 0)
+        return tj_error_set("output batch dimension overflows int64");
+    return tj_gather_nd_rule(s, out);
 }
 
 static int tj_gather_nd_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
 {
-    if (tj_gather_nd_check(s) || tj_gather_nd_shape(s, s->opset ? s->opset : 8, out))
+    if (tj_gather_nd_check(s) || tj_gather_nd_shape(s, out))
         return -1;
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
     int b = s->batch_dims, k = (int)ix->dims[ix->rank - 1];
@@ -147,6 +174,7 @@ const tj_op_def tj_op_gather_nd = {
     .plan = tj_gather_nd_plan,
     .describe = tj_gather_nd_describe,
     .tie = tj_gather_nd_tie,
+    .shape_rule = tj_gather_nd_rule,
 };
 
 static jit_sig tj_gather_nd_sig_of(const jit_gather_nd_sig *t)

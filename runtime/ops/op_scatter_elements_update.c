@@ -89,7 +89,7 @@ static int tj_seu_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     if (tj_seu_check(s, &a))
         return -1;
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
-    *out = *d;
+    tj_rule_copy(d, out); /* the op's shape rule, of a checked rank */
     tj_plan_init(p, s, TJ_INDEXED_DST, 1);
     if (tj_plan_reduction(p, s,
                           opset == 12 ? TJ_SEU_REDUCTIONS : TJ_REDUCTION_BIT(JIT_REDUCTION_NONE),
@@ -123,6 +123,12 @@ static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)
              upd, jit_index_policy_name(s->index_policy), b1);
 }
 
+/* The op's shape rule (op.h): data's shape. */
+static int tj_seu_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_rule_copy(&s->data_shape, out);
+}
+
 /* updates.shape == indices.shape (indices' dims only bounded by data's);
  * torch_dims bounds updates' by indices' instead, which is no tie */
 static int tj_seu_tie(jit_sig *s)
@@ -144,6 +150,7 @@ const tj_op_def tj_op_scatter_elements_update = {
     .plan = tj_seu_plan,
     .describe = tj_seu_describe,
     .tie = tj_seu_tie,
+    .shape_rule = tj_seu_rule,
 };
 
 static jit_sig tj_seu_sig_of(const jit_scatter_elements_update_sig *t)

@@ -81,7 +81,7 @@ static int tj_scatter_nd_update_plan(const jit_sig *s, tj_plan *p, jit_shape *ou
         return -1;
     const jit_shape *d = &s->data_shape, *ix = &s->indices_shape;
     int k = (int)ix->dims[ix->rank - 1], opset = s->opset ? s->opset : 15;
-    *out = *d;
+    tj_rule_copy(d, out); /* the op's shape rule, of a checked rank */
     tj_plan_init(p, s, TJ_INDEXED_DST, 1);
     if (tj_plan_reduction(p, s,
                           opset == 15 ? TJ_ND_REDUCTIONS : TJ_REDUCTION_BIT(JIT_REDUCTION_NONE),
@@ -128,6 +128,12 @@ static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t le
              jit_index_policy_name(s->index_policy), b1);
 }
 
+/* The op's shape rule (op.h): data's shape. */
+static int tj_scatter_nd_update_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_rule_copy(&s->data_shape, out);
+}
+
 /* k = indices.shape[-1] fixed by the ranks (rank(updates) = rank(indices)
  * - 1 + rank(data) - k); updates.shape == indices.shape[:-1] +
  * data.shape[k:] */
@@ -159,6 +165,7 @@ const tj_op_def tj_op_scatter_nd_update = {
     .plan = tj_scatter_nd_update_plan,
     .describe = tj_scatter_nd_update_describe,
     .tie = tj_scatter_nd_update_tie,
+    .shape_rule = tj_scatter_nd_update_rule,
 };
 
 static jit_sig tj_scatter_nd_update_sig_of(const jit_scatter_nd_update_sig *t)

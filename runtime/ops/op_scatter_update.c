@@ -91,7 +91,7 @@ static int tj_scatter_update_plan(const jit_sig *s, tj_plan *p, jit_shape *out)
     p->strides[0] = p->block_bytes;
     p->tuple_shape = *ix;
     p->first_dim = a;
-    *out = *d;
+    tj_rule_copy(d, out); /* the op's shape rule, of a checked rank */
     return 0;
 }
 
@@ -105,6 +105,12 @@ static void tj_scatter_update_describe(const jit_sig *s, char *buf, size_t len)
              jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, b2, sizeof b2),
              tj_shape_format(&s->updates_shape, b3, sizeof b3),
              jit_index_policy_name(s->index_policy), b1);
+}
+
+/* The op's shape rule (op.h): data's shape. */
+static int tj_scatter_update_rule(const jit_sig *s, jit_shape *out)
+{
+    return tj_rule_copy(&s->data_shape, out);
 }
 
 /* updates.shape == data.shape[:a] + indices.shape + data.shape[a+1:] */
@@ -132,6 +138,7 @@ const tj_op_def tj_op_scatter_update = {
     .plan = tj_scatter_update_plan,
     .describe = tj_scatter_update_describe,
     .tie = tj_scatter_update_tie,
+    .shape_rule = tj_scatter_update_rule,
 };
 
 static jit_sig tj_scatter_update_sig_of(const jit_scatter_update_sig *t)

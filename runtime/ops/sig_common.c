@@ -29,6 +29,34 @@ int tj_tie(int64_t *a, int64_t *b)
     return 0;
 }
 
+int64_t tj_rule_dim(int64_t dim)
+{
+    return dim < 0 ? JIT_DIM_DYNAMIC : dim;
+}
+
+int64_t tj_rule_product(const int64_t *dims, int from, int to)
+{
+    int64_t p = 1;
+    int dynamic = 0;
+    for (int i = from; i < to; i++) {
+        if (dims[i] == 0)
+            return 0;
+        if (dims[i] < 0 || dynamic || tj_mul_i64(p, dims[i], &p))
+            dynamic = 1; /* the rest may still hold a 0 */
+    }
+    return dynamic ? JIT_DIM_DYNAMIC : p;
+}
+
+int tj_rule_copy(const jit_shape *in, jit_shape *out)
+{
+    if (in->rank < 0 || in->rank > JIT_MAX_RANK)
+        return -1;
+    out->rank = in->rank;
+    for (int i = 0; i < in->rank; i++)
+        out->dims[i] = tj_rule_dim(in->dims[i]);
+    return 0;
+}
+
 int tj_check_dtype(jit_dtype t, const char *what)
 {
     if (t == JIT_DTYPE_UNSET)
