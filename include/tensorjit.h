@@ -315,9 +315,11 @@ typedef jit_embedding_bag_fn jit_embedding_segments_fn;
 typedef int (*jit_embedding_bag_dynamic_fn)(const void *table, const void *indices,
                                             const void *offsets, const void *weights, void *out,
                                             const int64_t *dims);
-/* A kernel of any op, from the generic API: a jit_gather_nd_fn when the
- * op has no updates (jit_op_info.has_updates), else a jit_scatter_update_fn;
- * a jit_dynamic_fn when the signature has a dynamic dim. */
+/* A kernel of any op, from the generic API: an embedding bag's
+ * (jit_op_info.attrs has JIT_ATTR_BAG) is a jit_embedding_bag_fn, or with a
+ * dynamic dim a jit_embedding_bag_dynamic_fn; any other op's a
+ * jit_gather_nd_fn when it has no updates (jit_op_info.has_updates), else a
+ * jit_scatter_update_fn, or with a dynamic dim a jit_dynamic_fn. */
 typedef void (*jit_kernel)(void);
 
 /* A dynamic kernel: one pointer for every shape of its signature's family.
@@ -693,7 +695,10 @@ int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engin
 /* Embedding bags' kernels through the generic API (jit_call and its kin
  * given one return JIT_STATUS_BAD_SHAPE naming these): the kernel's
  * status, or JIT_STATUS_BAD_POINTER for a pointer that is no kernel of
- * this library. jit_run_range_bag's units are bags; call it after
+ * this library, for weights given to a kernel without them or offsets
+ * given to an EmbeddingBagPacked one, and (jit_call_bag, whose sizes are
+ * static) for an out that shares bytes with an input: checks the typed
+ * pointers and jit_call_bag_dynamic leave to the caller. jit_run_range_bag's units are bags; call it after
  * jit_validate_bag returned 0 for the same indices and offsets. */
 int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, const void *offsets,
                  const void *weights, void *out);
@@ -737,7 +742,9 @@ typedef struct jit_op_info {
 } jit_op_info;
 
 /* 0 and *out for a known op, else -1. jit_op_from_name takes the CLI's
- * name ("gather-nd") or the op's ("GatherND"); JIT_OP_NONE if unknown. */
+ * name ("gather-nd") or the op's ("GatherND"; OpenVINO's
+ * "EmbeddingBagOffsetsSum" and "EmbeddingBagPackedSum" too), in any case;
+ * JIT_OP_NONE if unknown. */
 int jit_op_describe(jit_op op, jit_op_info *out);
 jit_op jit_op_from_name(const char *name);
 

@@ -256,6 +256,48 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
     return rc;
 }
 
+/* What a bag kernel's signature says of the pointers a call passes:
+ * weights only where it has them, no offsets for Packed (a pointer the
+ * kernel would ignore is a caller's mistake that gave unweighted sums
+ * silently: a user's trial). 0, or -1 with the error. */
+static int tj_bag_pointers_fit(const tj_bag_plan *b, const void *offsets, const void *weights)
+{
+    if (weights && !b->has_weights)
+        return tj_error_set("weights given to a kernel compiled without weights "
+                            "(has_weights = 0): it would ignore them; pass NULL, or compile "
+                            "with has_weights = 1");
+    if (offsets && b->form == TJ_BAG_PACKED)
+        return tj_error_set("offsets given to an EmbeddingBagPacked kernel, which takes none "
+                            "(bag b is row b of indices [B, L]): pass NULL");
+    return 0;
+}
+
+/* A static bag's out against its inputs (the rule jit_call holds gathers
+ * to; a bag has no in-place form): an out over offsets or indices let one
+ * bag's result change the next bag's lookups after they were checked, and
+ * the kernel read past the table (a user's trial). */
+static int tj_bag_out_overlap(const tj_bag_plan *b, const void *table, const void *indices,
+                              const void *offsets, const void *weights, const void *out)
+{
+    int64_t elem = jit_dtype_size(b->dtype), index = jit_dtype_size(b->index_type);
+    int64_t out_bytes = b->bags * b->row_elems * elem; /* the plan's sizes fit int64 */
+    const struct {
+        const char *name;
+        const void *at;
+        int64_t bytes;
+    } in[4] = {{"table", table, b->rows * b->row_elems * elem},
+               {"indices", indices, b->lookups * index},
+               {b->form == TJ_BAG_SEGMENTS ? "segment_ids" : "offsets", offsets,
+                b->offsets_len * index},
+               {"weights", weights, b->has_weights ? b->lookups * elem : 0}};
+    for (int i = 0; i < 4; i++)
+        if (tj_ranges_meet(out, out_bytes, in[i].at, in[i].bytes))
+            return tj_error_set("out [%p, +%" PRId64 " bytes) overlaps %s [%p, +%" PRId64
+                                " bytes): out must not share bytes with an input",
+                                out, out_bytes, in[i].name, in[i].at, in[i].bytes);
+    return 0;
+}
+
 int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, const void *offsets,
                  const void *weights, void *out)
 {
@@ -269,6 +311,10 @@ int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, cons
     if (!k->plan.is_bag) {
         tj_error_set("not an embedding bag's kernel: call it through jit_call");
         rc = JIT_STATUS_BAD_SHAPE;
+    } else if (tj_bag_pointers_fit(&k->plan.bag, offsets, weights) != 0 ||
+               (!k->plan.dyn &&
+                tj_bag_out_overlap(&k->plan.bag, table, indices, offsets, weights, out) != 0)) {
+        rc = JIT_STATUS_BAD_POINTER;
     } else {
         rc = abi->call((tj_entry_fn)kernel, table, indices, offsets, weights, out);
     }
@@ -291,6 +337,8 @@ int jit_call_bag_dynamic(jit_kernel kernel, const void *table, const void *indic
                      !k->plan.is_bag ? (k->plan.dyn ? "jit_call_dynamic" : "jit_call")
                                      : "jit_call_bag");
         rc = JIT_STATUS_BAD_SHAPE;
+    } else if (tj_bag_pointers_fit(&k->plan.bag, offsets, weights) != 0) {
+        rc = JIT_STATUS_BAD_POINTER;
     } else {
         rc = ((jit_embedding_bag_dynamic_fn)kernel)(table, indices, offsets, weights, out, dims);
     }

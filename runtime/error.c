@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tensorjit.h"
 
@@ -24,4 +25,9 @@ void tj_error_clear(void)
 const char *jit_last_error(void)
 {
     return tj_last_error;
+}
+
+const char *tj_article(const char *name)
+{
+    return name && name[0] && strchr("AEIOUaeiou", name[0]) ? "an" : "a";
 }

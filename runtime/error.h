@@ -17,4 +17,8 @@
 int tj_error_set(const char *fmt, ...) TJ_PRINTF(1, 2);
 void tj_error_clear(void);
 
+/* "an" before a name that starts with a vowel (EmbeddingBagOffsets),
+ * else "a": messages that say "this is a ... kernel". */
+const char *tj_article(const char *name);
+
 #endif

@@ -517,6 +517,55 @@ static void test_call_refuses_overlapping_out(void **state)
     jit_shutdown();
 }
 
+/* jit_call_bag holds a static bag's out to the same rule (an out over
+ * the indices let one bag's result change the next bag's lookups after
+ * they were checked: a read past the table, a user's trial), and refuses
+ * pointers the kernel would ignore: weights to a kernel without them,
+ * offsets to a Packed one. Nothing is written. */
+static void test_call_bag_refuses_overlap_and_stray_pointers(void **state)
+{
+    (void)state;
+    float table[4][2] = {{1, 2}, {3, 4}, {5, 6}, {7, 8}};
+    int64_t buf[8] = {0, 0, 1, 1, 0, 0, 0, 0}, off[2] = {0, 2};
+    jit_embedding_bag_offsets_sig sig = {.dtype = JIT_F32, .index_type = JIT_I64,
+                                         .table_shape = {2, {4, 2}}, .indices_shape = {1, {4}},
+                                         .offsets_shape = {1, {2}}};
+    jit_kernel k = (jit_kernel)jit_embedding_bag_offsets_compile(&sig);
+    assert_non_null(k);
+    assert_int_equal(jit_call_bag(k, table, buf, off, NULL, &buf[2]), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "overlaps indices"));
+    assert_true(buf[2] == 1 && buf[3] == 1);
+    assert_int_equal(jit_call_bag(k, table, buf, off, NULL, table), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "overlaps table"));
+    assert_true(table[0][0] == 1.0f);
+    int64_t offs[4] = {0, 2, 0, 0};
+    assert_int_equal(jit_call_bag(k, table, buf, offs, NULL, &offs[1]), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "overlaps offsets"));
+    float w[4] = {1, 1, 1, 1}, out[2][2];
+    assert_int_equal(jit_call_bag(k, table, buf, off, w, out), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "compiled without weights"));
+    assert_int_equal(jit_call_bag(k, table, buf, off, NULL, out), JIT_OK);
+    assert_true(out[0][0] == 2.0f && out[1][0] == 6.0f); /* rows 0+0, 1+1 */
+    jit_embedding_bag_packed_sig ps = {.dtype = JIT_F32, .index_type = JIT_I64,
+                                       .table_shape = {2, {4, 2}}, .indices_shape = {2, {2, 2}}};
+    jit_kernel kp = (jit_kernel)jit_embedding_bag_packed_compile(&ps);
+    assert_non_null(kp);
+    assert_int_equal(jit_call_bag(kp, table, buf, off, NULL, out), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "takes none"));
+    assert_int_equal(jit_call_bag(k, table, buf, off, NULL, out), JIT_OK);
+    /* the typed call names itself; op names of OpenVINO's version 3 */
+    assert_int_equal(jit_embedding_bag_offsets_run_range((jit_embedding_bag_offsets_fn)k, table,
+                                                         buf, off, NULL, out, 1, 9),
+                     JIT_STATUS_BAD_SHAPE);
+    assert_non_null(strstr(jit_last_error(), "jit_embedding_bag_offsets_run_range"));
+    assert_int_equal(jit_gather_release((jit_gather_fn)k), -1);
+    assert_non_null(strstr(jit_last_error(), "this is an EmbeddingBagOffsets kernel, not a "
+                                             "Gather one"));
+    assert_int_equal(jit_op_from_name("EmbeddingBagOffsetsSum"), JIT_OP_EMBEDDING_BAG_OFFSETS);
+    assert_int_equal(jit_op_from_name("embeddingbagpackedsum"), JIT_OP_EMBEDDING_BAG_PACKED);
+    jit_shutdown();
+}
+
 /* The buffers a kernel needs, each NULL in turn: refused, named. */
 static void test_null_buffers_are_named(void **state)
 {
@@ -696,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_typed_calls_of_every_op),
         cmocka_unit_test(test_null_buffers_are_named),
         cmocka_unit_test(test_call_refuses_overlapping_out),
+        cmocka_unit_test(test_call_bag_refuses_overlap_and_stray_pointers),
         cmocka_unit_test(test_dump_kind_out_of_range),
         cmocka_unit_test(test_cache_without_a_folder),
         cmocka_unit_test(test_allocation_failures),

@@ -709,7 +709,8 @@ static void expect_plain_sums(const rnd_case *c, jit_kernel k)
     float want[6] = {0}, got[6];
     assert_int_equal(oracle_run(c, (char *)want), JIT_OK);
     assert_non_null(k);
-    assert_int_equal(jit_call_bag(k, c->table, c->idx, c->off, NULL, got), JIT_OK);
+    const void *off = c->sig.op == JIT_OP_EMBEDDING_BAG_PACKED ? NULL : c->off; /* it has none */
+    assert_int_equal(jit_call_bag(k, c->table, c->idx, off, NULL, got), JIT_OK);
     if (memcmp(got, want, c->out_bytes) != 0)
         fail_msg("op %d: a zero-initialised signature did not give plain sums (bag 0: %g, "
                  "%g; the oracle: %g, %g)", c->sig.op, got[0], got[1], want[0], want[1]);
@@ -957,6 +958,27 @@ static int dyn_bounded_call(jit_engine e, const int64_t *dims, char *msg, size_t
     return rc;
 }
 
+/* S is a count the call passes as a dim of its own: a message names it
+ * num_segments, not as the shape it has none of (a user's trial). */
+static void test_num_segments_named_as_a_count(void **state)
+{
+    (void)state;
+    jit_sig s = {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F32, .index_type = JIT_I64,
+                 .data_shape = {2, {6, 4}}, .indices_shape = {1, {JIT_DIM_DYNAMIC}},
+                 .updates_shape = {1, {JIT_DIM_DYNAMIC}}, .num_segments = JIT_DIM_DYNAMIC,
+                 .num_segments_bound = 16};
+    int64_t dims[5] = {6, 4, 3, 3, 17};
+    jit_sig bound;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
+    assert_string_equal(jit_last_error(), "num_segments=17 exceeds its bound 16");
+    dims[4] = -2;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
+    assert_string_equal(jit_last_error(), "num_segments=-2 must not be negative");
+    dims[4] = 16;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), 0);
+    assert_int_equal(bound.num_segments, 16);
+}
+
 /* A dynamic kernel's dims are held to its signature on every engine alike
  * before anything is read: a static dim that lies, a dynamic one past its
  * bound or negative, NULL dims; each gets the reference's status and
@@ -1100,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_overflow_dims),
         cmocka_unit_test(test_calls),
         cmocka_unit_test(test_dynamic_dims_held_to_the_signature),
+        cmocka_unit_test(test_num_segments_named_as_a_count),
         cmocka_unit_test(test_empty_rows_many_bags),
         cmocka_unit_test(test_reference_segment_groups),
     };

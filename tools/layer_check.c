@@ -99,7 +99,13 @@ static void tj_record(tj_check_result *r, int ok, const char *what, int run)
 typedef struct tj_buffers {
     int64_t data, indices, updates, weights, out; /* bytes */
     unsigned char *d, *i, *u, *w, *o1, *o2;
+    int takes_u, takes_w; /* the signature has them: else a call passes NULL */
 } tj_buffers;
+
+/* u and w as a call passes them: a bag kernel refuses a pointer for an
+ * input its signature lacks (weights unweighted, offsets packed). */
+static const void *tj_u(const tj_buffers *b) { return b->takes_u ? b->u : NULL; }
+static const void *tj_w(const tj_buffers *b) { return b->takes_w ? b->w : NULL; }
 
 /* The bytes of sig's buffers (saturated); out is the output's. A bag's
  * offsets (or segment ids) are of the index type, its weights of the
@@ -115,6 +121,8 @@ static void tj_buffers_of(const jit_sig *sig, const jit_op_info *op, int64_t out
         b->updates = tj_shape_bytes(&sig->updates_shape, sig->index_type);
     if ((op->attrs & JIT_ATTR_BAG) && sig->has_weights)
         b->weights = tj_shape_bytes(&sig->indices_shape, sig->dtype);
+    b->takes_u = op->has_updates || (op->attrs & JIT_ATTR_OFFSETS);
+    b->takes_w = (op->attrs & JIT_ATTR_BAG) && sig->has_weights;
 }
 
 static int tj_buffers_alloc(tj_buffers *b)
@@ -270,9 +278,9 @@ static const char *tj_check_once(const tj_callee *fj, const tj_callee *fr, int i
     static _Thread_local char why[192], message[256];
     memset(b->o1, 0x5a, (size_t)b->out + 1);
     memset(b->o2, 0x5a, (size_t)b->out + 1);
-    int s1 = tj_call(fj, b->d, b->i, b->u, b->w, b->o1);
+    int s1 = tj_call(fj, b->d, b->i, tj_u(b), tj_w(b), b->o1);
     snprintf(message, sizeof message, "%s", s1 != JIT_OK ? jit_last_error() : "");
-    int s2 = tj_call(fr, b->d, b->i, b->u, b->w, b->o2);
+    int s2 = tj_call(fr, b->d, b->i, tj_u(b), tj_w(b), b->o2);
     tj_outcome jit = {s1, message, b->o1}, ref = {s2, s2 != JIT_OK ? jit_last_error() : "", b->o2};
     if (valid && s1 == s2 && s1 != JIT_OK) {
         snprintf(why, sizeof why, "a valid input was refused: %.150s", jit_last_error());
@@ -285,7 +293,7 @@ static const char *tj_check_once(const tj_callee *fj, const tj_callee *fr, int i
     if (!in_place)
         return NULL;
     memcpy(b->o1, b->d, (size_t)b->data);
-    int s3 = tj_call(fj, b->o1, b->i, b->u, NULL, b->o1);
+    int s3 = tj_call(fj, b->o1, b->i, tj_u(b), NULL, b->o1);
     if (s3 != s2 || memcmp(b->o1, s2 ? b->d : b->o2, (size_t)b->data) != 0)
         return "in place differs";
     return NULL;

@@ -67,12 +67,13 @@ int tj_release_of(jit_kernel kernel, jit_op op, const char *api)
         jit_op_describe(op, &info);
         if (op != JIT_OP_NONE && jit_info(kernel, &k) == 0 && k.op != op &&
             jit_op_describe(k.op, &its) == 0)
-            return tj_error_set("%s: this is a %s kernel, not a %s one: use the %s calls, or "
-                                "jit_release, which takes any kernel", api, its.name, info.name,
-                                its.name);
+            return tj_error_set("%s: this is %s %s kernel, not %s %s one: use the %s calls, or "
+                                "jit_release, which takes any kernel", api, tj_article(its.name),
+                                its.name, tj_article(info.name), info.name, its.name);
         tj_error_clear();
-        return tj_error_set("%s: not a %s%skernel returned by this library (or freed by "
-                            "jit_shutdown)", api, info.name, *info.name ? " " : "");
+        return tj_error_set("%s: not %s %s%skernel returned by this library (or freed by "
+                            "jit_shutdown)", api, tj_article(*info.name ? info.name : "k"),
+                            info.name, *info.name ? " " : "");
     }
     }
 }

@@ -18,10 +18,10 @@ const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache
     }
     if (k && op != JIT_OP_NONE && k->plan.op != op) {
         tj_cache_unpin(pin);
-        tj_error_set("this is a %s kernel, not a %s one: use the %s calls, or the generic ones "
+        const char *its = tj_op_find(k->plan.op)->info.name, *want = tj_op_find(op)->info.name;
+        tj_error_set("this is %s %s kernel, not %s %s one: use the %s calls, or the generic ones "
                      "(jit_info, jit_release, jit_units, ...), which take any kernel",
-                     tj_op_find(k->plan.op)->info.name, tj_op_find(op)->info.name,
-                     tj_op_find(k->plan.op)->info.name);
+                     tj_article(its), its, tj_article(want), want, its);
         return NULL;
     }
     if (!k) {

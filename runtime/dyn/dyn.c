@@ -92,6 +92,32 @@ int tj_dyn_check_bounds(const tj_op_def *def, jit_sig *s, int *ndims)
     return 0;
 }
 
+/* How a message names dim d of input i: "indices.shape[1]", but S, a
+ * count the call passes as a dim of its own, as "num_segments". */
+static const char *tj_dim_label(const tj_inputs *in, int i, int d, char *buf, size_t len)
+{
+    if (strcmp(in->name[i], "num_segments") == 0)
+        return "num_segments";
+    snprintf(buf, len, "%s.shape[%d]", in->name[i], d);
+    return buf;
+}
+
+/* One dynamic dim's value v against its bound: 0, or -1 with the error. */
+static int tj_dim_fits(const tj_inputs *in, int i, int d, int64_t v, int64_t bound)
+{
+    char buf[64];
+    if (v < 0)
+        return tj_error_set("%s=%" PRId64 " must not be negative",
+                            tj_dim_label(in, i, d, buf, sizeof buf), v);
+    if (bound < 0)
+        return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative", in->name[i], d,
+                            bound);
+    if (bound > 0 && v > bound)
+        return tj_error_set("%s=%" PRId64 " exceeds its bound %" PRId64,
+                            tj_dim_label(in, i, d, buf, sizeof buf), v, bound);
+    return 0;
+}
+
 /* sig with dims in place of its dynamic dims, checked against its static
  * dims and the bounds (not yet against the op's rules). */
 static int tj_sig_bind_dims(const tj_op_def *def, const jit_sig *sig, const int64_t *dims,
@@ -108,23 +134,17 @@ static int tj_sig_bind_dims(const tj_op_def *def, const jit_sig *sig, const int6
             return tj_error_set("rank(%s)=%d is outside [0, %d]", in.name[i], rank,
                                 JIT_MAX_RANK);
         for (int d = 0; d < rank; d++, at++) {
-            int64_t v = dims[at], bound = in.bound[i][d];
+            int64_t v = dims[at];
             if (sh[d] != JIT_DIM_DYNAMIC) {
+                char buf[64];
                 if (v != sh[d])
-                    return tj_error_set("%s.shape[%d]=%" PRId64 " must be %" PRId64
+                    return tj_error_set("%s=%" PRId64 " must be %" PRId64
                                         " (static in the signature)",
-                                        in.name[i], d, v, sh[d]);
+                                        tj_dim_label(&in, i, d, buf, sizeof buf), v, sh[d]);
                 continue;
             }
-            if (v < 0)
-                return tj_error_set("%s.shape[%d]=%" PRId64 " must not be negative",
-                                    in.name[i], d, v);
-            if (bound < 0)
-                return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative",
-                                    in.name[i], d, bound);
-            if (bound > 0 && v > bound)
-                return tj_error_set("%s.shape[%d]=%" PRId64 " exceeds its bound %" PRId64,
-                                    in.name[i], d, v, bound);
+            if (tj_dim_fits(&in, i, d, v, in.bound[i][d]) != 0)
+                return -1;
             sh[d] = v;
         }
         memset(in.bound[i], 0, sizeof(int64_t) * (size_t)in.nbound[i]);

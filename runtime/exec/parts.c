@@ -241,15 +241,16 @@ static int tj_range_in(const char *what, int64_t begin, int64_t end, int64_t uni
     return JIT_STATUS_BAD_SHAPE;
 }
 
-static int tj_range_of(const tj_kernel *k, const void *data, const void *indices,
-                       const void *updates, void *out, int64_t begin, int64_t end)
+static int tj_range_of(const tj_kernel *k, const char *api, const void *data,
+                       const void *indices, const void *updates, void *out, int64_t begin,
+                       int64_t end)
 {
     int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel takes its offsets and weights: "
                                    "call jit_run_range_bag");
     if (rc == JIT_OK)
         rc = tj_check_buffers(&k->plan, data, indices, updates, out);
     if (rc == JIT_OK)
-        rc = tj_range_in("jit_run_range", begin, end, k->plan.units);
+        rc = tj_range_in(api, begin, end, k->plan.units);
     if (rc != JIT_OK || begin == end)
         return rc;
     tj_lazy_parts parts;
@@ -264,16 +265,17 @@ int64_t tj_parts_reference_ranges(void)
     return __atomic_load_n(&tj_reference_ranges, __ATOMIC_RELAXED);
 }
 
-int tj_run_range_of(jit_kernel fn, jit_op op, const void *data, const void *indices,
-                    const void *updates, void *out, int64_t begin, int64_t end)
+int tj_run_range_of(jit_kernel fn, jit_op op, const char *api, const void *data,
+                    const void *indices, const void *updates, void *out, int64_t begin,
+                    int64_t end)
 {
     int tiered;
     tj_cache_pinned pin;
     const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
     if (!k)
         return JIT_STATUS_BAD_POINTER;
-    int rc = tj_range_of(k, data, indices, k->plan.has_updates ? updates : NULL, out, begin,
-                         end);
+    int rc = tj_range_of(k, api, data, indices, k->plan.has_updates ? updates : NULL, out,
+                         begin, end);
     tj_user_kernel_done(&pin);
     return rc;
 }
@@ -308,7 +310,8 @@ int jit_validate_part(jit_kernel kernel, const void *indices, int64_t part, int6
 int jit_run_range(jit_kernel kernel, const void *data, const void *indices, const void *updates,
                   void *out, int64_t begin, int64_t end)
 {
-    return tj_run_range_of(kernel, JIT_OP_NONE, data, indices, updates, out, begin, end);
+    return tj_run_range_of(kernel, JIT_OP_NONE, "jit_run_range", data, indices, updates, out,
+                           begin, end);
 }
 
 /* An embedding bag's parts: a split JIT kernel's own range function
@@ -356,9 +359,9 @@ static int tj_bag_range(const tj_kernel *k, const void *table, const void *indic
     return ((tj_bag_range_fn)(uintptr_t)k->range)(table, indices, offsets, w, out, begin, end);
 }
 
-int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void *indices,
-                        const void *offsets, const void *weights, void *out, int64_t begin,
-                        int64_t end)
+int tj_run_range_bag_of(jit_kernel fn, jit_op op, const char *api, const void *table,
+                        const void *indices, const void *offsets, const void *weights, void *out,
+                        int64_t begin, int64_t end)
 {
     int tiered;
     tj_cache_pinned pin;
@@ -369,7 +372,7 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const void *table, const void 
     if (rc == JIT_OK)
         rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
     if (rc == JIT_OK)
-        rc = tj_range_in("jit_run_range_bag", begin, end, k->plan.bag.bags);
+        rc = tj_range_in(api, begin, end, k->plan.bag.bags);
     if (rc == JIT_OK)
         rc = tj_bag_range(k, table, indices, offsets, weights, out, begin, end);
     tj_user_kernel_done(&pin);
@@ -385,6 +388,6 @@ int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,
                       const void *offsets, const void *weights, void *out, int64_t begin,
                       int64_t end)
 {
-    return tj_run_range_bag_of(kernel, JIT_OP_NONE, table, indices, offsets, weights, out, begin,
-                               end);
+    return tj_run_range_bag_of(kernel, JIT_OP_NONE, "jit_run_range_bag", table, indices, offsets,
+                               weights, out, begin, end);
 }

@@ -39,11 +39,22 @@ static int tj_same_name(const char *a, const char *b)
     return *a == *b;
 }
 
+/* OpenVINO's names of version 3, which a model reader meets beside the
+ * op's own (EmbeddingBagOffsets-15, whose name the table holds). */
+static const struct {
+    const char *name;
+    jit_op op;
+} tj_op_aliases[] = {{"EmbeddingBagOffsetsSum", JIT_OP_EMBEDDING_BAG_OFFSETS},
+                     {"EmbeddingBagPackedSum", JIT_OP_EMBEDDING_BAG_PACKED}};
+
 jit_op jit_op_from_name(const char *name)
 {
     for (size_t i = 0; name && i < sizeof tj_ops / sizeof *tj_ops; i++)
         if (tj_same_name(name, tj_ops[i]->info.command) ||
             tj_same_name(name, tj_ops[i]->info.name))
             return tj_ops[i]->info.op;
+    for (size_t i = 0; name && i < sizeof tj_op_aliases / sizeof *tj_op_aliases; i++)
+        if (tj_same_name(name, tj_op_aliases[i].name))
+            return tj_op_aliases[i].op;
     return JIT_OP_NONE;
 }

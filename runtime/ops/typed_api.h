@@ -17,13 +17,15 @@ int64_t tj_units_of(jit_kernel kernel, jit_op op);
 int tj_validate_of(jit_kernel kernel, jit_op op, const void *indices);
 int tj_validate_part_of(jit_kernel kernel, jit_op op, const void *indices, int64_t part,
                         int64_t parts);
-int tj_run_range_of(jit_kernel kernel, jit_op op, const void *data, const void *indices,
-                    const void *updates, void *out, int64_t begin, int64_t end);
+/* api: the caller's name, for the messages */
+int tj_run_range_of(jit_kernel kernel, jit_op op, const char *api, const void *data,
+                    const void *indices, const void *updates, void *out, int64_t begin,
+                    int64_t end);
 /* The same for embedding bags' kernels (runtime/exec/parts.c). */
 int tj_validate_bag_of(jit_kernel kernel, jit_op op, const void *indices, const void *offsets);
-int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const void *indices,
-                        const void *offsets, const void *weights, void *out, int64_t begin,
-                        int64_t end);
+int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const char *api, const void *table,
+                        const void *indices, const void *offsets, const void *weights, void *out,
+                        int64_t begin, int64_t end);
 
 /* compile, compile_async, output_shape, explain and dump of an op NAME
  * whose typed signature is SIG, kernel FN, display name TITLE. */
@@ -35,7 +37,8 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const v
         *g = CONV(t);                                                                         \
         if (jit_sig_is_dynamic(g))                                                            \
             return tj_error_set("a dynamic dim (JIT_DIM_DYNAMIC) needs the generic API: "    \
-                                "jit_compile gives a jit_dynamic_fn");                        \
+                                "jit_compile gives a jit_dynamic_fn (an embedding bag's, "    \
+                                "a jit_embedding_bag_dynamic_fn)");                           \
         return 0;                                                                             \
     }                                                                                         \
     FN jit_##NAME##_compile(const SIG *t)                                                     \
@@ -105,7 +108,8 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const v
 #define TJ_TYPED_RANGE(NAME, OP, FN, UPDATES, ...)                                            \
     int jit_##NAME##_run_range(FN k, __VA_ARGS__, int64_t begin, int64_t end)                 \
     {                                                                                         \
-        return tj_run_range_of((jit_kernel)k, OP, data, indices, UPDATES, out, begin, end);   \
+        return tj_run_range_of((jit_kernel)k, OP, "jit_" #NAME "_run_range", data, indices,   \
+                               UPDATES, out, begin, end);                                     \
     }
 #define TJ_TYPED_RANGE_GATHER(NAME, OP, FN)                                                   \
     TJ_TYPED_RANGE(NAME, OP, FN, NULL, const void *data, const void *indices, void *out)
@@ -125,8 +129,8 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const void *table, const v
                                const void *offsets, const void *weights, void *out,           \
                                int64_t begin, int64_t end)                                    \
     {                                                                                         \
-        return tj_run_range_bag_of((jit_kernel)k, OP, table, indices, offsets, weights, out,  \
-                                   begin, end);                                               \
+        return tj_run_range_bag_of((jit_kernel)k, OP, "jit_" #NAME "_run_range", table,      \
+                                   indices, offsets, weights, out, begin, end);               \
     }
 
 #endif
