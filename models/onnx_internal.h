@@ -94,10 +94,12 @@ int tj_onnx_check_const_payload(const tj_onnx_scope *s, const Onnx__TensorProto 
 int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto *t,
                                 const char *input, tj_model_layer *out);
 
-/* onnx_order.c: 0 when every graph's nodes (bodies included) can run in
- * some order, the file's or another (ONNX Runtime sorts them itself);
- * -1 with one line in err naming a node on a cycle and the value that
- * closes it, as ONNX Runtime refuses such a graph. */
+/* onnx_order.c: 0 when every graph (bodies included) defines each name
+ * once, names no two nodes alike, and its nodes can run in some order,
+ * the file's or another (ONNX Runtime sorts them itself); -1 with one
+ * line in err naming the name defined twice and its definitions, or a
+ * node on a cycle and the value that closes it, as ONNX Runtime refuses
+ * such graphs. */
 int tj_onnx_check_order(const Onnx__GraphProto *g, const char *file, char *err, size_t err_len);
 
 #endif

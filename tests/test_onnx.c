@@ -230,10 +230,13 @@ static size_t string_field(uint8_t *p, unsigned field, const char *text)
     return n + len;
 }
 
+enum { UNNAMED, NAMED, LAST_NAMED_AS_FIRST };
+
 /* ModelProto { ir_version 8, graph { node x count } }: node i a Relu of
  * v<i-1> into v<i>, in reverse file order when `reversed`; node 0 reads
- * v<count-1> when `cyclic` (nothing otherwise). In *len; free it. */
-static uint8_t *relu_chain(size_t count, int cyclic, int reversed, size_t *len)
+ * v<count-1> when `cyclic` (nothing otherwise); named n<i> unless
+ * UNNAMED, the last n0 with LAST_NAMED_AS_FIRST. In *len; free it. */
+static uint8_t *relu_chain(size_t count, int cyclic, int reversed, int names, size_t *len)
 {
     size_t cap = count * 40 + 64, n = 0;
     uint8_t *nodes = malloc(cap), *b = malloc(cap + 16);
@@ -246,7 +249,11 @@ static uint8_t *relu_chain(size_t count, int cyclic, int reversed, size_t *len)
         snprintf(out, sizeof out, "v%zu", i);
         size_t m = i || cyclic ? string_field(node, 1, in) : 0; /* NodeProto.input */
         m += string_field(node + m, 2, out);                    /* output */
-        m += string_field(node + m, 4, "Relu");                 /* op_type */
+        if (names != UNNAMED) {                                 /* name */
+            snprintf(out, sizeof out, "n%zu", names == NAMED || i < count - 1 ? i : 0);
+            m += string_field(node + m, 3, out);
+        }
+        m += string_field(node + m, 4, "Relu"); /* op_type */
         n += varint(nodes + n, 1 << 3 | 2);                     /* GraphProto.node */
         n += varint(nodes + n, m);
         memcpy(nodes + n, node, m);
@@ -269,18 +276,41 @@ static void test_long_chains(void **state)
     (void)state;
     char err[512];
     size_t len, count = 200000;
-    uint8_t *b = relu_chain(count, 1, 0, &len);
+    uint8_t *b = relu_chain(count, 1, 0, UNNAMED, &len);
     clock_t t = clock();
     assert_int_equal(read_bytes(b, len, err, sizeof err), -1);
     if (!strstr(err, "the graph has a cycle of 200000 nodes: node 'Relu#0' (Relu) reads 'v199999'"))
         fail_msg("a long cycle: '%s'", err);
     double cyclic = (double)(clock() - t) / CLOCKS_PER_SEC;
     free(b);
-    b = relu_chain(count, 0, 1, &len);
+    b = relu_chain(count, 0, 1, UNNAMED, &len);
     t = clock();
     assert_int_equal(read_bytes(b, len, err, sizeof err), 0);
     printf("%zu nodes: a cycle refused in %.3f s, the unsorted chain read in %.3f s\n", count,
            cyclic, (double)(clock() - t) / CLOCKS_PER_SEC);
+    free(b);
+}
+
+/* 200,000 named nodes, each name and output put in a hash table once:
+ * read; the last named as the first: refused, naming both. */
+static void test_many_names(void **state)
+{
+    (void)state;
+    char err[512];
+    size_t len, count = 200000;
+    uint8_t *b = relu_chain(count, 0, 0, NAMED, &len);
+    clock_t t = clock();
+    assert_int_equal(read_bytes(b, len, err, sizeof err), 0);
+    double named = (double)(clock() - t) / CLOCKS_PER_SEC;
+    free(b);
+    b = relu_chain(count, 0, 0, LAST_NAMED_AS_FIRST, &len);
+    t = clock();
+    assert_int_equal(read_bytes(b, len, err, sizeof err), -1);
+    if (!strstr(err, "two nodes of the main graph are named 'n0': the 1st (Relu) and the "
+                     "200000th (Relu)"))
+        fail_msg("a name given twice: '%s'", err);
+    printf("%zu named nodes read in %.3f s, a name given twice refused in %.3f s\n", count, named,
+           (double)(clock() - t) / CLOCKS_PER_SEC);
     free(b);
 }
 
@@ -298,6 +328,14 @@ static void test_unsorted_and_shadowed(void **state)
     m = read_ok("shadowed.onnx");
     assert_int_equal(m.count, 1);
     assert_true(m.layers[0].usable);
+    tj_model_free(&m);
+    /* no name defined twice: an If's branch naming its output as the If
+     * does, sibling branches, node names per graph, left-out outputs */
+    m = read_ok("names_ok.onnx");
+    assert_int_equal(m.count, 2);
+    for (int i = 0; i < m.count; i++)
+        if (!m.layers[i].usable)
+            fail_msg("names_ok.onnx: %s: %s", m.layers[i].name, m.layers[i].skip);
     tj_model_free(&m);
 }
 
@@ -449,6 +487,15 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "node 'if' (If) reads 'z' in a body from node 'late'"));
     assert_int_equal(run_model("unsorted.onnx", "--check", out, sizeof out), 0);
     assert_non_null(strstr(out, "\n4 compiled (4 checked ok), 0 skipped, 0 refused\n"));
+    /* a name defined twice, and two nodes of one name: refused whole too */
+    assert_int_equal(run_model("body_redefines.onnx", "", out, sizeof out), 2);
+    assert_int_equal(count_of(out, "\n"), 1);
+    assert_non_null(strstr(out, "'h' is defined twice: node 'if/then_branch/T' (Gather)"));
+    assert_int_equal(run_model("two_nodes_one_name.onnx", "--check", out, sizeof out), 2);
+    assert_int_equal(count_of(out, "\n"), 1);
+    assert_non_null(strstr(out, "two nodes of the main graph are named 'G'"));
+    assert_int_equal(run_model("names_ok.onnx", "--check", out, sizeof out), 0);
+    assert_non_null(strstr(out, "\n2 compiled (2 checked ok), 0 skipped, 0 refused\n"));
     /* names longer than 24 characters widen the name column: ids stay aligned */
     assert_int_equal(run_model("long_names.onnx", "--check", out, sizeof out), 0);
     const char *head = strstr(out, "\nlayer ");
@@ -525,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_truncated_and_flipped),
         cmocka_unit_test(test_hostile_bytes),
         cmocka_unit_test(test_long_chains),
+        cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_unsorted_and_shadowed),
         cmocka_unit_test(test_both_readers_agree),
         cmocka_unit_test(test_external_needs_a_folder),

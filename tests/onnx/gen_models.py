@@ -288,6 +288,27 @@ save_bare("shadowed.onnx", model(
     [vi("trip", I64, []), vi("x0", F, [4, 3]), vi("eidx", I64, [4, 3])],
     [vi("x_in", F, None)], 16))
 
+# names that look defined twice but are not, read as ONNX Runtime reads
+# them: an If's branch whose node outputs the If's own output name (ONNX's
+# checker adds a node's outputs to the scope only after its bodies); the
+# two branches, siblings, each with a node `pick` whose output is `tmp`;
+# a branch's node named as a node of the main graph (node names are per
+# graph); left-out optional outputs ("") of two nodes
+names_then = helper.make_graph(
+    [helper.make_node("Gather", ["data", "indices"], ["tmp"], name="pick", axis=0),
+     helper.make_node("Identity", ["tmp"], ["y"], name="relu")], "then", [], [vi("y", F, None)])
+names_else = helper.make_graph(
+    [helper.make_node("Gather", ["data", "indices"], ["tmp"], name="pick", axis=1),
+     helper.make_node("Identity", ["tmp"], ["e"], name="relu")], "else", [], [vi("e", F, None)])
+save_bare("names_ok.onnx", model(
+    [helper.make_node("Relu", ["data"], ["r"], name="relu"),
+     helper.make_node("If", ["cond"], ["y"], name="if", then_branch=names_then,
+                      else_branch=names_else),
+     helper.make_node("Dropout", ["r"], ["d1", ""], name="drop1"),
+     helper.make_node("Dropout", ["d1"], ["d2", ""], name="drop2")],
+    [vi("cond", TensorProto.BOOL, []), vi("data", F, [4, 4]), vi("indices", I64, [4])],
+    [vi("y", F, None), vi("d2", F, None)], 16, value_info=[vi("tmp", F, [4, 4])]))
+
 # invalid models, and what tensorjit must say of each
 def bad_model(name, m, kind, want):
     onnx.save(m, os.path.join(OUT, name))
@@ -480,6 +501,114 @@ bad_model("body_read_cycle.onnx", model(
     [vi("z", F, None)], 16), "error",
     "cycle of 2 nodes: node 'if' (If) reads 'z' in a body from node 'late' (Gather), which "
     "depends on the output of 'if' itself")
+# a name defined twice in one graph: refused whole, as ONNX Runtime refuses
+# it ("Duplicate definition of name") and ONNX's checker (SSA form); the
+# message names the value, both definitions and the graph
+bad_model("twice.onnx", model(
+    [helper.make_node("Relu", ["data"], ["y"], name="A"),
+     helper.make_node("Gather", ["data", "indices"], ["y"], name="B", axis=0)],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2])], [vi("y", F, None)], 13), "error",
+    "'y' is defined twice in the main graph: node 'A' (Relu) outputs it, and node 'B' "
+    "(Gather) outputs it too")
+bad_model("twice_one_node.onnx", model(
+    [helper.make_node("Split", ["data"], ["s", "s"], name="S", axis=0),
+     helper.make_node("Gather", ["s", "indices"], ["out"], name="G", axis=0)],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2])], [vi("out", F, None)], 13), "error",
+    "'s' is defined twice in the main graph: node 'S' (Split) outputs it twice")
+bad_model("twice_input.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="G", axis=0),
+     helper.make_node("Relu", ["out"], ["data"], name="R")],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2])], [vi("out", F, None)], 13), "error",
+    "'data' is defined twice in the main graph: it is a graph input, and node 'R' (Relu) "
+    "outputs it too")
+# an input with an initializer of its name is one definition, its default
+# value; a node output of that name is a second
+bad_model("twice_defaulted.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["indices"], name="G", axis=0)],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2])], [vi("indices", F, None)], 13,
+    inits=[numpy_helper.from_array(np.array([0, 1], dtype=np.int64), "indices")]), "error",
+    "'indices' is defined twice in the main graph: it is a graph input, with an initializer "
+    "as its default value, and node 'G' (Gather) outputs it too")
+# a Constant named like an initializer: ONNX Runtime turns Constants into
+# initializers and reads the last of two (a warning); tensorjit's lookup
+# would read the first, so it refuses, as ONNX's checker does
+bad_model("twice_constant.onnx", model(
+    [helper.make_node("Constant", [], ["idx"], name="C",
+                      value=numpy_helper.from_array(np.array([3, 3], dtype=np.int64))),
+     helper.make_node("Gather", ["data", "idx"], ["out"], name="G", axis=0)],
+    [vi("data", F, [4, 4])], [vi("out", F, None)], 13,
+    inits=[numpy_helper.from_array(np.array([0, 1], dtype=np.int64), "idx")]), "error",
+    "'idx' is defined twice in the main graph: it is an initializer, and node 'C' (Constant) "
+    "outputs it too")
+bad_model("twice_graph_input.onnx", model(
+    [helper.make_node("Gather", ["data", "indices"], ["out"], name="G", axis=0)],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2]), vi("data", F, [4, 4])],
+    [vi("out", F, None)], 13), "error",
+    "'data' is defined twice in the main graph: it is listed twice as a graph input")
+bad_model("twice_initializer.onnx", model(
+    [helper.make_node("Gather", ["data", "idx"], ["out"], name="G", axis=0)],
+    [vi("data", F, [4, 4])], [vi("out", F, None)], 13,
+    inits=[numpy_helper.from_array(np.array([0, 1], dtype=np.int64), "idx"),
+           numpy_helper.from_array(np.array([3, 3], dtype=np.int64), "idx")]), "error",
+    "'idx' is defined twice in the main graph: two initializers (dense or sparse) have it")
+# inside a Loop's body, and a body's node output named like a value of the
+# graphs around it (ONNX's IR: "distinct from the names from the outer
+# scopes"): a main graph's node output, and a main graph input seen from an
+# If's branch inside a Loop's body
+twice_body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("Relu", ["x_in"], ["p"], name="P1"),
+     helper.make_node("Gather", ["x_in", "indices"], ["p"], name="P2", axis=0),
+     helper.make_node("Identity", ["p"], ["x_out"])],
+    "body", [vi("i", I64, []), vi("c_in", TensorProto.BOOL, []), vi("x_in", F, [4, 4])],
+    [vi("c_out", TensorProto.BOOL, []), vi("x_out", F, [4, 4])])
+bad_model("twice_in_body.onnx", model(
+    [helper.make_node("Loop", ["trip", "", "data"], ["xl"], name="loop", body=twice_body)],
+    [vi("trip", I64, []), vi("data", F, [4, 4]), vi("indices", I64, [2])],
+    [vi("xl", F, None)], 16), "error",
+    "'p' is defined twice in body 'loop/body': node 'loop/body/P1' (Relu) outputs it, and node "
+    "'loop/body/P2' (Gather) outputs it too")
+h_then = helper.make_graph([helper.make_node("Gather", ["data", "indices"], ["h"], name="T",
+                                             axis=0)], "then", [], [vi("h", F, None)])
+h_else = helper.make_graph([helper.make_node("Identity", ["data"], ["e"])], "else", [],
+                           [vi("e", F, None)])
+redefines_why = ("'h' is defined twice: node 'if/then_branch/T' (Gather) of body "
+                 "'if/then_branch' outputs it, and the main graph around that body defines it "
+                 "too: node 'H' (Relu) outputs it")
+h_nodes = [helper.make_node("Relu", ["data"], ["h"], name="H"),
+           helper.make_node("If", ["cond"], ["y"], name="if", then_branch=h_then,
+                            else_branch=h_else)]
+h_io = ([vi("cond", TensorProto.BOOL, []), vi("data", F, [4, 4]), vi("indices", I64, [4])],
+        [vi("y", F, None), vi("h", F, None)])
+bad_model("body_redefines.onnx", model(h_nodes, *h_io, 16), "error", redefines_why)
+# the same with `H` after the If: ONNX's checker, in one pass in the file's
+# order, and ONNX Runtime, in its sorted order, have not seen `h` yet when
+# they check the branch, and read it; tensorjit reads nodes in any order and
+# holds to the IR's rule wherever the outer value is computed
+bad_model("body_redefines_later.onnx", model(h_nodes[::-1], *h_io, 16), "error", redefines_why)
+in_then = helper.make_graph([helper.make_node("Relu", ["x_in"], ["data"], name="T")], "then",
+                            [], [vi("data", F, None)])
+in_else = helper.make_graph([helper.make_node("Identity", ["x_in"], ["e"])], "else", [],
+                            [vi("e", F, None)])
+outer_body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("If", ["c_in"], ["x_out"], name="inner", then_branch=in_then,
+                      else_branch=in_else)],
+    "body", [vi("i", I64, []), vi("c_in", TensorProto.BOOL, []), vi("x_in", F, [4, 4])],
+    [vi("c_out", TensorProto.BOOL, []), vi("x_out", F, [4, 4])])
+bad_model("body_redefines_input.onnx", model(
+    [helper.make_node("Loop", ["trip", "", "data"], ["xl"], name="loop", body=outer_body)],
+    [vi("trip", I64, []), vi("data", F, [4, 4])], [vi("xl", F, None)], 16), "error",
+    "'data' is defined twice: node 'loop/body/inner/then_branch/T' (Relu) of body "
+    "'loop/body/inner/then_branch' outputs it, and the main graph around that body defines it "
+    "too: it is a graph input")
+# two nodes of one name: ONNX Runtime refuses them ("two nodes with same node
+# name"; ONNX's checker does not look), per graph
+bad_model("two_nodes_one_name.onnx", model(
+    [helper.make_node("Relu", ["data"], ["r"], name="G"),
+     helper.make_node("Gather", ["r", "indices"], ["out"], name="G", axis=0)],
+    [vi("data", F, [4, 4]), vi("indices", I64, [2])], [vi("out", F, None)], 13), "error",
+    "two nodes of the main graph are named 'G': the 1st (Relu) and the 2nd (Gather) in its list")
 # bodies in bodies in bodies, deeper than the reader takes
 leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["d0"])], "leaf", [],
                          [vi("d0", F, None)])
