@@ -183,31 +183,62 @@ static const char *tj_bag_prefetch_why(const tj_bag_layout *l, char *buf, size_t
     return buf;
 }
 
+/* "dynamic (B, N and E from the call's dims) " naming the dims the plan
+ * takes from each call (tj_bag_call_dims: the form's own, those that are
+ * dynamic), or "" for a static plan. */
+static const char *tj_bag_dynamic_words(const tj_bag_plan *g, char *buf, size_t len)
+{
+    char dims[32];
+    if (!g->dynamic)
+        buf[0] = '\0';
+    else if (tj_bag_call_dims(g, dims, sizeof dims)[0])
+        snprintf(buf, len, "dynamic (%s from the call's dims) ", dims);
+    else
+        snprintf(buf, len, "dynamic ");
+    return buf;
+}
+
+/* The table's size as the prefetch rule weighed it: its bytes, or for a
+ * dynamic table (E the call's: l->table_bytes is INT64_MAX, a stand-in
+ * for "as large as any", not a size to print) those words. */
+static const char *tj_bag_table_words(const tj_bag_plan *g, const tj_bag_layout *l, char *buf,
+                                      size_t len)
+{
+    if (g->rows < 0)
+        snprintf(buf, len, "a table of E rows, the call's, taken as");
+    else
+        snprintf(buf, len, "table of %" PRId64 " bytes", l->table_bytes);
+    return buf;
+}
+
 void tj_bag_strategy_describe(const tj_plan *p, const tj_ir_strategy *s, char *buf, size_t len)
 {
     const tj_bag_plan *g = &p->bag;
     tj_bag_layout l;
     tj_bag_layout_of(p, s, &l);
     int64_t vectors = l.lanes ? (g->row_elems + l.lanes - 1) / l.lanes : 0;
-    char why[160];
+    char why[160], dyn[64], table[64];
     int n = snprintf(buf, len,
                      "%sembedding bag: rows of %" PRId64 " elements (%" PRId64 " bytes) "
                      "accumulated in %" PRId64 " %d-bit vectors%s",
-                     g->dynamic ? "dynamic (B, N, L, E and S from the call's dims) " : "",
-                     g->row_elems, l.row_bytes, vectors, l.vector_bits,
+                     tj_bag_dynamic_words(g, dyn, sizeof dyn), g->row_elems, l.row_bytes,
+                     vectors, l.vector_bits,
                      g->row_elems > l.block_elems ? " a block of columns at a time" : "");
     if (n < 0 || (size_t)n >= len)
         return;
+    tj_bag_table_words(g, &l, table, sizeof table);
     if (s->prefetch)
         n += snprintf(buf + n, len - (size_t)n,
                       "; prefetch %" PRId64 " rows (%" PRId64 " bytes) ahead, primed for the "
-                      "first rows (table of %" PRId64 " bytes >= %d%s)",
-                      s->prefetch, s->prefetch * l.row_bytes, l.table_bytes,
+                      "first rows (%s >= %d%s)",
+                      s->prefetch, s->prefetch * l.row_bytes, table,
                       TJ_BAG_PREFETCH_MIN_TABLE, tj_bag_prefetch_why(&l, why, sizeof why));
+    else if (g->rows < 0) /* a dynamic table is taken as large: only the knob (or empty rows) */
+        n += snprintf(buf + n, len - (size_t)n, "; no prefetch (TENSORJIT_PREFETCH=0, or rows "
+                      "of 0 bytes)");
     else
-        n += snprintf(buf + n, len - (size_t)n,
-                      "; no prefetch (table of %" PRId64 " bytes < %d, or TENSORJIT_PREFETCH=0)",
-                      l.table_bytes, TJ_BAG_PREFETCH_MIN_TABLE);
+        n += snprintf(buf + n, len - (size_t)n, "; no prefetch (%s < %d, or TENSORJIT_PREFETCH=0)",
+                      table, TJ_BAG_PREFETCH_MIN_TABLE);
     if ((size_t)n >= len)
         return;
     if (l.interleave > 1)

@@ -41,11 +41,18 @@ int tj_threads_unused(const jit_sig *sig, const tj_plan *plan)
     return !tj_jit_wanted(sig->engine, why, sizeof why) || !tj_backend_splits(plan);
 }
 
+int tj_kernel_jit_planned(const tj_plan *plan, jit_engine engine, char *why, size_t len)
+{
+    if (plan->dyn && !plan->dyn->jit_ok) {
+        snprintf(why, len, "%s", plan->dyn->why);
+        return 0;
+    }
+    return tj_jit_wanted(engine, why, len);
+}
+
 static int tj_kernel_engine(tj_kernel *k, const void *key, size_t key_len, jit_engine engine)
 {
-    if (k->dyn && !k->dyn->jit_ok)
-        snprintf(k->why, sizeof k->why, "%s", k->dyn->why);
-    else if (tj_jit_wanted(engine, k->why, sizeof k->why)) {
+    if (tj_kernel_jit_planned(&k->plan, engine, k->why, sizeof k->why)) {
         tj_backend_kernel bk = {0};
         if (tj_backend_compile(&k->plan, key, key_len, &bk, k->why, sizeof k->why) == 0) {
             k->engine = JIT_ENGINE_JIT;

@@ -50,6 +50,12 @@ typedef struct tj_kernel {
 /* 1 when the JIT should try for this engine (the signature's choice and
  * TENSORJIT_JIT); else 0 with the reason in why. */
 int tj_jit_wanted(jit_engine engine, char *why, size_t len);
+/* 1 when a kernel of plan under engine goes to the JIT (which may still
+ * fail to compile it: jit_info then says why); else 0 with why the
+ * reference kernel serves: a dynamic family whose template the JIT cannot
+ * run (tj_dyn.why), or tj_jit_wanted's reason. The one choice that
+ * tj_kernel_build makes and jit_explain reports, so the two cannot drift. */
+int tj_kernel_jit_planned(const tj_plan *plan, jit_engine engine, char *why, size_t len);
 /* Whether sig asks for threads that its kernel would not use: too little
  * work to split, an unrolled kernel, passes that one thread runs
  * (tj_backend_splits), or a reference kernel, which runs on the caller's

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "error.h"
 #include "shape.h"
@@ -283,10 +284,37 @@ void tj_bag_normalize(jit_sig *s)
     s->include_last_offset = s->include_last_offset != 0;
 }
 
+/* The form's own attributes, as jit_explain's first line names them:
+ * default_index for Offsets and Segments, padding_idx for Offsets and
+ * Packed, include_last_offset for Offsets, num_segments for Segments ("?"
+ * where dynamic, "?:N" with its bound, as tensorjit model lists it:
+ * JIT_DIM_DYNAMIC is no count). */
+static void tj_bag_describe_attrs(tj_bag_form form, const jit_sig *s, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    if (form != TJ_BAG_PACKED && tj_bag_default_row(s, form) != -1)
+        n += (size_t)snprintf(buf, len, ", default_index %" PRId64, s->default_index);
+    else if (form != TJ_BAG_PACKED)
+        n += (size_t)snprintf(buf, len, ", default_index none");
+    if (form != TJ_BAG_SEGMENTS && s->has_padding_idx && n < len)
+        n += (size_t)snprintf(buf + n, len - n, ", padding_idx %" PRId64, s->padding_idx);
+    else if (form != TJ_BAG_SEGMENTS && n < len)
+        n += (size_t)snprintf(buf + n, len - n, ", padding_idx none");
+    if (form == TJ_BAG_OFFSETS && n < len)
+        snprintf(buf + n, len - n, ", include_last_offset %d", s->include_last_offset);
+    else if (form == TJ_BAG_SEGMENTS && s->num_segments != JIT_DIM_DYNAMIC && n < len)
+        snprintf(buf + n, len - n, ", num_segments %" PRId64, s->num_segments);
+    else if (form == TJ_BAG_SEGMENTS && s->num_segments_bound > 0 && n < len)
+        snprintf(buf + n, len - n, ", num_segments ?:%" PRId64, s->num_segments_bound);
+    else if (form == TJ_BAG_SEGMENTS && n < len)
+        snprintf(buf + n, len - n, ", num_segments ?");
+}
+
 void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, char *buf,
                      size_t len)
 {
-    char t[256], ix[256], o[256] = "", out[256] = "?", pad[48] = "none", dflt[48] = "none";
+    char t[256], ix[256], o[256] = "", out[256] = "?", attrs[160];
     jit_shape os;
     if (tj_sig_output_shape(def, s, &os) == 0)
         tj_shape_format(&os, out, sizeof out);
@@ -295,23 +323,14 @@ void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, c
         snprintf(o, sizeof o, ", %s %s", tj_bag_offsets_name(form),
                  tj_shape_format(&s->updates_shape, b, sizeof b));
     }
-    if (s->has_padding_idx)
-        snprintf(pad, sizeof pad, "%" PRId64, s->padding_idx);
-    if (tj_bag_default_row(s, form) != -1)
-        snprintf(dflt, sizeof dflt, "%" PRId64, s->default_index);
-    char seg[48] = "";
-    if (form == TJ_BAG_SEGMENTS)
-        snprintf(seg, sizeof seg, ", num_segments %" PRId64, s->num_segments);
+    tj_bag_describe_attrs(form, s, attrs, sizeof attrs);
     snprintf(buf, len,
-             "%s-%d, reduction %s, table %s %s, indices %s %s%s, weights %s, default_index "
-             "%s, padding_idx %s, include_last_offset %d%s, index policy %s\n"
+             "%s-%d, reduction %s, table %s %s, indices %s %s%s, weights %s%s, index policy %s\n"
              "output shape: %s\n",
              def->info.name, s->opset ? s->opset : def->info.default_opset,
              jit_reduction_name(s->reduction == JIT_REDUCTION_NONE ? JIT_REDUCTION_SUM
                                                                    : s->reduction),
              jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, t, sizeof t),
              jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, ix, sizeof ix), o,
-             s->has_weights ? "yes" : "no", dflt, pad,
-             s->include_last_offset, seg,
-             jit_index_policy_name(s->index_policy), out);
+             s->has_weights ? "yes" : "no", attrs, jit_index_policy_name(s->index_policy), out);
 }

@@ -47,4 +47,12 @@ typedef struct tj_bag_plan {
     int unchecked;
 } tj_bag_plan;
 
+/* The dims a dynamic bag plan's counts take from each call (its negative
+ * codes), as SPEC 10 names them and only the form's own: "B, N and E"
+ * (offsets), "B, L and E" (packed), "S, N and E" (segments), those that
+ * are static left out; "" for none. Written to buf (len bytes), returned.
+ * jit_explain and the bag strategy's words both say it (runtime/plan/
+ * explain.c), so the two name the same dims. */
+const char *tj_bag_call_dims(const tj_bag_plan *b, char *buf, size_t len);
+
 #endif
