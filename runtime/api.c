@@ -122,7 +122,7 @@ jit_kernel jit_compile_async(const jit_sig *sig)
         return NULL;
     }
     char why[128];
-    if (!tj_jit_wanted(sig->engine, why, sizeof why) || (plan.dyn && !plan.dyn->jit_ok))
+    if (!tj_kernel_jit_planned(&plan, sig->engine, why, sizeof why))
         k = tj_cache_get(&key, &plan, sig->engine);
     else if (!(k = tj_cache_find(&key))) {
         const tj_kernel *front = tj_tiered_get(&key, &plan);
