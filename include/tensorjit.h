@@ -695,10 +695,11 @@ int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engin
 /* Embedding bags' kernels through the generic API (jit_call and its kin
  * given one return JIT_STATUS_BAD_SHAPE naming these): the kernel's
  * status, or JIT_STATUS_BAD_POINTER for a pointer that is no kernel of
- * this library, for weights given to a kernel without them or offsets
- * given to an EmbeddingBagPacked one, and (jit_call_bag, whose sizes are
- * static) for an out that shares bytes with an input: checks the typed
- * pointers and jit_call_bag_dynamic leave to the caller. jit_run_range_bag's units are bags; call it after
+ * this library, for weights given to a kernel compiled without them, for
+ * offsets given to an EmbeddingBagPacked one, and (jit_call_bag and
+ * jit_run_range_bag, whose sizes are static) for an out that shares
+ * bytes with an input. The typed pointers check none of these, and
+ * jit_call_bag_dynamic not the overlap. jit_run_range_bag's units are bags; call it after
  * jit_validate_bag returned 0 for the same indices and offsets. */
 int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, const void *offsets,
                  const void *weights, void *out);

@@ -15,7 +15,10 @@
  * are visible in the nested subgraph" (the IR again; the checker, which
  * ONNX Runtime runs on each node and so on its bodies, refuses it), but
  * for the outputs of the node whose body it is, which the checker adds to
- * the scope only after that node's bodies. A body's own input or
+ * the scope only after that node's bodies. The checker and ONNX Runtime
+ * see only outer values made before the node, in the file's order; this
+ * check reads any order, so it refuses the name wherever the outer value
+ * is made (docs/models.md: stricter than ONNX Runtime there). A body's own input or
  * initializer may shadow an outer name (the checker and ONNX Runtime let
  * it). Two nodes of one graph may not share a non-empty node name (the
  * IR's node namespace; ONNX Runtime refuses "two nodes with same node
@@ -202,6 +205,7 @@ static size_t *tj_adjacency(const tj_frame *f, int by_to, size_t **idx)
     if (!start || !*idx) {
         free(start);
         free(*idx);
+        *idx = NULL; /* the callers free it on every path */
         return NULL;
     }
     for (size_t e = 0; e < f->edges; e++)
@@ -235,8 +239,10 @@ static void tj_node_text(const tj_frame *f, tj_ix i, char *buf, size_t len)
 {
     char label[128], path[520], name[260];
     tj_node_label(f->g->node[i], i, label, sizeof label);
+    /* a body's node "/e/P" is layer "if/then_branch/e/P", as the walk names it */
+    const char *own = f->path[0] && label[0] == '/' ? label + 1 : label;
     snprintf(buf, len, "'%s%s'", tj_escaped(f->path, 128, path, sizeof path),
-             tj_escaped(label, 64, name, sizeof name));
+             tj_escaped(own, 64, name, sizeof name));
 }
 
 static const char *tj_op_text(const tj_frame *f, tj_ix i, char *buf, size_t len)

@@ -14,6 +14,7 @@
 #include "dyn.h"
 #include "error.h"
 #include "kernel.h"
+#include "overlap.h"
 #include "op.h"
 #include "plan.h"
 #include "pool.h"
@@ -200,39 +201,6 @@ int jit_info(jit_kernel kernel, jit_kernel_info *info)
     return tj_info_of(kernel, JIT_OP_NONE, info);
 }
 
-/* Whether [a, a + an) and [b, b + bn) share a byte. */
-static int tj_ranges_meet(const void *a, int64_t an, const void *b, int64_t bn)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return a && b && an > 0 && bn > 0 && x < y + (uintptr_t)bn && y < x + (uintptr_t)an;
-}
-
-/* out against the inputs it must not share bytes with (the header's rule:
- * a scatter may run in place, out == data, nothing else); the typed
- * pointers leave this to the caller, a few compares jit_call can afford.
- * 0, or -1 with the error naming both buffers. */
-static int tj_out_overlap(const tj_plan *p, const void *data, const void *indices,
-                          const void *updates, const void *out)
-{
-    const struct {
-        const char *name;
-        const void *at;
-        int64_t bytes;
-    } in[3] = {{"data", data, p->data_bytes},
-               {"indices", indices, p->indices_elems * p->index_size},
-               {"updates", updates, p->has_updates ? p->updates_bytes : 0}};
-    for (int i = 0; i < 3; i++) {
-        if (i == 0 && out == data && p->has_updates)
-            continue; /* a scatter in place */
-        if (tj_ranges_meet(out, p->out_bytes, in[i].at, in[i].bytes))
-            return tj_error_set("out [%p, +%" PRId64 " bytes) overlaps %s [%p, +%" PRId64
-                                " bytes): out must not share bytes with an input%s",
-                                out, p->out_bytes, in[i].name, in[i].at, in[i].bytes,
-                                p->has_updates ? " (but out == data, which runs in place)" : "");
-    }
-    return 0;
-}
-
 int jit_call(jit_kernel kernel, const void *data, const void *indices, const void *updates,
              void *out)
 {
@@ -254,48 +222,6 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
     }
     tj_user_kernel_done(&pin);
     return rc;
-}
-
-/* What a bag kernel's signature says of the pointers a call passes:
- * weights only where it has them, no offsets for Packed (a pointer the
- * kernel would ignore is a caller's mistake that gave unweighted sums
- * silently: a user's trial). 0, or -1 with the error. */
-static int tj_bag_pointers_fit(const tj_bag_plan *b, const void *offsets, const void *weights)
-{
-    if (weights && !b->has_weights)
-        return tj_error_set("weights given to a kernel compiled without weights "
-                            "(has_weights = 0): it would ignore them; pass NULL, or compile "
-                            "with has_weights = 1");
-    if (offsets && b->form == TJ_BAG_PACKED)
-        return tj_error_set("offsets given to an EmbeddingBagPacked kernel, which takes none "
-                            "(bag b is row b of indices [B, L]): pass NULL");
-    return 0;
-}
-
-/* A static bag's out against its inputs (the rule jit_call holds gathers
- * to; a bag has no in-place form): an out over offsets or indices let one
- * bag's result change the next bag's lookups after they were checked, and
- * the kernel read past the table (a user's trial). */
-static int tj_bag_out_overlap(const tj_bag_plan *b, const void *table, const void *indices,
-                              const void *offsets, const void *weights, const void *out)
-{
-    int64_t elem = jit_dtype_size(b->dtype), index = jit_dtype_size(b->index_type);
-    int64_t out_bytes = b->bags * b->row_elems * elem; /* the plan's sizes fit int64 */
-    const struct {
-        const char *name;
-        const void *at;
-        int64_t bytes;
-    } in[4] = {{"table", table, b->rows * b->row_elems * elem},
-               {"indices", indices, b->lookups * index},
-               {b->form == TJ_BAG_SEGMENTS ? "segment_ids" : "offsets", offsets,
-                b->offsets_len * index},
-               {"weights", weights, b->has_weights ? b->lookups * elem : 0}};
-    for (int i = 0; i < 4; i++)
-        if (tj_ranges_meet(out, out_bytes, in[i].at, in[i].bytes))
-            return tj_error_set("out [%p, +%" PRId64 " bytes) overlaps %s [%p, +%" PRId64
-                                " bytes): out must not share bytes with an input",
-                                out, out_bytes, in[i].name, in[i].at, in[i].bytes);
-    return 0;
 }
 
 int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, const void *offsets,

@@ -553,6 +553,18 @@ static void test_call_bag_refuses_overlap_and_stray_pointers(void **state)
     assert_int_equal(jit_call_bag(kp, table, buf, off, NULL, out), JIT_STATUS_BAD_POINTER);
     assert_non_null(strstr(jit_last_error(), "takes none"));
     assert_int_equal(jit_call_bag(k, table, buf, off, NULL, out), JIT_OK);
+    /* jit_run_range_bag after jit_validate_bag holds to the same rules */
+    assert_int_equal(jit_validate_bag(k, buf, off), JIT_OK);
+    assert_int_equal(jit_run_range_bag(k, table, buf, off, NULL, (float *)(void *)&buf[2], 0, 2),
+                     JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "overlaps indices"));
+    assert_true(buf[2] == 1 && buf[3] == 1);
+    assert_int_equal(jit_run_range_bag(k, table, buf, off, w, out, 0, 2), JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "compiled without weights"));
+    assert_int_equal(jit_run_range_bag(kp, table, buf, off, NULL, out, 0, 2),
+                     JIT_STATUS_BAD_POINTER);
+    assert_non_null(strstr(jit_last_error(), "takes none"));
+    assert_int_equal(jit_run_range_bag(k, table, buf, off, NULL, out, 0, 2), JIT_OK);
     /* the typed call names itself; op names of OpenVINO's version 3 */
     assert_int_equal(jit_embedding_bag_offsets_run_range((jit_embedding_bag_offsets_fn)k, table,
                                                          buf, off, NULL, out, 1, 9),

@@ -974,6 +974,11 @@ static void test_num_segments_named_as_a_count(void **state)
     dims[4] = -2;
     assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
     assert_string_equal(jit_last_error(), "num_segments=-2 must not be negative");
+    s.num_segments_bound = -1;
+    dims[4] = 5;
+    assert_int_equal(jit_sig_bind(&s, dims, &bound), -1);
+    assert_string_equal(jit_last_error(), "num_segments_bound=-1 must not be negative");
+    s.num_segments_bound = 16;
     dims[4] = 16;
     assert_int_equal(jit_sig_bind(&s, dims, &bound), 0);
     assert_int_equal(bound.num_segments, 16);

@@ -522,6 +522,33 @@ static int array_from_numpy_view(PyObject *obj, const char *what, int for_out, t
 static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
                              tj_array *a);
 
+/* The stacklevel of the first frame outside the tensorjit package, so
+ * that a warning names the user's line, not a line of tensorjit.torch's
+ * wrappers (which would make it once per process). Frames are told by
+ * their module's __name__; asked only where a warning is given. */
+static Py_ssize_t caller_stacklevel(void)
+{
+    Py_ssize_t level = 1;
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(f);
+    while (f) {
+        PyObject *globals = PyObject_GetAttrString((PyObject *)f, "f_globals");
+        PyObject *name = globals && PyDict_Check(globals)
+                             ? PyDict_GetItemString(globals, "__name__") /* borrowed */
+                             : NULL;
+        const char *module = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        int ours = module && (strcmp(module, "tensorjit") == 0 ||
+                              strncmp(module, "tensorjit.", 10) == 0);
+        Py_XDECREF(globals);
+        PyErr_Clear();
+        PyFrameObject *back = ours ? PyFrame_GetBack(f) : NULL; /* a new reference */
+        Py_DECREF(f);
+        f = back;
+        level += ours;
+    }
+    return level;
+}
+
 /* A tensor that requires grad (a module's weight, an nn.Parameter) read
  * detached: the kernels are forward-only, and DLPack refuses to export
  * it. Tried only after that refusal, so a call's usual path pays nothing.
@@ -540,7 +567,8 @@ static int array_detached(PyObject *obj, const char *what, int for_out, tj_array
      * trained through these calls would leave this tensor untrained and
      * nothing else would say so (a user's trial). */
     if (tj_torch_grad_enabled() &&
-        PyErr_WarnFormat(PyExc_UserWarning, 1, "tensorjit: %s requires grad (a module's "
+        PyErr_WarnFormat(PyExc_UserWarning, caller_stacklevel(), "tensorjit: %s requires "
+                         "grad (a module's "
                          "weight?) and gets no gradient through this call: tensorjit's "
                          "kernels are forward-only (call under torch.no_grad() or "
                          "torch.inference_mode() to say that is meant)", what) != 0)
@@ -2192,11 +2220,12 @@ static PyObject *py_stats(PyObject *self, PyObject *noargs)
                          "code_bytes", (long long)s.code_bytes);
 }
 
-static PyObject *py_set_kernel_limit(PyObject *self, PyObject *args)
+static PyObject *py_set_kernel_limit(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
+    static char *names[] = {"max_kernels", "max_code_bytes", NULL};
     long long kernels = 0, bytes = 0;
-    if (!PyArg_ParseTuple(args, "|LL:set_kernel_limit", &kernels, &bytes))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|LL:set_kernel_limit", names, &kernels, &bytes))
         return NULL;
     if (kernels < 0 || bytes < 0) {
         PyErr_Format(SignatureError, "tensorjit: set_kernel_limit(%lld, %lld): a limit is a "
@@ -2385,11 +2414,13 @@ static PyMethodDef methods[] = {
      "stats() -> dict: compiles (kernels this module compiled in the process), kernels (its "
      "live family kernels), max_kernels (the bound on them), library_kernels and code_bytes "
      "(the library's JIT kernels alive, whoever made them)."},
-    {"set_kernel_limit", py_set_kernel_limit, METH_VARARGS,
+    {"set_kernel_limit", (PyCFunction)(void (*)(void))py_set_kernel_limit,
+     METH_VARARGS | METH_KEYWORDS,
      "set_kernel_limit(max_kernels=0, max_code_bytes=0): the library frees JIT kernels nobody "
      "holds beyond these (0: no limit, the default; jit_set_kernel_limit, as "
      "$TENSORJIT_MAX_KERNELS). Without a limit the kernels this module hands back when its "
-     "table starts over stay in memory. Only kernels compiled after it is set can be freed."},
+     "table starts over stay in memory. Only kernels compiled after it is set can be freed; "
+     "x86-64 only (elsewhere KernelError says so)."},
     {"open_cache", py_cache_open, METH_VARARGS,
      "open_cache(dir=None): kernels are looked up in dir (None: $TENSORJIT_CACHE_DIR) before "
      "being compiled, and stored there after (jit_cache_open)."},

@@ -71,6 +71,14 @@ def _as_int(value: Any, name: str) -> int:
                                f"{type(value).__name__} ({value!r})") from None
 
 
+_TORCH_CAST = ((r"\bindices\.astype\(numpy\.int64\)", "index.long()"),)
+
+
+def _renamed_for(e: Exception, index: Any, names: Tuple[Tuple[str, str], ...]) -> Exception:
+    """_renamed, with numpy's cast advice in torch's words where index is a tensor."""
+    return _renamed(e, (_TORCH_CAST if hasattr(index, "long") else ()) + names)
+
+
 def _renamed(e: Exception, names: Tuple[Tuple[str, str], ...]) -> Exception:
     """e, naming the library's inputs by the caller's names (each pair: a
     pattern of the library's word, then the caller's word): raised from an
@@ -82,8 +90,7 @@ def _renamed(e: Exception, names: Tuple[Tuple[str, str], ...]) -> Exception:
 
 
 # the library's names of gather's and scatter's inputs, and torch's
-_INDEX_NAMES = ((r"\bindices\.astype\(numpy\.int64\)", "index.long()"),
-                (r"\bindices\[([^\]]*)\] = \[(-?\d+)\]", r"index[\1] = \2"),  # a 1-tuple
+_INDEX_NAMES = ((r"\bindices\[([^\]]*)\] = \[(-?\d+)\]", r"index[\1] = \2"),  # a 1-tuple
                 (r"\bindices'", "index's"), (r"\bindices\b", "index"),
                 (r"\bupdates'", "src's"), (r"\bupdates\b", "src"),
                 (r"\bdata'", "input's"), (r"\bdata\b", "input"))
@@ -105,7 +112,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
     try:
         return _tj.gather_elements(input, index, dim, torch_dims=True, out=out)
     except _tj.Error as e:
-        raise _renamed(e, _INDEX_NAMES) from None
+        raise _renamed_for(e, index, _INDEX_NAMES) from None
 
 
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
@@ -116,7 +123,7 @@ def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None)
     try:
         result = _tj.gather(input, index, dim, index_policy="error", out=out)
     except _tj.Error as e:
-        raise _renamed(e, _INDEX_NAMES) from None
+        raise _renamed_for(e, index, _INDEX_NAMES) from None
     if _rank(index) == 0 and out is None and hasattr(result, "unsqueeze"):
         return result.unsqueeze(dim)  # torch keeps the dim for a 0-D index
     return result
@@ -147,7 +154,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
             __import__("numpy").broadcast_to(index.reshape(view), _shape(source))
         return _tj.scatter_elements_update(input, full, source, dim, "sum", out=out)
     except _tj.Error as e:
-        raise _renamed(e, _INDEX_ADD_NAMES) from None
+        raise _renamed_for(e, index, _INDEX_ADD_NAMES) from None
 
 
 def _is_float(t: Any) -> bool:
@@ -203,7 +210,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         return _tj.scatter_elements_update(input, index, src, dim, reduction, torch_dims=True,
                                            out=out)
     except _tj.Error as e:
-        raise _renamed(e, _INDEX_NAMES) from None
+        raise _renamed_for(e, index, _INDEX_NAMES) from None
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any, *,
@@ -229,7 +236,7 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
         return _tj.scatter_elements_update(input, index, src, dim, reduction,
                                            use_init_val=include_self, torch_dims=True, out=out)
     except _tj.Error as e:
-        raise _renamed(e, _INDEX_NAMES) from None
+        raise _renamed_for(e, index, _INDEX_NAMES) from None
 
 
 # torch.nn.functional's embeddings (SPEC 10)

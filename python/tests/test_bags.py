@@ -806,8 +806,9 @@ def test_torch_weight_that_requires_grad_is_read_detached():
     with torch.no_grad():
         got = tt.embedding_bag(inp, bag.weight, offsets, mode="sum", per_sample_weights=psw)
     assert not got.requires_grad
-    with pytest.warns(UserWarning, match="requires grad"):  # training would miss it
+    with pytest.warns(UserWarning, match="requires grad") as said:  # training would miss it
         tt.embedding_bag(inp, bag.weight, offsets, mode="sum")
+    assert said[0].filename == __file__  # the caller's line, not tensorjit.torch's
     assert torch.allclose(got, want, rtol=1e-6, atol=1e-6)
     emb = torch.nn.Embedding(10, 4)
     src = torch.rand(3, 3, requires_grad=True)

@@ -304,6 +304,8 @@ def test_torch_dims_refusals_name_the_input_dim_and_value():
         tt.index_add(x, 0, torch.tensor([[0, 1]]), torch.ones(2, 4))
     with pytest.raises(TypeError, match=r"index.long\(\)"):
         tt.gather(x, 0, torch.zeros(1, 1, dtype=torch.int16))
+    with pytest.raises(TypeError, match=r"index.astype\(numpy.int64\)"):  # numpy's own words
+        tt.gather(x.numpy(), 0, np.zeros((1, 1), np.int16))
     ints = torch.zeros(3, 4, dtype=torch.int64)
     got = tt.index_add(ints, 0, torch.tensor([1]), torch.full((1, 4), 3), alpha=1.5)
     assert torch.equal(got, torch.index_add(ints, 0, torch.tensor([1]), torch.full((1, 4), 3),

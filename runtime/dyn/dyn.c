@@ -110,8 +110,10 @@ static int tj_dim_fits(const tj_inputs *in, int i, int d, int64_t v, int64_t bou
         return tj_error_set("%s=%" PRId64 " must not be negative",
                             tj_dim_label(in, i, d, buf, sizeof buf), v);
     if (bound < 0)
-        return tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative", in->name[i], d,
-                            bound);
+        return strcmp(in->name[i], "num_segments") == 0
+                   ? tj_error_set("num_segments_bound=%" PRId64 " must not be negative", bound)
+                   : tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative", in->name[i],
+                                  d, bound);
     if (bound > 0 && v > bound)
         return tj_error_set("%s=%" PRId64 " exceeds its bound %" PRId64,
                             tj_dim_label(in, i, d, buf, sizeof buf), v, bound);

@@ -23,6 +23,7 @@
 #include "bag_ref.h"
 #include "error.h"
 #include "jit_support.h"
+#include "overlap.h"
 #include "plan.h"
 #include "reduce.h"
 #include "ref_kernel.h"
@@ -371,6 +372,12 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const char *api, const void *t
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_run_range");
     if (rc == JIT_OK)
         rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
+    /* jit_call_bag's rules: after jit_validate_bag, an out over the
+     * indices or offsets would change lookups already checked */
+    if (rc == JIT_OK && (tj_bag_pointers_fit(&k->plan.bag, offsets, weights) != 0 ||
+                         tj_bag_out_overlap(&k->plan.bag, table, indices, offsets, weights,
+                                            out) != 0))
+        rc = JIT_STATUS_BAD_POINTER;
     if (rc == JIT_OK)
         rc = tj_range_in(api, begin, end, k->plan.bag.bags);
     if (rc == JIT_OK)
