@@ -281,6 +281,8 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
         return input, offsets
     if ki in _NARROW and ko in ("int32", "int64"):  # torch takes uint8 and int16 input
         return (input.to(offsets.dtype) if torch_pair else input.astype(offsets.dtype)), offsets
+    if ko in _NARROW and ki in ("int32", "int64"):  # and offsets, beside a wide input
+        return input, (offsets.to(input.dtype) if torch_pair else offsets.astype(input.dtype))
     if {ki, ko} != {"int32", "int64"}:
         return input, offsets
     wide = str(offsets.dtype).endswith("int64")

@@ -856,6 +856,11 @@ def test_torch_lists_and_narrow_index_types():
             got = tt.embedding_bag(inp, weight, offsets, mode="sum")
             assert torch.equal(got, want), (dt, ot)
             assert torch.equal(got, F.embedding_bag(inp, weight, offsets, mode="sum")), (dt, ot)
+            # and narrow offsets beside a wide input, as torch takes them too
+            wide = torch.tensor([1, 2, 9], dtype=ot)
+            narrow = torch.tensor([0, 1], dtype=dt)
+            got = tt.embedding_bag(wide, weight, narrow, mode="sum")
+            assert torch.equal(got, F.embedding_bag(wide, weight, narrow, mode="sum")), (ot, dt)
         assert torch.equal(tt.embedding(inp, weight), weight[inp.long()])
     assert torch.equal(tt.embedding([[1], [9]], weight), weight[torch.tensor([[1], [9]])])
 
