@@ -42,7 +42,12 @@ def _shape(t: Any) -> tuple:
     if shape is None:  # a list or tuple, read as numpy reads it
         import numpy as np
         return np.shape(t)
-    return tuple(shape)
+    try:
+        return tuple(shape)
+    except Exception:  # a tracer's stand-in (torch.fx's Proxy): no dims to read
+        raise _tj.SignatureError(f"tensorjit: a {type(t).__name__} has no concrete shape: "
+                                 "torch.fx and torch.jit.script cannot trace tensorjit's "
+                                 "kernels; call them outside the traced code") from None
 
 
 def _rank(t: Any) -> int:

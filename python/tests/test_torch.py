@@ -122,6 +122,19 @@ def test_torch_jit_trace_is_refused():
     assert torch.equal(tensorjit.gather(data, idx, 0), data[idx])
 
 
+def test_torch_fx_tracing_is_refused_plainly():
+    """torch.fx hands the functions a Proxy: it gave an IndexError from
+    deep inside torch.fx (a user's trial), now a tensorjit.Error saying so."""
+    import torch.fx
+
+    class Bags(torch.nn.Module):
+        def forward(self, i, w, o):
+            return tt.embedding_bag(i, w, o, mode="sum")
+
+    with pytest.raises(tensorjit.SignatureError, match="torch.fx"):
+        torch.fx.symbolic_trace(Bags())
+
+
 def test_negative_bit_tensors_give_their_values():
     """torch._neg_view's memory holds the negated values; its DLPack export
     handed out that memory, so gather returned them unnegated."""
