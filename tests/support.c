@@ -1,10 +1,16 @@
 #include "support.h"
 
 #include <math.h>
+#include <setjmp.h> /* cmocka's, for support_read_file's failure */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <cmocka.h>
 
 #include "config.h"
 #include "half.h"
@@ -287,4 +293,23 @@ jit_sig support_bag_dynamic(const jit_sig *s, int row_dynamic)
     if (d.op == JIT_OP_EMBEDDING_SEGMENTS)
         d.num_segments = JIT_DIM_DYNAMIC;
     return d;
+}
+
+enum { SUPPORT_TEXT_MAX = 1 << 20 };
+
+char *support_read_file(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = malloc(SUPPORT_TEXT_MAX + 1);
+    assert_non_null(text);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        free(text);
+        fail_msg("cannot open %s", path);
+    }
+    size_t n = fread(text, 1, SUPPORT_TEXT_MAX, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
 }

@@ -71,4 +71,8 @@ void support_unsetenv(const char *name);
 /* Environment variable as an integer, or dflt. */
 long support_env_long(const char *name, long dflt);
 
+/* dir/name's first MiB, NUL-terminated (free it); the test fails naming
+ * the path if it cannot be read. */
+char *support_read_file(const char *dir, const char *name);
+
 #endif

@@ -13,13 +13,13 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 #ifndef TJ_SOURCE_DIR
 #error "TJ_SOURCE_DIR must name the source tree"
 #endif
 
-enum { TEXT_MAX = 1 << 20 };
 
 static void test_doc_example(void **state)
 {
@@ -81,24 +81,6 @@ static void test_doc_example_statuses(void **state)
     assert_int_equal(jit_embedding_bag_offsets_release(bag), 0);
 }
 
-/* The whole file, NUL-terminated. */
-static char *read_file(const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", TJ_SOURCE_DIR, name);
-    char *text = malloc(TEXT_MAX + 1);
-    assert_non_null(text);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        free(text);
-        fail_msg("cannot open %s", path);
-    }
-    size_t n = fread(text, 1, TEXT_MAX, f);
-    fclose(f);
-    text[n] = '\0';
-    return text;
-}
-
 /* The lines of `text` after the line holding `begin`, up to the line
  * holding `end`, each without `indent` leading spaces: cut in place. */
 static char *between(char *text, const char *begin, const char *end, int indent)
@@ -129,7 +111,8 @@ static char *between(char *text, const char *begin, const char *end, int indent)
 static void test_doc_matches(void **state)
 {
     (void)state;
-    char *doc = read_file("docs/library.md"), *self = read_file("tests/test_bag_doc.c");
+    char *doc = support_read_file(TJ_SOURCE_DIR, "docs/library.md"),
+         *self = support_read_file(TJ_SOURCE_DIR, "tests/test_bag_doc.c");
     const char *page = between(doc, "<!-- tests/test_bag_doc.c", "```\n", 0);
     if (strncmp(page, "```c\n", 5) != 0)
         fail_msg("docs/library.md: no ```c block after the tests/test_bag_doc.c comment");

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "support.h"
 #include "tensorjit.h"
 
 #ifndef TJ_SOURCE_DIR
@@ -22,27 +23,6 @@
 #ifndef TJ_BINARY_DIR
 #error "TJ_BINARY_DIR must name the build tree"
 #endif
-
-enum { TEXT_MAX = 1 << 20 };
-
-/* The whole file, NUL-terminated; the test fails naming the path if it
- * cannot be read. */
-static char *read_file(const char *dir, const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = malloc(TEXT_MAX + 1);
-    assert_non_null(text);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        free(text);
-        fail_msg("cannot open %s", path);
-    }
-    size_t n = fread(text, 1, TEXT_MAX, f);
-    fclose(f);
-    text[n] = '\0';
-    return text;
-}
 
 /* The first paragraph after the title: a Markdown file's opening, blank
  * lines and the `# title` line skipped, up to the next blank line. Cuts
@@ -128,7 +108,7 @@ static int missing_ops(const char *where, const char *text)
 static void expect_every_op(const char *where, const char *dir, const char *name,
                             char *(*cut)(char *))
 {
-    char *text = read_file(dir, name);
+    char *text = support_read_file(dir, name);
     int missing = missing_ops(where, cut(text));
     free(text);
     assert_int_equal(missing, 0);

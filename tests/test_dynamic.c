@@ -39,6 +39,17 @@ static jit_sig base(jit_op op)
     return s;
 }
 
+/* GatherND with data and indices of rank 23, every dim dynamic: a tuple
+ * of 13 to 23 keeps the output within JIT_MAX_RANK. */
+static jit_sig gather_nd_rank23(void)
+{
+    jit_sig s = base(JIT_OP_GATHER_ND);
+    s.data_shape.rank = s.indices_shape.rank = 23;
+    for (int i = 0; i < 23; i++)
+        s.data_shape.dims[i] = s.indices_shape.dims[i] = D;
+    return s;
+}
+
 /* Gather axis 0: data [?, 4], indices [?] -> out [?, 4]; dims {n, 4, m} */
 static jit_sig gather_sig(void)
 {
@@ -1482,10 +1493,7 @@ static void test_gather_nd_high_rank_all_dynamic(void **state)
 {
     (void)state;
     uint64_t rs = 31;
-    jit_sig s = base(JIT_OP_GATHER_ND);
-    s.data_shape.rank = s.indices_shape.rank = 23;
-    for (int i = 0; i < 23; i++)
-        s.data_shape.dims[i] = s.indices_shape.dims[i] = D;
+    jit_sig s = gather_nd_rank23();
     jit_kernel fn = compile_dynamic(&s);
     for (int k = 23; k >= 13; k -= 10) {
         int64_t dims[46];
@@ -1667,10 +1675,7 @@ static void test_output_rank_of_a_dynamic_tuple_length(void **state)
 {
     (void)state;
     uint64_t rs = 41;
-    jit_sig s = base(JIT_OP_GATHER_ND);
-    s.data_shape.rank = s.indices_shape.rank = 23;
-    for (int i = 0; i < 23; i++)
-        s.data_shape.dims[i] = s.indices_shape.dims[i] = D;
+    jit_sig s = gather_nd_rank23();
     expect_rank_varies(&s, "GatherND rank 23, every dim dynamic");
     jit_kernel fn = compile_dynamic(&s);
     for (int64_t k = 23; k >= 13; k -= 2) {

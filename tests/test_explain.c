@@ -97,6 +97,16 @@ static jit_sig bag_sig(jit_op op)
     return s;
 }
 
+/* EmbeddingBagOffsets with E, N and B the call's, rows of 4 f32. */
+static jit_sig offsets_family(void)
+{
+    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS);
+    s.data_shape = (jit_shape){2, {D, 4}};
+    s.indices_shape = (jit_shape){1, {D}};
+    s.updates_shape = (jit_shape){1, {D}};
+    return s;
+}
+
 /* The trial's signature: padding_idx -1 on a table whose rows are the
  * call's. The padding row is E - 1 of each call; the reference kernel
  * serves (it reads the padding row from the call), and explain says so
@@ -104,10 +114,7 @@ static jit_sig bag_sig(jit_op op)
 static void test_dynamic_padding_row(void **state)
 {
     (void)state;
-    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS);
-    s.data_shape = (jit_shape){2, {D, 4}};
-    s.indices_shape = (jit_shape){1, {D}};
-    s.updates_shape = (jit_shape){1, {D}};
+    jit_sig s = offsets_family();
     s.has_padding_idx = 1;
     s.padding_idx = -1;
     char *text = explain(&s);
@@ -142,10 +149,7 @@ static void test_dynamic_padding_row(void **state)
 static void test_dynamic_table_size(void **state)
 {
     (void)state;
-    jit_sig s = bag_sig(JIT_OP_EMBEDDING_BAG_OFFSETS);
-    s.data_shape = (jit_shape){2, {D, 4}};
-    s.indices_shape = (jit_shape){1, {D}};
-    s.updates_shape = (jit_shape){1, {D}};
+    jit_sig s = offsets_family();
     char *text = explain(&s);
     expect_not_in(text, "9223372036854775807");
     jit_kernel k = jit_compile(&s);

@@ -94,9 +94,14 @@ int tj_dyn_check_bounds(const tj_op_def *def, jit_sig *s, int *ndims)
 
 /* How a message names dim d of input i: "indices.shape[1]", but S, a
  * count the call passes as a dim of its own, as "num_segments". */
+static int tj_is_count(const tj_inputs *in, int i)
+{
+    return strcmp(in->name[i], "num_segments") == 0;
+}
+
 static const char *tj_dim_label(const tj_inputs *in, int i, int d, char *buf, size_t len)
 {
-    if (strcmp(in->name[i], "num_segments") == 0)
+    if (tj_is_count(in, i))
         return "num_segments";
     snprintf(buf, len, "%s.shape[%d]", in->name[i], d);
     return buf;
@@ -110,7 +115,7 @@ static int tj_dim_fits(const tj_inputs *in, int i, int d, int64_t v, int64_t bou
         return tj_error_set("%s=%" PRId64 " must not be negative",
                             tj_dim_label(in, i, d, buf, sizeof buf), v);
     if (bound < 0)
-        return strcmp(in->name[i], "num_segments") == 0
+        return tj_is_count(in, i)
                    ? tj_error_set("num_segments_bound=%" PRId64 " must not be negative", bound)
                    : tj_error_set("%s_bound[%d]=%" PRId64 " must not be negative", in->name[i],
                                   d, bound);
