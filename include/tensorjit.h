@@ -602,6 +602,9 @@ int jit_embedding_bag_offsets_release(jit_embedding_bag_offsets_fn kernel);
 int64_t jit_embedding_bag_offsets_units(jit_embedding_bag_offsets_fn kernel);
 int jit_embedding_bag_offsets_validate(jit_embedding_bag_offsets_fn kernel, const void *indices,
                                        const void *offsets);
+int jit_embedding_bag_offsets_validate_part(jit_embedding_bag_offsets_fn kernel,
+                                            const void *indices, const void *offsets,
+                                            int64_t part, int64_t parts);
 int jit_embedding_bag_offsets_run_range(jit_embedding_bag_offsets_fn kernel, const void *table,
                                         const void *indices, const void *offsets,
                                         const void *weights, void *out, int64_t begin,
@@ -619,6 +622,9 @@ int jit_embedding_bag_packed_release(jit_embedding_bag_packed_fn kernel);
 int64_t jit_embedding_bag_packed_units(jit_embedding_bag_packed_fn kernel);
 int jit_embedding_bag_packed_validate(jit_embedding_bag_packed_fn kernel, const void *indices,
                                       const void *offsets);
+int jit_embedding_bag_packed_validate_part(jit_embedding_bag_packed_fn kernel,
+                                           const void *indices, const void *offsets,
+                                           int64_t part, int64_t parts);
 int jit_embedding_bag_packed_run_range(jit_embedding_bag_packed_fn kernel, const void *table,
                                        const void *indices, const void *offsets,
                                        const void *weights, void *out, int64_t begin,
@@ -634,6 +640,9 @@ int jit_embedding_segments_release(jit_embedding_segments_fn kernel);
 int64_t jit_embedding_segments_units(jit_embedding_segments_fn kernel);
 int jit_embedding_segments_validate(jit_embedding_segments_fn kernel, const void *indices,
                                     const void *segment_ids);
+int jit_embedding_segments_validate_part(jit_embedding_segments_fn kernel,
+                                         const void *indices, const void *segment_ids,
+                                         int64_t part, int64_t parts);
 int jit_embedding_segments_run_range(jit_embedding_segments_fn kernel, const void *table,
                                      const void *indices, const void *segment_ids,
                                      const void *weights, void *out, int64_t begin,
@@ -707,6 +716,13 @@ int jit_call_bag_dynamic(jit_kernel kernel, const void *table, const void *indic
                          const void *offsets, const void *weights, void *out,
                          const int64_t *dims);
 int jit_validate_bag(jit_kernel kernel, const void *indices, const void *offsets);
+/* Part `part` of `parts` of jit_validate_bag's check, for a pool of yours:
+ * call it for every part in [0, parts), on any threads, and the ranges
+ * only after every part returned 0 (JIT_OK). A part that finds something
+ * bad returns its status and names the call's lowest bad value, as
+ * jit_validate_bag does. */
+int jit_validate_bag_part(jit_kernel kernel, const void *indices, const void *offsets,
+                          int64_t part, int64_t parts);
 int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,
                       const void *offsets, const void *weights, void *out, int64_t begin,
                       int64_t end);

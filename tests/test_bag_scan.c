@@ -173,6 +173,27 @@ static void expect_same_verdict(const scan_case *c, int level, int iteration)
                  (long long)g->bags, g->include_last_offset, want ? jit_last_error() : "");
 }
 
+/* jit_validate_bag_part's scan: the parts of every split of the call
+ * together say what the whole scan says (a drop between two parts' slices
+ * of the offsets is one of them). */
+static void expect_parts_agree(const scan_case *c, int want, int level, int iteration)
+{
+    const tj_bag_plan *g = &c->p.bag;
+    const int64_t counts[] = {1, 2, 3, pick(4, 9), pick(1, g->offsets_len + g->lookups + 2)};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+        int got = 0;
+        for (int64_t part = 0; part < counts[i]; part++)
+            got |= tj_bag_scan_plan_part(g, c->indices, c->offsets, part, counts[i]);
+        if (got != want)
+            fail_msg("case %d, level %d: %lld parts say %d, the reference %d (form %d, %s, "
+                     "policy %d, E %lld, N %lld, offsets %lld, bags %lld, last %d)",
+                     iteration, level, (long long)counts[i], got, want, g->form,
+                     jit_dtype_name(g->index_type), g->policy, (long long)g->rows,
+                     (long long)g->lookups, (long long)g->offsets_len, (long long)g->bags,
+                     g->include_last_offset);
+    }
+}
+
 static void test_random_cases(void **state)
 {
     (void)state;
@@ -184,6 +205,8 @@ static void test_random_cases(void **state)
         for (int level = host; level >= 0; level--) {
             tj_bag_scan_level(level);
             expect_same_verdict(&c, level, i);
+            expect_parts_agree(&c, tj_bag_report_bad(&c.p, c.indices, c.offsets) != JIT_OK,
+                               level, i);
         }
         tj_bag_scan_level(-1);
         free_case(&c);

@@ -817,6 +817,30 @@ static void test_engines_agree(void **state)
     rnd_specials = 0;
 }
 
+/* jit_validate_bag_part in 1, 2 and n parts: every part JIT_OK where the
+ * call was, else at least one part with the call's status and message,
+ * the others JIT_OK. */
+static void expect_parts_validate(jit_kernel k, const rnd_case *c, int rc, const char *call_msg,
+                                  int64_t n)
+{
+    const int64_t counts[] = {1, 2, n};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+        int failed = 0;
+        for (int64_t part = 0; part < counts[i]; part++) {
+            int prc = jit_validate_bag_part(k, c->idx, c->off, part, counts[i]);
+            if (prc == JIT_OK)
+                continue;
+            failed++;
+            if (prc != rc || strcmp(jit_last_error(), call_msg) != 0)
+                fail_msg("part %lld of %lld: %d (%s), the call %d (%s)", (long long)part,
+                         (long long)counts[i], prc, jit_last_error(), rc, call_msg);
+        }
+        if ((failed > 0) != (rc != JIT_OK))
+            fail_msg("%d of %lld parts failed, the call's status %d (%s)", failed,
+                     (long long)counts[i], rc, call_msg);
+    }
+}
+
 /* jit_validate_bag and jit_run_range_bag: a kernel's bags cut at random
  * points and run part by part (last part first) give the whole call's
  * bytes, on both engines, split JIT kernels (their own range functions,
@@ -849,6 +873,7 @@ static int parts_round(uint64_t *rng, int runs)
             if (vrc != rc || (rc != JIT_OK && strcmp(jit_last_error(), call_msg) != 0))
                 fail_msg("run %d (%s): validate %d (%s), the call %d (%s)", r,
                          jit_engine_name(c.sig.engine), vrc, jit_last_error(), rc, call_msg);
+            expect_parts_validate(k, &c, rc, call_msg, support_rand_range(rng, 2, 9));
             if (rc == JIT_OK) {
                 int64_t cuts[6] = {0, 0, 0, 0, 0, units};
                 for (int i = 1; i < 5; i++)

@@ -12,6 +12,7 @@
  * Whoever finds something asks bag_check.c to name it.
  */
 #include "bag_scan.h"
+#include "parts.h"
 
 #include <string.h>
 
@@ -263,17 +264,11 @@ static int tj_scan_offsets(const unsigned char *o, int64_t len, int64_t lookups,
     return 0;
 }
 
-int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len,
-                   int64_t lookups, int64_t rows, int64_t bags, int64_t flags)
+/* Indices [first, end) under the policy of flags: 1 when one is bad. */
+static int tj_scan_indices(const void *indices, int64_t first, int64_t end, int64_t rows,
+                           int64_t flags)
 {
     int wide = (flags & TJ_SCAN_I64) != 0;
-    int64_t first = 0, end = lookups;
-    if ((flags & TJ_SCAN_OFFSETS) &&
-        tj_scan_offsets(offsets, offsets_len, lookups, bags, flags, &first, &end))
-        return 1;
-    if ((flags & TJ_SCAN_SEGMENTS) &&
-        tj_scan_above(offsets, offsets_len, wide, 0, tj_scan_bound(bags, wide)))
-        return 1;
     if (first >= end)
         return 0;
     const unsigned char *at = (const unsigned char *)indices + (wide ? 8 : 4) * first;
@@ -287,6 +282,77 @@ int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len
         return tj_scan_above(at, end - first, wide, (uint64_t)rows, 2 * (uint64_t)rows);
     }
     return 0;
+}
+
+int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len,
+                   int64_t lookups, int64_t rows, int64_t bags, int64_t flags)
+{
+    int wide = (flags & TJ_SCAN_I64) != 0;
+    int64_t first = 0, end = lookups;
+    if ((flags & TJ_SCAN_OFFSETS) &&
+        tj_scan_offsets(offsets, offsets_len, lookups, bags, flags, &first, &end))
+        return 1;
+    if ((flags & TJ_SCAN_SEGMENTS) &&
+        tj_scan_above(offsets, offsets_len, wide, 0, tj_scan_bound(bags, wide)))
+        return 1;
+    return tj_scan_indices(indices, first, end, rows, flags);
+}
+
+/* An offset read as a position in [0, N]: one out of it is found by the
+ * part whose slice holds it, and is only kept from leading a read out of
+ * the indices here. */
+static int64_t tj_scan_offset_at(const unsigned char *o, int64_t i, int wide, int64_t lookups)
+{
+    uint64_t raw = tj_scan_load(o, i, wide);
+    int64_t v = wide ? (int64_t)raw : (int64_t)(int32_t)raw;
+    return v < 0 ? 0 : v > lookups ? lookups : v;
+}
+
+/* The offsets' slice of part/parts: each in [0, N], none below the one
+ * before it (the first compared with the slice before's last); then the
+ * bags' reach [*first, *end), as the whole scan takes it. */
+static int tj_scan_offsets_part(const unsigned char *o, int64_t len, int64_t lookups,
+                                int64_t bags, int64_t flags, int64_t part, int64_t parts,
+                                int64_t *first, int64_t *end)
+{
+    int wide = (flags & TJ_SCAN_I64) != 0, size = wide ? 8 : 4;
+    int64_t b, e;
+    tj_part_bounds(len, part, parts, &b, &e);
+    int64_t from = b > 0 ? b - 1 : 0;
+    if (b < e && (tj_scan_above(o + size * b, e - b, wide, 0, tj_scan_bound(lookups + 1, wide)) ||
+                  tj_scan_drops(o + size * from, e - from, wide)))
+        return 1;
+    *first = *end = 0;
+    if (len <= 0 || bags == 0)
+        return 0;
+    *first = tj_scan_offset_at(o, 0, wide, lookups);
+    *end = flags & TJ_SCAN_LAST_OFFSET ? tj_scan_offset_at(o, len - 1, wide, lookups) : lookups;
+    return 0;
+}
+
+int tj_bag_scan_plan_part(const tj_bag_plan *g, const void *indices, const void *offsets,
+                          int64_t part, int64_t parts)
+{
+    int64_t flags = tj_bag_scan_flags(g);
+    if (!flags)
+        return 0;
+    int wide = (flags & TJ_SCAN_I64) != 0;
+    int64_t first = 0, end = g->lookups, b, e;
+    if ((flags & TJ_SCAN_OFFSETS) &&
+        tj_scan_offsets_part(offsets, g->offsets_len, g->lookups, g->bags, flags, part, parts,
+                             &first, &end))
+        return 1;
+    if (flags & TJ_SCAN_SEGMENTS) { /* one id per index: the indices' slice */
+        tj_part_bounds(g->lookups, part, parts, &b, &e);
+        const unsigned char *ids = offsets;
+        if (b < e &&
+            tj_scan_above(ids + (wide ? 8 : 4) * b, e - b, wide, 0, tj_scan_bound(g->bags, wide)))
+            return 1;
+    }
+    if (first >= end)
+        return 0;
+    tj_part_bounds(end - first, part, parts, &b, &e);
+    return tj_scan_indices(indices, first + b, first + e, g->rows, flags);
 }
 
 int tj_bag_scan_plan(const tj_bag_plan *g, const void *indices, const void *offsets)

@@ -44,6 +44,13 @@ int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len
  * counts): 1 when something a call reads is bad, else 0. */
 int tj_bag_scan_plan(const tj_bag_plan *g, const void *indices, const void *offsets);
 
+/* Part `part` of `parts` of tj_bag_scan_plan's check (jit_validate_bag_part):
+ * 1 when the part's slice of the offsets (or segment ids), or of the
+ * indices the bags read, holds a bad one. Every part together checks what
+ * the whole scan does; each reads only its slices and two offsets. */
+int tj_bag_scan_plan_part(const tj_bag_plan *g, const void *indices, const void *offsets,
+                          int64_t part, int64_t parts);
+
 /* Tests: the instructions the scan uses from now on, the widest the host
  * has at most (2: AVX-512, 1: AVX2, 0: none, -1: the widest); the level
  * in use, after. */

@@ -24,6 +24,7 @@
 #include "error.h"
 #include "jit_support.h"
 #include "overlap.h"
+#include "parts.h"
 #include "plan.h"
 #include "reduce.h"
 #include "ref_kernel.h"
@@ -146,13 +147,21 @@ static int tj_validate_kernel(const tj_kernel *k, const void *indices)
     return rc;
 }
 
-/* Part `part` of `parts` near-equal slices of n items: [*begin, *end),
- * the split of library.md's example. */
-static void tj_part_bounds(int64_t n, int64_t part, int64_t parts, int64_t *begin, int64_t *end)
+void tj_part_bounds(int64_t n, int64_t part, int64_t parts, int64_t *begin, int64_t *end)
 {
     int64_t q = n / parts, r = n % parts;
     *begin = q * part + (part < r ? part : r);
     *end = q * (part + 1) + (part + 1 < r ? part + 1 : r);
+}
+
+/* A part's arguments: part in [0, parts), parts at least 1. */
+static int tj_part_in(const char *api, int64_t part, int64_t parts)
+{
+    if (parts >= 1 && part >= 0 && part < parts)
+        return JIT_OK;
+    tj_error_set("%s: part %lld of %lld: parts must be at least 1 and part in [0, parts)", api,
+                 (long long)part, (long long)parts);
+    return JIT_STATUS_BAD_SHAPE;
 }
 
 /* jit_validate_part of a kernel the parts API serves: every part checks
@@ -166,13 +175,9 @@ static void tj_part_bounds(int64_t n, int64_t part, int64_t parts, int64_t *begi
 static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int64_t part,
                                    int64_t parts)
 {
-    if (parts < 1 || part < 0 || part >= parts) {
-        tj_error_set("jit_validate_part: part %lld of %lld: parts must be at least 1 and part "
-                     "in [0, parts)",
-                     (long long)part, (long long)parts);
-        return JIT_STATUS_BAD_SHAPE;
-    }
-    int rc = tj_indices_missing(k, indices), nonneg = 0;
+    int rc = tj_part_in("jit_validate_part", part, parts), nonneg = 0;
+    if (rc == JIT_OK)
+        rc = tj_indices_missing(k, indices);
     if (rc != JIT_OK)
         return rc;
     tj_kernel *mk = (tj_kernel *)(uintptr_t)k; /* the note is mutable while pinned */
@@ -320,16 +325,23 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
  * same bytes; the checks, for every kernel, the runtime's scan (the JIT
  * kernels' own, bag_scan.h), and where it finds something bad, the
  * reference's check pass, which names it. */
-static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const void *offsets)
+/* whole: the whole check (jit_validate_bag), else part `part` of
+ * `parts`; a part that finds something bad names the lowest bad value of
+ * the whole call, as jit_validate_bag would. */
+static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const void *offsets,
+                                  int whole, int64_t part, int64_t parts)
 {
     /* table, weights and out are not read: any address */
     int rc = tj_bag_check_buffers(&k->plan.bag, "", indices, offsets, "", "");
-    if (rc != JIT_OK || !tj_bag_scan_plan(&k->plan.bag, indices, offsets))
+    if (rc != JIT_OK)
         return rc;
-    return tj_bag_report_bad(&k->plan, indices, offsets);
+    int bad = whole ? tj_bag_scan_plan(&k->plan.bag, indices, offsets)
+                    : tj_bag_scan_plan_part(&k->plan.bag, indices, offsets, part, parts);
+    return bad ? tj_bag_report_bad(&k->plan, indices, offsets) : JIT_OK;
 }
 
-int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets)
+int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets,
+                       int whole, int64_t part, int64_t parts)
 {
     int tiered;
     tj_cache_pinned pin;
@@ -337,8 +349,10 @@ int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void
     if (!k)
         return JIT_STATUS_BAD_POINTER;
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_validate");
+    if (rc == JIT_OK && !whole)
+        rc = tj_part_in("jit_validate_bag_part", part, parts);
     if (rc == JIT_OK)
-        rc = tj_validate_bag_kernel(k, indices, offsets);
+        rc = tj_validate_bag_kernel(k, indices, offsets, whole, part, parts);
     tj_user_kernel_done(&pin);
     return rc;
 }
@@ -388,7 +402,13 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const char *api, const void *t
 
 int jit_validate_bag(jit_kernel kernel, const void *indices, const void *offsets)
 {
-    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets);
+    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets, 1, 0, 1);
+}
+
+int jit_validate_bag_part(jit_kernel kernel, const void *indices, const void *offsets,
+                          int64_t part, int64_t parts)
+{
+    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets, 0, part, parts);
 }
 
 int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,

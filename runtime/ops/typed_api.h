@@ -21,8 +21,10 @@ int tj_validate_part_of(jit_kernel kernel, jit_op op, const void *indices, int64
 int tj_run_range_of(jit_kernel kernel, jit_op op, const char *api, const void *data,
                     const void *indices, const void *updates, void *out, int64_t begin,
                     int64_t end);
-/* The same for embedding bags' kernels (runtime/exec/parts.c). */
-int tj_validate_bag_of(jit_kernel kernel, jit_op op, const void *indices, const void *offsets);
+/* The same for embedding bags' kernels (runtime/exec/parts.c); whole: the
+ * whole check, else part `part` of `parts`. */
+int tj_validate_bag_of(jit_kernel kernel, jit_op op, const void *indices, const void *offsets,
+                       int whole, int64_t part, int64_t parts);
 int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const char *api, const void *table,
                         const void *indices, const void *offsets, const void *weights, void *out,
                         int64_t begin, int64_t end);
@@ -123,7 +125,12 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const char *api, const voi
     TJ_TYPED_KERNEL_INFO(NAME, OP, FN)                                                        \
     int jit_##NAME##_validate(FN k, const void *indices, const void *offsets)                 \
     {                                                                                         \
-        return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets);                       \
+        return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets, 1, 0, 1);              \
+    }                                                                                         \
+    int jit_##NAME##_validate_part(FN k, const void *indices, const void *offsets,            \
+                                   int64_t part, int64_t parts)                               \
+    {                                                                                         \
+        return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets, 0, part, parts);       \
     }                                                                                         \
     int jit_##NAME##_run_range(FN k, const void *table, const void *indices,                  \
                                const void *offsets, const void *weights, void *out,           \

@@ -6,7 +6,8 @@
  * guard byte past the end included); a refused call leaves out untouched.
  * Sometimes every dim is dynamic, or every dim but the table's row: the
  * dynamic kernel, called with the concrete dims, must answer as the
- * static reference does. A mismatch is
+ * static reference does, and the reference kernel's check in parts
+ * (jit_validate_bag_part) must agree with its call. A mismatch is
  * a trap; ASan (the fuzz build) catches a read or write out of bounds.
  *
  * Input: the form, opset, element and index types, policy, reduction,
@@ -198,6 +199,15 @@ static void fuzz_bag(fuzz_input *in)
     /* a refusal is a bad index, offset or segment id, and writes nothing */
     trap_unless(s1 == JIT_OK ||
                 (s1 == JIT_STATUS_BAD_INDEX && memcmp(o1, o0, (size_t)ob + 1) == 0));
+    /* a pool's check (jit_validate_bag_part) in 1 to 8 parts: the call's
+     * verdict, each failing part with the call's status */
+    int64_t parts = 1 + fuzz_byte(in) % 8, bad = 0;
+    for (int64_t part = 0; part < parts; part++) {
+        int pr = jit_validate_bag_part(fr, idx, offsets, part, parts);
+        trap_unless(pr == JIT_OK || pr == s2);
+        bad |= pr != JIT_OK;
+    }
+    trap_unless(bad == (s2 != JIT_OK));
     free(table);
     free(idx);
     free(offsets);

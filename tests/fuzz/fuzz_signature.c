@@ -182,6 +182,17 @@ static void fuzz_bag_call(jit_kernel fn, const jit_sig *s, const unsigned char *
         abort();
     if (jit_validate_bag(fn, idx, offsets) != rc)
         abort();
+    /* its parts together: the same verdict (three parts: slices of one
+     * element and empty ones at these sizes) */
+    int parts_bad = 0;
+    for (int64_t part = 0; part < 3; part++) {
+        int prc = jit_validate_bag_part(fn, idx, offsets, part, 3);
+        if (prc != JIT_OK && prc != rc)
+            abort();
+        parts_bad |= prc != JIT_OK;
+    }
+    if (parts_bad != (rc != JIT_OK))
+        abort();
 }
 
 static void fuzz_op(fuzz_input *in, jit_op op, int dynamic)
