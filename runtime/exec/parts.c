@@ -324,9 +324,9 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
  * (tj_bag_range_fn), else the reference code on its plan, which gives the
  * same bytes; the checks, for every kernel, the runtime's scan (the JIT
  * kernels' own, bag_scan.h), and where it finds something bad, the
- * reference's check pass, which names it. */
-/* whole: the whole check (jit_validate_bag), else part `part` of
- * `parts`; a part that finds something bad names the lowest bad value of
+ * reference's check pass, which names it. whole: the whole check
+ * (jit_validate_bag), else part `part` of `parts` (the scan of its
+ * slices); a part that finds something bad names the lowest bad value of
  * the whole call, as jit_validate_bag would. */
 static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const void *offsets,
                                   int whole, int64_t part, int64_t parts)
