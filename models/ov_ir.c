@@ -737,12 +737,20 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
         }
         out->sig.opset = m->versions[v].version;
     } else {
-        /* --opset where it is one of this op's versions (a fragment may mix
-         * layer types), else the op's default */
-        int given = 0;
-        for (int i = 0; i < 4 && info.opsets[i]; i++)
-            given |= info.opsets[i] == d->opts->opset;
-        out->sig.opset = given ? d->opts->opset : info.default_opset;
+        /* --opset where it is one of this layer type's versions (a fragment
+         * may mix layer types), else the op's default if the type has it,
+         * else the type's newest. The type's, not the op's: the op
+         * EmbeddingBagOffsets has versions 3 and 15, but the type
+         * EmbeddingBagOffsetsSum is only version 3 (and EmbeddingBagOffsets
+         * only 15), so a version-less EmbeddingBagOffsetsSum once read as
+         * EmbeddingBagOffsetsSum-15, a version that does not exist. */
+        int given = 0, has_default = 0, newest = 0;
+        for (int i = 0; i < 4 && m->versions[i].version; i++) {
+            given |= m->versions[i].version == d->opts->opset;
+            has_default |= m->versions[i].version == info.default_opset;
+            newest = m->versions[i].version;
+        }
+        out->sig.opset = given ? d->opts->opset : has_default ? info.default_opset : newest;
         if (given)
             out->flags_used |= TJ_MODEL_USED_OPSET;
         else if (d->opts->opset)

@@ -213,6 +213,44 @@ static void test_wrong_ir_refused(void **state)
     assert_non_null(strstr(out_text, "refused: num_segments Const holds -3"));
 }
 
+/* A layer type names its op's version: EmbeddingBagOffsetsSum and
+ * EmbeddingBagPackedSum are version 3 only, EmbeddingBagOffsets and
+ * EmbeddingBagPacked version 15 only. Without a `version` (a fragment, as
+ * the specs print them) each once took its op's default, 15, and was
+ * listed as EmbeddingBagOffsetsSum-15; --opset 3 made an
+ * EmbeddingBagOffsets-3 of it. */
+static void test_versionless_bag_types(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "<layer type=\"EmbeddingBagPackedSum\"><input>"
+        "<port id=\"0\"><dim>5</dim><dim>2</dim></port>"
+        "<port id=\"1\"><dim>3</dim><dim>2</dim></port></input>"
+        "<output><port id=\"2\"><dim>3</dim><dim>2</dim></port></output></layer>"
+        "<layer type=\"EmbeddingBagPacked\"><data reduction=\"mean\"/><input>"
+        "<port id=\"0\"><dim>5</dim><dim>2</dim></port>"
+        "<port id=\"1\"><dim>3</dim><dim>2</dim></port></input>"
+        "<output><port id=\"2\"><dim>3</dim><dim>2</dim></port></output></layer>";
+    int opsets[] = {0, 3, 15};
+    for (size_t k = 0; k < sizeof opsets / sizeof *opsets; k++) {
+        tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64, .opset = opsets[k]};
+        tj_model m;
+        char err[256];
+        assert_int_equal(tj_model_parse(frag, strlen(frag), "bags", NULL, &opts, &m, err,
+                                        sizeof err), 0);
+        assert_int_equal(m.count, 2);
+        assert_int_equal(m.layers[0].sig.opset, 3);
+        assert_int_equal(m.layers[1].sig.opset, 15);
+        assert_true(m.layers[0].usable);
+        assert_true(m.layers[1].usable); /* mean: version 15's */
+        assert_non_null(strstr(m.layers[0].note, "read as EmbeddingBagPackedSum-3"));
+        /* --opset 15 is no version of the ...Sum type, 3 none of the other */
+        assert_int_equal(!!(m.layers[0].flags_used & TJ_MODEL_OPSET_NOT_ITS), opsets[k] == 15);
+        assert_int_equal(!!(m.layers[1].flags_used & TJ_MODEL_OPSET_NOT_ITS), opsets[k] == 3);
+        tj_model_free(&m);
+    }
+}
+
 /* The check on bag signatures of every form, static and dynamic: all runs
  * pass, none skipped. Before the check knew the bags' arguments, it
  * called them as four-argument kernels and both sides refused alike. */
@@ -262,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_runtime_default_index_skipped),
         cmocka_unit_test(test_wrong_ir_refused),
         cmocka_unit_test(test_layer_check_runs_bags),
+        cmocka_unit_test(test_versionless_bag_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -373,13 +373,16 @@ static int tj_model_flags_untaken(const char *path, const tj_model_opts *opts,
                  {opts->opset != 0, TJ_MODEL_USED_OPSET, "--opset"}};
     for (int i = 0; i < model->count && opts->opset && !(used & TJ_MODEL_USED_OPSET); i++) {
         const tj_model_layer *l = &model->layers[i];
-        jit_op_info info;
-        if (!(l->flags_used & TJ_MODEL_OPSET_NOT_ITS) || jit_op_describe(l->sig.op, &info) != 0)
+        /* the layer type's versions, not its op's: EmbeddingBagOffsetsSum
+         * is version 3 alone, though its op also has 15 */
+        const tj_ov_op *type = (l->flags_used & TJ_MODEL_OPSET_NOT_ITS) ? tj_ov_op_find(l->type)
+                                                                         : NULL;
+        if (!type)
             continue;
         char versions[64] = "";
-        for (int v = 0, n = 0; v < 4 && info.opsets[v]; v++)
+        for (int v = 0, n = 0; v < 4 && type->versions[v].version; v++)
             n += snprintf(versions + n, sizeof versions - (size_t)n, "%s%d", v ? ", " : "",
-                          info.opsets[v]);
+                          type->versions[v].version);
         return tj_cli_fail("model: --opset %d: %s has no version attribute, and %s's versions "
                            "are %s", opts->opset, l->name, l->type, versions),
                -1;
