@@ -934,6 +934,25 @@ static const char *tj_find(const char *in, size_t len, const char *needle)
     return NULL;
 }
 
+/* Whether the next tag in in[0, len), past blanks and comments, is <dim>. */
+static int tj_next_tag_is_dim(const char *in, size_t len)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < len && isspace((unsigned char)in[i]))
+            i++;
+        if (len - i >= 4 && memcmp(in + i, "<!--", 4) == 0) {
+            const char *end = tj_find(in + i, len - i, "-->");
+            if (!end)
+                return 0;
+            i = (size_t)(end - in) + 3;
+            continue;
+        }
+        return len - i >= 5 && memcmp(in + i, "<dim", 4) == 0 &&
+               (in[i + 4] == '>' || isspace((unsigned char)in[i + 4]));
+    }
+}
+
 static char *tj_fragment_text(const char *in, size_t len, size_t *out_len)
 {
     char *out = malloc(2 * len + 32);
@@ -943,6 +962,7 @@ static char *tj_fragment_text(const char *in, size_t len, size_t *out_len)
     memcpy(out, "<fragment>", 10);
     o = 10;
     int in_tag = 0;
+    size_t tag_at = 0; /* where the open tag starts, in out */
     for (size_t i = 0; i < len;) {
         if (!in_tag && len - i >= 4 && memcmp(in + i, "<!--", 4) == 0) {
             const char *end = tj_find(in + i, len - i, "-->");
@@ -953,12 +973,25 @@ static char *tj_fragment_text(const char *in, size_t len, size_t *out_len)
             continue;
         }
         char c = in[i];
-        if (!in_tag && c == '<' && i + 1 < len && (isalpha((unsigned char)in[i + 1]) || in[i + 1] == '/'))
+        if (!in_tag && c == '<' && i + 1 < len && (isalpha((unsigned char)in[i + 1]) || in[i + 1] == '/')) {
             in_tag = 1;
-        else if (in_tag && c == '>')
+            tag_at = o;
+        } else if (in_tag && c == '>')
             in_tag = 0;
         if (in_tag && len - i >= 3 && memcmp(in + i, "...", 3) == 0) {
             i += 3;
+            continue;
+        }
+        /* The bag specs print an input as <port id="2"/> followed by its
+         * <dim>s and a </port>: a start tag closed by mistake. As XML the
+         * port is a scalar and the stray </port> closes the <input> (in
+         * recover mode the rest of the file is lost), so a <port .../>
+         * whose next tag, past blanks and comments, is a <dim> is opened. */
+        if (in_tag && c == '/' && i + 1 < len && in[i + 1] == '>' && o - tag_at >= 5 &&
+            memcmp(out + tag_at, "<port", 5) == 0 &&
+            (o - tag_at == 5 || isspace((unsigned char)out[tag_at + 5])) &&
+            tj_next_tag_is_dim(in + i + 2, len - i - 2)) {
+            i++;
             continue;
         }
         out[o++] = c;

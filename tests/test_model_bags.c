@@ -251,6 +251,65 @@ static void test_versionless_bag_types(void **state)
     }
 }
 
+/* The EmbeddingBagPackedSum, EmbeddingBagOffsetsSum and EmbeddingSegmentsSum
+ * specs print an input as <port id="2"/>, then its <dim>s and </port>. As
+ * XML the stray </port> closed the <input>, the weights read as a scalar
+ * (refused: "has the shape [], not the indices' [3,2]") and, in recover
+ * mode, every layer after it was dropped without a word. The fragment pass
+ * opens such a port; a fragment that still ends early is refused. */
+static void test_spec_self_closed_ports(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "<layer ... type=\"EmbeddingBagPackedSum\" ... >\n"
+        "  <input>\n"
+        "    <port id=\"0\">  <!-- emb_table -->\n      <dim>5</dim>\n      <dim>2</dim>\n"
+        "    </port>\n"
+        "    <port id=\"1\">\n      <dim>3</dim>\n      <dim>2</dim>\n    </port>\n"
+        "    <port id=\"2\"/>    <!-- per_sample_weights value is: [[0.5, 0.5]] -->\n"
+        "      <dim>3</dim>\n      <dim>2</dim>\n    </port>\n"
+        "  </input>\n"
+        "  <output>\n    <port id=\"3\"><dim>3</dim><dim>2</dim></port>\n  </output>\n"
+        "</layer>\n"
+        "<layer ... type=\"EmbeddingSegmentsSum\" ... >\n"
+        "  <input>\n"
+        "    <port id=\"0\"><dim>5</dim><dim>2</dim></port>\n"
+        "    <port id=\"1\"><dim>4</dim></port>\n"
+        "    <port id=\"2\"/> <!-- segment_ids -->\n      <dim>4</dim>\n    </port>\n"
+        "    <port id=\"3\"/>    <!-- num_segments value is: 3 -->\n"
+        "  </input>\n"
+        "  <output>\n    <port id=\"6\"><dim>3</dim><dim>2</dim></port>\n  </output>\n"
+        "</layer>\n";
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
+                     0);
+    assert_int_equal(m.count, 2);
+    if (!m.layers[0].usable)
+        fail_msg("packed: %s", m.layers[0].skip);
+    assert_true(m.layers[0].sig.has_weights);
+    expect_shape(&m.layers[0].sig.indices_shape, 2, 3, 2);
+    if (!m.layers[1].usable)
+        fail_msg("segments: %s", m.layers[1].skip);
+    expect_shape(&m.layers[1].sig.updates_shape, 1, 4, 0);   /* the segment ids' [4] */
+    assert_int_equal(m.layers[1].sig.num_segments, JIT_DIM_DYNAMIC); /* a fragment: no Const */
+    tj_model_free(&m);
+
+    /* a scalar port (<port id="3"/> then another port) stays a scalar */
+    const char scalar[] =
+        "<layer type=\"EmbeddingBagOffsetsSum\" version=\"opset3\"><input>"
+        "<port id=\"0\"><dim>5</dim><dim>2</dim></port><port id=\"1\"><dim>4</dim></port>"
+        "<port id=\"2\"><dim>3</dim></port><port id=\"3\"/> <!-- <dim>9</dim> -->"
+        "<port id=\"4\"><dim>4</dim></port></input></layer>";
+    assert_int_equal(tj_model_parse(scalar, strlen(scalar), "spec", NULL, &opts, &m, err,
+                                    sizeof err), 0);
+    assert_int_equal(m.count, 1);
+    assert_string_equal(m.layers[0].skip,
+                        "a fragment carries no constants: its default_index is not known");
+    tj_model_free(&m);
+}
+
 /* The check on bag signatures of every form, static and dynamic: all runs
  * pass, none skipped. Before the check knew the bags' arguments, it
  * called them as four-argument kernels and both sides refused alike. */
@@ -301,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_wrong_ir_refused),
         cmocka_unit_test(test_layer_check_runs_bags),
         cmocka_unit_test(test_versionless_bag_types),
+        cmocka_unit_test(test_spec_self_closed_ports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
