@@ -1041,8 +1041,19 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
     int flags = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                 (recover ? XML_PARSE_RECOVER : 0);
     xmlDocPtr doc = xmlCtxtReadMemory(ctx, xml, (int)len, name, NULL, flags);
-    if (!doc || (!recover && !ctx->wellFormed)) {
-        xmlErrorPtr e = xmlCtxtGetLastError(ctx);
+    xmlErrorPtr e = xmlCtxtGetLastError(ctx);
+    /* Recover mode stops at "Extra content at the end of the document":
+     * a stray end tag closed the root early, and every layer after it
+     * would be dropped without a word (the bag specs' <port id="2"/>
+     * followed by </port> did that to the layers after it). A fragment
+     * read in part is refused, at the line where reading stopped. */
+    if (doc && recover && e && e->code == XML_ERR_DOCUMENT_END) {
+        tj_model_fail(err, err_len, "%s:%d: an end tag before this line has no start tag (a "
+                      "<port/> closed by </port>?) and ends the fragment here: the layers from "
+                      "here on would be lost", name, e->line);
+        xmlFreeDoc(doc);
+        doc = NULL;
+    } else if (!doc || (!recover && !ctx->wellFormed)) {
         char msg[256] = "not XML";
         if (e && e->message) {
             snprintf(msg, sizeof msg, "%s", e->message);

@@ -310,6 +310,32 @@ static void test_spec_self_closed_ports(void **state)
     tj_model_free(&m);
 }
 
+/* A fragment whose stray end tag closes it early: libxml2's recover mode
+ * stops at the "extra content" and returned the layers before it, the
+ * others dropped without a word (3 layers read as 1). Refused instead, at
+ * the line where reading stopped. */
+static void test_fragment_cut_short_refused(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "<layer type=\"EmbeddingBagPacked\"><input>\n"
+        "<port id=\"0\"><dim>5</dim><dim>2</dim></port>\n"
+        "<port id=\"1\"><dim>3</dim><dim>2</dim></port></input></input>\n"
+        "</layer>\n"
+        "<layer type=\"EmbeddingBagPacked\"><input>\n"
+        "<port id=\"0\"><dim>5</dim><dim>2</dim></port>\n"
+        "<port id=\"1\"><dim>3</dim><dim>2</dim></port></input>\n"
+        "</layer>\n";
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    tj_model m;
+    char err[256] = "";
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "cut.xml", NULL, &opts, &m, err,
+                                    sizeof err), -1);
+    if (!strstr(err, "cut.xml:5: ") || !strstr(err, "the layers from here on would be lost"))
+        fail_msg("message: %s", err);
+    assert_null(strchr(err, '\n'));
+}
+
 /* The check on bag signatures of every form, static and dynamic: all runs
  * pass, none skipped. Before the check knew the bags' arguments, it
  * called them as four-argument kernels and both sides refused alike. */
@@ -361,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_layer_check_runs_bags),
         cmocka_unit_test(test_versionless_bag_types),
         cmocka_unit_test(test_spec_self_closed_ports),
+        cmocka_unit_test(test_fragment_cut_short_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
