@@ -424,6 +424,14 @@ static void test_model_check_and_explain(void **state)
     assert_int_equal(run("model @gnd.xml --opset 7"), 2); /* no version of GatherND's */
     assert_non_null(strstr(err_text, "--opset 7: GatherND#1 (line 1) has no version attribute, "
                                      "and GatherND's versions are 5, 8"));
+    /* a version older than the type's first: skipped, the op named without
+     * a version (it once read "GatherND-0") */
+    write_text("gnd1.xml", "<layer type=\"GatherND\" version=\"opset1\"><input><port><dim>4"
+                           "</dim></port><port><dim>2</dim><dim>1</dim></port></input></layer>\n");
+    assert_int_equal(run("model @gnd1.xml"), 0);
+    assert_non_null(strstr(out_text, "GatherND  "));
+    assert_null(strstr(out_text, "GatherND-0"));
+    assert_non_null(strstr(out_text, "skipped: opset1 is older than GatherND's first version"));
     /* values as --flag=value too; a missing one named; a folder is no model */
     assert_int_equal(run("model @gnd.xml --jobs=1 --dtype=u8"), 0);
     assert_non_null(strstr(out_text, "data u8 [4]"));

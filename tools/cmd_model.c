@@ -87,10 +87,15 @@ static void *tj_model_worker(void *arg)
     }
 }
 
-/* "GatherND-8": the layer's type and the op's version read from it. */
+/* "GatherND-8": the layer's type and the op's version read from it; the
+ * type alone where no version was read (a `version` older than the type's
+ * first, skipped, once printed as "GatherND-0"). */
 static const char *tj_op_name(const tj_model_layer *l, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s-%d", l->type, l->sig.opset);
+    if (l->sig.opset > 0)
+        snprintf(buf, len, "%s-%d", l->type, l->sig.opset);
+    else
+        snprintf(buf, len, "%s", l->type);
     return buf;
 }
 
