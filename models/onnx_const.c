@@ -26,9 +26,13 @@
  * constant this large is a table, not a model's indices. */
 #define TJ_ONNX_MAX_CONST_COUNT ((int64_t)1 << 24)
 
+/* The value of external data entry `key`: the last of its name, as ONNX's
+ * loader (ExternalDataInfo sets each entry in turn) and ONNX Runtime read
+ * it, and its checker lets a key repeat. Taking the first once checked and
+ * compiled other bytes than the runtime reads (an "offset" given twice). */
 static const char *tj_entry(const Onnx__TensorProto *t, const char *key)
 {
-    for (size_t i = 0; i < t->n_external_data; i++)
+    for (size_t i = t->n_external_data; i-- > 0;)
         if (t->external_data[i] && t->external_data[i]->key &&
             strcmp(t->external_data[i]->key, key) == 0)
             return t->external_data[i]->value;

@@ -338,6 +338,15 @@ bad_model("escape_absolute.onnx", external_at(os.path.abspath(os.path.join(OUT, 
 bad_model("escape_link.onnx", external_at("link.bin"), "refused", "leads out of the model's")
 bad_model("external_short.onnx", external_at("external.bin", "64"), "refused",
           "holds no 32 bytes at offset 64")
+# an entry given twice: ONNX's loader (ExternalDataInfo) and ONNX Runtime take
+# the last, so the indices are 0, 9, 1, 2 (9 outside [-7, 7)), not the
+# first offset's 0..3, which tensorjit once read and passed
+with open(os.path.join(OUT, "twice.bin"), "wb") as f:
+    f.write(np.array([0, 1, 2, 3, 0, 9, 1, 2], dtype=np.int64).tobytes())
+twice = external_at("twice.bin", "0")
+e = twice.graph.initializer[0].external_data.add()
+e.key, e.value = "offset", "32"
+bad_model("external_key_twice.onnx", twice, "refused", "hold 9 at position 1, outside [-7, 7)")
 bad_model("const_out_of_range.onnx", one("c", "Gather", [5, 2], None, 13, inits=[
     numpy_helper.from_array(np.array([0, 5], dtype=np.int64), "indices")]), "refused",
     "hold 5 at position 1, outside [-5, 5)")
