@@ -462,15 +462,27 @@ static int tj_read_axis(const tj_doc *d, xmlNodePtr layer, int port_no, tj_model
     return tj_read_const_int(d, layer, port_no, "axis", &out->sig.axis_type, &out->sig.axis, out);
 }
 
+/* An attribute of the layer's <data>. A fragment's may sit on the <layer>
+ * tag itself, as the ScatterElementsUpdate-12 and ScatterNDUpdate-15 specs
+ * print them (<layer ... use_init_val="false" reduction="sum" type=...>):
+ * read only from <data>, those layers once compiled as plain updates. A
+ * model's IR keeps them in <data>, so only fragments look on the tag. */
+static int tj_data_attr(const tj_doc *d, xmlNodePtr layer, const char *name, char *buf,
+                        size_t len)
+{
+    return tj_attr(tj_child(layer, "data"), name, buf, len) ||
+           (d->fragment && tj_attr(layer, name, buf, len));
+}
+
 /* An integer attribute of <data>: 1 and *v when present, 0 when absent,
  * -1 (the layer refused) when it is no integer or outside [lo, hi]. The
  * range is checked on the text's own value, before anything narrows it:
  * an int field once took batch_dims 4294967297 as 1. */
-static int tj_int_attr(xmlNodePtr layer, const char *name, int64_t lo, int64_t hi, int64_t *v,
-                       tj_model_layer *out)
+static int tj_int_attr(const tj_doc *d, xmlNodePtr layer, const char *name, int64_t lo,
+                       int64_t hi, int64_t *v, tj_model_layer *out)
 {
     char buf[64];
-    if (!name || !tj_attr(tj_child(layer, "data"), name, buf, sizeof buf))
+    if (!name || !tj_data_attr(d, layer, name, buf, sizeof buf))
         return 0;
     return tj_int_value_of(name, buf, lo, hi, v, out) == 0 ? 1 : -1;
 }
@@ -492,7 +504,7 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     char why[160];
     if (m->axis_attr) {
         int got =
-            tj_int_attr(layer, m->axis_attr, -JIT_MAX_RANK, JIT_MAX_RANK - 1, &s->axis, out);
+            tj_int_attr(d, layer, m->axis_attr, -JIT_MAX_RANK, JIT_MAX_RANK - 1, &s->axis, out);
         if (got == 0)
             snprintf(out->skip, sizeof out->skip, "<data> has no %s attribute", m->axis_attr);
         return got == 1 ? 0 : -1;
@@ -518,18 +530,18 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
 
 /* The reduction and use_init_val of <data>, when the layer type has them
  * (an absent one keeps the default: none, true). 0, or -1 with skip set. */
-static int tj_reduction_attrs(xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+static int tj_reduction_attrs(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                              tj_model_layer *out)
 {
     char buf[64];
-    xmlNodePtr data = tj_child(layer, "data");
-    if (m->reduction_attr && tj_attr(data, m->reduction_attr, buf, sizeof buf)) {
+    if (m->reduction_attr && tj_data_attr(d, layer, m->reduction_attr, buf, sizeof buf)) {
         for (char *c = buf; *c; c++) /* the IR writes them in either case */
             *c = (char)tolower((unsigned char)*c);
         if (jit_reduction_from_name(buf, &out->sig.reduction) != 0)
             return snprintf(out->skip, sizeof out->skip, "reduction '%s' is not one of none, "
                             "sum, sub, prod, min, max, mean", buf), -1;
     }
-    if (m->init_val_attr && tj_attr(data, m->init_val_attr, buf, sizeof buf)) {
+    if (m->init_val_attr && tj_data_attr(d, layer, m->init_val_attr, buf, sizeof buf)) {
         if (strcmp(buf, "false") != 0 && strcmp(buf, "true") != 0)
             return snprintf(out->skip, sizeof out->skip, "%s '%s' is not true or false",
                             m->init_val_attr, buf), -1;
@@ -556,11 +568,12 @@ static int tj_is_bag(const tj_ov_op *m)
 
 /* reduction (version 15): sum or mean, as OpenVINO defines it; max is
  * tensorjit's extension for torch, which no IR holds. Absent: sum. */
-static int tj_bag_reduction(xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+static int tj_bag_reduction(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
+                            tj_model_layer *out)
 {
     char buf[64];
     out->sig.reduction = JIT_REDUCTION_SUM;
-    if (!m->reduction_attr || !tj_attr(tj_child(layer, "data"), m->reduction_attr, buf, sizeof buf))
+    if (!m->reduction_attr || !tj_data_attr(d, layer, m->reduction_attr, buf, sizeof buf))
         return 0;
     for (char *c = buf; *c; c++)
         *c = (char)tolower((unsigned char)*c);
@@ -652,7 +665,7 @@ static void tj_read_bag(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj
 {
     jit_sig *s = &out->sig;
     const char *offsets = m->num_segments_port ? "segment_ids" : "offsets";
-    if (tj_bag_reduction(layer, m, out) ||
+    if (tj_bag_reduction(d, layer, m, out) ||
         tj_input_shape(layer, 0, &s->data_shape, s->data_bound, out, "emb_table") ||
         tj_input_shape(layer, 1, &s->indices_shape, s->indices_bound, out, "indices") ||
         (m->updates_port >= 0 && tj_input_shape(layer, m->updates_port, &s->updates_shape,
@@ -676,10 +689,10 @@ static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_
         return tj_read_bag(d, layer, m, out);
     /* no rank exceeds JIT_MAX_RANK: a batch_dims beyond it is never valid,
      * and one within it fits the int */
-    if (tj_int_attr(layer, m->batch_dims_attr, -JIT_MAX_RANK, JIT_MAX_RANK, &batch_dims, out) < 0)
+    if (tj_int_attr(d, layer, m->batch_dims_attr, -JIT_MAX_RANK, JIT_MAX_RANK, &batch_dims, out) < 0)
         return;
     s->batch_dims = (int)batch_dims;
-    if (tj_reduction_attrs(layer, m, out) != 0)
+    if (tj_reduction_attrs(d, layer, m, out) != 0)
         return;
     if (tj_input_shape(layer, 0, &s->data_shape, s->data_bound, out, "data") ||
         tj_input_shape(layer, 1, &s->indices_shape, s->indices_bound, out, "indices") ||

@@ -1056,6 +1056,63 @@ static void test_spec_fragments(void **state)
     jit_shutdown();
 }
 
+/* The ScatterElementsUpdate-12 and ScatterNDUpdate-15 specs print the
+ * attributes on the <layer> tag, not in <data>; read from <data> only,
+ * their reduction and use_init_val were dropped without a word and the
+ * layers compiled as plain updates. A fragment's tag counts; a model's
+ * does not (its IR keeps them in <data>). */
+static void test_spec_attributes_on_the_layer_tag(void **state)
+{
+    (void)state;
+    const char frag[] =
+        "    <layer ... use_init_val=\"false\" reduction=\"sum\" type=\"ScatterElementsUpdate\">\n"
+        "        <input>\n"
+        "            <port id=\"0\">>  <!-- data -->\n"
+        "                <dim>4</dim>  <!-- values: [2, 3, 4, 6] -->\n"
+        "            </port>\n"
+        "            <port id=\"1\"><dim>6</dim></port>\n"
+        "            <port id=\"2\">><dim>6</dim></port>\n"
+        "            <port id=\"3\">     <!-- values: [0] -->\n<dim>1</dim></port>\n"
+        "        </input>\n"
+        "        <output><port id=\"4\" precision=\"FP32\"><dim>4</dim></port></output>\n"
+        "    </layer>\n"
+        "    <layer ... reduction=\"prod\" type=\"ScatterNDUpdate\">\n"
+        "        <input>\n"
+        "            <port id=\"0\" precision=\"FP16\"><dim>4</dim></port>\n"
+        "            <port id=\"1\" precision=\"I32\"><dim>5</dim><dim>1</dim></port>\n"
+        "            <port id=\"2\" precision=\"FP16\"><dim>5</dim></port>\n"
+        "        </input>\n"
+        "    </layer>\n";
+    tj_model_opts opts = defaults;
+    opts.have_axis = 1;
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
+                     0);
+    assert_int_equal(m.count, 2);
+    assert_true(m.layers[0].usable);
+    assert_int_equal(m.layers[0].sig.reduction, JIT_REDUCTION_SUM);
+    assert_true(m.layers[0].sig.no_init_val);
+    assert_true(m.layers[1].usable);
+    assert_int_equal(m.layers[1].sig.reduction, JIT_REDUCTION_PROD);
+    tj_model_free(&m);
+    /* in a model, an attribute on the tag is not the layer's */
+    const char net[] =
+        "<net name=\"n\" version=\"11\"><layers>"
+        "<layer id=\"1\" name=\"s\" type=\"ScatterNDUpdate\" version=\"opset15\" "
+        "reduction=\"prod\"><input>"
+        "<port id=\"0\" precision=\"FP16\"><dim>4</dim></port>"
+        "<port id=\"1\" precision=\"I32\"><dim>5</dim><dim>1</dim></port>"
+        "<port id=\"2\" precision=\"FP16\"><dim>5</dim></port></input></layer>"
+        "</layers></net>";
+    assert_int_equal(tj_model_parse(net, strlen(net), "net", NULL, &defaults, &m, err, sizeof err),
+                     0);
+    assert_int_equal(m.count, 1);
+    assert_true(m.layers[0].usable);
+    assert_int_equal(m.layers[0].sig.reduction, JIT_REDUCTION_NONE);
+    tj_model_free(&m);
+}
+
 static void expect_refused(const char *text, size_t len, const char *want)
 {
     tj_model m;
@@ -1118,7 +1175,9 @@ int main(void)
         cmocka_unit_test(test_whole_model),   cmocka_unit_test(test_axis_not_known),
         cmocka_unit_test(test_truncated_bin), cmocka_unit_test(test_dynamic_dims),
         cmocka_unit_test(test_bin_not_a_regular_file),
-        cmocka_unit_test(test_spec_fragments), cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_spec_fragments),
+        cmocka_unit_test(test_spec_attributes_on_the_layer_tag),
+        cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_gather_elements_layer),
         cmocka_unit_test(test_axis_of_every_integer_type),
         cmocka_unit_test(test_dynamic_layers),
