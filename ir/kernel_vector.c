@@ -7,6 +7,8 @@
  */
 #include "kernel_internal.h"
 
+#include <llvm/Config/llvm-config.h>
+
 /* <n x t> with lane i = base + i * step */
 static LLVMValueRef tj_const_lanes(LLVMTypeRef t, unsigned n, int64_t base, int64_t step)
 {
@@ -45,7 +47,10 @@ static LLVMValueRef tj_lane_entries(tj_kir *k, LLVMValueRef raw, unsigned lanes,
 }
 
 /* llvm.masked.gather of <lanes x ety> from ptrs under mask, zeros where
- * the mask is off. */
+ * the mask is off, each lane's pointer aligned to 1. From LLVM 22 on the
+ * intrinsic has no alignment operand (an align attribute on ptrs replaced
+ * it, and its absence means align 1): (ptrs, mask, passthru). Before 22:
+ * (ptrs, i32 align, mask, passthru). */
 static LLVMValueRef tj_masked_gather(tj_kir *k, LLVMTypeRef ety, LLVMValueRef ptrs,
                                      LLVMValueRef mask, unsigned lanes)
 {
@@ -55,8 +60,12 @@ static LLVMValueRef tj_masked_gather(tj_kir *k, LLVMTypeRef ety, LLVMValueRef pt
     unsigned id = LLVMLookupIntrinsicID("llvm.masked.gather", 18);
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, tys, 2);
     LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, tys, 2);
+#if LLVM_VERSION_MAJOR >= 22
+    LLVMValueRef args[3] = {ptrs, mask, LLVMConstNull(vty)};
+#else
     LLVMValueRef args[4] = {ptrs, tj_i32(e, 1), mask, LLVMConstNull(vty)};
-    return LLVMBuildCall2(e->b, fty, fn, args, 4, "lanes.value");
+#endif
+    return LLVMBuildCall2(e->b, fty, fn, args, sizeof args / sizeof args[0], "lanes.value");
 }
 
 /* Iterations [0, lanes) of the innermost level v from cursor c, as one
