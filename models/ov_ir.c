@@ -1045,6 +1045,37 @@ static int tj_is_fragment(const char *xml, size_t len)
     }
 }
 
+/* The byte at line `line`, column `col` of xml[0, len) as libxml2 counts
+ * them (from 1; a column counts characters, not bytes), or len when the
+ * text is shorter. */
+static size_t tj_text_at(const char *xml, size_t len, int line, int col)
+{
+    size_t i = 0;
+    for (int l = 1; l < line && i < len; i++)
+        l += xml[i] == '\n';
+    for (int c = 1; c < col && ++i < len;)
+        c += ((unsigned char)xml[i] & 0xC0) != 0x80; /* a UTF-8 character's first byte */
+    return i < len ? i : len;
+}
+
+/* Whether xml[at, len) holds only blanks, comments and the wrapper's
+ * </fragment>: where recover mode stopped there, nothing was left unread. */
+static int tj_rest_is_empty(const char *xml, size_t len, size_t at)
+{
+    static const char wrapper_end[] = "</fragment>";
+    for (;;) {
+        while (at < len && isspace((unsigned char)xml[at]))
+            at++;
+        if (len - at < 4 || memcmp(xml + at, "<!--", 4) != 0)
+            break;
+        const char *end = tj_find(xml + at, len - at, "-->");
+        if (!end)
+            return 0;
+        at = (size_t)(end - xml) + 3;
+    }
+    return len - at == sizeof wrapper_end - 1 && memcmp(xml + at, wrapper_end, len - at) == 0;
+}
+
 static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int recover,
                               char *err, size_t err_len)
 {
@@ -1059,8 +1090,11 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
      * a stray end tag closed the root early, and every layer after it
      * would be dropped without a word (the bag specs' <port id="2"/>
      * followed by </port> did that to the layers after it). A fragment
-     * read in part is refused, at the line where reading stopped. */
-    if (doc && recover && e && e->code == XML_ERR_DOCUMENT_END) {
+     * read in part is refused, at the line where reading stopped; one
+     * whose stray end tag was its last (a </layers> after the layers) lost
+     * nothing and is read as recover mode built it. */
+    if (doc && recover && e && e->code == XML_ERR_DOCUMENT_END &&
+        !tj_rest_is_empty(xml, len, tj_text_at(xml, len, e->line, e->int2))) {
         tj_model_fail(err, err_len, "%s:%d: an end tag before this line has no start tag (a "
                       "<port/> closed by </port>?) and ends the fragment here: the layers from "
                       "here on would be lost", name, e->line);

@@ -336,6 +336,47 @@ static void test_fragment_cut_short_refused(void **state)
     assert_null(strchr(err, '\n'));
 }
 
+/* A stray end tag after the last layer (a fragment cut from a model with
+ * its </layers>) also stops recover mode early, but nothing is left
+ * unread: every layer is read, as before the refusal above, and is not
+ * refused as "the layers from here on would be lost". */
+static void test_fragment_trailing_end_tag_read(void **state)
+{
+    (void)state;
+    const char layer[] = "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                         "<port id=\"0\"><dim>4</dim></port>"
+                         "<port id=\"1\"><dim>2</dim><dim>1</dim></port></input></layer>\n";
+    const char *tails[] = {"</layers>\n", "</layers>  <!-- the end --> \n", "</layers>"};
+    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        char frag[512];
+        snprintf(frag, sizeof frag, "%s%s%s", layer, layer, tails[i]);
+        tj_model m;
+        char err[256] = "";
+        if (tj_model_parse(frag, strlen(frag), "tail.xml", NULL, &opts, &m, err, sizeof err) != 0)
+            fail_msg("tail %zu: %s", i, err);
+        assert_int_equal(m.count, 2);
+        assert_true(m.layers[0].usable && m.layers[1].usable);
+        tj_model_free(&m);
+    }
+    /* on one line with the layers: the stop is found by its column, which
+     * libxml2 counts in characters (the comment's are 3 bytes each) */
+    char one[512];
+    snprintf(one, sizeof one, "%.*s<!-- \u2211\u2211\u2211\u2211 -->%.*s</layers>",
+             (int)strlen(layer) - 1, layer, (int)strlen(layer) - 1, layer);
+    tj_model m;
+    char err[256] = "";
+    if (tj_model_parse(one, strlen(one), "tail.xml", NULL, &opts, &m, err, sizeof err) != 0)
+        fail_msg("one line: %s", err);
+    assert_int_equal(m.count, 2);
+    tj_model_free(&m);
+    /* a layer after the stray tag on its line is lost: still refused */
+    snprintf(one, sizeof one, "%.*s</layers>%s", (int)strlen(layer) - 1, layer, layer);
+    assert_int_equal(tj_model_parse(one, strlen(one), "tail.xml", NULL, &opts, &m, err,
+                                    sizeof err), -1);
+    assert_non_null(strstr(err, "tail.xml:1: "));
+}
+
 /* The check on bag signatures of every form, static and dynamic: all runs
  * pass, none skipped. Before the check knew the bags' arguments, it
  * called them as four-argument kernels and both sides refused alike. */
@@ -388,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_versionless_bag_types),
         cmocka_unit_test(test_spec_self_closed_ports),
         cmocka_unit_test(test_fragment_cut_short_refused),
+        cmocka_unit_test(test_fragment_trailing_end_tag_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
