@@ -47,7 +47,8 @@ int tj_bag_scan_plan(const tj_bag_plan *g, const void *indices, const void *offs
 /* Part `part` of `parts` of tj_bag_scan_plan's check (jit_validate_bag_part):
  * 1 when the part's slice of the offsets (or segment ids), or of the
  * indices the bags read, holds a bad one. Every part together checks what
- * the whole scan does; each reads only its slices and two offsets. */
+ * the whole scan does; each reads only its slices, the offset before its
+ * slice of the offsets, and the first and last offsets (the bags' reach). */
 int tj_bag_scan_plan_part(const tj_bag_plan *g, const void *indices, const void *offsets,
                           int64_t part, int64_t parts);
 
