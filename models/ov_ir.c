@@ -1095,9 +1095,9 @@ static xmlDocPtr tj_parse_xml(const char *xml, size_t len, const char *name, int
      * nothing and is read as recover mode built it. */
     if (doc && recover && e && e->code == XML_ERR_DOCUMENT_END &&
         !tj_rest_is_empty(xml, len, tj_text_at(xml, len, e->line, e->int2))) {
-        tj_model_fail(err, err_len, "%s:%d: an end tag before this line has no start tag (a "
-                      "<port/> closed by </port>?) and ends the fragment here: the layers from "
-                      "here on would be lost", name, e->line);
+        tj_model_fail(err, err_len, "%s:%d: an end tag on this line or before it has no start "
+                      "tag (a <port/> closed by </port>?) and ends the fragment here: the layers "
+                      "from here on would be lost", name, e->line);
         xmlFreeDoc(doc);
         doc = NULL;
     } else if (!doc || (!recover && !ctx->wellFormed)) {

@@ -375,6 +375,9 @@ static void test_fragment_trailing_end_tag_read(void **state)
     assert_int_equal(tj_model_parse(one, strlen(one), "tail.xml", NULL, &opts, &m, err,
                                     sizeof err), -1);
     assert_non_null(strstr(err, "tail.xml:1: "));
+    /* the stray tag is on the line named, not before it */
+    if (!strstr(err, "an end tag on this line or before it has no start tag"))
+        fail_msg("message: %s", err);
 }
 
 /* The check on bag signatures of every form, static and dynamic: all runs
