@@ -4,6 +4,7 @@
  * with every call split (TENSORJIT_SPLIT_MIN=1), give the bytes of the
  * reference kernel on one thread; the split rule's counts show that the
  * JIT's range code ran over the pool. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -231,6 +232,111 @@ static void test_threads_agree_prefetch(void **state)
     support_setenv("TENSORJIT_PREFETCH", NULL);
 }
 
+/* A pool of the caller's: POOL threads each check their part of one
+ * kernel's call (jit_validate_bag_part) at once, wait for all, then run
+ * their part of the bags (jit_run_range_bag), as docs/library.md's "Your
+ * own pool" tells. Under TSan in CI. */
+#define POOL 4
+
+typedef struct pool_part {
+    jit_kernel k;
+    const split_case *c;
+    char *out;
+    int64_t part, units;
+    pthread_barrier_t *checked;
+    int check_rc, range_rc;
+    char msg[256];
+} pool_part;
+
+static void *pool_part_run(void *arg)
+{
+    pool_part *p = arg;
+    const split_case *c = p->c;
+    p->check_rc = jit_validate_bag_part(p->k, c->idx, c->off, p->part, POOL);
+    snprintf(p->msg, sizeof p->msg, "%s", p->check_rc == JIT_OK ? "" : jit_last_error());
+    pthread_barrier_wait(p->checked);
+    int64_t q = p->units / POOL, r = p->units % POOL;
+    int64_t begin = q * p->part + (p->part < r ? p->part : r);
+    int64_t end = q * (p->part + 1) + (p->part + 1 < r ? p->part + 1 : r);
+    p->range_rc = jit_run_range_bag(p->k, c->table, c->idx, c->off, c->w, p->out, begin, end);
+    return NULL;
+}
+
+/* c's kernel on POOL threads of ours into got: JIT_OK, or a part's check
+ * status (*msg its message; every failing part's must be the same). */
+static int run_on_pool(const split_case *c, char *got, char *msg, size_t msg_len)
+{
+    jit_kernel k = jit_compile(&c->sig);
+    if (!k)
+        fail_msg("refused: %s", jit_last_error());
+    pthread_barrier_t checked;
+    assert_int_equal(pthread_barrier_init(&checked, NULL, POOL), 0);
+    pool_part parts[POOL];
+    pthread_t t[POOL];
+    for (int i = 0; i < POOL; i++) {
+        parts[i] = (pool_part){.k = k, .c = c, .out = got, .part = i, .units = jit_units(k),
+                               .checked = &checked};
+        assert_int_equal(pthread_create(&t[i], NULL, pool_part_run, &parts[i]), 0);
+    }
+    int rc = JIT_OK;
+    msg[0] = '\0';
+    for (int i = 0; i < POOL; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(parts[i].range_rc, JIT_OK); /* ranges check nothing again */
+        if (parts[i].check_rc == JIT_OK)
+            continue;
+        if (rc != JIT_OK && (parts[i].check_rc != rc || strcmp(parts[i].msg, msg) != 0))
+            fail_msg("two parts disagree: %d (%s) and %d (%s)", rc, msg, parts[i].check_rc,
+                     parts[i].msg);
+        rc = parts[i].check_rc;
+        snprintf(msg, msg_len, "%s", parts[i].msg);
+    }
+    pthread_barrier_destroy(&checked);
+    jit_release(k);
+    return rc;
+}
+
+/* Random static cases on a pool of ours give the kernel's own bytes; with
+ * an index planted past the table, the parts say what the call says. */
+static void test_a_pool_of_ours(void **state)
+{
+    (void)state;
+    uint64_t rng = 2028;
+    int runs = (int)support_env_long("TJ_BAG_RUNS", 400) / 8, refused = 0;
+    for (int r = 0; r < runs; r++) {
+        split_case c;
+        random_case(&rng, &c);
+        int64_t n = c.sig.indices_shape.dims[0] * (c.sig.indices_shape.rank == 2
+                                                      ? c.sig.indices_shape.dims[1]
+                                                      : 1);
+        if (n > 0 && support_rand_range(&rng, 0, 2) == 0)
+            support_store_index(c.sig.index_type, c.idx, support_rand_range(&rng, 0, n - 1),
+                                c.sig.data_shape.dims[0]);
+        char *want = malloc(c.out_bytes + CANARY), *got = malloc(c.out_bytes + CANARY);
+        assert_true(want && got);
+        memset(want, 0xa5, c.out_bytes + CANARY);
+        memset(got, 0xa5, c.out_bytes + CANARY);
+        jit_kernel k = jit_compile(&c.sig);
+        assert_non_null(k);
+        int want_rc = jit_call_bag(k, c.table, c.idx, c.off, c.w, want);
+        char want_msg[256], msg[256];
+        snprintf(want_msg, sizeof want_msg, "%s", want_rc == JIT_OK ? "" : jit_last_error());
+        jit_release(k);
+        int rc = run_on_pool(&c, got, msg, sizeof msg);
+        if (rc != want_rc || strcmp(msg, want_msg) != 0)
+            fail_msg("run %d: the pool's parts said %d (%s), the call %d (%s)", r, rc, msg,
+                     want_rc, want_msg);
+        if (rc == JIT_OK && memcmp(got, want, c.out_bytes + CANARY) != 0)
+            fail_msg("run %d (%s): the pool's bytes differ from the call's", r,
+                     op_names[c.sig.op - JIT_OP_EMBEDDING_BAG_OFFSETS]);
+        refused += rc != JIT_OK;
+        free(want);
+        free(got);
+        free_case(&c);
+    }
+    assert_true(refused > 0 && refused < runs);
+}
+
 /* A split Segments call whose part cannot have its scratch (each
  * allocation of the call made to fail in turn): it writes nothing and says
  * NO_MEMORY, or, the caller holding scratch for the whole call, runs it
@@ -322,6 +428,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_short_of_scratch_write_nothing),
         cmocka_unit_test(test_threads_agree),
+        cmocka_unit_test(test_a_pool_of_ours),
         cmocka_unit_test(test_threads_agree_prefetch),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
