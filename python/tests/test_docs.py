@@ -19,6 +19,8 @@ DOCS = ["README.md", "python/README.md"]
 
 def blocks():
     for doc in DOCS:
+        if not (ROOT / doc).exists():  # the tests copied out of the tree (python/README's ASan run)
+            continue
         text = (ROOT / doc).read_text()
         for n, code in enumerate(re.findall(r"```python\n(.*?)```", text, re.S)):
             yield pytest.param(code, id=f"{doc}#{n}")
