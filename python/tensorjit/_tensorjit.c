@@ -2239,24 +2239,31 @@ static PyObject *py_set_kernel_limit(PyObject *self, PyObject *args, PyObject *k
     Py_RETURN_NONE;
 }
 
-static PyObject *py_cache_open(PyObject *self, PyObject *args)
+/* open_cache(dir=None): dir by keyword too, and any path-like (a pathlib.Path) */
+static PyObject *py_cache_open(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    const char *dir = NULL;
-    if (!PyArg_ParseTuple(args, "|z:open_cache", &dir))
+    static char *names[] = {"dir", NULL};
+    PyObject *dir = Py_None, *bytes = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:open_cache", names, &dir))
         return NULL;
-    if (jit_cache_open(dir) != 0) {
+    if (dir != Py_None && !PyUnicode_FSConverter(dir, &bytes))
+        return NULL;
+    int r = jit_cache_open(bytes ? PyBytes_AS_STRING(bytes) : NULL);
+    Py_XDECREF(bytes);
+    if (r != 0) {
         set_library_error(Error);
         return NULL;
     }
     Py_RETURN_NONE;
 }
 
-static PyObject *py_cache_stats(PyObject *self, PyObject *args)
+static PyObject *py_cache_stats(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
+    static char *names[] = {"clear", NULL};
     int clear = 0;
-    if (!PyArg_ParseTuple(args, "|p:cache_stats", &clear))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:cache_stats", names, &clear))
         return NULL;
     int64_t entries = 0, bytes = 0;
     char dir[4096];
@@ -2280,7 +2287,14 @@ static PyMethodDef methods[] = {
     "opset 5 merges the batch dims into one). index_policy: \"error\",\n"
     "\"negative-wraps\", \"clamp\" or \"zero-fill\". Returns out (new unless given)."),
     FAST(gather_nd_info, "gather_nd_info(data, indices, batch_dims=0, *, opset=8, "
-                         "index_policy='error')"),
+                         "index_policy='error')"
+                         "\n--\n\n"
+                         "What serves this call of gather_nd, without running it: a dict of engine "
+                         "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                         "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                         "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                         "Compiles the family's kernel if needed; a signature error raises as in "
+                         "gather_nd (the index values are not read)."),
     FAST(gather,
     "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"error\", out=None)\n"
     "--\n"
@@ -2294,7 +2308,14 @@ static PyMethodDef methods[] = {
     "IndexOutOfRange (nothing written). numpy.take's is \"negative-wraps\"\n"
     "(tensorjit.numpy.take), Gather-8's own \"negative-wraps-zero-fill\"."),
     FAST(gather_info, "gather_info(data, indices, axis=0, batch_dims=0, *, opset=8, "
-                      "index_policy='error')"),
+                      "index_policy='error')"
+                      "\n--\n\n"
+                      "What serves this call of gather, without running it: a dict of engine "
+                      "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                      "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                      "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                      "Compiles the family's kernel if needed; a signature error raises as in "
+                      "gather (the index values are not read)."),
     FAST(gather_elements,
     "gather_elements(data, indices, axis, *, index_policy=\"error\", torch_dims=False, out=None)\n"
     "--\n"
@@ -2315,14 +2336,42 @@ static PyMethodDef methods[] = {
     "wins. out=data runs in place (a KV-cache update); on a bad index nothing\n"
     "is written."),
     FAST(scatter_update_info, "scatter_update_info(data, indices, updates, axis, *, "
-                              "index_policy='error')"),
+                              "index_policy='error')"
+                              "\n--\n\n"
+                              "What serves this call of scatter_update, without running it: a dict of engine "
+                              "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                              "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                              "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                              "Compiles the family's kernel if needed; a signature error raises as in "
+                              "scatter_update (the index values are not read)."),
     FAST(gather_elements_info, "gather_elements_info(data, indices, axis, *, "
-                               "index_policy='error', torch_dims=False)"),
+                               "index_policy='error', torch_dims=False)"
+                               "\n--\n\n"
+                               "What serves this call of gather_elements, without running it: a dict of engine "
+                               "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                               "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                               "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                               "Compiles the family's kernel if needed; a signature error raises as in "
+                               "gather_elements (the index values are not read)."),
     FAST(scatter_nd_update_info, "scatter_nd_update_info(data, indices, updates, "
-                                 "reduction='none', *, opset=None, index_policy='error')"),
+                                 "reduction='none', *, opset=None, index_policy='error')"
+                                 "\n--\n\n"
+                                 "What serves this call of scatter_nd_update, without running it: a dict of engine "
+                                 "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                                 "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                                 "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                                 "Compiles the family's kernel if needed; a signature error raises as in "
+                                 "scatter_nd_update (the index values are not read)."),
     FAST(scatter_elements_update_info,
          "scatter_elements_update_info(data, indices, updates, axis, reduction='none', "
-         "use_init_val=True, *, opset=12, index_policy='error', torch_dims=False)"),
+         "use_init_val=True, *, opset=12, index_policy='error', torch_dims=False)"
+                                       "\n--\n\n"
+                                       "What serves this call of scatter_elements_update, without running it: a dict of engine "
+                                       "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                                       "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                                       "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                                       "Compiles the family's kernel if needed; a signature error raises as in "
+                                       "scatter_elements_update (the index values are not read)."),
     FAST(scatter_nd_update,
     "scatter_nd_update(data, indices, updates, reduction=\"none\", *, opset=None, index_policy=\"error\", out=None)\n"
     "--\n"
@@ -2390,13 +2439,34 @@ static PyMethodDef methods[] = {
     FAST(embedding_bag_offsets_info,
          "embedding_bag_offsets_info(table, indices, offsets, *, weights=None, "
          "default_index=None, reduction='sum', include_last_offset=False, padding_idx=None, "
-         "opset=15, index_policy='error', offsets_from_zero=False)"),
+         "opset=15, index_policy='error', offsets_from_zero=False)"
+                                     "\n--\n\n"
+                                     "What serves this call of embedding_bag_offsets, without running it: a dict of engine "
+                                     "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                                     "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                                     "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                                     "Compiles the family's kernel if needed; a signature error raises as in "
+                                     "embedding_bag_offsets (the index values are not read)."),
     FAST(embedding_bag_packed_info,
          "embedding_bag_packed_info(table, indices, *, weights=None, reduction='sum', "
-         "padding_idx=None, opset=15, index_policy='error')"),
+         "padding_idx=None, opset=15, index_policy='error')"
+                                    "\n--\n\n"
+                                    "What serves this call of embedding_bag_packed, without running it: a dict of engine "
+                                    "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                                    "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                                    "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                                    "Compiles the family's kernel if needed; a signature error raises as in "
+                                    "embedding_bag_packed (the index values are not read)."),
     FAST(embedding_segments_info,
          "embedding_segments_info(table, indices, segment_ids, num_segments, *, weights=None, "
-         "default_index=None, index_policy='error')"),
+         "default_index=None, index_policy='error')"
+                                  "\n--\n\n"
+                                  "What serves this call of embedding_segments, without running it: a dict of engine "
+                                  "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
+                                  "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
+                                  "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
+                                  "Compiles the family's kernel if needed; a signature error raises as in "
+                                  "embedding_segments (the index values are not read)."),
     {"_compile_dynamic", py_compile_dynamic, METH_VARARGS, "the C half of compile_dynamic"},
     {"_dtype_code", py_dtype_code, METH_O, "the library's jit_dtype of a numpy dtype"},
     {"_policy_code", py_policy_code, METH_O, "jit_index_policy of a name"},
@@ -2405,27 +2475,32 @@ static PyMethodDef methods[] = {
     {"_raw_shutdown", py_raw_shutdown, METH_NOARGS, "jit_shutdown() alone (tests)"},
     {"_set_max_families", py_set_max_families, METH_O, "the cap on families (tests)"},
     {"library_version", py_library_version, METH_NOARGS,
-     "library_version() -> the loaded C library's version (jit_version())."},
+     "library_version()\n--\n\nThe loaded C library's version (jit_version())."},
     {"shutdown", py_shutdown, METH_NOARGS,
-     "shutdown(): frees every kernel (jit_shutdown()) and the module's table of them. Not to "
+     "shutdown()\n--\n\nFrees every kernel (jit_shutdown()) and the module's table of them. Not to "
      "be called while another thread uses tensorjit. A DynamicKernel made before raises "
      "RuntimeError when used afterwards."},
     {"stats", py_stats, METH_NOARGS,
-     "stats() -> dict: compiles (kernels this module compiled in the process), kernels (its "
+     "stats()\n--\n\nA dict: compiles (kernels this module compiled in the process), kernels (its "
      "live family kernels), max_kernels (the bound on them), library_kernels and code_bytes "
      "(the library's JIT kernels alive, whoever made them)."},
     {"set_kernel_limit", (PyCFunction)(void (*)(void))py_set_kernel_limit,
      METH_VARARGS | METH_KEYWORDS,
-     "set_kernel_limit(max_kernels=0, max_code_bytes=0): the library frees JIT kernels nobody "
+     "set_kernel_limit(max_kernels=0, max_code_bytes=0)\n--\n\n"
+     "The library frees JIT kernels nobody "
      "holds beyond these (0: no limit, the default; jit_set_kernel_limit, as "
      "$TENSORJIT_MAX_KERNELS). Without a limit the kernels this module hands back when its "
      "table starts over stay in memory. Only kernels compiled after it is set can be freed; "
      "x86-64 only (elsewhere KernelError says so)."},
-    {"open_cache", py_cache_open, METH_VARARGS,
-     "open_cache(dir=None): kernels are looked up in dir (None: $TENSORJIT_CACHE_DIR) before "
-     "being compiled, and stored there after (jit_cache_open)."},
-    {"cache_stats", py_cache_stats, METH_VARARGS,
-     "cache_stats(clear=False) -> {dir, entries, bytes} of the open disk cache, or None."},
+    {"open_cache", (PyCFunction)(void (*)(void))py_cache_open, METH_VARARGS | METH_KEYWORDS,
+     "open_cache(dir=None)\n--\n\n"
+     "Kernels are looked up in dir (a str or path-like; None: $TENSORJIT_CACHE_DIR) before "
+     "being compiled, and stored there after (jit_cache_open). Open it before the first "
+     "call: a family compiled before stays in memory only."},
+    {"cache_stats", (PyCFunction)(void (*)(void))py_cache_stats, METH_VARARGS | METH_KEYWORDS,
+     "cache_stats(clear=False)\n--\n\n"
+     "{dir, entries, bytes} of the open disk cache, or None when none is open; "
+     "clear=True empties it first."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {
