@@ -95,13 +95,28 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
     return _tj.gather_elements(arr, indices, axis, index_policy="negative-wraps")
 
 
+def _in_place(a: Any, name: str, fn: str) -> np.ndarray:
+    """a as the numpy array a call writes into: a itself, or a view of its
+    memory (a CPU tensor's); anything numpy would copy (a list, a scalar)
+    is refused, since the writes would go to the copy and be lost (numpy's
+    add.at refuses it too: 'first operand must be array')."""
+    if isinstance(a, np.ndarray):
+        return a
+    arr = np.asarray(a)
+    if arr.flags.owndata:
+        raise _tj.TypeMismatch(f"tensorjit: {fn} writes into {name} in place, so {name} must "
+                               f"be an array (numpy's, or one sharing its memory), not "
+                               f"{type(a).__name__}")
+    return arr
+
+
 def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[int]) -> None:
     """numpy.put_along_axis, in place: arr[i... with its axis coordinate
     replaced by indices[i...]] = values[i...] (ScatterElementsUpdate; values
     broadcast to indices' shape; of duplicates the last in row-major order
     wins). axis=None works on the flattened arr (which must then be
     contiguous)."""
-    target = arr
+    target = arr = _in_place(arr, "arr", "put_along_axis")
     if axis is None:
         target = arr.reshape(-1)  # a view of a contiguous arr: writes reach it
         axis = 0
@@ -122,7 +137,7 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     all add, in row-major order). indices: an integer array (positions along
     the first axis) or a tuple of them (positions in the first len(tuple)
     dims, broadcast together); b broadcasts to the selected shape."""
-    a_arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+    a_arr = _in_place(a, "a", "add_at")
     parts = indices if isinstance(indices, tuple) else (indices,)
     parts = np.broadcast_arrays(*[np.asarray(_int64_indices(p, f"a's dimension {i} of size "
                                                             f"{a_arr.shape[i]}"

@@ -151,3 +151,19 @@ def test_library_names_refuse_index_types_the_op_does_not_take():
     with pytest.raises(TypeError, match="ScatterNDUpdate takes i32, i64"):
         tensorjit.scatter_nd_update(a, np.zeros((2, 1), np.uint16), np.zeros((2, 6), np.float32))
     np.testing.assert_array_equal(tensorjit.gather(a, np.zeros(3, np.uint8), 1), np.zeros((4, 3)))
+
+
+def test_in_place_calls_refuse_what_they_cannot_write_into():
+    """add_at and put_along_axis write into their first argument: a list
+    was copied, written and dropped, and add_at returned as if it had added
+    (numpy's add.at raises); a CPU tensor, whose memory numpy shares, is
+    written in place (put_along_axis raised a TypeError from numpy's dtype)."""
+    for call in (lambda a: tnp.add_at(a, [0, 0], 1),
+                 lambda a: tnp.put_along_axis(a, np.array([0]), 5, 0)):
+        with pytest.raises(tensorjit.TypeMismatch, match="in place.*not list"):
+            call([1, 2, 3])
+    torch = pytest.importorskip("torch")
+    a = torch.zeros(3)
+    tnp.add_at(a, [0, 0, 2], 1)
+    tnp.put_along_axis(a, np.array([1]), 5, 0)
+    assert a.tolist() == [2, 5, 1]
