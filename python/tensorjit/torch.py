@@ -13,7 +13,8 @@ tensorjit.IndexOutOfRange (an IndexError) and writes nothing. Where torch
 lets index be smaller than input in the dims but dim (gather, scatter,
 scatter_add, scatter_reduce), and src larger than index, so do these:
 that is the ops' torch_dims flavour, which reads input and src where they
-lie (no cut view, no copy). Of duplicate indices, scatter keeps the last
+lie (no cut view, no copy); a 0-D tensor is a vector of one, as in
+torch. Of duplicate indices, scatter keeps the last
 in row-major order (torch leaves it undefined).
 
 The kernels are forward-only: a tensor that requires grad (a module's
@@ -103,17 +104,45 @@ _INDEX_ADD_NAMES = tuple((ours, theirs.replace("src", "source")) for ours, their
 
 
 def _dim(dim: int, ndim: int) -> int:
+    if type(dim) is not int:
+        dim = _as_int(dim, "dim")
     if not -max(ndim, 1) <= dim < max(ndim, 1):
         raise _tj.SignatureError(f"tensorjit: dim {dim} is out of range for rank {ndim}")
     return dim + ndim if dim < 0 else dim
+
+
+def _vector(t: Any) -> Any:
+    """A 0-D tensor or array as a view of shape (1,), as torch reads a
+    scalar in these ops (a vector of one); anything else as it is."""
+    return t.reshape(1) if hasattr(t, "reshape") and _rank(t) == 0 else t
+
+
+def _scalars(input: Any, *ts: Any) -> bool:
+    """Some of input and ts 0-D and none of rank above 1: torch's ops take
+    0-D and 1-D as one rank (a scalar is a vector of one), the library does
+    not. (input of rank 2 or more, the usual call, decides it alone.)"""
+    if _rank(input) > 1:
+        return False
+    ranks = [_rank(input)] + [_rank(t) for t in ts]
+    return 0 in ranks and max(ranks) <= 1
+
+
+def _shaped(result: Any, out: Any, shape: tuple) -> Any:
+    """out when given (its own shape), else the result in torch's shape."""
+    return out if out is not None else result.reshape(shape)
 
 
 def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
            out: Optional[Any] = None) -> Any:
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
-    but along dim; the result has index's shape."""
+    but along dim (0-D and 1-D count as one rank, as in torch); the result
+    has index's shape."""
+    index = _array(index)
     dim = _dim(dim, _rank(input))
+    if _scalars(input, index):
+        return _shaped(gather(_vector(input), dim, _vector(index), out=_vector(out)), out,
+                       _shape(index))
     try:
         return _tj.gather_elements(input, index, dim, torch_dims=True, out=out)
     except _tj.Error as e:
@@ -122,16 +151,23 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
 
 def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None) -> Any:
     """torch.index_select: the slices of input along dim at index (a 1-D or
-    0-D integer tensor), in index's order."""
+    0-D integer tensor), in index's order; of a 0-D input, index holds one
+    index and the result is 0-D."""
+    index = _array(index)
     if _rank(index) > 1:
         raise _tj.SignatureError("tensorjit: index_select's index must be 1-D or 0-D")
-    try:
-        result = _tj.gather(input, index, dim, index_policy="error", out=out)
+    if _rank(input) == 0:
+        _dim(dim, 0)
+        count = int(__import__("math").prod(_shape(index)))
+        if count != 1:
+            raise _tj.SignatureError(f"tensorjit: index_select of a 0-D input takes one index, "
+                                     f"not {count}")
+        return _shaped(index_select(_vector(input), 0, index.reshape(1), out=_vector(out)), out,
+                       ())
+    try:  # a 0-D index as a vector of one: torch keeps the dim (out= of that shape too)
+        return _tj.gather(input, _vector(index), dim, index_policy="error", out=out)
     except _tj.Error as e:
         raise _renamed_for(e, index, _INDEX_NAMES) from None
-    if _rank(index) == 0 and out is None and hasattr(result, "unsqueeze"):
-        return result.unsqueeze(dim)  # torch keeps the dim for a 0-D index
-    return result
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
@@ -142,6 +178,9 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     index, source = _array(index), _array(source)
     ndim = _rank(input)
     dim = _dim(dim, ndim)
+    if ndim == 0 and _rank(index) <= 1 and _rank(source) <= 1:  # torch: a vector of one
+        return _shaped(index_add(_vector(input), dim, index.reshape(-1), source.reshape(-1),
+                                 alpha=alpha, out=_vector(out)), out, ())
     _index_add_shapes(input, dim, index, source)
     if alpha != 1:
         if not _is_float(input):
@@ -199,8 +238,11 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     replaced by index[i...]] = src[i...] (or value); src may be larger than
     index (only the elements at index's positions are read). reduce "add"
     or "multiply" combines instead of replacing."""
-    src = _array(src)
+    src, index = _array(src), _array(index)
     dim = _dim(dim, _rank(input))
+    if _scalars(input, index, *([src] if hasattr(src, "shape") else [])):
+        return _shaped(scatter(_vector(input), dim, _vector(index), _vector(src), value=value,
+                               reduce=reduce, out=_vector(out)), out, _shape(input))
     if src is None:
         if value is None:
             raise _tj.SignatureError("tensorjit: scatter takes src or value")
@@ -232,7 +274,12 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     int64, which torch takes in input's type and wraps), "amax", "amin".
     include_self=False leaves input's value out of every position some
     update reaches."""
+    src, index = _array(src), _array(index)
     dim = _dim(dim, _rank(input))
+    if _scalars(input, index, src):
+        return _shaped(scatter_reduce(_vector(input), dim, _vector(index), _vector(src), reduce,
+                                      include_self=include_self, out=_vector(out)), out,
+                       _shape(input))
     reduction = _REDUCE.get(reduce) if reduce not in ("add", "multiply") else None
     if reduction is None:
         raise _tj.SignatureError(f"tensorjit: unknown reduce {reduce!r} (sum, prod, mean, "

@@ -335,3 +335,53 @@ def test_torch_namespace_errors_are_tensorjit_errors():
         tt.scatter_reduce(x, 1, torch.tensor([[0]]), torch.ones(1, 1), "median")
     with pytest.raises(tensorjit.Error):
         tt.gather(x, 1, torch.zeros(5, 1, dtype=torch.int64))  # larger than input
+
+
+SCALAR_CASES = [  # (input, index, src) ranks: torch takes 0-D and 1-D as one rank
+    ((), (), ()), ((), (1,), ()), ((), (1,), (1,)), ((), (), (2,)), ((3,), (), ()),
+    ((3,), (), (2,)), ((), (2,), (2,)),
+]
+
+
+@pytest.mark.parametrize("shapes", SCALAR_CASES, ids=str)
+def test_0d_tensors_are_vectors_of_one_as_in_torch(shapes):
+    """torch's gather, scatter, scatter_add, scatter_reduce, index_select and
+    index_add take a 0-D input, index or src as a vector of one (the
+    library refused them: 'rank(input)=0 (a scalar) must be at least 1');
+    results and out= have torch's shapes."""
+    in_shape, ix_shape, src_shape = shapes
+    x, src = rand(in_shape, torch.float32), rand(src_shape, torch.float32)
+    index = torch.zeros(ix_shape, dtype=torch.long)
+    calls = [(tt.gather, torch.gather, (x, 0, index), {}),
+             (tt.scatter, torch.scatter, (x, -1, index, src), {}),
+             (tt.scatter, torch.scatter, (x, 0, index), {"value": 2.5}),
+             (tt.scatter_add, torch.scatter_add, (x, 0, index, src), {}),
+             (tt.scatter_reduce, torch.scatter_reduce, (x, 0, index, src, "amax"),
+              {"include_self": False})]
+    if index.numel() == 1:
+        calls.append((tt.index_select, torch.index_select, (x, 0, index), {}))
+    if x.dim() == 0 and src.numel() == index.numel():
+        calls.append((tt.index_add, torch.index_add, (x, 0, index, src), {"alpha": 2}))
+    for ours, theirs, args, kw in calls:
+        try:
+            want = theirs(*args, **kw)
+        except (RuntimeError, IndexError):  # torch refuses it: so do we
+            with pytest.raises(tensorjit.Error):
+                ours(*args, **kw)
+            continue
+        got = ours(*args, **kw)
+        assert got.shape == want.shape and torch.equal(got, want), (ours.__name__, got, want)
+        out = torch.full(want.shape, -7.0)
+        assert ours(*args, **kw, out=out) is out and torch.equal(out, want), ours.__name__
+    x0 = torch.tensor(4.0)
+    with pytest.raises(tensorjit.SignatureError, match="one index, not 2"):
+        tt.index_select(x0, 0, torch.tensor([0, 0]))
+    with pytest.raises(tensorjit.IndexOutOfRange):
+        tt.gather(x0, 0, torch.tensor(1))
+    with pytest.raises(tensorjit.SignatureError, match="dim 1 is out of range for rank 0"):
+        tt.gather(x0, 1, torch.tensor(0))
+
+
+def test_a_dim_that_is_no_integer_is_named_dim():
+    with pytest.raises(tensorjit.TypeMismatch, match="dim must be an integer, not float"):
+        tt.gather(torch.ones(2, 2), 1.0, torch.zeros(2, 1, dtype=torch.long))
