@@ -422,13 +422,23 @@ static jit_dtype dtype_of_dlpack(tj_dl_dtype t)
     }
 }
 
+/* A dtype with no kernel type, in the words of the argument's role: the
+ * index arguments take integers only, and numpy's object dtype is most
+ * often a list holding a Python int beyond 64 bits, which it names. */
 static int unknown_dtype(PyObject *obj, const char *what)
 {
     PyObject *dt = PyObject_GetAttrString(obj, "dtype");
     if (!dt)
         PyErr_Clear();
-    PyErr_Format(TypeMismatch, "tensorjit: %s has dtype %R; it must be bool, an integer or a "
-                 "float dtype (f16, bf16, f32, f64)", what, dt ? dt : Py_None);
+    int index = !strcmp(what, "indices") || !strcmp(what, "offsets") ||
+                !strcmp(what, "segment_ids");
+    int object = dt && PyArray_DescrCheck(dt) && ((PyArray_Descr *)dt)->type_num == NPY_OBJECT;
+    PyErr_Format(TypeMismatch, "tensorjit: %s has dtype %R; it must be %s%s", what,
+                 dt ? dt : Py_None,
+                 index ? "an integer dtype"
+                       : "bool, an integer or a float dtype (f16, bf16, f32, f64)",
+                 object ? " (numpy made object, as it does for a Python int beyond 64 bits "
+                          "or values of mixed kinds)" : "");
     Py_XDECREF(dt);
     return -1;
 }

@@ -313,3 +313,22 @@ def test_every_public_function_has_a_signature_and_says_what_it_does():
         doc = inspect.getdoc(fn) or ""
         assert len(doc) > 40 and not doc.startswith(name + "("), (name, doc)
     assert "engine" in tensorjit.gather_info.__doc__
+
+
+def test_an_index_of_no_kernel_type_says_integers_and_why_numpy_made_object():
+    """[2**70] is numpy's object dtype: the message said indices 'must be
+    bool, an integer or a float dtype' (data's rule; indices take integers
+    only) and not why the dtype was object."""
+    table = np.ones((4, 3), np.float32)
+    with pytest.raises(tensorjit.TypeMismatch,
+                       match=r"indices has dtype dtype\('O'\); it must be an integer dtype "
+                             r"\(numpy made object, as it does for a Python int beyond 64 bits"):
+        tensorjit.gather(table, [2**70])
+    with pytest.raises(tensorjit.TypeMismatch, match=r"offsets .* must be an integer dtype \("):
+        tensorjit.embedding_bag_offsets(table, [1], [2**64])
+    with pytest.raises(tensorjit.TypeMismatch, match=r"indices .*'<U1'\); it must be an integer "
+                                                     r"dtype$"):
+        tensorjit.gather(table, ["a"])
+    with pytest.raises(tensorjit.TypeMismatch, match=r"data .* must be bool, an integer or a "
+                                                     r"float dtype"):
+        tensorjit.gather(np.array(["x"]), [0])
