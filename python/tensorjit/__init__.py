@@ -81,7 +81,8 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
                     updates_bound: Optional[Sequence[Optional[int]]] = None) -> DynamicKernel:
     """The dynamic kernel (a DynamicKernel) of op ("gather_nd", "gather",
     "gather_elements", "scatter_update", "scatter_nd_update",
-    "scatter_elements_update", or the op's name "GatherND") for shapes whose
+    "scatter_elements_update", "embedding_bag_packed", or the op's name
+    "GatherND"; not the bags with offsets or segment ids) for shapes whose
     None (or -1) entries are known only at call time: one kernel for every
     shape of the family. *_bound give upper bounds of dynamic dims at their
     positions (None or 0: none). dtype and index_dtype: numpy dtypes of data
@@ -96,6 +97,12 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
         k(table, ids)   # any number of rows and of ids
     """
     code, name, has_updates = _tensorjit._op_code(op)
+    if name in ("EmbeddingBagOffsets", "EmbeddingSegmentsSum"):
+        call = "embedding_bag_offsets" if name == "EmbeddingBagOffsets" else "embedding_segments"
+        raise SignatureError(f"tensorjit: compile_dynamic does not make {name} kernels: a "
+                             f"DynamicKernel takes data, indices and updates, not "
+                             f"{'offsets' if name == 'EmbeddingBagOffsets' else 'segment_ids'}; "
+                             f"tensorjit.{call}() runs its family's dynamic kernel already")
     if index_policy is None:
         index_policy = "error"
     if opset is None:

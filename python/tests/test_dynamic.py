@@ -225,3 +225,17 @@ def test_family_kernels_survive_a_shutdown_made_in_c():
         np.testing.assert_array_equal(tensorjit.gather(data.astype(np.float64), idx, 0),
                                       np.take(data.astype(np.float64), idx, 0))
         np.testing.assert_array_equal(tensorjit.gather(data, idx, 0), np.take(data, idx, 0))
+
+
+@pytest.mark.parametrize("op", ["embedding_bag_offsets", "embedding_segments"])
+def test_bags_with_a_third_index_input_are_refused_by_name(op):
+    """A DynamicKernel has no place for offsets or segment ids: the library's
+    message was 'offsets of shape [] must be 1-D', about a shape never given."""
+    with pytest.raises(tensorjit.SignatureError, match="compile_dynamic does not make .*"
+                                                       f"tensorjit.{op}\\(\\) runs"):
+        tensorjit.compile_dynamic(op, (None, 4), (None,), (None,), dtype=np.float32,
+                                  index_dtype=np.int64)
+    k = tensorjit.compile_dynamic("embedding_bag_packed", (None, 4), (None, None),
+                                  dtype=np.float32, index_dtype=np.int64)  # no third input
+    table = np.arange(20, dtype=np.float32).reshape(5, 4)
+    np.testing.assert_array_equal(k(table, np.array([[1, 2]])), table[[1]] + table[[2]])
