@@ -1204,6 +1204,46 @@ typedef struct {
     jit_index_policy policy;
 } tj_fn;
 
+/* The error Python's own argument parsing left (PyArg_Parse*: a wrong
+ * count or keyword, a value of the wrong type as TypeError; a number out
+ * of range as OverflowError; a path with a NUL as ValueError) raised again
+ * as the package's, so that every error it raises is a tensorjit.Error
+ * (SPEC 8): TypeMismatch, else SignatureError, with Python's words after
+ * the call's name (which Python's words for a wrong value leave out).
+ * Returns NULL for the caller to return. */
+static PyObject *as_package_error(const char *call)
+{
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(Error))
+        return NULL;
+    PyObject *to = PyErr_ExceptionMatches(PyExc_TypeError)     ? TypeMismatch
+                   : PyErr_ExceptionMatches(PyExc_OverflowError) ||
+                           PyErr_ExceptionMatches(PyExc_ValueError)
+                       ? SignatureError
+                       : NULL;
+    if (!to)
+        return NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *said = PyObject_Str(value);
+    const char *text = said ? PyUnicode_AsUTF8(said) : NULL;
+    if (text && strncmp(text, call, strlen(call)) == 0 && text[strlen(call)] == '(')
+        PyErr_Format(to, "tensorjit: %s", text);
+    else if (text)
+        PyErr_Format(to, "tensorjit: %s(): %s", call, text);
+    else
+        PyErr_Clear(); /* keep the original below */
+    Py_XDECREF(said);
+    if (!text) {
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return NULL;
+}
+
 /* Fills slot[role] from positional and keyword arguments (NULL: not given). */
 static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames, PyObject **slot)
@@ -1211,7 +1251,7 @@ static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
     for (int r = 0; r < R_ROLES; r++)
         slot[r] = NULL;
     if (nargs > fn->max_pos) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)",
+        PyErr_Format(TypeMismatch, "%s() takes at most %d positional arguments (%zd given)",
                      fn->name, fn->max_pos, nargs);
         return -1;
     }
@@ -1224,12 +1264,12 @@ static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
         while (p < fn->nparams && PyUnicode_CompareWithASCIIString(name, fn->params[p]) != 0)
             p++;
         if (p == fn->nparams) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+            PyErr_Format(TypeMismatch, "%s() got an unexpected keyword argument '%U'",
                          fn->name, name);
             return -1;
         }
         if (slot[fn->roles[p]]) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+            PyErr_Format(TypeMismatch, "%s() got multiple values for argument '%s'",
                          fn->name, fn->params[p]);
             return -1;
         }
@@ -1237,7 +1277,7 @@ static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
     }
     for (int p = 0; p < fn->required; p++) {
         if (!slot[fn->roles[p]]) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn->name,
+            PyErr_Format(TypeMismatch, "%s() missing required argument '%s'", fn->name,
                          fn->params[p]);
             return -1;
         }
@@ -1889,8 +1929,9 @@ static PyObject *dyn_call(DynObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"data", "indices", "updates", "out", NULL};
     PyObject *data, *indices, *updates = NULL, *out = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$O:DynamicKernel", names, &data, &indices,
-                                     &updates, &out) ||
-        dyn_alive(self) != 0)
+                                     &updates, &out))
+        return as_package_error("DynamicKernel");
+    if (dyn_alive(self) != 0)
         return NULL;
     tj_call c;
     PyObject *result = NULL;
@@ -2236,7 +2277,7 @@ static PyObject *py_set_kernel_limit(PyObject *self, PyObject *args, PyObject *k
     static char *names[] = {"max_kernels", "max_code_bytes", NULL};
     long long kernels = 0, bytes = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|LL:set_kernel_limit", names, &kernels, &bytes))
-        return NULL;
+        return as_package_error("set_kernel_limit");
     if (kernels < 0 || bytes < 0) {
         PyErr_Format(SignatureError, "tensorjit: set_kernel_limit(%lld, %lld): a limit is a "
                      "count >= 0 (0: none)", kernels, bytes);
@@ -2256,9 +2297,14 @@ static PyObject *py_cache_open(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"dir", NULL};
     PyObject *dir = Py_None, *bytes = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:open_cache", names, &dir))
-        return NULL;
-    if (dir != Py_None && !PyUnicode_FSConverter(dir, &bytes))
-        return NULL;
+        return as_package_error("open_cache");
+    if (dir != Py_None && !PyUnicode_FSConverter(dir, &bytes)) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError))
+            return as_package_error("open_cache");
+        PyErr_Clear();
+        return PyErr_Format(TypeMismatch, "tensorjit: open_cache(): dir must be a folder's "
+                            "path (str, bytes or os.PathLike), not %s", Py_TYPE(dir)->tp_name);
+    }
     int r = jit_cache_open(bytes ? PyBytes_AS_STRING(bytes) : NULL);
     Py_XDECREF(bytes);
     if (r != 0) {
@@ -2274,7 +2320,7 @@ static PyObject *py_cache_stats(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"clear", NULL};
     int clear = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:cache_stats", names, &clear))
-        return NULL;
+        return as_package_error("cache_stats");
     int64_t entries = 0, bytes = 0;
     char dir[4096];
     if (jit_cache_stats(clear, &entries, &bytes, dir, sizeof dir) != 0)

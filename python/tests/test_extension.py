@@ -301,6 +301,35 @@ print("ok")
     assert done.stdout == "ok\n", done.stderr
 
 
+@pytest.mark.parametrize("call, kind, words", [
+    (lambda: tensorjit.gather(np.zeros(3), np.zeros(1, np.int64), 0, 1, 2, 3, 4),
+     tensorjit.TypeMismatch, "gather() takes at most 4 positional arguments"),
+    (lambda: tensorjit.gather(np.zeros(3), np.zeros(1, np.int64), bogus=1),
+     tensorjit.TypeMismatch, "unexpected keyword argument 'bogus'"),
+    (lambda: tensorjit.open_cache(1), tensorjit.TypeMismatch,
+     "open_cache(): dir must be a folder's path (str, bytes or os.PathLike), not int"),
+    (lambda: tensorjit.open_cache("a\0b"), tensorjit.SignatureError,
+     "open_cache(): embedded null"),
+    (lambda: tensorjit.open_cache("a", "b"), tensorjit.TypeMismatch,
+     "open_cache() takes at most 1 argument"),
+    (lambda: tensorjit.set_kernel_limit("a", 1), tensorjit.TypeMismatch,
+     "set_kernel_limit(): "),
+    (lambda: tensorjit.set_kernel_limit(2**70, 1), tensorjit.SignatureError,
+     "set_kernel_limit(): "),
+    (lambda: tensorjit.cache_stats(bogus=1), tensorjit.TypeMismatch, "bogus"),
+])
+def test_python_argument_errors_are_the_package_errors(call, kind, words):
+    """SPEC 8: every error the package raises is a tensorjit.Error. Python's
+    own argument parsing raised plain TypeError, OverflowError and
+    ValueError (open_cache(1), set_kernel_limit('a', 1), an unknown
+    keyword); they are TypeMismatch (a TypeError) or SignatureError (a
+    ValueError) now, saying what Python said, after the call's name."""
+    with pytest.raises(kind) as raised:
+        call()
+    assert isinstance(raised.value, tensorjit.Error)
+    assert words in str(raised.value), str(raised.value)
+
+
 def test_every_public_function_has_a_signature_and_says_what_it_does():
     """help() and inspect.signature on every name of __all__: the *_info
     calls said only their arguments, and six calls had no signature."""
