@@ -82,6 +82,27 @@ static void expect_same_npy(const char *name, const char *got_path, const char *
     tj_npy_free(&want);
 }
 
+/* DIR/NAME.npy of a 1-D or 2-D array of the given type (values 0); its
+ * path in path. */
+static void write_npy(const char *name, jit_dtype t, jit_shape shape, char *path, size_t len)
+{
+    static char zeros[1024];
+    char err[256];
+    snprintf(path, len, "%s/%s.npy", dir, name);
+    if (tj_npy_write(path, t, &shape, zeros, err, sizeof err) != 0)
+        fail_msg("%s: %s", path, err);
+}
+
+/* `tensorjit ARGS` refused with exit 2 and one line saying want. */
+static void expect_refused(const char *args, const char *want)
+{
+    int rc = run_check(args);
+    if (rc != 2 || !strstr(err_text, want))
+        fail_msg("%s: exit %d, not 2 saying '%s': %s", args, rc, want, err_text);
+    if (strchr(err_text, '\n') != err_text + strlen(err_text) - 1)
+        fail_msg("%s: more than one line on stderr: %s", args, err_text);
+}
+
 /* One line of cases.txt: NAME, exit status, stderr's words, arguments. */
 static void run_case(char *line, int *ran, int *refused)
 {
@@ -307,6 +328,35 @@ static void test_check_refusals_and_help(void **state)
     assert_null(strstr(out_text, "--offsets-shape"));
 }
 
+/* Each refusal names the input at fault and what it takes: the input
+ * itself, not another one checked against it first, and only the types the
+ * op takes. */
+static void test_refusals_name_the_input(void **state)
+{
+    (void)state;
+    char t[128], i1[128], i2[128], f[128], o[128], w[128], args[1024];
+    write_npy("r_table", JIT_F32, (jit_shape){2, {4, 3}}, t, sizeof t);
+    write_npy("r_idx", JIT_I64, (jit_shape){1, {4}}, i1, sizeof i1);
+    write_npy("r_idx2", JIT_I64, (jit_shape){2, {4, 2}}, i2, sizeof i2);
+    write_npy("r_float", JIT_F32, (jit_shape){1, {4}}, f, sizeof f);
+    write_npy("r_off", JIT_I64, (jit_shape){1, {2}}, o, sizeof o);
+    write_npy("r_w", JIT_F32, (jit_shape){1, {4}}, w, sizeof w);
+    /* float indices: the bags' i32 or i64, not every integer type (u8 is
+     * refused next) */
+    snprintf(args, sizeof args, "embedding-bag-offsets --table %s --indices %s --offsets %s", t,
+             f, o);
+    expect_refused(args, "indices element type f32: EmbeddingBagOffsets takes i32 or i64 "
+                         "indices");
+    snprintf(args, sizeof args, "embedding-bag-offsets --table %s --indices %s --offsets %s", t,
+             i1, f);
+    expect_refused(args, "offsets element type f32: EmbeddingBagOffsets takes i32 or i64 "
+                         "offsets, of the indices' type (i64)");
+    snprintf(args, sizeof args, "embedding-segments --table %s --indices %s --segment-ids %s "
+             "--num-segments 3", t, i1, f);
+    expect_refused(args, "segment_ids element type f32: EmbeddingSegmentsSum takes i32 or i64 "
+                         "segment ids");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -340,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_check_dynamic),
         cmocka_unit_test(test_explain_dynamic),
         cmocka_unit_test(test_check_refusals_and_help),
+        cmocka_unit_test(test_refusals_name_the_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -235,6 +235,9 @@ static void test_gather_elements_rules(void **state)
     refuse(s, "indices element type u32: GatherElements takes i32 or i64 indices");
     s = gather_elements_ok(), s.index_type = JIT_I16;
     refuse(s, "indices element type i16: GatherElements takes i32 or i64 indices");
+    /* a float too: the op's two types, not every integer type */
+    s = gather_elements_ok(), s.index_type = JIT_F32;
+    refuse(s, "indices element type f32: GatherElements takes i32 or i64 indices");
     s = gather_elements_ok(), s.axis = -3;
     refuse(s, "axis=-3 must be in [-rank(data), rank(data)-1] = [-2, 1]");
     s = gather_elements_ok(), s.indices_shape = (jit_shape){3, {3, 3, 1}};

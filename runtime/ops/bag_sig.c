@@ -55,8 +55,13 @@ static int tj_bag_check_types(const jit_sig *s, tj_bag_form form, const char *ti
         tj_check_index_type_of(s->index_type, TJ_INDEX_TYPES_I32_I64, title) ||
         tj_check_policy_engine(s->index_policy, s->engine))
         return -1;
-    if (form != TJ_BAG_PACKED && s->updates_dtype != JIT_DTYPE_UNSET &&
-        s->updates_dtype != s->index_type)
+    jit_dtype o = s->updates_dtype;
+    if (form != TJ_BAG_PACKED && o != JIT_DTYPE_UNSET && o != JIT_I32 && o != JIT_I64)
+        return tj_error_set("%s element type %s: %s takes i32 or i64 %s, of the indices' "
+                            "type (%s)", tj_bag_offsets_name(form), jit_dtype_name(o), title,
+                            form == TJ_BAG_SEGMENTS ? "segment ids" : "offsets",
+                            jit_dtype_name(s->index_type));
+    if (form != TJ_BAG_PACKED && o != JIT_DTYPE_UNSET && o != s->index_type)
         return tj_error_set("%s element type %s must equal indices element type %s",
                             tj_bag_offsets_name(form), jit_dtype_name(s->updates_dtype),
                             jit_dtype_name(s->index_type));

@@ -93,10 +93,12 @@ int tj_check_index_type(jit_dtype t, const char *what)
 
 int tj_check_index_type_of(jit_dtype t, unsigned types, const char *op)
 {
-    if (tj_check_index_type(t, "indices"))
-        return -1;
+    if (t == JIT_DTYPE_UNSET)
+        return tj_check_index_type(t, "indices");
     if ((unsigned)t < 32 && (types & TJ_TYPE_BIT(t)))
         return 0;
+    /* a float or bool too: the op's own types, not every integer type, which
+     * would send the user to one (u8) that is refused next */
     return tj_error_set("indices element type %s: %s takes i32 or i64 indices", jit_dtype_name(t),
                         op);
 }
