@@ -355,6 +355,20 @@ static void test_refusals_name_the_input(void **state)
              "--num-segments 3", t, i1, f);
     expect_refused(args, "segment_ids element type f32: EmbeddingSegmentsSum takes i32 or i64 "
                          "segment ids");
+    /* 2-D indices with weights of 4: the indices are wrong, not the weights
+     * (it said "--weights W of shape [4] must have the indices' shape [4,2]") */
+    snprintf(args, sizeof args, "embedding-bag-offsets --table %s --indices %s --offsets %s "
+             "--weights %s", t, i2, o, w);
+    expect_refused(args, "indices of shape [4,2] must be 1-D [N] (rank 1), not of rank 2");
+    expect_refused("embedding-bag-offsets --table-shape 4x3 --indices-shape 4x2 --offsets-shape "
+                   "2 --weights-shape 4 --explain", "indices of shape [4,2] must be 1-D");
+    /* weights that do not match good indices are still named, with their file */
+    snprintf(args, sizeof args, "embedding-bag-offsets --table %s --indices %s --offsets %s "
+             "--weights %s", t, i1, o, o);
+    expect_refused(args, "r_off.npy: element type i64 must be the table's, f32");
+    snprintf(args, sizeof args, "embedding-bag-packed --table %s --indices %s --weights %s", t,
+             i2, w);
+    expect_refused(args, "r_w.npy of shape [4] must have the indices' shape [4,2]");
 }
 
 static int setup(void **state)

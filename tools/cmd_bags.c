@@ -243,6 +243,14 @@ static int tj_bag_sig(const tj_bag_opts *o, const tj_npy *in, jit_sig *sig)
             sig->updates_dtype = in[TJ_BAG_OFFSETS].dtype;
     }
     sig->has_weights = o->path[TJ_BAG_WEIGHTS] || o->have_shape[TJ_BAG_WEIGHTS];
+    return 0;
+}
+
+/* The weights' file or shape flag against a signature the library took:
+ * after it, so that a wrong indices shape is named as such, not as weights
+ * that do not match it. 0 or -1 (error printed). */
+static int tj_bag_weights(const tj_bag_opts *o, const tj_npy *in, const jit_sig *sig)
+{
     if (o->path[TJ_BAG_WEIGHTS]) {
         char what[512];
         snprintf(what, sizeof what, "--weights %s", o->path[TJ_BAG_WEIGHTS]);
@@ -391,7 +399,7 @@ static int tj_bag_kernel(const tj_bag_opts *o, const tj_npy *in)
     int marked = 0;
     if (tj_bag_sig(o, in, &sig))
         return TJ_EXIT_USAGE;
-    if (tj_cli_check_sig(&o->op, &sig) != 0)
+    if (tj_cli_check_sig(&o->op, &sig) != 0 || tj_bag_weights(o, in, &sig) != 0)
         return TJ_EXIT_USAGE;
     if (o->dynamic && (marked = tj_bag_apply_dynamic(o, &sig, &dyn, dims, names,
                                                      sizeof names)) < 0)
