@@ -369,6 +369,26 @@ static void test_refusals_name_the_input(void **state)
     snprintf(args, sizeof args, "embedding-bag-packed --table %s --indices %s --weights %s", t,
              i2, w);
     expect_refused(args, "r_w.npy of shape [4] must have the indices' shape [4,2]");
+    /* an input left out is named, not only the list of the required ones */
+    snprintf(args, sizeof args, "embedding-bag-offsets --table %s --indices %s", t, i1);
+    expect_refused(args, "embedding-bag-offsets: --offsets is missing (--table, --indices and "
+                         "--offsets are required)");
+    snprintf(args, sizeof args, "embedding-segments --table %s --segment-ids %s "
+             "--num-segments 3", t, i1);
+    expect_refused(args, "embedding-segments: --indices is missing (--table, --indices and "
+                         "--segment-ids are required)");
+    snprintf(args, sizeof args, "embedding-bag-packed --indices %s", i2);
+    expect_refused(args, "embedding-bag-packed: --table is missing (--table and --indices are "
+                         "required)");
+    expect_refused("embedding-bag-offsets --table-shape 4x3 --offsets-shape 2 --explain",
+                   "embedding-bag-offsets: --indices-shape is missing (--table-shape, "
+                   "--indices-shape and --offsets-shape are required)");
+    expect_refused("check embedding-segments --table-shape 4x3 --indices-shape 5 "
+                   "--num-segments 2", "check embedding-segments: --segment-ids-shape is "
+                   "missing (--table-shape, --indices-shape and --segment-ids-shape are required)");
+    expect_refused("check embedding-bag-packed --indices-shape 2x3",
+                   "check embedding-bag-packed: --table-shape is missing (--table-shape and "
+                   "--indices-shape are required)");
 }
 
 static int setup(void **state)

@@ -121,6 +121,9 @@ static const char *tj_bag_offsets_flag(const jit_op_info *op)
     return tj_cli_bag_segments(op) ? "--segment-ids" : "--offsets";
 }
 
+static const char *const tj_bag_flag_names[TJ_BAG_INPUTS] = {"--table", "--indices", NULL,
+                                                              "--weights"};
+
 /* The inputs an op needs, by files or by shapes; 0 or -1 (error printed). */
 static int tj_bag_check_inputs(const tj_bag_opts *o)
 {
@@ -140,17 +143,19 @@ static int tj_bag_check_inputs(const tj_bag_opts *o)
     if (by_flags && o->dynamic)
         return tj_cli_fail("%s: --dynamic applies to .npy inputs; with shapes, write a dynamic "
                            "dim as ? (--indices-shape ?)", cmd), -1;
-    if (by_flags && (!o->have_shape[TJ_BAG_TABLE] || !o->have_shape[TJ_BAG_INDICES] ||
-                     (offsets && !o->have_shape[TJ_BAG_OFFSETS])))
-        return tj_cli_fail("%s: --table-shape, --indices-shape%s%s are required", cmd,
-                           offsets ? " and " : "",
-                           !offsets ? "" : tj_cli_bag_segments(&o->op) ? "--segment-ids-shape"
-                                                                   : "--offsets-shape"), -1;
-    if (!by_flags && (!o->path[TJ_BAG_TABLE] || !o->path[TJ_BAG_INDICES] ||
-                      (offsets && !o->path[TJ_BAG_OFFSETS])))
-        return tj_cli_fail("%s: --table, --indices%s%s are required", cmd,
-                           offsets ? " and " : "", offsets ? tj_bag_offsets_flag(&o->op) : ""),
+    const char *off_flag = tj_bag_offsets_flag(&o->op);
+    for (int i = 0; i < TJ_BAG_WEIGHTS; i++) {
+        if ((i == TJ_BAG_OFFSETS && !offsets) || (by_flags ? o->have_shape[i] : !!o->path[i]))
+            continue;
+        /* the one missing first, then the list: "--table, --indices and" is
+         * no answer to which of the three was left out */
+        const char *flag = i == TJ_BAG_OFFSETS ? off_flag : tj_bag_flag_names[i];
+        const char *sh = by_flags ? "-shape" : "";
+        return tj_cli_fail("%s: %s%s is missing (--table%s%s--indices%s%s%s%s are required)",
+                           cmd, flag, sh, sh, offsets ? ", " : " and ", sh,
+                           offsets ? " and " : "", offsets ? off_flag : "", offsets ? sh : ""),
                -1;
+    }
     if (tj_cli_bag_segments(&o->op) && !o->have_num_segments)
         return tj_cli_fail("%s: --num-segments S is required (the output's rows)", cmd), -1;
     return 0;
@@ -184,9 +189,6 @@ static int tj_bag_parse(const jit_op_info *op, int argc, char **argv, tj_bag_opt
         return -1;
     return tj_bag_check_inputs(o);
 }
-
-static const char *const tj_bag_flag_names[TJ_BAG_INPUTS] = {"--table", "--indices", NULL,
-                                                              "--weights"};
 
 /* "[3,4]" */
 static const char *tj_bag_shape_text(const jit_shape *s, char *buf, size_t len)

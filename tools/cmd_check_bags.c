@@ -133,11 +133,16 @@ static int tj_check_bag_required(const tj_check_bag_opts *o)
     const char *cmd = o->op.command;
     int offsets = (o->op.attrs & JIT_ATTR_OFFSETS) != 0;
     int seg = tj_cli_bag_segments(&o->op);
-    if (!o->have_shape[TJ_CB_TABLE] || !o->have_shape[TJ_CB_INDICES] ||
-        (offsets && !o->have_shape[TJ_CB_OFFSETS]))
-        return tj_cli_fail("check %s: --table-shape, --indices-shape%s%s are required", cmd,
-                           offsets ? " and " : "",
-                           !offsets ? "" : seg ? "--segment-ids-shape" : "--offsets-shape"), -1;
+    const char *off_flag = seg ? "--segment-ids-shape" : "--offsets-shape";
+    for (int i = 0; i < TJ_CB_INPUTS; i++) {
+        if (o->have_shape[i] || (i == TJ_CB_OFFSETS && !offsets))
+            continue;
+        const char *flag = i == TJ_CB_TABLE ? "--table-shape"
+                           : i == TJ_CB_INDICES ? "--indices-shape" : off_flag;
+        return tj_cli_fail("check %s: %s is missing (--table-shape%s--indices-shape%s%s are "
+                           "required)", cmd, flag, offsets ? ", " : " and ",
+                           offsets ? " and " : "", offsets ? off_flag : ""), -1;
+    }
     if (seg && !o->have_num_segments)
         return tj_cli_fail("check %s: --num-segments S is required (the output's rows)", cmd),
                -1;
