@@ -315,6 +315,14 @@ static void test_check_refusals_and_help(void **state)
     assert_int_equal(run_check(args), 0);
     assert_true(strlen(out_text) > strlen("2 passed, 0 failed\n"));
     assert_non_null(strstr(out_text, "\n2 passed, 0 failed\n"));
+    /* -o with its value: not a flag of check (it said "-o needs a value") */
+    snprintf(args, sizeof args, "%s -o %s/x.npy", sig, dir);
+    assert_int_equal(run_check(args), 2);
+    assert_non_null(strstr(err_text, "check embedding-bag-offsets: -o is not an option of "
+                                     "tensorjit check (it writes no result)"));
+    snprintf(args, sizeof args, "%s --output=-", sig);
+    assert_int_equal(run_check(args), 2);
+    assert_non_null(strstr(err_text, "-o is not an option of tensorjit check"));
     assert_int_equal(run_check("check --help"), 0);
     static const char *const flags[] = {"embedding-bag-offsets", "--table-shape",
                                         "--offsets-shape", "--segment-ids-shape",

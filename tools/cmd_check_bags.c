@@ -149,6 +149,24 @@ static int tj_check_bag_required(const tj_check_bag_opts *o)
     return 0;
 }
 
+/* What the bag command takes and check does not, refused by name before
+ * getopt sees it: getopt would read -o OUT as a known flag without its
+ * value ("-o needs a value", when one was given). 0, or -1 (error
+ * printed). */
+static int tj_check_bag_not_ours(const jit_op_info *op, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return 0;
+        if ((a[0] == '-' && a[1] == 'o') || strncmp(a, "--output", 8) == 0)
+            if (a[1] == 'o' || a[8] == '\0' || a[8] == '=')
+                return tj_cli_fail("check %s: -o is not an option of tensorjit check (it "
+                                   "writes no result)", op->command), -1;
+    }
+    return 0;
+}
+
 /* 0, 1 for --help (exit 0), or -1 after printing the error. */
 static int tj_check_bag_parse(const jit_op_info *op, int argc, char **argv,
                               tj_check_bag_opts *o)
@@ -160,6 +178,8 @@ static int tj_check_bag_parse(const jit_op_info *op, int argc, char **argv,
     o->opset = tj_cli_newest_opset(op);
     o->runs = 100;
     o->seed = 1;
+    if (tj_check_bag_not_ours(op, argc, argv) != 0)
+        return -1;
     optind = 1;
     opterr = 0;
     int c, at;
