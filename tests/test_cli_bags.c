@@ -323,6 +323,16 @@ static void test_check_refusals_and_help(void **state)
     snprintf(args, sizeof args, "%s --output=-", sig);
     assert_int_equal(run_check(args), 2);
     assert_non_null(strstr(err_text, "-o is not an option of tensorjit check"));
+    /* the bag command's file flags: getopt took --table T.npy for
+     * --table-shape and said the shape "T.npy" had a bad dimension 0 */
+    assert_int_equal(run_check("check embedding-bag-offsets --table t.npy --indices i.npy "
+                               "--offsets o.npy"), 2);
+    assert_non_null(strstr(err_text, "check embedding-bag-offsets: --table FILE is not an "
+                                     "option of check, whose random bags need only shapes "
+                                     "(--table-shape)"));
+    assert_int_equal(run_check("check embedding-segments --table-shape 10x4 --indices-shape 12 "
+                               "--segment-ids=s.npy --num-segments 3"), 2);
+    assert_non_null(strstr(err_text, "--segment-ids FILE is not an option of check"));
     assert_int_equal(run_check("check --help"), 0);
     static const char *const flags[] = {"embedding-bag-offsets", "--table-shape",
                                         "--offsets-shape", "--segment-ids-shape",

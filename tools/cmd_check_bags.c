@@ -150,11 +150,17 @@ static int tj_check_bag_required(const tj_check_bag_opts *o)
 }
 
 /* What the bag command takes and check does not, refused by name before
- * getopt sees it: getopt would read -o OUT as a known flag without its
- * value ("-o needs a value", when one was given). 0, or -1 (error
- * printed). */
+ * getopt sees it: getopt would read --table T.npy as an abbreviation of
+ * --table-shape and complain of a shape "T.npy", and -o as a known flag
+ * without its value. 0, or -1 (error printed). */
 static int tj_check_bag_not_ours(const jit_op_info *op, int argc, char **argv)
 {
+    int seg = tj_cli_bag_segments(op);
+    /* the op's own: another op's --offsets is unknown here, as getopt says */
+    const char *const files[] = {"table", "indices",
+                                 seg                              ? "segment-ids"
+                                 : op->attrs & JIT_ATTR_OFFSETS ? "offsets"
+                                                                  : "table"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0)
@@ -163,6 +169,15 @@ static int tj_check_bag_not_ours(const jit_op_info *op, int argc, char **argv)
             if (a[1] == 'o' || a[8] == '\0' || a[8] == '=')
                 return tj_cli_fail("check %s: -o is not an option of tensorjit check (it "
                                    "writes no result)", op->command), -1;
+        for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+            size_t n = strlen(files[k]);
+            if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, files[k], n) == 0 &&
+                (a[n + 2] == '\0' || a[n + 2] == '='))
+                return tj_cli_fail("check %s: --%s FILE is not an option of check, whose "
+                                   "random bags need only shapes (--%s-shape); `tensorjit %s "
+                                   "--%s FILE ...` runs .npy files", op->command, files[k],
+                                   files[k], op->command, files[k]), -1;
+        }
     }
     return 0;
 }
