@@ -181,6 +181,33 @@ static void test_flags(void **state)
                                      "--dump-asm print text instead"));
 }
 
+/* The "a signature by flags" example of each bag's --help runs as it
+ * stands (with --explain): embedding-segments' once lacked the
+ * --num-segments it requires. */
+static void test_help_example_runs(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"embedding-bag-offsets", "embedding-bag-packed",
+                                      "embedding-segments"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s --help", ops[i]);
+        assert_int_equal(run_check(args), 0);
+        const char *at = strstr(out_text, "a signature by flags");
+        const char *ex = at ? strstr(at, "\n  --table-shape ") : NULL;
+        if (!ex)
+            fail_msg("%s --help: no example signature:\n%s", ops[i], out_text);
+        ex += 3;
+        size_t n = strcspn(ex, "\n(");
+        while (n && ex[n - 1] == ' ')
+            n--;
+        snprintf(args, sizeof args, "%s %.*s --explain", ops[i], (int)n, ex);
+        if (run_check(args) != 0)
+            fail_msg("%s: %s", args, err_text);
+        assert_non_null(strstr(out_text, "output shape: "));
+    }
+}
+
 /* `check OP SIGNATURE --runs N`: N runs, every one passed, for each bag
  * and the attributes each takes. */
 static void test_check_static(void **state)
@@ -438,6 +465,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_numpy),
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_help_example_runs),
         cmocka_unit_test(test_check_static),
         cmocka_unit_test(test_check_dynamic),
         cmocka_unit_test(test_explain_dynamic),

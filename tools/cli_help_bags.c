@@ -93,14 +93,15 @@ void tj_cli_usage_bag(const jit_op_info *op, FILE *f)
             "  --dump-ir[=opt]            print the kernel's LLVM IR (before / after optimization)\n"
             "  --dump-asm                 print the kernel's machine code\n"
             "a signature by flags (with --explain, --dump-ir or --dump-asm):\n"
-            "  --table-shape 10x4 --indices-shape %s%s%s  (a dim ? is dynamic,\n"
-            "                             ?:N dynamic up to N)\n"
+            "  --table-shape 10x4 --indices-shape %s%s%s\n"
+            "                             (a dim ? is dynamic, ?:N dynamic up to N)\n"
             "  --dtype T --index-type T   default f32 and i64 (indices and %s: i32 or i64)\n"
             "exit status: 0 success, 2 invalid arguments or signature, 3 an index, offset\n"
             "or segment id out of range (the message names its position)\n",
             off ? ", offsets" : "", seg ? ", segment_ids, num_segments" : "",
             op->attrs & JIT_ATTR_OFFSETS ? "6" : "2x3", off ? " --offsets-shape 2" : "",
-            seg ? " --segment-ids-shape 6" : "", seg ? "segment ids" : "offsets");
+            seg ? " --segment-ids-shape 6 --num-segments 3" : "",
+            seg ? "segment ids" : "offsets");
 }
 
 void tj_cli_check_bag_synopsis(const jit_op_info *op, const char *lead, FILE *f)
