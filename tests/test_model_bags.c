@@ -169,6 +169,10 @@ static void test_model_check_runs_every_bag_layer(void **state)
         if (!strstr(line, " ok ("))
             fail_msg("%s not checked: %s", names[i], line);
     }
+    /* the first input by its name in a bag, table, as --explain and the bag
+     * commands say (it was listed as "data f32 [10,4]") */
+    assert_non_null(strstr(out_text, "EmbeddingBagOffsetsSum-3 table f32 [10,4], indices i64 [6]"));
+    assert_null(strstr(out_text, " data f32"));
     assert_non_null(strstr(out_text, "offsets [3], per_sample_weights, default_index 2"));
     assert_non_null(strstr(out_text, "segment_ids [6], per_sample_weights, num_segments 5"));
     assert_non_null(strstr(out_text, "num_segments ?:8"));

@@ -153,8 +153,9 @@ static void tj_list_layer(const tj_model_layer *l, int explain, int width)
     jit_op_describe(s->op, &info);
     tj_model_shape_text(&s->data_shape, s->data_bound, a, sizeof a);
     tj_model_shape_text(&s->indices_shape, s->indices_bound, b, sizeof b);
-    printf("data %s %s, indices %s %s", jit_dtype_name(s->dtype), a, jit_dtype_name(s->index_type),
-           b);
+    /* a bag's first input is its table, as jit_explain and the bag commands name it */
+    printf("%s %s %s, indices %s %s", info.attrs & JIT_ATTR_BAG ? "table" : "data",
+           jit_dtype_name(s->dtype), a, jit_dtype_name(s->index_type), b);
     if (info.attrs & JIT_ATTR_UPDATES) {
         tj_model_shape_text(&s->updates_shape, s->updates_bound, c, sizeof c);
         printf(", updates %s", c);
