@@ -337,6 +337,10 @@ static void test_parts_bad_arguments(void **state)
         assert_int_equal(jit_gather_nd_validate(fn, gidx), JIT_OK);
         assert_int_equal(jit_gather_nd_validate_part(fn, gidx, 0, 2), JIT_OK);
         assert_int_equal(jit_gather_nd_validate_part(fn, gidx, 2, 2), JIT_STATUS_BAD_SHAPE);
+        /* the typed call names itself, as the typed run_range does */
+        expect_error("jit_gather_nd_validate_part: part 2 of 2");
+        assert_int_equal(jit_validate_part((jit_kernel)fn, gidx, -1, 2), JIT_STATUS_BAD_SHAPE);
+        expect_error("jit_validate_part: part -1 of 2");
         assert_int_equal(jit_scatter_update_validate_part(sfn, sidx, 0, 1), JIT_OK);
 
         /* an empty range writes nothing; one past either end, or reversed, is

@@ -81,6 +81,9 @@ static void test_bag_parts_arguments(void **state)
                  (long long)wrong[i][0], (long long)wrong[i][1]);
         assert_error_names(said);
     }
+    assert_int_equal(jit_embedding_bag_offsets_validate_part(k, idx, off, 3, 3),
+                     JIT_STATUS_BAD_SHAPE);
+    assert_error_names("jit_embedding_bag_offsets_validate_part: part 3 of 3");
     for (int64_t part = 0; part < 3; part++)
         assert_int_equal(jit_embedding_bag_offsets_validate_part(k, idx, off, part, 3), JIT_OK);
     /* offsets {1, 0}: the drop sits between the two parts' slices */

@@ -172,10 +172,10 @@ static int tj_part_in(const char *api, int64_t part, int64_t parts)
  * the whole check (the first one, as jit_validate names it). Ranges after
  * it wrap negative indices: the parts cannot tell together, without a
  * race, that none was negative. */
-static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int64_t part,
-                                   int64_t parts)
+static int tj_validate_part_kernel(const tj_kernel *k, const char *api, const void *indices,
+                                   int64_t part, int64_t parts)
 {
-    int rc = tj_part_in("jit_validate_part", part, parts), nonneg = 0;
+    int rc = tj_part_in(api, part, parts), nonneg = 0;
     if (rc == JIT_OK)
         rc = tj_indices_missing(k, indices);
     if (rc != JIT_OK)
@@ -195,9 +195,10 @@ static int tj_validate_part_kernel(const tj_kernel *k, const void *indices, int6
     return bad ? tj_validate_whole(k, indices, jit, &lp, &nonneg) : JIT_OK;
 }
 
-/* jit_validate (whole) or jit_validate_part of fn, pinned while it runs. */
-static int tj_validate_call(jit_kernel fn, jit_op op, const void *indices, int whole,
-                            int64_t part, int64_t parts)
+/* jit_validate (whole) or jit_validate_part (api: the caller's name) of
+ * fn, pinned while it runs. */
+static int tj_validate_call(jit_kernel fn, jit_op op, const char *api, const void *indices,
+                            int whole, int64_t part, int64_t parts)
 {
     int tiered;
     tj_cache_pinned pin;
@@ -208,20 +209,20 @@ static int tj_validate_call(jit_kernel fn, jit_op op, const void *indices, int w
                                    "jit_validate_bag");
     if (rc == JIT_OK)
         rc = whole ? tj_validate_kernel(k, indices)
-                   : tj_validate_part_kernel(k, indices, part, parts);
+                   : tj_validate_part_kernel(k, api, indices, part, parts);
     tj_user_kernel_done(&pin);
     return rc;
 }
 
 int tj_validate_of(jit_kernel fn, jit_op op, const void *indices)
 {
-    return tj_validate_call(fn, op, indices, 1, 0, 1);
+    return tj_validate_call(fn, op, "jit_validate", indices, 1, 0, 1);
 }
 
-int tj_validate_part_of(jit_kernel fn, jit_op op, const void *indices, int64_t part,
-                        int64_t parts)
+int tj_validate_part_of(jit_kernel fn, jit_op op, const char *api, const void *indices,
+                        int64_t part, int64_t parts)
 {
-    return tj_validate_call(fn, op, indices, 0, part, parts);
+    return tj_validate_call(fn, op, api, indices, 0, part, parts);
 }
 
 /* Ranges the reference code ran (tj_parts_reference_ranges). */
@@ -310,7 +311,7 @@ int jit_validate(jit_kernel kernel, const void *indices)
 
 int jit_validate_part(jit_kernel kernel, const void *indices, int64_t part, int64_t parts)
 {
-    return tj_validate_part_of(kernel, JIT_OP_NONE, indices, part, parts);
+    return tj_validate_part_of(kernel, JIT_OP_NONE, "jit_validate_part", indices, part, parts);
 }
 
 int jit_run_range(jit_kernel kernel, const void *data, const void *indices, const void *updates,
@@ -340,8 +341,8 @@ static int tj_validate_bag_kernel(const tj_kernel *k, const void *indices, const
     return bad ? tj_bag_report_bad(&k->plan, indices, offsets) : JIT_OK;
 }
 
-int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void *offsets,
-                       int whole, int64_t part, int64_t parts)
+int tj_validate_bag_of(jit_kernel fn, jit_op op, const char *api, const void *indices,
+                       const void *offsets, int whole, int64_t part, int64_t parts)
 {
     int tiered;
     tj_cache_pinned pin;
@@ -350,7 +351,7 @@ int tj_validate_bag_of(jit_kernel fn, jit_op op, const void *indices, const void
         return JIT_STATUS_BAD_POINTER;
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_validate");
     if (rc == JIT_OK && !whole)
-        rc = tj_part_in("jit_validate_bag_part", part, parts);
+        rc = tj_part_in(api, part, parts);
     if (rc == JIT_OK)
         rc = tj_validate_bag_kernel(k, indices, offsets, whole, part, parts);
     tj_user_kernel_done(&pin);
@@ -402,13 +403,15 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const char *api, const void *t
 
 int jit_validate_bag(jit_kernel kernel, const void *indices, const void *offsets)
 {
-    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets, 1, 0, 1);
+    return tj_validate_bag_of(kernel, JIT_OP_NONE, "jit_validate_bag", indices, offsets, 1, 0,
+                              1);
 }
 
 int jit_validate_bag_part(jit_kernel kernel, const void *indices, const void *offsets,
                           int64_t part, int64_t parts)
 {
-    return tj_validate_bag_of(kernel, JIT_OP_NONE, indices, offsets, 0, part, parts);
+    return tj_validate_bag_of(kernel, JIT_OP_NONE, "jit_validate_bag_part", indices, offsets, 0,
+                              part, parts);
 }
 
 int jit_run_range_bag(jit_kernel kernel, const void *table, const void *indices,

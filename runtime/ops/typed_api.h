@@ -15,16 +15,17 @@ int tj_info_of(jit_kernel kernel, jit_op op, jit_kernel_info *info);
 int tj_release_of(jit_kernel kernel, jit_op op, const char *api);
 int64_t tj_units_of(jit_kernel kernel, jit_op op);
 int tj_validate_of(jit_kernel kernel, jit_op op, const void *indices);
-int tj_validate_part_of(jit_kernel kernel, jit_op op, const void *indices, int64_t part,
-                        int64_t parts);
+/* api: the caller's name, for the messages */
+int tj_validate_part_of(jit_kernel kernel, jit_op op, const char *api, const void *indices,
+                        int64_t part, int64_t parts);
 /* api: the caller's name, for the messages */
 int tj_run_range_of(jit_kernel kernel, jit_op op, const char *api, const void *data,
                     const void *indices, const void *updates, void *out, int64_t begin,
                     int64_t end);
 /* The same for embedding bags' kernels (runtime/exec/parts.c); whole: the
  * whole check, else part `part` of `parts`. */
-int tj_validate_bag_of(jit_kernel kernel, jit_op op, const void *indices, const void *offsets,
-                       int whole, int64_t part, int64_t parts);
+int tj_validate_bag_of(jit_kernel kernel, jit_op op, const char *api, const void *indices,
+                       const void *offsets, int whole, int64_t part, int64_t parts);
 int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const char *api, const void *table,
                         const void *indices, const void *offsets, const void *weights, void *out,
                         int64_t begin, int64_t end);
@@ -101,7 +102,8 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const char *api, const voi
     }                                                                                         \
     int jit_##NAME##_validate_part(FN k, const void *indices, int64_t part, int64_t parts)    \
     {                                                                                         \
-        return tj_validate_part_of((jit_kernel)k, OP, indices, part, parts);                  \
+        return tj_validate_part_of((jit_kernel)k, OP, "jit_" #NAME "_validate_part", indices, \
+                                   part, parts);                                              \
     }
 
 /* run_range of an op without updates (GATHER) or with them (SCATTER):
@@ -125,12 +127,14 @@ int tj_run_range_bag_of(jit_kernel kernel, jit_op op, const char *api, const voi
     TJ_TYPED_KERNEL_INFO(NAME, OP, FN)                                                        \
     int jit_##NAME##_validate(FN k, const void *indices, const void *offsets)                 \
     {                                                                                         \
-        return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets, 1, 0, 1);              \
+        return tj_validate_bag_of((jit_kernel)k, OP, "jit_" #NAME "_validate", indices,       \
+                                  offsets, 1, 0, 1);                                          \
     }                                                                                         \
     int jit_##NAME##_validate_part(FN k, const void *indices, const void *offsets,            \
                                    int64_t part, int64_t parts)                               \
     {                                                                                         \
-        return tj_validate_bag_of((jit_kernel)k, OP, indices, offsets, 0, part, parts);       \
+        return tj_validate_bag_of((jit_kernel)k, OP, "jit_" #NAME "_validate_part", indices,  \
+                                  offsets, 0, part, parts);                                   \
     }                                                                                         \
     int jit_##NAME##_run_range(FN k, const void *table, const void *indices,                  \
                                const void *offsets, const void *weights, void *out,           \
