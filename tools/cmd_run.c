@@ -203,12 +203,16 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
                            "dim as ? (--data-shape ?x64)", cmd),
                -1;
     if (by_flags && (!o->have_data_shape || !o->have_indices_shape))
-        return tj_cli_fail("%s: --data-shape and --indices-shape are required", cmd), -1;
+        return tj_cli_fail("%s: %s is missing (--data-shape and --indices-shape are required)",
+                           cmd, o->have_data_shape ? "--indices-shape" : "--data-shape"),
+               -1;
     if (!by_flags && check && (!o->data || !o->indices))
         return tj_cli_fail("check %s: give the signature by shapes (--data-shape, "
                            "--indices-shape) or by .npy files (--data, --indices)", cmd), -1;
     if (!by_flags && (!o->data || !o->indices))
-        return tj_cli_fail("%s: --data and --indices are required", cmd), -1;
+        return tj_cli_fail("%s: %s is missing (--data and --indices are required)", cmd,
+                           o->data ? "--indices" : "--data"),
+               -1;
     int have_updates = o->data ? o->updates != NULL : o->have_updates_shape;
     int updates = (op->attrs & JIT_ATTR_UPDATES) && !have_updates;
     int axis = (op->attrs & JIT_ATTR_AXIS) && !o->have_axis;
