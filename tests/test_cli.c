@@ -235,6 +235,11 @@ static void test_invalid_signature_exit_2(void **state)
     assert_non_null(strstr(err_text, "Fortran order"));
     assert_int_equal(run("gather-nd --data @missing.npy --indices @idx.npy"), 2);
     assert_non_null(strstr(err_text, "missing.npy: cannot open"));
+    /* a folder opens and fails at its first read: the reason, not "read error" */
+    assert_int_equal(mkdir(path("folder.npy"), 0700), 0);
+    assert_int_equal(run("gather-nd --data @folder.npy --indices @idx.npy"), 2);
+    assert_non_null(strstr(err_text, "folder.npy: cannot read: Is a directory"));
+    rmdir(path("folder.npy"));
 }
 
 static void test_scatter_update_example(void **state)

@@ -219,8 +219,11 @@ static int tj_read_file(const char *path, unsigned char **buf, size_t *len, char
         return tj_npy_fail(err, err_len, "cannot open: %s", strerror(errno));
     size_t cap = 1 << 16, n = 0;
     unsigned char *b = malloc(cap);
+    int read_errno = 0;
     while (b) {
+        errno = 0;
         n += fread(b + n, 1, cap - n, f);
+        read_errno = errno;
         if (n < cap)
             break;
         unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
@@ -236,7 +239,11 @@ static int tj_read_file(const char *path, unsigned char **buf, size_t *len, char
     fclose(f);
     if (!b || bad) {
         free(b);
-        return tj_npy_fail(err, err_len, bad ? "read error" : "out of memory reading the file");
+        /* a folder opens and fails at its first read (EISDIR): say why */
+        if (bad)
+            return tj_npy_fail(err, err_len, "cannot read: %s",
+                               read_errno ? strerror(read_errno) : "read error");
+        return tj_npy_fail(err, err_len, "out of memory reading the file");
     }
     *buf = b;
     *len = n;
