@@ -181,6 +181,8 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     if ndim == 0 and _rank(index) <= 1 and _rank(source) <= 1:  # torch: a vector of one
         return _shaped(index_add(_vector(input), dim, index.reshape(-1), source.reshape(-1),
                                  alpha=alpha, out=_vector(out)), out, ())
+    if ndim == 1 and _rank(source) == 0:  # torch: of a 1-D input, a 0-D source is a vector
+        source = _vector(source)
     _index_add_shapes(input, dim, index, source)
     if alpha != 1:
         if not _is_float(input):

@@ -360,7 +360,7 @@ def test_0d_tensors_are_vectors_of_one_as_in_torch(shapes):
               {"include_self": False})]
     if index.numel() == 1:
         calls.append((tt.index_select, torch.index_select, (x, 0, index), {}))
-    if x.dim() == 0 and src.numel() == index.numel():
+    if x.dim() <= 1 and src.numel() == index.numel():  # a 0-D source of a 1-D input too
         calls.append((tt.index_add, torch.index_add, (x, 0, index, src), {"alpha": 2}))
     for ours, theirs, args, kw in calls:
         try:
