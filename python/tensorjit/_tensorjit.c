@@ -1251,7 +1251,8 @@ static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
     for (int r = 0; r < R_ROLES; r++)
         slot[r] = NULL;
     if (nargs > fn->max_pos) {
-        PyErr_Format(TypeMismatch, "%s() takes at most %d positional arguments (%zd given)",
+        PyErr_Format(TypeMismatch,
+                     "tensorjit: %s() takes at most %d positional arguments (%zd given)",
                      fn->name, fn->max_pos, nargs);
         return -1;
     }
@@ -1264,12 +1265,12 @@ static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
         while (p < fn->nparams && PyUnicode_CompareWithASCIIString(name, fn->params[p]) != 0)
             p++;
         if (p == fn->nparams) {
-            PyErr_Format(TypeMismatch, "%s() got an unexpected keyword argument '%U'",
+            PyErr_Format(TypeMismatch, "tensorjit: %s() got an unexpected keyword argument '%U'",
                          fn->name, name);
             return -1;
         }
         if (slot[fn->roles[p]]) {
-            PyErr_Format(TypeMismatch, "%s() got multiple values for argument '%s'",
+            PyErr_Format(TypeMismatch, "tensorjit: %s() got multiple values for argument '%s'",
                          fn->name, fn->params[p]);
             return -1;
         }
@@ -1277,7 +1278,7 @@ static int parse_args(const tj_fn *fn, PyObject *const *args, Py_ssize_t nargs,
     }
     for (int p = 0; p < fn->required; p++) {
         if (!slot[fn->roles[p]]) {
-            PyErr_Format(TypeMismatch, "%s() missing required argument '%s'", fn->name,
+            PyErr_Format(TypeMismatch, "tensorjit: %s() missing required argument '%s'", fn->name,
                          fn->params[p]);
             return -1;
         }

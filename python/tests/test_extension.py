@@ -317,6 +317,10 @@ print("ok")
     (lambda: tensorjit.set_kernel_limit(2**70, 1), tensorjit.SignatureError,
      "set_kernel_limit(): "),
     (lambda: tensorjit.cache_stats(bogus=1), tensorjit.TypeMismatch, "bogus"),
+    (lambda: tensorjit.gather(indices=np.zeros(1, np.int64)),
+     tensorjit.TypeMismatch, "gather() missing required argument 'data'"),
+    (lambda: tensorjit.gather(np.zeros(3), np.zeros(1, np.int64), data=np.zeros(3)),
+     tensorjit.TypeMismatch, "gather() got multiple values for argument 'data'"),
 ])
 def test_python_argument_errors_are_the_package_errors(call, kind, words):
     """SPEC 8: every error the package raises is a tensorjit.Error. Python's
@@ -328,6 +332,8 @@ def test_python_argument_errors_are_the_package_errors(call, kind, words):
         call()
     assert isinstance(raised.value, tensorjit.Error)
     assert words in str(raised.value), str(raised.value)
+    # as every other message of the package, whichever parser refused it
+    assert str(raised.value).startswith("tensorjit: "), str(raised.value)
 
 
 def test_every_public_function_has_a_signature_and_says_what_it_does():
