@@ -2333,6 +2333,16 @@ static PyObject *py_cache_stats(PyObject *self, PyObject *args, PyObject *kw)
 #define FAST(name, doc) \
     {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, doc}
 
+/* The rest of an OP_info call's docstring, after its signature: the same
+ * dict for every op. */
+#define TJ_INFO_DOC(OP)                                                                       \
+    "\n--\n\n"                                                                                \
+    "What serves this call of " OP ", without running it: a dict of engine (\"jit\" or "      \
+    "\"reference\": the kernel that runs these shapes), why (why not the JIT; \"\" when it "  \
+    "is), compile_ms, code_bytes, out_bytes, cache_hit (loaded from the disk cache) and "     \
+    "dynamic (a family's kernel). Compiles the family's kernel if needed; a signature "       \
+    "error raises as in " OP " (the index values are not read)."
+
 static PyMethodDef methods[] = {
     FAST(gather_nd,
     "gather_nd(data, indices, batch_dims=0, *, opset=8, index_policy=\"error\", out=None)\n"
@@ -2345,13 +2355,7 @@ static PyMethodDef methods[] = {
     "\"negative-wraps\", \"clamp\" or \"zero-fill\". Returns out (new unless given)."),
     FAST(gather_nd_info, "gather_nd_info(data, indices, batch_dims=0, *, opset=8, "
                          "index_policy='error')"
-                         "\n--\n\n"
-                         "What serves this call of gather_nd, without running it: a dict of engine "
-                         "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                         "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                         "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                         "Compiles the family's kernel if needed; a signature error raises as in "
-                         "gather_nd (the index values are not read)."),
+                         TJ_INFO_DOC("gather_nd")),
     FAST(gather,
     "gather(data, indices, axis=0, batch_dims=0, *, opset=8, index_policy=\"error\", out=None)\n"
     "--\n"
@@ -2366,13 +2370,7 @@ static PyMethodDef methods[] = {
     "(tensorjit.numpy.take), Gather-8's own \"negative-wraps-zero-fill\"."),
     FAST(gather_info, "gather_info(data, indices, axis=0, batch_dims=0, *, opset=8, "
                       "index_policy='error')"
-                      "\n--\n\n"
-                      "What serves this call of gather, without running it: a dict of engine "
-                      "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                      "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                      "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                      "Compiles the family's kernel if needed; a signature error raises as in "
-                      "gather (the index values are not read)."),
+                      TJ_INFO_DOC("gather")),
     FAST(gather_elements,
     "gather_elements(data, indices, axis, *, index_policy=\"error\", torch_dims=False, out=None)\n"
     "--\n"
@@ -2394,41 +2392,17 @@ static PyMethodDef methods[] = {
     "is written."),
     FAST(scatter_update_info, "scatter_update_info(data, indices, updates, axis, *, "
                               "index_policy='error')"
-                              "\n--\n\n"
-                              "What serves this call of scatter_update, without running it: a dict of engine "
-                              "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                              "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                              "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                              "Compiles the family's kernel if needed; a signature error raises as in "
-                              "scatter_update (the index values are not read)."),
+                              TJ_INFO_DOC("scatter_update")),
     FAST(gather_elements_info, "gather_elements_info(data, indices, axis, *, "
                                "index_policy='error', torch_dims=False)"
-                               "\n--\n\n"
-                               "What serves this call of gather_elements, without running it: a dict of engine "
-                               "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                               "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                               "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                               "Compiles the family's kernel if needed; a signature error raises as in "
-                               "gather_elements (the index values are not read)."),
+                               TJ_INFO_DOC("gather_elements")),
     FAST(scatter_nd_update_info, "scatter_nd_update_info(data, indices, updates, "
                                  "reduction='none', *, opset=None, index_policy='error')"
-                                 "\n--\n\n"
-                                 "What serves this call of scatter_nd_update, without running it: a dict of engine "
-                                 "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                                 "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                                 "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                                 "Compiles the family's kernel if needed; a signature error raises as in "
-                                 "scatter_nd_update (the index values are not read)."),
+                                 TJ_INFO_DOC("scatter_nd_update")),
     FAST(scatter_elements_update_info,
          "scatter_elements_update_info(data, indices, updates, axis, reduction='none', "
          "use_init_val=True, *, opset=12, index_policy='error', torch_dims=False)"
-                                       "\n--\n\n"
-                                       "What serves this call of scatter_elements_update, without running it: a dict of engine "
-                                       "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                                       "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                                       "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                                       "Compiles the family's kernel if needed; a signature error raises as in "
-                                       "scatter_elements_update (the index values are not read)."),
+         TJ_INFO_DOC("scatter_elements_update")),
     FAST(scatter_nd_update,
     "scatter_nd_update(data, indices, updates, reduction=\"none\", *, opset=None, index_policy=\"error\", out=None)\n"
     "--\n"
@@ -2497,33 +2471,15 @@ static PyMethodDef methods[] = {
          "embedding_bag_offsets_info(table, indices, offsets, *, weights=None, "
          "default_index=None, reduction='sum', include_last_offset=False, padding_idx=None, "
          "opset=15, index_policy='error', offsets_from_zero=False)"
-                                     "\n--\n\n"
-                                     "What serves this call of embedding_bag_offsets, without running it: a dict of engine "
-                                     "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                                     "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                                     "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                                     "Compiles the family's kernel if needed; a signature error raises as in "
-                                     "embedding_bag_offsets (the index values are not read)."),
+         TJ_INFO_DOC("embedding_bag_offsets")),
     FAST(embedding_bag_packed_info,
          "embedding_bag_packed_info(table, indices, *, weights=None, reduction='sum', "
          "padding_idx=None, opset=15, index_policy='error')"
-                                    "\n--\n\n"
-                                    "What serves this call of embedding_bag_packed, without running it: a dict of engine "
-                                    "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                                    "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                                    "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                                    "Compiles the family's kernel if needed; a signature error raises as in "
-                                    "embedding_bag_packed (the index values are not read)."),
+         TJ_INFO_DOC("embedding_bag_packed")),
     FAST(embedding_segments_info,
          "embedding_segments_info(table, indices, segment_ids, num_segments, *, weights=None, "
          "default_index=None, index_policy='error')"
-                                  "\n--\n\n"
-                                  "What serves this call of embedding_segments, without running it: a dict of engine "
-                                  "(\"jit\" or \"reference\": the kernel that runs these shapes), why "
-                                  "(why not the JIT; \"\" when it is), compile_ms, code_bytes, out_bytes, "
-                                  "cache_hit (loaded from the disk cache) and dynamic (a family's kernel). "
-                                  "Compiles the family's kernel if needed; a signature error raises as in "
-                                  "embedding_segments (the index values are not read)."),
+         TJ_INFO_DOC("embedding_segments")),
     {"_compile_dynamic", py_compile_dynamic, METH_VARARGS, "the C half of compile_dynamic"},
     {"_dtype_code", py_dtype_code, METH_O, "the library's jit_dtype of a numpy dtype"},
     {"_policy_code", py_policy_code, METH_O, "jit_index_policy of a name"},
