@@ -101,12 +101,20 @@ def _in_place(a: Any, name: str, fn: str) -> np.ndarray:
     is refused, since the writes would go to the copy and be lost (numpy's
     add.at refuses it too: 'first operand must be array')."""
     if isinstance(a, np.ndarray):
-        return a
-    arr = np.asarray(a)
-    if arr.flags.owndata:
-        raise _tj.TypeMismatch(f"tensorjit: {fn} writes into {name} in place, so {name} must "
-                               f"be an array (numpy's, or one sharing its memory), not "
-                               f"{type(a).__name__}")
+        arr = a
+    else:
+        try:
+            arr = np.asarray(a)
+        except (TypeError, ValueError, RuntimeError) as e:  # a tensor numpy cannot view
+            raise _tj.TypeMismatch(f"tensorjit: {fn} writes into {name} in place, and numpy "
+                                   f"cannot share its memory: {e}") from e
+        if arr.flags.owndata:
+            raise _tj.TypeMismatch(f"tensorjit: {fn} writes into {name} in place, so {name} "
+                                   f"must be an array (numpy's, or one sharing its memory), "
+                                   f"not {type(a).__name__}")
+    if not arr.flags.writeable:
+        raise _tj.SignatureError(f"tensorjit: {fn} writes into {name} in place, but {name} is "
+                                 f"read-only")
     return arr
 
 

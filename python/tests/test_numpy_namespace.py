@@ -167,3 +167,20 @@ def test_in_place_calls_refuse_what_they_cannot_write_into():
     tnp.add_at(a, [0, 0, 2], 1)
     tnp.put_along_axis(a, np.array([1]), 5, 0)
     assert a.tolist() == [2, 5, 1]
+
+
+def test_in_place_calls_raise_the_package_errors():
+    """SPEC 8: every error a tensorjit.Error. A read-only array raised
+    numpy's ValueError from deep inside, a tensor numpy cannot view (one
+    that requires grad; bf16) torch's RuntimeError or numpy's TypeError."""
+    ro = np.zeros(3, np.float32)
+    ro.flags.writeable = False
+    for call in (lambda a: tnp.add_at(a, [0, 0], 1),
+                 lambda a: tnp.put_along_axis(a, np.array([0]), 5, 0)):
+        with pytest.raises(tensorjit.SignatureError, match="in place, but a(rr)? is read-only"):
+            call(ro)
+    assert ro.tolist() == [0, 0, 0]
+    torch = pytest.importorskip("torch")
+    for t in (torch.zeros(3, requires_grad=True), torch.zeros(3, dtype=torch.bfloat16)):
+        with pytest.raises(tensorjit.TypeMismatch, match="numpy cannot share its memory"):
+            tnp.add_at(t, [0], 1)
