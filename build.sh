@@ -168,8 +168,12 @@ fuzz() {
         if compgen -G "tests/fuzz/regressions/$name/*" >/dev/null; then
             cp tests/fuzz/regressions/"$name"/* "$work/$name/"
         fi
+        # the readers' op, attribute and tag names, where a harness has them
+        local dict=()
+        [[ -f tests/fuzz/$name.dict ]] && dict=(-dict="tests/fuzz/$name.dict")
         "build-fuzz/tests/fuzz/fuzz_$name" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
-            -artifact_prefix="$work/crash-$name-" "$work/$name" >"$work/$name.log" 2>&1 &
+            "${dict[@]}" -artifact_prefix="$work/crash-$name-" "$work/$name" \
+            >"$work/$name.log" 2>&1 &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do
