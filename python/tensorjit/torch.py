@@ -104,6 +104,8 @@ _INDEX_ADD_NAMES = tuple((ours, theirs.replace("src", "source")) for ours, their
 
 
 def _dim(dim: int, ndim: int) -> int:
+    if isinstance(dim, bool):  # torch: "argument 'dim' must be int, not bool"
+        raise _tj.TypeMismatch("tensorjit: dim must be an integer, not bool")
     if type(dim) is not int:
         dim = _as_int(dim, "dim")
     if not -max(ndim, 1) <= dim < max(ndim, 1):
@@ -164,6 +166,7 @@ def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None)
                                      f"not {count}")
         return _shaped(index_select(_vector(input), 0, index.reshape(1), out=_vector(out)), out,
                        ())
+    dim = _dim(dim, _rank(input))
     try:  # a 0-D index as a vector of one: torch keeps the dim (out= of that shape too)
         return _tj.gather(input, _vector(index), dim, index_policy="error", out=out)
     except _tj.Error as e:

@@ -385,3 +385,10 @@ def test_0d_tensors_are_vectors_of_one_as_in_torch(shapes):
 def test_a_dim_that_is_no_integer_is_named_dim():
     with pytest.raises(tensorjit.TypeMismatch, match="dim must be an integer, not float"):
         tt.gather(torch.ones(2, 2), 1.0, torch.zeros(2, 1, dtype=torch.long))
+    # torch refuses a bool dim ("must be int, not bool"); False was taken as 0
+    for call in (lambda: tt.gather(torch.ones(2, 2), False, torch.zeros(2, 1, dtype=torch.long)),
+                 lambda: tt.index_select(torch.ones(2, 2), True, torch.zeros(1, dtype=torch.long))):
+        with pytest.raises(tensorjit.TypeMismatch, match="dim must be an integer, not bool"):
+            call()
+    with pytest.raises(TypeError):
+        torch.gather(torch.ones(2, 2), False, torch.zeros(2, 1, dtype=torch.long))
