@@ -338,6 +338,10 @@ static void test_flags_that_would_be_ignored(void **state)
     assert_int_equal(run("gather --data-shape 4x3 --axis 0 --explain"), 2);
     assert_string_equal(err_text, "tensorjit: gather: --indices-shape is missing (--data-shape "
                                   "and --indices-shape are required)\n");
+    /* under check, the command as typed, as the bags' check says it */
+    assert_int_equal(run("check gather --indices-shape 3 --axis 0"), 2);
+    assert_string_equal(err_text, "tensorjit: check gather: --data-shape is missing "
+                                  "(--data-shape and --indices-shape are required)\n");
     assert_int_equal(run("bench --compile --workload G6"), 2);
     assert_non_null(strstr(err_text, "--workload, --rounds, --threads and --no-compile do not "
                                      "apply"));

@@ -164,7 +164,11 @@ static void tj_run_bad_option(const char *cmd, const char *arg)
 static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
                         tj_run_opts *o)
 {
-    const char *cmd = op->command;
+    /* messages name the command as typed: "check gather: ..." under check,
+     * as the bags' check names itself */
+    char label[64];
+    snprintf(label, sizeof label, "%s%s", check ? "check " : "", op->command);
+    const char *cmd = label;
     memset(o, 0, sizeof *o);
     o->op = *op;
     o->check = check;
@@ -207,7 +211,7 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
                            cmd, o->have_data_shape ? "--indices-shape" : "--data-shape"),
                -1;
     if (!by_flags && check && (!o->data || !o->indices))
-        return tj_cli_fail("check %s: give the signature by shapes (--data-shape, "
+        return tj_cli_fail("%s: give the signature by shapes (--data-shape, "
                            "--indices-shape) or by .npy files (--data, --indices)", cmd), -1;
     if (!by_flags && (!o->data || !o->indices))
         return tj_cli_fail("%s: %s is missing (--data and --indices are required)", cmd,
