@@ -241,6 +241,17 @@ static uint64_t tj_scan_bound(int64_t count, int wide)
     return (uint64_t)(wide || count < i32_values ? count : i32_values);
 }
 
+/* An offset read as a position in [0, N]: after the whole scan's check it
+ * is one already; in a part, one out of it is found by the part whose
+ * slice holds it, and is only kept from leading a read out of the indices
+ * here. */
+static int64_t tj_scan_offset_at(const unsigned char *o, int64_t i, int wide, int64_t lookups)
+{
+    uint64_t raw = tj_scan_load(o, i, wide);
+    int64_t v = wide ? (int64_t)raw : (int64_t)(int32_t)raw;
+    return v < 0 ? 0 : v > lookups ? lookups : v;
+}
+
 /* Offsets each in [0, N] and non-decreasing, then [*first, *end): the
  * indices bags read (none without bags). 1: an offset is bad. */
 static int tj_scan_offsets(const unsigned char *o, int64_t len, int64_t lookups, int64_t bags,
@@ -255,12 +266,8 @@ static int tj_scan_offsets(const unsigned char *o, int64_t len, int64_t lookups,
         return 1;
     if (bags == 0)
         return 0;
-    *first = (int64_t)(wide ? tj_scan_load(o, 0, 1) : (uint64_t)(int32_t)tj_scan_load(o, 0, 0));
-    *end = lookups;
-    if (flags & TJ_SCAN_LAST_OFFSET) {
-        uint64_t last = tj_scan_load(o, len - 1, wide);
-        *end = (int64_t)(wide ? last : (uint64_t)(int32_t)last);
-    }
+    *first = tj_scan_offset_at(o, 0, wide, lookups);
+    *end = flags & TJ_SCAN_LAST_OFFSET ? tj_scan_offset_at(o, len - 1, wide, lookups) : lookups;
     return 0;
 }
 
@@ -296,16 +303,6 @@ int tj_rt_bag_scan(const void *indices, const void *offsets, int64_t offsets_len
         tj_scan_above(offsets, offsets_len, wide, 0, tj_scan_bound(bags, wide)))
         return 1;
     return tj_scan_indices(indices, first, end, rows, flags);
-}
-
-/* An offset read as a position in [0, N]: one out of it is found by the
- * part whose slice holds it, and is only kept from leading a read out of
- * the indices here. */
-static int64_t tj_scan_offset_at(const unsigned char *o, int64_t i, int wide, int64_t lookups)
-{
-    uint64_t raw = tj_scan_load(o, i, wide);
-    int64_t v = wide ? (int64_t)raw : (int64_t)(int32_t)raw;
-    return v < 0 ? 0 : v > lookups ? lookups : v;
 }
 
 /* The offsets' slice of part/parts: each in [0, N], none below the one
