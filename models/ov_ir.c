@@ -127,7 +127,11 @@ static int tj_dim_text(const char *t, int64_t *v, int64_t *bound)
 }
 
 /* A port's <dim> list and the bounds of its dynamic dims (bounds NULL:
- * a dynamic dim is refused, the port must be static); 0, or -1 with why. */
+ * a dynamic dim is refused, the port must be static); 0, or with why
+ * TJ_PORT_CANNOT (no signature holds it: skip the layer) or TJ_PORT_BAD (a
+ * dim that is no size: the file contradicts itself, refuse the layer). */
+enum { TJ_PORT_CANNOT = -1, TJ_PORT_BAD = -2 };
+
 static int tj_port_shape(xmlNodePtr port, jit_shape *s, int64_t *bounds, char *why, size_t len)
 {
     s->rank = 0;
@@ -136,7 +140,7 @@ static int tj_port_shape(xmlNodePtr port, jit_shape *s, int64_t *bounds, char *w
             continue;
         if (s->rank == JIT_MAX_RANK) {
             snprintf(why, len, "more than %d dims", JIT_MAX_RANK);
-            return -1;
+            return TJ_PORT_CANNOT;
         }
         xmlChar *txt = xmlNodeGetContent(d);
         const char *t = txt ? (const char *)txt : "";
@@ -145,7 +149,7 @@ static int tj_port_shape(xmlNodePtr port, jit_shape *s, int64_t *bounds, char *w
         if (!ok || (v == JIT_DIM_DYNAMIC && !bounds)) {
             snprintf(why, len, "dim %d is %s '%s'", s->rank, ok ? "dynamic" : "not a size", t);
             xmlFree(txt);
-            return -1;
+            return ok ? TJ_PORT_CANNOT : TJ_PORT_BAD;
         }
         xmlFree(txt);
         if (bounds)
@@ -267,7 +271,10 @@ static int tj_input_shape(xmlNodePtr layer, int n, jit_shape *s, int64_t *bounds
         snprintf(out->skip, sizeof out->skip, "input port %d (%s) is missing", n, what);
         return -1;
     }
-    if (tj_port_shape(port, s, bounds, why, sizeof why) != 0) {
+    int got = tj_port_shape(port, s, bounds, why, sizeof why);
+    if (got == TJ_PORT_BAD)
+        return tj_model_refuse(out, "input port %d (%s): %s", n, what, why);
+    if (got != 0) {
         snprintf(out->skip, sizeof out->skip, "input port %d (%s): %s", n, what, why);
         return -1;
     }
@@ -446,11 +453,15 @@ static int tj_read_const_int(const tj_doc *d, xmlNodePtr layer, int port_no, con
     snprintf(field, sizeof field, "%s Const: size", what);
     if (tj_int_value_of(field, size, 0, INT64_MAX, &n, out))
         return -1;
-    if (es == 0 || n != es)
-        return snprintf(out->skip, sizeof out->skip,
-                        "%s Const holds %lld bytes of %s; one integer was expected", what,
-                        (long long)n, buf),
-               -1;
+    /* a size that is not one integer of its type contradicts the op's
+     * scalar input (OpenVINO's reader refuses such a Const too) */
+    if (es == 0)
+        return tj_model_refuse(out, "%s Const is %s, %s", what, buf,
+                               *type == JIT_DTYPE_UNSET ? "not an element type"
+                                                        : "not a type of whole bytes");
+    if (n != es)
+        return tj_model_refuse(out, "%s Const holds %lld bytes of %s; one integer (%d bytes) was "
+                               "expected", what, (long long)n, buf, es);
     if (tj_read_bin(d, o, n, bytes, why, sizeof why) != 0)
         return snprintf(out->skip, sizeof out->skip, "%s Const: %s", what, why), -1;
     return tj_int_value(bytes, *type, what, value, out);
@@ -509,8 +520,11 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
             snprintf(out->skip, sizeof out->skip, "<data> has no %s attribute", m->axis_attr);
         return got == 1 ? 0 : -1;
     }
-    if (tj_port_shape(tj_port(layer, "input", m->axis_port), &s->axis_shape, NULL, why,
-                      sizeof why)) {
+    int got = tj_port_shape(tj_port(layer, "input", m->axis_port), &s->axis_shape, NULL, why,
+                            sizeof why);
+    if (got == TJ_PORT_BAD)
+        return tj_model_refuse(out, "input port %d (axis): %s", m->axis_port, why);
+    if (got != 0) {
         snprintf(out->skip, sizeof out->skip, "input port %d (axis): %s", m->axis_port, why);
         return -1;
     }
@@ -832,8 +846,11 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     if (!out->skip[0])
         tj_read_op(d, layer, m, out);
     xmlNodePtr port = tj_port(layer, "output", 0);
-    out->ir_output_known =
-        port && tj_port_shape(port, &out->ir_output, out->ir_output_bound, why, sizeof why) == 0;
+    int got = port ? tj_port_shape(port, &out->ir_output, out->ir_output_bound, why, sizeof why)
+                   : TJ_PORT_CANNOT;
+    out->ir_output_known = got == 0;
+    if (got == TJ_PORT_BAD && !out->refused)
+        tj_model_refuse(out, "output port: %s", why);
     tj_check_output_shape(out);
     tj_check_output_type(d, layer, out);
 }

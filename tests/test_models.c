@@ -258,12 +258,22 @@ static void test_axis_of_every_integer_type(void **state)
         expect_layer_refused(&fm.layers[1], want);
         tj_model_free(&fm);
     }
-    write_model("odd_axis", with_axis_data("<data element_type=\"i16\" shape=\"\" offset=\"16\" "
-                                           "size=\"3\"/>"), 24);
-    tj_model m = read_ok("odd_axis");
-    assert_false(m.layers[1].usable);
-    assert_string_equal(m.layers[1].skip, "axis Const holds 3 bytes of i16; one integer was expected");
-    tj_model_free(&m);
+    /* a size other than one integer's, or a type of no whole bytes, is a
+     * Const at odds with itself or with the op's scalar input: refused */
+    static const char *const odd[][3] = {
+        {"i16", "3", "axis Const holds 3 bytes of i16; one integer (2 bytes) was expected"},
+        {"i64", "16", "axis Const holds 16 bytes of i64; one integer (8 bytes) was expected"},
+        {"u4", "1", "axis Const is u4, not a type of whole bytes"},
+        {"q7", "1", "axis Const is q7, not an element type"}};
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        snprintf(data, sizeof data, "<data element_type=\"%s\" shape=\"\" offset=\"16\" size=\"%s\"/>",
+                 odd[i][0], odd[i][1]);
+        write_model("odd_axis", with_axis_data(data), 24);
+        tj_model om = read_ok("odd_axis");
+        expect_layer_refused(&om.layers[1], odd[i][2]);
+        tj_model_free(&om);
+    }
+    tj_model m;
     write_model("bare_axis", with_axis_data("<data element_type=\"i64\" shape=\"\"/>"), 24);
     m = read_ok("bare_axis");
     assert_false(m.layers[1].usable);
@@ -847,10 +857,19 @@ static void test_dynamic_dims(void **state)
         assert_int_equal(
             tj_model_parse(frag, strlen(frag), "f", NULL, &defaults, &m, err, sizeof err), 0);
         snprintf(want, sizeof want, "input port 0 (data): dim 0 is not a size '%s'", bad[i]);
-        assert_false(m.layers[0].usable);
-        assert_string_equal(m.layers[0].skip, want);
+        expect_layer_refused(&m.layers[0], want);
         tj_model_free(&m);
     }
+    /* the output port's dims too, which a layer otherwise usable is held to */
+    const char *out_frag = "<layer type=\"GatherND\" version=\"opset8\"><input>"
+                           "<port><dim>4</dim><dim>3</dim></port><port><dim>2</dim><dim>1</dim>"
+                           "</port></input><output><port><dim>2</dim><dim>-2</dim></port>"
+                           "</output></layer>";
+    char err[256];
+    assert_int_equal(
+        tj_model_parse(out_frag, strlen(out_frag), "f", NULL, &defaults, &m, err, sizeof err), 0);
+    expect_layer_refused(&m.layers[0], "output port: dim 1 is not a size '-2'");
+    tj_model_free(&m);
 }
 
 /* PointPillars' scatter of pillars (GatherND data [-1,64], indices
