@@ -282,6 +282,9 @@ static void test_arguments(void **state)
     assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --index-policy wrap"), 2);
     assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --axis 1"), 2);
     assert_string_equal(err_text, "tensorjit: --axis is not an option of gather-nd\n");
+    /* as typed, not as getopt expanded it */
+    assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --ax=1"), 2);
+    assert_string_equal(err_text, "tensorjit: --ax is not an option of gather-nd\n");
     assert_int_equal(run("demo"), 0);
     assert_non_null(strstr(out_text, "matches the specification's output"));
     /* the embedding bag's layer, read from its IR fragment, matches too */

@@ -331,6 +331,16 @@ static void test_check_refusals_and_help(void **state)
                                "3x4 --offsets-shape 3"), 2);
     assert_non_null(strstr(err_text, "--offsets-shape is not an option of check "
                                      "embedding-bag-packed"));
+    /* an abbreviation is named as typed: getopt expands --offsets to
+     * --offsets-shape, a flag the user never wrote */
+    assert_int_equal(run_check("check embedding-segments --table-shape 10x4 --indices-shape 12 "
+                               "--segment-ids-shape 12 --num-segments 3 --offsets 3"), 2);
+    assert_string_equal(err_text, "tensorjit: --offsets is not an option of check "
+                                  "embedding-segments\n");
+    assert_int_equal(run_check("check embedding-bag-packed --table-shape 10x4 --indices-shape "
+                               "3x4 --offsets-sh=3"), 2);
+    assert_string_equal(err_text, "tensorjit: --offsets-sh is not an option of check "
+                                  "embedding-bag-packed\n");
     assert_int_equal(run_check("check embedding-segments --table-shape 10x4 --indices-shape 12 "
                                "--segment-id-shape 12 --num-segments 3"), 2);
     assert_non_null(strstr(err_text, "did you mean --segment-ids-shape?"));

@@ -190,3 +190,18 @@ int tj_cli_bag_reduction(const jit_op_info *op, const char *arg, jit_reduction *
                                   jit_reduction_name((jit_reduction)r));
     return tj_cli_fail("--reduction=%s must be one of %s", arg, names), -1;
 }
+
+/* getopt_long takes any unambiguous prefix of a long option and reports
+ * the full name: `--offsets` reads as --offsets-shape where only that
+ * begins so, and a message naming the full name speaks of a flag the user
+ * never typed. The option just read, as typed: argv[next - 1], or the word
+ * before it where that was the option's value; without any =value. */
+const char *tj_cli_typed_option(char *const argv[], int next, const char *arg, char *buf,
+                                size_t len)
+{
+    const char *a = next >= 1 ? argv[next - 1] : "";
+    if (arg && arg == a && next >= 2)
+        a = argv[next - 2];
+    snprintf(buf, len, "%.*s", (int)strcspn(a, "="), a);
+    return buf;
+}

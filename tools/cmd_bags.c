@@ -21,7 +21,8 @@ typedef struct tj_bag_opts {
     int64_t bound[TJ_BAG_INPUTS][JIT_MAX_RANK];
     int have_shape[TJ_BAG_INPUTS];
     tj_cli_common common; /* -o, --engine, --dump-ir, --opset, ... */
-    const char *wrong, *dynamic;
+    const char *wrong, *dynamic; /* wrong: an option the op does not take, as typed */
+    char typed[64];
     int64_t default_index, padding_idx, num_segments, num_segments_bound;
     int have_default_index, have_padding_idx, have_num_segments, include_last_offset;
     jit_reduction reduction;
@@ -178,13 +179,16 @@ static int tj_bag_parse(const jit_op_info *op, int argc, char **argv, tj_bag_opt
         if (c == '?' || c == ':')
             return tj_bag_bad_option(op, argv[optind - 1]), -1;
         /* a short option leaves at as it was */
+        const char *noted = o->wrong;
         if (tj_bag_option(o, c, optarg, c == 'o' ? "output" : tj_bag_options[at].name) != 0)
             return -1;
+        if (o->wrong != noted)
+            o->wrong = tj_cli_typed_option(argv, optind, optarg, o->typed, sizeof o->typed);
     }
     if (optind < argc)
         return tj_cli_fail("%s: unexpected argument '%s'", op->command, argv[optind]), -1;
     if (o->wrong)
-        return tj_cli_fail("--%s is not an option of %s", o->wrong, op->command), -1;
+        return tj_cli_fail("%s is not an option of %s", o->wrong, op->command), -1;
     if (tj_cli_common_check(&o->common, op->command, 0) != 0)
         return -1;
     return tj_bag_check_inputs(o);

@@ -17,7 +17,8 @@ typedef struct tj_check_bag_opts {
     jit_shape shape[TJ_CB_INPUTS];
     int64_t bound[TJ_CB_INPUTS][JIT_MAX_RANK];
     int have_shape[TJ_CB_INPUTS];
-    const char *wrong; /* an option the op does not take, without its dashes */
+    const char *wrong; /* an option the op does not take, as typed */
+    char typed[64];
     int64_t opset, default_index, padding_idx, num_segments, num_segments_bound, runs, seed;
     int have_default_index, have_padding_idx, have_num_segments, include_last_offset;
     int weights, explain;
@@ -205,13 +206,16 @@ static int tj_check_bag_parse(const jit_op_info *op, int argc, char **argv,
         }
         if (c == '?' || c == ':')
             return tj_check_bag_bad_option(op, argv[optind - 1]), -1;
+        const char *noted = o->wrong;
         if (tj_check_bag_option(o, c, optarg, tj_check_bag_options[at].name) != 0)
             return -1;
+        if (o->wrong != noted)
+            o->wrong = tj_cli_typed_option(argv, optind, optarg, o->typed, sizeof o->typed);
     }
     if (optind < argc)
         return tj_cli_fail("check %s: unexpected argument '%s'", op->command, argv[optind]), -1;
     if (o->wrong)
-        return tj_cli_fail("--%s is not an option of check %s", o->wrong, op->command), -1;
+        return tj_cli_fail("%s is not an option of check %s", o->wrong, op->command), -1;
     return tj_check_bag_required(o);
 }
 

@@ -18,6 +18,7 @@ typedef struct tj_run_opts {
     int64_t batch_dims, axis;
     int have_axis;
     const char *wrong;                      /* an option the op does not take */
+    char typed[64];                         /* wrong as typed */
     int check;                              /* tensorjit check: differential runs */
     int64_t runs, seed;
     jit_shape data_shape, indices_shape, updates_shape; /* a signature given by flags */
@@ -185,8 +186,11 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
         }
         if (c == '?' || c == ':')
             return tj_run_bad_option(cmd, argv[optind - 1]), -1;
+        const char *noted = o->wrong;
         if (tj_run_option(o, c, optarg) != 0)
             return -1;
+        if (o->wrong != noted)
+            o->wrong = tj_cli_typed_option(argv, optind, optarg, o->typed, sizeof o->typed);
     }
     if (optind < argc)
         return tj_cli_fail("%s: unexpected argument '%s'", cmd, argv[optind]), -1;
