@@ -665,9 +665,18 @@ static int tj_bag_default_index(const tj_doc *d, xmlNodePtr layer, const tj_ov_o
     jit_dtype type;
     if (!m->default_index_port || !tj_port(layer, "input", m->default_index_port))
         return 0;
-    if (d->fragment)
+    if (d->fragment && !d->opts->have_default_index)
         return snprintf(out->skip, sizeof out->skip,
-                        "a fragment carries no constants: its default_index is not known"), -1;
+                        "a fragment carries no constants: give its default_index with "
+                        "--default-index"), -1;
+    if (d->fragment) {
+        out->sig.default_index = d->opts->default_index;
+        out->sig.has_default_index = 1;
+        out->flags_used |= TJ_MODEL_USED_DEFAULT_INDEX;
+        tj_note(out, "default_index %lld (from --default-index)",
+                (long long)d->opts->default_index);
+        return 0;
+    }
     if (tj_read_const_int(d, layer, m->default_index_port, "default_index", &type,
                           &out->sig.default_index, out))
         return -1;

@@ -65,6 +65,7 @@ enum {
     TJ_MODEL_USED_AXIS = 1u << 2,
     TJ_MODEL_USED_OPSET = 1u << 3,
     TJ_MODEL_OPSET_NOT_ITS = 1u << 4, /* would take --opset, but it is none of its versions */
+    TJ_MODEL_USED_DEFAULT_INDEX = 1u << 5,
 };
 
 typedef struct tj_model {
@@ -81,6 +82,8 @@ typedef struct tj_model_opts {
                              opsetN (0: the op's default) */
     int have_axis;        /* a fragment's axis (a Const it cannot carry) */
     int64_t axis;
+    int have_default_index; /* a fragment's bag default_index, the same way */
+    int64_t default_index;
 } tj_model_opts;
 
 /* 0 and *model, or -1 and one line in err naming where and what. The .bin

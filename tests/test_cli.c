@@ -447,6 +447,23 @@ static void test_model_check_and_explain(void **state)
                           "</port><port><dim>2</dim><dim>1</dim></port></input></layer>\n");
     assert_int_equal(run("model @gnd.xml --axis 1"), 2);
     assert_non_null(strstr(err_text, "--axis was given, but no layer of "));
+    assert_int_equal(run("model @gnd.xml --default-index 0"), 2);
+    assert_non_null(strstr(err_text, "--default-index was given, but no layer of "));
+    /* a bag fragment's default_index port (the spec's example prints its
+     * value in a comment): skipped without the flag, checked with it, and
+     * a row past the table refused by the signature's own check */
+    write_text("bag.xml", "<layer type=\"EmbeddingBagOffsetsSum\"><input><port id=\"0\">"
+                          "<dim>5</dim><dim>2</dim></port><port id=\"1\"><dim>4</dim></port>"
+                          "<port id=\"2\"><dim>3</dim></port><port id=\"3\"/></input></layer>\n");
+    assert_int_equal(run("model @bag.xml"), 0);
+    assert_non_null(strstr(out_text, "give its default_index with --default-index"));
+    assert_int_equal(run("model @bag.xml --default-index=4 --check"), 0);
+    assert_non_null(strstr(out_text, "default_index 4 (from --default-index)"));
+    assert_non_null(strstr(out_text, "ok (8 runs, bad index included)"));
+    assert_int_equal(run("model @bag.xml --default-index 5"), 1);
+    assert_non_null(strstr(out_text, "refused: default_index=5 must be -1 (none) or a row of "));
+    assert_int_equal(run("model @bag.xml --default-index -2"), 2);
+    assert_non_null(strstr(err_text, "--default-index"));
     assert_int_equal(run("model @gnd.xml --dtype u8 --opset 5"), 0);
     assert_non_null(strstr(out_text, "GatherND-5"));
     assert_int_equal(run("model @gnd.xml --opset 7"), 2); /* no version of GatherND's */

@@ -309,9 +309,24 @@ static void test_spec_self_closed_ports(void **state)
     assert_int_equal(tj_model_parse(scalar, strlen(scalar), "spec", NULL, &opts, &m, err,
                                     sizeof err), 0);
     assert_int_equal(m.count, 1);
-    assert_string_equal(m.layers[0].skip,
-                        "a fragment carries no constants: its default_index is not known");
+    assert_string_equal(m.layers[0].skip, "a fragment carries no constants: give its "
+                                          "default_index with --default-index");
     tj_model_free(&m);
+    /* given as --default-index would give it: the row, or -1 (none) */
+    static const int64_t rows[] = {4, -1};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        tj_model_opts given = opts;
+        given.have_default_index = 1;
+        given.default_index = rows[i];
+        assert_int_equal(tj_model_parse(scalar, strlen(scalar), "spec", NULL, &given, &m, err,
+                                        sizeof err), 0);
+        if (!m.layers[0].usable)
+            fail_msg("default_index %lld: %s", (long long)rows[i], m.layers[0].skip);
+        assert_true(m.layers[0].sig.has_default_index);
+        assert_int_equal(m.layers[0].sig.default_index, rows[i]);
+        assert_true(m.layers[0].flags_used & TJ_MODEL_USED_DEFAULT_INDEX);
+        tj_model_free(&m);
+    }
 }
 
 /* A fragment whose stray end tag closes it early: libxml2's recover mode

@@ -13,7 +13,7 @@
 
 static const char *const tj_model_flags[] = {"--check", "--explain", "--jobs", "--precompile",
                                              "--dtype", "--index-type", "--axis", "--opset",
-                                             "--help", NULL};
+                                             "--default-index", "--help", NULL};
 static const char *const tj_bench_flags[] = {"--workload", "--json", "--rounds", "--no-compile",
                                              "--compile", "--runs", "--threads", "--policy",
                                              "--bags", "--verbose", "--help", NULL};
@@ -185,6 +185,7 @@ static void tj_usage_model(FILE *f)
     fprintf(f, "usage: tensorjit model FILE.xml|FILE.onnx [--check] [--explain] [--jobs N] "
             "[--precompile]\n"
             "       fragments: [--dtype T] [--index-type T] [--axis A] [--opset V]\n"
+            "                  [--default-index R] (a bag's default_index port; -1: none)\n"
             "layers: %s; --opset V: the op's version where the IR names no opset\n"
             "dynamic dims (-1, ?, a..b) are listed as ? (?:b), compiled into one kernel\n"
             "for the family; --check runs it on several shapes, empty ones included\n",

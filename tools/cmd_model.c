@@ -376,6 +376,7 @@ static int tj_model_flags_untaken(const char *path, const tj_model_opts *opts,
     } flags[] = {{opts->have_dtype, TJ_MODEL_USED_DTYPE, "--dtype"},
                  {opts->have_index_type, TJ_MODEL_USED_INDEX_TYPE, "--index-type"},
                  {opts->have_axis, TJ_MODEL_USED_AXIS, "--axis"},
+                 {opts->have_default_index, TJ_MODEL_USED_DEFAULT_INDEX, "--default-index"},
                  {opts->opset != 0, TJ_MODEL_USED_OPSET, "--opset"}};
     for (int i = 0; i < model->count && opts->opset && !(used & TJ_MODEL_USED_OPSET); i++) {
         const tj_model_layer *l = &model->layers[i];
@@ -409,7 +410,7 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
                          int *check, int *explain, int64_t *jobs, int *precompile)
 {
     static const char *const valued[] = {"--dtype", "--index-type", "--axis", "--opset",
-                                         "--jobs"};
+                                         "--jobs", "--default-index"};
     static const char *const flags[] = {"--check", "--precompile", "--explain"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -450,6 +451,12 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             if (tj_cli_int("--axis", v, -JIT_MAX_RANK, JIT_MAX_RANK, &opts->axis))
                 return -1;
             opts->have_axis = 1;
+            i += skip;
+        } else if (strcmp(a, "--default-index") == 0 && v) {
+            /* -1: none, as a Const of OpenVINO's says it */
+            if (tj_cli_int("--default-index", v, -1, INT64_MAX, &opts->default_index))
+                return -1;
+            opts->have_default_index = 1;
             i += skip;
         } else if (strcmp(a, "--opset") == 0 && v) {
             int64_t o;
