@@ -25,6 +25,7 @@ typedef struct tj_onnx_op {
     int reduction_since;     /* ... reduction none/add/mul; 0: never */
     int minmax_since;        /* ... reduction min/max */
     int has_axis, has_updates;
+    int int64_indices;       /* ONNX types indices as int64 alone (no Tind) */
 } tj_onnx_op;
 
 const tj_onnx_op *tj_onnx_op_find(const char *type);

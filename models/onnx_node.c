@@ -318,9 +318,14 @@ void tj_onnx_read_node(const tj_onnx_scope *s, const Onnx__NodeProto *n, const t
         tj_input(s, n, 1, "indices", &sig->indices_shape, &sig->index_type, &indices, out) ||
         (op->has_updates && tj_updates(s, n, op, &updates, out)))
         return;
-    if (sig->index_type != JIT_I32 && sig->index_type != JIT_I64) {
-        tj_model_refuse(out, "input 1 (indices) '%s' is %s: ONNX's %s takes int32 or int64 "
-                        "indices", n->input[1], jit_dtype_name(sig->index_type), op->type);
+    /* ONNX's own types, as its checker and ONNX Runtime hold a model to
+     * them: Gather, GatherElements and ScatterElements take int32 or int64
+     * (Tind), GatherND and ScatterND int64 alone, though the library would
+     * run others */
+    if (sig->index_type != JIT_I64 && (op->int64_indices || sig->index_type != JIT_I32)) {
+        tj_model_refuse(out, "input 1 (indices) '%s' is %s: ONNX's %s takes %s indices",
+                        n->input[1], jit_dtype_name(sig->index_type), op->type,
+                        op->int64_indices ? "int64" : "int32 or int64");
         return;
     }
     /* ONNX's GatherElements (torch.gather's export) asks only for the

@@ -9,11 +9,12 @@
 #include "onnx_internal.h"
 
 static const tj_onnx_op tj_onnx_ops[] = {
-    {"GatherND", JIT_OP_GATHER_ND, "GatherND", 8, 11, .batch_dims_since = 12},
+    {"GatherND", JIT_OP_GATHER_ND, "GatherND", 8, 11, .batch_dims_since = 12,
+     .int64_indices = 1},
     {"Gather", JIT_OP_GATHER, "Gather", 8, 1, .has_axis = 1},
     {"GatherElements", JIT_OP_GATHER_ELEMENTS, "GatherElements", 6, 11, .has_axis = 1},
     {"ScatterND", JIT_OP_SCATTER_ND_UPDATE, "ScatterNDUpdate", 15, 11, .reduction_since = 16,
-     .minmax_since = 18, .has_updates = 1},
+     .minmax_since = 18, .has_updates = 1, .int64_indices = 1},
     {"ScatterElements", JIT_OP_SCATTER_ELEMENTS_UPDATE, "ScatterElementsUpdate", 12, 11,
      .reduction_since = 16, .minmax_since = 18, .has_axis = 1, .has_updates = 1},
     /* deprecated in opset 11 for ScatterElements, which it equals */

@@ -108,6 +108,11 @@ for b in (0, 1, 2):
 for axis in (-3, 0, 2):
     save(f"gather_axis{axis + 3}.onnx", one(f"gather_axis{axis + 3}.onnx", "Gather", [5, 6, 7],
                                             [4], 13, axis=axis, idx_type=I32, dtype=F16))
+# int32 indices where ONNX's Tind takes them (strict inference, above, agrees)
+save("gatherelements_i32.onnx", one("gatherelements_i32.onnx", "GatherElements", [4, 5],
+                                    [4, 2], 13, axis=1, idx_type=I32))
+save("scatterelements_i32.onnx", one("scatterelements_i32.onnx", "ScatterElements", [4, 5],
+                                     [2, 5], 16, updates=[2, 5], idx_type=I32))
 for red in ("none", "add", "mul"):
     save(f"scatternd_{red}.onnx", one(f"scatternd_{red}.onnx", "ScatterND", [8, 3], [4, 1], 16,
                                       updates=[4, 3], reduction=red))
@@ -407,6 +412,15 @@ bad_model("gather_batch_dims.onnx", one("gb", "Gather", [5, 6], [2], 13, batch_d
           "refused", "attribute batch_dims is not Gather's in any opset")
 bad_model("u8_indices.onnx", one("u8", "Gather", [5, 6], [2], 13, idx_type=U8), "refused",
           "is u8: ONNX's Gather takes int32 or int64 indices")
+# GatherND's and ScatterND's indices are int64 in every opset (no Tind):
+# ONNX's checker (full_check) and ONNX Runtime refuse int32 there
+bad_model("gathernd_i32_indices.onnx", one("gi32", "GatherND", [5, 6], [2, 1], 13,
+                                           idx_type=I32), "refused",
+          "input 1 (indices) 'indices' is i32: ONNX's GatherND takes int64 indices")
+bad_model("scatternd_i32_const_indices.onnx", one(
+    "si32", "ScatterND", [5, 6], None, 16, updates=[2, 6],
+    inits=[helper.make_tensor("indices", I32, [2, 1], [0, -1])]), "refused",
+    "is i32: ONNX's ScatterND takes int64 indices")
 bad_model("untyped_indices.onnx", one("ut", "Gather", [5, 6], [2], 13,
                                       idx_type=TensorProto.UNDEFINED), "skipped",
           "the file states no element type for it")
