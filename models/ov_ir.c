@@ -791,8 +791,10 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
             out->flags_used |= TJ_MODEL_USED_OPSET;
         else if (d->opts->opset)
             out->flags_used |= TJ_MODEL_OPSET_NOT_ITS;
-        snprintf(out->note, sizeof out->note, "%s%s%s read as %s-%d%s",
-                 version[0] ? "version '" : "no version", version, version[0] ? "'" : "",
+        size_t used = strlen(out->note);
+        snprintf(out->note + used, sizeof out->note - used, "%s%s%s%s read as %s-%d%s",
+                 used ? ", " : "", version[0] ? "version '" : "no version", version,
+                 version[0] ? "'" : "",
                  m->type, out->sig.opset, given ? " (--opset)" : "");
     }
     for (int i = 0; i < 4 && m->versions[i].version; i++)
@@ -800,11 +802,18 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
             out->sig.index_policy = m->versions[i].policy;
 }
 
-/* The layer type's entry if tensorjit compiles the layer, else NULL. */
-static const tj_ov_op *tj_layer_kind(xmlNodePtr layer)
+/* The layer type's entry if tensorjit compiles the layer, else NULL. A
+ * fragment's type is matched regardless of case: ScatterNDUpdate-15's
+ * spec prints its example as type="ScatterNdUpdate", and a reader of the
+ * spec pasting it would otherwise get no layer and no word why. A model's
+ * type is matched exactly, as OpenVINO's reader matches it. */
+static const tj_ov_op *tj_layer_kind(xmlNodePtr layer, int fragment)
 {
     char type[64];
-    return tj_attr(layer, "type", type, sizeof type) ? tj_ov_op_find(type) : NULL;
+    if (!tj_attr(layer, "type", type, sizeof type))
+        return NULL;
+    const tj_ov_op *m = tj_ov_op_find(type);
+    return m || !fragment ? m : tj_ov_op_find_nocase(type);
 }
 
 /* A usable layer whose signature gives another output shape than its own
@@ -851,6 +860,9 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     if (!tj_attr(layer, "name", name, sizeof name))
         snprintf(name, sizeof name, "%s#%d (line %d)", m->type, position, (int)layer->line);
     snprintf(out->name, sizeof out->name, "%s%s", d->prefix, name);
+    char typed[64];
+    if (tj_attr(layer, "type", typed, sizeof typed) && strcmp(typed, m->type) != 0)
+        snprintf(out->note, sizeof out->note, "type '%s' read as %s", typed, m->type);
     tj_layer_version(d, layer, m, out);
     if (!out->skip[0])
         tj_read_op(d, layer, m, out);
@@ -889,15 +901,15 @@ static xmlNodePtr tj_body_layers(xmlNodePtr layer, size_t k)
 
 /* The indexing layers of a graph and of every body in it. The depth is
  * libxml2's to bound (256 elements, three per body). */
-static int tj_count_layers(xmlNodePtr layers)
+static int tj_count_layers(xmlNodePtr layers, int fragment)
 {
     int n = 0;
     for (xmlNodePtr l = layers ? layers->children : NULL; l; l = l->next) {
         if (!tj_is(l, "layer"))
             continue;
-        n += tj_layer_kind(l) != NULL;
+        n += tj_layer_kind(l, fragment) != NULL;
         for (size_t k = 0; tj_has_bodies(l) && k < sizeof tj_body_tags / sizeof *tj_body_tags; k++)
-            n += tj_count_layers(tj_body_layers(l, k));
+            n += tj_count_layers(tj_body_layers(l, k), fragment);
     }
     return n;
 }
@@ -935,7 +947,7 @@ static void tj_collect_graph(const tj_doc *d, tj_model *m)
         if (!tj_is(l, "layer"))
             continue;
         /* read in place (calloc'd): no layer on the stack of each nested body */
-        const tj_ov_op *op = tj_layer_kind(l);
+        const tj_ov_op *op = tj_layer_kind(l, d->fragment);
         if (op) {
             tj_read_layer(d, l, op, m->count + 1, &m->layers[m->count]);
             m->count++;
@@ -947,7 +959,7 @@ static void tj_collect_graph(const tj_doc *d, tj_model *m)
 
 static int tj_collect(const tj_doc *d, tj_model *m, char *err, size_t len)
 {
-    int n = tj_count_layers(d->layers);
+    int n = tj_count_layers(d->layers, d->fragment);
     m->layers = calloc((size_t)(n ? n : 1), sizeof *m->layers);
     if (!m->layers)
         return tj_model_fail(err, len, "%s: out of memory", d->name);

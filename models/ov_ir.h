@@ -38,6 +38,8 @@ typedef struct tj_ov_op {
 
 /* The entry of a layer type, or NULL; every type, "A/B/...", for messages. */
 const tj_ov_op *tj_ov_op_find(const char *type);
+/* The same whatever the case of type's letters (fragments only). */
+const tj_ov_op *tj_ov_op_find_nocase(const char *type);
 const char *tj_ov_op_types(void);
 
 typedef struct tj_model_layer {

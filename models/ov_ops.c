@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* The IR's `version` attribute names an opset ("opset4"); each entry
  * lists from which opset each version of the op is the one in force. The
@@ -53,6 +54,14 @@ const tj_ov_op *tj_ov_op_find(const char *type)
 {
     for (size_t i = 0; i < sizeof tj_ov_ops / sizeof *tj_ov_ops; i++)
         if (strcmp(tj_ov_ops[i].type, type) == 0)
+            return &tj_ov_ops[i];
+    return NULL;
+}
+
+const tj_ov_op *tj_ov_op_find_nocase(const char *type)
+{
+    for (size_t i = 0; i < sizeof tj_ov_ops / sizeof *tj_ov_ops; i++)
+        if (strcasecmp(tj_ov_ops[i].type, type) == 0)
             return &tj_ov_ops[i];
     return NULL;
 }

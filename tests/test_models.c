@@ -1188,6 +1188,39 @@ static int teardown(void **state)
     return system(cmd);
 }
 
+/* ScatterNDUpdate-15's spec prints its examples as type="ScatterNdUpdate":
+ * a fragment's type is read whatever its case, saying so; a model's only
+ * as OpenVINO's reader matches it, exactly. */
+static void test_type_case_in_fragments(void **state)
+{
+    (void)state;
+    const char frag[] = "<layer ... reduction=\"sum\" type=\"ScatterNdUpdate\"><input>"
+                        "<port id=\"0\" precision=\"FP16\"><dim>4</dim></port>"
+                        "<port id=\"1\" precision=\"I32\"><dim>5</dim><dim>1</dim></port>"
+                        "<port id=\"2\" precision=\"FP16\"><dim>5</dim></port></input></layer>";
+    tj_model m;
+    char err[256];
+    assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &defaults, &m, err,
+                                    sizeof err), 0);
+    assert_int_equal(m.count, 1);
+    if (!m.layers[0].usable)
+        fail_msg("%s", m.layers[0].skip);
+    assert_int_equal(m.layers[0].sig.op, JIT_OP_SCATTER_ND_UPDATE);
+    assert_int_equal(m.layers[0].sig.reduction, JIT_REDUCTION_SUM);
+    assert_string_equal(m.layers[0].type, "ScatterNDUpdate");
+    assert_string_equal(m.layers[0].note, "type 'ScatterNdUpdate' read as ScatterNDUpdate, "
+                                          "no version read as ScatterNDUpdate-15");
+    tj_model_free(&m);
+    static char xml[sizeof model_xml];
+    snprintf(xml, sizeof xml, "%s", model_xml);
+    memcpy(strstr(xml, "type=\"GatherND\""), "type=\"GatherNd\"", strlen("type=\"GatherNd\""));
+    assert_int_equal(tj_model_parse(xml, strlen(xml), "m", NULL, &defaults, &m, err, sizeof err),
+                     0);
+    assert_int_equal(m.count, 1);
+    assert_string_equal(m.layers[0].type, "ScatterUpdate");
+    tj_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1207,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_output_port_dynamic_inputs),
         cmocka_unit_test(test_output_port_type_contradiction),
         cmocka_unit_test(test_layers_in_bodies),
+        cmocka_unit_test(test_type_case_in_fragments),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
