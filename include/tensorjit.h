@@ -8,7 +8,12 @@
  * A caller describes one layer by a signature (shapes, attributes, element
  * and index types, index policy, reduction) and gets back a plain C function
  * pointer for exactly that signature. The same signature returns the same
- * pointer; the pointer stays valid until jit_shutdown(). Dims marked
+ * pointer; the pointer stays valid until jit_shutdown(). Two exceptions,
+ * both documented below: jit_*_compile_async returns an entry stub, and
+ * once its JIT kernel is ready a compile of the signature returns that
+ * kernel's direct pointer instead (both stay callable); and under a kernel
+ * limit (jit_set_kernel_limit) a released kernel's pointer answers
+ * JIT_STATUS_RELEASED, and its signature compiles to a new pointer. Dims marked
  * JIT_DIM_DYNAMIC give one kernel for a whole family of shapes, called with
  * the actual dims.
  *
@@ -791,7 +796,11 @@ uint64_t jit_epoch(void);
 /* The calling thread's last error message ("" if none). */
 const char *jit_last_error(void);
 
-/* Names as the CLI and the test vectors spell them ("f32", "negative-wraps"). */
+/* The library's names, as jit_*_name writes them ("f32", "negative-wraps",
+ * "sum"); exact and case-sensitive. jit_index_policy_from_name also takes
+ * the test vectors' "negative_wraps", jit_reduction_from_name ONNX's "add"
+ * and "mul". numpy's dtype names ("float32") are the CLI's own mapping:
+ * jit_dtype_from_name returns JIT_DTYPE_UNSET for them. */
 const char *jit_dtype_name(jit_dtype t);
 jit_dtype jit_dtype_from_name(const char *name); /* UNSET if unknown */
 int jit_dtype_size(jit_dtype t);                 /* bytes; 0 for UNSET and sub-byte types */
