@@ -378,8 +378,11 @@ typedef struct jit_kernel_info {
     int dynamic;            /* 1: a jit_dynamic_fn (out_bytes is then -1) */
 } jit_kernel_info;
 
-/* 0 and *info filled for a kernel this library returned; -1 otherwise. The
- * strings stay valid until jit_shutdown(). */
+/* 0 and *info filled for a kernel this library returned; -1 otherwise,
+ * and jit_last_error() says why: not a kernel of this library, another
+ * op's kernel given to a typed call, or a kernel released under the kernel
+ * limit ("released"; *info is then left as it was). The strings stay
+ * valid until jit_shutdown(). */
 int jit_gather_nd_info(jit_gather_nd_fn kernel, jit_kernel_info *info);
 int jit_scatter_update_info(jit_scatter_update_fn kernel, jit_kernel_info *info);
 

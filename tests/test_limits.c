@@ -60,9 +60,13 @@ static void assert_released(jit_gather_nd_fn fn)
     assert_non_null(strstr(jit_last_error(), "released"));
     for (size_t i = 0; i < sizeof out; i++)
         assert_int_equal(((unsigned char *)out)[i], 0x5a);
-    jit_kernel_info info;
+    /* -1 and "released", the info left as it was (tensorjit.h, jit_*_info) */
+    jit_kernel_info info, before;
+    memset(&info, 0x5a, sizeof info);
+    memcpy(&before, &info, sizeof info);
     assert_int_equal(jit_gather_nd_info(fn, &info), -1);
     assert_non_null(strstr(jit_last_error(), "released"));
+    assert_memory_equal(&info, &before, sizeof info);
 }
 
 static jit_kernel_stats stats(void)
