@@ -370,7 +370,10 @@ int jit_scatter_update_output_shape(const jit_scatter_update_sig *sig, jit_shape
 typedef struct jit_kernel_info {
     jit_engine engine;      /* JIT_ENGINE_JIT or JIT_ENGINE_REFERENCE */
     const char *why;        /* why the reference kernel serves; "" for JIT kernels */
-    double compile_ms;      /* time spent producing the kernel */
+    double compile_ms;      /* time spent producing the kernel; a process's first
+                               JIT kernel's includes starting the JIT (and opening
+                               TENSORJIT_CACHE_DIR), unless jit_cache_open or an
+                               earlier kernel started it */
     size_t code_bytes;      /* machine code size; 0 for the reference kernel */
     int64_t out_bytes;      /* bytes the kernel writes to out */
     int cache_hit;          /* 1: loaded from the on-disk cache, not compiled */
