@@ -7,9 +7,27 @@
 #include "tensorjit.h"
 
 static _Thread_local char tj_last_error[TJ_ERROR_MAX];
+static _Thread_local int tj_error_muted;
+
+void tj_error_mute(void)
+{
+    tj_error_muted++;
+}
+
+void tj_error_unmute(void)
+{
+    tj_error_muted--;
+}
+
+int tj_error_is_muted(void)
+{
+    return tj_error_muted != 0;
+}
 
 int tj_error_set(const char *fmt, ...)
 {
+    if (tj_error_muted)
+        return -1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tj_last_error, sizeof tj_last_error, fmt, ap);
