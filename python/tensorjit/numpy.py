@@ -6,6 +6,10 @@ those of tensorjit's families, so a new array length compiles nothing.
 
 Indices follow numpy: negative ones count from the end, any other out of
 range raises tensorjit.IndexOutOfRange (an IndexError) and writes nothing.
+Where numpy raises another class for bad input, the error is a tensorjit.Error
+that is also numpy's class: an axis out of bounds numpy's AxisError, indices
+that are not integers (take_along_axis, put_along_axis, add_at) or index
+arrays that do not broadcast an IndexError.
 """
 
 from __future__ import annotations
@@ -20,6 +24,23 @@ __all__ = ["take", "take_along_axis", "put_along_axis", "add_at"]
 
 _MODES = {"raise": "negative-wraps", "clip": "clamp"}
 
+_NP_AXIS_ERROR = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
+
+
+class _AxisError(_tj.SignatureError, _NP_AXIS_ERROR):
+    """An axis out of bounds: a SignatureError (a ValueError) and numpy's
+    AxisError (also an IndexError), the class numpy's callers catch."""
+
+
+class _IndexTypeError(_tj.TypeMismatch, IndexError):
+    """Indices that are not integers: a TypeMismatch and, as numpy raises
+    for take_along_axis, put_along_axis and add.at, an IndexError."""
+
+
+class _IndexShapeError(_tj.SignatureError, IndexError):
+    """Index arrays that do not broadcast together: numpy's IndexError
+    ("shape mismatch")."""
+
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndarray] = None,
          mode: str = "raise") -> Any:
@@ -33,6 +54,8 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     if axis is None:
         a = np.ravel(a)
         axis = 0
+    else:
+        axis = _axis(axis, np.ndim(a))
     if mode == "wrap":
         indices = np.mod(indices, np.shape(a)[axis]) if np.shape(a)[axis] else indices
     policy = _MODES.get(mode, "negative-wraps")
@@ -59,6 +82,23 @@ def _int64_indices(indices: Any, where: str) -> Any:
     return idx.astype(np.int64)
 
 
+def _integer_indices(indices: Any, fn: str) -> np.ndarray:
+    """indices as an integer array; other types raise numpy's class (an
+    IndexError) as a TypeMismatch."""
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise _IndexTypeError(f"tensorjit: {fn} takes integer indices, not {idx.dtype} "
+                              "(numpy raises IndexError for them too)")
+    return idx
+
+
+def _broadcast_shape(*shapes: Tuple[int, ...]) -> Tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError as e:
+        raise _IndexShapeError(f"tensorjit: shape mismatch: {e}") from None
+
+
 def _broadcast_except(arr: Any, indices: Any, axis: int) -> Tuple[Any, Any]:
     """arr and indices broadcast against each other in every dim but axis,
     as take_along_axis and put_along_axis do."""
@@ -69,7 +109,7 @@ def _broadcast_except(arr: Any, indices: Any, axis: int) -> Tuple[Any, Any]:
     if a_shape[:axis] + a_shape[axis + 1:] == i_shape[:axis] + i_shape[axis + 1:]:
         return arr, indices
     a_shape[axis] = i_shape[axis] = 1
-    shape = list(np.broadcast_shapes(tuple(a_shape), tuple(i_shape)))
+    shape = list(_broadcast_shape(tuple(a_shape), tuple(i_shape)))
     a_want, i_want = list(shape), list(shape)
     a_want[axis], i_want[axis] = np.shape(arr)[axis], np.shape(indices)[axis]
     return np.broadcast_to(arr, a_want), np.broadcast_to(indices, i_want)
@@ -77,8 +117,7 @@ def _broadcast_except(arr: Any, indices: Any, axis: int) -> Tuple[Any, Any]:
 
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise _tj.SignatureError(f"tensorjit: axis {axis} is out of bounds for an array of "
-                                 f"rank {ndim}")
+        raise _AxisError(axis, ndim, "tensorjit")
     return axis + ndim if axis < 0 else axis
 
 
@@ -90,6 +129,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
         arr = np.ravel(arr)
         axis = 0
     axis = _axis(axis, np.ndim(arr))
+    indices = _integer_indices(indices, "take_along_axis")
     indices = _int64_indices(indices, f"arr's axis {axis} of size {np.shape(arr)[axis]}")
     arr, indices = _broadcast_except(arr, indices, axis)
     return _tj.gather_elements(arr, indices, axis, index_policy="negative-wraps")
@@ -129,7 +169,7 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
         target = arr.reshape(-1)  # a view of a contiguous arr: writes reach it
         axis = 0
     axis = _axis(axis, np.ndim(target))
-    indices = np.asarray(indices)
+    indices = _integer_indices(indices, "put_along_axis")
     values = np.broadcast_to(np.asarray(values, dtype=target.dtype), indices.shape)
     if target.flags.c_contiguous and target.flags.writeable:
         _tj.scatter_elements_update(target, indices, values, axis,
@@ -147,10 +187,17 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     dims, broadcast together); b broadcasts to the selected shape."""
     a_arr = _in_place(a, "a", "add_at")
     parts = indices if isinstance(indices, tuple) else (indices,)
-    parts = np.broadcast_arrays(*[np.asarray(_int64_indices(p, f"a's dimension {i} of size "
-                                                            f"{a_arr.shape[i]}"
-                                                            if i < a_arr.ndim else "a"))
-                                  for i, p in enumerate(parts)])
+    for p in parts:
+        if np.asarray(p).dtype.kind in "fcUS":  # numpy: IndexError, booleans aside
+            raise _IndexTypeError(f"tensorjit: add_at takes integer indices, not "
+                                  f"{np.asarray(p).dtype} (numpy raises IndexError for them too)")
+    try:
+        parts = np.broadcast_arrays(*[np.asarray(_int64_indices(p, f"a's dimension {i} of size "
+                                                                f"{a_arr.shape[i]}"
+                                                                if i < a_arr.ndim else "a"))
+                                      for i, p in enumerate(parts)])
+    except ValueError as e:
+        raise _IndexShapeError(f"tensorjit: shape mismatch: {e}") from None
     tuples = np.stack(parts, axis=-1)
     if tuples.dtype.kind not in "iu":
         raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; add_at takes "

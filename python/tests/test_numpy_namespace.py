@@ -184,3 +184,37 @@ def test_in_place_calls_raise_the_package_errors():
     for t in (torch.zeros(3, requires_grad=True), torch.zeros(3, dtype=torch.bfloat16)):
         with pytest.raises(tensorjit.TypeMismatch, match="numpy cannot share its memory"):
             tnp.add_at(t, [0], 1)
+
+
+AXIS_ERROR = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
+
+
+def test_numpy_names_raise_the_classes_numpy_raises():
+    """numpy's own TestTakeAlongAxis.test_invalid expects an IndexError for
+    bool and float indices and np.AxisError for axis=10; tensorjit raised a
+    TypeMismatch (a TypeError) and a SignatureError (a ValueError), so code
+    catching numpy's class missed them. Each is now a tensorjit.Error and
+    numpy's class."""
+    a = np.ones((10, 10))
+    ai = np.ones((10, 2), np.intp)
+    for bad in (ai.astype(bool), ai.astype(float)):
+        for call in (lambda: tnp.take_along_axis(a, bad, axis=1),
+                     lambda: tnp.put_along_axis(a.copy(), bad, 0.0, axis=1)):
+            with pytest.raises(tensorjit.TypeMismatch) as e:
+                call()
+            assert isinstance(e.value, IndexError)
+    with pytest.raises(tensorjit.Error) as e:  # np.add.at: IndexError for float indices
+        tnp.add_at(a.copy(), np.array([0.0]), 1.0)
+    assert isinstance(e.value, IndexError)
+    for call in (lambda: tnp.take_along_axis(a, ai, axis=10),
+                 lambda: tnp.put_along_axis(a.copy(), ai, 0.0, axis=-3),
+                 lambda: tnp.take(a, [0], axis=2)):
+        with pytest.raises(AXIS_ERROR) as e:
+            call()
+        assert isinstance(e.value, tensorjit.SignatureError)
+    # index arrays that do not broadcast: numpy's IndexError ("shape mismatch")
+    for call in (lambda: tnp.take_along_axis(np.zeros((2, 3)), np.zeros((3, 2), np.intp), 1),
+                 lambda: tnp.add_at(np.zeros((2, 3)), ([0, 1], [0, 1, 2]), 1.0)):
+        with pytest.raises(tensorjit.Error) as e:
+            call()
+        assert isinstance(e.value, IndexError)
