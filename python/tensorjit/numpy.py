@@ -42,12 +42,18 @@ class _IndexShapeError(_tj.SignatureError, IndexError):
     ("shape mismatch")."""
 
 
+def _shares(out: Any, *inputs: Any) -> bool:
+    return any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in inputs)
+
+
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndarray] = None,
          mode: str = "raise") -> Any:
     """numpy.take: elements (axis=None: of a flattened) or slices along
     axis at indices. mode "raise" (the default: IndexOutOfRange beyond
     [-n, n)), "wrap" (modulo n) or "clip" (into [0, n-1], negative ones to 0,
-    as numpy clips)."""
+    as numpy clips). out: of the result's shape and a's dtype, any layout,
+    and it may overlap a or indices (as numpy's, written once the result is
+    complete; untouched when the call raises)."""
     if mode not in ("raise", "wrap", "clip"):
         raise _tj.SignatureError(f"tensorjit: mode must be 'raise', 'wrap' or 'clip', "
                                  f"not {mode!r}")
@@ -59,6 +65,19 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     if mode == "wrap":
         indices = np.mod(indices, np.shape(a)[axis]) if np.shape(a)[axis] else indices
     policy = _MODES.get(mode, "negative-wraps")
+    if isinstance(out, np.ndarray) and (not (out.flags.c_contiguous and out.flags.aligned
+                                             and out.dtype.isnative)
+                                        or _shares(out, a, indices)):
+        # an out numpy takes but the kernel cannot write (a strided view, one
+        # overlapping the input, as numpy's test_out_overlap): numpy buffers
+        # the result too, and out is written only once it is complete
+        result = _tj.gather(a, indices, axis, index_policy=policy)
+        if out.shape != result.shape or out.dtype != result.dtype:
+            raise _tj.SignatureError(f"tensorjit: out has dtype {out.dtype} and shape "
+                                     f"{out.shape}; the output's are {result.dtype} and "
+                                     f"{result.shape}")
+        out[...] = result
+        return out
     result = _tj.gather(a, indices, axis, index_policy=policy, out=out)
     if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
         return result[()]  # numpy's scalar for a scalar index into a vector

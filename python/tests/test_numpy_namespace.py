@@ -218,3 +218,27 @@ def test_numpy_names_raise_the_classes_numpy_raises():
         with pytest.raises(tensorjit.Error) as e:
             call()
         assert isinstance(e.value, IndexError)
+
+
+def test_take_out_may_overlap_the_input_or_be_strided():
+    """numpy's TestTake.test_out_overlap takes into a view of the array it
+    reads (np.take(x, [1, 2, 3], out=x[2:5], mode='wrap') gives [1, 2, 3]);
+    tensorjit refused it ('out overlaps data'), and any strided out numpy
+    accepts. Such an out is written once the result is complete."""
+    x = np.arange(5)
+    y = tnp.take(x, [1, 2, 3], out=x[2:5], mode="wrap")
+    assert y.base is x  # the out given, returned
+    assert y.tolist() == [1, 2, 3] and x.tolist() == [0, 1, 1, 2, 3]
+    idx = np.array([3, 0, 4, 1])
+    tnp.take(np.arange(10, 15), idx, out=idx)  # out is the indices themselves
+    assert idx.tolist() == [13, 10, 14, 11]
+    a = rand((4, 5), np.float32)
+    out = np.zeros((5, 4), np.float32).T[:, :2]  # Fortran-ordered, strided
+    assert tnp.take(a, [3, -1], axis=1, out=out) is out
+    np.testing.assert_array_equal(out, np.take(a, [3, -1], axis=1))
+    before = x.copy()
+    with pytest.raises(IndexError):  # a bad index leaves the overlapping out as it was
+        tnp.take(x, [1, 9], out=x[3:5])
+    np.testing.assert_array_equal(x, before)
+    with pytest.raises(tensorjit.SignatureError):
+        tnp.take(x, [1, 2], out=x[0:3])  # numpy: out of the wrong shape is refused too
