@@ -177,6 +177,23 @@ def _in_place(a: Any, name: str, fn: str) -> np.ndarray:
     return arr
 
 
+def _apart(x: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """x, or a copy of it where it shares target's memory: numpy reads an
+    operand that overlaps what it writes as it was before the call, and the
+    kernels refuse such an overlap."""
+    return x.copy() if np.may_share_memory(x, target) else x
+
+
+def _scatter_into(target: np.ndarray, call: Any) -> None:
+    """call(out) writes target's new contents: in place where the kernel can
+    write target, else through a copy and numpy's assignment (a strided
+    view, another byte order)."""
+    if target.flags.c_contiguous and target.flags.aligned and target.dtype.isnative:
+        call(target)
+    else:
+        target[...] = call(None)
+
+
 def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[int]) -> None:
     """numpy.put_along_axis, in place: arr[i... with its axis coordinate
     replaced by indices[i...]] = values[i...] (ScatterElementsUpdate; values
@@ -202,30 +219,38 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     """numpy.add.at(a, indices, b), in place: for every index in turn,
     a[index] += b[...] (ScatterNDUpdate with reduction "sum": duplicates
     all add, in row-major order). indices: an integer array (positions along
-    the first axis) or a tuple of them (positions in the first len(tuple)
-    dims, broadcast together); b broadcasts to the selected shape."""
+    the first axis), a tuple of them (positions in the first len(tuple)
+    dims, broadcast together) or () (the whole of a); b broadcasts to the
+    selected shape. Slices, None, Ellipsis and boolean masks, which numpy
+    also takes, are refused (TypeMismatch)."""
     a_arr = _in_place(a, "a", "add_at")
-    parts = indices if isinstance(indices, tuple) else (indices,)
-    for p in parts:
-        if np.asarray(p).dtype.kind in "fcUS":  # numpy: IndexError, booleans aside
-            raise _IndexTypeError(f"tensorjit: add_at takes integer indices, not "
-                                  f"{np.asarray(p).dtype} (numpy raises IndexError for them too)")
+    parts = list(indices) if isinstance(indices, tuple) else [indices]
+    for i, p in enumerate(parts):
+        if isinstance(p, (list, tuple)) and np.size(p) == 0:
+            parts[i] = np.zeros(0, np.intp)  # numpy indexes with an empty sequence as integers
+    if len(parts) > a_arr.ndim:
+        raise _tj.IndexOutOfRange(f"tensorjit: too many indices: a has {a_arr.ndim} "
+                                  f"dimension(s), indexed with {len(parts)}")
+    target = a_arr
+    if not parts:  # a[()] += b: the whole of a, as one update of a one-row view of it
+        target, parts = a_arr[np.newaxis], [np.zeros((), np.intp)]
+    arrays = []
+    for i, p in enumerate(parts):
+        q = np.asarray(p)
+        if q.dtype.kind in "fcUS":  # numpy: IndexError (booleans aside: refused below)
+            raise _IndexTypeError(f"tensorjit: add_at takes integer indices, not {q.dtype} "
+                                  "(numpy raises IndexError for them too)")
+        arrays.append(np.asarray(_int64_indices(q, f"a's dimension {i} of size "
+                                                   f"{target.shape[i]}")))
     try:
-        parts = np.broadcast_arrays(*[np.asarray(_int64_indices(p, f"a's dimension {i} of size "
-                                                                f"{a_arr.shape[i]}"
-                                                                if i < a_arr.ndim else "a"))
-                                      for i, p in enumerate(parts)])
+        parts = np.broadcast_arrays(*arrays)
     except ValueError as e:
         raise _IndexShapeError(f"tensorjit: shape mismatch: {e}") from None
     tuples = np.stack(parts, axis=-1)
     if tuples.dtype.kind not in "iu":
         raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; add_at takes "
-                               "integer indices (no slices or booleans)")
-    updates = np.broadcast_to(np.asarray(b, dtype=a_arr.dtype),
-                              tuples.shape[:-1] + a_arr.shape[len(parts):])
-    if a_arr.flags.c_contiguous and a_arr.flags.writeable:
-        _tj.scatter_nd_update(a_arr, tuples, updates, "sum", index_policy="negative-wraps",
-                              out=a_arr)
-    else:
-        a_arr[...] = _tj.scatter_nd_update(a_arr, tuples, updates, "sum",
-                                           index_policy="negative-wraps")
+                               "integer indices (no slices, None, Ellipsis or booleans)")
+    updates = np.broadcast_to(_apart(np.asarray(b, dtype=target.dtype), target),
+                              tuples.shape[:-1] + target.shape[len(parts):])
+    _scatter_into(target, lambda out: _tj.scatter_nd_update(
+        target, tuples, updates, "sum", index_policy="negative-wraps", out=out))

@@ -242,3 +242,39 @@ def test_take_out_may_overlap_the_input_or_be_strided():
     np.testing.assert_array_equal(x, before)
     with pytest.raises(tensorjit.SignatureError):
         tnp.take(x, [1, 2], out=x[0:3])  # numpy: out of the wrong shape is refused too
+
+
+def test_add_at_whole_array_empty_and_too_many_indices():
+    """From numpy's TestUfunc.test_inplace_fancy_indexing: add.at(a, (), 1)
+    adds to the whole of a (tensorjit raised numpy's bare ValueError from
+    np.stack); indexing a 0-d array with 0 or [] is an IndexError (tensorjit
+    raised a SignatureError, and a TypeMismatch for [], read as floats)."""
+    a = np.array(0)
+    tnp.add_at(a, (), 1)
+    assert a == 1
+    for bad in (0, []):
+        with pytest.raises(tensorjit.IndexOutOfRange):
+            tnp.add_at(a, bad, 1)
+    assert a == 1
+    m = np.arange(6.0).reshape(2, 3)
+    tnp.add_at(m, (), [10.0, 20.0, 30.0])
+    np.testing.assert_array_equal(m, [[10, 21, 32], [13, 24, 35]])
+    tnp.add_at(m, [], 1.0)  # an empty sequence selects nothing, as numpy's
+    tnp.add_at(m, ([], []), 1.0)
+    np.testing.assert_array_equal(m, [[10, 21, 32], [13, 24, 35]])
+
+
+def test_add_at_reads_b_overlapping_a_as_before_and_writes_any_layout():
+    """numpy's test_mem_overlap (test_ufunc_at_manual) adds a view of a into
+    a; tensorjit refused it ('out overlaps updates'). numpy's
+    test_inplace_fancy_indexing adds into a byte-swapped array; tensorjit
+    refused that out too."""
+    a = np.arange(10.0)
+    tnp.add_at(a, [1, 2, 1], a[4:7])  # b is read as it was: 4, 5, 6
+    np.testing.assert_array_equal(a, [0, 11, 7, 3, 4, 5, 6, 7, 8, 9])
+    values = np.array([1, 2, 3, 4], np.dtype("f").newbyteorder())
+    tnp.add_at(values, np.array([1, 2, 1], np.dtype("i").newbyteorder()), 3)
+    np.testing.assert_array_equal(values, [1, 8, 6, 4])
+    empty = np.arange(4)[:, None][:, 0:0]  # numpy's "empty subspace" case
+    tnp.add_at(empty, [0, 1], 3)
+    assert empty.shape == (4, 0)
