@@ -196,23 +196,57 @@ def _scatter_into(target: np.ndarray, call: Any) -> None:
 
 def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[int]) -> None:
     """numpy.put_along_axis, in place: arr[i... with its axis coordinate
-    replaced by indices[i...]] = values[i...] (ScatterElementsUpdate; values
-    broadcast to indices' shape; of duplicates the last in row-major order
-    wins). axis=None works on the flattened arr (which must then be
-    contiguous)."""
-    target = arr = _in_place(arr, "arr", "put_along_axis")
-    if axis is None:
-        target = arr.reshape(-1)  # a view of a contiguous arr: writes reach it
-        axis = 0
-    axis = _axis(axis, np.ndim(target))
+    replaced by indices[i...]] = values[i...] (ScatterElementsUpdate). As
+    numpy's, indices broadcast with arr in every dim but axis (a dim of 1 in
+    indices writes along all of arr's, a dim of 1 in arr takes all of
+    indices'), values to that shape; of duplicates the last in row-major
+    order wins. axis=None works on the flattened arr, in C order."""
+    arr = _in_place(arr, "arr", "put_along_axis")
     indices = _integer_indices(indices, "put_along_axis")
-    values = np.broadcast_to(np.asarray(values, dtype=target.dtype), indices.shape)
-    if target.flags.c_contiguous and target.flags.writeable:
-        _tj.scatter_elements_update(target, indices, values, axis,
-                                    index_policy="negative-wraps", out=target)
-    else:  # a strided view: the result through a copy, then numpy's assignment
-        target[...] = _tj.scatter_elements_update(target, indices, values, axis,
-                                                  index_policy="negative-wraps")
+    if axis is None:
+        if arr.flags.c_contiguous:
+            target = arr.reshape(-1)  # a view: the writes reach arr
+        else:  # reshape would copy and the writes be lost: write the flat result back
+            flat = arr.ravel()
+            put_along_axis(flat, indices, values, 0)
+            arr[...] = flat.reshape(arr.shape)
+            return
+        axis = 0
+    else:
+        target = arr
+    axis = _axis(axis, target.ndim)
+    if indices.ndim != target.ndim:
+        raise _tj.SignatureError(f"tensorjit: indices has rank {indices.ndim}; it must have "
+                                 f"arr's, {target.ndim}")
+    a_shape, i_shape = list(target.shape), list(indices.shape)
+    a_shape[axis] = i_shape[axis] = 1
+    shape = list(_broadcast_shape(tuple(a_shape), tuple(i_shape)))
+    shape[axis] = indices.shape[axis]
+    indices = _apart(np.broadcast_to(_int64_indices(indices, f"arr's axis {axis} of size "
+                                                              f"{target.shape[axis]}"), shape),
+                     target)
+    try:
+        values = np.broadcast_to(_apart(np.asarray(values, dtype=target.dtype), target), shape)
+    except ValueError as e:
+        raise _tj.SignatureError(f"tensorjit: values do not broadcast to the indices' shape "
+                                 f"{tuple(shape)}: {e}") from None
+    # a dim where arr has 1 and the broadcast more: every position along it
+    # writes the same slice of arr, so it joins axis (kept in its order with
+    # axis, so that of duplicates the last in numpy's row-major order wins)
+    # and arr drops it (a view)
+    folded = [d for d in range(target.ndim) if d != axis and target.shape[d] == 1 and shape[d] > 1]
+    if folded:
+        group = sorted(folded + [axis])
+        rest = [d for d in range(target.ndim) if d not in group]
+        at = sum(1 for d in rest if d < axis)
+        order = rest[:at] + group + rest[at:]
+        new_shape = [shape[d] for d in rest[:at]] + [-1] + [shape[d] for d in rest[at:]]
+        indices = indices.transpose(order).reshape(new_shape)
+        values = values.transpose(order).reshape(new_shape)
+        target = np.squeeze(target, axis=tuple(folded))
+        axis = at
+    _scatter_into(target, lambda out: _tj.scatter_elements_update(
+        target, indices, values, axis, index_policy="negative-wraps", out=out))
 
 
 def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:

@@ -278,3 +278,65 @@ def test_add_at_reads_b_overlapping_a_as_before_and_writes_any_layout():
     empty = np.arange(4)[:, None][:, 0:0]  # numpy's "empty subspace" case
     tnp.add_at(empty, [0, 1], 3)
     assert empty.shape == (4, 0)
+
+
+def _put_along_axis_by_loop(arr, indices, values, axis):
+    """numpy.put_along_axis's definition written out: indices broadcast with
+    arr in every dim but axis, values to that shape, each position written
+    in row-major order (so of duplicates the last stands). Returns whether
+    some element was written more than once."""
+    a_shape, i_shape = list(arr.shape), list(indices.shape)
+    a_shape[axis] = i_shape[axis] = 1
+    shape = list(np.broadcast_shapes(tuple(a_shape), tuple(i_shape)))
+    shape[axis] = indices.shape[axis]
+    indices, values = np.broadcast_to(indices, shape), np.broadcast_to(values, shape)
+    written = set()
+    twice = False
+    for pos in np.ndindex(*shape):
+        where = [p if arr.shape[d] > 1 else 0 for d, p in enumerate(pos)]
+        where[axis] = indices[pos] % arr.shape[axis]
+        twice |= tuple(where) in written
+        written.add(tuple(where))
+        arr[tuple(where)] = values[pos]
+    return twice
+
+
+@pytest.mark.parametrize("a_shape, i_shape, axis", [
+    ((3, 4, 1), (1, 2, 5), 1),   # numpy's TestPutAlongAxis.test_broadcast
+    ((3, 4), (1, 2), 1),         # indices' 1 writes every row of arr
+    ((1, 4, 3), (2, 3, 1), 1),   # arr's 1 takes each of indices' rows in turn
+    ((2, 1, 5, 1), (2, 3, 2, 4), 2),
+    ((5, 1), (3, 6), 0),
+])
+def test_put_along_axis_broadcasts_as_numpy(a_shape, i_shape, axis):
+    """numpy broadcasts indices against arr in every dim but axis; tensorjit
+    refused indices longer than arr's 1 ('must not exceed data.shape') and,
+    worse, wrote indices shorter than arr's dims into their own rows only
+    (numpy's test_broadcast; put_along_axis(zeros((3, 4)), [[1, 2]], 5, 1)
+    set row 0 alone)."""
+    n = a_shape[axis]
+    idx = RNG.integers(-n, n, size=i_shape)
+    values = np.arange(np.prod(i_shape), dtype=np.float64).reshape(i_shape) + 100
+    base = np.zeros(a_shape)
+    want, got = base.copy(), base.copy()
+    twice = _put_along_axis_by_loop(want, idx, values, axis)
+    tnp.put_along_axis(got, idx, values, axis)
+    np.testing.assert_array_equal(got, want)
+    if not twice:  # numpy leaves the winner of duplicates unsaid; elsewhere it must agree
+        ref = base.copy()
+        np.put_along_axis(ref, idx, values, axis)
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_put_along_axis_writes_a_strided_arr_for_axis_none_and_reads_values_as_before():
+    """axis=None on an arr that is not C-contiguous wrote a reshaped copy and
+    dropped it: arr was left as it was, silently. values overlapping arr are
+    read as they were (the kernel refused the overlap)."""
+    got, want = np.zeros((4, 3)).T, np.zeros((4, 3)).T
+    np.put_along_axis(want, np.array([1, 2, 7]), 5.0, None)
+    tnp.put_along_axis(got, np.array([1, 2, 7]), 5.0, None)
+    np.testing.assert_array_equal(got, want)
+    assert got.sum() == 15
+    a = np.arange(6.0)
+    tnp.put_along_axis(a, np.array([0, 1]), a[4:6], 0)
+    np.testing.assert_array_equal(a, [4, 5, 2, 3, 4, 5])
