@@ -10,6 +10,13 @@ Where numpy raises another class for bad input, the error is a tensorjit.Error
 that is also numpy's class: an axis out of bounds numpy's AxisError, indices
 that are not integers (take_along_axis, put_along_axis, add_at) or index
 arrays that do not broadcast an IndexError.
+
+An ndarray subclass (np.ma.MaskedArray, np.matrix, np.memmap, a class of your
+own) and an object that overrides numpy's functions (__array_function__; for
+add_at, __array_ufunc__) are handed to numpy's own function: their class
+decides what the call means for them (a mask, a matrix's rank, attributes its
+results carry), which a kernel over the raw elements would drop. np.asarray()
+of one runs the kernels on its elements.
 """
 
 from __future__ import annotations
@@ -42,6 +49,23 @@ class _IndexShapeError(_tj.SignatureError, IndexError):
     ("shape mismatch")."""
 
 
+def _numpy_owns(*objs: Any, hook: str = "__array_function__") -> bool:
+    """Whether numpy's own function must serve a call with these arguments:
+    one is an ndarray subclass, or overrides numpy through hook. For
+    __array_ufunc__ (add_at) a subclass that keeps ndarray's is served here,
+    as numpy's add.at then writes its elements as for an ndarray."""
+    for o in objs:
+        t = type(o)
+        if t is np.ndarray or o is None:
+            continue
+        if hook == "__array_ufunc__":
+            if getattr(t, hook, np.ndarray.__array_ufunc__) is not np.ndarray.__array_ufunc__:
+                return True
+        elif isinstance(o, np.ndarray) or getattr(t, hook, None) is not None:
+            return True
+    return False
+
+
 def _shares(out: Any, *inputs: Any) -> bool:
     return any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in inputs)
 
@@ -54,6 +78,8 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     as numpy clips). out: of the result's shape and a's dtype, any layout,
     and it may overlap a or indices (as numpy's, written once the result is
     complete; untouched when the call raises)."""
+    if _numpy_owns(a, out):
+        return np.take(a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
         raise _tj.SignatureError(f"tensorjit: mode must be 'raise', 'wrap' or 'clip', "
                                  f"not {mode!r}")
@@ -144,6 +170,8 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
     """numpy.take_along_axis: out[i...] = arr[i... with its axis coordinate
     replaced by indices[i...]] (GatherElements); indices and arr broadcast
     in every dim but axis; axis=None works on the flattened arr."""
+    if _numpy_owns(arr, indices):
+        return np.take_along_axis(arr, indices, axis)
     if axis is None:
         arr = np.ravel(arr)
         axis = 0
@@ -201,6 +229,8 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
     indices writes along all of arr's, a dim of 1 in arr takes all of
     indices'), values to that shape; of duplicates the last in row-major
     order wins. axis=None works on the flattened arr, in C order."""
+    if _numpy_owns(arr, indices, values):
+        return np.put_along_axis(arr, indices, values, axis)
     arr = _in_place(arr, "arr", "put_along_axis")
     indices = _integer_indices(indices, "put_along_axis")
     if axis is None:
@@ -257,6 +287,8 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     dims, broadcast together) or () (the whole of a); b broadcasts to the
     selected shape. Slices, None, Ellipsis and boolean masks, which numpy
     also takes, are refused (TypeMismatch)."""
+    if _numpy_owns(a, b, hook="__array_ufunc__"):
+        return np.add.at(a, indices, b)
     a_arr = _in_place(a, "a", "add_at")
     parts = list(indices) if isinstance(indices, tuple) else [indices]
     for i, p in enumerate(parts):
