@@ -392,3 +392,29 @@ def test_a_dim_that_is_no_integer_is_named_dim():
             call()
     with pytest.raises(TypeError):
         torch.gather(torch.ones(2, 2), False, torch.zeros(2, 1, dtype=torch.long))
+
+
+@pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.float32, torch.bool])
+def test_an_empty_index_of_any_dtype_is_taken_as_torch_takes_it(dtype):
+    """torch's gather and scatters check index's dtype only when it holds
+    elements (torch's own OpInfo samples gather with an empty uint8 index);
+    gather refused an empty uint8 or int16 index, all four a float or bool
+    one. torch's shape rules still hold for an empty index."""
+    x = rand((2, 3), torch.float32)
+    index, src = torch.empty((2, 0), dtype=dtype), torch.ones(2, 0)
+    calls = [(tt.gather, torch.gather, (x, 1, index)),
+             (tt.scatter, torch.scatter, (x, 1, index, src)),
+             (tt.scatter_add, torch.scatter_add, (x, 1, index, src)),
+             (tt.scatter_reduce, torch.scatter_reduce, (x, 1, index, src, "amax"))]
+    for ours, theirs, args in calls:
+        want = theirs(*args)
+        got = ours(*args)
+        assert got.shape == want.shape and torch.equal(got, want), ours.__name__
+        if dtype != torch.bool:  # numpy too (numpy's bool is numpy's own)
+            got = ours(*(a.numpy() if isinstance(a, torch.Tensor) else a for a in args))
+            assert np.array_equal(got, want.numpy()), ours.__name__
+    with pytest.raises(tensorjit.SignatureError, match=r"index.shape\[0\]=5 must not exceed"):
+        tt.gather(x, 1, torch.empty((5, 0), dtype=dtype))  # torch: 'Size does not match'
+    with pytest.raises(tensorjit.TypeMismatch):  # one that holds elements is still refused
+        tt.gather(x, 1, torch.zeros((2, 1), dtype=dtype))
