@@ -188,7 +188,10 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
               out: Optional[Any] = None) -> Any:
     """torch.index_add: a copy of input where, for every i of index (1-D),
     the slice at index[i] along dim gets alpha * source's slice i added, in
-    order (duplicates all add)."""
+    order (duplicates all add). alpha is read as torch reads it for input's
+    dtype (_alpha); alpha * source is rounded to that dtype before it is
+    added, where torch fuses the two (an ulp apart where the product is
+    inexact: alpha 0.1, not 2 or -1)."""
     index, source = _array(index), _array(source)
     ndim = _rank(input)
     dim = _dim(dim, ndim)
@@ -198,10 +201,9 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     if ndim == 1 and _rank(source) == 0:  # torch: of a 1-D input, a 0-D source is a vector
         source = _vector(source)
     _index_add_shapes(input, dim, index, source)
+    alpha = _alpha(alpha, input)
     if alpha != 1:
-        if not _is_float(input):
-            alpha = int(alpha)  # torch truncates it for an integer input
-        source = source * alpha
+        source = _times(source, alpha)
     try:
         if dim == 0:
             tuples = index.reshape(-1, 1) if hasattr(index, "reshape") else index
@@ -217,12 +219,68 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
         raise _renamed_for(e, index, _INDEX_ADD_NAMES) from None
 
 
-def _is_float(t: Any) -> bool:
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64,
+             "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": float("inf")}
+
+
+def _dtype_name(t: Any) -> str:
     dtype = getattr(t, "dtype", None)
-    if hasattr(dtype, "is_floating_point"):  # torch's
-        return bool(dtype.is_floating_point)
+    if dtype is None:  # a list, read as numpy reads it
+        import numpy as np
+        dtype = np.asarray(t).dtype
+    return str(dtype).replace("torch.", "")
+
+
+def _alpha(alpha: Any, input: Any) -> Any:
+    """index_add's alpha as torch reads it for input's dtype: for bool, any
+    value is True or False (alpha=False adds nothing; it was refused, the
+    product being int64); for an integer type, a float alpha is truncated,
+    and one the type cannot hold is refused, as torch refuses it ('value
+    cannot be converted to type uint8_t without overflow': an unsigned type
+    takes an integer alpha in [-max, max], a negative one wrapping, as
+    torch's a - b is a + 255 * b in uint8, but no negative float); for a
+    float type, a finite alpha beyond the type's largest is refused."""
+    import math
+    import numbers
+    if not isinstance(alpha, numbers.Real):
+        raise _tj.TypeMismatch(f"tensorjit: index_add's alpha must be a real number, not "
+                               f"{type(alpha).__name__} ({alpha!r})")
+    name = _dtype_name(input)
+    if name == "bool":
+        return bool(alpha)
+    if name in _FLOAT_MAX:
+        alpha = float(alpha) if isinstance(alpha, numbers.Integral) else alpha
+        if math.isfinite(alpha) and abs(alpha) > _FLOAT_MAX[name]:
+            raise _tj.SignatureError(f"tensorjit: index_add's alpha={alpha!r} does not fit "
+                                     f"input's dtype {name}")
+        return alpha
+    bits = _INT_BITS.get(name)
+    if bits is None:  # no dtype the library takes: its refusal names it
+        return alpha
+    signed = name.startswith("int")
+    high = (1 << (bits - 1 if signed else bits)) - 1
+    integral = isinstance(alpha, numbers.Integral)
+    low = -high - 1 if signed else (-high if integral else 0)
+    if not low <= alpha <= high:  # NaN too
+        raise _tj.SignatureError(f"tensorjit: index_add's alpha={alpha!r} does not fit "
+                                 f"input's dtype {name} (torch refuses it too)")
+    return int(alpha)  # a float truncated toward zero, as torch does
+
+
+def _times(source: Any, alpha: Any) -> Any:
+    """source * alpha in source's own dtype, as torch computes it: a Python
+    scalar keeps a tensor's dtype (integers wrap, bool stays bool, alpha is
+    rounded to f16 for an f16 tensor), where numpy would widen uint8 * -1
+    to int16 (refused then as a dtype mismatch)."""
+    if hasattr(source, "mul"):  # a torch tensor
+        return source.mul(alpha)
     import numpy as np
-    return np.asarray(t).dtype.kind in "fc" if dtype is None else dtype.kind in "fc"
+    a = np.asarray(source)
+    if a.dtype.kind in "iub":
+        return np.multiply(a, np.array(alpha).astype(a.dtype))  # -1 as uint8's 255: it wraps
+    return a * a.dtype.type(alpha)
 
 
 def _index_add_shapes(input: Any, dim: int, index: Any, source: Any) -> None:

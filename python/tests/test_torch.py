@@ -418,3 +418,40 @@ def test_an_empty_index_of_any_dtype_is_taken_as_torch_takes_it(dtype):
         tt.gather(x, 1, torch.empty((5, 0), dtype=dtype))  # torch: 'Size does not match'
     with pytest.raises(tensorjit.TypeMismatch):  # one that holds elements is still refused
         tt.gather(x, 1, torch.zeros((2, 1), dtype=dtype))
+
+
+ALPHAS = [True, False, 0, 2, -1, -2, 127, 128, 255, 256, -128, -129, -255, -256, 2.7, -0.5,
+          -1.0, 255.5, 300.0, 1e6, 1e40, float("inf"), float("nan"), 2**31, 2**63 - 1]
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16,
+                                   torch.int64, torch.float16, torch.bfloat16, torch.float32])
+def test_index_add_reads_alpha_as_torch_does(dtype):
+    """torch reads alpha in input's dtype: for bool any value is True or
+    False (alpha=False was refused: bool * 0 is int64 in torch and numpy),
+    an integer type truncates a float alpha and refuses one it cannot hold
+    (an unsigned type takes integers in [-max, max], wrapping; -1 on a
+    uint8 numpy array was refused, numpy widening the product to int16),
+    a float type refuses a finite alpha beyond its largest (tensorjit
+    wrapped or overflowed them all). Sources of small integers, so that
+    alpha * source is exact and torch's fused multiply-add rounds alike."""
+    x = torch.tensor([True, False, False]) if dtype == torch.bool else \
+        torch.tensor([1, 2, 3]).to(dtype)
+    src = torch.tensor([True, True, False]) if dtype == torch.bool else \
+        torch.tensor([3, 0, 7]).to(dtype)
+    index = torch.tensor([2, 0, 1])
+    for alpha in ALPHAS:
+        kinds = [(x, index, src)]
+        if dtype != torch.bfloat16:
+            kinds.append((x.numpy(), index.numpy(), src.numpy()))
+        try:
+            want = x.index_add(0, index, src, alpha=alpha)
+        except RuntimeError:  # 'value cannot be converted ... without overflow'
+            for a, i, s in kinds:
+                with pytest.raises(tensorjit.SignatureError, match="does not fit"):
+                    tt.index_add(a, 0, i, s, alpha=alpha)
+            continue
+        for a, i, s in kinds:
+            got = torch.as_tensor(tt.index_add(a, 0, i, s, alpha=alpha))
+            assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), alpha
+            assert torch.equal(got.nan_to_num(0.5), want.nan_to_num(0.5)), (alpha, got, want)
