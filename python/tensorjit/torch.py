@@ -462,6 +462,8 @@ def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_
                                  f"mode='sum' only (got mode={mode!r})")
     rank = _rank(input)
     if rank == 2:
+        if _dtype_name(input) in _NARROW:  # an extension: torch refuses them for a 2-D input
+            input = input.long() if hasattr(input, "long") else input.astype("int64")
         if offsets is not None:
             raise _tj.SignatureError("tensorjit: embedding_bag: a 2-D input is one bag per "
                                      "row and takes no offsets (offsets must be None)")
