@@ -14,8 +14,12 @@ lets index be smaller than input in the dims but dim (gather, scatter,
 scatter_add, scatter_reduce), and src larger than index, so do these:
 that is the ops' torch_dims flavour, which reads input and src where they
 lie (no cut view, no copy); a 0-D tensor is a vector of one, as in
-torch. Of duplicate indices, scatter keeps the last
-in row-major order (torch leaves it undefined).
+torch. Of duplicate indices, scatter keeps the last in row-major order
+(torch leaves it undefined). Extensions, where torch refuses: an int32
+index for gather, an index of any integer type for the scatters,
+index_select, index_add and embedding (torch takes int64 for gather and
+the scatters, int32 or int64 for the other three), a weight of any rank
+>= 1 for the embeddings (torch: 2-D).
 
 The kernels are forward-only: a tensor that requires grad (a module's
 weight) is read detached (by the library, after DLPack refuses it), and
@@ -201,6 +205,8 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     if ndim == 1 and _rank(source) == 0:  # torch: of a 1-D input, a 0-D source is a vector
         source = _vector(source)
     _index_add_shapes(input, dim, index, source)
+    if _dtype_name(index) in _WIDENED:  # dim 0's ScatterNDUpdate takes int32 and int64 alone,
+        index = index.long() if hasattr(index, "long") else index.astype("int64")  # other dims any
     alpha = _alpha(alpha, input)
     if alpha != 1:
         source = _times(source, alpha)
@@ -221,6 +227,9 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
 
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64,
              "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
+# the index types narrower than int64, but int32, which index_add widens (uint64
+# is left as it is: int64 could not hold all of it)
+_WIDENED = ("int8", "int16", "uint8", "uint16", "uint32")
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
               "float32": 3.4028234663852886e38, "float64": float("inf")}
 

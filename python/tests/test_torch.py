@@ -455,3 +455,43 @@ def test_index_add_reads_alpha_as_torch_does(dtype):
             got = torch.as_tensor(tt.index_add(a, 0, i, s, alpha=alpha))
             assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), alpha
             assert torch.equal(got.nan_to_num(0.5), want.nan_to_num(0.5)), (alpha, got, want)
+
+
+@pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
+def test_the_extensions_torch_refuses_give_the_int64_result():
+    """What the README lists as extensions (torch refuses them; torch's own
+    OpInfo error inputs expect 'Expected dtype int64 for index' and
+    "'weight' must be 2-D") gives what torch gives for the int64 index, or
+    the rows of weight: never other values."""
+    import torch.nn.functional as F
+    x = rand((4, 5), torch.float32)
+    long_index = torch.tensor([[3, 0, 1], [2, 2, 0]])
+    src = rand((2, 3), torch.float32)
+    for dt in [torch.int32, torch.int16, torch.uint8]:
+        index = long_index.to(dt)
+        with pytest.raises(RuntimeError, match="Expected dtype int64 for index"):
+            torch.scatter(x, 0, index, src)  # so that a torch which takes them is seen
+        if dt == torch.int32:
+            assert torch.equal(tt.gather(x, 0, index), torch.gather(x, 0, long_index))
+        assert torch.equal(tt.scatter(x, 0, index, src), torch.scatter(x, 0, long_index, src))
+        assert torch.equal(tt.scatter_add(x, 0, index, src),
+                           torch.scatter_add(x, 0, long_index, src))
+        assert torch.equal(tt.scatter_reduce(x, 0, index, src, "amax"),
+                           torch.scatter_reduce(x, 0, long_index, src, "amax"))
+        rows = torch.tensor([3, 1, 3])
+        if dt != torch.int32:  # torch takes int32 for these three
+            assert torch.equal(tt.index_select(x, 0, rows.to(dt)), x[rows])
+            assert torch.equal(tt.embedding(rows.to(dt), x), x[rows])
+            assert torch.equal(tt.index_add(x, 0, rows[:2].to(dt), src[:, :1].expand(2, 5)),
+                               x.index_add(0, rows[:2], src[:, :1].expand(2, 5)))
+    for shape in [(4,), (4, 2, 3)]:
+        weight = rand(shape, torch.float32)
+        ids = torch.tensor([[3, 0], [1, 1]])
+        with pytest.raises(RuntimeError, match="'weight' must be 2-D"):
+            F.embedding(ids, weight)
+        assert torch.equal(tt.embedding(ids, weight), weight[ids])
+        got = tt.embedding_bag(ids, weight, mode="sum")
+        assert got.shape == (2,) + shape[1:]
+        flat = weight.reshape(4, -1)  # torch's own bag over the rows as vectors
+        want = F.embedding_bag(ids, flat, mode="sum")
+        assert torch.equal(got.reshape(2, -1), want), shape
