@@ -437,7 +437,8 @@ def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
     with offsets (bag b holds input[offsets[b]:offsets[b+1]], the last to
     the end, or to offsets' last entry with include_last_offset; offsets[0]
     must be 0 and offsets are cast to input's type), or 2-D without
-    (each row a bag). per_sample_weights (mode "sum" only) scales each
+    (each row a bag). weight may have any rank >= 1 (rows of shape
+    weight.shape[1:]; torch takes 2-D only). per_sample_weights (mode "sum" only) scales each
     lookup; a lookup of row padding_idx (in [-E, E)) adds nothing and is
     not counted by "mean"; an empty bag, or one of padding only, gives
     zeros. SPEC 10's arithmetic: f16 and bf16 (which torch 1.13 refuses)
@@ -508,8 +509,9 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None,
               max_norm: Optional[float] = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """torch.nn.functional.embedding: the rows of weight that input (any
-    shape, of any integer dtype: torch takes int32 and int64 only) names, of shape input.shape + weight.shape[1:]
-    (a Gather along dim 0). padding_idx (in [-E, E)) only concerns
+    shape, of any integer dtype: torch takes int32 and int64 only) names,
+    of shape input.shape + weight.shape[1:] (a Gather along dim 0; weight
+    of any rank >= 1, where torch takes 2-D only). padding_idx (in [-E, E)) only concerns
     gradients: its row comes back as it is, as torch's does. max_norm is
     refused (it rewrites weight). An index outside [0, E) raises
     IndexOutOfRange naming its position."""
