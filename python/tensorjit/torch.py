@@ -388,6 +388,8 @@ def _no_max_norm(max_norm: Optional[float], name: str) -> None:
 
 _I32_MIN, _I32_MAX = -2**31, 2**31 - 1
 _NARROW = ("int8", "uint8", "int16")  # 1-D input types torch 1.13 takes beside offsets
+# and bool too there (True is row 1), though not for a 2-D input or embedding
+_NARROW_1D = _NARROW + ("bool",)
 # the library's names of the bags' inputs, and torch's
 _BAG_NAMES = ((r"\bthe number of indices\b", "input's length"),
               (r"\bweights\b", "per_sample_weights"), (r"\btable\b", "weight"),
@@ -414,9 +416,9 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
     ki, ko = str(input.dtype).replace("torch.", ""), str(offsets.dtype).replace("torch.", "")
     if input.dtype == offsets.dtype:
         return input, offsets
-    if ki in _NARROW and ko in ("int32", "int64"):  # torch takes uint8 and int16 input
+    if ki in _NARROW_1D and ko in ("int32", "int64"):  # torch takes uint8 and int16 input
         return (input.to(offsets.dtype) if torch_pair else input.astype(offsets.dtype)), offsets
-    if ko in _NARROW and ki in ("int32", "int64"):  # and offsets, beside a wide input
+    if ko in _NARROW_1D and ki in ("int32", "int64"):  # and offsets, beside a wide input
         return input, (offsets.to(input.dtype) if torch_pair else offsets.astype(input.dtype))
     if {ki, ko} != {"int32", "int64"}:
         return input, offsets

@@ -951,3 +951,24 @@ def test_torch_2d_input_of_a_narrow_type_is_widened():
         want = F.embedding_bag(inp[:-1].long(), weight, mode="sum", padding_idx=0)
         assert torch.equal(tt.embedding_bag(inp, weight, mode="sum", padding_idx=0,
                                             include_last_offset=True), want), dt
+
+
+def test_torch_bool_input_or_offsets_beside_a_wide_one_read_as_torch_reads_them():
+    """torch 1.13 reads a 1-D bool input beside int32 or int64 offsets, and
+    bool offsets beside such an input, as it reads uint8 (True is 1); they
+    were refused ('input has dtype bool; it must be an integer dtype')."""
+    torch = torch_or_skip()
+    import torch.nn.functional as F
+    import tensorjit.torch as tt
+    weight = torch.randn(4, 3)
+    flags = torch.tensor([True, False, True])
+    for ot in [torch.int32, torch.int64]:
+        offsets = torch.tensor([0, 1], dtype=ot)
+        want = F.embedding_bag(flags, weight, offsets, mode="sum")
+        assert torch.equal(tt.embedding_bag(flags, weight, offsets, mode="sum"), want), ot
+        got = tt.embedding_bag(flags.numpy(), weight.numpy(), offsets.numpy(), mode="sum")
+        assert np.array_equal(got, want.numpy()), ot
+        wide = torch.tensor([1, 2, 3], dtype=ot)
+        bool_offsets = torch.tensor([False, True])
+        want = F.embedding_bag(wide, weight, bool_offsets, mode="max")
+        assert torch.equal(tt.embedding_bag(wide, weight, bool_offsets, mode="max"), want), ot
