@@ -289,7 +289,8 @@ def _times(source: Any, alpha: Any) -> Any:
     a = np.asarray(source)
     if a.dtype.kind in "iub":
         return np.multiply(a, np.array(alpha).astype(a.dtype))  # -1 as uint8's 255: it wraps
-    return a * a.dtype.type(alpha)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is NaN in torch too, unsaid
+        return a * a.dtype.type(alpha)
 
 
 def _index_add_shapes(input: Any, dim: int, index: Any, source: Any) -> None:

@@ -426,6 +426,7 @@ ALPHAS = [True, False, 0, 2, -1, -2, 127, 128, 255, 256, -128, -129, -255, -256,
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16,
                                    torch.int64, torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's 'invalid value' reached users
 def test_index_add_reads_alpha_as_torch_does(dtype):
     """torch reads alpha in input's dtype: for bool any value is True or
     False (alpha=False was refused: bool * 0 is int64 in torch and numpy),
