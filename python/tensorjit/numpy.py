@@ -21,6 +21,7 @@ of one runs the kernels on its elements.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -161,6 +162,11 @@ def _broadcast_except(arr: Any, indices: Any, axis: int) -> Tuple[Any, Any]:
 
 
 def _axis(axis: int, ndim: int) -> int:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise _tj.TypeMismatch(f"tensorjit: axis must be an integer, not "
+                               f"{type(axis).__name__} ({axis!r})") from None
     if not -ndim <= axis < ndim:
         raise _AxisError(axis, ndim, "tensorjit")
     return axis + ndim if axis < 0 else axis

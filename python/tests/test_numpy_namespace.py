@@ -392,3 +392,25 @@ def test_subclasses_and_overriding_arrays_get_numpys_own_results():
     t2 = np.zeros(3).view(_Tagged)
     tnp.add_at(t2, [2, 2], 1.5)
     assert t2.tolist() == [0, 0, 3]
+
+
+@pytest.mark.parametrize("axis", ["1", 1.0, [1]])
+def test_an_axis_that_is_no_integer_is_a_type_mismatch(axis):
+    """The axis check that gives numpy's AxisError compared the axis with
+    the rank before asking whether it was an integer: take and
+    put_along_axis raised a bare TypeError ("'<=' not supported between
+    'int' and 'str'", "list indices must be integers"), no tensorjit.Error;
+    take_along_axis did so before it. numpy raises TypeError too."""
+    a = np.arange(6.0).reshape(2, 3)
+    for call in (lambda: tnp.take(a, [0], axis=axis),
+                 lambda: tnp.take(a, [0], axis=axis, mode="wrap"),
+                 lambda: tnp.take_along_axis(a, np.zeros((2, 1), np.intp), axis),
+                 lambda: tnp.put_along_axis(a.copy(), np.zeros((2, 1), np.intp), 1.0, axis)):
+        with pytest.raises(tensorjit.TypeMismatch, match="axis must be an integer"):
+            call()
+        with pytest.raises(TypeError):
+            np.take(a, [0], axis=axis)
+    # numpy's integers and bool are integers, as operator.index reads them
+    np.testing.assert_array_equal(tnp.take(a, [2], axis=np.int64(1)), np.take(a, [2], axis=1))
+    np.testing.assert_array_equal(tnp.take_along_axis(a, np.zeros((2, 1), np.intp), True),
+                                  a[:, :1])
