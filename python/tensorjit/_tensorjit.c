@@ -1011,6 +1011,8 @@ static int check_out(const tj_call *c, const tj_array *out, const jit_shape *sha
         if (i == 0 && in_place_ok && out->ptr == c->in[0].ptr)
             continue; /* a scatter in place: out is data's very buffer */
         if (overlaps(out, &c->in[i])) {
+            /* tensorjit/numpy.py reads an operand through a copy on this
+             * message's first words, as numpy reads it: keep them */
             PyErr_Format(SignatureError, "tensorjit: out overlaps %s%s", c->names[i],
                          in_place_ok ? " (only out=data, the whole array, runs in place)" : "");
             return -1;

@@ -67,10 +67,6 @@ def _numpy_owns(*objs: Any, hook: str = "__array_function__") -> bool:
     return False
 
 
-def _shares(out: Any, *inputs: Any) -> bool:
-    return any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in inputs)
-
-
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndarray] = None,
          mode: str = "raise") -> Any:
     """numpy.take: elements (axis=None: of a flattened) or slices along
@@ -87,28 +83,43 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     if axis is None:
         a = np.ravel(a)
         axis = 0
-    else:
+    elif mode == "wrap":
         axis = _axis(axis, np.ndim(a))
     if mode == "wrap":
         indices = np.mod(indices, np.shape(a)[axis]) if np.shape(a)[axis] else indices
     policy = _MODES.get(mode, "negative-wraps")
-    if isinstance(out, np.ndarray) and (not (out.flags.c_contiguous and out.flags.aligned
-                                             and out.dtype.isnative)
-                                        or _shares(out, a, indices)):
-        # an out numpy takes but the kernel cannot write (a strided view, one
-        # overlapping the input, as numpy's test_out_overlap): numpy buffers
-        # the result too, and out is written only once it is complete
-        result = _tj.gather(a, indices, axis, index_policy=policy)
-        if out.shape != result.shape or out.dtype != result.dtype:
-            raise _tj.SignatureError(f"tensorjit: out has dtype {out.dtype} and shape "
-                                     f"{out.shape}; the output's are {result.dtype} and "
-                                     f"{result.shape}")
-        out[...] = result
-        return out
-    result = _tj.gather(a, indices, axis, index_policy=policy, out=out)
+    try:
+        if isinstance(out, np.ndarray) and not (out.flags.c_contiguous and out.flags.aligned
+                                                and out.dtype.isnative):
+            return _take_through(a, indices, axis, policy, out)
+        result = _tj.gather(a, indices, axis, index_policy=policy, out=out)
+    except _tj.Error as e:
+        # the axis is checked only once the call fails (the library checks
+        # it too, and each check costs the smallest calls a third of their
+        # time), for numpy's class and numpy's order: a bad axis first
+        try:
+            _axis(axis, np.ndim(a))
+        except _tj.Error as bad_axis:
+            raise bad_axis from None
+        if isinstance(out, np.ndarray) and str(e).startswith("tensorjit: out overlaps"):
+            return _take_through(a, indices, axis, policy, out)
+        raise
     if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
         return result[()]  # numpy's scalar for a scalar index into a vector
     return result
+
+
+def _take_through(a: Any, indices: Any, axis: int, policy: str, out: np.ndarray) -> np.ndarray:
+    """take into an out numpy takes but the kernel cannot write (a strided
+    view, one overlapping the input, as numpy's test_out_overlap): numpy
+    buffers the result too, and out is written only once it is complete."""
+    result = _tj.gather(a, indices, axis, index_policy=policy)
+    if out.shape != result.shape or out.dtype != result.dtype:
+        raise _tj.SignatureError(f"tensorjit: out has dtype {out.dtype} and shape "
+                                 f"{out.shape}; the output's are {result.dtype} and "
+                                 f"{result.shape}")
+    out[...] = result
+    return out
 
 
 def _int64_indices(indices: Any, where: str) -> Any:
@@ -218,14 +229,22 @@ def _apart(x: np.ndarray, target: np.ndarray) -> np.ndarray:
     return x.copy() if np.may_share_memory(x, target) else x
 
 
-def _scatter_into(target: np.ndarray, call: Any) -> None:
-    """call(out) writes target's new contents: in place where the kernel can
-    write target, else through a copy and numpy's assignment (a strided
-    view, another byte order)."""
-    if target.flags.c_contiguous and target.flags.aligned and target.dtype.isnative:
-        call(target)
-    else:
-        target[...] = call(None)
+def _scatter_into(target: np.ndarray, call: Any, *reads: np.ndarray) -> None:
+    """call(out, *reads) writes target's new contents: in place where the
+    kernel can write target, else through a copy and numpy's assignment (a
+    strided view, another byte order). A read that overlaps target, which
+    the library refuses ('out overlaps'; it copies a strided one first), is
+    then read through a copy of it (_apart): asked only on that refusal, so
+    that the usual call pays nothing for it."""
+    if not (target.flags.c_contiguous and target.flags.aligned and target.dtype.isnative):
+        target[...] = call(None, *reads)
+        return
+    try:
+        call(target, *reads)
+    except _tj.SignatureError as e:
+        if not str(e).startswith("tensorjit: out overlaps"):
+            raise
+        call(target, *(_apart(x, target) for x in reads))
 
 
 def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[int]) -> None:
@@ -254,15 +273,19 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
     if indices.ndim != target.ndim:
         raise _tj.SignatureError(f"tensorjit: indices has rank {indices.ndim}; it must have "
                                  f"arr's, {target.ndim}")
-    a_shape, i_shape = list(target.shape), list(indices.shape)
-    a_shape[axis] = i_shape[axis] = 1
-    shape = list(_broadcast_shape(tuple(a_shape), tuple(i_shape)))
-    shape[axis] = indices.shape[axis]
-    indices = _apart(np.broadcast_to(_int64_indices(indices, f"arr's axis {axis} of size "
-                                                              f"{target.shape[axis]}"), shape),
-                     target)
+    i_shape = indices.shape
+    if i_shape[:axis] + i_shape[axis + 1:] == target.shape[:axis] + target.shape[axis + 1:]:
+        shape = i_shape  # the usual call: nothing to broadcast (and no dim to fold, below)
+    else:
+        a_shape, b_shape = list(target.shape), list(i_shape)
+        a_shape[axis] = b_shape[axis] = 1
+        shape = _broadcast_shape(tuple(a_shape), tuple(b_shape))
+        shape = shape[:axis] + (i_shape[axis],) + shape[axis + 1:]
+    indices = _int64_indices(indices, f"arr's axis {axis} of size {target.shape[axis]}")
+    if shape is not i_shape:
+        indices = np.broadcast_to(indices, shape)
     try:
-        values = np.broadcast_to(_apart(np.asarray(values, dtype=target.dtype), target), shape)
+        values = np.broadcast_to(np.asarray(values, dtype=target.dtype), shape)
     except ValueError as e:
         raise _tj.SignatureError(f"tensorjit: values do not broadcast to the indices' shape "
                                  f"{tuple(shape)}: {e}") from None
@@ -270,7 +293,8 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
     # writes the same slice of arr, so it joins axis (kept in its order with
     # axis, so that of duplicates the last in numpy's row-major order wins)
     # and arr drops it (a view)
-    folded = [d for d in range(target.ndim) if d != axis and target.shape[d] == 1 and shape[d] > 1]
+    folded = [] if shape is i_shape else [
+        d for d in range(target.ndim) if d != axis and target.shape[d] == 1 and shape[d] > 1]
     if folded:
         group = sorted(folded + [axis])
         rest = [d for d in range(target.ndim) if d not in group]
@@ -281,8 +305,8 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
         values = values.transpose(order).reshape(new_shape)
         target = np.squeeze(target, axis=tuple(folded))
         axis = at
-    _scatter_into(target, lambda out: _tj.scatter_elements_update(
-        target, indices, values, axis, index_policy="negative-wraps", out=out))
+    _scatter_into(target, lambda out, i, v: _tj.scatter_elements_update(
+        target, i, v, axis, index_policy="negative-wraps", out=out), indices, values)
 
 
 def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
@@ -322,7 +346,7 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     if tuples.dtype.kind not in "iu":
         raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; add_at takes "
                                "integer indices (no slices, None, Ellipsis or booleans)")
-    updates = np.broadcast_to(_apart(np.asarray(b, dtype=target.dtype), target),
+    updates = np.broadcast_to(np.asarray(b, dtype=target.dtype),
                               tuples.shape[:-1] + target.shape[len(parts):])
-    _scatter_into(target, lambda out: _tj.scatter_nd_update(
-        target, tuples, updates, "sum", index_policy="negative-wraps", out=out))
+    _scatter_into(target, lambda out, u: _tj.scatter_nd_update(
+        target, tuples, u, "sum", index_policy="negative-wraps", out=out), updates)

@@ -414,3 +414,27 @@ def test_an_axis_that_is_no_integer_is_a_type_mismatch(axis):
     np.testing.assert_array_equal(tnp.take(a, [2], axis=np.int64(1)), np.take(a, [2], axis=1))
     np.testing.assert_array_equal(tnp.take_along_axis(a, np.zeros((2, 1), np.intp), True),
                                   a[:, :1])
+
+
+def test_reads_overlapping_what_is_written_are_read_as_they_were():
+    """The scatters ask whether an operand overlaps what they write only
+    once the library refuses it ('out overlaps'), and take whether out
+    overlaps its inputs: each operand that does is still read as it was
+    before the call, as numpy reads it, here against numpy's own calls."""
+    def both(call):
+        got, want = [np.array([[1, 0, 2], [2, 1, 0], [0, 0, 1]], np.int64) for _ in range(2)]
+        call(tnp, got)
+        call(None, want)
+        np.testing.assert_array_equal(got, want)
+
+    pal = lambda m: m.put_along_axis if m else np.put_along_axis  # noqa: E731
+    add = lambda m: m.add_at if m else np.add.at  # noqa: E731
+    take = lambda m: m.take if m else np.take  # noqa: E731
+    both(lambda m, x: pal(m)(x, x[1:2], 7, 0))  # indices: a row of arr itself
+    both(lambda m, x: pal(m)(x, np.array([[2, 0, 1]]), x[0:1], 0))  # values
+    both(lambda m, x: pal(m)(x, np.array([0, 4]), x.reshape(-1)[7:9], None))
+    both(lambda m, x: add(m)(x, [2, 0, 2], x[1]))
+    both(lambda m, x: add(m)(x.reshape(-1), [8, 0, 8], x.reshape(-1)[8:9]))
+    both(lambda m, x: take(m)(x.reshape(-1), [8, 7, 6], out=x.reshape(-1)[0:3]))
+    both(lambda m, x: take(m)(np.arange(10, 19), x.reshape(-1)[0:3], out=x.reshape(-1)[0:3]))
+    both(lambda m, x: take(m)(x, [2, 0], axis=1, out=x[:, 1:]))  # strided out, overlapping
