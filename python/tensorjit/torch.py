@@ -30,6 +30,8 @@ by torch's names (weight, input, per_sample_weights), not the library's.
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from typing import Any, Optional, Tuple
 
@@ -251,11 +253,14 @@ def _alpha(alpha: Any, input: Any) -> Any:
     takes an integer alpha in [-max, max], a negative one wrapping, as
     torch's a - b is a + 255 * b in uint8, but no negative float); for a
     float type, a finite alpha beyond the type's largest is refused."""
-    import math
-    import numbers
+    if type(alpha) is int and alpha == 1:  # the default, which every dtype holds
+        return 1
     if not isinstance(alpha, numbers.Real):
-        raise _tj.TypeMismatch(f"tensorjit: index_add's alpha must be a real number, not "
-                               f"{type(alpha).__name__} ({alpha!r})")
+        import numpy as np
+        if not isinstance(alpha, np.bool_):  # numpy's bool, which torch takes, is no Real
+            raise _tj.TypeMismatch(f"tensorjit: index_add's alpha must be a real number, not "
+                                   f"{type(alpha).__name__} ({alpha!r})")
+        alpha = bool(alpha)
     name = _dtype_name(input)
     if name == "bool":
         return bool(alpha)

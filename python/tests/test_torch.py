@@ -421,7 +421,8 @@ def test_an_empty_index_of_any_dtype_is_taken_as_torch_takes_it(dtype):
 
 
 ALPHAS = [True, False, 0, 2, -1, -2, 127, 128, 255, 256, -128, -129, -255, -256, 2.7, -0.5,
-          -1.0, 255.5, 300.0, 1e6, 1e40, float("inf"), float("nan"), 2**31, 2**63 - 1]
+          -1.0, 255.5, 300.0, 1e6, 1e40, float("inf"), float("nan"), 2**31, 2**63 - 1,
+          np.bool_(False), np.bool_(True), np.int8(-3), np.float32(2.5)]  # numpy's too
 
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16,
