@@ -11,10 +11,14 @@ to ONNX's outputs, bit for bit:
   (negative indices wrap, beyond is an error; ScatterND as ScatterNDUpdate-15,
   ScatterElements and Scatter as ScatterElementsUpdate-12, add/mul by ONNX's
   names), with int32 indices where ONNX's schema allows them, and in place;
-- `tensorjit model FILE.onnx --check` on each case built into a model, the
-  indices a graph input or an initializer (the CLI of the source tree, or
-  TENSORJIT_CLI), and with int32 indices, which ONNX's schema decides on;
 - the op's command on the case's .npy files.
+
+and `tensorjit model FILE.onnx --check` (the CLI of the source tree, or
+TENSORJIT_CLI) to ONNX's model rules, not its outputs: each case built into
+a model, the indices a graph input or an initializer, and with int32 indices
+(which ONNX's schema decides on), must compile, or be refused, as the case
+and the schema say, and pass --check, whose runs hold the model's JIT kernel
+to the reference kernel on inputs of --check's own.
 
 A reduction the SPEC does not list for ONNX must be refused, never computed.
 Skipped where onnx or its case modules are absent (Debian: python3-onnx).
