@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ov_ir.h"
 
@@ -27,6 +28,17 @@ int tj_model_skip(tj_model_layer *out, const char *fmt, ...)
     va_end(ap);
     out->usable = 0;
     return -1;
+}
+
+void tj_model_note(tj_model_layer *out, const char *fmt, ...)
+{
+    size_t used = strlen(out->note);
+    if (used && used + 2 < sizeof out->note)
+        used += (size_t)snprintf(out->note + used, sizeof out->note - used, ", ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->note + used, sizeof out->note - used, fmt, ap);
+    va_end(ap);
 }
 
 int tj_model_fail(char *err, size_t len, const char *fmt, ...)

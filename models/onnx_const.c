@@ -243,9 +243,8 @@ int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto 
         count = t->dims[i] && count > TJ_ONNX_MAX_CONST_COUNT / t->dims[i] ? -1
                                                                           : count * t->dims[i];
     if (count < 0 || count > TJ_ONNX_MAX_CONST_COUNT) {
-        size_t used = strlen(out->note);
-        snprintf(out->note + used, sizeof out->note - used, "%sconstant indices not checked "
-                 "(more than %lld)", used ? ", " : "", (long long)TJ_ONNX_MAX_CONST_COUNT);
+        tj_model_note(out, "constant indices not checked (more than %lld)",
+                      (long long)TJ_ONNX_MAX_CONST_COUNT);
         return 0;
     }
     int64_t *v = malloc(count ? (size_t)count * sizeof *v : 1);

@@ -11,17 +11,6 @@
 
 #include "onnx_internal.h"
 
-static void tj_note(tj_model_layer *out, const char *fmt, ...)
-{
-    size_t used = strlen(out->note);
-    if (used && used + 2 < sizeof out->note)
-        used += (size_t)snprintf(out->note + used, sizeof out->note - used, ", ");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->note + used, sizeof out->note - used, fmt, ap);
-    va_end(ap);
-}
-
 static const Onnx__AttributeProto *tj_attribute(const Onnx__NodeProto *n, const char *name)
 {
     for (size_t i = 0; i < n->n_attribute; i++)
@@ -193,7 +182,7 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
     out->sig.op = op->op;
     out->sig.opset = op->as_version;
     out->sig.index_policy = JIT_INDEX_NEGATIVE_WRAPS;
-    tj_note(out, "ONNX %s, opset %d", op->type, s->opset);
+    tj_model_note(out, "ONNX %s, opset %d", op->type, s->opset);
     if (s->opset == 0)
         return tj_model_refuse(out, "the model imports no ai.onnx opset (opset_import), which "
                                "its %s node belongs to", op->type);
@@ -206,10 +195,10 @@ static int tj_header(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj_
      * (torch's x[-1] at opset 9) write them meaning a count from the end,
      * and ONNX Runtime reads them so: wrapped, as from 11, and said */
     if (s->opset < 11)
-        tj_note(out, "opset %d defines no negative index: read as from opset 11 (wrapping), "
+        tj_model_note(out, "opset %d defines no negative index: read as from opset 11 (wrapping), "
                 "as ONNX Runtime does", s->opset);
     if (strcmp(op->type, "Scatter") == 0 && s->opset >= 11)
-        tj_note(out, "deprecated since opset 11: read as ScatterElements");
+        tj_model_note(out, "deprecated since opset 11: read as ScatterElements");
     return 0;
 }
 
@@ -303,7 +292,7 @@ static int tj_updates(const tj_onnx_scope *s, const Onnx__NodeProto *n, const tj
     }
     jit_dtype t = v->typed ? tj_onnx_dtype(v->elem_type) : sig->dtype;
     sig->updates_dtype = t == JIT_DTYPE_UNSET ? sig->dtype : t;
-    tj_note(out, "updates' shape from data and indices (the file states none)");
+    tj_model_note(out, "updates' shape from data and indices (the file states none)");
     return 0;
 }
 

@@ -244,10 +244,8 @@ static jit_dtype tj_input_type(const tj_doc *d, xmlNodePtr layer, int n, jit_dty
         return t;
     if (given_by)
         out->flags_used |= flag;
-    size_t used = strlen(out->note);
-    snprintf(out->note + used, sizeof out->note - used, "%s%s %s (%s%s)", used ? ", " : "", what,
-             jit_dtype_name(dflt), given_by ? "from " : "default: the IR names none",
-             given_by ? given_by : "");
+    tj_model_note(out, "%s %s (%s%s)", what, jit_dtype_name(dflt),
+                  given_by ? "from " : "default: the IR names none", given_by ? given_by : "");
     return dflt;
 }
 
@@ -498,14 +496,6 @@ static int tj_int_attr(const tj_doc *d, xmlNodePtr layer, const char *name, int6
     return tj_int_value_of(name, buf, lo, hi, v, out) == 0 ? 1 : -1;
 }
 
-static void tj_note(tj_model_layer *out, const char *fmt, long long v)
-{
-    size_t used = strlen(out->note);
-    snprintf(out->note + used, sizeof out->note - used, "%s", used ? ", " : "");
-    used = strlen(out->note);
-    snprintf(out->note + used, sizeof out->note - used, fmt, v);
-}
-
 /* The axis of a layer that takes one: an attribute, or a Const input (a
  * fragment carries no constants: --axis gives it). 0 or -1. */
 static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
@@ -538,7 +528,7 @@ static int tj_layer_axis(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     s->axis = d->opts->axis;
     s->axis_type = JIT_I64;
     out->flags_used |= TJ_MODEL_USED_AXIS;
-    tj_note(out, "axis %lld (from --axis)", (long long)s->axis);
+    tj_model_note(out, "axis %lld (from --axis)", (long long)s->axis);
     return 0;
 }
 
@@ -643,9 +633,7 @@ static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op
         if (tj_port_shape(tj_port(layer, "output", 0), &o, bound, why, sizeof why) == 0 &&
             o.rank > 0 && o.dims[0] == JIT_DIM_DYNAMIC)
             s->num_segments_bound = bound[0];
-        size_t used = strlen(out->note);
-        snprintf(out->note + used, sizeof out->note - used, "%snum_segments is not a Const: "
-                 "S, the output's first dim, is dynamic", used ? ", " : "");
+        tj_model_note(out, "num_segments is not a Const: S, the output's first dim, is dynamic");
         return 0;
     }
     if (tj_read_const_int(d, layer, m->num_segments_port, "num_segments", &type,
@@ -673,7 +661,7 @@ static int tj_bag_default_index(const tj_doc *d, xmlNodePtr layer, const tj_ov_o
         out->sig.default_index = d->opts->default_index;
         out->sig.has_default_index = 1;
         out->flags_used |= TJ_MODEL_USED_DEFAULT_INDEX;
-        tj_note(out, "default_index %lld (from --default-index)",
+        tj_model_note(out, "default_index %lld (from --default-index)",
                 (long long)d->opts->default_index);
         return 0;
     }
@@ -791,11 +779,9 @@ static void tj_layer_version(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *
             out->flags_used |= TJ_MODEL_USED_OPSET;
         else if (d->opts->opset)
             out->flags_used |= TJ_MODEL_OPSET_NOT_ITS;
-        size_t used = strlen(out->note);
-        snprintf(out->note + used, sizeof out->note - used, "%s%s%s%s read as %s-%d%s",
-                 used ? ", " : "", version[0] ? "version '" : "no version", version,
-                 version[0] ? "'" : "",
-                 m->type, out->sig.opset, given ? " (--opset)" : "");
+        tj_model_note(out, "%s%s%s read as %s-%d%s", version[0] ? "version '" : "no version",
+                      version, version[0] ? "'" : "", m->type, out->sig.opset,
+                      given ? " (--opset)" : "");
     }
     for (int i = 0; i < 4 && m->versions[i].version; i++)
         if (m->versions[i].version == out->sig.opset)
@@ -862,7 +848,7 @@ static void tj_read_layer(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, 
     snprintf(out->name, sizeof out->name, "%s%s", d->prefix, name);
     char typed[64];
     if (tj_attr(layer, "type", typed, sizeof typed) && strcmp(typed, m->type) != 0)
-        snprintf(out->note, sizeof out->note, "type '%s' read as %s", typed, m->type);
+        tj_model_note(out, "type '%s' read as %s", typed, m->type);
     tj_layer_version(d, layer, m, out);
     if (!out->skip[0])
         tj_read_op(d, layer, m, out);

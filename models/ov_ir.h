@@ -104,6 +104,9 @@ int tj_model_refuse(tj_model_layer *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int tj_model_skip(tj_model_layer *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A note on how the layer was read, after those before it (", "). */
+void tj_model_note(tj_model_layer *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* A read that fails as a whole: the message into err; -1. */
 int tj_model_fail(char *err, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
