@@ -64,13 +64,13 @@ typedef struct tj_cli_common {
     jit_index_policy policy;
 } tj_cli_common;
 
-/* The defaults: no dump, f32 and i64, the op's newest version. */
 /* The option getopt_long has just read as the user typed it ("--offsets",
  * not the "--offsets-shape" it expanded that to), into buf; next is
  * optind, arg optarg. */
 const char *tj_cli_typed_option(char *const argv[], int next, const char *arg, char *buf,
                                 size_t len);
 
+/* The defaults: no dump, f32 and i64, the op's newest version. */
 void tj_cli_common_init(tj_cli_common *c, const jit_op_info *op);
 int tj_cli_common_option(tj_cli_common *c, int code, const char *arg);
 /* After parsing: one of --explain, --dump-ir, --dump-asm at most, and none
