@@ -72,9 +72,11 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     """numpy.take: elements (axis=None: of a flattened) or slices along
     axis at indices. mode "raise" (the default: IndexOutOfRange beyond
     [-n, n)), "wrap" (modulo n) or "clip" (into [0, n-1], negative ones to 0,
-    as numpy clips). out: of the result's shape and a's dtype, any layout,
-    and it may overlap a or indices (as numpy's, written once the result is
-    complete; untouched when the call raises)."""
+    as numpy clips). out: of the result's shape, any layout, and it may
+    overlap a or indices (as numpy's, written once the result is complete;
+    untouched when the call raises); of a's dtype, or of one numpy casts to
+    a's safely, the result then cast into it as numpy casts it (int16 for
+    int32 data, wrapping)."""
     if _numpy_owns(a, out):
         return np.take(a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
@@ -101,7 +103,8 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
             _axis(axis, np.ndim(a))
         except _tj.Error as bad_axis:
             raise bad_axis from None
-        if isinstance(out, np.ndarray) and str(e).startswith("tensorjit: out overlaps"):
+        if isinstance(out, np.ndarray) and (str(e).startswith("tensorjit: out overlaps") or
+                                            out.dtype != getattr(a, "dtype", out.dtype)):
             return _take_through(a, indices, axis, policy, out)
         raise
     if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
@@ -114,10 +117,15 @@ def _take_through(a: Any, indices: Any, axis: int, policy: str, out: np.ndarray)
     view, one overlapping the input, as numpy's test_out_overlap): numpy
     buffers the result too, and out is written only once it is complete."""
     result = _tj.gather(a, indices, axis, index_policy=policy)
-    if out.shape != result.shape or out.dtype != result.dtype:
-        raise _tj.SignatureError(f"tensorjit: out has dtype {out.dtype} and shape "
-                                 f"{out.shape}; the output's are {result.dtype} and "
+    if out.shape != result.shape:
+        raise _tj.SignatureError(f"tensorjit: out has shape {out.shape}; the output's is "
                                  f"{result.shape}")
+    # numpy's rule: out must cast to the data's type safely (its buffer is
+    # one of a's dtype, written back into out), and the result is then cast
+    # into out whatever it loses
+    if not np.can_cast(out.dtype, result.dtype, "safe"):
+        raise _tj.TypeMismatch(f"tensorjit: out has dtype {out.dtype}, which does not cast "
+                               f"to the data's {result.dtype} safely (numpy refuses it too)")
     out[...] = result
     return out
 

@@ -438,3 +438,29 @@ def test_reads_overlapping_what_is_written_are_read_as_they_were():
     both(lambda m, x: take(m)(x.reshape(-1), [8, 7, 6], out=x.reshape(-1)[0:3]))
     both(lambda m, x: take(m)(np.arange(10, 19), x.reshape(-1)[0:3], out=x.reshape(-1)[0:3]))
     both(lambda m, x: take(m)(x, [2, 0], axis=1, out=x[:, 1:]))  # strided out, overlapping
+
+
+def test_take_into_an_out_of_another_dtype_as_numpy():
+    """numpy's take writes into an out of another dtype when that dtype
+    casts to the data's safely (int16 for float64 data: the result then cast
+    into out, truncating and wrapping), and refuses the others (float32 for
+    int64 data); tensorjit refused every out but one of the data's dtype."""
+    rng = np.random.default_rng(7)
+    types = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.float16,
+             np.float32, np.float64]
+    for data_type in types:
+        a = (rng.standard_normal(40) * 300).astype(data_type)
+        idx = rng.integers(-40, 40, size=(3, 2))
+        for out_type in types:
+            want, got = np.zeros((3, 2), out_type), np.zeros((3, 2), out_type)
+            try:
+                with np.errstate(all="ignore"):
+                    np.take(a, idx, out=want)
+            except TypeError:
+                with pytest.raises(tensorjit.TypeMismatch, match="safely"):
+                    tnp.take(a, idx, out=got)
+                assert not got.any()  # untouched
+                continue
+            with np.errstate(all="ignore"):
+                assert tnp.take(a, idx, out=got) is got
+            np.testing.assert_array_equal(got, want, err_msg=f"{data_type} into {out_type}")
