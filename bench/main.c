@@ -32,6 +32,9 @@ static int tj_bench_consistent(const tj_bench_opts *o)
     if (o->policy_given && !o->scale.ncounts)
         return tj_cli_fail("bench: --policy is the index policy of the --threads runs: give "
                            "--threads too"), -1;
+    if (o->scale.verbose && !o->scale.ncounts)
+        return tj_cli_fail("bench: --verbose says what the split rule did in the --threads "
+                           "runs: give --threads too"), -1;
     if (o->runs_given && !o->compile_only)
         return tj_cli_fail("bench: --runs is the number of processes of --compile: give "
                            "--compile too"), -1;

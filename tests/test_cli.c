@@ -356,6 +356,8 @@ static void test_flags_that_would_be_ignored(void **state)
                                      "apply"));
     assert_int_equal(run("bench --policy clamp --workload G6"), 2);
     assert_non_null(strstr(err_text, "give --threads too"));
+    assert_int_equal(run("bench --verbose --workload G6"), 2); /* was ignored: the table ran */
+    assert_non_null(strstr(err_text, "--verbose says what the split rule did"));
     assert_int_equal(run("bench --runs 3"), 2);
     assert_non_null(strstr(err_text, "give --compile too"));
 }
