@@ -272,6 +272,18 @@ static void test_arguments(void **state)
     assert_non_null(strstr(out_text, "gather-nd"));
     assert_int_equal(run("gather-nd --help"), 0);
     assert_non_null(strstr(out_text, "--index-policy"));
+    assert_null(strstr(out_text, "--runs"));
+    /* under check, check's usage with the op's attributes (it printed the
+     * op command's, which names neither --runs nor --seed) */
+    assert_int_equal(run("check scatter-elements-update --help"), 0);
+    assert_non_null(strstr(out_text, "usage: tensorjit check scatter-elements-update "));
+    static const char *const check_flags[] = {"--runs N", "--seed S", "--reduction",
+                                              "--no-init-val", "--torch-dims", "--axis A"};
+    for (size_t i = 0; i < sizeof check_flags / sizeof *check_flags; i++)
+        if (!strstr(out_text, check_flags[i]))
+            fail_msg("check scatter-elements-update --help lacks %s:\n%s", check_flags[i],
+                     out_text);
+    assert_null(strstr(out_text, "--dump-asm"));
     assert_int_equal(run("frobnicate"), 2);
     assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --bogus"), 2);
     assert_int_equal(stderr_lines(), 1);

@@ -208,6 +208,7 @@ const char *tj_demo_layers(void);
  * NULL-terminated. */
 void tj_cli_usage_main(FILE *f);
 void tj_cli_usage_op(const jit_op_info *op, FILE *f);
+void tj_cli_usage_check_op(const jit_op_info *op, FILE *f);
 int tj_cli_usage(const char *command, FILE *f);
 const char *const *tj_cli_words(const char *command);
 /* The op commands alone (gather-nd, gather, ...), NULL-terminated. */

@@ -75,27 +75,16 @@ static void tj_spec_policies_text(const jit_op_info *op, char *buf, size_t len)
                               jit_index_policy_name(m->versions[i].policy));
 }
 
-void tj_cli_usage_op(const jit_op_info *op, FILE *f)
+/* The lines of the op's own attributes and its index policy, which the
+ * op's command and its check take alike. */
+static void tj_op_attr_lines(const jit_op_info *op, FILE *f)
 {
     char versions[64], reductions[128], policies[128], spec[256];
     int newest = tj_cli_newest_opset(op);
-    if (op->attrs & JIT_ATTR_BAG) {
-        tj_cli_usage_bag(op, f);
-        return;
-    }
     tj_cli_opsets_text(op, "|", "|", versions, sizeof versions);
     tj_reductions_text(op, reductions, sizeof reductions);
     tj_policies_text(policies, sizeof policies);
     tj_spec_policies_text(op, spec, sizeof spec);
-    fprintf(f, "usage: tensorjit %s --data D.npy --indices I.npy%s%s [-o OUT.npy|-] [options]\n",
-            op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates U.npy" : "",
-            op->attrs & JIT_ATTR_AXIS ? " --axis A" : "");
-    fprintf(f, "       tensorjit %s --data-shape S --indices-shape S%s%s "
-            "--explain|--dump-ir[=opt]|--dump-asm\n",
-            op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates-shape S" : "",
-            op->attrs & JIT_ATTR_AXIS ? " --axis A" : "");
-    fprintf(f, "%s, versions %s (default %d, the newest)\n", op->name, versions, newest);
-    fprintf(f, "options of %s:\n", op->command);
     if (op->attrs & JIT_ATTR_AXIS)
         fprintf(f, "  --axis A                   the axis, in [-rank(data), rank(data)-1]\n");
     if (op->attrs & JIT_ATTR_BATCH_DIMS)
@@ -116,6 +105,27 @@ void tj_cli_usage_op(const jit_op_info *op, FILE *f)
     fprintf(f, "  --index-policy %s\n"
             "                             what an index out of range does (default error%s%s)\n",
             policies, *spec ? "; in a model: " : "", spec);
+}
+
+void tj_cli_usage_op(const jit_op_info *op, FILE *f)
+{
+    char versions[64];
+    if (op->attrs & JIT_ATTR_BAG) {
+        tj_cli_usage_bag(op, f);
+        return;
+    }
+    tj_cli_opsets_text(op, "|", "|", versions, sizeof versions);
+    fprintf(f, "usage: tensorjit %s --data D.npy --indices I.npy%s%s [-o OUT.npy|-] [options]\n",
+            op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates U.npy" : "",
+            op->attrs & JIT_ATTR_AXIS ? " --axis A" : "");
+    fprintf(f, "       tensorjit %s --data-shape S --indices-shape S%s%s "
+            "--explain|--dump-ir[=opt]|--dump-asm\n",
+            op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates-shape S" : "",
+            op->attrs & JIT_ATTR_AXIS ? " --axis A" : "");
+    fprintf(f, "%s, versions %s (default %d, the newest)\n", op->name, versions,
+            tj_cli_newest_opset(op));
+    fprintf(f, "options of %s:\n", op->command);
+    tj_op_attr_lines(op, f);
     fprintf(f,
             "  --engine jit|reference     engine to run (default jit; falls back to reference)\n"
             "  -o, --output OUT.npy|-     write the result as .npy (- : to stdout); without\n"
@@ -133,6 +143,30 @@ void tj_cli_usage_op(const jit_op_info *op, FILE *f)
             "                             f16, bf16, f32, f64 or numpy's int8, float32, ...\n"
             "exit status: 0 success, 2 invalid arguments or signature, 3 index out of range\n",
             op->attrs & JIT_ATTR_UPDATES ? " --updates-shape 2x3" : "");
+}
+
+/* tensorjit check OP --help of an op that is no bag (the bags have their
+ * own, tj_cli_usage_check_bag): the op's attributes with check's flags. */
+void tj_cli_usage_check_op(const jit_op_info *op, FILE *f)
+{
+    fprintf(f, "usage: tensorjit check %s --data-shape S --indices-shape S%s%s\n"
+            "       [--runs N] [--seed S] [--explain] [options]\n"
+            "       (or the shapes and types of .npy files: --data D.npy --indices I.npy%s)\n",
+            op->command, op->attrs & JIT_ATTR_UPDATES ? " --updates-shape S" : "",
+            op->attrs & JIT_ATTR_AXIS ? " --axis A" : "",
+            op->attrs & JIT_ATTR_UPDATES ? " --updates U.npy" : "");
+    fprintf(f, "runs the JIT kernel and the reference kernel of %s on N random inputs (the\n"
+            "last with a bad index) and prints 'N passed, M failed'. A dim '?' (or '?:N') is\n"
+            "dynamic: the dynamic kernel runs on several shapes of its family, each against\n"
+            "the reference kernel of that shape\n", op->name);
+    fprintf(f, "options of check %s:\n", op->command);
+    tj_op_attr_lines(op, f);
+    fprintf(f, "  --dtype T --index-type T   default f32 and i64\n"
+            "  --runs N                   random inputs (default 100)\n"
+            "  --seed S                   makes them repeatable (default 1)\n"
+            "  --explain                  print the plan first\n"
+            "exit status: 0 every run passed, 1 a run failed, 2 invalid arguments or\n"
+            "signature\n");
 }
 
 /* The op commands into words; how many. */

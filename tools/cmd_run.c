@@ -181,7 +181,7 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
     int c;
     while ((c = getopt_long(argc, argv, "ho:", tj_run_options, NULL)) != -1) {
         if (c == TJ_OPT_HELP || c == 'h') {
-            tj_cli_usage_op(op, stdout);
+            (check ? tj_cli_usage_check_op : tj_cli_usage_op)(op, stdout);
             return 1;
         }
         if (c == '?' || c == ':')
