@@ -201,7 +201,8 @@ void tj_cli_usage_main(FILE *f)
             "  OP              run one op on .npy files, or explain / dump a signature:\n"
             "                  %s\n"
             "  model FILE      compile every indexing layer of an OpenVINO IR (.xml) or\n"
-            "                  ONNX (.onnx) model ([--check] [--explain] [--precompile])\n"
+            "                  ONNX (.onnx) model ([--check] [--explain] [--jobs N]\n"
+            "                  [--precompile])\n"
             "  check OP ...    JIT vs reference on random inputs of one signature\n"
             "  cache stats|clear  the on-disk kernel cache\n"
             "  bench           the performance table of the workloads, and compile times\n"
@@ -210,7 +211,7 @@ void tj_cli_usage_main(FILE *f)
             "  --version       print the version\n"
             "  --help, -h      print this help\n"
             "exit status: 0 success, 1 a failed check or a refused model layer, 2 invalid\n"
-            "arguments or signature, 3 index out of range\n",
+            "arguments or signature, 3 an index (a bag's offset, segment id) out of range\n",
             ops, tj_demo_layers());
 }
 
