@@ -266,8 +266,8 @@ static int tj_dyn_try_plans(tj_dyn *d, tj_dyn_search *s)
 }
 
 /* The same with the plans' messages muted: a search drops them, and
- * formatting them was most of its time (a rank-29 family of 20,000 tries
- * in 195 ms, docs/dynamic.md). */
+ * formatting them was most of its time where every try fails
+ * (docs/performance.md, 'Dynamic dims'). */
 static int tj_dyn_try(tj_dyn *d, tj_dyn_search *s)
 {
     tj_error_mute();
