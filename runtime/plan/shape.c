@@ -75,8 +75,10 @@ int tj_shape_bytes(const jit_shape *s, int elem_size, const char *name, int64_t 
 {
     int64_t n;
     char buf[128];
-    if (tj_shape_product(s, 0, s->rank, &n) != 0 || tj_mul_i64(n, elem_size, out) != 0)
-        return tj_error_is_muted() ? -1 : tj_error_set("%s of shape %s with %d-byte elements has more bytes than int64 holds",
-                            name, tj_shape_format(s, buf, sizeof buf), elem_size);
-    return 0;
+    if (tj_shape_product(s, 0, s->rank, &n) == 0 && tj_mul_i64(n, elem_size, out) == 0)
+        return 0;
+    if (tj_error_is_muted()) /* the shape's text is the costly part: not made for nothing */
+        return -1;
+    return tj_error_set("%s of shape %s with %d-byte elements has more bytes than int64 holds",
+                        name, tj_shape_format(s, buf, sizeof buf), elem_size);
 }
