@@ -6,6 +6,9 @@
 #   bench/compile_cost.sh [--build DIR] [--compiles N] ID[:dynamic] ...
 #   bench/compile_cost.sh E1 E1:dynamic G6 S2
 # Needs valgrind. Each workload takes about 20 s plus 0.5 s a compile.
+# Valgrind's CPU has no AVX-512, so the kernel counted is a 256-bit host's
+# on every host; bench/codegen_cost.sh counts an AVX-512 kernel's code
+# generation for a CPU by name.
 set -euo pipefail
 build=build n=4
 while [ $# -gt 0 ]; do
