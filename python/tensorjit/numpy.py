@@ -28,7 +28,8 @@ import numpy as np
 
 from . import _tensorjit as _tj
 
-__all__ = ["take", "take_along_axis", "put_along_axis", "add_at"]
+__all__ = ["take", "take_along_axis", "put_along_axis", "add_at", "subtract_at", "multiply_at",
+           "maximum_at", "minimum_at"]
 
 _MODES = {"raise": "negative-wraps", "clip": "clamp"}
 
@@ -324,10 +325,65 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     the first axis), a tuple of them (positions in the first len(tuple)
     dims, broadcast together) or () (the whole of a); b broadcasts to the
     selected shape. Slices, None, Ellipsis and boolean masks, which numpy
-    also takes, are refused (TypeMismatch)."""
+    also takes, are refused (TypeMismatch). The result is numpy's bit for
+    bit; the calls the library's bits would differ on are numpy's own
+    (_at's docstring)."""
+    return _at(np.add, "sum", "add_at", a, indices, b)
+
+
+def subtract_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
+    """numpy.subtract.at(a, indices, b), in place: a[index] -= b[...] for
+    every index in turn (reduction "sub"); add_at's arguments. bool a is a
+    TypeMismatch (a TypeError), as numpy refuses a boolean subtract."""
+    return _at(np.subtract, "sub", "subtract_at", a, indices, b)
+
+
+def multiply_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
+    """numpy.multiply.at(a, indices, b), in place: a[index] *= b[...] for
+    every index in turn (reduction "prod"); add_at's arguments."""
+    return _at(np.multiply, "prod", "multiply_at", a, indices, b)
+
+
+def maximum_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
+    """numpy.maximum.at(a, indices, b), in place: a[index] =
+    np.maximum(a[index], b[...]) for every index in turn (reduction "max":
+    a NaN propagates); add_at's arguments. A float call where b holds a
+    zero that could tie with a zero of the other sign goes to numpy (_at)."""
+    return _at(np.maximum, "max", "maximum_at", a, indices, b)
+
+
+def minimum_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
+    """numpy.minimum.at(a, indices, b), in place: a[index] =
+    np.minimum(a[index], b[...]) for every index in turn (reduction "min");
+    maximum_at's rules."""
+    return _at(np.minimum, "min", "minimum_at", a, indices, b)
+
+
+def _numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any) -> None:
+    """numpy's own ufunc.at: every call _at hands to numpy goes through
+    here (the tests count them)."""
+    return ufunc.at(a, indices, b)
+
+
+def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) -> None:
+    """ufunc.at(a, indices, b) on ScatterNDUpdate with reduction, whose
+    result must be numpy's bit for bit. Where the library's would differ
+    (measured against numpy 1.24; python/README.md), numpy's ufunc.at serves
+    the call, once the indices are checked (so that a bad one still writes
+    nothing):
+    - b whose type numpy promotes a's to another (np.result_type(a, b) is not
+      a's dtype: f64 b for f32 a, 200 for int8 a): numpy computes in that
+      type and casts back. Integer a with integer b for add, subtract and
+      multiply stays here (b wrapped to a's type gives the same bits);
+    - maximum and minimum of floats where b holds a zero that may meet a zero
+      of the other sign (zeros of both signs in b, or in a's selected
+      elements one of the other sign): numpy keeps the later of a tie of
+      signed zeros, the library the earlier;
+    - float16 with a NaN in b or in a's selected elements: the library
+      computes f16 in f32 and rounds back, which drops a NaN's payload."""
     if _numpy_owns(a, b, hook="__array_ufunc__"):
-        return np.add.at(a, indices, b)
-    a_arr = _in_place(a, "a", "add_at")
+        return _numpy_at(ufunc, a, indices, b)
+    a_arr = _in_place(a, "a", fn)
     parts = list(indices) if isinstance(indices, tuple) else [indices]
     for i, p in enumerate(parts):
         if isinstance(p, (list, tuple)) and np.size(p) == 0:
@@ -342,7 +398,7 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     for i, p in enumerate(parts):
         q = np.asarray(p)
         if q.dtype.kind in "fcUS":  # numpy: IndexError (booleans aside: refused below)
-            raise _IndexTypeError(f"tensorjit: add_at takes integer indices, not {q.dtype} "
+            raise _IndexTypeError(f"tensorjit: {fn} takes integer indices, not {q.dtype} "
                                   "(numpy raises IndexError for them too)")
         arrays.append(np.asarray(_int64_indices(q, f"a's dimension {i} of size "
                                                    f"{target.shape[i]}")))
@@ -352,9 +408,68 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
         raise _IndexShapeError(f"tensorjit: shape mismatch: {e}") from None
     tuples = np.stack(parts, axis=-1)
     if tuples.dtype.kind not in "iu":
-        raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; add_at takes "
+        raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; {fn} takes "
                                "integer indices (no slices, None, Ellipsis or booleans)")
-    updates = np.broadcast_to(np.asarray(b, dtype=target.dtype),
-                              tuples.shape[:-1] + target.shape[len(parts):])
+    dt = target.dtype
+    if reduction == "sub" and dt == np.bool_:
+        raise _tj.TypeMismatch(f"tensorjit: {fn} of bool: numpy refuses a boolean subtract "
+                               "(use np.logical_xor)")
+    if dt.name == "bfloat16":  # ml_dtypes' type, not numpy's: its ufuncs were not measured
+        return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
+    b_arr = np.asarray(b)
+    if b_arr.dtype != dt:
+        loop = np.result_type(target, b_arr)  # numpy's (value-based for a scalar b)
+        if loop != dt and not (reduction in ("sum", "sub", "prod") and dt.kind in "iu"
+                               and loop.kind in "iu" and b_arr.dtype.kind in "biu"):
+            return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
+        b_arr = b_arr.astype(dt)  # integers wrap, as numpy's cast back does
+    if dt.kind == "f" and (
+            reduction in ("max", "min") and _may_tie_signed_zeros(b_arr, target, tuples)
+            or dt.itemsize == 2 and (np.isnan(b_arr).any()
+                                     or np.isnan(_selected(target, tuples)).any())):
+        return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
+    updates = np.broadcast_to(b_arr, tuples.shape[:-1] + target.shape[len(parts):])
     _scatter_into(target, lambda out, u: _tj.scatter_nd_update(
-        target, tuples, u, "sum", index_policy="negative-wraps", out=out), updates)
+        target, tuples, u, reduction, index_policy="negative-wraps", out=out), updates)
+
+
+def _may_tie_signed_zeros(b: np.ndarray, target: np.ndarray, tuples: np.ndarray) -> bool:
+    """Whether a maximum or minimum may meet a tie of +0 and -0, where numpy
+    and the library keep different ones: b holds zeros of both signs, or
+    zeros of one sign and a's selected elements a zero of the other (every
+    running value is one of a's or b's, so nothing else can tie). b without
+    a zero costs one comparison over b."""
+    zero = b == 0
+    if not zero.any():
+        return False
+    neg = np.signbit(b[zero])
+    if neg.all() != neg.any():
+        return True
+    sel = _selected(target, tuples)
+    return bool(((sel == 0) & (np.signbit(sel) != neg[0])).any())
+
+
+def _check_bounds(target: np.ndarray, tuples: np.ndarray) -> None:
+    """IndexOutOfRange for an index tuple beyond [-n, n) of target's dims,
+    naming the first, as the library's check does on its path."""
+    shape = np.array(target.shape[:tuples.shape[-1]], np.int64)
+    bad = (tuples < -shape) | (tuples >= shape)
+    if bad.any():
+        pos = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        raise _tj.IndexOutOfRange(f"tensorjit: index {tuples[pos]} is out of range for a's "
+                                  f"dimension {pos[-1]} of size {shape[pos[-1]]}")
+
+
+def _selected(target: np.ndarray, tuples: np.ndarray) -> np.ndarray:
+    """The elements of target the index tuples select (a copy)."""
+    _check_bounds(target, tuples)
+    return target[tuple(np.moveaxis(tuples, -1, 0))]
+
+
+def _checked_numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any, target: np.ndarray,
+                      tuples: np.ndarray) -> None:
+    """numpy's ufunc.at for a call _at hands over, its indices checked first:
+    numpy's applies the updates before a bad index and then raises; here a
+    bad one writes nothing, as on the library's path."""
+    _check_bounds(target, tuples)
+    return _numpy_at(ufunc, a, indices, b)
