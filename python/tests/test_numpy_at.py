@@ -1,0 +1,297 @@
+"""tensorjit.numpy's add_at, subtract_at, multiply_at, maximum_at and
+minimum_at against numpy's own ufunc.at, bit for bit (floats compared as
+integers of their width): random calls, and the cases where arithmetic has
+corners (signed zeros, NaN payloads and signs, infinities, subnormals,
+integer wraparound). Each check also says who served the call: the
+library's ScatterNDUpdate, or numpy's ufunc.at where tensorjit.numpy hands
+it over by its documented rules (python/README.md, "numpy's and torch's
+names")."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorjit
+import tensorjit.numpy as tnp
+
+AT = {"add_at": np.add, "subtract_at": np.subtract, "multiply_at": np.multiply,
+      "maximum_at": np.maximum, "minimum_at": np.minimum}
+FLOATS = [np.float16, np.float32, np.float64]
+INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def bits(x):
+    x = np.asarray(x)
+    return x.view(BITS[x.dtype.itemsize]) if x.dtype.kind == "f" else x
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """Counts of the calls the library's scatter_nd_update and numpy's
+    ufunc.at (tensorjit.numpy's hand-over) served."""
+    count = {"library": 0, "numpy": 0}
+    lib, handed = tnp._tj.scatter_nd_update, tnp._numpy_at
+
+    def library(*args, **kwargs):
+        count["library"] += 1
+        return lib(*args, **kwargs)
+
+    def numpy(*args):
+        count["numpy"] += 1
+        return handed(*args)
+
+    monkeypatch.setattr(tnp._tj, "scatter_nd_update", library)
+    monkeypatch.setattr(tnp, "_numpy_at", numpy)
+    return count
+
+
+def both(name, a, indices, b):
+    """(numpy's result, tensorjit's) of name(a, indices, b) on copies of a."""
+    want, got = a.copy(), a.copy()
+    with np.errstate(all="ignore"):
+        AT[name].at(want, indices, b)
+        getattr(tnp, name)(got, indices, b)
+    return want, got
+
+
+def assert_same_bits(want, got, msg=""):
+    assert want.dtype == got.dtype
+    np.testing.assert_array_equal(bits(got), bits(want), err_msg=msg)
+
+
+def rand(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype.kind == "f":  # no zeros, no NaNs: every call is the library's
+        return (rng.standard_normal(size=shape) * 50 + 0.5).astype(dtype) + dtype.type(0.25)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("name", list(AT))
+@pytest.mark.parametrize("dtype", FLOATS + INTS + [np.bool_])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_calls_match_numpy_bit_for_bit(name, dtype, seed, served):
+    if name == "subtract_at" and dtype == np.bool_:
+        pytest.skip("numpy refuses a boolean subtract (test_boolean_subtract_is_a_type_error)")
+    rng = np.random.default_rng(seed * 100 + list(AT).index(name))
+    calls = 0
+    for _ in range(6):
+        shape = tuple(int(d) for d in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+        a = rand(rng, shape, dtype)
+        k = int(rng.integers(1, len(shape) + 1))
+        n = int(rng.integers(0, 12))
+        # indices in [-s, s): negatives and, over small dims, duplicates
+        idx = [rng.integers(-shape[d], shape[d], size=n) for d in range(k)]
+        if k == 2 and rng.integers(0, 2):  # index arrays that broadcast: an outer product
+            idx = [idx[0][:, None], idx[1][None, :3]]
+        sel = np.broadcast_shapes(*(i.shape for i in idx)) + shape[k:]
+        b_shape = sel[int(rng.integers(0, len(sel) + 1)):]  # b broadcasts to the selection
+        b = rand(rng, b_shape, dtype)
+        indices = tuple(idx) if k > 1 else idx[0]
+        want, got = both(name, a, indices, b)
+        assert_same_bits(want, got, f"{name} {np.dtype(dtype)} {shape} {indices} {b}")
+        calls += 1
+    assert served == {"library": calls, "numpy": 0}
+
+
+def nan(dtype, payload=0, negative=False):
+    """A quiet NaN of dtype with payload in its low mantissa bits."""
+    u = BITS[np.dtype(dtype).itemsize]
+    v = np.array(np.nan, dtype).view(u) | u(payload)
+    if negative:
+        v |= u(1 << (8 * np.dtype(dtype).itemsize - 1))
+    return v.view(dtype)[()]
+
+
+def specials(dtype):
+    tiny = np.finfo(dtype).smallest_subnormal
+    return [0.0, -0.0, np.inf, -np.inf, 1.5, -2.0, tiny, -tiny, np.nan, -np.nan,
+            nan(dtype, 1), nan(dtype, 3, negative=True), nan(dtype, 2)]
+
+
+@pytest.mark.parametrize("name", list(AT))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_float_corners_match_numpy_bit_for_bit(name, dtype):
+    """Every pair of special values, as a's element and b's, once, twice at
+    one index (applied in order) and interleaved with a's own value."""
+    for x, y in itertools.product(specials(dtype), repeat=2):
+        a = np.array([x, x, 1.0], dtype)
+        for idx, b in (([0], [y]), ([0, 0], [y, y]), ([1, 1, 1], [y, x, y]),
+                       ([0, -3, 2], [y, -y, x]), ([-1, 2], [x, y])):
+            want, got = both(name, a, idx, np.array(b, dtype))
+            assert_same_bits(want, got, f"{name} a={bits(a)} idx={idx} b={b}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["add_at", "subtract_at", "multiply_at", "maximum_at",
+                                  "minimum_at"])
+def test_f32_f64_nans_and_infinities_are_the_librarys(name, dtype, served):
+    """Which NaN survives (a's or b's, payload and sign), inf - inf, 0 * inf:
+    the library's bits are numpy's, so these calls stay on the library."""
+    a = np.array([nan(dtype, 5), np.inf, 0.0, -np.inf, nan(dtype, 1, negative=True)], dtype)
+    b = np.array([nan(dtype, 7, negative=True), np.inf, np.inf, -1.0, 3.0], dtype)
+    want, got = both(name, a, [0, 1, 2, 3, 4, 0], np.append(b, nan(dtype, 9)))
+    assert_same_bits(want, got)
+    assert served == {"library": 1, "numpy": 0}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["maximum_at", "minimum_at"])
+def test_signed_zero_ties(name, dtype, served):
+    """np.maximum(0.0, -0.0) and np.maximum(-0.0, 0.0) (and minimum): numpy
+    1.24's ufunc.at keeps the later of a tie for f32 and f64 (the earlier for
+    f16, where np.maximum itself keeps the later), the library the earlier;
+    a call where such a tie can occur is numpy's. One where it cannot (b's
+    zeros all of a's zeros' sign, or no zero in b) stays on the library."""
+    for x, y in ((0.0, -0.0), (-0.0, 0.0)):
+        want, got = both(name, np.array([x], dtype), [0], np.array([y], dtype))
+        assert_same_bits(want, got)
+    assert served == {"library": 0, "numpy": 2}
+    b = np.array([-0.0, 0.0, -0.0, 0.0], dtype)
+    want, got = both(name, np.array([0.0, 0.0], dtype), [0, 0, 0, 1], b)
+    assert_same_bits(want, got)  # zeros of both signs in b: numpy's
+    assert served == {"library": 0, "numpy": 3}
+    want, got = both(name, np.array([0.0, -1.0, 3.0], dtype), [0, 1, 0], 0.0)  # a clamp at 0
+    assert_same_bits(want, got)
+    want, got = both(name, np.array([-0.0, 2.0], dtype), [0, 1], np.array([-0.0, -2.0], dtype))
+    assert_same_bits(want, got)
+    want, got = both(name, np.array([-0.0, 2.0], dtype), [0, 1], np.array([1.0, -2.0], dtype))
+    assert_same_bits(want, got)
+    assert served == {"library": 3, "numpy": 3}
+
+
+def test_f16_nans_go_to_numpy_and_the_rest_stays(served):
+    """The library computes f16 in f32 and rounds back, which drops a NaN's
+    payload (numpy's keeps it): a NaN in b or in a's selected elements sends
+    the call to numpy; one elsewhere in a does not."""
+    a = np.array([1.0, nan(np.float16, 1), 2.0], np.float16)
+    for name in AT:
+        want, got = both(name, a, [0, 0], np.array([nan(np.float16, 3), 1.0], np.float16))
+        assert_same_bits(want, got)
+        want, got = both(name, a, [1], np.float16(2.0))
+        assert_same_bits(want, got)
+    assert served == {"library": 0, "numpy": 10}
+    for name in AT:
+        want, got = both(name, a, [0, 2, -1], np.float16(0.5))
+        assert_same_bits(want, got)
+    assert served == {"library": 5, "numpy": 10}
+
+
+def test_integer_wraparound_is_the_librarys(served):
+    """uint8 subtract below 0 and int8 multiply overflow wrap as numpy's."""
+    a = np.array([0, 5, 250], np.uint8)
+    want, got = both("subtract_at", a, [0, 0, 1, 2], np.array([1, 7, 6, 255], np.uint8))
+    assert_same_bits(want, got)
+    assert got.tolist() == [248, 255, 251]
+    a = np.array([100, -128, 3], np.int8)
+    want, got = both("multiply_at", a, [0, 1, 2, 2, 2], np.array([3, -1, 100, 2, -1], np.int8))
+    assert_same_bits(want, got)
+    for name in AT:
+        for dtype in INTS:
+            info = np.iinfo(dtype)
+            a = np.array([info.min, info.max, 0], dtype)
+            b = np.array([info.max, info.min, info.max, 2, info.min], dtype)
+            want, got = both(name, a, [0, 1, 2, 0, 1], b)
+            assert_same_bits(want, got, f"{name} {np.dtype(dtype)}")
+    assert served == {"library": 2 + 5 * len(INTS), "numpy": 0}
+
+
+@pytest.mark.parametrize("name", ["add_at", "multiply_at", "maximum_at", "minimum_at"])
+def test_bool_as_numpy(name, served):
+    a = np.array([True, False, False, True])
+    for b in ([True, False, True], True, False):
+        want, got = both(name, a, [1, 1, 3], b)
+        assert_same_bits(want, got)
+    assert served == {"library": 3, "numpy": 0}
+
+
+def test_boolean_subtract_is_a_type_error():
+    a = np.array([True, False])
+    with pytest.raises(TypeError):
+        np.subtract.at(a.copy(), [0], True)
+    with pytest.raises(tensorjit.TypeMismatch, match="boolean subtract"):
+        tnp.subtract_at(a, [0], True)
+    assert a.tolist() == [True, False]
+
+
+def test_b_numpy_promotes_goes_to_numpy(served):
+    """numpy computes in the type it promotes a's and b's to and casts back:
+    an f64 b on f32 a rounds once there (the library's f32 sum would round
+    b first), 200 on int8 a is int16's 200 for maximum. Integer b on integer
+    a for add, subtract and multiply stays on the library: wrapped to a's
+    type, it gives the same bits."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(5).astype(np.float32)
+    for name in AT:
+        want, got = both(name, a, [0, 1, 1, 4], rng.standard_normal(4))
+        assert_same_bits(want, got, name)
+    i8 = np.array([5, -3, 100], np.int8)
+    for name in AT:
+        want, got = both(name, i8, [0, 1, 2, 2], 200)
+        assert_same_bits(want, got, name)
+        want, got = both(name, i8, [0, 2], 1.5)  # a float b: numpy's loop and cast
+        assert_same_bits(want, got, name)
+    assert served == {"library": 3, "numpy": 3 * len(AT) - 3}  # 200 for add, subtract, multiply
+    for name in ("add_at", "subtract_at", "multiply_at"):
+        want, got = both(name, np.array([250, 3], np.uint8), [0, 0, 1], np.array([7, -300, 1000]))
+        assert_same_bits(want, got, name)
+    want, got = both("maximum_at", np.array([1.0, 2.0], np.float16), [0, 1], 1.5)  # a scalar: f16
+    assert_same_bits(want, got)
+    assert served == {"library": 7, "numpy": 3 * len(AT) - 3}
+
+
+@pytest.mark.parametrize("name", list(AT))
+def test_errors_as_numpy_and_nothing_written(name):
+    """An index out of range is numpy's IndexError and writes nothing (numpy's
+    own ufunc.at writes the updates before it: here none, on the library's
+    path and on a call handed to numpy alike); float indices an IndexError;
+    more indices than a's dims an IndexError."""
+    for a, b in ((np.arange(5.0), 1.0), (np.zeros(5, np.float16), np.float16(np.nan)),
+                 (np.zeros(5, np.int8), 200)):
+        before = a.copy()
+        with pytest.raises(IndexError):
+            AT[name].at(a.copy(), [0, 5], b)
+        for bad in ([0, 5], [-6], ([0], [0])):
+            with pytest.raises(IndexError):
+                AT[name].at(a.copy(), bad, b)
+            with pytest.raises(tensorjit.IndexOutOfRange):
+                getattr(tnp, name)(a, bad, b)
+            assert_same_bits(before, a)
+        with pytest.raises(IndexError):
+            AT[name].at(a.copy(), np.array([0.0]), b)
+        with pytest.raises(IndexError):
+            getattr(tnp, name)(a, np.array([0.0]), b)
+        assert_same_bits(before, a)
+
+
+@pytest.mark.parametrize("name", list(AT))
+def test_whole_array_tuples_and_negative_indices(name, served):
+    a = np.arange(1.0, 13.0).reshape(3, 4)
+    for indices, b in (((), 2.0), (([0, -1, 0], [1, 1, 1]), np.array([3.0, 0.5, 4.0])),
+                       (np.array([-1, -1, 2]), np.arange(2.0, 6.0)),
+                       ((np.array([[0], [2]]), np.array([[1, -1, 1]])), 1.25)):
+        want, got = both(name, a, indices, b)
+        assert_same_bits(want, got, f"{name} {indices}")
+    assert served == {"library": 4, "numpy": 0}
+
+
+@pytest.mark.parametrize("name", list(AT))
+def test_an_array_ufunc_override_gets_numpys_call(name):
+    seen = []
+
+    class Logged(np.ndarray):
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            seen.append((ufunc, method))
+            inputs = tuple(np.asarray(x) if isinstance(x, Logged) else x for x in inputs)
+            return getattr(ufunc, method)(*inputs, **kwargs)
+
+    a = np.array([1.0, 4.0, 2.0]).view(Logged)
+    getattr(tnp, name)(a, [0, 0], 3.0)
+    want = np.array([1.0, 4.0, 2.0])
+    AT[name].at(want, [0, 0], 3.0)
+    assert seen == [(AT[name], "at")]
+    assert_same_bits(want, np.asarray(a))
