@@ -414,7 +414,9 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
     if reduction == "sub" and dt == np.bool_:
         raise _tj.TypeMismatch(f"tensorjit: {fn} of bool: numpy refuses a boolean subtract "
                                "(use np.logical_xor)")
-    if dt.name == "bfloat16":  # ml_dtypes' type, not numpy's: its ufuncs were not measured
+    if dt.itemsize == 2 and "bfloat16" in getattr(dt.type, "__name__", ""):
+        # ml_dtypes' type (known by its name, as the extension knows it), not
+        # numpy's: its ufuncs were not measured against the library
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
     b_arr = np.asarray(b)
     if b_arr.dtype != dt:
