@@ -1,24 +1,29 @@
-"""numpy's own tests of take, take_along_axis, put_along_axis and add.at, run
-with those calls routed to tensorjit.numpy: the expected values are the ones
-numpy's developers wrote, not ones this project produced.
+"""numpy's own tests of take, take_along_axis, put_along_axis and ufunc.at
+(add, subtract, multiply, maximum, minimum), run with those calls routed to
+tensorjit.numpy: the expected values are the ones numpy's developers wrote,
+not ones this project produced.
 
-Each numpy test module that exercises the four is read from numpy's install
+Each numpy test module that exercises them is read from numpy's install
 (skipped where the distribution left its tests out), its calls rewritten in
 the syntax tree (`np.take(...)`, `x.take(...)`, `ta.take` passed as a
-callable, `np.add.at`, the names `take_along_axis` / `put_along_axis`) into a
-router, and its test functions that reach such a call run here routed; one
-that fails is run again unrouted, and left out where numpy itself fails it
-here. Nothing is patched outside the rewritten copies.
+callable, `np.add.at`, `ufunc.at` of those five ufuncs, the names
+`take_along_axis` / `put_along_axis`) into a router, and its test functions
+that reach such a call run here routed; one that fails is run again
+unrouted, and left out where numpy itself fails it here. Nothing is patched
+outside the rewritten copies but tensorjit.numpy._numpy_at, wrapped during a
+run to count the ufunc.at calls it hands to numpy.
 
 A routed call goes to tensorjit.numpy. Where tensorjit refuses with a
 tensorjit.Error a call of a kind its docs leave out (an element type it has no
-kernel type for, or an add.at index that is not integers: a slice, None, an
+kernel type for, or a ufunc.at index that is not integers: a slice, None, an
 Ellipsis, booleans), the refusal is recorded and numpy's own call decides
 what the test sees, its result or its error, so that the rest of the test
 still runs through tensorjit. Any other error of tensorjit propagates to the
 test (which judges, say, that an IndexError is one). A call tensorjit.numpy
 hands to numpy by its own documented rule (an ndarray subclass, an object
-overriding numpy) is counted apart.
+overriding numpy; for ufunc.at also a b numpy promotes a's type for, a
+possible tie of signed zeros in maximum / minimum, an f16 NaN) is counted
+apart.
 
 A test passes through tensorjit when it passes, reached tensorjit and
 recorded no refusal; the tests in REFUSED must pass with exactly the listed
@@ -53,6 +58,7 @@ MODULES = [
     "numpy.core.tests.test_numeric",
     "numpy.core.tests.test_dtype",
     "numpy.core.tests.test_indexing",
+    "numpy.core.tests.test_custom_dtypes",
     "numpy.core.tests.test_mem_overlap",
     "numpy.lib.tests.test_shape_base",
     "numpy.lib.tests.test_arraysetops",
@@ -64,7 +70,7 @@ MODULES = [
 # numpy tests (module tail::Class::test, any parameters) that pass only with
 # some calls refused, each with the kinds of refusal it must record and why:
 # "dtype", an element type tensorjit has no kernel type for (python/README.md,
-# "Arrays": bool, integers, f16, bf16, f32, f64); "index", an add.at index
+# "Arrays": bool, integers, f16, bf16, f32, f64); "index", a ufunc.at index
 # that is not integers (tensorjit.numpy.add_at's docstring).
 REFUSED: Dict[str, Tuple[Set[str], str]] = {
     "test_item_selection::TestTake::test_simple": ({"dtype"}, "object and a structured dtype"),
@@ -78,15 +84,21 @@ REFUSED: Dict[str, Tuple[Set[str], str]] = {
     "test_regression::TestRegression::test_object_array_refcounting": ({"dtype"}, "object"),
     "test_dtype::TestStructuredObjectRefcounting::test_structured_object_take_and_repeat": (
         {"dtype"}, "structured dtypes holding objects"),
+    "test_custom_dtypes::TestSFloat::test_basic_ufunc_at": (
+        {"dtype"}, "multiply.at of numpy's scaled-float test dtype"),
     "test_arraysetops::TestUnique::test_unique_axis": (
         {"dtype"}, "complex, long double, datetime64, timedelta64, structured"),
 }
 
 # numpy tests whose routed calls tensorjit.numpy all hands to numpy, as its
-# docs say it does for ndarray subclasses and for objects overriding numpy.
+# docs say it does for ndarray subclasses and for objects overriding numpy
+# (and, for ufunc.at, the calls whose bits numpy's own call must give).
 DELEGATED: Dict[str, str] = {
     "test_regression::TestRegression::test_attributes": "an ndarray subclass with an attribute",
     "test_core::TestMaskedArrayMethods::test_take": "np.ma.MaskedArray",
+    "test_umath::TestSpecialMethods::test_ufunc_override_with_super": (
+        "subclasses overriding __array_ufunc__, and add.at of a float b into an int64 array "
+        "(numpy's float64 loop: a b numpy promotes a's type for)"),
 }
 
 ROUTED_ATTRS = {"take", "take_along_axis", "put_along_axis", "at"}
@@ -102,6 +114,7 @@ class Record:
         self.routed = routed
         self.calls = 0  # calls that reached tensorjit.numpy's kernels
         self.delegated = 0  # calls tensorjit.numpy handed to numpy (subclasses, overrides)
+        self.handed = 0  # ufunc.at calls tensorjit.numpy's _numpy_at served
         self.refusals: Set[str] = set()
 
 
@@ -147,8 +160,13 @@ def _routed(tj_fn: Callable, np_fn: Callable, delegated: Callable[[inspect.Bound
             rec.delegated += 1
             return tj_fn(*args, **kwargs)
         rec.calls += 1
+        handed = rec.handed
         try:
-            return tj_fn(*args, **kwargs)
+            result = tj_fn(*args, **kwargs)
+            if rec.handed > handed:  # tensorjit.numpy handed it to numpy by its rules
+                rec.calls -= 1
+                rec.delegated += 1
+            return result
         except tensorjit.Error:
             kinds = refusal_kinds(bound) if bound is not None else set()
             if not kinds:
@@ -176,14 +194,18 @@ def _add_at_kinds(b: inspect.BoundArguments) -> Set[str]:
     return kinds
 
 
-def _np_add_at(a, indices, b=None):
-    return np.add.at(a, indices, b) if b is not None else np.add.at(a, indices)
+def _np_at(ufunc: np.ufunc) -> Callable:
+    def at(a, indices, b=None):
+        return ufunc.at(a, indices, b) if b is not None else ufunc.at(a, indices)
+    return at
 
 
-def _tj_add_at(a, indices, b=None):
-    if b is None:  # numpy's own refusal: add is binary
-        return np.add.at(a, indices)
-    return tnp.add_at(a, indices, b)
+def _tj_at(ufunc: np.ufunc, tj_fn: Callable) -> Callable:
+    def at(a, indices, b=None):
+        if b is None:  # numpy's own refusal: the ufunc is binary
+            return ufunc.at(a, indices)
+        return tj_fn(a, indices, b)
+    return at
 
 
 def _foreign(*names: str, hook: str = "__array_function__") -> Callable:
@@ -210,8 +232,13 @@ TAKE_ALONG = _routed(tnp.take_along_axis, np.take_along_axis, _foreign("arr", "i
                      _dtype_kinds("arr"))
 PUT_ALONG = _routed(tnp.put_along_axis, np.put_along_axis,
                     _foreign("arr", "indices", "values"), _dtype_kinds("arr"))
-ADD_AT = _routed(_tj_add_at, _np_add_at, _foreign("a", "b", hook="__array_ufunc__"),
-                 _add_at_kinds)
+# np.<ufunc>.at for the ufuncs tensorjit.numpy names
+UFUNC_AT = {uf: _routed(_tj_at(uf, fn), _np_at(uf), _foreign("a", "b", hook="__array_ufunc__"),
+                        _add_at_kinds)
+            for uf, fn in ((np.add, tnp.add_at), (np.subtract, tnp.subtract_at),
+                           (np.multiply, tnp.multiply_at), (np.maximum, tnp.maximum_at),
+                           (np.minimum, tnp.minimum_at))}
+
 
 def _take_method(arr: np.ndarray) -> Callable:
     # ndarray.take(indices, axis=None, out=None, mode='raise') is np.take
@@ -225,8 +252,8 @@ def __tj_route__(obj: Any, attr: str) -> Any:
     if obj is np:
         return {"take": TAKE, "take_along_axis": TAKE_ALONG,
                 "put_along_axis": PUT_ALONG}.get(attr) or getattr(obj, attr)
-    if attr == "at" and obj is np.add:
-        return ADD_AT
+    if attr == "at" and isinstance(obj, np.ufunc) and obj in UFUNC_AT:
+        return UFUNC_AT[obj]
     return getattr(obj, attr)
 
 
@@ -415,6 +442,13 @@ def _run_once(mod, cls_name, test_name, kwargs, routed: bool) -> Tuple[Optional[
     global _record
     rec = Record(routed)
     _record = rec
+    handed = tnp._numpy_at
+
+    def counted(*args):
+        rec.handed += 1
+        return handed(*args)
+
+    tnp._numpy_at = counted  # what tensorjit.numpy hands to numpy's ufunc.at is counted apart
     try:
         if cls_name:
             inst = getattr(mod, cls_name)()
@@ -434,6 +468,7 @@ def _run_once(mod, cls_name, test_name, kwargs, routed: bool) -> Tuple[Optional[
         return e, rec
     finally:
         _record = None
+        tnp._numpy_at = handed
 
 
 def run_module(modname: str) -> Dict[str, Tuple[str, str]]:
