@@ -1,5 +1,6 @@
 """numpy's names for tensorjit's kernels: take, take_along_axis,
-put_along_axis and add_at (np.add.at), with numpy's argument order and
+put_along_axis, and add_at, subtract_at, multiply_at, maximum_at and
+minimum_at (np.add.at and its kin), with numpy's argument order and
 semantics. Each is a thin mapping onto one op of the library (Gather,
 GatherElements, ScatterElementsUpdate, ScatterNDUpdate); the kernels are
 those of tensorjit's families, so a new array length compiles nothing.
@@ -8,12 +9,14 @@ Indices follow numpy: negative ones count from the end, any other out of
 range raises tensorjit.IndexOutOfRange (an IndexError) and writes nothing.
 Where numpy raises another class for bad input, the error is a tensorjit.Error
 that is also numpy's class: an axis out of bounds numpy's AxisError, indices
-that are not integers (take_along_axis, put_along_axis, add_at) or index
-arrays that do not broadcast an IndexError.
+that are not integers (take_along_axis, put_along_axis, the *_at) or index
+arrays that do not broadcast an IndexError. The *_at give numpy's ufunc.at's
+bits; the calls where the library's would differ are served by numpy's own
+ufunc.at (_at's docstring, python/README.md).
 
 An ndarray subclass (np.ma.MaskedArray, np.matrix, np.memmap, a class of your
 own) and an object that overrides numpy's functions (__array_function__; for
-add_at, __array_ufunc__) are handed to numpy's own function: their class
+the *_at, __array_ufunc__) are handed to numpy's own function: their class
 decides what the call means for them (a mask, a matrix's rank, attributes its
 results carry), which a kernel over the raw elements would drop. np.asarray()
 of one runs the kernels on its elements.
@@ -54,7 +57,7 @@ class _IndexShapeError(_tj.SignatureError, IndexError):
 def _numpy_owns(*objs: Any, hook: str = "__array_function__") -> bool:
     """Whether numpy's own function must serve a call with these arguments:
     one is an ndarray subclass, or overrides numpy through hook. For
-    __array_ufunc__ (add_at) a subclass that keeps ndarray's is served here,
+    __array_ufunc__ (the *_at) a subclass that keeps ndarray's is served here,
     as numpy's add.at then writes its elements as for an ndarray."""
     for o in objs:
         t = type(o)
