@@ -755,8 +755,12 @@ def numpy_v1_scatter(op, ref, indices, updates):
 
 @pytest.mark.parametrize("op,repeat", [("update", False)] + [
     (op, r) for op in ("add", "sub", "mul", "min", "max") for r in (False, True)])
-@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.int32, np.float16))
-@pytest.mark.parametrize("itype", (np.int32, np.int64))
+# TF's runs every dtype with both index types; here int32 indices run with
+# f32 alone (the index type is the only thing they change, and each pair
+# costs 12 compiles: the suite's time, docs/testing.md)
+@pytest.mark.parametrize("dtype,itype", [(np.float32, np.int32), (np.float32, np.int64),
+                                         (np.float64, np.int64), (np.int32, np.int64),
+                                         (np.float16, np.int64)])
 def test_v1_scatter_variable_rank(op, dtype, itype, repeat):
     # testVariableRank<Op> and testRepeatIndices<Op>: indices of shapes
     # (), (2,), (3, 7), (3, 4, 7) into a first dim of 3 * size, slices (), (5,), (5, 9).
