@@ -48,8 +48,8 @@ if [[ $mode == test ]]; then
 fi
 if [[ $mode == test || $mode == install-check ]]; then
     # file: cpack -G DEB's dpkg-shlibdeps step runs it on every installed file
-    packages+=(python3-numpy python3-pytest python3-setuptools python3-venv python3-pip
-               python3-dev python3-torch
+    packages+=(python3-numpy python3-pytest python3-pytest-xdist python3-setuptools python3-venv
+               python3-pip python3-dev python3-torch
                groff-base dpkg-dev file
                python3-onnx) # test_onnx's models, written by ONNX's own package
 fi
@@ -315,10 +315,14 @@ install_check() {
     # the installed package (not python/), run from elsewhere, nothing set
     local tests=$PWD/python/tests
     local clean=(env -u TENSORJIT_LIBRARY -u TENSORJIT_PREFIX -u LD_LIBRARY_PATH -u PYTHONPATH)
+    # a process a core (pytest-xdist): the suites are mostly compiles, 89 s
+    # on one of two cores against 52 on both
+    local workers=()
+    "$work/venv/bin/python" -c 'import xdist' 2>/dev/null && workers=(-n "$jobs")
     if ! (cd "$work" && "${clean[@]}" "$work/venv/bin/python" -c \
             'import sys, tensorjit; sys.exit(not tensorjit.__file__.startswith(sys.prefix))' &&
         "${clean[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
-            "$tests"); then
+            "${workers[@]}" "$tests"); then
         echo "the Python package's tests failed (tree kept in $work)" >&2
         return 1
     fi
