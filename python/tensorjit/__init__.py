@@ -19,7 +19,8 @@ TypeMismatch (also a TypeError), anything else a KernelError (also a
 RuntimeError).
 
 tensorjit.numpy and tensorjit.torch hold the names numpy's and torch's
-users know (take, take_along_axis, put_along_axis, add_at; gather,
+users know (take, take_along_axis, put_along_axis, add_at and its kin
+subtract_at, multiply_at, maximum_at, minimum_at; gather,
 index_select, index_add, scatter, scatter_add, scatter_reduce,
 embedding_bag, embedding).
 """
