@@ -45,6 +45,10 @@ typedef int (*tj_bag_fn)(const void *table, const void *indices, const void *off
  * lookups. */
 typedef int (*tj_bag_probe_fn)(const void *table, const void *indices, const void *offsets,
                                const void *weights, void *out, long long distance);
+/* The probe over bags [b0, b1) (bags_static.c's probe_range_ID). */
+typedef int (*tj_bag_probe_range_fn)(const void *table, const void *indices, const void *offsets,
+                                     const void *weights, void *out, long long distance,
+                                     long long b0, long long b1);
 
 /* A workload's inputs: one table, `sets` index sets (and weight sets) of
  * n lookups each, one offsets array shared by every set (so that n, a

@@ -108,6 +108,21 @@ static void tj_print_compile(const tj_bag_case *c)
                tj_bag_ratio(c, TJ_BAG_JIT_DYN, TJ_BAG_JIT));
 }
 
+/* Two threads over one, the probe's and a "jit x2" row's: what the one
+ * says the cores can do beside what the other did. */
+static void tj_print_two_threads(const tj_bag_case *c)
+{
+    if (!tj_bag_available(c, TJ_BAG_PROBE_X2))
+        return;
+    printf("      two threads over one: probe x2 / probe %.2f",
+           tj_bag_ratio(c, TJ_BAG_PROBE_X2, TJ_BAG_PROBE));
+    for (int i = TJ_BAG_JIT_THREADS; i < TJ_BAG_COUNT; i++)
+        if (tj_bag_threads(c, (tj_bag_impl)i) == 2 && tj_bag_available(c, (tj_bag_impl)i) &&
+            tj_bag_available(c, TJ_BAG_JIT))
+            printf(", jit x2 / jit %.2f", tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_JIT));
+    printf("\n");
+}
+
 static void tj_print_text(const tj_bag_case *c)
 {
     const tj_bag_inputs *in = &c->in;
@@ -132,8 +147,9 @@ static void tj_print_text(const tj_bag_case *c)
             printf("      %-22s (%s)\n", tj_bag_impl_name(c, (tj_bag_impl)i), c->jit_why);
             continue;
         }
-        if (i == TJ_BAG_PROBE)
-            snprintf(label, sizeof label, "probe (distance %lld)", c->distance);
+        if (i == TJ_BAG_PROBE || i == TJ_BAG_PROBE_X2)
+            snprintf(label, sizeof label, "%s (distance %lld)",
+                     tj_bag_impl_name(c, (tj_bag_impl)i), c->distance);
         else
             snprintf(label, sizeof label, "%s", tj_bag_impl_name(c, (tj_bag_impl)i));
         printf("      %-22s %14.1f %10.2f %9.2fx  %.1f..%.1f%s\n", label, c->ns[i],
@@ -141,6 +157,7 @@ static void tj_print_text(const tj_bag_case *c)
                tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), c->ns_min[i], c->ns_max[i],
                c->ok[i] ? "" : "  OUTPUT DIFFERS FROM THE STATIC KERNEL'S");
     }
+    tj_print_two_threads(c);
 }
 
 static const char *tj_bool(int v)
@@ -162,7 +179,7 @@ static void tj_print_json(const tj_bag_case *c, int *first)
                "\"madvise\": \"%s\", \"rounds\": %d, \"ns_min\": %.2f, \"ns_max\": %.2f",
                *first ? "" : ",", w->id, tj_bag_impl_name(c, (tj_bag_impl)i), c->ns[i],
                in->n ? c->ns[i] / (double)in->n : 0,
-               tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), i >= TJ_BAG_JIT_THREADS ? c->threads[i - TJ_BAG_JIT_THREADS] : 1,
+               tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), tj_bag_threads(c, (tj_bag_impl)i),
                tj_bool(c->ok[i]), (long long)in->n, in->sets, w->mean ? "mean" : "sum",
                tj_bool(w->weighted), w->packed ? "packed" : "offsets",
                (long long)in->table_bytes, (long long)in->huge_bytes, tj_bag_thp_mode(),
@@ -180,8 +197,10 @@ static void tj_print_json(const tj_bag_case *c, int *first)
             printf(", \"vs_jit\": %.4f", tj_bag_ratio(c, TJ_BAG_JIT_DYN, TJ_BAG_JIT));
         if (i == TJ_BAG_JIT_UNCHECKED && c->ns[TJ_BAG_JIT_UNCHECKED] > 0)
             printf(", \"jit_vs_unchecked\": %.4f", tj_bag_ratio(c, TJ_BAG_JIT, i));
-        if (i == TJ_BAG_PROBE)
+        if (i == TJ_BAG_PROBE || i == TJ_BAG_PROBE_X2)
             printf(", \"prefetch_distance\": %lld", c->distance);
+        if (i == TJ_BAG_PROBE_X2)
+            printf(", \"vs_probe\": %.4f", tj_bag_ratio(c, i, TJ_BAG_PROBE));
         printf("}\n");
         *first = 0;
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bags_probe2.h"
 #include "bags_run.h"
 #include "bench.h"
 
@@ -15,18 +16,33 @@ static const long long tj_probe_distances[] = {8, 16, 24, 32, 48, 64, 96, 128, 1
 const char *tj_bag_impl_name(const tj_bag_case *c, tj_bag_impl i)
 {
     static const char *const names[TJ_BAG_JIT_THREADS] = {
-        "static", "prefetch16", "probe", "memcpy", "jit", "jit dyn", "jit unchecked"};
+        "static", "prefetch16", "probe", "probe x2", "memcpy", "jit", "jit dyn", "jit unchecked"};
     if ((unsigned)i < TJ_BAG_JIT_THREADS)
         return names[i];
     return (unsigned)i < TJ_BAG_COUNT ? c->thread_names[i - TJ_BAG_JIT_THREADS] : "?";
+}
+
+int tj_bag_threads(const tj_bag_case *c, tj_bag_impl i)
+{
+    if (i == TJ_BAG_PROBE_X2)
+        return 2;
+    return i >= TJ_BAG_JIT_THREADS && i < TJ_BAG_COUNT ? c->threads[i - TJ_BAG_JIT_THREADS] : 1;
 }
 
 int tj_bag_available(const tj_bag_case *c, tj_bag_impl i)
 {
     if (i == TJ_BAG_MEMCPY)
         return 1;
-    return i == TJ_BAG_PROBE ? c->probe != NULL : i == TJ_BAG_JIT_DYN ? c->dyn != NULL
-                                                                      : c->fn[i] != NULL;
+    switch (i) {
+    case TJ_BAG_PROBE:
+        return c->probe != NULL;
+    case TJ_BAG_PROBE_X2:
+        return c->worker != NULL;
+    case TJ_BAG_JIT_DYN:
+        return c->dyn != NULL;
+    default:
+        return c->fn[i] != NULL;
+    }
 }
 
 static int tj_bag_call_set(tj_bag_case *c, tj_bag_impl i, int set)
@@ -39,6 +55,9 @@ static int tj_bag_call_set(tj_bag_case *c, tj_bag_impl i, int set)
         return 0;
     case TJ_BAG_PROBE:
         return c->probe(in->table, ix, in->offsets, wt, c->out, c->distance);
+    case TJ_BAG_PROBE_X2:
+        return tj_probe_x2(c->worker, c->probe_range, in->table, ix, in->offsets, wt, c->out,
+                           c->distance, in->w->bags);
     case TJ_BAG_JIT_DYN:
         return c->dyn(in->table, ix, in->offsets, wt, c->out, c->dims);
     default:
@@ -127,17 +146,20 @@ int tj_bag_prepare(tj_bag_case *c, const tj_bag_workload *w, const int *threads,
     c->fn[TJ_BAG_STATIC] = (tj_bag_fn)tj_bag_static_find(c->lib, "static", w->id);
     c->fn[TJ_BAG_PREFETCH] = (tj_bag_fn)tj_bag_static_find(c->lib, "prefetch", w->id);
     c->probe = (tj_bag_probe_fn)tj_bag_static_find(c->lib, "probe", w->id);
-    if (!c->fn[TJ_BAG_STATIC] || !c->fn[TJ_BAG_PREFETCH] || !c->probe) {
+    c->probe_range = (tj_bag_probe_range_fn)tj_bag_static_find(c->lib, "probe_range", w->id);
+    if (!c->fn[TJ_BAG_STATIC] || !c->fn[TJ_BAG_PREFETCH] || !c->probe || !c->probe_range) {
         snprintf(why, len, "%s: the compiled static kernels lack a symbol", w->id);
         return -1;
     }
     tj_bag_compile_jit(c, w, threads);
     tj_probe_search(c, smoke ? 2e5 : 2e7);
+    c->worker = tj_probe_worker_start(); /* at the one-thread probe's distance */
     return 0;
 }
 
 void tj_bag_release(tj_bag_case *c)
 {
+    tj_probe_worker_stop(c->worker);
     tj_bag_inputs_free(&c->in);
     free(c->out);
     free(c->reference);

@@ -9,6 +9,7 @@ typedef enum tj_bag_impl {
     TJ_BAG_STATIC,
     TJ_BAG_PREFETCH,      /* the static kernel prefetching 16 lookups ahead */
     TJ_BAG_PROBE,         /* the random-gather probe at its searched distance */
+    TJ_BAG_PROBE_X2,      /* the same, its bags in two halves on two threads */
     TJ_BAG_MEMCPY,        /* a copy of the output's bytes */
     TJ_BAG_JIT,           /* tensorjit's kernel, where this build has the ops */
     TJ_BAG_JIT_DYN,       /* its dynamic kernel (B, N / L dynamic) on the same inputs */
@@ -29,6 +30,8 @@ typedef struct tj_bag_case {
     int threads[TJ_BAG_THREAD_ROWS]; /* each "jit xN" row's N; 0: no such row */
     char thread_names[TJ_BAG_THREAD_ROWS][16];
     tj_bag_probe_fn probe;
+    tj_bag_probe_range_fn probe_range;
+    struct tj_probe_worker *worker; /* the second thread of "probe x2"; NULL: none */
     tj_bag_dyn_fn dyn;
     int64_t dims[6]; /* the dynamic kernel's */
     long long distance; /* the probe's, in lookups */
@@ -67,6 +70,8 @@ int tj_bag_verify(tj_bag_case *c);
  * every peer once, in turn; fills c->ns with the median and ns_min,
  * ns_max with the spread. */
 void tj_bag_time(tj_bag_case *c, int rounds, double batch_ns);
+/* The threads row i runs on: 2 for "probe x2", N for "jit xN", else 1. */
+int tj_bag_threads(const tj_bag_case *c, tj_bag_impl i);
 /* The row's name: "static", ..., "jit x4". */
 const char *tj_bag_impl_name(const tj_bag_case *c, tj_bag_impl i);
 /* The median over the rounds of a's time over b's in the same round: the

@@ -8,7 +8,10 @@
  *   ahead (FBGEMM's fixed distance).
  * - probe_ID: the same work with the prefetch distance a run-time
  *   argument (searched by the bench) into L2, and streaming stores of the
- *   output: the rate this core fetches rows of that index stream. */
+ *   output: the rate this core fetches rows of that index stream.
+ * - probe_range_ID: the probe over bags [b0, b1), which the bench runs on
+ *   two threads ("probe x2": the rate two cores fetch that stream, the
+ *   limit for a kernel split in two). */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,12 +36,14 @@ static const char tj_bag_prelude[] =
 static const char tj_bag_body[] =
     "int KNAME(const void *restrict t_, const void *restrict i_, const void *restrict o_,\n"
     "          const void *restrict w_, void *restrict out_\n"
-    "#if PROBE\n          , long long dist\n#endif\n          )\n"
+    "#if PROBE\n          , long long dist\n#endif\n"
+    "#if RANGE\n          , long long b0, long long b1\n#endif\n          )\n"
     "{\n"
     "    const elem_t *table = t_;\n    const idx_t *ix = i_;\n    const idx_t *off = o_;\n"
     "    const elem_t *wt = w_;\n    elem_t *out = out_;\n"
     "    (void)off, (void)wt;\n"
-    "    for (long long b = 0; b < BAGS; b++) {\n"
+    "#if !RANGE\n    const long long b0 = 0, b1 = BAGS;\n#endif\n"
+    "    for (long long b = b0; b < b1; b++) {\n"
     "#if PACKED\n        long long lo = b * LEN, hi = lo + LEN;\n"
     "#else\n        long long lo = off[b], hi = b + 1 < BAGS ? (long long)off[b + 1] : N;\n"
     "        if (lo < 0 || lo > hi || hi > N)\n            return 1;\n#endif\n"
@@ -81,13 +86,14 @@ static const char tj_bag_body[] =
     "    return 0;\n}\n";
 
 static void tj_emit_variant(FILE *f, const char *prefix, const char *id, int prefetch,
-                            int probe)
+                            int probe, int range)
 {
-    fprintf(f, "#define KNAME %s_%s\n#define PREFETCH %d\n#define PROBE %d\n", prefix, id,
-            prefetch, probe);
+    fprintf(f, "#define KNAME %s_%s\n#define PREFETCH %d\n#define PROBE %d\n#define RANGE %d\n",
+            prefix, id, prefetch, probe, range);
     fprintf(f, "#define DIST %s\n#define LOCALITY %d\n", probe ? "dist" : "16LL", probe ? 2 : 3);
     fputs(tj_bag_body, f);
-    fprintf(f, "#undef KNAME\n#undef PREFETCH\n#undef PROBE\n#undef DIST\n#undef LOCALITY\n\n");
+    fprintf(f, "#undef KNAME\n#undef PREFETCH\n#undef PROBE\n#undef RANGE\n#undef DIST\n"
+               "#undef LOCALITY\n\n");
 }
 
 static void tj_emit_workload(FILE *f, const tj_bag_workload *w, int64_t n)
@@ -102,9 +108,10 @@ static void tj_emit_workload(FILE *f, const tj_bag_workload *w, int64_t n)
             w->bf16 ? "tj_bf16" : "tj_f32", w->bf16 ? "tj_to_bf16" : "tj_to_f32");
     fprintf(f, "#define PACKED %d\n#define WEIGHTED %d\n#define MEAN %d\n\n", w->packed,
             w->weighted, w->mean);
-    tj_emit_variant(f, "static", w->id, 0, 0);
-    tj_emit_variant(f, "prefetch", w->id, 1, 0);
-    tj_emit_variant(f, "probe", w->id, 1, 1);
+    tj_emit_variant(f, "static", w->id, 0, 0, 0);
+    tj_emit_variant(f, "prefetch", w->id, 1, 0, 0);
+    tj_emit_variant(f, "probe", w->id, 1, 1, 0);
+    tj_emit_variant(f, "probe_range", w->id, 1, 1, 1);
     fprintf(f, "#undef ROWS\n#undef WIDTH\n#undef BAGS\n#undef N\n#undef LEN\n#undef ROW_BYTES\n"
                "#undef idx_t\n#undef elem_t\n#undef LOAD\n#undef STORE\n#undef PACKED\n"
                "#undef WEIGHTED\n#undef MEAN\n\n");

@@ -142,7 +142,7 @@ static void check_oracle(const char *id, int mean, int weighted)
     tj_npy_free(&out);
 }
 
-static const char *const peers[] = {"static", "prefetch16", "probe", "memcpy",
+static const char *const peers[] = {"static", "prefetch16", "probe", "probe x2", "memcpy",
                                      "jit", "jit dyn", "jit unchecked"};
 #define NPEERS (sizeof peers / sizeof *peers)
 
@@ -215,9 +215,14 @@ static void test_bags_smoke(void **state)
         check_timing(e, 3);
         for (size_t p = 0; p < NPEERS; p++)
             seen[p] += strcmp(impl, peers[p]) == 0;
-        if (strcmp(impl, "probe") == 0) {
+        if (strcmp(impl, "probe") == 0 || strcmp(impl, "probe x2") == 0) {
             int dist = cJSON_GetObjectItemCaseSensitive(e, "prefetch_distance")->valueint;
             assert_true(dist >= 8 && dist <= 256);
+        }
+        /* the probe's bags in two halves on two threads, its output the static kernel's */
+        if (strcmp(impl, "probe x2") == 0) {
+            assert_int_equal((int)field_number(e, "threads"), 2);
+            assert_true(field_number(e, "vs_probe") > 0);
         }
         if (strcmp(impl, "static") == 0) {
             workloads++;
@@ -261,6 +266,7 @@ static void test_bags_mismatch_is_loud(void **state)
 {
     (void)state;
     check_mismatch_is_loud("probe");
+    check_mismatch_is_loud("probe x2");
     check_mismatch_is_loud("jit dyn");
     check_mismatch_is_loud("jit unchecked");
 }
@@ -282,7 +288,7 @@ static void test_bags_selection(void **state)
 
 /* --threads gives one "jit xN" row per count above 1, each checked against
  * the static kernel like every row and carrying its N; the default is a
- * single "jit x2". */
+ * single "jit x2". The "probe x2" row is there in every run. */
 static int thread_rows(const char *args, int *counts, int max)
 {
     if (run(args) != 0)
@@ -295,6 +301,10 @@ static int thread_rows(const char *args, int *counts, int max)
     {
         const char *impl = field_string(e, "impl");
         int threads = (int)field_number(e, "threads");
+        if (strcmp(impl, "probe x2") == 0) { /* in every run, whatever --threads */
+            assert_int_equal(threads, 2);
+            continue;
+        }
         if (strncmp(impl, "jit x", 5) != 0) {
             assert_int_equal(threads, 1);
             continue;
