@@ -202,6 +202,26 @@ def test_embedding_padding_rows():
                "padding_idx", str(p), "[-10, 10)")
 
 
+# ---- test_embedding_sparse_empty_tensor, test_embedding_max_norm (forward parts)
+
+def test_embedding_of_empty_tables_and_rows():
+    # nn.Embedding(0, 0) looked up with no indices, nn.Embedding(10, 0) with some
+    empty = torch.tensor([], dtype=torch.int64)
+    same_bits(both(tt.embedding, empty, torch.zeros(0, 0)), F.embedding(empty, torch.zeros(0, 0)))
+    x = torch.tensor([[0, 2, 4, 5], [4, 3, 0, 9]])
+    same_bits(both(tt.embedding, x, torch.zeros(10, 0)), torch.zeros(2, 4, 0))
+    same_bits(bag(x, torch.zeros(10, 0), mode="sum"), torch.zeros(2, 0))
+
+
+def test_embedding_max_norm_is_refused():
+    # torch renormalizes the looked-up rows in place; documented as refused
+    table = torch.randn(22, 5, generator=torch.Generator().manual_seed(19))
+    before = table.clone()
+    raises(tensorjit.SignatureError,
+           lambda: tt.embedding(torch.tensor([2, 8, 8, 6]), table, max_norm=1.0), "max_norm")
+    same_bits(table, before)
+
+
 # ---- test_embedding_scalar_weight_error ----------------------------------
 
 def test_embedding_weight_rank():
