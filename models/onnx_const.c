@@ -229,6 +229,36 @@ static int tj_values(const tj_onnx_scope *s, const Onnx__TensorProto *t, const c
     return 0;
 }
 
+/* The data dimension that element e of an index tuple (of jit_index_dims'
+ * depth) indexes, for the ops an ONNX node becomes. */
+static int tj_indexed_dim(const jit_sig *sig, int e)
+{
+    int rank = sig->data_shape.rank;
+    int axis = (int)(sig->axis < 0 ? sig->axis + rank : sig->axis);
+    switch (sig->op) {
+    case JIT_OP_GATHER_ND: return sig->batch_dims + e;
+    case JIT_OP_SCATTER_ND_UPDATE: return e;
+    default: return axis; /* Gather, GatherElements, ScatterElementsUpdate */
+    }
+}
+
+/* Flat position i of tensor t written as [a,b,...] in t's own dims. */
+static void tj_const_position(const Onnx__TensorProto *t, int64_t i, char *buf, size_t len)
+{
+    int64_t at[JIT_MAX_RANK];
+    size_t n = t->n_dims < JIT_MAX_RANK ? t->n_dims : JIT_MAX_RANK, used = 0;
+    for (size_t k = n; k-- > 0;) {
+        int64_t d = t->dims[k] > 0 ? t->dims[k] : 1;
+        at[k] = i % d;
+        i /= d;
+    }
+    used += (size_t)snprintf(buf, len, "[");
+    for (size_t k = 0; k < n && used < len; k++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", k ? "," : "", (long long)at[k]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+}
+
 int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto *t,
                                 const char *name, tj_model_layer *out)
 {
@@ -253,10 +283,14 @@ int tj_onnx_check_const_indices(const tj_onnx_scope *s, const Onnx__TensorProto 
     int rc = tj_values(s, t, name, count, v, out);
     for (int64_t i = 0; rc == 0 && i < count; i++) {
         int64_t d = dims[i % depth];
-        if (d >= 0 && (v[i] < -d || v[i] >= d))
+        if (d >= 0 && (v[i] < -d || v[i] >= d)) {
+            char where[32 * JIT_MAX_RANK + 8];
+            tj_const_position(t, i, where, sizeof where);
             rc = tj_model_refuse(out, "constant indices '%s' hold %lld at position %lld, outside "
-                           "[%lld, %lld) of the dim it indexes", name, (long long)v[i],
-                           (long long)i, (long long)-d, (long long)d);
+                           "[%lld, %lld) of data dimension %d of size %lld (element %s of '%s')",
+                           name, (long long)v[i], (long long)i, (long long)-d, (long long)d,
+                           tj_indexed_dim(&out->sig, i % depth), (long long)d, where, name);
+        }
     }
     free(v);
     return rc;
