@@ -14,6 +14,7 @@
 #include "bags_run.h"
 #include "bench_scaling.h"
 #include "cli.h"
+#include "jit_support.h"
 #include "npy.h"
 
 typedef struct tj_bags_opts {
@@ -123,6 +124,21 @@ static void tj_print_two_threads(const tj_bag_case *c)
     printf("\n");
 }
 
+/* What the split rule did with a "jit xN" row's calls: a jit x2 row near
+ * its one-thread time ran alone, or split at a loss (runtime/exec/split_rule.c). */
+static void tj_print_split_rule(const tj_bag_case *c, tj_bag_impl i)
+{
+    tj_split_counts s;
+    if (i < TJ_BAG_JIT_THREADS || tj_split_counts_of((jit_kernel)c->fn[i], &s) != 0 ||
+        s.alone + s.split == 0)
+        return;
+    printf("      %-22s split rule: %lld of %lld calls split, %lld probes, %lld verdict "
+           "changes; a unit of work %.1f ns alone, %.1f split; a pool job %lld ns\n", "",
+           (long long)s.split, (long long)(s.split + s.alone), (long long)s.probes,
+           (long long)s.flips, (double)s.alone_ps / 1000, (double)s.split_ps / 1000,
+           (long long)s.pool_ns);
+}
+
 static void tj_print_text(const tj_bag_case *c)
 {
     const tj_bag_inputs *in = &c->in;
@@ -156,6 +172,7 @@ static void tj_print_text(const tj_bag_case *c)
                in->n ? c->ns[i] / (double)in->n : 0,
                tj_bag_ratio(c, (tj_bag_impl)i, TJ_BAG_STATIC), c->ns_min[i], c->ns_max[i],
                c->ok[i] ? "" : "  OUTPUT DIFFERS FROM THE STATIC KERNEL'S");
+        tj_print_split_rule(c, (tj_bag_impl)i);
     }
     tj_print_two_threads(c);
 }
