@@ -1,8 +1,10 @@
 /* The second thread of "probe x2" (bags_probe2.h). After a half it spins
  * for TJ_PROBE_SPIN_NS before it sleeps, as the library's pool does
- * (runtime/exec/pool.c): in a timed batch the calls come back to back and
- * a wake-up through the kernel would be timed as the probe's; between the
- * bench's rows it sleeps, leaving the other core to them. */
+ * (runtime/exec/pool.c), but 40 times as long as the pool's 50 us: in a
+ * timed batch the calls come back to back, and the probe is to measure
+ * what two cores fetch, not a wake-up through the kernel when the halves
+ * end apart; between the bench's rows it sleeps, leaving the other core
+ * to them. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
