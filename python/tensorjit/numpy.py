@@ -336,8 +336,9 @@ def add_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
 
 def subtract_at(a: np.ndarray, indices: Union[Any, Sequence[Any]], b: Any) -> None:
     """numpy.subtract.at(a, indices, b), in place: a[index] -= b[...] for
-    every index in turn (reduction "sub"); add_at's arguments. bool a is a
-    TypeMismatch (a TypeError), as numpy refuses a boolean subtract."""
+    every index in turn (reduction "sub"); add_at's arguments. bool a and
+    bool b is a TypeMismatch (a TypeError), as numpy refuses a boolean
+    subtract; bool a with a number b is numpy's (it subtracts in b's type)."""
     return _at(np.subtract, "sub", "subtract_at", a, indices, b)
 
 
@@ -414,14 +415,17 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         raise _tj.TypeMismatch(f"tensorjit: indices have dtype {tuples.dtype}; {fn} takes "
                                "integer indices (no slices, None, Ellipsis or booleans)")
     dt = target.dtype
-    if reduction == "sub" and dt == np.bool_:
-        raise _tj.TypeMismatch(f"tensorjit: {fn} of bool: numpy refuses a boolean subtract "
-                               "(use np.logical_xor)")
     if dt.itemsize == 2 and "bfloat16" in getattr(dt.type, "__name__", ""):
         # ml_dtypes' type (known by its name, as the extension knows it), not
         # numpy's: its ufuncs were not measured against the library
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
     b_arr = np.asarray(b)
+    if reduction == "sub" and dt == np.bool_ and b_arr.dtype == np.bool_:
+        # numpy refuses only a subtract in bool (an integer b is an integer
+        # subtract, cast back), and names a bad index first
+        _check_bounds(target, tuples)
+        raise _tj.TypeMismatch(f"tensorjit: {fn} of bool: numpy refuses a boolean subtract "
+                               "(use np.logical_xor)")
     if b_arr.dtype != dt:
         loop = np.result_type(target, b_arr)  # numpy's (value-based for a scalar b)
         if loop != dt and not (reduction in ("sum", "sub", "prod") and dt.kind in "iu"

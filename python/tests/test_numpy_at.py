@@ -217,6 +217,21 @@ def test_boolean_subtract_is_a_type_error():
     with pytest.raises(tensorjit.TypeMismatch, match="boolean subtract"):
         tnp.subtract_at(a, [0], True)
     assert a.tolist() == [True, False]
+    # a bad index is numpy's IndexError first, and writes nothing
+    with pytest.raises(IndexError):
+        np.subtract.at(a.copy(), [5], True)
+    with pytest.raises(tensorjit.IndexOutOfRange):
+        tnp.subtract_at(a, [5], True)
+    assert a.tolist() == [True, False]
+
+
+def test_boolean_a_integer_b_subtract_is_numpys(served):
+    """numpy subtracts an integer b from bool a in b's type and casts back:
+    only a subtract in bool is refused."""
+    for b in (1, np.array([1, 0], np.int8), 2.5):
+        want, got = both("subtract_at", np.array([True, False]), [0, 1], b)
+        assert_same_bits(want, got, repr(b))
+    assert served == {"library": 0, "numpy": 3}
 
 
 def test_b_numpy_promotes_goes_to_numpy(served):
