@@ -19,6 +19,7 @@
  * relocation model and code model.
  */
 #include <llvm-c/Core.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
@@ -77,6 +78,15 @@ static void cg_llvm_args(const char *args)
          t = strtok_r(NULL, " ", &save))
         argv[argc++] = t;
     LLVMParseCommandLineOptions(argc, argv, "tensorjit-codegen-cost");
+}
+
+/* LLVM's own fatal errors: a --cpu name LLVM does not know (it warns
+ * "not a recognized processor", then generates code for a CPU without
+ * 64-bit mode and aborts) ends here as a failed run, not a core dump. */
+static void cg_fatal(const char *reason)
+{
+    fprintf(stderr, "tensorjit-codegen-cost: LLVM: %s (is --cpu a CPU LLVM knows?)\n", reason);
+    exit(1);
 }
 
 static LLVMTargetMachineRef cg_target_machine(const cg_opts *o, char **cpu_used)
@@ -155,6 +165,7 @@ int main(int argc, char **argv)
         return cg_usage();
     LLVMInitializeNativeTarget();
     LLVMInitializeNativeAsmPrinter();
+    LLVMInstallFatalErrorHandler(cg_fatal);
     cg_llvm_args(o.llvm_args);
     char *cpu = NULL;
     LLVMTargetMachineRef tm = cg_target_machine(&o, &cpu);
