@@ -138,14 +138,14 @@ configure_and_build() {
 }
 
 thread_sanitizer() {
-    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache, test_tiered, test_limits, test_dynamic, test_split, test_bag_split, test_pool, test_release_race ${stress_seconds} s a test)"
+    echo "== ThreadSanitizer: threads compiling and calling (test_stress, test_jit, test_diskcache, test_tiered, test_limits, test_dynamic, test_split, test_bag_split, test_pool, test_release_race ${stress_seconds} s a test; test_bench_bags, whose CLI runs the bench's probe x2 thread)"
     cmake -S . -B build-tsan -DLLVM_DIR="/usr/lib/llvm-${llvm}/lib/cmake/llvm" \
         -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_TSAN=ON -DTENSORJIT_WERROR=ON >/dev/null
     cmake --build build-tsan -j"$jobs" --target test_stress test_jit test_diskcache test_tiered test_limits test_dynamic \
-        test_split test_bag_split test_pool test_release_race >/dev/null
+        test_split test_bag_split test_pool test_release_race test_bench_bags >/dev/null
     local t
     for t in test_stress test_jit test_diskcache test_tiered test_limits test_dynamic test_split \
-        test_bag_split test_pool test_release_race; do
+        test_bag_split test_pool test_release_race test_bench_bags; do
         env "${quarter_counts[@]}" TENSORJIT_STRESS_SECONDS="$stress_seconds" \
             TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" "build-tsan/tests/$t"
     done
