@@ -35,6 +35,9 @@ __all__ = ["take", "take_along_axis", "put_along_axis", "add_at", "subtract_at",
            "maximum_at", "minimum_at"]
 
 _MODES = {"raise": "negative-wraps", "clip": "clamp"}
+# numpy 2 casts a Python scalar to the array's type (NEP 50) and refuses
+# one that does not fit it (OverflowError), where numpy 1 promoted by value
+_NUMPY2 = int(np.__version__.split(".")[0]) >= 2
 
 _NP_AXIS_ERROR = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
 
@@ -426,6 +429,10 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         _check_bounds(target, tuples)
         raise _tj.TypeMismatch(f"tensorjit: {fn} of bool: numpy refuses a boolean subtract "
                                "(use np.logical_xor)")
+    if _NUMPY2 and dt.kind in "iu" and type(b) is int and not (
+            np.iinfo(dt).min <= b <= np.iinfo(dt).max):
+        # numpy 2 raises OverflowError for it; the exemption below would wrap it
+        return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
     if b_arr.dtype != dt:
         loop = np.result_type(target, b_arr)  # numpy's (value-based for a scalar b)
         if loop != dt and not (reduction in ("sum", "sub", "prod") and dt.kind in "iu"

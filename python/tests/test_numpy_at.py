@@ -311,3 +311,20 @@ def test_an_array_ufunc_override_gets_numpys_call(name):
     AT[name].at(want, [0, 0], 3.0)
     assert seen == [(AT[name], "at")]
     assert_same_bits(want, np.asarray(a))
+
+
+@pytest.mark.parametrize("name", ["add_at", "subtract_at", "multiply_at"])
+def test_python_int_that_does_not_fit_goes_to_numpy_2(name, served, monkeypatch):
+    # numpy 2 (NEP 50) refuses a Python int that does not fit int8 with an
+    # OverflowError, where numpy 1 computed in a wider type and cast back
+    # (the same bits as the library's wrap): under numpy 2 such a call is
+    # numpy's own, whatever numpy is installed here; one that fits stays
+    monkeypatch.setattr(tnp, "_NUMPY2", True)
+    a = np.arange(4, dtype=np.int8)
+    try:
+        getattr(tnp, name)(a, [0, 1], 200)
+    except OverflowError:
+        pass  # numpy 2's answer, where numpy 2 is installed
+    assert served == {"library": 0, "numpy": 1}
+    getattr(tnp, name)(np.arange(4, dtype=np.int8), [0, 1], 100)
+    assert served == {"library": 1, "numpy": 1}
