@@ -139,6 +139,19 @@ static void tj_print_split_rule(const tj_bag_case *c, tj_bag_impl i)
            (long long)s.pool_ns);
 }
 
+/* The same as JSON fields of a "jit xN" row (bench --threads --json's names). */
+static void tj_print_split_json(const tj_bag_case *c, tj_bag_impl i)
+{
+    tj_split_counts s;
+    if (i < TJ_BAG_JIT_THREADS || tj_split_counts_of((jit_kernel)c->fn[i], &s) != 0)
+        return;
+    printf(", \"split_calls\": %lld, \"alone_calls\": %lld, \"probes\": %lld, "
+           "\"verdict_changes\": %lld, \"alone_ps\": %lld, \"split_ps\": %lld, "
+           "\"pool_job_ns\": %lld", (long long)s.split, (long long)s.alone, (long long)s.probes,
+           (long long)s.flips, (long long)s.alone_ps, (long long)s.split_ps,
+           (long long)s.pool_ns);
+}
+
 static void tj_print_text(const tj_bag_case *c)
 {
     const tj_bag_inputs *in = &c->in;
@@ -218,6 +231,7 @@ static void tj_print_json(const tj_bag_case *c, int *first)
             printf(", \"prefetch_distance\": %lld", c->distance);
         if (i == TJ_BAG_PROBE_X2)
             printf(", \"vs_probe\": %.4f", tj_bag_ratio(c, i, TJ_BAG_PROBE));
+        tj_print_split_json(c, (tj_bag_impl)i);
         printf("}\n");
         *first = 0;
     }

@@ -312,10 +312,43 @@ static int thread_rows(const char *args, int *counts, int max)
         assert_true(n < max);
         assert_int_equal(atoi(impl + 5), threads);
         assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "output_ok")));
+        /* what the split rule did (the smoke's tables are too small for a
+         * kernel that splits: zeros, the fields there all the same) */
+        double split = field_number(e, "split_calls"), alone = field_number(e, "alone_calls");
+        assert_true(split >= 0 && alone >= 0);
+        assert_true(field_number(e, "probes") >= 0 && field_number(e, "verdict_changes") >= 0);
+        assert_true(field_number(e, "pool_job_ns") >= 0);
         counts[n++] = threads;
     }
     cJSON_Delete(j);
     return n;
+}
+
+/* A "jit x2" row says what the split rule did with its calls: with every
+ * split kernel's calls split (TENSORJIT_SPLIT_MIN), all of them split. */
+static void test_bags_split_rule_fields(void **state)
+{
+    (void)state;
+    setenv("TENSORJIT_SPLIT_MIN", "1", 1);
+    int rc = run("bench --bags-smoke --workload E4 --json --rounds 3");
+    unsetenv("TENSORJIT_SPLIT_MIN");
+    if (rc != 0)
+        fail_msg("exit status not 0: %s", err_text);
+    cJSON *j = cJSON_Parse(out_text);
+    assert_non_null(j);
+    int rows = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j)
+    {
+        if (strcmp(field_string(e, "impl"), "jit x2") != 0)
+            continue;
+        rows++;
+        assert_true(field_number(e, "split_calls") > 0);
+        assert_true(field_number(e, "alone_calls") == 0);
+        assert_true(field_number(e, "split_ps") > 0);
+    }
+    assert_int_equal(rows, 1);
+    cJSON_Delete(j);
 }
 
 static void test_bags_thread_rows(void **state)
@@ -358,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_bags_mismatch_is_loud),
         cmocka_unit_test(test_bags_selection),
         cmocka_unit_test(test_bags_thread_rows),
+        cmocka_unit_test(test_bags_split_rule_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
