@@ -151,14 +151,35 @@ def _empty_index(index: Any) -> Any:
     return index
 
 
+def _no_elements(index: Any) -> bool:
+    """index holds no element: torch 1.13's gather and scatters then skip
+    every shape rule (index's rank and dims, src's), keeping only dim's
+    range and src's dtype; an empty index of any shape reads and writes
+    nothing."""
+    return 0 in _shape(index)
+
+
+def _empty_of_rank(t: Any, rank: int) -> Any:
+    """t's first zero elements, of shape (0,) * rank (its dtype kept)."""
+    flat = t.reshape(-1)[:0]
+    return flat.reshape((0,) * rank)
+
+
 def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
            out: Optional[Any] = None) -> Any:
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
     by index[i...]]; index has input's rank and dims no larger than input's
     but along dim (0-D and 1-D count as one rank, as in torch); the result
-    has index's shape."""
+    has index's shape. An index with no elements, of any shape, gives an
+    empty result of its shape, as torch's does."""
     index = _empty_index(_array(index))
     dim = _dim(dim, _rank(input))
+    if _no_elements(index) and (_rank(index) != _rank(input) or _rank(input) == 0
+                                or any(i > n for i, n in zip(_shape(index), _shape(input)))):
+        rank = max(_rank(input), 1)
+        flat_out = None if out is None else _empty_of_rank(out, rank)
+        result = gather(_vector(input), dim, _empty_of_rank(index, rank), out=flat_out)
+        return _shaped(result, out, _shape(index))
     if _scalars(input, index):
         return _shaped(gather(_vector(input), dim, _vector(index), out=_vector(out)), out,
                        _shape(index))
@@ -223,6 +244,12 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
         full = index.reshape(view).expand(*_shape(source)) if hasattr(index, "expand") else \
             __import__("numpy").broadcast_to(index.reshape(view), _shape(source))
         return _tj.scatter_elements_update(input, full, source, dim, "sum", out=out)
+    except _tj.IndexOutOfRange as e:
+        # the library names a position of the spread index (source's shape); index's own
+        # position is its coordinate along dim
+        message = re.sub(r"\bindices\[([^\]]*)\]",
+                         lambda m: f"indices[{m.group(1).split(',')[dim].strip()}]", str(e))
+        raise _renamed_for(type(e)(message), index, _INDEX_ADD_NAMES) from None
     except _tj.Error as e:
         raise _renamed_for(e, index, _INDEX_ADD_NAMES) from None
 
@@ -321,6 +348,21 @@ def _full_like_index(input: Any, index: Any, value: Any) -> Any:
     return np.full(_shape(index), value, dtype=np.asarray(input).dtype)
 
 
+def _no_updates(input: Any, index: Any, src: Any) -> Tuple[Any, Any]:
+    """index and src as they are; but for an index with no elements, of a
+    shape the library's rules refuse (another rank, dims beyond input's or
+    src's; torch 1.13 checks none of them then), empty ones of input's rank
+    (src's dtype kept, for the library to check), so that the call copies
+    input (or leaves out=input as it is) as torch's does."""
+    rank = _rank(input)
+    if not _no_elements(index) or rank == 0:
+        return index, src
+    if _rank(index) == rank and _rank(src) == rank and all(
+            i <= n and i <= m for i, n, m in zip(_shape(index), _shape(input), _shape(src))):
+        return index, src
+    return _empty_of_rank(index, rank), _empty_of_rank(src, rank)
+
+
 def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = None,
             reduce: Optional[str] = None, out: Optional[Any] = None) -> Any:
     """torch.scatter: a copy of input where out[i... with dim's coordinate
@@ -329,7 +371,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     or "multiply" combines instead of replacing."""
     src, index = _array(src), _empty_index(_array(index))
     dim = _dim(dim, _rank(input))
-    if _scalars(input, index, *([src] if hasattr(src, "shape") else [])):
+    if _scalars(input, index, *([src] if hasattr(src, "shape") else [])) or (
+            _rank(input) == 0 and _no_elements(index)):
         return _shaped(scatter(_vector(input), dim, _vector(index), _vector(src), value=value,
                                reduce=reduce, out=_vector(out)), out, _shape(input))
     if src is None:
@@ -342,6 +385,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     if reduction is None or reduce not in (None, "add", "multiply"):
         raise _tj.SignatureError(f"tensorjit: scatter's reduce is 'add' or 'multiply', not "
                                  f"{reduce!r}")
+    index, src = _no_updates(input, index, src)
     try:
         return _tj.scatter_elements_update(input, index, src, dim, reduction, torch_dims=True,
                                            out=out)
@@ -365,7 +409,7 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     update reaches."""
     src, index = _array(src), _empty_index(_array(index))
     dim = _dim(dim, _rank(input))
-    if _scalars(input, index, src):
+    if _scalars(input, index, src) or (_rank(input) == 0 and _no_elements(index)):
         return _shaped(scatter_reduce(_vector(input), dim, _vector(index), _vector(src), reduce,
                                       include_self=include_self, out=_vector(out)), out,
                        _shape(input))
@@ -373,6 +417,7 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     if reduction is None:
         raise _tj.SignatureError(f"tensorjit: unknown reduce {reduce!r} (sum, prod, mean, "
                                  "amax, amin)")
+    index, src = _no_updates(input, index, src)
     try:
         return _tj.scatter_elements_update(input, index, src, dim, reduction,
                                            use_init_val=include_self, torch_dims=True, out=out)

@@ -497,3 +497,50 @@ def test_the_extensions_torch_refuses_give_the_int64_result():
         flat = weight.reshape(4, -1)  # torch's own bag over the rows as vectors
         want = F.embedding_bag(ids, flat, mode="sum")
         assert torch.equal(got.reshape(2, -1), want), shape
+
+
+@pytest.mark.parametrize("kind", ["tensor", "numpy"])
+def test_an_empty_index_of_any_shape_is_taken_as_torch_takes_it(kind):
+    # torch 1.13 checks no shape rule for an index with no elements (its own
+    # test_scatter_gather's empty-index case: a (2, 2) input, a (0,) index):
+    # gather gives an empty result of index's shape, the scatters copy input
+    conv = (lambda t: t) if kind == "tensor" else (lambda t: t.numpy())
+    back = (lambda r: r) if kind == "tensor" else torch.from_numpy
+    x = torch.randn(2, 2, generator=GEN)
+    for shape in [(0,), (0, 3, 5), (2, 0, 7)]:
+        index = torch.empty(shape, dtype=torch.int64)
+        got = back(np.asarray(tt.gather(conv(x), 0, conv(index))))
+        assert tuple(got.shape) == tuple(torch.gather(x, 0, index).shape) == shape
+        for src in [torch.randn(2, 2, generator=GEN), torch.randn(7), torch.randn(3, 1, 4)]:
+            assert torch.equal(back(tt.scatter(conv(x), 0, conv(index), conv(src))), x)
+            assert torch.equal(back(tt.scatter_add(conv(x), -1, conv(index), conv(src))), x)
+            for reduce in ["sum", "prod", "mean", "amax", "amin"]:
+                got = back(tt.scatter_reduce(conv(x), 1, conv(index), conv(src), reduce,
+                                             include_self=False))
+                assert torch.equal(got, x)
+        assert torch.equal(back(tt.scatter(conv(x), 0, conv(index), value=3.0)), x)
+    scalar = torch.tensor(2.5)  # a 0-D input too
+    empty = torch.empty(0, 2, dtype=torch.int64)
+    assert torch.equal(back(tt.scatter(conv(scalar), 0, conv(empty), conv(torch.ones(3)))),
+                       scalar)
+    assert tuple(back(tt.gather(conv(scalar), 0, conv(empty))).shape) == (0, 2)
+    # what torch still checks: dim's range and src's dtype
+    index = conv(torch.empty(0, dtype=torch.int64))
+    with pytest.raises(tensorjit.SignatureError, match=r"dim 2 is out of range for rank 2"):
+        tt.scatter(conv(x), 2, index, conv(torch.ones(2)))
+    with pytest.raises(tensorjit.SignatureError, match=r"src element type f64.*f32"):
+        tt.scatter(conv(x), 0, index, conv(torch.ones(2, dtype=torch.float64)))
+
+
+def test_index_add_names_the_position_in_index_itself():
+    # along a dim other than 0 the library sees index spread over source's
+    # shape; the error names index's own position, as for dim 0
+    x = torch.zeros(3, 4, 2)
+    for dim, index, shape in [(1, [1, 4], (3, 2, 2)), (-1, [0, 1, -1], (3, 4, 3)),
+                              (0, [0, 3], (2, 4, 2))]:
+        for conv in (lambda t: t, lambda t: t.numpy()):
+            bad = [i for i, v in enumerate(index) if not 0 <= v < x.shape[dim]][0]
+            with pytest.raises(tensorjit.IndexOutOfRange,
+                               match=rf"index\[{bad}\] = {index[bad]} is out of range for "
+                                     rf"input dimension {dim % 3} of size {x.shape[dim]}"):
+                tt.index_add(conv(x), dim, conv(torch.tensor(index)), conv(torch.ones(shape)))
