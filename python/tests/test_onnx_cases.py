@@ -28,16 +28,16 @@ those run where a newer onnx is installed.
 
 import functools
 import importlib
-import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 import pytest
 
 import tensorjit
+from tj_cli import CLI_ENV, find_cli
 
 onnx = pytest.importorskip("onnx")
 try:
@@ -212,18 +212,7 @@ def test_python_in_place(case):
 
 # --- the command-line tool ---------------------------------------------------
 
-def _cli() -> Optional[str]:
-    if os.environ.get("TENSORJIT_CLI"):
-        return os.environ["TENSORJIT_CLI"]
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)
-    found = [p for p in (os.path.join(root, d, "tensorjit") for d in ("build", "build-release"))
-             if os.access(p, os.X_OK)]
-    return max(found, key=os.path.getmtime) if found else None
-
-
-CLI = _cli()
-# no disk cache: nothing written under the user's home by a test run
-CLI_ENV = dict(os.environ, TENSORJIT_CACHE_DIR="off")
+CLI = find_cli()
 
 
 @functools.lru_cache(maxsize=None)

@@ -38,16 +38,16 @@ Deliberate differences, asserted as tensorjit documents them:
 Skipped without onnx (Debian: python3-onnx); the model part without a built CLI.
 """
 
-import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
 
 import tensorjit
+from tj_cli import CLI_ENV, find_cli
 
 onnx = pytest.importorskip("onnx")
 from onnx import helper, numpy_helper  # noqa: E402
@@ -588,17 +588,7 @@ def test_gather_zero_fill_like_ort_gpu():
 
 # --- the models ------------------------------------------------------------------
 
-def _cli():
-    if os.environ.get("TENSORJIT_CLI"):
-        return os.environ["TENSORJIT_CLI"]
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)
-    found = [p for p in (os.path.join(root, d, "tensorjit") for d in ("build", "build-release"))
-             if os.access(p, os.X_OK)]
-    return max(found, key=os.path.getmtime) if found else None
-
-
-CLI = _cli()
-CLI_ENV = dict(os.environ, TENSORJIT_CACHE_DIR="off")
+CLI = find_cli()
 NAMES = ("data", "indices", "updates")
 
 

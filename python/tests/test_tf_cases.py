@@ -41,21 +41,20 @@ Intended differences (each also marked where its case is):
   reductions none/sum/sub/prod/min/max); complex is refused with TypeMismatch.
 """
 
-import os
 import subprocess
 
 import numpy as np
 import pytest
 
 import tensorjit
+from tj_cli import find_cli
 
 try:
     import torch
 except ImportError:  # bf16 cases need torch (no ml_dtypes here)
     torch = None
 
-CLI = os.environ.get("TENSORJIT_CLI") or os.path.join(
-    os.path.dirname(__file__), "..", "..", "build", "tensorjit")
+CLI = find_cli()
 
 INDEX_TYPES = (np.int16, np.int32, np.int64)
 ND_INDEX_TYPES = (np.int32, np.int64)  # scatter_nd_update: OpenVINO's i32/i64
@@ -864,7 +863,7 @@ def run_cli(tmp_path, op, arrays, *flags):
     return r, (np.load(out) if r.returncode == 0 else None)
 
 
-@pytest.mark.skipif(not os.access(CLI, os.X_OK), reason="the CLI is not built")
+@pytest.mark.skipif(CLI is None, reason="the CLI is not built")
 def test_cli_agrees(tmp_path):
     r, out = run_cli(tmp_path, "gather-nd", {"data": np.ascontiguousarray(P3),
                                              "indices": np.array([[[3], [2], [1]], [[4], [4], [0]]])})
