@@ -1,0 +1,429 @@
+"""PyTorch's own index_select and index_add tests, transcribed: tensorjit.torch held to them.
+
+PyTorch tests these ops in test/test_torch.py (test_index_add,
+test_index_add_all_dtypes, test_index_add_correctness with its broadcast
+and bound checks, test_index_select; test_index_add_deterministic and the
+empty-tensor cases of test_dim_function_empty are in
+test_torch_scatter_gather_cases.py), in test/test_indexing.py (where newer
+torch moved test_index_select: np.take as its reference) and in
+test/test_sparse.py (the exhaustive index of _test_index_select, whose
+dense side is torch.index_select). The errors are the checks of aten's
+index_select and index_add (TensorAdvancedIndexing.cpp): "Index is supposed
+to be a vector", "Expected dtype int32/int64 for index", "self and source
+must have the same scalar type", "Number of indices should be equal to
+source.size(dim)", "index out of range in self", a dim out of range, and
+the out= checks. Debian's torch does not install its test tree, so the
+cases were read there and are restated here in our own code; sizes are
+scaled down (torch's 512 x 256 tensors only reach its vector paths).
+
+Each case calls tensorjit.torch.index_select / index_add with torch tensors
+and, where numpy has the dtype (not bfloat16), with numpy arrays, and holds
+every result bit for bit to torch 1.13 and to a numpy restatement below:
+`ref_index_select` is np.take of the elements' bits; `ref_index_add` adds
+alpha * source's slices in index order, SPEC section 5's arithmetic (f16 and
+bf16 computed in f32 and rounded back after every add, integers wrapping,
+bool an or; alpha * source rounded to the dtype first).
+
+The differences python/README.md documents, asserted as it says at the case:
+- index_add's source must have torch's documented shape (input's, dim as
+  long as index): torch 1.13 on the CPU broadcasts a smaller source (its
+  test_index_add_correctness checks that), newer torch refuses it
+  (pytorch/pytorch#92576), as we do, also beside an empty index;
+- which NaN index_add returns where input's and source's are both NaN (or a
+  NaN made by alpha * source meets a NaN): input's, by docs/reductions.md,
+  where torch's fused multiply-add keeps source's; bf16 NaNs keep their
+  payload, where torch 1.13 makes every bf16 NaN 0x7fc0. The NaNs are where
+  torch's are; every other bit is torch's;
+- alpha * source is rounded before it is added (an ulp apart from torch's
+  fused multiply-add where the product is inexact: alpha 0.1);
+- out= must have the result's shape and be contiguous, and may not overlap
+  an input but index_add's out=input: torch resizes a wrong shape (with a
+  deprecation warning) and writes strided outs;
+- an index of any integer type (torch: int32 or int64), and lists, tuples
+  and Python numbers read as numpy reads them (torch takes tensors only);
+- errors: tensorjit's SignatureError / IndexOutOfRange / TypeMismatch naming
+  the argument (input, index, source, out, alpha), the position and the
+  value, where torch raises RuntimeError / IndexError / TypeError.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tensorjit  # noqa: E402
+import tensorjit.torch as tt  # noqa: E402
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+ALL = FLOATS + INTS + (torch.bool,)
+MATH = INTS + FLOATS  # torch's get_all_math_dtypes on the CPU, less complex
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_NP = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64}
+
+
+# ---- making inputs (torch's make_tensor: floats and ints in [-9, 9]) ----------
+
+def make(shape, dtype, rng, low=-9, high=9):
+    if dtype == torch.bool:
+        return torch.from_numpy(rng.integers(0, 2, shape).astype(bool))
+    if dtype.is_floating_point:
+        return torch.from_numpy(rng.uniform(low, high, shape)).to(dtype)
+    low = max(low, 0) if dtype == torch.uint8 else low
+    return torch.from_numpy(rng.integers(low, high + 1, shape)).to(dtype)
+
+
+def noncontiguous(t):
+    """t's values in a strided view (every other element of a wider tensor),
+    as torch's make_tensor(noncontiguous=True) and noncontiguous_like."""
+    if t.dim() == 0:
+        return t
+    view = torch.empty(t.shape[:-1] + (2 * t.shape[-1],), dtype=t.dtype)[..., ::2]
+    view.copy_(t)
+    assert not view.is_contiguous() or t.numel() <= 1
+    return view
+
+
+# ---- comparing bits -------------------------------------------------------------
+
+def bits(t):
+    t = (torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray)
+         else torch.as_tensor(t)).contiguous()
+    return t.to(torch.uint8) if t.dtype == torch.bool else t.view(_BITS[t.element_size()])
+
+
+def assert_bits(got, want):
+    got = torch.from_numpy(np.ascontiguousarray(got)) if isinstance(got, np.ndarray) else got
+    assert got.dtype == want.dtype and tuple(got.shape) == tuple(want.shape), \
+        (got.dtype, want.dtype, tuple(got.shape), tuple(want.shape))
+    if not torch.equal(bits(got), bits(want)):
+        bad = (bits(got) != bits(want)).nonzero()[:4].tolist()
+        raise AssertionError(f"bits differ at {bad}: {got.flatten()[:8]} vs {want.flatten()[:8]}")
+
+
+def run_both(fn, *args, **kw):
+    """fn on torch tensors and, where numpy has every dtype, on numpy arrays
+    (the result then a numpy array, of the input's kind): both results, as
+    tensors."""
+    results = [fn(*args, **kw)]
+    assert isinstance(results[0], torch.Tensor)
+    tensors = [a for a in list(args) + list(kw.values()) if isinstance(a, torch.Tensor)]
+    if all(t.dtype != torch.bfloat16 for t in tensors):
+        conv = [a.numpy() if isinstance(a, torch.Tensor) else a for a in args]
+        kconv = {k: (v.numpy() if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        got = fn(*conv, **kconv)
+        assert isinstance(got, np.ndarray)
+        results.append(torch.from_numpy(np.array(got)))
+    return results
+
+
+def _raises(cls, pattern, fn, *args, **kw):
+    """fn raises cls matching pattern, with tensors and with numpy arrays."""
+    for conv in (lambda a: a, lambda a: a.numpy() if isinstance(a, torch.Tensor) else a):
+        with pytest.raises(cls, match=pattern):
+            fn(*[conv(a) for a in args], **{k: conv(v) for k, v in kw.items()})
+
+
+# ---- the references, in numpy ---------------------------------------------------
+
+def ref_index_select(src, dim, idx):
+    """np.take of the elements' bits (test_index_select's reference, exact
+    for every dtype, bf16 too)."""
+    return np.take(bits(src).numpy(), np.asarray(idx).astype(np.int64), axis=dim)
+
+
+def _round(a32, dtype):
+    """f32 values (numpy) rounded to dtype, nearest even, back in f32 (f64
+    as it is)."""
+    a32 = np.asarray(a32)
+    if dtype == torch.float64:
+        return a32
+    if dtype == torch.bfloat16:
+        return torch.from_numpy(np.ascontiguousarray(a32)).to(dtype).float().numpy()
+    return a32.astype(_NP[dtype]).astype(np.float32)
+
+
+def ref_index_add(x, dim, idx, src, alpha=1):
+    """torch's test loop (dest2[idx[i]] += src[i] * alpha along dim), with
+    SPEC 5's arithmetic: alpha * src rounded to the dtype, then each slice
+    added in index order, f16/bf16 in f32 rounded back every step."""
+    dtype = x.dtype
+    idx = [int(i) for i in np.asarray(idx).reshape(-1)]
+    out = torch.movedim(x, dim, 0) if x.dim() else x.reshape(1)
+    s = torch.movedim(src, dim, 0) if src.dim() else src.reshape(1)
+    if dtype == torch.bool:
+        o, a = out.numpy().copy(), s.numpy() & bool(alpha)
+        for k, i in enumerate(idx):
+            o[i] = o[i] | a[k]
+        result = torch.from_numpy(o)
+    elif dtype.is_floating_point:
+        wide = np.float64 if dtype == torch.float64 else np.float32
+        o, a = out.to(torch.float64).numpy().astype(wide), s.to(torch.float64).numpy().astype(wide)
+        if alpha != 1:
+            a = _round(a * wide(alpha), dtype)
+        for k, i in enumerate(idx):
+            o[i] = _round(o[i] + a[k], dtype)
+        result = torch.from_numpy(o).to(dtype)
+    else:
+        o, a = out.numpy().copy(), s.numpy()
+        if alpha != 1:
+            a = np.multiply(a, np.array(int(alpha)).astype(a.dtype))  # wraps, -1 on uint8 too
+        for k, i in enumerate(idx):
+            o[i:i + 1] = o[i:i + 1] + a[k:k + 1]  # arrays wrap (numpy's scalars warn)
+        result = torch.from_numpy(o)
+    return torch.movedim(result, 0, dim).contiguous() if x.dim() else result.reshape(())
+
+
+# ---- test_torch.py: test_index_add ----------------------------------------------
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_index_add(dtype):
+    # dest, src and idx each contiguous or not; other sizes () and (4, 5);
+    # int32 and int64 indices; a permutation of 3 into 3; without alpha and
+    # with alpha=2 (exact: torch's fused multiply-add rounds alike)
+    rng = np.random.default_rng(100)
+    for dest_contig, src_contig, index_contig in itertools.product((True, False), repeat=3):
+        for other in ((), (4, 5)):
+            for idx_dtype in (torch.int32, torch.int64):
+                dest = make((3,) + other, dtype, rng)
+                dest = dest if dest_contig else noncontiguous(dest)
+                src = make((3,) + other, dtype, rng)
+                src = src if src_contig else noncontiguous(src)
+                idx = torch.from_numpy(rng.permutation(3)).to(idx_dtype)
+                idx = idx if index_contig else noncontiguous(idx)
+                for alpha in (1, 2):
+                    want = ref_index_add(dest, 0, idx, src, alpha)
+                    assert_bits(dest.index_add(0, idx, src, alpha=alpha), want)
+                    for got in run_both(tt.index_add, dest, 0, idx, src, alpha=alpha):
+                        assert_bits(got, want)
+
+
+# ---- test_torch.py: test_index_add_all_dtypes -------------------------------------
+
+@pytest.mark.parametrize("dtype", MATH)
+def test_index_add_all_dtypes(dtype):
+    # zeros plus tensor at arange is tensor; with alpha=-1 it is -tensor
+    # (uint8 wrapping, as torch's -tensor does)
+    gen = torch.Generator().manual_seed(101)
+    size = (5, 5)
+    if dtype.is_floating_point:
+        tensor = torch.rand(size, generator=gen).to(dtype)
+    elif dtype == torch.uint8:
+        tensor = torch.randint(0, 10, size, generator=gen).to(dtype)
+    else:
+        tensor = torch.randint(-5, 15, size, generator=gen).to(dtype)
+    zeros = torch.zeros(size, dtype=dtype)
+    for idx_dtype in (torch.int32, torch.int64):
+        ar = torch.arange(0, size[0], dtype=idx_dtype)
+        for got in run_both(tt.index_add, zeros, 0, ar, tensor):
+            assert_bits(got, tensor)
+        negated = (-tensor.to(torch.int64)).to(dtype) if dtype == torch.uint8 else -tensor
+        assert_bits(zeros.index_add(0, ar, tensor, alpha=-1), negated)
+        for got in run_both(tt.index_add, zeros, 0, ar, tensor, alpha=-1):
+            assert_bits(got, negated)
+
+
+def test_index_add_wraps_integers_and_ors_bools_as_torch():
+    # duplicates past the type's range: torch adds in the type and wraps
+    index = torch.tensor([0, 0, 1, 1])
+    for dtype, start, step in ((torch.uint8, 200, 100), (torch.int8, 120, 5),
+                               (torch.int16, 32767, 1), (torch.int32, 2**31 - 2, 3),
+                               (torch.int64, 2**63 - 1, 1)):
+        x = torch.tensor([start, -start if dtype != torch.uint8 else 1]).to(dtype)
+        src = torch.full((4,), step).to(dtype)
+        want = ref_index_add(x, 0, index, src)
+        assert_bits(torch.index_add(x, 0, index, src), want)
+        for got in run_both(tt.index_add, x, 0, index, src):
+            assert_bits(got, want)
+    x, src = torch.tensor([False, True, False]), torch.tensor([True, False, False, True])
+    for got in run_both(tt.index_add, x, 0, torch.tensor([0, 1, 2, 2]), src):
+        assert_bits(got, torch.tensor([True, True, True]))
+
+
+# ---- test_torch.py: test_index_add_correctness ------------------------------------
+
+def _correctness_case(dim, dtype, size_result, size_source, gen):
+    tensor = torch.zeros(size_result, dtype=dtype)
+    index = torch.randint(0, size_result[dim], (size_source[dim],), generator=gen)
+    if dtype.is_floating_point:
+        source = torch.rand(size_source, generator=gen).to(dtype)
+    elif dtype == torch.uint8:
+        source = torch.randint(0, 5, size_source, generator=gen).to(dtype)
+    else:
+        source = torch.randint(-2, 5, size_source, generator=gen).to(dtype)
+    return tensor, index, source
+
+
+@pytest.mark.parametrize("dtype", MATH)
+def test_index_add_correctness(dtype):
+    # torch's check that index_add's alpha=1 path (scatter_add's, for a long
+    # index) agrees with its alpha=2. path halved; here both against the
+    # loop, torch itself and the numpy arrays, on (2, 24, 16) and (5, 16, 16)
+    # (torch: (2, 512, 256) and (5, 256, 256)), every dim counted from the end
+    gen = torch.Generator().manual_seed(102)
+    for dim in (-1, -2, -3):
+        for size in ((2, 24, 16), (5, 16, 16)):
+            tensor, index, source = _correctness_case(dim, dtype, size, size, gen)
+            out = tensor.index_add(dim, index, source)
+            ref_out = (tensor.index_add(dim, index, source, alpha=2.) / 2.).to(dtype)
+            assert_bits(out, ref_out)  # torch's own assertion
+            want = ref_index_add(tensor, dim % 3, index, source)
+            assert_bits(out, want)
+            for got in run_both(tt.index_add, tensor, dim, index, source):
+                assert_bits(got, want)
+            for got in run_both(tt.index_add, tensor, dim, index, source, alpha=2.):
+                assert_bits((got / 2.).to(dtype), want)
+
+
+def test_index_add_correctness_broadcast_sources_are_refused():
+    # test_index_add_correctness "checks broadcast cases on CPU": torch 1.13
+    # adds a source whose dims but dim are 1 (broadcast over input's). Its
+    # documentation says they must match and newer torch refuses them
+    # (pytorch/pytorch#92576): so do we, naming source's shape and torch's
+    gen = torch.Generator().manual_seed(103)
+    for dim in (-1, -2, -3):
+        for size_result, size_source in (((2, 24, 16), (1, 24, 16)), ((2, 24, 24), (1, 24, 1)),
+                                         ((2, 24, 16), (2, 1, 16))):
+            tensor, index, source = _correctness_case(dim, torch.float32, size_result,
+                                                      size_source, gen)
+            want = list(size_result)
+            want[dim] = size_source[dim]
+            if tuple(want) == size_source:
+                for got in run_both(tt.index_add, tensor, dim, index, source):
+                    assert_bits(got, torch.index_add(tensor, dim, index, source))
+                continue
+            torch.index_add(tensor, dim, index, source)  # torch 1.13 takes it
+            _raises(tensorjit.SignatureError,
+                    rf"index_add's source has shape {tuple(size_source)}; it must be input's "
+                    rf"with dim {dim % 3} as long as index: {tuple(want)}".replace("(", r"\(")
+                    .replace(")", r"\)"), tt.index_add, tensor, dim, index, source)
+
+
+def test_index_add_correctness_bounds():
+    # torch: an index one longer than source's dim, and one past input's dim,
+    # raise; here the first is the shape rule, the second names the position
+    # of index, its value and the dimension (input (1, 64, 32); torch's 512 x 256)
+    result, source = torch.zeros(1, 64, 32), torch.ones(1, 64, 32)
+    for dim in (-1, -2, -3):
+        long_index = torch.ones(33, dtype=torch.long)
+        with pytest.raises(RuntimeError):
+            result.clone().index_add_(dim, long_index, source)
+        _raises(tensorjit.SignatureError, r"index_add's source has shape \(1, 64, 32\)",
+                tt.index_add, result, dim, long_index, source)
+        past = torch.full((32,), 33, dtype=torch.long)
+        with pytest.raises((RuntimeError, IndexError)):
+            result.clone().index_add_(dim, past, source)
+        if dim == -1:
+            _raises(tensorjit.IndexOutOfRange, r"index\[0\] = 33 is out of range for input "
+                    r"dimension 2 of size 32", tt.index_add, result, dim, past, source)
+        else:
+            _raises(tensorjit.SignatureError, r"index_add's source has shape \(1, 64, 32\)",
+                    tt.index_add, result, dim, past, source)
+
+
+# ---- test_torch.py / test_indexing.py: test_index_select ----------------------------
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_index_select_against_np_take(dtype):
+    # src and idx contiguous or not, other sizes () and (4, 5), every dim;
+    # int32 and int64 indices; the four 0-D / 1-element pairs; np.take of
+    # the bits as reference
+    rng = np.random.default_rng(104)
+    num_src, num_out = 3, 5
+    for src_contig, idx_contig in itertools.product((True, False), repeat=2):
+        for other in ((), (4, 5)):
+            for dim in range(len(other)):
+                src = make(other[:dim] + (num_src,) + other[dim:], dtype, rng)
+                src = src if src_contig else noncontiguous(src)
+                idx = torch.from_numpy(rng.integers(0, num_src, num_out))
+                idx = idx if idx_contig else noncontiguous(idx)
+                want = ref_index_select(src, dim, idx)
+                assert_bits(bits(torch.index_select(src, dim, idx)), torch.from_numpy(want))
+                for got in run_both(tt.index_select, src, dim, idx):
+                    assert_bits(bits(got), torch.from_numpy(want))
+    for idx_type in (torch.int32, torch.int64):
+        src = make((3, num_src, 2), dtype, rng)
+        idx = torch.from_numpy(rng.integers(0, num_src, num_out)).to(idx_type)
+        for got in run_both(tt.index_select, src, 1, idx):
+            assert_bits(bits(got), torch.from_numpy(ref_index_select(src, 1, idx)))
+    for size_s, size_i in itertools.product([(), (1,)], repeat=2):
+        source, idx = make(size_s, dtype, rng), torch.zeros(size_i, dtype=torch.int64)
+        want = torch.index_select(source, 0, idx)
+        for got in run_both(tt.index_select, source, 0, idx):
+            assert_bits(got, want)
+            assert bits(got).item() == bits(source).item()
+
+
+def test_index_select_exhaustive_index():
+    # test_sparse's _test_index_select_exhaustive_index, its dense side: every
+    # index of length sizes[d] into dim d, written negative there and shifted
+    # by sizes[d] (dense index_select takes no negative index: #76347)
+    rng = np.random.default_rng(105)
+    sizes = (3, 4, 2)
+    t = make(sizes, torch.float32, rng)
+    for d in range(3):
+        for idx in itertools.product(range(-sizes[d], 0), repeat=sizes[d]):
+            t_idx = torch.tensor(idx) + sizes[d]
+            want = torch.from_numpy(ref_index_select(t, d, t_idx))
+            assert_bits(bits(tt.index_select(t, d, t_idx)), want)
+            assert_bits(bits(tt.index_select(t.numpy(), d, t_idx.numpy())), want)
+        with pytest.raises(tensorjit.IndexOutOfRange, match=rf"index\[0\] = -1 is out of range "
+                           rf"for input dimension {d} of size {sizes[d]}"):
+            tt.index_select(t, d, torch.tensor(idx))  # the last, all -1: unshifted
+
+
+def test_index_select_copies_every_bit():
+    # NaNs with payloads and signs, -0, infinities, subnormals, the extremes
+    # of each integer type: a selection moves bits, it computes nothing
+    for dtype in FLOATS:
+        vals = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-40,
+                             -1.5]).to(dtype)
+        payload = (bits(torch.tensor([float("nan")]).to(dtype)) | 5).view(dtype)
+        vals = torch.cat([vals, payload, -payload])
+        idx = torch.arange(len(vals)).flip(0)
+        want = torch.from_numpy(ref_index_select(vals, 0, idx))
+        assert_bits(bits(torch.index_select(vals, 0, idx)), want)
+        for got in run_both(tt.index_select, vals, 0, idx):
+            assert_bits(bits(got), want)
+    for dtype in INTS:
+        info = torch.iinfo(dtype)
+        vals = torch.tensor([info.min, info.max, 0, 1], dtype=dtype)
+        for got in run_both(tt.index_select, vals, 0, torch.tensor([1, 0, 1, 3])):
+            assert_bits(got, vals[[1, 0, 1, 3]])
+
+
+# ---- non-contiguous, expanded, reversed and byte-swapped inputs --------------------
+
+def test_strided_expanded_and_foreign_layouts():
+    rng = np.random.default_rng(106)
+    x = make((4, 6), torch.float32, rng)
+    idx = torch.tensor([3, 0, 3])
+    for data in (x.t(), x[:, ::2], x[:1].expand(5, 6), x[1:3]):
+        for dim in (0, 1):
+            index = idx % data.shape[dim]
+            for index in (index, index[:1].expand(4), noncontiguous(index)):
+                want = torch.index_select(data, dim, index)
+                for got in run_both(tt.index_select, data, dim, index):
+                    assert_bits(got, want)
+                shape = list(data.shape)
+                shape[dim] = len(index)
+                source = make(tuple(shape), torch.float32, rng)
+                for src in (source, source.t().contiguous().t(), source[:1].expand(shape)):
+                    want = ref_index_add(data, dim, index, src)
+                    assert_bits(torch.index_add(data, dim, index, src), want)
+                    for got in run_both(tt.index_add, data, dim, index, src):
+                        assert_bits(got, want)
+    # numpy's own layouts: reversed (negative strides), Fortran order, byte-swapped
+    a = x.numpy()
+    for data in (a[::-1, ::-2], np.asfortranarray(a), a.astype(">f4")):
+        index = np.array([2, 0, 2])[::-1]
+        want = np.take(np.asarray(data, np.float32), index, axis=1)
+        got = tt.index_select(data, 1, index)
+        assert isinstance(got, np.ndarray) and np.array_equal(got, want)
+        src = np.arange(data.shape[0] * 3, dtype=data.dtype).reshape(data.shape[0], 3)
+        want = np.asarray(data, np.float32).copy()
+        np.add.at(want, (slice(None), index), np.asarray(src, np.float32))
+        got = tt.index_add(data, 1, index, src)
+        assert np.array_equal(np.asarray(got, np.float32), want)
