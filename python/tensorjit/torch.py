@@ -73,6 +73,20 @@ def _array(t: Any) -> Any:
     return t
 
 
+def _operand(t: Any, name: str, op: str) -> Any:
+    """An operand of index_select or index_add as an array where it is none:
+    a list, a tuple or a Python number (a 0-D array, a vector of one as
+    torch's 0-D tensor is) as numpy reads it; a tensor or an array as it is;
+    None refused, naming it. (A scalar index kept its dim only as a 0-D
+    tensor: index 1 dropped it, and a scalar or None input recursed.)"""
+    if hasattr(t, "shape"):
+        return t
+    if t is None:
+        raise _tj.TypeMismatch(f"tensorjit: {op}'s {name} must be a tensor or an array, not None")
+    import numpy as np
+    return np.asarray(t)
+
+
 def _as_int(value: Any, name: str) -> int:
     """An integer argument, as torch checks it (a float is refused, not cut)."""
     import operator
@@ -193,9 +207,11 @@ def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None)
     """torch.index_select: the slices of input along dim at index (a 1-D or
     0-D integer tensor), in index's order; of a 0-D input, index holds one
     index and the result is 0-D."""
-    index = _array(index)
+    input, index = (_operand(t, name, "index_select") for t, name in
+                    ((input, "input"), (index, "index")))
     if _rank(index) > 1:
-        raise _tj.SignatureError("tensorjit: index_select's index must be 1-D or 0-D")
+        raise _tj.SignatureError(f"tensorjit: index_select's index must be 1-D or 0-D, not of "
+                                 f"shape {tuple(_shape(index))}")
     if _rank(input) == 0:
         _dim(dim, 0)
         count = int(__import__("math").prod(_shape(index)))
@@ -219,7 +235,8 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     dtype (_alpha); alpha * source is rounded to that dtype before it is
     added, where torch fuses the two (an ulp apart where the product is
     inexact: alpha 0.1, not 2 or -1)."""
-    index, source = _array(index), _array(source)
+    input, index, source = (_operand(t, name, "index_add") for t, name in
+                             ((input, "input"), (index, "index"), (source, "source")))
     ndim = _rank(input)
     dim = _dim(dim, ndim)
     if ndim == 0 and _rank(index) <= 1 and _rank(source) <= 1:  # torch: a vector of one

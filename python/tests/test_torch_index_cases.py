@@ -427,3 +427,99 @@ def test_strided_expanded_and_foreign_layouts():
         np.add.at(want, (slice(None), index), np.asarray(src, np.float32))
         got = tt.index_add(data, 1, index, src)
         assert np.array_equal(np.asarray(got, np.float32), want)
+
+
+# ---- scalars and 0-D tensors ----------------------------------------------------------
+
+def test_0d_tensors_are_vectors_of_one_as_in_torch():
+    rng = np.random.default_rng(107)
+    x, scalar = make((3, 4), torch.float32, rng), make((), torch.float32, rng)
+    for index in (torch.tensor(2), torch.tensor([2])):
+        for dim in (0, 1, -1):
+            want = torch.index_select(x, dim, index)
+            assert want.shape[dim] == 1  # torch keeps the dim for a 0-D index
+            for got in run_both(tt.index_select, x, dim, index):
+                assert_bits(got, want)
+        want = torch.index_add(x, 1, index, torch.ones(3, 1))
+        for got in run_both(tt.index_add, x, 1, index, torch.ones(3, 1)):
+            assert_bits(got, want)
+    for index, source in ((torch.tensor(0), torch.tensor(3.0)), (torch.tensor([0]), torch.tensor(3.0)),
+                          (torch.tensor([0, 0]), torch.tensor([3.0, 0.25]))):
+        want = torch.index_add(scalar, 0, index, source, alpha=2)
+        assert want.shape == ()
+        for got in run_both(tt.index_add, scalar, -1, index, source, alpha=2):
+            assert_bits(got, want)
+    # a 1-D input takes a 0-D source beside a 0-D index (newer torch too)
+    for got in run_both(tt.index_add, torch.zeros(3), 0, torch.tensor(2), torch.tensor(5.0)):
+        assert_bits(got, torch.index_add(torch.zeros(3), 0, torch.tensor(2), torch.tensor(5.0)))
+    # what torch refuses of them, refused: two indices into a 0-D input, a 0-D
+    # source of a 2-D input, a 2-D source of a 0-D input
+    _raises(tensorjit.SignatureError, r"index_select of a 0-D input takes one index, not 2",
+            tt.index_select, scalar, 0, torch.tensor([0, 0]))
+    _raises(tensorjit.IndexOutOfRange, r"index\[0\] = 1 is out of range for input dimension 0 "
+            r"of size 1", tt.index_select, scalar, 0, torch.tensor([1]))
+    _raises(tensorjit.IndexOutOfRange, r"index\[0\] = 1 is out of range for input dimension 0 "
+            r"of size 1", tt.index_add, scalar, 0, torch.tensor([1]), torch.tensor([1.0]))
+    _raises(tensorjit.SignatureError, r"index_add's source has shape \(\); it must be input's "
+            r"with dim 0 as long as index: \(1, 4\)", tt.index_add, x, 0, torch.tensor([1]),
+            torch.tensor(5.0))
+    _raises(tensorjit.SignatureError, r"index_add's source has shape \(1, 1\)", tt.index_add,
+            scalar, 0, torch.tensor([0]), torch.ones(1, 1))
+    _raises(tensorjit.SignatureError, r"dim 1 is out of range for rank 0", tt.index_select,
+            scalar, 1, torch.tensor([0]))
+
+
+def test_python_numbers_as_operands_are_numpy_0d_arrays():
+    # Defect fixed: a Python int index (read as numpy reads it, as lists are)
+    # dropped index_select's dim ((4,) for torch's (1, 4) of a 0-D index), and
+    # of a 0-D input, or a Python number as input, index_select and index_add
+    # raised AttributeError ('int' object has no attribute 'reshape') or
+    # recursed without end; index_add of a 2-D input refused it with the
+    # library's words ('rank(index)=0 (a scalar) must be at least 1')
+    rng = np.random.default_rng(108)
+    x = make((3, 4), torch.float32, rng)
+    for index in (1, np.int64(1), torch.tensor(1)):
+        for dim in (0, 1):
+            want = torch.index_select(x, dim, torch.tensor(1))
+            assert_bits(tt.index_select(x, dim, index), want)
+            assert_bits(torch.from_numpy(tt.index_select(x.numpy(), dim, index)), want)
+        want = torch.index_add(x, 0, torch.tensor(1), torch.ones(1, 4))
+        assert_bits(tt.index_add(x, 0, index, torch.ones(1, 4)), want)
+        assert_bits(tt.index_add(x, 1, index, torch.ones(3, 1)),
+                    torch.index_add(x, 1, torch.tensor(1), torch.ones(3, 1)))
+    scalar = torch.tensor(2.5)
+    assert_bits(tt.index_select(scalar, 0, 0), scalar)
+    assert_bits(tt.index_add(scalar, 0, 0, torch.tensor(1.0)), torch.tensor(3.5))
+    assert np.asarray(tt.index_select(2.5, 0, [0])).shape == ()  # numpy's 0-D array
+    assert float(tt.index_add(2.5, 0, 0, 1.0)) == 3.5  # all f64, as numpy reads them
+    # a Python float source is numpy's f64: of an f64 input it adds, of f32 it is refused
+    assert_bits(tt.index_add(torch.zeros(3, dtype=torch.float64), 0, 2, 5.0),
+                torch.tensor([0.0, 0.0, 5.0], dtype=torch.float64))
+    _raises(tensorjit.SignatureError, r"source element type f64 must equal input element type "
+            r"f32", tt.index_add, torch.zeros(3), 0, 2, 5.0)
+    # None: refused, named (index_select(None, ...) recursed without end)
+    for fn, args, name in ((tt.index_select, (None, 0, torch.tensor([0])), "index_select's input"),
+                           (tt.index_select, (x, 0, None), "index_select's index"),
+                           (tt.index_add, (None, 0, torch.tensor([0]), torch.ones(1)),
+                            "index_add's input"),
+                           (tt.index_add, (x, 0, None, torch.ones(1, 4)), "index_add's index"),
+                           (tt.index_add, (x, 0, torch.tensor([0]), None), "index_add's source")):
+        with pytest.raises(tensorjit.TypeMismatch, match=rf"{name} must be a tensor or an array, "
+                           r"not None"):
+            fn(*args)
+
+
+def test_an_index_that_is_no_vector_is_named_with_its_shape():
+    # torch: "index_select(): Index is supposed to be a vector" and index_add's
+    # "... but got dim: 2 with type: Long and size: [1, 2]"; index_select's
+    # message did not say the shape it was given
+    x = torch.zeros(3, 4)
+    for shape in ((1, 2), (0, 2), (1, 1, 1)):
+        index = torch.zeros(shape, dtype=torch.long)
+        with pytest.raises(IndexError, match="Index is supposed to be a vector"):
+            torch.index_select(x, 0, index)
+        pattern = rf"must be 1-D or 0-D, not of shape {shape}".replace("(", r"\(").replace(")", r"\)")
+        _raises(tensorjit.SignatureError, "index_select's index " + pattern, tt.index_select, x,
+                0, index)
+        _raises(tensorjit.SignatureError, "index_add's index " + pattern, tt.index_add, x, 0,
+                index, torch.ones(max(1, index.numel()), 4))
