@@ -251,11 +251,12 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     if alpha != 1:
         source = _times(source, alpha)
     try:
-        if dim == 0:
+        if dim == 0 and _dtype_name(index) != "uint64":  # (ScatterNDUpdate: int32, int64)
             tuples = index.reshape(-1, 1) if hasattr(index, "reshape") else index
             return _tj.scatter_nd_update(input, tuples, source, "sum", index_policy="error",
                                          out=out)
-        # along another dim: index spread over source's shape, one element each
+        # along another dim (or a uint64 index, whose values int64 may not hold): index
+        # spread over source's shape, one element each
         view = [1] * _rank(source)
         view[dim] = -1
         full = index.reshape(view).expand(*_shape(source)) if hasattr(index, "expand") else \

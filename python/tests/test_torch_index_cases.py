@@ -443,7 +443,8 @@ def test_0d_tensors_are_vectors_of_one_as_in_torch():
         want = torch.index_add(x, 1, index, torch.ones(3, 1))
         for got in run_both(tt.index_add, x, 1, index, torch.ones(3, 1)):
             assert_bits(got, want)
-    for index, source in ((torch.tensor(0), torch.tensor(3.0)), (torch.tensor([0]), torch.tensor(3.0)),
+    for index, source in ((torch.tensor(0), torch.tensor(3.0)),
+                          (torch.tensor([0]), torch.tensor(3.0)),
                           (torch.tensor([0, 0]), torch.tensor([3.0, 0.25]))):
         want = torch.index_add(scalar, 0, index, source, alpha=2)
         assert want.shape == ()
@@ -518,8 +519,60 @@ def test_an_index_that_is_no_vector_is_named_with_its_shape():
         index = torch.zeros(shape, dtype=torch.long)
         with pytest.raises(IndexError, match="Index is supposed to be a vector"):
             torch.index_select(x, 0, index)
-        pattern = rf"must be 1-D or 0-D, not of shape {shape}".replace("(", r"\(").replace(")", r"\)")
+        pattern = rf"must be 1-D or 0-D, not of shape {shape}"
+        pattern = pattern.replace("(", r"\(").replace(")", r"\)")
         _raises(tensorjit.SignatureError, "index_select's index " + pattern, tt.index_select, x,
                 0, index)
         _raises(tensorjit.SignatureError, "index_add's index " + pattern, tt.index_add, x, 0,
                 index, torch.ones(max(1, index.numel()), 4))
+
+
+# ---- index dtypes ------------------------------------------------------------------------
+
+def test_index_dtypes_torch_takes_refuses_and_the_extension():
+    rng = np.random.default_rng(109)
+    x = make((5, 4), torch.float32, rng)
+    rows = torch.tensor([4, 0, 4])
+    for dt in (torch.int32, torch.int64):  # torch's own
+        for got in run_both(tt.index_select, x, 0, rows.to(dt)):
+            assert_bits(got, torch.index_select(x, 0, rows.to(dt)))
+        for got in run_both(tt.index_add, x, 0, rows.to(dt), torch.ones(3, 4)):
+            assert_bits(got, torch.index_add(x, 0, rows.to(dt), torch.ones(3, 4)))
+    for dt in (torch.uint8, torch.int8, torch.int16):  # an extension: torch refuses them
+        with pytest.raises(RuntimeError, match=r"Expected dtype int32 or int64 for index"):
+            torch.index_select(x, 0, rows.to(dt))
+        with pytest.raises(RuntimeError, match=r"Expected dtype int32/int64 for index"):
+            torch.index_add(x, 0, rows.to(dt), torch.ones(3, 4))
+        for dim, src in ((0, torch.ones(3, 4)), (1, torch.ones(5, 3))):
+            index = rows.to(dt) % x.shape[dim]
+            for got in run_both(tt.index_select, x, dim, index):
+                assert_bits(got, torch.index_select(x, dim, index.long()))
+            for got in run_both(tt.index_add, x, dim, index, src):
+                assert_bits(got, torch.index_add(x, dim, index.long(), src))
+    for dt in (np.uint16, np.uint32, np.uint64):  # numpy's unsigned, on every dim
+        for dim, src in ((0, np.ones((3, 4), np.float32)), (1, np.ones((5, 3), np.float32))):
+            index = (rows.numpy() % x.shape[dim]).astype(dt)
+            assert_bits(torch.from_numpy(tt.index_select(x.numpy(), dim, index)),
+                        torch.index_select(x, dim, torch.from_numpy(index.astype(np.int64))))
+            assert_bits(torch.from_numpy(tt.index_add(x.numpy(), dim, index, src)),
+                        torch.index_add(x, dim, torch.from_numpy(index.astype(np.int64)),
+                                        torch.from_numpy(src)))
+    # Defect fixed: a uint64 index on dim 0 was refused in the library's words
+    # ('index has dtype u64; ScatterNDUpdate takes i32, i64 index'), where other
+    # dims took it; one beyond int64 is out of range, named with its value
+    big = np.array([3, 2**63 + 5], np.uint64)
+    for dim, src in ((0, np.ones((2, 4), np.float32)), (1, np.ones((5, 2), np.float32))):
+        with pytest.raises(tensorjit.IndexOutOfRange, match=rf"index\[1\] = {2**63 + 5} is out "
+                           rf"of range for input dimension {dim} of size {x.shape[dim]}"):
+            tt.index_add(x.numpy(), dim, big, src)
+        with pytest.raises(tensorjit.IndexOutOfRange, match=rf"index\[1\] = {2**63 + 5} is out "
+                           rf"of range for input dimension {dim} of size {x.shape[dim]}"):
+            tt.index_select(x.numpy(), dim, big)
+    for dt, name in ((torch.float32, "f32"), (torch.bool, "bool"), (torch.float64, "f64")):
+        for index in (rows.to(dt), torch.tensor([], dtype=dt)):  # empty too, as torch
+            with pytest.raises(RuntimeError, match=r"Expected dtype int32"):
+                torch.index_select(x, 0, index)
+            _raises(tensorjit.TypeMismatch, rf"index has dtype {name}; it must be an integer "
+                    r"dtype", tt.index_select, x, 0, index)
+            _raises(tensorjit.TypeMismatch, rf"index has dtype {name}; it must be an integer "
+                    r"dtype", tt.index_add, x, 0, index, torch.ones(len(index), 4))
