@@ -300,6 +300,8 @@ def _alpha(alpha: Any, input: Any) -> Any:
     float type, a finite alpha beyond the type's largest is refused."""
     if type(alpha) is int and alpha == 1:  # the default, which every dtype holds
         return 1
+    if getattr(alpha, "ndim", None) == 0 and hasattr(alpha, "item"):
+        alpha = alpha.item()  # a 0-D tensor (torch's Scalar takes one) or numpy array
     if not isinstance(alpha, numbers.Real):
         import numpy as np
         if not isinstance(alpha, np.bool_):  # numpy's bool, which torch takes, is no Real

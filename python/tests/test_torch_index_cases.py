@@ -161,8 +161,9 @@ def ref_index_add(x, dim, idx, src, alpha=1):
     elif dtype.is_floating_point:
         wide = np.float64 if dtype == torch.float64 else np.float32
         o, a = out.to(torch.float64).numpy().astype(wide), s.to(torch.float64).numpy().astype(wide)
-        if alpha != 1:
-            a = _round(a * wide(alpha), dtype)
+        if alpha != 1:  # f16 and bf16: alpha itself rounded to the dtype first, as torch's mul
+            a = _round(a * _round(np.float32(alpha), dtype) if wide is np.float32 else
+                       a * alpha, dtype)
         for k, i in enumerate(idx):
             o[i] = _round(o[i] + a[k], dtype)
         result = torch.from_numpy(o).to(dtype)
@@ -576,3 +577,58 @@ def test_index_dtypes_torch_takes_refuses_and_the_extension():
                     r"dtype", tt.index_select, x, 0, index)
             _raises(tensorjit.TypeMismatch, rf"index has dtype {name}; it must be an integer "
                     r"dtype", tt.index_add, x, 0, index, torch.ones(len(index), 4))
+
+
+# ---- alpha -------------------------------------------------------------------------------
+
+def test_alpha_as_torch_reads_it():
+    rng = np.random.default_rng(110)
+    x, index, src = make((3, 4), torch.float32, rng), torch.tensor([2, 0, 2]), \
+        make((3, 4), torch.float32, rng)
+    # Defect fixed: torch's Scalar takes a 0-D tensor (of any dtype, read as
+    # its value); it was refused ('alpha must be a real number, not Tensor')
+    for alpha in (torch.tensor(2.0), torch.tensor(-2), torch.tensor(True),
+                  torch.tensor(0.5, dtype=torch.float64), torch.tensor(False)):
+        want = torch.index_add(x, 0, index, src, alpha=alpha)
+        assert_bits(want, ref_index_add(x, 0, index, src, alpha.item()))
+        for got in run_both(tt.index_add, x, 0, index, src, alpha=alpha):
+            assert_bits(got, want)
+    ints = torch.tensor([[1, 2], [3, 4]], dtype=torch.uint8)
+    want = torch.index_add(ints, 1, torch.tensor([1]), ints[:, :1], alpha=torch.tensor(2.7))
+    assert_bits(tt.index_add(ints, 1, torch.tensor([1]), ints[:, :1], alpha=torch.tensor(2.7)),
+                want)  # truncated to 2, as a float alpha of an integer input
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.index_add(ints, 1, torch.tensor([1]), ints[:, :1], alpha=torch.tensor(300))
+    with pytest.raises(tensorjit.SignatureError, match=r"alpha=300 does not fit input's dtype "
+                       r"uint8"):
+        tt.index_add(ints, 1, torch.tensor([1]), ints[:, :1], alpha=torch.tensor(300))
+    # a 0-D numpy array too (torch refuses it: no Scalar), and what is no
+    # real number, refused naming alpha and its value: torch's TypeError for
+    # a 1-D tensor, a string, None; its RuntimeError for a complex
+    assert_bits(tt.index_add(x, 0, index, src, alpha=np.array(2.0)),
+                torch.index_add(x, 0, index, src, alpha=2.0))
+    for alpha, shown in ((torch.tensor([2.0]), r"(Tensor \(tensor\(\[2\.\]\)\)|ndarray "
+                                               r"\(array\(\[2\.\], dtype=float32\)\))"),
+                         ("2", r"str \('2'\)"), (None, r"NoneType \(None\)"),
+                         (1j, r"complex \(1j\)")):
+        with pytest.raises((TypeError, RuntimeError)):
+            torch.index_add(x, 0, index, src, alpha=alpha)
+        _raises(tensorjit.TypeMismatch, rf"index_add's alpha must be a real number, not {shown}",
+                tt.index_add, x, 0, index, src, alpha=alpha)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32,
+                                   torch.float64])
+def test_an_inexact_alpha_is_rounded_before_it_is_added(dtype):
+    # documented difference: alpha * source is rounded to the dtype, then
+    # added (for f16 and bf16 alpha too, as torch's own mul by a scalar); torch
+    # fuses the two (one rounding): bit for bit to the rounded reference, close
+    # to torch
+    rng = np.random.default_rng(111)
+    x, src = make((6, 5), dtype, rng), make((4, 5), dtype, rng)
+    index = torch.tensor([5, 1, 5, 0])
+    for alpha in (0.1, -1.7, 3.3):
+        want = ref_index_add(x, 0, index, src, alpha)
+        for got in run_both(tt.index_add, x, 0, index, src, alpha=alpha):
+            assert_bits(got, want)
+        torch.testing.assert_close(want, torch.index_add(x, 0, index, src, alpha=alpha))
