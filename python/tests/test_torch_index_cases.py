@@ -47,6 +47,7 @@ The differences python/README.md documents, asserted as it says at the case:
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -632,3 +633,217 @@ def test_an_inexact_alpha_is_rounded_before_it_is_added(dtype):
         for got in run_both(tt.index_add, x, 0, index, src, alpha=alpha):
             assert_bits(got, want)
         torch.testing.assert_close(want, torch.index_add(x, 0, index, src, alpha=alpha))
+
+
+# ---- the errors of aten's checks -----------------------------------------------------
+
+def test_errors_name_the_argument_the_position_and_the_value():
+    x = torch.zeros(3, 4)
+    for fn, args in ((tt.index_select, (torch.tensor([0]),)),
+                     (tt.index_add, (torch.tensor([0]), torch.ones(3, 1)))):
+        for dim in (2, -3):  # torch: "Dimension out of range (... [-2, 1], but got 2)"
+            with pytest.raises(IndexError, match="Dimension out of range"):
+                torch.index_select(x, dim, torch.tensor([0]))
+            _raises(tensorjit.SignatureError, rf"dim {dim} is out of range for rank 2", fn, x,
+                    dim, *args)
+        for dim, name in ((1.0, r"float \(1\.0\)"), ("a", r"str \('a'\)")):
+            _raises(tensorjit.TypeMismatch, rf"dim must be an integer, not {name}", fn, x, dim,
+                    *args)
+        _raises(tensorjit.TypeMismatch, r"dim must be an integer, not bool", fn, x, True, *args)
+    # torch: "index out of range in self" (and for a 0-D index "INDICES element
+    # is out of DATA bounds, id=4 axis_dim=4"); here index's own position
+    for dim, index in ((0, [0, 3]), (0, [-1]), (1, [3, 4, 0]), (1, 4), (-1, [1, -5])):
+        bad = next(k for k, v in enumerate(np.atleast_1d(index)) if not 0 <= v < x.shape[dim])
+        value = np.atleast_1d(index)[bad]
+        pattern = rf"index\[{bad}\] = {value} is out of range for input dimension {dim % 2} " \
+                  rf"of size {x.shape[dim]}"
+        index = torch.tensor(index)
+        with pytest.raises((IndexError, RuntimeError)):
+            torch.index_select(x, dim, index)
+        _raises(tensorjit.IndexOutOfRange, pattern, tt.index_select, x, dim, index)
+        shape = [3, 4]
+        shape[dim] = max(1, index.numel())
+        with pytest.raises(IndexError, match="index out of range in self"):
+            torch.index_add(x, dim, index, torch.ones(shape))
+        _raises(tensorjit.IndexOutOfRange, pattern, tt.index_add, x, dim, index, torch.ones(shape))
+    for index in (torch.tensor([-1], dtype=torch.int32),
+                  torch.tensor([2**31 - 1], dtype=torch.int32)):
+        _raises(tensorjit.IndexOutOfRange, rf"index\[0\] = {index.item()} is out of range for "
+                r"input dimension 0 of size 3", tt.index_select, x, 0, index)
+    # torch: "index_select(): self indexing axis dim should be positive", an
+    # empty dim with an index
+    _raises(tensorjit.IndexOutOfRange, r"index\[0\] = 0 is out of range for input dimension 0 "
+            r"of size 0", tt.index_select, torch.zeros(0, 3), 0, torch.tensor([0]))
+    # index_add's own: "self (Float) and source (Double) must have the same
+    # scalar type", "Number of indices (2) should be equal to source.size(dim):
+    # (3)", and source's other dims (torch: a broadcast error)
+    index = torch.tensor([2, 0])
+    for dtype, name in ((torch.float64, "f64"), (torch.int64, "i64"), (torch.bool, "bool"),
+                        (torch.float16, "f16")):
+        with pytest.raises(RuntimeError, match="must have the same scalar type"):
+            torch.index_add(x, 0, index, torch.ones(2, 4, dtype=dtype))
+        _raises(tensorjit.SignatureError, rf"source element type {name} must equal input "
+                r"element type f32", tt.index_add, x, 0, index, torch.ones(2, 4, dtype=dtype))
+    for dim, shape, want in ((0, (3, 4), (2, 4)), (0, (2, 5), (2, 4)), (1, (3, 3), (3, 2)),
+                             (1, (2, 2), (3, 2)), (0, (2, 4, 1), (2, 4)), (0, (2,), (2, 4))):
+        pattern = rf"index_add's source has shape {shape}; it must be input's with dim {dim} " \
+                  rf"as long as index: {want}"
+        _raises(tensorjit.SignatureError, pattern.replace("(", r"\(").replace(")", r"\)"),
+                tt.index_add, x, dim, index, torch.ones(shape))
+    # nothing written when a call raises
+    y = torch.zeros(3, 4)
+    for bad in ((torch.tensor([0, 1, 9]), torch.ones(3, 4)),
+                (torch.tensor([0, 1]), torch.ones(2, 5))):
+        with pytest.raises(tensorjit.Error):
+            tt.index_add(y, 0, *bad, out=y)
+        with pytest.raises(tensorjit.Error):
+            tt.index_add(y.numpy(), 0, bad[0].numpy(), bad[1].numpy(), out=y.numpy())
+    assert torch.equal(y, torch.zeros(3, 4))
+
+
+# ---- out= ------------------------------------------------------------------------------
+
+def test_out_as_torch_and_the_documented_rules():
+    rng = np.random.default_rng(112)
+    x, index = make((3, 4), torch.float32, rng), torch.tensor([2, 0, 2])
+    src = make((3, 4), torch.float32, rng)
+    want_s, want_a = torch.index_select(x, 0, index), torch.index_add(x, 0, index, src)
+    for conv in (lambda t: t, lambda t: t.numpy()):
+        out = conv(torch.full((3, 4), -7.0))
+        assert tt.index_select(conv(x), 0, conv(index), out=out) is out
+        assert_bits(torch.as_tensor(out), want_s)
+        out = conv(torch.full((3, 4), -7.0))
+        assert tt.index_add(conv(x), 0, conv(index), conv(src), out=out) is out
+        assert_bits(torch.as_tensor(out), want_a)
+        y = conv(x.clone())  # out=input: torch's index_add_, in place
+        assert tt.index_add(y, 1, conv(torch.tensor([3])), conv(src[:, :1]), out=y) is y
+        assert_bits(torch.as_tensor(y), torch.index_add(x, 1, torch.tensor([3]), src[:, :1]))
+    scalar = torch.tensor(1.5)
+    out = torch.empty(())
+    assert tt.index_select(scalar, 0, torch.tensor([0]), out=out) is out and out.item() == 1.5
+    assert tt.index_add(scalar, 0, torch.tensor(0), torch.tensor(2.0), out=out) is out
+    assert out.item() == 3.5
+    # torch: "self and result must have the same scalar type" / "Expected out
+    # tensor to have dtype float, but got double instead"
+    _raises(tensorjit.SignatureError, r"out has dtype f64; the output's is f32", tt.index_select,
+            x, 0, index, out=torch.empty(3, 4, dtype=torch.float64))
+    _raises(tensorjit.SignatureError, r"out has dtype f64; the output's is f32", tt.index_add,
+            x, 0, index, src, out=torch.empty(3, 4, dtype=torch.float64))
+    # documented difference (README, Arrays): out must have the result's shape
+    # and be contiguous, and may not overlap an input (index_add's out=input
+    # aside); torch resizes a wrong shape (deprecated, with a warning), writes
+    # a strided out, and reads an input it is writing
+    for shape in ((2, 4), (0,)):
+        _raises(tensorjit.SignatureError, re.escape(f"out has shape {shape}; the output's is "
+                                                    f"(3, 4)"), tt.index_select, x, 0, index,
+                out=torch.empty(shape))
+        _raises(tensorjit.SignatureError, r"out has shape", tt.index_add, x, 0, index, src,
+                out=torch.empty(shape))
+    strided = torch.empty(4, 3).t()
+    assert_bits(torch.index_select(x, 0, index, out=strided), want_s)
+    # (numpy's own words for a numpy out: "a C-contiguous, aligned, writeable array")
+    for fn, args in ((tt.index_select, (x, 0, index)), (tt.index_add, (x, 0, index, src))):
+        _raises(tensorjit.SignatureError, r"out must be (contiguous|a C-contiguous)", fn, *args,
+                out=strided)
+    big = torch.zeros(4, 4)
+    _raises(tensorjit.SignatureError, r"out overlaps input", tt.index_select, big, 0, index,
+            out=big[1:])
+    _raises(tensorjit.SignatureError, r"out overlaps source", tt.index_add, x, 0, index, src,
+            out=src)
+    untouched = torch.full((3, 4), -7.0)
+    with pytest.raises(tensorjit.IndexOutOfRange):
+        tt.index_select(x, 0, torch.tensor([0, 5, 1]), out=untouched)
+    assert torch.equal(untouched, torch.full((3, 4), -7.0))
+
+
+# ---- empty indices --------------------------------------------------------------------
+
+def test_empty_index():
+    rng = np.random.default_rng(113)
+    x = make((3, 4, 2), torch.float32, rng)
+    empty = torch.tensor([], dtype=torch.long)
+    for dim in range(3):
+        want = torch.index_select(x, dim, empty)
+        assert want.shape[dim] == 0
+        for got in run_both(tt.index_select, x, dim, empty):
+            assert_bits(got, want)
+        shape = list(x.shape)
+        shape[dim] = 0
+        for got in run_both(tt.index_add, x, dim, empty, torch.empty(shape)):
+            assert_bits(got, x)
+        y = x.clone()
+        assert tt.index_add(y, dim, empty, torch.empty(shape), out=y) is y
+        assert_bits(y, x)
+    for dt in (torch.int32, torch.int16, torch.uint8):  # empty of any integer type
+        for got in run_both(tt.index_select, x, 1, empty.to(dt)):
+            assert got.shape == (3, 0, 2)
+    for got in run_both(tt.index_select, torch.zeros(0, 3), 1, torch.tensor([2, 0])):
+        assert got.shape == (0, 2)
+    # what torch still checks beside an empty index: dim's range, source's dtype
+    _raises(tensorjit.SignatureError, r"dim 3 is out of range for rank 3", tt.index_add, x, 3,
+            empty, torch.empty(0, 4, 2))
+    _raises(tensorjit.SignatureError, r"source element type f64 must equal input element type "
+            r"f32", tt.index_add, x, 0, empty, torch.empty(0, 4, 2, dtype=torch.float64))
+    # documented difference: source's shape is held to the rule beside an empty
+    # index too (torch 1.13 adds nothing and checks no other dim; newer torch refuses)
+    assert_bits(torch.index_add(x, 0, empty, torch.empty(0, 5)), x)
+    _raises(tensorjit.SignatureError, r"source has shape \(0, 5\); it must be input's with dim "
+            r"0 as long as index: \(0, 4, 2\)", tt.index_add, x, 0, empty, torch.empty(0, 5))
+
+
+# ---- numpy arrays and lists as inputs -----------------------------------------------------
+
+def test_numpy_arrays_lists_and_mixed_kinds():
+    rng = np.random.default_rng(114)
+    x, src = make((3, 4), torch.float32, rng), make((2, 4), torch.float32, rng)
+    index = torch.tensor([2, 0])
+    want_s, want_a = torch.index_select(x, 0, index), torch.index_add(x, 0, index, src)
+    # the result is of input's kind, whatever index's and source's are
+    for a, i, s in itertools.product((x, x.numpy()), (index, index.numpy(), [2, 0], (2, 0)),
+                                     (src, src.numpy())):
+        got = tt.index_select(a, 0, i)
+        assert type(got) is type(a)
+        assert_bits(torch.as_tensor(got), want_s)
+        got = tt.index_add(a, 0, i, s)
+        assert type(got) is type(a)
+        assert_bits(torch.as_tensor(got), want_a)
+    # lists as numpy reads them: a float list is f64, named as a dtype mismatch
+    assert_bits(torch.from_numpy(tt.index_add(x.numpy().astype(np.float64), 0, [2, 0],
+                                              src.tolist())),
+                torch.index_add(x.double(), 0, index, src.double()))
+    _raises(tensorjit.SignatureError, r"source element type f64 must equal input element type "
+            r"f32", tt.index_add, x, 0, [2, 0], src.tolist())
+    _raises(tensorjit.TypeMismatch, r"index has dtype f64", tt.index_select, x, 0, [2.0, 0.0])
+
+
+# ---- NaN bits ----------------------------------------------------------------------------
+
+_QUIET = {torch.float16: 1 << 9, torch.bfloat16: 1 << 6, torch.float32: 1 << 22,
+          torch.float64: 1 << 51}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_index_add_nans_where_torch_has_them(dtype):
+    # documented difference: of two NaNs (input's and source's, or one made
+    # by inf * 0 with alpha=0) index_add returns input's, by docs/reductions.md,
+    # where torch's fused multiply-add keeps source's; bf16 NaNs keep their
+    # payload, where torch 1.13 makes them 0x7fc0. NaNs are where torch's are,
+    # every other bit is torch's
+    nan = bits(torch.tensor([float("nan")]).to(dtype))
+    payload = (nan | 3).view(dtype)
+    negative = (bits(-torch.tensor([float("nan")]).to(dtype)) | 1).view(dtype)
+    vals = torch.cat([torch.tensor([0.0, -0.0, float("inf"), -float("inf"), 1.0, -2.5]).to(dtype),
+                      payload, negative])
+    a, b = torch.meshgrid(torch.arange(len(vals)), torch.arange(len(vals)), indexing="ij")
+    x, src = vals[a.flatten()], vals[b.flatten()]  # every pair, once
+    index = torch.arange(len(x))
+    for alpha in (1, -1, 0):
+        theirs = torch.index_add(x, 0, index, src, alpha=alpha)
+        for got in run_both(tt.index_add, x, 0, index, src, alpha=alpha):
+            assert torch.equal(got.isnan(), theirs.isnan()), alpha
+            same = ~theirs.isnan()
+            assert torch.equal(bits(got[same]), bits(theirs[same])), alpha
+            both = x.isnan() & (src.isnan() | (src.isinf() if alpha == 0 else src.isnan()))
+            if dtype != torch.float16:  # (f16: the quiet NaN of its sign, reductions.md)
+                quiet = bits(x[both]) | _QUIET[dtype]
+                assert torch.equal(bits(got[both]), quiet), alpha  # input's, made quiet
