@@ -207,8 +207,8 @@ def index_select(input: Any, dim: int, index: Any, *, out: Optional[Any] = None)
     """torch.index_select: the slices of input along dim at index (a 1-D or
     0-D integer tensor), in index's order; of a 0-D input, index holds one
     index and the result is 0-D."""
-    input, index = (_operand(t, name, "index_select") for t, name in
-                    ((input, "input"), (index, "index")))
+    input = _operand(input, "input", "index_select")
+    index = _operand(index, "index", "index_select")
     if _rank(index) > 1:
         raise _tj.SignatureError(f"tensorjit: index_select's index must be 1-D or 0-D, not of "
                                  f"shape {tuple(_shape(index))}")
@@ -235,8 +235,9 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     dtype (_alpha); alpha * source is rounded to that dtype before it is
     added, where torch fuses the two (an ulp apart where the product is
     inexact: alpha 0.1, not 2 or -1)."""
-    input, index, source = (_operand(t, name, "index_add") for t, name in
-                             ((input, "input"), (index, "index"), (source, "source")))
+    input = _operand(input, "input", "index_add")
+    index = _operand(index, "index", "index_add")
+    source = _operand(source, "source", "index_add")
     ndim = _rank(input)
     dim = _dim(dim, ndim)
     if ndim == 0 and _rank(index) <= 1 and _rank(source) <= 1:  # torch: a vector of one
@@ -251,7 +252,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1,
     if alpha != 1:
         source = _times(source, alpha)
     try:
-        if dim == 0 and _dtype_name(index) != "uint64":  # (ScatterNDUpdate: int32, int64)
+        if dim == 0 and not _uint64(index):  # (ScatterNDUpdate: int32, int64)
             tuples = index.reshape(-1, 1) if hasattr(index, "reshape") else index
             return _tj.scatter_nd_update(input, tuples, source, "sum", index_policy="error",
                                          out=out)
@@ -287,6 +288,16 @@ def _dtype_name(t: Any) -> str:
         import numpy as np
         dtype = np.asarray(t).dtype
     return str(dtype).replace("torch.", "")
+
+
+def _uint64(t: Any) -> bool:
+    """Whether t (a tensor or an array) holds uint64 (numpy's, or torch's
+    since 2.3); a torch index, signed, is told at the cost of one
+    attribute, a third of _dtype_name's."""
+    dtype = t.dtype
+    if getattr(dtype, "is_signed", False):
+        return False
+    return str(dtype).replace("torch.", "") == "uint64"
 
 
 def _alpha(alpha: Any, input: Any) -> Any:
