@@ -559,6 +559,40 @@ static Py_ssize_t caller_stacklevel(void)
     return level;
 }
 
+/* what, in the words of the wrapper that called the library (a new
+ * reference), where one did: the innermost frame whose module has a
+ * _torch_word(function, word) (tensorjit.torch, whose tables of its
+ * functions' argument names are in Python) is asked; else what. Only a
+ * warning asks, so a call's usual path pays nothing. */
+static PyObject *callers_word(const char *what)
+{
+    PyObject *word = NULL;
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(f);
+    while (f && !word) {
+        PyObject *globals = PyObject_GetAttrString((PyObject *)f, "f_globals");
+        PyObject *ask = globals && PyDict_Check(globals)
+                            ? PyDict_GetItemString(globals, "_torch_word") /* borrowed */
+                            : NULL;
+        if (ask) {
+            PyCodeObject *code = PyFrame_GetCode(f); /* a new reference */
+            PyObject *function = PyObject_GetAttrString((PyObject *)code, "co_name");
+            word = function ? PyObject_CallFunction(ask, "Os", function, what) : NULL;
+            Py_XDECREF(function);
+            Py_DECREF(code);
+            if (word && !PyUnicode_Check(word))
+                Py_CLEAR(word);
+        }
+        Py_XDECREF(globals);
+        PyErr_Clear();
+        PyFrameObject *back = ask ? NULL : PyFrame_GetBack(f); /* a new reference */
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    return word ? word : PyUnicode_FromString(what);
+}
+
 /* A tensor that requires grad (a module's weight, an nn.Parameter) read
  * detached: the kernels are forward-only, and DLPack refuses to export
  * it. Tried only after that refusal, so a call's usual path pays nothing.
@@ -576,13 +610,19 @@ static int array_detached(PyObject *obj, const char *what, int for_out, tj_array
     /* Said once per calling line (Python's default filter): a model
      * trained through these calls would leave this tensor untrained and
      * nothing else would say so (a user's trial). */
-    if (tj_torch_grad_enabled() &&
-        PyErr_WarnFormat(PyExc_UserWarning, caller_stacklevel(), "tensorjit: %s requires "
-                         "grad (a module's "
-                         "weight?) and gets no gradient through this call: tensorjit's "
-                         "kernels are forward-only (call under torch.no_grad() or "
-                         "torch.inference_mode() to say that is meant)", what) != 0)
-        return -1; /* warnings raised as errors */
+    if (tj_torch_grad_enabled()) {
+        PyObject *word = callers_word(what);
+        int failed = !word ||
+                     PyErr_WarnFormat(PyExc_UserWarning, caller_stacklevel(), "tensorjit: %U "
+                                      "requires grad (a module's "
+                                      "weight?) and gets no gradient through this call: "
+                                      "tensorjit's kernels are forward-only (call under "
+                                      "torch.no_grad() or torch.inference_mode() to say that "
+                                      "is meant)", word) != 0;
+        Py_XDECREF(word);
+        if (failed)
+            return -1; /* warnings raised as errors */
+    }
     PyObject *plain = PyObject_CallMethod(obj, "detach", NULL);
     if (!plain) {
         PyErr_Clear();

@@ -24,8 +24,9 @@ the scatters, int32 or int64 for the other three), a weight of any rank
 The kernels are forward-only: a tensor that requires grad (a module's
 weight) is read detached (by the library, after DLPack refuses it), and
 results carry no autograd history. Python lists and tuples are read as
-numpy reads them. Errors name the arguments
-by torch's names (weight, input, per_sample_weights), not the library's.
+numpy reads them. Errors, and the warning about a tensor
+that requires grad, name the arguments by torch's names (weight, input,
+per_sample_weights), not the library's.
 """
 
 from __future__ import annotations
@@ -109,10 +110,25 @@ def _renamed(e: Exception, names: Tuple[Tuple[str, str], ...]) -> Exception:
     """e, naming the library's inputs by the caller's names (each pair: a
     pattern of the library's word, then the caller's word): raised from an
     except clause, which costs a call nothing until it raises."""
-    message = str(e)
+    message = _in_words(str(e), names)
+    return e if message == str(e) else type(e)(message)
+
+
+def _in_words(message: str, names: Tuple[Tuple[str, str], ...]) -> str:
     for ours, theirs in names:
         message = re.sub(ours, theirs, message)
-    return e if message == str(e) else type(e)(message)
+    return message
+
+
+def _torch_word(function: str, word: str) -> str:
+    """The library's name of an input (word) as torch names it in function
+    (the innermost of this module's functions on the stack). The C extension
+    asks, for its warning about a tensor that requires grad, which it reads
+    where the library's words are all it has."""
+    names = (_BAG_NAMES if "embedding_bag" in function else
+             _EMBEDDING_NAMES if "embedding" in function else
+             _INDEX_ADD_NAMES if "index_add" in function else _INDEX_NAMES)
+    return _in_words(word, names)
 
 
 # the library's names of gather's and scatter's inputs, and torch's

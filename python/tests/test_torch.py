@@ -109,6 +109,35 @@ def test_a_tensor_that_requires_grad_is_read_detached():
                                                                               requires_grad=True))
 
 
+def test_the_requires_grad_warning_names_torchs_argument():
+    """Through tensorjit.torch the warning names the argument by torch's
+    name for it in that function (it named the library's: table, data,
+    updates); tensorjit's own functions keep the library's names."""
+    weight = torch.nn.Parameter(torch.rand(10, 4))
+    leaf = torch.rand(3, 3, requires_grad=True)
+    inp, offsets, index = torch.tensor([1, 2, 7, 7]), torch.tensor([0, 3]), torch.tensor([[0, 1, 2]])
+    import tensorjit.torch as tt
+    cases = [
+        (lambda: tt.embedding_bag(inp, weight, offsets, per_sample_weights=leaf[0, :].repeat(2)[:4],
+                                  mode="sum"), ["weight", "per_sample_weights"]),
+        (lambda: tt.embedding(inp, weight), ["weight"]),
+        (lambda: tt.gather(leaf, 0, index), ["input"]),
+        (lambda: tt.index_select(leaf, 0, torch.tensor([2])), ["input"]),
+        (lambda: tt.scatter_add(leaf, 0, index, leaf), ["input", "src"]),
+        (lambda: tt.scatter_reduce(leaf, 0, index, leaf, "amax"), ["input", "src"]),
+        (lambda: tt.index_add(torch.zeros(3, 3), 0, torch.tensor([1]), leaf[:1]), ["source"]),
+        (lambda: tensorjit.gather(leaf, torch.tensor([1]), 0), ["data"]),
+    ]
+    import warnings
+    for call, names in cases:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            call()
+        assert [str(w.message).split(" requires grad")[0] for w in said] == \
+            [f"tensorjit: {name}" for name in names]
+        assert all(w.filename == __file__ for w in said)  # the caller's line
+
+
 def test_torch_jit_trace_is_refused():
     """The tracer would record the result's new_empty and not the kernel's
     writes: the traced function returned uninitialised memory (a user's
