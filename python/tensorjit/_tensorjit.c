@@ -1976,6 +1976,11 @@ static PyObject *dyn_call(DynObject *self, PyObject *args, PyObject *kw)
         return as_package_error("DynamicKernel");
     if (dyn_alive(self) != 0)
         return NULL;
+    if (!self->k->has_updates && updates && updates != Py_None) {
+        PyErr_Format(TypeMismatch, "tensorjit: a %s DynamicKernel takes data and indices, not "
+                     "updates", op_name(self->k->sig.op));
+        return NULL;
+    }
     tj_call c;
     PyObject *result = NULL;
     if (call_inputs(&c, data, indices, updates, self->k->has_updates) == 0 &&
@@ -2014,11 +2019,31 @@ static PyObject *dyn_bind(DynObject *self, PyObject *args)
     int64_t dims[TJ_MAX_DIMS];
     int n = 0;
     int count = self->k->has_updates ? 3 : 2;
+    const jit_sig *s = &self->k->sig;
+    const int ranks[3] = {s->data_shape.rank, s->indices_shape.rank, s->updates_shape.rank};
+    if (!self->k->has_updates && shapes[2] && shapes[2] != Py_None) {
+        PyErr_Format(TypeMismatch, "tensorjit: bind() of a %s kernel takes data_shape and "
+                     "indices_shape, not updates_shape", op_name(s->op));
+        return NULL;
+    }
+    /* the kernel reads exactly its ranks' dims: each shape must hold its
+     * input's rank, or the dims would shift into the next input's (and
+     * a short list leave the last ones unset) */
     for (int i = 0; i < count; i++) {
-        if (!shapes[i] || shapes[i] == Py_None)
-            continue;
+        if (!shapes[i] || shapes[i] == Py_None) {
+            PyErr_Format(SignatureError, "tensorjit: bind() needs %s_shape (the kernel's %s "
+                         "has rank %d)", INPUT_NAMES[i], INPUT_NAMES[i], ranks[i]);
+            return NULL;
+        }
+        int before = n;
         if (dims_from(shapes[i], INPUT_NAMES[i], dims, &n) != 0)
             return NULL;
+        if (n - before != ranks[i]) {
+            PyErr_Format(SignatureError, "tensorjit: bind()'s %s_shape has %d dims; the "
+                         "kernel's %s has rank %d", INPUT_NAMES[i], n - before,
+                         INPUT_NAMES[i], ranks[i]);
+            return NULL;
+        }
     }
     jit_shape out;
     if (kernel_bind(self->k, dims, n, 1, &out) != 0)

@@ -275,6 +275,21 @@ def test_dynamic_kernel_bind():
     refused(SignatureError, "int64", k.bind, (2**62, 4), (2**62,))
     refused(TypeMismatch, "data", k.bind, ("a", 4), (3,))
     refused(TypeMismatch, "data", k.bind, (3.5, 4), (3,))
+    # each shape holds its input's rank: the dims were once concatenated and
+    # read by the signature's ranks, so a short shape left the kernel reading
+    # dims never written (k.bind((3, 4), ()) gave (10860792, 4)) and a long
+    # one moved its extra dims into the next input's
+    for shapes, word in ((((3, 4), ()), "indices_shape"), (((3,), (3,)), "data_shape"),
+                         (((3, 4, 5), (3,)), "data_shape"), (((), (3, 4, 5)), "data_shape"),
+                         (((3, 4), (3, 4)), "indices_shape"), ((None, (3,)), "data_shape")):
+        refused(SignatureError, [word, "rank"], k.bind, *shapes)
+    refused(TypeMismatch, "updates", k.bind, (3, 4), (2,), (1,))
+    refused(TypeMismatch, "updates", k, F32, IDX, F32)  # was ignored
+    s = tj.compile_dynamic("scatter_update", (None, 4), (None,), (None, 4), dtype=np.float32,
+                           index_dtype=np.int64)
+    assert s.bind((3, 4), (2,), (2, 4)) == (3, 4)
+    refused(SignatureError, ["updates_shape", "rank"], s.bind, (3, 4), (2,), (2,))
+    refused(SignatureError, "updates_shape", s.bind, (3, 4), (2,))
 
 
 @pytest.mark.parametrize("kw,exc,word", [
