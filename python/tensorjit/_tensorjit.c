@@ -1358,6 +1358,21 @@ static int int_arg(PyObject *o, const char *what, int64_t lo, int64_t hi, int64_
     return 0;
 }
 
+/* o's text as UTF-8 when o is a str that is a name: NULL, no exception
+ * set, for another type, a str that UTF-8 cannot hold (a lone surrogate)
+ * or one holding a NUL (C's string would end there: "error\0x" would be
+ * read as "error"). */
+static const char *name_utf8(PyObject *o)
+{
+    Py_ssize_t len;
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &len) : NULL;
+    if (!s || strlen(s) != (size_t)len) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return s;
+}
+
 static int policy_arg(PyObject *o, jit_index_policy dflt, jit_index_policy *out)
 {
     if (!o) {
@@ -1369,10 +1384,8 @@ static int policy_arg(PyObject *o, jit_index_policy dflt, jit_index_policy *out)
                      Py_TYPE(o)->tp_name);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(o);
-    if (!s)
-        return -1;
-    if (jit_index_policy_from_name(s, out) != 0) {
+    const char *s = name_utf8(o);
+    if (!s || jit_index_policy_from_name(s, out) != 0) {
         PyErr_Format(SignatureError, "tensorjit: unknown index_policy %R (error, "
                      "negative-wraps, clamp, zero-fill, negative-wraps-zero-fill)", o);
         return -1;
@@ -1386,7 +1399,7 @@ static int reduction_arg(PyObject *o, jit_reduction *out)
         *out = JIT_REDUCTION_NONE;
         return 0;
     }
-    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    const char *s = name_utf8(o);
     if (!s || jit_reduction_from_name(s, out) != 0) {
         PyErr_Clear();
         PyErr_Format(SignatureError, "tensorjit: unknown reduction %R (none, sum, sub, prod, "
@@ -1572,7 +1585,7 @@ static int bag_reduction_arg(PyObject *o, jit_reduction *out)
     *out = JIT_REDUCTION_SUM;
     if (!o)
         return 0;
-    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    const char *s = name_utf8(o);
     for (size_t i = 0; s && i < sizeof names / sizeof *names; i++)
         if (strcmp(s, names[i].name) == 0) {
             *out = names[i].r;
@@ -2255,11 +2268,14 @@ static PyObject *py_reduction_code(PyObject *self, PyObject *arg)
 static PyObject *py_op_code(PyObject *self, PyObject *arg)
 {
     (void)self;
-    const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
-    if (!s) {
-        PyErr_Clear();
+    if (!PyUnicode_Check(arg)) {
         PyErr_Format(TypeMismatch, "tensorjit: op must be a name, not %s",
                      Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    const char *s = name_utf8(arg);
+    if (!s) {
+        PyErr_Format(SignatureError, "tensorjit: unknown op %R", arg);
         return NULL;
     }
     char cli[64];

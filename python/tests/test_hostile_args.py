@@ -113,6 +113,16 @@ def test_malformed_names():
             np.zeros((1, 4), np.float32), None)
     refused(SignatureError, "reduction", tj.embedding_bag_offsets, F32, IDX, np.array([0]),
             reduction="none")
+    # a NUL ended the C string ("error\0x" was read as "error"); a lone
+    # surrogate, which UTF-8 cannot hold, was a UnicodeEncodeError
+    for bad in ("error\0x", "\ud800"):
+        refused(SignatureError, "index_policy", tj.gather, F32, IDX, index_policy=bad)
+        refused(SignatureError, "reduction", tj.scatter_nd_update, F32, np.array([[0]]),
+                np.zeros((1, 4), np.float32), bad.replace("error", "sum"))
+        refused(SignatureError, "reduction", tj.embedding_bag_offsets, F32, IDX,
+                np.array([0]), reduction=bad.replace("error", "sum"))
+        refused(SignatureError, "op", tj.compile_dynamic, bad.replace("error", "gather"),
+                (None, 4), (None,), dtype=np.float32, index_dtype=np.int64)
 
 
 @pytest.mark.parametrize("data,word", [
