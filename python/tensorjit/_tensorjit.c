@@ -443,6 +443,42 @@ static int unknown_dtype(PyObject *obj, const char *what)
     return -1;
 }
 
+/* The exception numpy or torch raised reading argument what (doing says
+ * how), as a tensorjit.Error naming it, the original as its cause: a
+ * MemoryError (a copy too large to make) or a RuntimeError (torch's
+ * allocator) a KernelError, a ValueError (a ragged list) a SignatureError,
+ * a TypeError a TypeMismatch. Another class (an object's own) goes as it
+ * is. Returns -1. */
+static int reading_error(const char *what, const char *doing)
+{
+    PyObject *to = PyErr_ExceptionMatches(Error)                ? NULL
+                   : PyErr_ExceptionMatches(PyExc_MemoryError) ||
+                           PyErr_ExceptionMatches(PyExc_RuntimeError)
+                       ? KernelError
+                   : PyErr_ExceptionMatches(PyExc_ValueError)  ? SignatureError
+                   : PyErr_ExceptionMatches(PyExc_TypeError)   ? TypeMismatch
+                                                               : NULL;
+    if (!to)
+        return -1;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value)
+        PyException_SetTraceback(value, tb);
+    PyErr_Format(to, "tensorjit: %s %s: %S", what, doing, value ? value : Py_None);
+    PyObject *t2, *v2, *tb2;
+    PyErr_Fetch(&t2, &v2, &tb2);
+    PyErr_NormalizeException(&t2, &v2, &tb2);
+    if (v2 && value)
+        PyException_SetCause(v2, value); /* steals value */
+    else
+        Py_XDECREF(value);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    PyErr_Restore(t2, v2, tb2);
+    return -1;
+}
+
 static int array_from_numpy(PyArrayObject *arr, const char *what, int for_out, tj_array *a)
 {
     if (PyArray_NDIM(arr) > JIT_MAX_RANK) {
@@ -472,8 +508,8 @@ static int array_from_numpy(PyArrayObject *arr, const char *what, int for_out, t
             return -1;
         arr = (PyArrayObject *)PyArray_FromArray(arr, native,
                                                  NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
-        if (!arr)
-            return -1;
+        if (!arr) /* a view of 2**40 elements over one: no memory for its copy */
+            return reading_error(what, "is read through a contiguous copy, which failed");
     }
     a->owner = (PyObject *)arr;
     a->ptr = PyArray_BYTES(arr);
@@ -680,12 +716,14 @@ static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int r
         }
         /* torch's view: read it through a contiguous copy, as numpy's are */
         PyObject *dense = PyObject_CallMethod(obj, "contiguous", NULL);
-        if (!dense) {
+        if (!dense && PyErr_ExceptionMatches(PyExc_AttributeError)) {
             PyErr_Clear();
             PyErr_Format(SignatureError, "tensorjit: %s is not contiguous and has no "
                          ".contiguous() to make it so", what);
             return -1;
         }
+        if (!dense) /* torch's allocator: an expanded view too large to copy */
+            return reading_error(what, "is read through .contiguous(), which failed");
         int r = array_from_dlpack(dense, what, 0, 1, a);
         Py_DECREF(dense);
         return r;
@@ -753,8 +791,8 @@ static int array_get(PyObject *obj, const char *what, int for_out, tj_array *a)
     }
     /* lists, scalars, anything the buffer protocol describes: numpy's view */
     PyArrayObject *arr = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
-    if (!arr)
-        return -1;
+    if (!arr) /* a ragged list: numpy's ValueError */
+        return reading_error(what, "is no array numpy can make");
     int r = array_from_numpy(arr, what, 0, a);
     Py_DECREF(arr);
     return r;

@@ -150,6 +150,17 @@ def test_strange_layouts_are_read_as_their_values():
     np.testing.assert_array_equal(tj.gather(F32, [0] * 100_000), F32[[0] * 100_000])
 
 
+def test_inputs_numpy_cannot_make_or_copy():
+    # numpy's own ValueError / MemoryError came through as they were
+    e = refused(SignatureError, "indices", tj.gather, F32, [[0], [1, 2]])  # ragged
+    assert isinstance(e.__cause__, ValueError)
+    e = refused(KernelError, "data", tj.gather, strided_zeros((2**40,)), IDX)  # 4 TiB copy
+    assert isinstance(e.__cause__, MemoryError)
+    refused(KernelError, "indices", tj.gather, F32, strided_zeros((2**40,), np.int64))
+    refused(KernelError, "table", tj.embedding_bag_offsets, strided_zeros((3, 2**33)),
+            np.zeros(0, np.int64), [0])
+
+
 def test_zero_size_dims():
     assert tj.gather(np.zeros((0, 4), np.float32), np.zeros(0, np.int64)).shape == (0, 4)
     assert tj.gather(np.zeros((3, 0), np.float32), IDX).shape == (2, 0)
@@ -460,6 +471,9 @@ def test_torch_views_are_read_as_their_values():
             assert torch.equal(tt.gather(x, 1, TI), want)
     assert torch.equal(tt.gather(torch.zeros(1, 4).expand(3, 4), 1, TI), torch.zeros(3, 2))
     assert torch.equal(tt.gather(X, 1, TI.t().contiguous().t()), want)
+    # its .contiguous() copy fails in torch's allocator: that, not "has no .contiguous()"
+    e = refused(KernelError, "input", tt.gather, torch.zeros(1, 1).expand(2**40, 4), 1, TI)
+    assert "contiguous" in str(e) and "allocate" in str(e)
     refused(IndexOutOfRange, "index[0,0]", tt.gather, X, 1, torch.full((3, 2), I64.min))
     refused(TypeMismatch, "index", tt.gather, X, 1, TI.float())
 
