@@ -1291,6 +1291,17 @@ typedef struct {
  * (SPEC 8): TypeMismatch, else SignatureError, with Python's words after
  * the call's name (which Python's words for a wrong value leave out).
  * Returns NULL for the caller to return. */
+/* A function of no arguments given some: a TypeMismatch, as every other
+ * wrong count of arguments (METH_NOARGS's is a bare TypeError). */
+static int no_args(const char *name, PyObject *args, PyObject *kw)
+{
+    Py_ssize_t n = (args ? PyTuple_GET_SIZE(args) : 0) + (kw ? PyDict_GET_SIZE(kw) : 0);
+    if (n == 0)
+        return 0;
+    PyErr_Format(TypeMismatch, "tensorjit: %s() takes no arguments (%zd given)", name, n);
+    return -1;
+}
+
 static PyObject *as_package_error(const char *call)
 {
     if (!PyErr_Occurred() || PyErr_ExceptionMatches(Error))
@@ -2064,8 +2075,9 @@ static int dims_from(PyObject *seq, const char *what, int64_t *dims, int *n)
 static PyObject *dyn_bind(DynObject *self, PyObject *args)
 {
     PyObject *shapes[3] = {NULL, NULL, NULL};
-    if (!PyArg_UnpackTuple(args, "bind", 2, 3, &shapes[0], &shapes[1], &shapes[2]) ||
-        dyn_alive(self) != 0)
+    if (!PyArg_UnpackTuple(args, "bind", 2, 3, &shapes[0], &shapes[1], &shapes[2]))
+        return as_package_error("bind");
+    if (dyn_alive(self) != 0)
         return NULL;
     int64_t dims[TJ_MAX_DIMS];
     int n = 0;
@@ -2102,9 +2114,10 @@ static PyObject *dyn_bind(DynObject *self, PyObject *args)
     return shape_tuple(&out);
 }
 
-static PyObject *dyn_info(DynObject *self, PyObject *noargs)
+static PyObject *dyn_info(DynObject *self, PyObject *args, PyObject *kw)
 {
-    (void)noargs;
+    if (no_args("info", args, kw) != 0)
+        return NULL;
     if (dyn_alive(self) != 0)
         return NULL;
     return kernel_info_dict(self->k, NULL, self->k->sig.dtype, NULL);
@@ -2140,7 +2153,7 @@ static PyMethodDef dyn_methods[] = {
     {"bind", (PyCFunction)dyn_bind, METH_VARARGS,
      "bind(data_shape, indices_shape[, updates_shape]) -> the output shape of one call with "
      "inputs of these shapes (tensorjit.SignatureError when the family has none)."},
-    {"info", (PyCFunction)dyn_info, METH_NOARGS,
+    {"info", (PyCFunction)(void (*)(void))dyn_info, METH_VARARGS | METH_KEYWORDS,
      "info() -> dict: engine, why, compile_ms, code_bytes, out_bytes (-1), cache_hit, "
      "dynamic (True)."},
     {NULL, NULL, 0, NULL}};
@@ -2336,17 +2349,19 @@ static PyObject *py_op_code(PyObject *self, PyObject *arg)
     return Py_BuildValue("(isi)", (int)op, info.name, info.has_updates);
 }
 
-static PyObject *py_library_version(PyObject *self, PyObject *noargs)
+static PyObject *py_library_version(PyObject *self, PyObject *args, PyObject *kw)
 {
+    if (no_args("library_version", args, kw) != 0)
+        return NULL;
     (void)self;
-    (void)noargs;
     return PyUnicode_FromString(jit_version());
 }
 
-static PyObject *py_shutdown(PyObject *self, PyObject *noargs)
+static PyObject *py_shutdown(PyObject *self, PyObject *args, PyObject *kw)
 {
+    if (no_args("shutdown", args, kw) != 0)
+        return NULL;
     (void)self;
-    (void)noargs;
     table_clear(0);
     jit_shutdown();
     Py_RETURN_NONE;
@@ -2377,10 +2392,11 @@ static PyObject *py_set_max_families(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-static PyObject *py_stats(PyObject *self, PyObject *noargs)
+static PyObject *py_stats(PyObject *self, PyObject *args, PyObject *kw)
 {
+    if (no_args("stats", args, kw) != 0)
+        return NULL;
     (void)self;
-    (void)noargs;
     table_check_epoch();
     jit_kernel_stats s;
     if (jit_get_kernel_stats(&s) != 0) {
@@ -2608,13 +2624,16 @@ static PyMethodDef methods[] = {
     {"_op_code", py_op_code, METH_O, "(jit_op, name, has_updates) of an op's name"},
     {"_raw_shutdown", py_raw_shutdown, METH_NOARGS, "jit_shutdown() alone (tests)"},
     {"_set_max_families", py_set_max_families, METH_O, "the cap on families (tests)"},
-    {"library_version", py_library_version, METH_NOARGS,
+    {"library_version", (PyCFunction)(void (*)(void))py_library_version,
+     METH_VARARGS | METH_KEYWORDS,
      "library_version()\n--\n\nThe loaded C library's version (jit_version())."},
-    {"shutdown", py_shutdown, METH_NOARGS,
+    {"shutdown", (PyCFunction)(void (*)(void))py_shutdown,
+     METH_VARARGS | METH_KEYWORDS,
      "shutdown()\n--\n\nFrees every kernel (jit_shutdown()) and the module's table of them. Not to "
      "be called while another thread uses tensorjit. A DynamicKernel made before raises "
      "RuntimeError when used afterwards."},
-    {"stats", py_stats, METH_NOARGS,
+    {"stats", (PyCFunction)(void (*)(void))py_stats,
+     METH_VARARGS | METH_KEYWORDS,
      "stats()\n--\n\nA dict: compiles (kernels this module compiled in the process), kernels (its "
      "live family kernels), max_kernels (the bound on them), library_kernels and code_bytes "
      "(the library's JIT kernels alive, whoever made them)."},

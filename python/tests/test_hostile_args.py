@@ -46,7 +46,8 @@ def strided_zeros(shape, dtype=np.float32):
 def test_int64_extremes_as_indices(policy, value):
     idx = np.array([value])
     n = F32.shape[0]
-    inside = value if 0 <= value < n else value + n if policy.startswith("negative") and -n <= value < 0 else None
+    wraps = policy.startswith("negative") and -n <= value < 0
+    inside = value if 0 <= value < n else value + n if wraps else None
     if inside is not None or policy == "clamp":
         want = F32[[inside if inside is not None else min(max(value, 0), n - 1)]]
         np.testing.assert_array_equal(tj.gather(F32, idx, index_policy=policy), want)
@@ -266,6 +267,15 @@ def test_module_functions():
     refused(SignatureError, "null", tj.open_cache, "/nonexistent/\0x")
     refused(TypeMismatch, "dir", tj.open_cache, 5)
     refused(tj.Error, "folder", tj.open_cache, "/dev/null")
+    # a wrong count of arguments is a TypeMismatch everywhere (these were bare TypeErrors)
+    for fn in (tj.stats, tj.library_version, tj.shutdown):
+        refused(TypeMismatch, [fn.__name__, "no arguments"], fn, 1)
+        refused(TypeMismatch, [fn.__name__, "no arguments"], fn, x=1)
+    k = gather_kernel()
+    refused(TypeMismatch, "bind", k.bind)
+    refused(TypeMismatch, "bind", k.bind, (3, 4))
+    refused(TypeMismatch, ["info", "no arguments"], k.info, 1)
+    assert tj.stats()["kernels"] >= 0 and tj.library_version() and isinstance(k.info(), dict)
 
 
 # --------------------------------------------------------------------------
