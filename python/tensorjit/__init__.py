@@ -27,6 +27,7 @@ embedding_bag, embedding).
 
 from __future__ import annotations
 
+import operator as _operator
 from typing import Any, Optional, Sequence
 
 import numpy as _np
@@ -58,16 +59,53 @@ __all__ = [
 ]
 
 
+def _int(value: Any, what: str, bits: int = 64) -> int:
+    """value as an int of the signature's width, or the package's error
+    naming what (operator.index's TypeError, and the C half's OverflowError
+    for a value past the width, named nothing)."""
+    try:
+        v = _operator.index(value)
+    except TypeError:
+        raise TypeMismatch(f"tensorjit: {what} must be an integer, not {type(value).__name__} "
+                           f"({value!r})") from None
+    if not -2 ** (bits - 1) <= v < 2 ** (bits - 1):
+        raise SignatureError(f"tensorjit: {what} = {v} does not fit the signature's int{bits}")
+    return v
+
+
 def _dims(shape: Optional[Sequence[Optional[int]]], what: str) -> Optional[list]:
     if shape is None:
         return None
-    return [-1 if d is None else d for d in shape]
+    try:
+        dims = list(shape)
+    except TypeError:
+        raise TypeMismatch(f"tensorjit: {what} must be a sequence of dims (ints, None or -1 "
+                           f"for a dynamic dim), not {type(shape).__name__}") from None
+    out = []
+    for d in dims:
+        d = -1 if d is None else _int(d, what)
+        if d < -1:
+            raise SignatureError(f"tensorjit: {what} has dim {d}; a dim is >= 0, or None or -1 "
+                                 "(dynamic)")
+        out.append(d)
+    return out
 
 
-def _bounds(bounds: Optional[Sequence[Optional[int]]]) -> Optional[list]:
+def _np_dtype(dtype: Any, what: str) -> Any:
+    try:
+        return _np.dtype(dtype)
+    except TypeError as e:
+        raise TypeMismatch(f"tensorjit: {what} {dtype!r} is no numpy dtype: {e}") from e
+
+
+def _bounds(bounds: Optional[Sequence[Optional[int]]], what: str) -> Optional[list]:
     if bounds is None:
         return None
-    return [0 if b is None else b for b in bounds]
+    try:
+        return [0 if b is None else b for b in bounds]
+    except TypeError:
+        raise TypeMismatch(f"tensorjit: {what} must be a sequence of bounds (ints, None or 0 "
+                           f"for none), not {type(bounds).__name__}") from None
 
 
 def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
@@ -109,24 +147,25 @@ def compile_dynamic(op: str, data_shape: Sequence[Optional[int]],
     if opset is None:
         opset = (15 if name == "ScatterNDUpdate" and reduction != "none"
                  else 12 if name == "ScatterElementsUpdate" else 0)
-    index_type = _tensorjit._dtype_code(_np.dtype(index_dtype))
-    if _np.dtype(index_dtype).kind not in "iu":
-        raise TypeMismatch(f"tensorjit: index_dtype {_np.dtype(index_dtype)} is no integer "
-                           "dtype")
+    index_np = _np_dtype(index_dtype, "index_dtype")
+    index_type = _tensorjit._dtype_code(index_np)
+    if index_np.kind not in "iu":
+        raise TypeMismatch(f"tensorjit: index_dtype {index_np} is no integer dtype")
     for what, shape in (("data_shape", data_shape), ("indices_shape", indices_shape)):
         if shape is None:
             raise SignatureError(f"tensorjit: {what} needs a shape (ints, None or -1 for a "
                                  "dynamic dim)")
-        for d in shape:
-            if d is not None and d < -1:
-                raise SignatureError(f"tensorjit: {what} has dim {d}; a dim is >= 0, or None "
-                                     "or -1 (dynamic)")
     if has_updates and updates_shape is None:
         raise SignatureError(f"tensorjit: {name} takes updates: give updates_shape")
+    if not has_updates and updates_shape is not None:  # it was ignored
+        raise SignatureError(f"tensorjit: {name} takes no updates: updates_shape must be None")
     return _tensorjit._compile_dynamic(
-        code, _tensorjit._dtype_code(_np.dtype(dtype)), index_type, _dims(data_shape, "data"),
-        _dims(indices_shape, "indices"), _dims(updates_shape, "updates") if has_updates else None,
-        opset, axis, batch_dims, _tensorjit._policy_code(index_policy),
-        _tensorjit._reduction_code(reduction), 0 if use_init_val else 1, _bounds(data_bound),
-        _bounds(indices_bound), _bounds(updates_bound) if has_updates else None,
+        code, _tensorjit._dtype_code(_np_dtype(dtype, "dtype")), index_type,
+        _dims(data_shape, "data_shape"), _dims(indices_shape, "indices_shape"),
+        _dims(updates_shape, "updates_shape") if has_updates else None,
+        _int(opset, "opset", 32), _int(axis, "axis"), _int(batch_dims, "batch_dims", 32),
+        _tensorjit._policy_code(index_policy),
+        _tensorjit._reduction_code(reduction), 0 if use_init_val else 1,
+        _bounds(data_bound, "data_bound"), _bounds(indices_bound, "indices_bound"),
+        _bounds(updates_bound, "updates_bound") if has_updates else None,
         bool(torch_dims))

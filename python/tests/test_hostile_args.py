@@ -337,7 +337,18 @@ def test_dynamic_kernel_bind():
     (dict(index_policy=5), TypeMismatch, "index_policy"),
     (dict(op="nope"), SignatureError, "op"), (dict(op=5), TypeMismatch, "op"),
     (dict(op="scatter_update"), SignatureError, "updates_shape"),
-    (dict(op="embedding_bag_offsets"), SignatureError, "compile_dynamic")])
+    (dict(op="embedding_bag_offsets"), SignatureError, "compile_dynamic"),
+    # numpy's TypeError, a comparison's TypeError, iteration's TypeError and
+    # the C half's OverflowError came through as they were, naming nothing
+    (dict(dtype="nope"), TypeMismatch, "dtype"), (dict(index_dtype="nope"), TypeMismatch,
+                                                  "index_dtype"),
+    (dict(data_shape=("x", 4)), TypeMismatch, "data_shape"),
+    (dict(data_shape=5), TypeMismatch, "data_shape"),
+    (dict(indices_shape=(2**64,)), SignatureError, "indices_shape"),
+    (dict(axis=2**70), SignatureError, "axis"), (dict(axis=1.5), TypeMismatch, "axis"),
+    (dict(batch_dims=2**40), SignatureError, "batch_dims"),
+    (dict(opset="8"), TypeMismatch, "opset"), (dict(data_bound=5), TypeMismatch, "data_bound"),
+    (dict(updates_shape=(None, 4)), SignatureError, "updates_shape")])  # was ignored
 def test_compile_dynamic_refusals(kw, exc, word):
     args = dict(op="gather", data_shape=(None, 4), indices_shape=(None,), dtype=np.float32,
                 index_dtype=np.int64)
@@ -352,7 +363,6 @@ def test_kernels_freed_by_shutdown():
         refused(KernelError, "shutdown", call)
     assert "freed" in repr(k)
     assert k.output_shape == (None, 4)
-    del k
     np.testing.assert_array_equal(tj.gather(F32, IDX), F32[IDX])  # the module starts over
 
 
