@@ -1284,13 +1284,6 @@ typedef struct {
     jit_index_policy policy;
 } tj_fn;
 
-/* The error Python's own argument parsing left (PyArg_Parse*: a wrong
- * count or keyword, a value of the wrong type as TypeError; a number out
- * of range as OverflowError; a path with a NUL as ValueError) raised again
- * as the package's, so that every error it raises is a tensorjit.Error
- * (SPEC 8): TypeMismatch, else SignatureError, with Python's words after
- * the call's name (which Python's words for a wrong value leave out).
- * Returns NULL for the caller to return. */
 /* A function of no arguments given some: a TypeMismatch, as every other
  * wrong count of arguments (METH_NOARGS's is a bare TypeError). */
 static int no_args(const char *name, PyObject *args, PyObject *kw)
@@ -1302,6 +1295,13 @@ static int no_args(const char *name, PyObject *args, PyObject *kw)
     return -1;
 }
 
+/* The error Python's own argument parsing left (PyArg_Parse*: a wrong
+ * count or keyword, a value of the wrong type as TypeError; a number out
+ * of range as OverflowError; a path with a NUL as ValueError) raised again
+ * as the package's, so that every error it raises is a tensorjit.Error
+ * (SPEC 8): TypeMismatch, else SignatureError, with Python's words after
+ * the call's name (which Python's words for a wrong value leave out).
+ * Returns NULL for the caller to return. */
 static PyObject *as_package_error(const char *call)
 {
     if (!PyErr_Occurred() || PyErr_ExceptionMatches(Error))
