@@ -443,6 +443,23 @@ static int unknown_dtype(PyObject *obj, const char *what)
     return -1;
 }
 
+/* The exception just raised gets value (a fetched, normalized exception,
+ * its type and traceback beside it: all three references taken) as its
+ * __cause__, as Python's `raise ... from value`. */
+static void caused_by(PyObject *type, PyObject *value, PyObject *tb)
+{
+    PyObject *t2, *v2, *tb2;
+    PyErr_Fetch(&t2, &v2, &tb2);
+    PyErr_NormalizeException(&t2, &v2, &tb2);
+    if (v2 && value)
+        PyException_SetCause(v2, value); /* steals value */
+    else
+        Py_XDECREF(value);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    PyErr_Restore(t2, v2, tb2);
+}
+
 /* The exception numpy or torch raised reading argument what (doing says
  * how), as a tensorjit.Error naming it, the original as its cause: a
  * MemoryError (a copy too large to make) or a RuntimeError (torch's
@@ -466,16 +483,7 @@ static int reading_error(const char *what, const char *doing)
     if (tb && value)
         PyException_SetTraceback(value, tb);
     PyErr_Format(to, "tensorjit: %s %s: %S", what, doing, value ? value : Py_None);
-    PyObject *t2, *v2, *tb2;
-    PyErr_Fetch(&t2, &v2, &tb2);
-    PyErr_NormalizeException(&t2, &v2, &tb2);
-    if (v2 && value)
-        PyException_SetCause(v2, value); /* steals value */
-    else
-        Py_XDECREF(value);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    PyErr_Restore(t2, v2, tb2);
+    caused_by(type, value, tb);
     return -1;
 }
 
@@ -1020,16 +1028,7 @@ static PyObject *new_result_or_error(const tj_call *c, const jit_shape *shape)
     snprintf(size, sizeof size, "%.4g", bytes);
     PyErr_Format(KernelError, "tensorjit: no memory for the result: shape %s of %s, %s bytes "
                  "(%S)", dims, jit_dtype_name(c->in[0].dtype), size, value ? value : Py_None);
-    PyObject *t2, *v2, *tb2;
-    PyErr_Fetch(&t2, &v2, &tb2);
-    PyErr_NormalizeException(&t2, &v2, &tb2);
-    if (value)
-        PyException_SetCause(v2, value); /* steals value */
-    else
-        Py_XDECREF(value);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    PyErr_Restore(t2, v2, tb2);
+    caused_by(type, value, tb);
     return NULL;
 }
 
