@@ -133,7 +133,12 @@ def _take_through(a: Any, indices: Any, axis: int, policy: str, out: np.ndarray)
     if not np.can_cast(out.dtype, result.dtype, "safe"):
         raise _tj.TypeMismatch(f"tensorjit: out has dtype {out.dtype}, which does not cast "
                                f"to the data's {result.dtype} safely (numpy refuses it too)")
-    out[...] = result
+    try:
+        out[...] = result
+    except ValueError as e:  # numpy's "assignment destination is read-only"
+        if out.flags.writeable:
+            raise
+        raise _tj.SignatureError("tensorjit: out must be writeable (it is read-only)") from e
     return out
 
 

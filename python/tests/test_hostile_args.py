@@ -386,6 +386,12 @@ def test_numpy_take():
     ro = np.zeros(2)
     ro.flags.writeable = False
     refused(SignatureError, ["out", "read-only"], tnp.take, a, [1, 0], out=ro)
+    ro_strided = np.zeros(4)[::2]  # not contiguous: the path through a buffer
+    ro_strided.flags.writeable = False
+    refused(SignatureError, ["out", "read-only"], tnp.take, a, [1, 0], out=ro_strided)
+    ro_other = np.zeros(2, np.int8)  # of another dtype: the same path
+    ro_other.flags.writeable = False
+    refused(SignatureError, ["out", "read-only"], tnp.take, a, [1, 0], out=ro_other)
     for out in (a[:2], np.zeros(2, ">f8"), np.zeros(4)[::2], np.zeros(2, np.int8)):
         want = a[[1, 0]].tolist()
         assert tnp.take(a, [1, 0], out=out) is out  # out=a[:2] overlaps a: numpy takes it
