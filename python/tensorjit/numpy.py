@@ -57,6 +57,12 @@ class _IndexShapeError(_tj.SignatureError, IndexError):
     ("shape mismatch")."""
 
 
+class _OverflowError(_tj.SignatureError, OverflowError):
+    """A number past what the array's dtype (or numpy's C long) holds: a
+    SignatureError, as the package's numbers past 64 bits are, and the
+    OverflowError numpy raises for it."""
+
+
 def _numpy_owns(*objs: Any, hook: str = "__array_function__") -> bool:
     """Whether numpy's own function must serve a call with these arguments:
     one is an ndarray subclass, or overrides numpy through hook. For
@@ -397,9 +403,13 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         return _numpy_at(ufunc, a, indices, b)
     a_arr = _in_place(a, "a", fn)
     parts = list(indices) if isinstance(indices, tuple) else [indices]
-    for i, p in enumerate(parts):
-        if isinstance(p, (list, tuple)) and np.size(p) == 0:
-            parts[i] = np.zeros(0, np.intp)  # numpy indexes with an empty sequence as integers
+    try:
+        for i, p in enumerate(parts):
+            if isinstance(p, (list, tuple)) and np.size(p) == 0:
+                parts[i] = np.zeros(0, np.intp)  # numpy: an empty sequence is integers
+    except ValueError as e:  # ragged: numpy's "inhomogeneous shape"
+        raise _tj.SignatureError(f"tensorjit: {fn}'s indices are not a rectangular array: "
+                                 f"{e}") from e
     if len(parts) > a_arr.ndim:
         raise _tj.IndexOutOfRange(f"tensorjit: too many indices: a has {a_arr.ndim} "
                                   f"dimension(s), indexed with {len(parts)}")
@@ -408,7 +418,11 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         target, parts = a_arr[np.newaxis], [np.zeros((), np.intp)]
     arrays = []
     for i, p in enumerate(parts):
-        q = np.asarray(p)
+        try:
+            q = np.asarray(p)
+        except ValueError as e:  # ragged: numpy's "inhomogeneous shape"
+            raise _tj.SignatureError(f"tensorjit: {fn}'s indices are not a rectangular "
+                                     f"array: {e}") from e
         if q.dtype.kind in "fcUS":  # numpy: IndexError (booleans aside: refused below)
             raise _IndexTypeError(f"tensorjit: {fn} takes integer indices, not {q.dtype} "
                                   "(numpy raises IndexError for them too)")
@@ -427,7 +441,10 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         # ml_dtypes' type (known by its name, as the extension knows it), not
         # numpy's: its ufuncs were not measured against the library
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
-    b_arr = np.asarray(b)
+    try:
+        b_arr = np.asarray(b)
+    except ValueError as e:  # ragged
+        raise _tj.SignatureError(f"tensorjit: {fn}'s b is not a rectangular array: {e}") from e
     if reduction == "sub" and dt == np.bool_ and b_arr.dtype == np.bool_:
         # numpy refuses only a subtract in bool (an integer b is an integer
         # subtract, cast back), and names a bad index first
@@ -439,7 +456,10 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         # numpy 2 raises OverflowError for it; the exemption below would wrap it
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
     if b_arr.dtype != dt:
-        loop = np.result_type(target, b_arr)  # numpy's (value-based for a scalar b)
+        try:
+            loop = np.result_type(target, b_arr)  # numpy's (value-based for a scalar b)
+        except TypeError:  # no common type (datetime and float): numpy's ufunc.at decides
+            return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
         if loop != dt and not (reduction in ("sum", "sub", "prod") and dt.kind in "iu"
                                and loop.kind in "iu" and b_arr.dtype.kind in "biu"):
             return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
@@ -449,7 +469,12 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
             or dt.itemsize == 2 and (np.isnan(b_arr).any()
                                      or np.isnan(_selected(target, tuples)).any())):
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
-    updates = np.broadcast_to(b_arr, tuples.shape[:-1] + target.shape[len(parts):])
+    shape = tuples.shape[:-1] + target.shape[len(parts):]
+    try:
+        updates = np.broadcast_to(b_arr, shape)
+    except ValueError as e:
+        raise _tj.SignatureError(f"tensorjit: {fn}'s b of shape {b_arr.shape} does not "
+                                 f"broadcast to the selected elements' shape {shape}: {e}") from e
     _scatter_into(target, lambda out, u: _tj.scatter_nd_update(
         target, tuples, u, reduction, index_policy="negative-wraps", out=out), updates)
 
@@ -493,4 +518,20 @@ def _checked_numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any, target: np.
     numpy's applies the updates before a bad index and then raises; here a
     bad one writes nothing, as on the library's path."""
     _check_bounds(target, tuples)
-    return _numpy_at(ufunc, a, indices, b)
+    try:
+        return _numpy_at(ufunc, a, indices, b)
+    except (TypeError, ValueError, OverflowError) as e:
+        # the indices and a are checked: what numpy refuses here is b (a
+        # type it has no loop for, a value past a's dtype, a shape that
+        # does not broadcast); the package's class, naming b, numpy's own
+        # error as the cause
+        fn = f"{ufunc.__name__}_at"
+        what = f"b ({type(b).__name__}" + (f" of dtype {b.dtype}" if isinstance(b, np.ndarray)
+                                          else "") + f") with a of dtype {target.dtype}"
+        if isinstance(e, OverflowError):
+            raise _OverflowError(f"tensorjit: {fn}: {what}: b does not fit: {e}") from e
+        if isinstance(e, TypeError):
+            raise _tj.TypeMismatch(f"tensorjit: {fn}: numpy's {ufunc.__name__}.at refuses "
+                                   f"{what}: {e}") from e
+        raise _tj.SignatureError(f"tensorjit: {fn}: numpy's {ufunc.__name__}.at refuses "
+                                 f"{what}: {e}") from e

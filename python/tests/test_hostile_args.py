@@ -441,6 +441,27 @@ def test_numpy_at(fn):
     refused(TypeMismatch, "a", fn, [1., 2.], [0], 1.)
     refused(SignatureError, "read-only", fn, np.broadcast_to(a, (5,)), [0], 1.)
     refused(TypeMismatch, "data", fn, np.zeros(3, object), [0], 1)
+    refused(SignatureError, "indices", fn, a, [[0, 1], [2]], 1.)  # ragged
+    refused(SignatureError, "indices", fn, a, ([[0, 1], [2]],), 1.)
+    refused(SignatureError, "b", fn, a, [0, 1, 2], np.ones(2))  # does not broadcast
+    refused(SignatureError, "b", fn, a, [0, 1], [[1., 2.], [3.]])  # ragged
+    # b numpy has no loop with a's dtype for: numpy's ufunc.at refuses it (TypeError)
+    for b in (object(), None, "x", b"x", np.datetime64(1, "s"), np.array([object()] * 2)):
+        e = refused(TypeMismatch, "b", fn, a, [0, 1], b)
+        assert isinstance(e.__cause__, TypeError)
+    refused(TypeMismatch, "b", fn, np.zeros(3, "M8[s]"), [0], 1.)  # no common type at all
+    # a Python int past what numpy converts, where the result needs it (numpy's
+    # maximum of 1 and -2**70 is 1): OverflowError (numpy's class) too
+    for b in (2**70, -2**70):
+        small, want = np.ones(3, np.int8), np.ones(3, np.int8)
+        try:
+            getattr(np, name[:-3]).at(want, [0, 1], b)
+        except OverflowError:
+            e = refused(SignatureError, "b", fn, small, [0, 1], b)
+            assert isinstance(e, OverflowError) and isinstance(e.__cause__, OverflowError)
+        else:
+            fn(small, [0, 1], b)
+        np.testing.assert_array_equal(small, want)
     assert (a == 0).all()  # nothing written by any of them
     for target in (np.zeros(3, ">f8"), np.zeros(6)[::2]):
         want = np.array(target)
