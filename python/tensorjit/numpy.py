@@ -311,10 +311,18 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
     if shape is not i_shape:
         indices = np.broadcast_to(indices, shape)
     try:
-        values = np.broadcast_to(np.asarray(values, dtype=target.dtype), shape)
+        values = np.asarray(values, dtype=target.dtype)
+    except (TypeError, ValueError, OverflowError) as e:  # "x" or NaN into int64, 2**70
+        what = (f"tensorjit: values ({type(values).__name__}) cannot be made an array of "
+                f"arr's dtype {target.dtype}: {e}")
+        raise (_OverflowError(what) if isinstance(e, OverflowError) else
+               _tj.TypeMismatch(what) if isinstance(e, TypeError) else
+               _tj.SignatureError(what)) from e
+    try:
+        values = np.broadcast_to(values, shape)
     except ValueError as e:
-        raise _tj.SignatureError(f"tensorjit: values do not broadcast to the indices' shape "
-                                 f"{tuple(shape)}: {e}") from None
+        raise _tj.SignatureError(f"tensorjit: values of shape {values.shape} do not broadcast "
+                                 f"to the indices' shape {tuple(shape)}: {e}") from None
     # a dim where arr has 1 and the broadcast more: every position along it
     # writes the same slice of arr, so it joins axis (kept in its order with
     # axis, so that of duplicates the last in numpy's row-major order wins)

@@ -409,8 +409,17 @@ def test_numpy_along_axis():
     b = np.zeros((3, 4))
     refused(SignatureError, "values", tnp.put_along_axis, b, np.zeros((3, 1), np.int64),
             np.ones(7), 1)
-    refused(SignatureError, "values", tnp.put_along_axis, np.zeros((3, 4), np.int64),
-            np.zeros((3, 1), np.int64), np.nan, 1)
+    e = refused(SignatureError, ["values", "broadcast"], tnp.put_along_axis, b,
+                np.zeros((3, 1), np.int64), np.ones(7), 1)
+    # values arr's dtype cannot hold: the message says so, not that they do not broadcast
+    for arr, values, exc in ((np.zeros((3, 4), np.int64), np.nan, SignatureError),
+                             (np.zeros((3, 4)), "x", SignatureError),
+                             (np.zeros((3, 4)), object(), TypeMismatch),
+                             (np.zeros((3, 4), np.int8), 2**70, OverflowError)):
+        e = refused(exc, ["values", f"dtype {arr.dtype}"], tnp.put_along_axis, arr,
+                    np.zeros((3, 1), np.int64), values, 1)
+        assert "broadcast" not in str(e) and e.__cause__ is not None
+        assert (arr == 0).all()
     refused(SignatureError, "read-only", tnp.put_along_axis, np.broadcast_to(b, (3, 4)),
             np.zeros((3, 1), np.int64), 1., 1)
     refused(TypeMismatch, "arr", tnp.put_along_axis, [[1, 2]], np.zeros((1, 1), np.int64), 1, 1)
