@@ -395,6 +395,19 @@ def _full_like_index(input: Any, index: Any, value: Any) -> Any:
     return np.full(_shape(index), value, dtype=np.asarray(input).dtype)
 
 
+def _filled(input: Any, index: Any, value: Any, name: str) -> Any:
+    """_full_like_index for scatter's value (or scalar src), a value input's
+    dtype cannot hold (NaN or 300 into an integer type, 2**70, a string) the
+    package's error naming it, torch's (or numpy's) as the cause."""
+    try:
+        return _full_like_index(input, index, value)
+    except (TypeError, ValueError, OverflowError, RuntimeError) as e:
+        msg = (f"tensorjit: scatter's {name} {value!r} is no value of input's dtype "
+               f"{getattr(input, 'dtype', None)}: {e}")
+        raise (_tj.TypeMismatch(msg) if isinstance(e, TypeError) else
+               _tj.SignatureError(msg)) from e
+
+
 def _no_updates(input: Any, index: Any, src: Any) -> Tuple[Any, Any]:
     """index and src as they are; but for an index with no elements, of a
     shape the library's rules refuse (another rank, dims beyond input's or
@@ -425,9 +438,11 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     if src is None:
         if value is None:
             raise _tj.SignatureError("tensorjit: scatter takes src or value")
-        src = _full_like_index(input, index, value)
+        src = _filled(input, index, value, "value")
+    elif value is not None:  # torch 1.13: "invalid combination of arguments" (TypeError)
+        raise _tj.TypeMismatch("tensorjit: scatter takes src or value, not both")
     elif not hasattr(src, "shape"):
-        src = _full_like_index(input, index, src)  # torch.scatter(input, dim, index, 2.0)
+        src = _filled(input, index, src, "src")  # torch.scatter(input, dim, index, 2.0)
     reduction = "none" if reduce is None else _REDUCE.get(reduce)
     if reduction is None or reduce not in (None, "add", "multiply"):
         raise _tj.SignatureError(f"tensorjit: scatter's reduce is 'add' or 'multiply', not "

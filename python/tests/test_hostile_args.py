@@ -569,6 +569,24 @@ def test_torch_bad_alpha(alpha, dtype, exc):
 
 def test_torch_scatter_arguments():
     refused(SignatureError, "src or value", tt.scatter, X, 1, TI)
+    # both: torch 1.13 refuses them ("invalid combination of arguments", a TypeError)
+    with pytest.raises(TypeError):
+        torch.scatter(X, 1, TI, torch.ones(3, 2), value=2.)
+    refused(TypeMismatch, ["src", "value"], tt.scatter, X, 1, TI, torch.ones(3, 2), value=2.)
+    refused(TypeMismatch, ["src", "value"], tt.scatter, torch.tensor(0.), 0, torch.tensor(0),
+            torch.tensor(1.), value=2.)
+    # a value input's dtype cannot hold (torch: RuntimeError or TypeError)
+    xi = torch.zeros(3, 4, dtype=torch.int64)
+    for inp, v, exc in ((xi, float("nan"), SignatureError), (xi, float("inf"), SignatureError),
+                        (torch.zeros(3, 4, dtype=torch.int8), 2**70, SignatureError),
+                        (torch.zeros(3, 4, dtype=torch.int8), 300, SignatureError),
+                        (X, "x", TypeMismatch), (X, object(), TypeMismatch)):
+        e = refused(exc, ["value", str(inp.dtype)], tt.scatter, inp, 1, TI, value=v)
+        assert e.__cause__ is not None
+        refused(exc, ["src", str(inp.dtype)], tt.scatter, inp, 1, TI, v)  # as a scalar src
+    refused(SignatureError, "value", tt.scatter, torch.tensor(0), 0, torch.tensor(0),
+            value=float("nan"))
+    assert torch.equal(tt.scatter(xi, 1, TI, value=1.5), torch.scatter(xi, 1, TI, value=1.5))
     refused(SignatureError, "reduce", tt.scatter, X, 1, TI, torch.ones(3, 2), reduce="nope")
     refused(SignatureError, "reduce", tt.scatter, X, 1, TI, torch.ones(3, 2), reduce=5)
     refused(SignatureError, "src", tt.scatter, X, 1, TI, torch.ones(1, 1))
