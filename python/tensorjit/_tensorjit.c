@@ -1663,6 +1663,11 @@ static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
         truth_arg(slot[R_FROM_ZERO], &at->from_zero) != 0)
         return -1;
     if (fn->op == JIT_OP_EMBEDDING_SEGMENTS) {
+        if (slot[R_SEGMENTS] == Py_None) { /* int_arg reads None as its default, 0 */
+            PyErr_SetString(TypeMismatch,
+                            "tensorjit: num_segments must be an integer, not NoneType (None)");
+            return -1;
+        }
         if (int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
                     &at->num_segments) != 0)
             return -1;

@@ -252,7 +252,7 @@ def test_bad_bag_arguments(kw, exc, word):
     (I64.min, SignatureError, "num_segments"), (-1, SignatureError, "num_segments"),
     (2**62, SignatureError, "int64"), (I64.max, SignatureError, "num_segments"),
     (2**64, SignatureError, "num_segments"), (1.5, TypeMismatch, "num_segments"),
-    ("3", TypeMismatch, "num_segments")])
+    ("3", TypeMismatch, "num_segments"), (None, TypeMismatch, "num_segments")])
 def test_bad_num_segments(n, exc, word):
     refused(exc, word, tj.embedding_segments, F32, np.array([0, 2, 1]), np.array([0, 1, 0]), n)
     refused(exc, word, tj.embedding_segments_info, F32, np.array([0, 2, 1]),
