@@ -317,31 +317,41 @@ def _uint64(t: Any) -> bool:
 
 
 def _alpha(alpha: Any, input: Any) -> Any:
-    """index_add's alpha as torch reads it for input's dtype: for bool, any
-    value is True or False (alpha=False adds nothing; it was refused, the
-    product being int64); for an integer type, a float alpha is truncated,
-    and one the type cannot hold is refused, as torch refuses it ('value
-    cannot be converted to type uint8_t without overflow': an unsigned type
-    takes an integer alpha in [-max, max], a negative one wrapping, as
-    torch's a - b is a + 255 * b in uint8, but no negative float); for a
-    float type, a finite alpha beyond the type's largest is refused."""
+    """index_add's alpha as torch reads it for input's dtype (_scalar_for)."""
     if type(alpha) is int and alpha == 1:  # the default, which every dtype holds
         return 1
+    return _scalar_for(alpha, input, "index_add's alpha")
+
+
+def _scalar_for(alpha: Any, input: Any, what: str) -> Any:
+    """A Python scalar, or a 0-D tensor or array (what names it), as torch
+    reads one for input's dtype: for bool, any value is True or False
+    (index_add's alpha=False adds nothing; it was refused, the product being
+    int64); for an integer type, a float is truncated, and a value the type
+    cannot hold is refused, as torch refuses it ('value cannot be converted
+    to type uint8_t without overflow': an unsigned type takes an integer in
+    [-max, max], a negative one wrapping, as torch's a - b is a + 255 * b in
+    uint8, but no negative float); for a float type, a finite value beyond
+    the type's largest is refused."""
     if getattr(alpha, "ndim", None) == 0 and hasattr(alpha, "item"):
         alpha = alpha.item()  # a 0-D tensor (torch's Scalar takes one) or numpy array
     if not isinstance(alpha, numbers.Real):
         import numpy as np
         if not isinstance(alpha, np.bool_):  # numpy's bool, which torch takes, is no Real
-            raise _tj.TypeMismatch(f"tensorjit: index_add's alpha must be a real number, not "
+            raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number, not "
                                    f"{type(alpha).__name__} ({alpha!r})")
         alpha = bool(alpha)
+    if isinstance(alpha, numbers.Integral) and not -2**63 <= alpha < 2**63:
+        # torch's Scalar holds an int64: "Overflow when unpacking long", any dtype
+        raise _tj.SignatureError(f"tensorjit: {what}={alpha!r} does not fit int64, which "
+                                 f"torch reads it as (torch refuses it too)")
     name = _dtype_name(input)
     if name == "bool":
         return bool(alpha)
     if name in _FLOAT_MAX:
         alpha = float(alpha) if isinstance(alpha, numbers.Integral) else alpha
         if math.isfinite(alpha) and abs(alpha) > _FLOAT_MAX[name]:
-            raise _tj.SignatureError(f"tensorjit: index_add's alpha={alpha!r} does not fit "
+            raise _tj.SignatureError(f"tensorjit: {what}={alpha!r} does not fit "
                                      f"input's dtype {name}")
         return alpha
     bits = _INT_BITS.get(name)
@@ -352,7 +362,7 @@ def _alpha(alpha: Any, input: Any) -> Any:
     integral = isinstance(alpha, numbers.Integral)
     low = -high - 1 if signed else (-high if integral else 0)
     if not low <= alpha <= high:  # NaN too
-        raise _tj.SignatureError(f"tensorjit: index_add's alpha={alpha!r} does not fit "
+        raise _tj.SignatureError(f"tensorjit: {what}={alpha!r} does not fit "
                                  f"input's dtype {name} (torch refuses it too)")
     return int(alpha)  # a float truncated toward zero, as torch does
 
@@ -392,6 +402,9 @@ def _full_like_index(input: Any, index: Any, value: Any) -> Any:
     if hasattr(input, "new_full"):
         return input.new_full(_shape(index), value)
     import numpy as np
+    # torch's reading of the scalar for a numpy input as for a tensor: numpy's
+    # full wraps 300 into uint8 and makes NaN some integer, with a warning
+    value = _scalar_for(value, input, "scatter's value")
     return np.full(_shape(index), value, dtype=np.asarray(input).dtype)
 
 
