@@ -15,6 +15,8 @@
 #                     built against it (find_package, pkg-config, static),
 #                     the Python package installed offline and its tests,
 #                     and the .deb of cpack -G DEB holding the same files
+#   ./build.sh python-asan   the Python suite on the extension and the
+#                     library built with ASan + UBSan (not part of `test`)
 #   ./build.sh coverage   only the coverage step
 #   ./build.sh tools-check   only the check that build.sh installs every
 #                     command the test run calls (the first step of `test`)
@@ -46,7 +48,7 @@ fi
 if [[ $mode == test ]]; then
     packages+=(clang-14 libclang-rt-14-dev valgrind)
 fi
-if [[ $mode == test || $mode == install-check ]]; then
+if [[ $mode == test || $mode == install-check || $mode == python-asan ]]; then
     # file: cpack -G DEB's dpkg-shlibdeps step runs it on every installed file
     packages+=(python3-numpy python3-pytest python3-pytest-xdist python3-setuptools python3-venv
                python3-pip python3-dev python3-torch
@@ -338,6 +340,44 @@ install_check() {
     rm -rf "$work"
 }
 
+# The Python package's extension and the library built with ASan + UBSan,
+# the whole Python suite run on them (python/README.md, "Memory checks of
+# the extension"). Not in `test` (about two minutes more, the library's
+# ASan build included): run it when the extension changes. The package is
+# a copy in a temporary folder, imported from there; the tests are the
+# tree's, so that test_docs and the conformance vectors find their files.
+python_asan() {
+    echo "== the Python suite on the extension and the library under ASan + UBSan"
+    configure_and_build build-asan "$llvm" -DCMAKE_BUILD_TYPE=Debug -DTENSORJIT_SANITIZE=ON
+    local work py=/usr/bin/python3 include numpy_include suffix
+    work=$(mktemp -d)
+    cp -r python/tensorjit "$work/"
+    rm -f "$work"/tensorjit/*.so
+    include=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    numpy_include=$("$py" -c 'import numpy; print(numpy.get_include())')
+    suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    gcc -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fPIC -shared \
+        -Iinclude -I"$include" -I"$numpy_include" \
+        python/tensorjit/_tensorjit.c python/tensorjit/_torch_tensor.c \
+        -Lbuild-asan/runtime -ltensorjit -Wl,-rpath,"$PWD/build-asan/runtime" \
+        -o "$work/tensorjit/_tensorjit$suffix"
+    local workers=()
+    "$py" -c 'import xdist' 2>/dev/null && workers=(-n "$jobs")
+    # detect_leaks=0: CPython, numpy and torch keep memory until exit;
+    # allocator_may_return_null=1: the tests of results too large to
+    # allocate ask for terabytes; halt_on_error=1: a UBSan report in a test
+    # that passes would only reach pytest's captured output
+    if ! (cd "$work" && env LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+            ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            TENSORJIT_CLI="$OLDPWD/build-asan/tensorjit" "${instrumented_env[@]}" \
+            "$py" -m pytest -q -p no:cacheprovider "${workers[@]}" "$OLDPWD/python/tests"); then
+        echo "the Python suite failed under ASan + UBSan (package in $work)" >&2
+        return 1
+    fi
+    rm -rf "$work"
+}
+
 # Line and branch coverage of the whole ctest suite (gcc --coverage, Debug,
 # -O0, atomic counters: see TENSORJIT_COVERAGE in CMakeLists.txt), printed
 # for the library (runtime/ ir/ jit/) and for models/ + tools/. The step
@@ -458,8 +498,11 @@ coverage)
 install-check)
     install_check
     ;;
+python-asan)
+    python_asan
+    ;;
 *)
-    echo "usage: ./build.sh [test|install-check|coverage|tools-check]" >&2
+    echo "usage: ./build.sh [test|install-check|python-asan|coverage|tools-check]" >&2
     exit 2
     ;;
 esac
