@@ -356,7 +356,8 @@ python_asan() {
     include=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
     numpy_include=$("$py" -c 'import numpy; print(numpy.get_include())')
     suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-    gcc -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fPIC -shared \
+    gcc -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+        -fPIC -shared \
         -Iinclude -I"$include" -I"$numpy_include" \
         python/tensorjit/_tensorjit.c python/tensorjit/_torch_tensor.c \
         -Lbuild-asan/runtime -ltensorjit -Wl,-rpath,"$PWD/build-asan/runtime" \
