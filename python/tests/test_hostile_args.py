@@ -597,6 +597,24 @@ def test_torch_scatter_arguments():
                                          "mean", include_self=False)[0, 0], torch.tensor(I64.max))
 
 
+def test_torch_scatter_value_refused_for_a_numpy_input_names_it_once():
+    """A numpy input's value (or scalar src) it cannot hold is refused in
+    one message naming the argument given: _scalar_for's error was wrapped
+    again ('... int64: tensorjit: scatter's value=nan ...', its own class
+    as the cause), and a scalar src was named value."""
+    for inp, v, exc in ((np.zeros((3, 4), np.int64), float("nan"), SignatureError),
+                        (np.zeros((3, 4), np.uint8), 300, SignatureError),
+                        (np.zeros((3, 4), np.int64), 2**70, SignatureError),
+                        (np.zeros((3, 4), np.float32), "x", TypeMismatch)):
+        for name, kw, args in (("value", dict(value=v), ()), ("src", {}, (v,))):
+            words = [name] + ([str(inp.dtype)] if exc is SignatureError else [])
+            e = refused(exc, words, tt.scatter, inp, 1, TI.numpy(), *args, **kw)
+            assert str(e).count("tensorjit:") == 1, str(e)
+            assert not isinstance(e.__cause__, tj.Error), repr(e.__cause__)
+            if name == "src":
+                assert "value" not in str(e), str(e)
+
+
 def test_torch_scatter_value_into_a_numpy_input_as_into_a_tensor():
     """A numpy input's value is read as torch reads it for a tensor of that
     dtype: numpy's full wrapped 300 into uint8 (44) and 2**63 into int64,
