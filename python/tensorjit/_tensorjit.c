@@ -2058,18 +2058,28 @@ static PyObject *dyn_call(DynObject *self, PyObject *args, PyObject *kw)
 
 static int dims_from(PyObject *seq, const char *what, int64_t *dims, int *n)
 {
-    PyObject *fast = PySequence_Fast(seq, "tensorjit: a shape must be a sequence of ints");
-    if (!fast)
+    PyObject *fast = PySequence_Fast(seq, "");
+    if (!fast) { /* PySequence_Fast's bare TypeError: no tensorjit.Error */
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(TypeMismatch, "tensorjit: %s must be a sequence of ints, not %s",
+                         what, Py_TYPE(seq)->tp_name);
+        }
         return -1;
+    }
     Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
     int r = 0;
     for (Py_ssize_t i = 0; i < len && r == 0; i++) {
+        PyObject *d = PySequence_Fast_GET_ITEM(fast, i);
         if (*n >= TJ_MAX_DIMS) {
             PyErr_Format(SignatureError, "tensorjit: %s has too many dims", what);
             r = -1;
+        } else if (d == Py_None) { /* int_arg reads None as its default, 0 */
+            PyErr_Format(TypeMismatch, "tensorjit: %s[%zd] is None, where a dim is an "
+                         "int", what, i);
+            r = -1;
         } else {
-            r = int_arg(PySequence_Fast_GET_ITEM(fast, i), what, INT64_MIN, INT64_MAX, 0,
-                        &dims[(*n)++]);
+            r = int_arg(d, what, INT64_MIN, INT64_MAX, 0, &dims[(*n)++]);
         }
     }
     Py_DECREF(fast);
@@ -2103,7 +2113,9 @@ static PyObject *dyn_bind(DynObject *self, PyObject *args)
             return NULL;
         }
         int before = n;
-        if (dims_from(shapes[i], INPUT_NAMES[i], dims, &n) != 0)
+        static const char *const shape_names[3] = {"data_shape", "indices_shape",
+                                                   "updates_shape"};
+        if (dims_from(shapes[i], shape_names[i], dims, &n) != 0)
             return NULL;
         if (n - before != ranks[i]) {
             PyErr_Format(SignatureError, "tensorjit: bind()'s %s_shape has %d dims; the "

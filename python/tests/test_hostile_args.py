@@ -306,6 +306,10 @@ def test_dynamic_kernel_bind():
     refused(SignatureError, "int64", k.bind, (2**62, 4), (2**62,))
     refused(TypeMismatch, "data", k.bind, ("a", 4), (3,))
     refused(TypeMismatch, "data", k.bind, (3.5, 4), (3,))
+    # a shape that is no sequence was PySequence_Fast's bare TypeError, and a
+    # None dim was read as 0 (int_arg's default)
+    refused(TypeMismatch, "indices_shape", k.bind, (3, 4), 5)
+    refused(TypeMismatch, "data_shape[0]", k.bind, (None, 4), (3,))
     # each shape holds its input's rank: the dims were once concatenated and
     # read by the signature's ranks, so a short shape left the kernel reading
     # dims never written (k.bind((3, 4), ()) gave (10860792, 4)) and a long
