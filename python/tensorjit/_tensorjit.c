@@ -2086,9 +2086,14 @@ static int dims_from(PyObject *seq, const char *what, int64_t *dims, int *n)
     return r;
 }
 
-static PyObject *dyn_bind(DynObject *self, PyObject *args)
+static PyObject *dyn_bind(DynObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *shapes[3] = {NULL, NULL, NULL};
+    if (kw && PyDict_GET_SIZE(kw) > 0) { /* METH_VARARGS's refusal is a bare TypeError */
+        PyErr_SetString(TypeMismatch, "tensorjit: bind() takes its shapes by position, not "
+                        "by keyword");
+        return NULL;
+    }
     if (!PyArg_UnpackTuple(args, "bind", 2, 3, &shapes[0], &shapes[1], &shapes[2]))
         return as_package_error("bind");
     if (dyn_alive(self) != 0)
@@ -2166,7 +2171,7 @@ static PyObject *dyn_get_output_shape(DynObject *self, void *closure)
 }
 
 static PyMethodDef dyn_methods[] = {
-    {"bind", (PyCFunction)dyn_bind, METH_VARARGS,
+    {"bind", (PyCFunction)(void (*)(void))dyn_bind, METH_VARARGS | METH_KEYWORDS,
      "bind(data_shape, indices_shape[, updates_shape]) -> the output shape of one call with "
      "inputs of these shapes (tensorjit.SignatureError when the family has none)."},
     {"info", (PyCFunction)(void (*)(void))dyn_info, METH_VARARGS | METH_KEYWORDS,

@@ -310,6 +310,7 @@ def test_dynamic_kernel_bind():
     # None dim was read as 0 (int_arg's default)
     refused(TypeMismatch, "indices_shape", k.bind, (3, 4), 5)
     refused(TypeMismatch, "data_shape[0]", k.bind, (None, 4), (3,))
+    refused(TypeMismatch, "bind", k.bind, data_shape=(3, 4), indices_shape=(3,))  # bare before
     # each shape holds its input's rank: the dims were once concatenated and
     # read by the signature's ranks, so a short shape left the kernel reading
     # dims never written (k.bind((3, 4), ()) gave (10860792, 4)) and a long
