@@ -342,7 +342,7 @@ install_check() {
 
 # The Python package's extension and the library built with ASan + UBSan,
 # the whole Python suite run on them (python/README.md, "Memory checks of
-# the extension"). Not in `test` (about two minutes more, the library's
+# the extension"). Not in `test` (about 1.5 minutes more, the library's
 # ASan build included): run it when the extension changes. The package is
 # a copy in a temporary folder, imported from there; the tests are the
 # tree's, so that test_docs and the conformance vectors find their files.

@@ -464,8 +464,9 @@ static void caused_by(PyObject *type, PyObject *value, PyObject *tb)
  * how), as a tensorjit.Error naming it, the original as its cause: a
  * MemoryError (a copy too large to make) or a RuntimeError (torch's
  * allocator) a KernelError, a ValueError (a ragged list) a SignatureError,
- * a TypeError a TypeMismatch. Another class (an object's own) goes as it
- * is. Returns -1. */
+ * a TypeError a TypeMismatch (so also an object's own errors of those
+ * classes, a RecursionError in its __array__ among them). Another class
+ * goes as it is. Returns -1. */
 static int reading_error(const char *what, const char *doing)
 {
     PyObject *to = PyErr_ExceptionMatches(Error)                ? NULL

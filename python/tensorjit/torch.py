@@ -335,12 +335,10 @@ def _scalar_for(alpha: Any, input: Any, what: str) -> Any:
     the type's largest is refused."""
     if getattr(alpha, "ndim", None) == 0 and hasattr(alpha, "item"):
         alpha = alpha.item()  # a 0-D tensor (torch's Scalar takes one) or numpy array
+        # (numpy's bool_, which is no Real, comes out a Python bool)
     if not isinstance(alpha, numbers.Real):
-        import numpy as np
-        if not isinstance(alpha, np.bool_):  # numpy's bool, which torch takes, is no Real
-            raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number, not "
-                                   f"{type(alpha).__name__} ({alpha!r})")
-        alpha = bool(alpha)
+        raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number, not "
+                               f"{type(alpha).__name__} ({alpha!r})")
     if isinstance(alpha, numbers.Integral) and not -2**63 <= alpha < 2**63:
         # torch's Scalar holds an int64: "Overflow when unpacking long", any dtype
         raise _tj.SignatureError(f"tensorjit: {what}={alpha!r} does not fit int64, which "
