@@ -396,22 +396,20 @@ def _index_add_shapes(input: Any, dim: int, index: Any, source: Any) -> None:
                                  f"as long as index: {tuple(want)}")
 
 
-def _full_like_index(input: Any, index: Any, value: Any, name: str) -> Any:
-    if hasattr(input, "new_full"):
-        return input.new_full(_shape(index), value)
-    import numpy as np
-    # torch's reading of the scalar for a numpy input as for a tensor: numpy's
-    # full wraps 300 into uint8 and makes NaN some integer, with a warning
-    value = _scalar_for(value, input, f"scatter's {name}")
-    return np.full(_shape(index), value, dtype=np.asarray(input).dtype)
-
-
 def _filled(input: Any, index: Any, value: Any, name: str) -> Any:
-    """_full_like_index for scatter's value (or scalar src), a value input's
-    dtype cannot hold (NaN or 300 into an integer type, 2**70, a string) the
-    package's error naming it, torch's (or numpy's) as the cause."""
+    """Scatter's value (or scalar src, name says which) as a tensor or array
+    of index's shape and input's dtype; a value that dtype cannot hold (NaN
+    or 300 into an integer type, 2**70, a string) the package's error naming
+    it, torch's (or numpy's) as the cause."""
     try:
-        return _full_like_index(input, index, value, name)
+        if hasattr(input, "new_full"):
+            return input.new_full(_shape(index), value)
+        import numpy as np
+        # torch's reading of the scalar for a numpy input as for a tensor:
+        # numpy's full wraps 300 into uint8 and makes NaN some integer, with
+        # a warning
+        value = _scalar_for(value, input, f"scatter's {name}")
+        return np.full(_shape(index), value, dtype=np.asarray(input).dtype)
     except _tj.Error:  # _scalar_for's, which names it already (a subclass of those below)
         raise
     except (TypeError, ValueError, OverflowError, RuntimeError) as e:
