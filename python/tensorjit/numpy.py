@@ -391,6 +391,16 @@ def _numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any) -> None:
     return ufunc.at(a, indices, b)
 
 
+def _rectangular(x: Any, fn: str, what: str) -> np.ndarray:
+    """np.asarray(x), a ragged x (numpy's ValueError, "inhomogeneous shape")
+    a SignatureError naming fn's argument what."""
+    try:
+        return np.asarray(x)
+    except ValueError as e:
+        raise _tj.SignatureError(f"tensorjit: {fn}'s {what} is not a rectangular array: "
+                                 f"{e}") from e
+
+
 def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) -> None:
     """ufunc.at(a, indices, b) on ScatterNDUpdate with reduction, whose
     result must be numpy's bit for bit. Where the library's would differ
@@ -411,13 +421,10 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         return _numpy_at(ufunc, a, indices, b)
     a_arr = _in_place(a, "a", fn)
     parts = list(indices) if isinstance(indices, tuple) else [indices]
-    try:
-        for i, p in enumerate(parts):
-            if isinstance(p, (list, tuple)) and np.size(p) == 0:
-                parts[i] = np.zeros(0, np.intp)  # numpy: an empty sequence is integers
-    except ValueError as e:  # ragged: numpy's "inhomogeneous shape"
-        raise _tj.SignatureError(f"tensorjit: {fn}'s indices are not a rectangular array: "
-                                 f"{e}") from e
+    for i, p in enumerate(parts):
+        if isinstance(p, (list, tuple)):
+            q = _rectangular(p, fn, "indices")
+            parts[i] = q if q.size else np.zeros(0, np.intp)  # numpy: an empty one is integers
     if len(parts) > a_arr.ndim:
         raise _tj.IndexOutOfRange(f"tensorjit: too many indices: a has {a_arr.ndim} "
                                   f"dimension(s), indexed with {len(parts)}")
@@ -426,11 +433,7 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         target, parts = a_arr[np.newaxis], [np.zeros((), np.intp)]
     arrays = []
     for i, p in enumerate(parts):
-        try:
-            q = np.asarray(p)
-        except ValueError as e:  # ragged: numpy's "inhomogeneous shape"
-            raise _tj.SignatureError(f"tensorjit: {fn}'s indices are not a rectangular "
-                                     f"array: {e}") from e
+        q = _rectangular(p, fn, "indices")
         if q.dtype.kind in "fcUS":  # numpy: IndexError (booleans aside: refused below)
             raise _IndexTypeError(f"tensorjit: {fn} takes integer indices, not {q.dtype} "
                                   "(numpy raises IndexError for them too)")
@@ -449,10 +452,7 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         # ml_dtypes' type (known by its name, as the extension knows it), not
         # numpy's: its ufuncs were not measured against the library
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
-    try:
-        b_arr = np.asarray(b)
-    except ValueError as e:  # ragged
-        raise _tj.SignatureError(f"tensorjit: {fn}'s b is not a rectangular array: {e}") from e
+    b_arr = _rectangular(b, fn, "b")
     if reduction == "sub" and dt == np.bool_ and b_arr.dtype == np.bool_:
         # numpy refuses only a subtract in bool (an integer b is an integer
         # subtract, cast back), and names a bad index first
