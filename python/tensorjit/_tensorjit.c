@@ -577,23 +577,41 @@ static int array_from_numpy_view(PyObject *obj, const char *what, int for_out, t
 static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
                              tj_array *a);
 
-/* The stacklevel of the first frame outside the tensorjit package, so
- * that a warning names the user's line, not a line of tensorjit.torch's
- * wrappers (which would make it once per process). Frames are told by
- * their module's __name__; asked only where a warning is given. */
-static Py_ssize_t caller_stacklevel(void)
+/* Where a warning about input what is given, from one walk of the frames
+ * (asked only where a warning is given, so a call's usual path pays
+ * nothing). Returns the stacklevel of the first frame outside the
+ * tensorjit package, so that the warning names the user's line, not a
+ * line of tensorjit.torch's wrappers (which would make it once per
+ * process); frames are told by their module's __name__. *word: what in
+ * the words of the wrapper that called the library (a new reference; NULL
+ * with an exception set if even what cannot be made): the innermost of
+ * the package's frames whose module has a _torch_word(function, word)
+ * (tensorjit.torch, whose tables of its functions' argument names are in
+ * Python) is asked; else what. */
+static Py_ssize_t warning_site(const char *what, PyObject **word)
 {
     Py_ssize_t level = 1;
+    *word = NULL;
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
     Py_XINCREF(f);
     while (f) {
         PyObject *globals = PyObject_GetAttrString((PyObject *)f, "f_globals");
-        PyObject *name = globals && PyDict_Check(globals)
-                             ? PyDict_GetItemString(globals, "__name__") /* borrowed */
-                             : NULL;
+        int dict = globals && PyDict_Check(globals);
+        PyObject *name = dict ? PyDict_GetItemString(globals, "__name__") : NULL; /* borrowed */
         const char *module = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
         int ours = module && (strcmp(module, "tensorjit") == 0 ||
                               strncmp(module, "tensorjit.", 10) == 0);
+        PyObject *ask = ours && dict && !*word ? PyDict_GetItemString(globals, "_torch_word")
+                                               : NULL; /* borrowed */
+        if (ask) {
+            PyCodeObject *code = PyFrame_GetCode(f); /* a new reference */
+            PyObject *function = PyObject_GetAttrString((PyObject *)code, "co_name");
+            *word = function ? PyObject_CallFunction(ask, "Os", function, what) : NULL;
+            Py_XDECREF(function);
+            Py_DECREF(code);
+            if (*word && !PyUnicode_Check(*word))
+                Py_CLEAR(*word);
+        }
         Py_XDECREF(globals);
         PyErr_Clear();
         PyFrameObject *back = ours ? PyFrame_GetBack(f) : NULL; /* a new reference */
@@ -601,41 +619,9 @@ static Py_ssize_t caller_stacklevel(void)
         f = back;
         level += ours;
     }
+    if (!*word)
+        *word = PyUnicode_FromString(what);
     return level;
-}
-
-/* what, in the words of the wrapper that called the library (a new
- * reference), where one did: the innermost frame whose module has a
- * _torch_word(function, word) (tensorjit.torch, whose tables of its
- * functions' argument names are in Python) is asked; else what. Only a
- * warning asks, so a call's usual path pays nothing. */
-static PyObject *callers_word(const char *what)
-{
-    PyObject *word = NULL;
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    Py_XINCREF(f);
-    while (f && !word) {
-        PyObject *globals = PyObject_GetAttrString((PyObject *)f, "f_globals");
-        PyObject *ask = globals && PyDict_Check(globals)
-                            ? PyDict_GetItemString(globals, "_torch_word") /* borrowed */
-                            : NULL;
-        if (ask) {
-            PyCodeObject *code = PyFrame_GetCode(f); /* a new reference */
-            PyObject *function = PyObject_GetAttrString((PyObject *)code, "co_name");
-            word = function ? PyObject_CallFunction(ask, "Os", function, what) : NULL;
-            Py_XDECREF(function);
-            Py_DECREF(code);
-            if (word && !PyUnicode_Check(word))
-                Py_CLEAR(word);
-        }
-        Py_XDECREF(globals);
-        PyErr_Clear();
-        PyFrameObject *back = ask ? NULL : PyFrame_GetBack(f); /* a new reference */
-        Py_DECREF(f);
-        f = back;
-    }
-    Py_XDECREF(f);
-    return word ? word : PyUnicode_FromString(what);
 }
 
 /* A tensor that requires grad (a module's weight, an nn.Parameter) read
@@ -656,9 +642,10 @@ static int array_detached(PyObject *obj, const char *what, int for_out, tj_array
      * trained through these calls would leave this tensor untrained and
      * nothing else would say so (a user's trial). */
     if (tj_torch_grad_enabled()) {
-        PyObject *word = callers_word(what);
+        PyObject *word;
+        Py_ssize_t level = warning_site(what, &word);
         int failed = !word ||
-                     PyErr_WarnFormat(PyExc_UserWarning, caller_stacklevel(), "tensorjit: %U "
+                     PyErr_WarnFormat(PyExc_UserWarning, level, "tensorjit: %U "
                                       "requires grad (a module's "
                                       "weight?) and gets no gradient through this call: "
                                       "tensorjit's kernels are forward-only (call under "
