@@ -16,6 +16,12 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+/* numpy 2's headers hide PyArray_Descr's elsize behind this accessor;
+ * 1.x's have the field and not the accessor (numpy's migration guide) */
+#if NPY_ABI_VERSION < 0x02000000
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
+
 #include <stdint.h>
 #include <string.h>
 
@@ -385,7 +391,7 @@ static jit_dtype dtype_of_numpy(PyArray_Descr *d)
     }
     if (PyTypeNum_ISINTEGER(d->type_num)) {
         int u = PyTypeNum_ISUNSIGNED(d->type_num);
-        switch (d->elsize) {
+        switch (PyDataType_ELSIZE(d)) {
         case 1: return u ? JIT_U8 : JIT_I8;
         case 2: return u ? JIT_U16 : JIT_I16;
         case 4: return u ? JIT_U32 : JIT_I32;
@@ -394,7 +400,7 @@ static jit_dtype dtype_of_numpy(PyArray_Descr *d)
         }
     }
     /* ml_dtypes' bfloat16, a user type of numpy's: known by its name */
-    if (d->elsize == 2 && d->typeobj && strstr(d->typeobj->tp_name, "bfloat16"))
+    if (PyDataType_ELSIZE(d) == 2 && d->typeobj && strstr(d->typeobj->tp_name, "bfloat16"))
         return JIT_BF16;
     return JIT_DTYPE_UNSET;
 }
