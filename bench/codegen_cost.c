@@ -184,5 +184,6 @@ int main(int argc, char **argv)
                o.file, o.runs, cpu ? cpu : "?", o.level, best);
     free(cpu);
     LLVMDisposeTargetMachine(tm);
+    LLVMShutdown(); /* where -time-passes and -stats print their reports */
     return rc == 0 ? 0 : 1;
 }
