@@ -341,6 +341,20 @@ static void test_flags_that_would_be_ignored(void **state)
     assert_int_equal(run("check gather --data-shape 4x3 --indices-shape 2 --axis 0 -o @x.npy"),
                      2);
     assert_non_null(strstr(err_text, "-o is not an option of tensorjit check"));
+    /* check runs both engines and prints no code: these were accepted and
+     * dropped (the bags' check refused them as unknown) */
+    static const char *const check_refused[] = {"--engine reference", "--verbose", "--dump-ir",
+                                                "--dump-ir=opt", "--dump-asm"};
+    for (size_t i = 0; i < sizeof check_refused / sizeof *check_refused; i++) {
+        char cmd[256], want[64];
+        snprintf(cmd, sizeof cmd, "check gather --data-shape 4x3 --indices-shape 2 --axis 0 %s",
+                 check_refused[i]);
+        snprintf(want, sizeof want, "check gather: %.*s is not an option of tensorjit check",
+                 (int)strcspn(check_refused[i], " ="), check_refused[i]);
+        assert_int_equal(run(cmd), 2);
+        assert_non_null(strstr(err_text, want));
+        assert_string_equal(out_text, "");
+    }
     assert_int_equal(run("check gather --axis 0"), 2);
     assert_non_null(strstr(err_text, "give the signature by shapes (--data-shape"));
     /* an input left out is named, not only the list of the required ones;

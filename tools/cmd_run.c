@@ -161,6 +161,16 @@ static void tj_run_bad_option(const char *cmd, const char *arg)
                       tj_cli_option_words(tj_run_options, NULL, NULL, &buf));
 }
 
+static const char *tj_run_check_refused(int code)
+{
+    switch (code) {
+    case TJ_OPT_ENGINE: return "--engine";
+    case TJ_OPT_VERBOSE: return "--verbose";
+    case TJ_OPT_DUMP_IR: return "--dump-ir";
+    default: return "--dump-asm";
+    }
+}
+
 /* 0, 1 for --help (exit 0), or -1 after printing the error. */
 static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
                         tj_run_opts *o)
@@ -186,6 +196,14 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
         }
         if (c == '?' || c == ':')
             return tj_run_bad_option(cmd, argv[optind - 1]), -1;
+        /* check runs both engines and prints one line a run: these would
+         * be dropped, so they are refused, as the bags' check refuses them */
+        if (check && (c == TJ_OPT_ENGINE || c == TJ_OPT_VERBOSE || c == TJ_OPT_DUMP_IR ||
+                      c == TJ_OPT_DUMP_ASM))
+            return tj_cli_fail("%s: %s is not an option of tensorjit check (it compares the "
+                               "JIT and the reference kernel; tensorjit %s takes it)",
+                               cmd, tj_run_check_refused(c), op->command),
+                   -1;
         const char *noted = o->wrong;
         if (tj_run_option(o, c, optarg) != 0)
             return -1;
