@@ -1077,6 +1077,12 @@ static void test_disk_cache_across_processes(void **state)
 #endif
     assert_int_equal(run("cache stats"), 0);
     assert_int_equal(run("cache frobnicate"), 2);
+    /* a word too many is named, not answered "give stats or clear" */
+    assert_int_equal(run("cache stats --json"), 2);
+    assert_string_equal(err_text, "tensorjit: cache: unexpected argument '--json' after stats "
+                                  "(give stats or clear, alone)\n");
+    assert_int_equal(run("cache"), 2);
+    assert_string_equal(err_text, "tensorjit: cache: give stats or clear\n");
     /* --precompile fills the cache; a later run finds every layer there */
     assert_int_equal(run("cache clear"), 0);
     FILE *f = fopen(path("pre.xml"), "w");

@@ -11,9 +11,12 @@ int tj_cmd_cache(int argc, char **argv)
         tj_cli_usage("cache", stdout);
         return TJ_EXIT_OK;
     }
-    int clear = argc == 2 && strcmp(argv[1], "clear") == 0;
-    if (argc == 2 && !clear && strcmp(argv[1], "stats") != 0)
+    int clear = argc >= 2 && strcmp(argv[1], "clear") == 0;
+    if (argc >= 2 && !clear && strcmp(argv[1], "stats") != 0)
         return tj_cli_unknown("cache: unknown argument", argv[1], tj_cli_words("cache"));
+    if (argc > 2)
+        return tj_cli_fail("cache: unexpected argument '%s' after %s (give stats or clear, "
+                           "alone)", argv[2], argv[1]);
     if (argc != 2)
         return tj_cli_fail("cache: give stats or clear");
     if (tj_cli_open_cache() != 0)
