@@ -161,6 +161,7 @@ static void test_flags(void **state)
     assert_non_null(strstr(help, "--num-segments"));
     assert_non_null(strstr(help, "--default-index"));
     assert_null(strstr(help, "--padding-idx"));
+    assert_null(strstr(help, "reduction")); /* no --reduction: its weights' "sum only" neither */
     assert_null(strstr(help, "--offsets"));
     assert_int_equal(run("embedding-bag-packed --table t --indices i --default-index 0", out), 2);
     assert_non_null(strstr(err_text, "--default-index is not an option of embedding-bag-packed"));

@@ -39,12 +39,14 @@ static void tj_bag_attr_lines(const jit_op_info *op, int switch_weights, FILE *f
     tj_bag_reductions_text(op, reductions, sizeof reductions);
     if (op->attrs & JIT_ATTR_NUM_SEGMENTS)
         fprintf(f, "  --num-segments S           the output's rows (? or ?:N: a dynamic S)\n");
+    /* "sum only" where the op has other reductions: EmbeddingSegmentsSum has
+     * no --reduction to pair it with */
+    const char *sum_only = (op->attrs & JIT_ATTR_REDUCTION) ? " (with reduction sum only)" : "";
     if ((op->attrs & JIT_ATTR_WEIGHTS) && switch_weights)
-        fprintf(f, "  --weights                  random per-lookup weights (with reduction sum "
-                "only)\n");
+        fprintf(f, "  --weights                  random per-lookup weights%s\n", sum_only);
     else if (op->attrs & JIT_ATTR_WEIGHTS)
         fprintf(f, "  --weights W.npy            per-lookup weights of the table's type, the\n"
-                "                             indices' shape (with reduction sum only)\n");
+                "                             indices' shape%s\n", sum_only);
     if (op->opsets[1])
         fprintf(f, "  --opset %-18s the op's version (default %d, the newest)\n", versions,
                 tj_cli_newest_opset(op));
