@@ -2317,6 +2317,173 @@ static PyObject *py_dtype_code(PyObject *self, PyObject *arg)
     return PyLong_FromLong(t);
 }
 
+/* A native int32 or int64 array, as the *_at's plain path reads indices. */
+static int plain_index_array(PyArrayObject *a)
+{
+    int t = PyArray_TYPE(a);
+    return PyTypeNum_ISSIGNED(t) && (PyArray_ITEMSIZE(a) == 4 || PyArray_ITEMSIZE(a) == 8) &&
+           PyArray_ISNOTSWAPPED(a);
+}
+
+/* Whether b (float32 or float64, C-contiguous and aligned) holds a zero of either sign:
+ * a maximum or minimum meeting one may tie +0 and -0, which numpy and the
+ * library settle differently (tensorjit.numpy hands such a call to numpy). */
+static int holds_zero(PyArrayObject *b, jit_dtype t)
+{
+    npy_intp n = PyArray_SIZE(b);
+    if (t == JIT_F32) {
+        const float *v = PyArray_DATA(b);
+        for (npy_intp i = 0; i < n; i++)
+            if (v[i] == 0.0f)
+                return 1;
+    } else {
+        const double *v = PyArray_DATA(b);
+        for (npy_intp i = 0; i < n; i++)
+            if (v[i] == 0.0)
+                return 1;
+    }
+    return 0;
+}
+
+/* The index arrays of an _at_plain call: one ndarray (positions along a's
+ * first axis), or a tuple of k <= rank of them (positions in a's first k
+ * dims), each native int32 or int64, all of one shape and, in a tuple,
+ * C-contiguous and aligned (read here). Their count k, or 0: not plain. */
+static int at_plain_indices(PyObject *i_obj, int ra, PyArrayObject **first)
+{
+    if (PyArray_CheckExact(i_obj)) {
+        *first = (PyArrayObject *)i_obj;
+        return plain_index_array(*first) && PyArray_NDIM(*first) < JIT_MAX_RANK ? 1 : 0;
+    }
+    Py_ssize_t k = PyTuple_CheckExact(i_obj) ? PyTuple_GET_SIZE(i_obj) : 0;
+    if (k < 1 || k > ra)
+        return 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *p = PyTuple_GET_ITEM(i_obj, j);
+        if (!PyArray_CheckExact(p))
+            return 0;
+        PyArrayObject *q = (PyArrayObject *)p;
+        if (j == 0)
+            *first = q;
+        if (!plain_index_array(q) || !PyArray_ISCARRAY_RO(q) ||
+            !PyArray_SAMESHAPE(q, *first) || PyArray_NDIM(q) >= JIT_MAX_RANK)
+            return 0;
+    }
+    return (int)k;
+}
+
+/* The calls _at_plain serves: a an ndarray it writes in place (writeable,
+ * C-contiguous, aligned, native) of an integer dtype or float32/float64;
+ * plain index arrays (at_plain_indices); b an ndarray of a's dtype and
+ * exactly the selected elements' shape, the indices' then a's after the
+ * first k (nothing to broadcast); for float maximum and minimum, no zero
+ * in b. The indices' count k, or 0. */
+static int at_plain_fits(PyObject *a_obj, PyObject *i_obj, PyObject *b_obj, jit_reduction r,
+                         PyArrayObject **first)
+{
+    if (!PyArray_CheckExact(a_obj) || !PyArray_CheckExact(b_obj))
+        return 0;
+    PyArrayObject *a = (PyArrayObject *)a_obj, *b = (PyArrayObject *)b_obj;
+    int ra = PyArray_NDIM(a), k = at_plain_indices(i_obj, ra, first);
+    if (k == 0 || k > ra)
+        return 0;
+    int ri = PyArray_NDIM(*first);
+    if (!PyArray_ISCARRAY(a) || !PyArray_ISNOTSWAPPED(a) || PyArray_NDIM(b) != ri + ra - k ||
+        !PyArray_ISNOTSWAPPED(b) || PyArray_TYPE(b) != PyArray_TYPE(a))
+        return 0;
+    for (int d = 0; d < ri; d++)
+        if (PyArray_DIM(b, d) != PyArray_DIM(*first, d))
+            return 0;
+    for (int d = k; d < ra; d++)
+        if (PyArray_DIM(b, ri + d - k) != PyArray_DIM(a, d))
+            return 0;
+    jit_dtype t = dtype_of_numpy(PyArray_DESCR(a));
+    if (t == JIT_F32 || t == JIT_F64)
+        return (r == JIT_REDUCTION_MAX || r == JIT_REDUCTION_MIN) &&
+                       (!PyArray_ISCARRAY_RO(b) || holds_zero(b, t))
+                   ? 0
+                   : k;
+    return t != JIT_DTYPE_UNSET && t != JIT_BOOL && t != JIT_F16 && t != JIT_BF16 ? k : 0;
+}
+
+/* A tuple's k index arrays as one int64 array [..., k], as numpy.stack
+ * makes it (the arrays checked by at_plain_indices). */
+static PyObject *stacked_indices(PyObject *parts, int k, PyArrayObject *first)
+{
+    int ri = PyArray_NDIM(first);
+    npy_intp dims[JIT_MAX_RANK];
+    for (int d = 0; d < ri; d++)
+        dims[d] = PyArray_DIM(first, d);
+    dims[ri] = k;
+    PyObject *t = PyArray_SimpleNew(ri + 1, dims, NPY_INT64);
+    if (!t)
+        return NULL;
+    int64_t *to = PyArray_DATA((PyArrayObject *)t);
+    npy_intp n = PyArray_SIZE(first);
+    for (int j = 0; j < k; j++) {
+        PyArrayObject *q = (PyArrayObject *)PyTuple_GET_ITEM(parts, j);
+        const void *from = PyArray_DATA(q);
+        for (npy_intp e = 0; e < n; e++)
+            to[e * k + j] = PyArray_ITEMSIZE(q) == 4 ? ((const int32_t *)from)[e]
+                                                     : ((const int64_t *)from)[e];
+    }
+    return t;
+}
+
+/* _at_plain(a, indices, b, reduction): tensorjit.numpy's ufunc.at on its
+ * plainest calls (at_plain_fits) in C, where the Python path's checks cost
+ * a small call more than numpy's own ufunc.at: ScatterNDUpdate in place,
+ * one index array read as [..., 1] (the same memory) or a tuple's stacked,
+ * negative indices wrapping. True when it served the call; False, having
+ * written nothing, for any other call and any the library refuses: the
+ * Python path then serves it or words the error. */
+static PyObject *py_at_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(TypeMismatch, "tensorjit: _at_plain(a, indices, b, reduction)");
+        return NULL;
+    }
+    jit_reduction r;
+    const char *name = name_utf8(args[3]);
+    if (!name || jit_reduction_from_name(name, &r) != 0 ||
+        !(r == JIT_REDUCTION_SUM || r == JIT_REDUCTION_SUB || r == JIT_REDUCTION_PROD ||
+          r == JIT_REDUCTION_MAX || r == JIT_REDUCTION_MIN)) {
+        PyErr_Format(SignatureError, "tensorjit: _at_plain takes sum, sub, prod, max or min, "
+                     "not %R", args[3]);
+        return NULL;
+    }
+    PyArrayObject *first = NULL;
+    int k = at_plain_fits(args[0], args[1], args[2], r, &first);
+    if (k == 0)
+        Py_RETURN_FALSE;
+    PyObject *tuples = PyTuple_CheckExact(args[1]) ? stacked_indices(args[1], k, first) : NULL;
+    if (PyTuple_CheckExact(args[1]) && !tuples)
+        return NULL;
+    tj_attrs at = {.op = JIT_OP_SCATTER_ND_UPDATE, .has_updates = 1, .opset = 15,
+                   .policy = JIT_INDEX_NEGATIVE_WRAPS, .reduction = r};
+    tj_call c;
+    PyObject *result = NULL;
+    if (call_inputs(&c, args[0], tuples ? tuples : args[1], args[2], 1) == 0) {
+        tj_array *idx = &c.in[1];
+        if (!tuples)
+            idx->dims[idx->ndim++] = 1; /* [..., 1]: one coordinate a tuple */
+        tj_kernel *kernel = call_family_kernel(&c, &at);
+        if (kernel)
+            result = call_run(&c, kernel, args[0], 1);
+    }
+    call_release(&c);
+    Py_XDECREF(tuples);
+    if (result) {
+        Py_DECREF(result);
+        Py_RETURN_TRUE;
+    }
+    if (!PyErr_ExceptionMatches(Error))
+        return NULL;
+    PyErr_Clear();
+    Py_RETURN_FALSE;
+}
+
 static PyObject *py_policy_code(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -2635,6 +2802,9 @@ static PyMethodDef methods[] = {
     {"_compile_dynamic", py_compile_dynamic, METH_VARARGS, "the C half of compile_dynamic"},
     {"_dtype_code", py_dtype_code, METH_O, "the library's jit_dtype of a numpy dtype"},
     {"_policy_code", py_policy_code, METH_O, "jit_index_policy of a name"},
+    {"_at_plain", (PyCFunction)(void (*)(void))py_at_plain, METH_FASTCALL,
+     "_at_plain(a, indices, b, reduction): tensorjit.numpy's ufunc.at on its plainest calls; "
+     "False (nothing written) for any other"},
     {"_reduction_code", py_reduction_code, METH_O, "jit_reduction of a name"},
     {"_op_code", py_op_code, METH_O, "(jit_op, name, has_updates) of an op's name"},
     {"_raw_shutdown", py_raw_shutdown, METH_NOARGS, "jit_shutdown() alone (tests)"},

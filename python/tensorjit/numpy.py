@@ -24,6 +24,7 @@ of one runs the kernels on its elements.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -38,6 +39,14 @@ _MODES = {"raise": "negative-wraps", "clip": "clamp"}
 # numpy 2 casts a Python scalar to the array's type (NEP 50) and refuses
 # one that does not fit it (OverflowError), where numpy 1 promoted by value
 _NUMPY2 = int(np.__version__.split(".")[0]) >= 2
+
+# Index arrays every op here takes as they are (native int32 and int64):
+# the fast paths below serve only these, the general ones convert the rest
+_INDEX_DTYPES = frozenset({np.dtype(np.int32), np.dtype(np.int64)})
+# dtype -> (min, max) of an integer dtype, filled as the *_at meet them
+_INT_RANGES: dict = {}
+# values the fast paths read as the general ones do (np.asarray of them)
+_PLAIN_VALUES = (np.ndarray, int, float, bool)
 
 _NP_AXIS_ERROR = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
 
@@ -90,6 +99,30 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     untouched when the call raises); of a's dtype, or of one numpy casts to
     a's safely, the result then cast into it as numpy casts it (int16 for
     int32 data, wrapping)."""
+    if type(a) is np.ndarray and type(mode) is str and mode in _MODES and (
+            out is None or _writable_in_place(out)):
+        # the usual call as the general path below makes it, without the
+        # checks that cost the smallest calls more than their kernel; a call
+        # the library refuses goes on below, which raises in numpy's order
+        # or copes (an out of another dtype, or overlapping)
+        try:
+            r = _tj.gather(a.ravel() if axis is None else a, indices, 0 if axis is None else axis,
+                           index_policy=_MODES[mode], out=out)
+        except _tj.Error:
+            pass
+        else:
+            return r[()] if out is None and r.ndim == 0 else r
+    elif (mode == "wrap" and type(a) is np.ndarray and out is None and type(indices) is np.ndarray
+          and indices.dtype in _INDEX_DTYPES):
+        flat = a.ravel() if axis is None else a
+        ax = _plain_axis(0 if axis is None else axis, flat.ndim)
+        if ax >= 0 and flat.shape[ax]:  # np.mod, as below, by the ufunc's operator
+            try:
+                r = _tj.gather(flat, indices % flat.shape[ax], ax, index_policy="negative-wraps")
+            except _tj.Error:
+                pass
+            else:
+                return r[()] if r.ndim == 0 else r
     if _numpy_owns(a, out):
         return np.take(a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
@@ -209,10 +242,60 @@ def _axis(axis: int, ndim: int) -> int:
     return axis + ndim if axis < 0 else axis
 
 
+def _plain_axis(axis: Any, ndim: int) -> int:
+    """A Python int axis in [-ndim, ndim) made non-negative; -1 for any
+    other (the general path's _axis says what is wrong with it)."""
+    if type(axis) is not int or not -ndim <= axis < ndim:
+        return -1
+    return axis + ndim if axis < 0 else axis
+
+
+def _same_but(a_shape: Tuple[int, ...], i_shape: Tuple[int, ...], axis: int) -> bool:
+    """Shapes of one rank that agree in every dim but axis."""
+    return (len(a_shape) == len(i_shape)
+            and a_shape[:axis] + a_shape[axis + 1:] == i_shape[:axis] + i_shape[axis + 1:])
+
+
+def _writable_in_place(a: Any) -> bool:
+    """An ndarray the kernels write in place as it is (_scatter_into's test,
+    and _in_place's: writeable)."""
+    if type(a) is not np.ndarray:
+        return False
+    f = a.flags
+    return f.writeable and f.c_contiguous and f.aligned and a.dtype.isnative
+
+
+def _filled(values: Any, dtype: np.dtype, shape: Tuple[int, ...]) -> Optional[np.ndarray]:
+    """values as an array of dtype and shape, as np.asarray(values, dtype)
+    broadcast to shape makes it (a copy where it broadcasts: the kernels
+    copy a broadcast view anyway); None where that raises or values has
+    more dims than shape (broadcast_to refuses them, an assignment would
+    drop leading 1s), for the general path to word."""
+    try:
+        v = np.asarray(values, dtype=dtype)
+        if v.shape == shape:
+            return v
+        if v.ndim > len(shape):
+            return None
+        u = np.empty(shape, dtype)
+        u[...] = v
+        return u
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
     """numpy.take_along_axis: out[i...] = arr[i... with its axis coordinate
     replaced by indices[i...]] (GatherElements); indices and arr broadcast
     in every dim but axis; axis=None works on the flattened arr."""
+    if type(arr) is np.ndarray and type(indices) is np.ndarray and indices.dtype in _INDEX_DTYPES:
+        flat = arr.ravel() if axis is None else arr
+        ax = _plain_axis(0 if axis is None else axis, flat.ndim)
+        if ax >= 0 and _same_but(flat.shape, indices.shape, ax):  # nothing to broadcast
+            try:
+                return _tj.gather_elements(flat, indices, ax, index_policy="negative-wraps")
+            except _tj.Error:
+                pass  # raised below, as the general path words it
     if _numpy_owns(arr, indices):
         return np.take_along_axis(arr, indices, axis)
     if axis is None:
@@ -280,6 +363,18 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
     indices writes along all of arr's, a dim of 1 in arr takes all of
     indices'), values to that shape; of duplicates the last in row-major
     order wins. axis=None works on the flattened arr, in C order."""
+    if (_writable_in_place(arr) and type(indices) is np.ndarray
+            and indices.dtype in _INDEX_DTYPES and type(values) in _PLAIN_VALUES):
+        ax = _plain_axis(axis, arr.ndim)
+        if ax >= 0 and _same_but(arr.shape, indices.shape, ax):  # nothing to broadcast
+            v = _filled(values, arr.dtype, indices.shape)
+            if v is not None:
+                try:
+                    _tj.scatter_elements_update(arr, indices, v, ax,
+                                                index_policy="negative-wraps", out=arr)
+                    return
+                except _tj.Error:
+                    pass  # nothing was written: the general path raises it or copes
     if _numpy_owns(arr, indices, values):
         return np.put_along_axis(arr, indices, values, axis)
     arr = _in_place(arr, "arr", "put_along_axis")
@@ -417,6 +512,8 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
       signed zeros, the library the earlier;
     - float16 with a NaN in b or in a's selected elements: the library
       computes f16 in f32 and rounds back, which drops a NaN's payload."""
+    if _tj._at_plain(a, indices, b, reduction) or _at_fast(reduction, a, indices, b):
+        return None
     if _numpy_owns(a, b, hook="__array_ufunc__"):
         return _numpy_at(ufunc, a, indices, b)
     a_arr = _in_place(a, "a", fn)
@@ -485,6 +582,70 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
                                  f"broadcast to the selected elements' shape {shape}: {e}") from e
     _scatter_into(target, lambda out, u: _tj.scatter_nd_update(
         target, tuples, u, reduction, index_policy="negative-wraps", out=out), updates)
+
+
+def _at_fast(reduction: str, a: Any, indices: Any, b: Any) -> bool:
+    """The usual *_at call that _at_plain does not take as it comes (b a
+    Python number, b to broadcast, a tuple of index arrays), made as _at's
+    general path below would make it, without the steps that cost a small
+    call several times numpy's (index arrays broadcast and stacked, b by
+    np.broadcast_to): a an ndarray written in place, native int32 or int64
+    index arrays of one shape, b an array of a's dtype or a Python number
+    a's dtype holds. True when it served the call; False, having written
+    nothing, when the general path must: every other kind of call, those
+    numpy's ufunc.at serves, and any the library refuses (the general path
+    words the error or copes)."""
+    if not _writable_in_place(a):
+        return False
+    dt = a.dtype
+    summed = reduction in ("sum", "sub", "prod")
+    value = None  # a Python number each update is, read as dt
+    if type(b) is np.ndarray:
+        # f16's NaNs are numpy's (and a float max's or min's zeros: _at_plain)
+        if not (b.dtype == dt and (dt.kind in "iu" or dt.kind == "f" and dt.itemsize > 2)):
+            return False
+    elif _NUMPY2 or not (summed or reduction in ("max", "min")):
+        return False  # numpy 2 promotes a scalar otherwise: the general path decides
+    elif type(b) is int and dt.kind in "iu":
+        lo, hi = _INT_RANGES.get(dt) or _INT_RANGES.setdefault(
+            dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+        if not lo <= b <= hi:  # a value a's dtype holds is itself, whatever the loop's type
+            return False
+        value = b
+    elif type(b) in (int, float) and dt.kind == "f" and dt.itemsize > 2 and (summed or b != 0):
+        if not _keeps_float(dt, b):
+            return False  # numpy's ufunc.at computes in float64 and casts back
+        value = b
+    else:
+        return False
+    if type(indices) is np.ndarray:
+        shape = indices.shape + a.shape[1:]
+    elif type(indices) is tuple and 0 < len(indices) <= a.ndim and type(indices[0]) is np.ndarray:
+        shape = indices[0].shape + a.shape[len(indices):]  # _at_plain checks the others
+    else:
+        return False
+    if value is not None:
+        updates = np.empty(shape, dt)
+        updates.fill(value)
+    else:
+        updates = b if b.shape == shape else _filled(b, dt, shape)
+        if updates is None:
+            return False
+    return _tj._at_plain(a, indices, updates, reduction)
+
+
+def _keeps_float(dt: np.dtype, b: Any) -> bool:
+    """Whether numpy 1 computes a float32 or float64 array's ufunc.at with a
+    Python int or float b in the array's own type: np.result_type(a, b) is
+    dt, by b's value (np.min_scalar_type). On numpy 1.24: an int in
+    [-32768, 65535] (int16 or uint16) keeps float32, one of int32's or
+    more makes float64; a float in (-3.4e38, 3.4e38), an infinity or a NaN
+    keeps float32 (3.3999999e38 does, 3.4e38 makes float64); float64 keeps
+    every int of int64 or uint64 and every float (test_numpy_at holds these
+    bounds against numpy's)."""
+    if type(b) is int:
+        return -32768 <= b <= 65535 if dt.itemsize == 4 else -2**63 <= b < 2**64
+    return dt.itemsize == 8 or -3.4e38 < b < 3.4e38 or not math.isfinite(b)
 
 
 def _may_tie_signed_zeros(b: np.ndarray, target: np.ndarray, tuples: np.ndarray) -> bool:

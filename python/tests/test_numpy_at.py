@@ -30,20 +30,27 @@ def bits(x):
 
 @pytest.fixture
 def served(monkeypatch):
-    """Counts of the calls the library's scatter_nd_update and numpy's
-    ufunc.at (tensorjit.numpy's hand-over) served."""
+    """Counts of the calls the library served (its scatter_nd_update, or
+    _at_plain, the C path of the plainest calls, when it says it served one)
+    and numpy's ufunc.at (tensorjit.numpy's hand-over) served."""
     count = {"library": 0, "numpy": 0}
-    lib, handed = tnp._tj.scatter_nd_update, tnp._numpy_at
+    lib, plain, handed = tnp._tj.scatter_nd_update, tnp._tj._at_plain, tnp._numpy_at
 
     def library(*args, **kwargs):
         count["library"] += 1
         return lib(*args, **kwargs)
+
+    def at_plain(*args):
+        done = plain(*args)
+        count["library"] += done
+        return done
 
     def numpy(*args):
         count["numpy"] += 1
         return handed(*args)
 
     monkeypatch.setattr(tnp._tj, "scatter_nd_update", library)
+    monkeypatch.setattr(tnp._tj, "_at_plain", at_plain)
     monkeypatch.setattr(tnp, "_numpy_at", numpy)
     return count
 
@@ -328,3 +335,81 @@ def test_python_int_that_does_not_fit_goes_to_numpy_2(name, served, monkeypatch)
     assert served == {"library": 0, "numpy": 1}
     getattr(tnp, name)(np.arange(4, dtype=np.int8), [0, 1], 100)
     assert served == {"library": 1, "numpy": 1}
+
+
+@pytest.mark.skipif(tnp._NUMPY2, reason="numpy 2 promotes a Python number by its own rule "
+                    "(NEP 50), and tensorjit.numpy's general path decides those calls")
+@pytest.mark.parametrize("name", list(AT))
+def test_python_number_b_next_to_numpy_1s_promotion_bounds(name, served):
+    """A Python number b, on either side of where numpy 1 stops computing in
+    a's own float type (tnp._keeps_float: by b's value): the bits are numpy's
+    (where numpy computes in float64 and casts back, an add rounds twice), and
+    a call numpy computes in a's type stays on the library."""
+    a32 = np.array([1.0000001, -3.0e38, 16777216.0, 0.1, 3.0e38], np.float32)
+    a64 = np.array([1.0000000000000002, -1e308, 2.0**53, 0.1], np.float64)
+    kept32 = [3.3999999e38, -3.3999999e38, np.inf, -np.inf, np.nan, 1e-45, 0.1, 65535, -32768]
+    wider32 = [3.4e38, -3.4e38, 3.41e38, 1e300, 65536, -32769, 2**53 + 1]
+    kept64 = [1e308, -1e-320, 0.1, 2**63 - 1, 2**63, 2**64 - 1, -2**63, 2**53 + 1]
+    idx = np.array([0, 1, 2, 3, 0, -1])  # an array: a list takes the general path
+    for a, values in ((a32, kept32 + wider32), (a64, kept64 + [2**64, -2**63 - 1])):
+        for b in values:
+            want, got = both(name, a, idx, b)
+            assert_same_bits(want, got, f"{name} {a.dtype} b={b!r}")
+    assert served == {"library": len(kept32) + len(kept64), "numpy": len(wider32) + 2}
+
+
+@pytest.mark.parametrize("name", list(AT))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8, np.int16])
+def test_tuples_of_index_arrays_and_number_b(name, dtype, served):
+    """A tuple of index arrays (int32 and int64 mixed, negative, repeated)
+    with an array b, a row to broadcast, and a Python number: numpy's bits,
+    every call the library's."""
+    rng = np.random.default_rng(7 + list(AT).index(name))
+    a = rand(rng, (4, 5, 3), dtype)
+    i = rng.integers(-4, 4, 9).astype(np.int32)
+    j = rng.integers(-5, 5, 9)
+    i[1], j[1] = i[0], j[0]  # a repeat: applied in order
+    number = 3 if np.dtype(dtype).kind in "iu" else 1.5
+    for b in (rand(rng, (9, 3), dtype), rand(rng, (3,), dtype), number):
+        want, got = both(name, a, (i, j), b)
+        assert_same_bits(want, got, f"{name} {np.dtype(dtype)} b={b!r}")
+        want, got = both(name, a, (i, j, np.zeros(9, np.int64)), b if np.ndim(b) == 0 else 2)
+        assert_same_bits(want, got, f"{name} {np.dtype(dtype)} all three dims")
+    assert served == {"library": 6, "numpy": 0}
+
+
+@pytest.mark.parametrize("name", list(AT))
+def test_bad_index_on_the_plain_calls_writes_nothing(name):
+    """The plainest calls (one index array or a tuple of them, b of the
+    selection's shape) meet a bad index in the library: IndexOutOfRange, and
+    a is as it was, whichever index array held it."""
+    a = np.arange(1.0, 21.0, dtype=np.float32).reshape(4, 5)
+    before = a.copy()
+    for indices, b in ((np.array([1, 4]), np.ones((2, 5), np.float32)),
+                       ((np.array([0, 1]), np.array([2, 5])), np.ones(2, np.float32)),
+                       ((np.array([-5, 1], np.int32), np.array([0, 1], np.int32)), 2.0)):
+        with pytest.raises(tensorjit.IndexOutOfRange):
+            getattr(tnp, name)(a, indices, b)
+        assert_same_bits(before, a)
+
+
+@pytest.mark.parametrize("name", list(AT))
+def test_arrays_the_plain_path_does_not_take(name, served):
+    """a Fortran-ordered, a strided view, a big-endian array; indices
+    uint16, big-endian, strided; b of another byte order: numpy's bits,
+    through the general path (the library's for all but the big-endian a,
+    whose native b numpy promotes it to: numpy's own call)."""
+    rng = np.random.default_rng(11)
+    base = rand(rng, (6, 4), np.float32)
+    idx = np.array([0, 2, 2, -1])
+    cases = [(np.asfortranarray(base), idx, rand(rng, (4, 4), np.float32)),
+             (base[::2], np.array([0, 1, -1]), rand(rng, (3, 4), np.float32)),
+             (base.astype(">f4"), idx, rand(rng, (4, 4), np.float32)),
+             (base, idx.astype(np.uint16) % 6, rand(rng, (4, 4), np.float32)),
+             (base, idx.astype(">i8"), rand(rng, (4, 4), np.float32)),
+             (base, np.arange(8)[::2] % 6, rand(rng, (4, 4), np.float32)),
+             (base, idx, rand(rng, (4, 4), np.float32).astype(">f4"))]
+    for a, indices, b in cases:
+        want, got = both(name, a, indices, b)
+        assert_same_bits(want, got, f"{name} a {a.dtype} {a.flags.f_contiguous} {indices}")
+    assert served == {"library": len(cases) - 1, "numpy": 1}

@@ -464,3 +464,39 @@ def test_take_into_an_out_of_another_dtype_as_numpy():
             with np.errstate(all="ignore"):
                 assert tnp.take(a, idx, out=got) is got
             np.testing.assert_array_equal(got, want, err_msg=f"{data_type} into {out_type}")
+
+
+def test_small_calls_keep_numpys_answers():
+    """The calls the functions serve without their general checks (an
+    ndarray a, native int32 or int64 index arrays, nothing to broadcast):
+    negative and out-of-range indices, a scalar index's numpy scalar, out=,
+    each mode, as numpy answers them; a bad index writes nothing."""
+    a = np.arange(20, dtype=np.float32).reshape(4, 5)
+    for idx in (np.array([-1, 0, 3]), np.array([-4, 2], np.int32)):
+        np.testing.assert_array_equal(tnp.take(a, idx, axis=0), np.take(a, idx, axis=0))
+    for scalar in (3, -1, np.int64(7)):
+        got, want = tnp.take(a, scalar), np.take(a, scalar)
+        assert type(got) is type(want) and got == want  # a numpy scalar, not a 0-D array
+    out = np.empty(3, np.float32)
+    assert tnp.take(a, np.array([-1, 0, 19]), out=out) is out
+    np.testing.assert_array_equal(out, [19.0, 0.0, 19.0])
+    wild = np.array([-41, -6, 23, 5, 0])
+    for mode in ("wrap", "clip"):
+        for axis in (None, 1, -2):
+            np.testing.assert_array_equal(tnp.take(a, wild, axis=axis, mode=mode),
+                                          np.take(a, wild, axis=axis, mode=mode))
+    with pytest.raises(tensorjit.IndexOutOfRange):
+        tnp.take(a, np.array([0, 5]), axis=1)
+    i2 = np.array([[-1, 0], [4, -5], [2, 2], [0, -2]])
+    np.testing.assert_array_equal(tnp.take_along_axis(a, i2, 1), np.take_along_axis(a, i2, 1))
+    with pytest.raises(tensorjit.IndexOutOfRange):
+        tnp.take_along_axis(a, i2 + 3, 1)
+    for values in (np.float32(-1.5), 7, np.full((4, 2), 2.5, np.float32)):
+        got, want = a.copy(), a.copy()
+        tnp.put_along_axis(got, i2, values, 1)
+        np.put_along_axis(want, i2, values, 1)
+        np.testing.assert_array_equal(got, want)
+    before = a.copy()
+    with pytest.raises(tensorjit.IndexOutOfRange):
+        tnp.put_along_axis(a, np.array([[0, 5]] * 4), 1.0, 1)
+    np.testing.assert_array_equal(a, before)
