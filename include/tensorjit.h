@@ -681,8 +681,10 @@ int jit_run_range(jit_kernel kernel, const void *data, const void *indices, cons
                   void *out, int64_t begin, int64_t end);
 /* Calls any kernel with its op's arguments (updates ignored by gathers),
  * after looking it up: for tools and tests; hot paths call the typed
- * pointer. Returns the kernel's status, or JIT_STATUS_BAD_POINTER for a
- * pointer that is no kernel of this library, or for an out that shares
+ * pointer. Returns the kernel's status, JIT_STATUS_RELEASED for a kernel
+ * released under the kernel limit (as its pointer does; so do the other
+ * jit_call_* and the parts API), or JIT_STATUS_BAD_POINTER for a pointer
+ * that is no kernel of this library, or for an out that shares
  * bytes with an input (but a scatter's out == data): the rule above,
  * which the typed pointers leave to the caller, checked here. */
 int jit_call(jit_kernel kernel, const void *data, const void *indices, const void *updates,
@@ -714,7 +716,8 @@ int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engin
 
 /* Embedding bags' kernels through the generic API (jit_call and its kin
  * given one return JIT_STATUS_BAD_SHAPE naming these): the kernel's
- * status, or JIT_STATUS_BAD_POINTER for a pointer that is no kernel of
+ * status, JIT_STATUS_RELEASED for a kernel released under the kernel
+ * limit, or JIT_STATUS_BAD_POINTER for a pointer that is no kernel of
  * this library, for weights given to a kernel compiled without them, for
  * offsets given to an EmbeddingBagPacked one, and (jit_call_bag and
  * jit_run_range_bag, whose sizes are static) for an out that shares

@@ -173,7 +173,7 @@ int tj_info_of(jit_kernel fn, jit_op op, jit_kernel_info *info)
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin, NULL);
     if (!k)
         return -1;
     if (!info) {
@@ -206,9 +206,10 @@ int jit_call(jit_kernel kernel, const void *data, const void *indices, const voi
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     const tj_abi *abi = tj_abi_of(&k->plan);
     int rc;
     if (tj_abi_is_bag(abi)) {
@@ -229,9 +230,10 @@ int jit_call_bag(jit_kernel kernel, const void *table, const void *indices, cons
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     const tj_abi *abi = tj_abi_of(&k->plan);
     int rc;
     if (!k->plan.is_bag) {
@@ -254,9 +256,10 @@ int jit_call_bag_dynamic(jit_kernel kernel, const void *table, const void *indic
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     int rc;
     if (!k->plan.is_bag || !k->plan.dyn) {
         tj_error_set("not a dynamic embedding bag's kernel: call it through %s",
@@ -277,9 +280,10 @@ int jit_call_dynamic(jit_kernel kernel, const void *data, const void *indices,
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     int rc;
     if (!k->plan.dyn) {
         tj_error_set("not a dynamic kernel (its signature has no dynamic dim): call it "

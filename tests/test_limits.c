@@ -51,7 +51,46 @@ static void *ptr(jit_gather_nd_fn fn)
     return (void *)(uintptr_t)fn;
 }
 
-/* A released pointer answers JIT_STATUS_RELEASED, writes nothing, says why. */
+/* The generic calls given a released kernel (of any op: the kernel is
+ * looked up before its op is) answer as its pointer does:
+ * JIT_STATUS_RELEASED and "released under the kernel limit", not
+ * JIT_STATUS_BAD_POINTER; jit_units and jit_info, which return no status,
+ * -1 and the same message. No buffer is read or written: they may be
+ * anything. */
+static void assert_generic_released(jit_kernel k)
+{
+    static const char why[] = "released under the kernel limit";
+    static const int64_t dims[4] = {8, COLS, TAKE, 1};
+    float out[TAKE * COLS], w[TAKE];
+    int64_t off[2] = {0, 2};
+    memset(out, 0x5a, sizeof out);
+#define RELEASED(call)                                                                      \
+    do {                                                                                    \
+        assert_int_equal(call, JIT_STATUS_RELEASED);                                        \
+        assert_non_null(strstr(jit_last_error(), why));                                     \
+    } while (0)
+    RELEASED(jit_call(k, gdata, gidx, NULL, out));
+    RELEASED(jit_call_dynamic(k, gdata, gidx, NULL, out, dims));
+    RELEASED(jit_validate(k, gidx));
+    RELEASED(jit_validate_part(k, gidx, 0, 2));
+    RELEASED(jit_run_range(k, gdata, gidx, NULL, out, 0, 1));
+    RELEASED(jit_call_bag(k, gdata, gidx, off, NULL, out));
+    RELEASED(jit_call_bag_dynamic(k, gdata, gidx, off, w, out, dims));
+    RELEASED(jit_validate_bag(k, gidx, off));
+    RELEASED(jit_validate_bag_part(k, gidx, off, 0, 2));
+    RELEASED(jit_run_range_bag(k, gdata, gidx, off, NULL, out, 0, 1));
+#undef RELEASED
+    for (size_t i = 0; i < sizeof out; i++)
+        assert_int_equal(((unsigned char *)out)[i], 0x5a);
+    assert_int_equal(jit_units(k), -1);
+    assert_non_null(strstr(jit_last_error(), why));
+    jit_kernel_info info;
+    assert_int_equal(jit_info(k, &info), -1);
+    assert_non_null(strstr(jit_last_error(), why));
+}
+
+/* A released pointer answers JIT_STATUS_RELEASED, writes nothing, says why;
+ * so do the generic calls and the typed ones of the parts API. */
 static void assert_released(jit_gather_nd_fn fn)
 {
     float out[TAKE * COLS];
@@ -67,6 +106,13 @@ static void assert_released(jit_gather_nd_fn fn)
     assert_int_equal(jit_gather_nd_info(fn, &info), -1);
     assert_non_null(strstr(jit_last_error(), "released"));
     assert_memory_equal(&info, &before, sizeof info);
+    assert_int_equal(jit_gather_nd_validate(fn, gidx), JIT_STATUS_RELEASED);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit"));
+    assert_int_equal(jit_gather_nd_run_range(fn, gdata, gidx, out, 0, 1), JIT_STATUS_RELEASED);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit"));
+    assert_int_equal(jit_gather_nd_units(fn), -1);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit"));
+    assert_generic_released((jit_kernel)fn);
 }
 
 static jit_kernel_stats stats(void)
@@ -357,6 +403,56 @@ static void test_released_scatter_kernel(void **state)
     assert_non_null(strstr(jit_last_error(), "released under the kernel limit already"));
 }
 
+/* A released kernel of each ABI the generic calls dispatch on (an
+ * embedding bag's, a dynamic one's) answers them JIT_STATUS_RELEASED with
+ * the reason, as its own pointer does, not JIT_STATUS_BAD_POINTER (which
+ * says "not a kernel of this library" or a NULL buffer). */
+static void test_released_kernels_through_the_generic_calls(void **state)
+{
+    (void)state;
+    assert_int_equal(jit_set_kernel_limit(1, 0), 0);
+    float table[4][2] = {{1, 2}, {3, 4}, {5, 6}, {7, 8}}, out[2][2];
+    int64_t idx[4] = {0, 0, 1, 1}, off[2] = {0, 2};
+    jit_embedding_bag_offsets_sig bs = {.dtype = JIT_F32, .index_type = JIT_I64,
+                                        .table_shape = {2, {4, 2}}, .indices_shape = {1, {4}},
+                                        .offsets_shape = {1, {2}}};
+    jit_embedding_bag_offsets_fn bag = jit_embedding_bag_offsets_compile(&bs);
+    assert_non_null(bag);
+    jit_kernel kb = (jit_kernel)bag;
+    assert_int_equal(jit_call_bag(kb, table, idx, off, NULL, out), JIT_OK);
+    assert_int_equal(jit_embedding_bag_offsets_release(bag), 0);
+
+    jit_sig ds = {.op = JIT_OP_GATHER_ND, .dtype = JIT_F32, .index_type = JIT_I32,
+                  .data_shape = {2, {JIT_DIM_DYNAMIC, COLS}},
+                  .indices_shape = {2, {JIT_DIM_DYNAMIC, 1}}};
+    jit_kernel kd = jit_compile(&ds); /* over the cap once released: the bag goes */
+    assert_non_null(kd);
+    const int64_t dims[4] = {8, COLS, TAKE, 1};
+    float gout[TAKE * COLS];
+    assert_int_equal(jit_call_dynamic(kd, gdata, gidx, NULL, gout, dims), JIT_OK);
+    assert_int_equal(jit_release(kd), 0);
+    assert_int_equal(jit_gather_nd_release(compile_ok(8)), 0); /* and the dynamic one */
+    assert_int_equal(stats().released, 2);
+
+    memset(out, 0x5a, sizeof out);
+    assert_int_equal(bag(table, idx, off, NULL, (float *)out), JIT_STATUS_RELEASED);
+    assert_int_equal(jit_call_bag(kb, table, idx, off, NULL, out), JIT_STATUS_RELEASED);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit"));
+    assert_int_equal(jit_validate_bag(kb, idx, off), JIT_STATUS_RELEASED);
+    assert_int_equal(jit_run_range_bag(kb, table, idx, off, NULL, out, 0, 2),
+                     JIT_STATUS_RELEASED);
+    assert_int_equal(jit_embedding_bag_offsets_validate(bag, idx, off), JIT_STATUS_RELEASED);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit"));
+    for (size_t i = 0; i < sizeof out; i++)
+        assert_int_equal(((unsigned char *)out)[i], 0x5a);
+    assert_generic_released(kb);
+
+    assert_int_equal(((jit_dynamic_fn)kd)(gdata, gidx, NULL, gout, dims), JIT_STATUS_RELEASED);
+    assert_int_equal(jit_call_dynamic(kd, gdata, gidx, NULL, gout, dims), JIT_STATUS_RELEASED);
+    assert_non_null(strstr(jit_last_error(), "released under the kernel limit"));
+    assert_generic_released(kd);
+}
+
 static void test_limits_from_the_environment(void **state)
 {
     (void)state;
@@ -469,6 +565,7 @@ int main(void)
         cmocka_unit_test_setup(test_reference_and_tiered_kernels_stay, setup),
         cmocka_unit_test_setup(test_without_stubs_nothing_is_released, setup),
         cmocka_unit_test_setup(test_released_scatter_kernel, setup),
+        cmocka_unit_test_setup(test_released_kernels_through_the_generic_calls, setup),
         cmocka_unit_test_setup(test_limits_from_the_environment, setup),
         cmocka_unit_test_setup(test_threads_unused_share_a_released_kernel, setup),
         cmocka_unit_test_setup(test_threads_compile_call_and_release, setup),

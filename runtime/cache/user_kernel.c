@@ -5,8 +5,13 @@
 #include "op.h"
 #include "tiered.h"
 
-const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache_pinned *pin)
+const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache_pinned *pin,
+                                int *status)
 {
+    int ignored;
+    if (!status)
+        status = &ignored;
+    *status = JIT_STATUS_BAD_POINTER;
     pin->slot = NULL;
     const tj_kernel *k = fn ? tj_cache_pin(fn, pin) : NULL;
     *tiered = 0;
@@ -14,6 +19,7 @@ const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache
         *tiered = 1;
     if (!k && fn && tj_is_released(fn)) {
         tj_error_set("this kernel was released under the kernel limit");
+        *status = JIT_STATUS_RELEASED;
         return NULL;
     }
     if (k && op != JIT_OP_NONE && k->plan.op != op) {
@@ -28,6 +34,7 @@ const tj_kernel *tj_user_kernel(tj_entry_fn fn, jit_op op, int *tiered, tj_cache
         tj_error_set("not a kernel returned by this library (or freed by jit_shutdown)");
         return NULL;
     }
+    *status = JIT_OK;
     return k;
 }
 

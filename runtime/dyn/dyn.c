@@ -248,7 +248,7 @@ int jit_dynamic_engine(jit_kernel kernel, const int64_t *dims, jit_engine *engin
     tj_cache_pinned pin;
     if (!dims || !engine)
         return tj_error_set("jit_dynamic_engine: NULL argument");
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)kernel, JIT_OP_NONE, &tiered, &pin, NULL);
     if (!k)
         return -1;
     int rc = tj_dyn_call_engine(k, tiered, dims, engine, why, why_len);

@@ -201,7 +201,7 @@ int tj_split_counts_of(jit_kernel fn, tj_split_counts *out)
     int tiered;
     tj_cache_pinned pin;
     memset(out, 0, sizeof *out);
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, JIT_OP_NONE, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, JIT_OP_NONE, &tiered, &pin, NULL);
     if (!k)
         return -1;
     tj_split_counts_read(k->dyn ? &k->dyn->split : &k->split, out);

@@ -202,9 +202,10 @@ static int tj_validate_call(jit_kernel fn, jit_op op, const char *api, const voi
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     int rc = tj_parts_refuse(k, 0, "an embedding bag's kernel checks its offsets too: call "
                                    "jit_validate_bag");
     if (rc == JIT_OK)
@@ -278,9 +279,10 @@ int tj_run_range_of(jit_kernel fn, jit_op op, const char *api, const void *data,
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     int rc = tj_range_of(k, api, data, indices, k->plan.has_updates ? updates : NULL, out,
                          begin, end);
     tj_user_kernel_done(&pin);
@@ -291,7 +293,7 @@ int64_t tj_units_of(jit_kernel fn, jit_op op)
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin, NULL);
     int64_t units = k && !k->plan.dyn ? k->plan.units : -1;
     if (k && k->plan.dyn)
         tj_error_set("%s", tj_parts_dynamic);
@@ -346,9 +348,10 @@ int tj_validate_bag_of(jit_kernel fn, jit_op op, const char *api, const void *in
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_validate");
     if (rc == JIT_OK && !whole)
         rc = tj_part_in(api, part, parts);
@@ -381,9 +384,10 @@ int tj_run_range_bag_of(jit_kernel fn, jit_op op, const char *api, const void *t
 {
     int tiered;
     tj_cache_pinned pin;
-    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin);
+    int refused;
+    const tj_kernel *k = tj_user_kernel((tj_entry_fn)fn, op, &tiered, &pin, &refused);
     if (!k)
-        return JIT_STATUS_BAD_POINTER;
+        return refused;
     int rc = tj_parts_refuse(k, 1, "not an embedding bag's kernel: call jit_run_range");
     if (rc == JIT_OK)
         rc = tj_bag_check_buffers(&k->plan.bag, table, indices, offsets, weights, out);
