@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +102,35 @@ static void test_output_shapes_are_onnx_inference(void **state)
     fclose(f);
     printf("%d nodes: output shapes equal ONNX's inference, %d compiled\n", rows, compiled);
     assert_true(rows >= 50);
+}
+
+/* The generator writes under the folder it is given and nowhere else (the
+ * models whose external data escapes their folder lie in dir/escape/, the
+ * file they point at in dir), and run again into the same folder replaces
+ * what it wrote: no error on the link it made, and external.bin not grown
+ * by onnx.save's appending (external_short.onnx must still find no 32
+ * bytes at offset 64, which test_invalid_models, run after this, holds). */
+static void test_generator_stays_in_its_folder_and_reruns(void **state)
+{
+    (void)state;
+    DIR *d = opendir(root);
+    assert_non_null(d);
+    const struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "m"))
+            fail_msg("gen_models.py wrote %s/%s, outside the folder it was given", root,
+                     e->d_name);
+    closedir(d);
+    struct stat st;
+    assert_int_equal(stat(path_of("external.bin"), &st), 0);
+    off_t external = st.st_size;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s", TJ_ONNX_GEN, dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(stat(path_of("external.bin"), &st), 0);
+    assert_int_equal(st.st_size, external);
+    assert_int_equal(lstat(path_of("escape/link.bin"), &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
 }
 
 /* bad.tsv: file, error|refused|skipped, what the line must say. */
@@ -568,6 +599,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_output_shapes_are_onnx_inference),
+        cmocka_unit_test(test_generator_stays_in_its_folder_and_reruns),
         cmocka_unit_test(test_invalid_models),
         cmocka_unit_test(test_truncated_and_flipped),
         cmocka_unit_test(test_hostile_bytes),

@@ -4,6 +4,13 @@ shape onnx.shape_inference gives (the oracle: the models are saved without
 it), and bad.tsv what each invalid model must be refused or skipped with.
 
 usage: python3 gen_models.py OUT_DIR
+
+Everything is written under OUT_DIR, which must exist: the models, their
+data files and the two .tsv files in OUT_DIR itself, but for the models whose
+external data leads out of their folder, in OUT_DIR/escape/, with the file
+they point at, outside.bin, in OUT_DIR (escape/link.bin is a symbolic link
+to it). Nothing outside OUT_DIR is touched. Run again into the same OUT_DIR,
+it replaces what it wrote there before.
 """
 import os
 import sys
@@ -15,7 +22,19 @@ import numpy as np
 F, I32, I64, F16, U8 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64, \
     TensorProto.FLOAT16, TensorProto.UINT8
 OUT = sys.argv[1]
+# the models that escape their folder, which is this one: their data lies
+# in OUT, a folder the caller gave, never above it
+ESCAPE = os.path.join(OUT, "escape")
 expected, bad = [], []
+
+# what an earlier run left that writing again would not replace: onnx.save
+# appends external data to a file that exists (external.bin would grow, and
+# external_short.onnx's 32 bytes at offset 64 would be there), and
+# os.symlink will not overwrite link.bin
+for stale in ("external.bin", os.path.join("escape", "link.bin")):
+    if os.path.lexists(os.path.join(OUT, stale)):
+        os.remove(os.path.join(OUT, stale))
+os.makedirs(ESCAPE, exist_ok=True)
 
 
 def vi(name, t, shape):
@@ -332,15 +351,18 @@ def external_at(location, offset="0"):
     return m
 
 
-with open(os.path.join(OUT, "..", "outside.bin"), "wb") as f:
+# external data out of the model's folder (OUT/escape), to a file that is
+# there (OUT/outside.bin), so that only the path can be what refuses it
+with open(os.path.join(OUT, "outside.bin"), "wb") as f:
     f.write(np.arange(4, dtype=np.int64).tobytes())
-os.symlink("../outside.bin", os.path.join(OUT, "link.bin"))
-bad_model("escape_dotdot.onnx", external_at("../outside.bin"), "refused",
+os.symlink("../outside.bin", os.path.join(ESCAPE, "link.bin"))
+bad_model("escape/escape_dotdot.onnx", external_at("../outside.bin"), "refused",
           "leaves the model's folder")
-bad_model("escape_absolute.onnx", external_at(os.path.abspath(os.path.join(OUT, "..",
-                                                                           "outside.bin"))),
+bad_model("escape/escape_absolute.onnx",
+          external_at(os.path.abspath(os.path.join(OUT, "outside.bin"))),
           "refused", "leaves the model's folder")
-bad_model("escape_link.onnx", external_at("link.bin"), "refused", "leads out of the model's")
+bad_model("escape/escape_link.onnx", external_at("link.bin"), "refused",
+          "leads out of the model's")
 bad_model("external_short.onnx", external_at("external.bin", "64"), "refused",
           "holds no 32 bytes at offset 64")
 # an entry given twice: ONNX's loader (ExternalDataInfo) and ONNX Runtime take
