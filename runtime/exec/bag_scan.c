@@ -174,6 +174,7 @@ static int tj_scan_host_level(void)
 
 static int tj_scan_level_now = -1; /* -1: not read yet; atomic */
 
+#ifdef TJ_SCAN_X86 /* only the vector scans ask */
 static int tj_scan_level(void)
 {
     int level = __atomic_load_n(&tj_scan_level_now, __ATOMIC_RELAXED);
@@ -183,6 +184,7 @@ static int tj_scan_level(void)
     }
     return level;
 }
+#endif
 
 int tj_bag_scan_level(int most)
 {
