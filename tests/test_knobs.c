@@ -345,8 +345,10 @@ static int child_wide_moves(void)
     static const char wide[] = "\"min-legal-vector-width\"=\"512\"";
     jit_gather_nd_sig rows = rows_sig(4096, 64, 4096, JIT_I32); /* 1 MB of 256-byte rows */
     CHECK(ir_has(rows, JIT_DUMP_IR, wide), "256-byte rows: no 512-bit moves allowed");
+#if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f"))
         CHECK(ir_has(rows, JIT_DUMP_ASM, "zmm"), "256-byte rows: no zmm moves on an AVX-512 host");
+#endif
     expect_jit(gather_rows(rows, 0, 4095, 4096), "wide moves");
     CHECK(!ir_has(rows_sig(4096, 15, 4096, JIT_I32), JIT_DUMP_IR, wide), "60-byte slices: zmm");
     CHECK(!ir_has(rows_sig(4096, 64, 16, JIT_I32), JIT_DUMP_IR, wide), "a small kernel: zmm");
@@ -360,6 +362,7 @@ static int child_wide_moves(void)
  * whose stores go up in address, the overlapping last one last: stored
  * the other way round, as LLVM's expansion of llvm.memcpy did, G1 ran at
  * half speed on a Sapphire Rapids core. */
+#if defined(__x86_64__) /* the checks of x86 assembly only */
 static long asm_offset_of(const char *text, const char *pattern)
 {
     regex_t re;
@@ -369,6 +372,7 @@ static long asm_offset_of(const char *text, const char *pattern)
     regfree(&re);
     return found ? (long)m.rm_so : -1;
 }
+#endif
 
 static int count_of(const char *text, const char *what)
 {
