@@ -154,6 +154,14 @@ static void tj_emit_block_copy(tj_kir *k, LLVMValueRef dst, LLVMValueRef src, LL
         LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
         return;
     }
+#if !defined(__x86_64__) && !defined(__i386__)
+    /* elsewhere llvm.memcpy.inline has no rep movsb to become: AArch64
+     * without MOPS expands it into one load and store pair per 16 or 32
+     * bytes, as many as the block holds (a 1 GiB row never finished
+     * compiling); memcpy's own loop instead */
+    LLVMBuildMemCpy(e->b, dst, 1, src, 1, size);
+    return;
+#endif
     LLVMTypeRef tys[3] = {e->ptr, e->ptr, e->i64};
     unsigned id = LLVMLookupIntrinsicID("llvm.memcpy.inline", 18);
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, tys, 3);
