@@ -221,6 +221,32 @@ void support_expect_jit(const jit_kernel_info *info, const char *what)
 #endif
 }
 
+int support_jit_takes_f16_bags(void)
+{
+    static int known, takes;
+    if (known)
+        return takes;
+    jit_sig s = {.op = JIT_OP_EMBEDDING_BAG_PACKED, .dtype = JIT_F16, .index_type = JIT_I64,
+                 .threads = 1, .reduction = JIT_REDUCTION_SUM};
+    s.data_shape = (jit_shape){2, {16, 8}};
+    s.indices_shape = (jit_shape){2, {2, 3}};
+    jit_kernel k = jit_compile(&s);
+    if (!k)
+        fail_msg("an f16 packed bag: refused: %s", jit_last_error());
+    jit_kernel_info info;
+    assert_int_equal(jit_info(k, &info), 0);
+    takes = !(info.engine == JIT_ENGINE_REFERENCE && strstr(info.why, "F16C"));
+    /* the JIT off or absent says something else, and is asked again later */
+    known = info.engine == JIT_ENGINE_JIT || !takes;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!takes && __builtin_cpu_supports("f16c"))
+        fail_msg("this CPU has F16C, but an f16 bag was refused: %s", info.why);
+#endif
+    jit_release(k);
+    return takes;
+}
+
 void support_setenv(const char *name, const char *value)
 {
     if (value)

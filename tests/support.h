@@ -41,6 +41,15 @@ void support_store_index(jit_dtype t, void *indices, int64_t i, int64_t v);
  * (in a build with the JIT, and TENSORJIT_JIT not off). */
 void support_expect_jit(const jit_kernel_info *info, const char *what);
 
+/* 0 when this host's JIT refuses f16 bag tables for want of F16C (the
+ * documented fallback: the reference kernel serves them; so on aarch64,
+ * where LLVM 19's instruction selection crashes on the f16 bag kernel),
+ * else 1. Decided through the public API (an f16 packed bag's jit_info),
+ * once; on x86 a CPU with F16C whose f16 bag is refused fails the test,
+ * so that there the JIT is still demanded. Tests that demand JIT code
+ * for f16 bags skip them when this is 0. */
+int support_jit_takes_f16_bags(void);
+
 /* Sets (value non-NULL) or unsets a TENSORJIT_* variable and calls
  * jit_shutdown(), since the library reads its environment on first use
  * and again only after a shutdown: every kernel held is gone then. */
