@@ -288,37 +288,6 @@ LLVMValueRef tj_bir_neutral(tj_bir *k, int64_t n)
     return tj_splat_const(k->aty, n, c);
 }
 
-#if !defined(__x86_64__) && !defined(__i386__)
-/* v = a op b with the reference's NaN (runtime/exec/reduce.h): a's made
- * quiet, else b's, else the default NaN (x86's: negative, quiet), by
- * selects after the operation. x86 gives that NaN itself once a NaN a
- * stands in for b (the selects of tj_bir_combine and tj_bir_weigh); other
- * hosts' default NaN differs (ARM's is positive), as ir/reduce_ir.c's
- * tj_arith says for the scatters. */
-static LLVMValueRef tj_nan_rule(tj_bir *k, LLVMValueRef v, LLVMValueRef a, LLVMValueRef b)
-{
-    tj_emit *e = &k->e;
-    LLVMTypeRef ft = LLVMTypeOf(v);
-    int vec = LLVMGetTypeKind(ft) == LLVMVectorTypeKind;
-    LLVMTypeRef st = vec ? LLVMGetElementType(ft) : ft;
-    int dbl = LLVMGetTypeKind(st) == LLVMDoubleTypeKind;
-    LLVMTypeRef is = dbl ? e->i64 : e->i32;
-    int64_t n = vec ? (int64_t)LLVMGetVectorSize(ft) : 1;
-    LLVMTypeRef it = vec ? tj_bir_vec(is, n) : is;
-    LLVMValueRef q = LLVMConstInt(is, dbl ? 0x0008000000000000ull : 0x00400000u, 0);
-    LLVMValueRef d = LLVMConstInt(is, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0);
-    LLVMValueRef quiet = vec ? tj_splat_const(is, n, q) : q;
-    LLVMValueRef dflt = LLVMBuildBitCast(e->b, vec ? tj_splat_const(is, n, d) : d, ft, "nan.default");
-    LLVMValueRef qa = LLVMBuildBitCast(
-        e->b, LLVMBuildOr(e->b, LLVMBuildBitCast(e->b, a, it, ""), quiet, ""), ft, "nan.a");
-    LLVMValueRef qb = LLVMBuildBitCast(
-        e->b, LLVMBuildOr(e->b, LLVMBuildBitCast(e->b, b, it, ""), quiet, ""), ft, "nan.b");
-    LLVMValueRef nan = LLVMBuildSelect(e->b, tj_is_nan(k, b), qb, dflt, "");
-    nan = LLVMBuildSelect(e->b, tj_is_nan(k, a), qa, nan, "nan");
-    return LLVMBuildSelect(e->b, tj_is_nan(k, v), nan, v, "nan.rule");
-}
-#endif
-
 /* acc combined with x: sum (a's NaN first, see the top), or max (a's NaN,
  * else x's, else the larger, a on a tie) */
 LLVMValueRef tj_bir_combine(tj_bir *k, LLVMValueRef a, LLVMValueRef x)
@@ -336,10 +305,10 @@ LLVMValueRef tj_bir_combine(tj_bir *k, LLVMValueRef a, LLVMValueRef x)
         return LLVMBuildAdd(b, a, x, "sum");
     if (k->fast_nan)
         return LLVMBuildFAdd(b, a, x, "sum");
-#if defined(__x86_64__) || defined(__i386__)
+#if !TJ_NAN_SELECTS /* emit.h: x86's NaN is the reference's once a's stands for both */
     return LLVMBuildFAdd(b, a, LLVMBuildSelect(b, tj_is_nan(k, a), a, x, ""), "sum");
 #else
-    return tj_nan_rule(k, LLVMBuildFAdd(b, a, x, "sum"), a, x);
+    return tj_reference_nan(&k->e, LLVMBuildFAdd(b, a, x, "sum"), a, x);
 #endif
 }
 
@@ -351,9 +320,9 @@ LLVMValueRef tj_bir_weigh(tj_bir *k, LLVMValueRef x, LLVMValueRef w)
         return LLVMBuildMul(b, x, w, "weighted");
     if (k->fast_nan)
         return LLVMBuildFMul(b, x, w, "weighted");
-#if defined(__x86_64__) || defined(__i386__)
+#if !TJ_NAN_SELECTS
     return LLVMBuildFMul(b, x, LLVMBuildSelect(b, tj_is_nan(k, x), x, w, ""), "weighted");
 #else
-    return tj_nan_rule(k, LLVMBuildFMul(b, x, w, "weighted"), x, w);
+    return tj_reference_nan(&k->e, LLVMBuildFMul(b, x, w, "weighted"), x, w);
 #endif
 }

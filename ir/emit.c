@@ -163,3 +163,41 @@ LLVMModuleRef tj_emit_finish(tj_emit *e, char *why, size_t why_len)
     LLVMDisposeMessage(msg);
     return e->mod;
 }
+
+#if TJ_NAN_SELECTS
+/* c (an integer constant) in the shape of t: itself, or splat over t's lanes */
+static LLVMValueRef tj_const_shaped(LLVMTypeRef t, LLVMValueRef c)
+{
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return c;
+    LLVMValueRef lanes[64];
+    unsigned n = LLVMGetVectorSize(t);
+    for (unsigned i = 0; i < n && i < 64; i++)
+        lanes[i] = c;
+    return LLVMConstVector(lanes, n < 64 ? n : 64);
+}
+
+LLVMValueRef tj_reference_nan(const tj_emit *e, LLVMValueRef v, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef ft = LLVMTypeOf(v);
+    int vec = LLVMGetTypeKind(ft) == LLVMVectorTypeKind;
+    int dbl = LLVMGetTypeKind(vec ? LLVMGetElementType(ft) : ft) == LLVMDoubleTypeKind;
+    LLVMTypeRef is = dbl ? e->i64 : e->i32;
+    LLVMTypeRef it = vec ? LLVMVectorType(is, LLVMGetVectorSize(ft)) : is;
+    LLVMValueRef quiet =
+        tj_const_shaped(it, LLVMConstInt(is, dbl ? 0x0008000000000000ull : 0x00400000u, 0));
+    LLVMValueRef dflt = LLVMBuildBitCast(
+        e->b, tj_const_shaped(it, LLVMConstInt(is, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0)),
+        ft, "nan.default");
+    LLVMValueRef qa = LLVMBuildBitCast(
+        e->b, LLVMBuildOr(e->b, LLVMBuildBitCast(e->b, a, it, ""), quiet, ""), ft, "nan.a");
+    LLVMValueRef qb = LLVMBuildBitCast(
+        e->b, LLVMBuildOr(e->b, LLVMBuildBitCast(e->b, b, it, ""), quiet, ""), ft, "nan.b");
+    LLVMValueRef b_nan = LLVMBuildFCmp(e->b, LLVMRealUNO, b, b, "");
+    LLVMValueRef a_nan = LLVMBuildFCmp(e->b, LLVMRealUNO, a, a, "");
+    LLVMValueRef v_nan = LLVMBuildFCmp(e->b, LLVMRealUNO, v, v, "");
+    LLVMValueRef nan = LLVMBuildSelect(e->b, b_nan, qb, dflt, "");
+    nan = LLVMBuildSelect(e->b, a_nan, qa, nan, "nan");
+    return LLVMBuildSelect(e->b, v_nan, nan, v, "nan.rule");
+}
+#endif

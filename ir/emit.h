@@ -121,6 +121,25 @@ LLVMModuleRef tj_emit_finish(tj_emit *e, char *why, size_t why_len);
  * added on its first use. */
 LLVMValueRef tj_runtime_fn(const tj_emit *e, const char *name, LLVMTypeRef fty);
 
+/* x86's float ops give runtime/exec/reduce.c's NaN (a's made quiet, else
+ * b's, else the default NaN, negative and quiet) once a NaN operand stands
+ * for both; other hosts' default NaN differs (ARM's is positive), so there
+ * the NaN is made by selects after the operation (tj_reference_nan).
+ * -DTJ_NAN_SELECTS=1 builds the selects on x86 too, to test them. */
+#ifndef TJ_NAN_SELECTS
+#if defined(__x86_64__) || defined(__i386__)
+#define TJ_NAN_SELECTS 0
+#else
+#define TJ_NAN_SELECTS 1
+#endif
+#endif
+
+#if TJ_NAN_SELECTS
+/* v, the float or double result (scalar or vector) of a op b, with the
+ * reference's NaN where it is one. */
+LLVMValueRef tj_reference_nan(const tj_emit *e, LLVMValueRef v, LLVMValueRef a, LLVMValueRef b);
+#endif
+
 /* Adds an enum attribute by name to a function (idx 0 = return, ~0 = the
  * function, k >= 1 = parameter k counted from 1); names missing in this
  * LLVM are skipped. */

@@ -50,14 +50,15 @@ static LLVMValueRef tj_float_minmax(const tj_rir *r, LLVMValueRef a, LLVMValueRe
     return LLVMBuildSelect(bd, tj_is_nan(r, a), a, v, "a.nan");
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#if !TJ_NAN_SELECTS
 /* a op b for sum, sub or prod, with runtime/exec/reduce.c's NaN. x86 already
  * returns the one NaN operand made quiet, or the default NaN (negative,
  * quiet) when neither is one; only with two NaNs does its answer hang on
  * operand order, which LLVM may swap. With b replaced by a where a is a
  * NaN, both operands are a's NaN then: one compare and one select ahead
- * of the operation. The full selects after it (below) cost S5 and S6 1.7x
- * (docs/performance.md, 'Reductions'): the JIT runs on its host only. */
+ * of the operation. The full selects after it (tj_reference_nan) cost S5
+ * and S6 1.7x (docs/performance.md, 'Reductions'): the JIT runs on its
+ * host only. */
 static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef bd = r->e->b;
@@ -65,25 +66,10 @@ static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLV
     return LLVMBuildBinOp(bd, op, a, b2, "arith");
 }
 #else
-/* a op b for sum, sub or prod, its NaN made runtime/exec/reduce.c's: a's made
- * quiet, else b's, else the default NaN (negative, quiet), by selects. */
+/* a op b for sum, sub or prod, its NaN made runtime/exec/reduce.c's */
 static LLVMValueRef tj_arith(const tj_rir *r, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
 {
-    LLVMBuilderRef bd = r->e->b;
-    LLVMValueRef v = LLVMBuildBinOp(bd, op, a, b, "arith");
-    LLVMTypeRef ft = LLVMTypeOf(v);
-    int dbl = ft == r->f64;
-    LLVMTypeRef it = dbl ? r->e->i64 : r->e->i32;
-    LLVMValueRef quiet = LLVMConstInt(it, dbl ? 0x0008000000000000ull : 0x00400000u, 0);
-    LLVMValueRef qa = LLVMBuildBitCast(
-        bd, LLVMBuildOr(bd, LLVMBuildBitCast(bd, a, it, ""), quiet, ""), ft, "nan.a");
-    LLVMValueRef qb = LLVMBuildBitCast(
-        bd, LLVMBuildOr(bd, LLVMBuildBitCast(bd, b, it, ""), quiet, ""), ft, "nan.b");
-    LLVMValueRef dflt = LLVMBuildBitCast(
-        bd, LLVMConstInt(it, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0), ft, "nan.default");
-    LLVMValueRef nan = LLVMBuildSelect(bd, tj_is_nan(r, b), qb, dflt, "");
-    nan = LLVMBuildSelect(bd, tj_is_nan(r, a), qa, nan, "nan");
-    return LLVMBuildSelect(bd, tj_is_nan(r, v), nan, v, "arith.nan");
+    return tj_reference_nan(r->e, LLVMBuildBinOp(r->e->b, op, a, b, "arith"), a, b);
 }
 #endif
 
