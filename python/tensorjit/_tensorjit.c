@@ -2445,9 +2445,9 @@ static PyObject *py_at_plain(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     jit_reduction r;
-    const char *name = name_utf8(args[3]);
-    if (!name || jit_reduction_from_name(name, &r) != 0 ||
-        !(r == JIT_REDUCTION_SUM || r == JIT_REDUCTION_SUB || r == JIT_REDUCTION_PROD ||
+    if (reduction_arg(args[3], &r) != 0)
+        return NULL;
+    if (!(r == JIT_REDUCTION_SUM || r == JIT_REDUCTION_SUB || r == JIT_REDUCTION_PROD ||
           r == JIT_REDUCTION_MAX || r == JIT_REDUCTION_MIN)) {
         PyErr_Format(SignatureError, "tensorjit: _at_plain takes sum, sub, prod, max or min, "
                      "not %R", args[3]);
@@ -2457,8 +2457,9 @@ static PyObject *py_at_plain(PyObject *self, PyObject *const *args, Py_ssize_t n
     int k = at_plain_fits(args[0], args[1], args[2], r, &first);
     if (k == 0)
         Py_RETURN_FALSE;
-    PyObject *tuples = PyTuple_CheckExact(args[1]) ? stacked_indices(args[1], k, first) : NULL;
-    if (PyTuple_CheckExact(args[1]) && !tuples)
+    int stacked = PyTuple_CheckExact(args[1]);
+    PyObject *tuples = stacked ? stacked_indices(args[1], k, first) : NULL;
+    if (stacked && !tuples)
         return NULL;
     tj_attrs at = {.op = JIT_OP_SCATTER_ND_UPDATE, .has_updates = 1, .opset = 15,
                    .policy = JIT_INDEX_NEGATIVE_WRAPS, .reduction = r};

@@ -99,30 +99,25 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     untouched when the call raises); of a's dtype, or of one numpy casts to
     a's safely, the result then cast into it as numpy casts it (int16 for
     int32 data, wrapping)."""
-    if type(a) is np.ndarray and type(mode) is str and mode in _MODES and (
-            out is None or _writable_in_place(out)):
+    if type(a) is np.ndarray and type(mode) is str and (out is None or _writable_in_place(out)):
         # the usual call as the general path below makes it, without the
         # checks that cost the smallest calls more than their kernel; a call
         # the library refuses goes on below, which raises in numpy's order
         # or copes (an out of another dtype, or overlapping)
-        try:
-            r = _tj.gather(a.ravel() if axis is None else a, indices, 0 if axis is None else axis,
-                           index_policy=_MODES[mode], out=out)
-        except _tj.Error:
-            pass
-        else:
-            return r[()] if out is None and r.ndim == 0 else r
-    elif (mode == "wrap" and type(a) is np.ndarray and out is None and type(indices) is np.ndarray
-          and indices.dtype in _INDEX_DTYPES):
-        flat = a.ravel() if axis is None else a
-        ax = _plain_axis(0 if axis is None else axis, flat.ndim)
-        if ax >= 0 and flat.shape[ax]:  # np.mod, as below, by the ufunc's operator
+        policy, idx = _MODES.get(mode), indices
+        if mode == "wrap" and type(indices) is np.ndarray and indices.dtype in _INDEX_DTYPES:
+            k = 0 if axis is None else _plain_axis(axis, a.ndim)
+            n = a.size if axis is None else a.shape[k] if k >= 0 else 0
+            if n:  # np.mod, as below, by the ufunc's operator
+                policy, idx = "negative-wraps", indices % n
+        if policy is not None:
             try:
-                r = _tj.gather(flat, indices % flat.shape[ax], ax, index_policy="negative-wraps")
+                r = _tj.gather(a.ravel() if axis is None else a, idx, 0 if axis is None else axis,
+                               index_policy=policy, out=out)
             except _tj.Error:
                 pass
             else:
-                return r[()] if r.ndim == 0 else r
+                return r[()] if out is None and r.ndim == 0 else r
     if _numpy_owns(a, out):
         return np.take(a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
@@ -628,7 +623,9 @@ def _at_fast(reduction: str, a: Any, indices: Any, b: Any) -> bool:
         updates = np.empty(shape, dt)
         updates.fill(value)
     else:
-        updates = b if b.shape == shape else _filled(b, dt, shape)
+        if b.shape == shape:
+            return False  # _at_plain has declined these very arguments
+        updates = _filled(b, dt, shape)
         if updates is None:
             return False
     return _tj._at_plain(a, indices, updates, reduction)
