@@ -7,6 +7,9 @@
 #   mkdir -p /tmp/tj && tar xJf .dev/pkg.tar.xz -C /tmp/tj
 #   LD_LIBRARY_PATH=/tmp/tj/pkg/lib /tmp/tj/pkg/tensorjit bench ...
 # The static kernels of `tensorjit bench` need a C compiler there (gcc is).
+# libtensorjit.so.0 travels too (pkg/lib), so that the Python package can be
+# built there against it: TENSORJIT_PREFIX=P with P/include this tree's
+# include/ and P/lib holding pkg/lib's libtensorjit.so*.
 # docs/performance.md's device sections were measured this way.
 set -euo pipefail
 build=${1:-build}
@@ -21,7 +24,10 @@ for b in tensorjit-validate-parts tensorjit-split-trace tensorjit-ab-bags tensor
     [ -x "$build/bench/$b" ] && bins+=("$build/bench/$b")
 done
 cp "${bins[@]}" "$stage/pkg/"
-ldd "${bins[@]}" | awk '/=>/ {print $3}' | sort -u |
+lib="$build/runtime/libtensorjit.so.0"
+cp -L "$lib" "$stage/pkg/lib/"
+ln -s libtensorjit.so.0 "$stage/pkg/lib/libtensorjit.so"
+ldd "${bins[@]}" "$lib" | awk '/=>/ {print $3}' | sort -u |
     grep -Ev '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/pkg/lib/"; done
 tar cf - -C "$stage" pkg | xz -6 -T0 >.dev/pkg.tar.xz

@@ -12,11 +12,19 @@ per lookup; given the JSON of `tensorjit bench --bags --json` (--c-json), the
 ratio to that run's static kernel, ns per lookup against ns per lookup.
 Ratios across two processes drift more than the C bench's interleaved ones.
 
-torch 1.13 refuses bf16 tables in embedding_bag: E5 times
+The table is 2 MB aligned and madvise(MADV_HUGEPAGE)'d before it is
+filled, as the C bench's buffers are, and the rows say how much of it the
+kernel put on huge pages (they move E2 by about 20%). With --c-json a row
+also gives `jit_over_torch`: that run's JIT kernel's ns per lookup over
+torch's, which is tensorjit's time as a fraction of FBGEMM's where torch
+was built with it (pip's x86 wheels; the row says `fbgemm`).
+
+torch 1.13 refuses bf16 tables in embedding_bag: there E5 times
 `embedding(indices, table).sum(1)` instead, and says so.
 """
 
 import argparse
+import ctypes
 import json
 import math
 import statistics
@@ -51,11 +59,63 @@ def llc_bytes():
     return best or 32 << 20
 
 
+HUGE = 2 << 20
+MADV_HUGEPAGE = 14
+
+
+def huge_table(rows, width, dtype):
+    """An unfilled table whose 2 MB-aligned middle is madvise'd for huge
+    pages before anything touches it (over-allocated by 2 MB to align)."""
+    elem = torch.empty((), dtype=dtype).element_size()
+    nbytes = rows * width * elem
+    if nbytes < HUGE:
+        return torch.empty(rows, width, dtype=dtype)
+    raw = torch.empty(nbytes + HUGE, dtype=torch.uint8)
+    start = (-raw.data_ptr()) % HUGE
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    size = (nbytes + HUGE - 1) // HUGE * HUGE
+    libc.madvise(raw.data_ptr() + start, size, MADV_HUGEPAGE)
+    return raw[start:start + nbytes].view(dtype).view(rows, width)
+
+
+def huge_bytes(t):
+    """Bytes of t's buffer that /proc/self/smaps counts as AnonHugePages."""
+    lo, total, inside = t.data_ptr(), 0, False
+    hi = lo + t.numel() * t.element_size()
+    try:
+        with open("/proc/self/smaps") as f:
+            for line in f:
+                head = line.split()[0]
+                if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                    a, b = (int(x, 16) for x in head.split("-"))
+                    inside = a < hi and b > lo
+                elif inside and line.startswith("AnonHugePages:"):
+                    total += int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return min(total, hi - lo)
+
+
+def bf16_bags_work():
+    """Whether this torch's embedding_bag takes a bf16 table (1.13 refuses)."""
+    try:
+        F.embedding_bag(torch.zeros(1, 1, dtype=torch.long),
+                        torch.zeros(2, 2, dtype=torch.bfloat16), mode="sum")
+        return True
+    except RuntimeError:
+        return False
+
+
 def inputs(wid, gen):
     rows, width, dtype, bags, length, varying, itype, mode, weighted, packed, min_sets = \
         WORKLOADS[wid]
-    table = torch.empty(rows, width, dtype=torch.float32).uniform_(-1, 1, generator=gen)
-    table = table.to(dtype)
+    table = huge_table(rows, width, dtype)
+    if dtype == torch.float32:
+        table.uniform_(-1, 1, generator=gen)
+    else:
+        table.copy_(torch.empty(rows, width, dtype=torch.float32).uniform_(-1, 1,
+                                                                             generator=gen))
     if varying:
         lengths = torch.randint(0, length + 1, (bags,), generator=gen)
     else:
@@ -76,7 +136,7 @@ def inputs(wid, gen):
 
 def call_of(wid, table, offsets, mode, packed, dtype):
     """The torch expression for one call, and what it is."""
-    if packed and dtype == torch.bfloat16:
+    if packed and dtype == torch.bfloat16 and not bf16_bags_work():
         return (lambda ix, w: F.embedding(ix, table).sum(1)), \
             "embedding(...).sum(1): torch 1.13's embedding_bag refuses bf16"
     if packed:
@@ -108,14 +168,15 @@ def time_workload(wid, rounds, batch_s):
         for _ in range(calls):
             one()
         samples.append((time.perf_counter() - t0) / calls * 1e9)
-    return statistics.median(samples), n, sets, what
+    return statistics.median(samples), n, sets, what, huge_bytes(table), \
+        table.numel() * table.element_size()
 
 
-def static_per_lookup(path):
-    """workload id -> the static kernel's ns per lookup in a C bench JSON."""
+def per_lookup(path, impl):
+    """workload id -> that impl's ns per lookup in a C bench JSON."""
     with open(path) as f:
         rows = json.load(f)
-    return {r["workload"]: r["ns_per_lookup"] for r in rows if r.get("impl") == "static"}
+    return {r["workload"]: r["ns_per_lookup"] for r in rows if r.get("impl") == impl}
 
 
 def main(argv):
@@ -126,19 +187,27 @@ def main(argv):
     ap.add_argument("--c-json", help="the output of `tensorjit bench --bags --json`")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    static = static_per_lookup(args.c_json) if args.c_json else {}
+    static = per_lookup(args.c_json, "static") if args.c_json else {}
+    jit = per_lookup(args.c_json, "jit") if args.c_json else {}
+    fbgemm = "fbgemm" in torch.backends.quantized.supported_engines
     rows = []
     for wid in args.workload or list(WORKLOADS):
-        ns, n, sets, what = time_workload(wid, args.rounds, 0.02)
+        ns, n, sets, what, huge, nbytes = time_workload(wid, args.rounds, 0.02)
         ratio = ns / n / static[wid] if wid in static else None
+        ours = jit[wid] / (ns / n) if wid in jit else None
         rows.append({"workload": wid, "impl": "torch", "threads": 1, "ns": round(ns, 2),
                      "ns_per_lookup": round(ns / n, 4), "index_sets": sets,
-                     "vs_static": round(ratio, 4) if ratio else None, "call": what,
-                     "torch": torch.__version__})
+                     "vs_static": round(ratio, 4) if ratio else None,
+                     "jit_over_torch": round(ours, 4) if ours else None, "call": what,
+                     "torch": torch.__version__, "fbgemm": fbgemm,
+                     "table_bytes": nbytes, "huge_page_bytes": huge})
         if not args.json:
             vs = f"{ratio:9.2f}x" if ratio else f"{'-':>10}"
+            us = f"{ours:6.2f}x" if ours else f"{'-':>7}"
             print(f"{wid:<5}{ns:14.1f} ns/call {ns / n:9.2f} ns/lookup  vs static {vs}  "
-                  f"({sets} index sets; {what})", flush=True)
+                  f"jit over torch {us}  ({sets} index sets; {what}; "
+                  f"{huge >> 20} of {nbytes >> 20} MiB on huge pages; "
+                  f"fbgemm {'yes' if fbgemm else 'no'})", flush=True)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0
