@@ -161,10 +161,11 @@ def _take_through(a: Any, indices: Any, axis: int, policy: str, out: np.ndarray)
     if out.shape != result.shape:
         raise _tj.SignatureError(f"tensorjit: out has shape {out.shape}; the output's is "
                                  f"{result.shape}")
-    # numpy's rule: out must cast to the data's type safely (its buffer is
-    # one of a's dtype, written back into out), and the result is then cast
-    # into out whatever it loses
-    if not np.can_cast(out.dtype, result.dtype, "safe"):
+    # numpy's rule: its buffer is one of a's dtype, written back into out
+    # whatever the cast loses; numpy 1 also asks out's dtype to cast to the
+    # data's safely, numpy 2 nothing (numpy issue 25588: an int8 out of
+    # int32 data, a float64 result into int8, as numpy 2.5 takes them)
+    if not _NUMPY2 and not np.can_cast(out.dtype, result.dtype, "safe"):
         raise _tj.TypeMismatch(f"tensorjit: out has dtype {out.dtype}, which does not cast "
                                f"to the data's {result.dtype} safely (numpy refuses it too)")
     try:
@@ -294,6 +295,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
     if _numpy_owns(arr, indices):
         return np.take_along_axis(arr, indices, axis)
     if axis is None:
+        _one_dim_for_axis_none(indices, "take_along_axis")
         arr = np.ravel(arr)
         axis = 0
     axis = _axis(axis, np.ndim(arr))
@@ -301,6 +303,14 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> Any:
     indices = _int64_indices(indices, f"arr's axis {axis} of size {np.shape(arr)[axis]}")
     arr, indices = _broadcast_except(arr, indices, axis)
     return _tj.gather_elements(arr, indices, axis, index_policy="negative-wraps")
+
+
+def _one_dim_for_axis_none(indices: Any, fn: str) -> None:
+    """numpy's rule for axis=None, in numpy's words (its tests look for
+    them): indices index the flattened array, so they are 1-D."""
+    if np.ndim(indices) != 1:
+        raise _tj.SignatureError(f"tensorjit: {fn}: when axis is None, indices must have a "
+                                 f"single dimension, not {np.ndim(indices)}")
 
 
 def _in_place(a: Any, name: str, fn: str) -> np.ndarray:
@@ -375,6 +385,7 @@ def put_along_axis(arr: np.ndarray, indices: Any, values: Any, axis: Optional[in
     arr = _in_place(arr, "arr", "put_along_axis")
     indices = _integer_indices(indices, "put_along_axis")
     if axis is None:
+        _one_dim_for_axis_none(indices, "put_along_axis")
         if arr.flags.c_contiguous:
             target = arr.reshape(-1)  # a view: the writes reach arr
         else:  # reshape would copy and the writes be lost: write the flat result back
@@ -553,11 +564,16 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
                                "(use np.logical_xor)")
     if _NUMPY2 and dt.kind in "iu" and type(b) is int and not (
             np.iinfo(dt).min <= b <= np.iinfo(dt).max):
-        # numpy 2 raises OverflowError for it; the exemption below would wrap it
+        # numpy's (NEP 50 has numpy 2's ufuncs refuse such an int; 2.5's
+        # ufunc.at computes in int64 and wraps): the exemption below would
+        # wrap it unasked
         return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
     if b_arr.dtype != dt:
+        # numpy 1 reads a Python number b by its value; numpy 2's ufunc.at
+        # makes an array of it first (int64, float64), which result_type
+        # then reads by its dtype alone, as numpy 2 reads any array
         try:
-            loop = np.result_type(target, b_arr)  # numpy's (value-based for a scalar b)
+            loop = np.result_type(target, b_arr)  # numpy's loop
         except TypeError:  # no common type (datetime and float): numpy's ufunc.at decides
             return _checked_numpy_at(ufunc, a_arr, indices, b, target, tuples)
         if loop != dt and not (reduction in ("sum", "sub", "prod") and dt.kind in "iu"

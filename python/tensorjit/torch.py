@@ -34,7 +34,8 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Any, Optional, Tuple
+import sys
+from typing import Any, List, Optional, Tuple
 
 from . import _tensorjit as _tj
 
@@ -323,6 +324,62 @@ def _alpha(alpha: Any, input: Any) -> Any:
     return _scalar_for(alpha, input, "index_add's alpha")
 
 
+_SCALAR_INT_END: List[int] = []
+
+
+def _scalar_int_end() -> int:
+    """One past the largest Python int torch's Scalar takes: 2**63 (an
+    int64) in torch 1.x, 2**64 where it also holds a uint64 (torch 2); asked
+    once of the torch imported beside us (1.x's rule while there is none)."""
+    if _SCALAR_INT_END:
+        return _SCALAR_INT_END[0]
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 2**63
+    try:
+        torch.zeros((), dtype=torch.float64).new_full((), 2**63)
+        end = 2**64
+    except (RuntimeError, OverflowError, TypeError):
+        end = 2**63
+    _SCALAR_INT_END.append(end)
+    return end
+
+
+def _scalar_value(alpha: Any, what: str) -> Any:
+    """A Python scalar, or a 0-D tensor or array, as the Python number
+    torch's Scalar holds: a real number, an integer within int64 (or uint64
+    in torch 2)."""
+    if getattr(alpha, "ndim", None) == 0 and hasattr(alpha, "item"):
+        alpha = alpha.item()  # a 0-D tensor (torch's Scalar takes one) or numpy array
+        # (numpy's bool_, which is no Real, comes out a Python bool)
+    if not isinstance(alpha, numbers.Real):
+        raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number, not "
+                               f"{type(alpha).__name__} ({alpha!r})")
+    if isinstance(alpha, numbers.Integral) and not -2**63 <= alpha < _scalar_int_end():
+        # torch's Scalar holds an int64 ("Overflow when unpacking long", any
+        # dtype), or in torch 2 a uint64 too
+        held = "int64" if _scalar_int_end() == 2**63 else "int64 or uint64"
+        raise _tj.SignatureError(f"tensorjit: {what}={alpha!r} does not fit {held}, which "
+                                 f"torch reads it as (torch refuses it too)")
+    return alpha
+
+
+def _torch_reads(value: Any, dtype: Any, what: str) -> Any:
+    """value as the torch imported beside us reads it for a tensor of numpy
+    dtype `dtype` (its new_full: torch versions differ, 2**63 into f16 is
+    refused by 1.13 and inf in 2.11), or None without torch or for a dtype
+    torch lacks."""
+    torch = sys.modules.get("torch")
+    tdt = getattr(torch, str(dtype), None) if torch is not None else None
+    if not isinstance(tdt, getattr(torch, "dtype", ())):
+        return None
+    try:
+        return torch.empty((), dtype=tdt).new_full((), value).item()
+    except (RuntimeError, OverflowError, TypeError, ValueError) as e:
+        raise _tj.SignatureError(f"tensorjit: {what}={value!r} does not fit input's dtype "
+                                 f"{dtype} (torch refuses it too)") from e
+
+
 def _scalar_for(alpha: Any, input: Any, what: str) -> Any:
     """A Python scalar, or a 0-D tensor or array (what names it), as torch
     reads one for input's dtype: for bool, any value is True or False
@@ -333,16 +390,7 @@ def _scalar_for(alpha: Any, input: Any, what: str) -> Any:
     [-max, max], a negative one wrapping, as torch's a - b is a + 255 * b in
     uint8, but no negative float); for a float type, a finite value beyond
     the type's largest is refused."""
-    if getattr(alpha, "ndim", None) == 0 and hasattr(alpha, "item"):
-        alpha = alpha.item()  # a 0-D tensor (torch's Scalar takes one) or numpy array
-        # (numpy's bool_, which is no Real, comes out a Python bool)
-    if not isinstance(alpha, numbers.Real):
-        raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number, not "
-                               f"{type(alpha).__name__} ({alpha!r})")
-    if isinstance(alpha, numbers.Integral) and not -2**63 <= alpha < 2**63:
-        # torch's Scalar holds an int64: "Overflow when unpacking long", any dtype
-        raise _tj.SignatureError(f"tensorjit: {what}={alpha!r} does not fit int64, which "
-                                 f"torch reads it as (torch refuses it too)")
+    alpha = _scalar_value(alpha, what)
     name = _dtype_name(input)
     if name == "bool":
         return bool(alpha)
@@ -369,8 +417,15 @@ def _times(source: Any, alpha: Any) -> Any:
     """source * alpha in source's own dtype, as torch computes it: a Python
     scalar keeps a tensor's dtype (integers wrap, bool stays bool, alpha is
     rounded to f16 for an f16 tensor), where numpy would widen uint8 * -1
-    to int16 (refused then as a dtype mismatch)."""
+    to int16 (refused then as a dtype mismatch). A float tensor is multiplied
+    by alpha as a 0-D tensor of its dtype: torch 2 multiplies f16 and bf16
+    by a Python scalar in f32 (alpha unrounded), torch 1.13 by alpha rounded
+    to the dtype, as numpy and the reference do; this keeps 1.13's product
+    with any torch."""
     if hasattr(source, "mul"):  # a torch tensor
+        if source.is_floating_point():
+            import torch
+            return source.mul(torch.tensor(alpha, dtype=source.dtype))
         return source.mul(alpha)
     import numpy as np
     a = np.asarray(source)
@@ -406,10 +461,17 @@ def _filled(input: Any, index: Any, value: Any, name: str) -> Any:
             return input.new_full(_shape(index), value)
         import numpy as np
         # torch's reading of the scalar for a numpy input as for a tensor:
-        # numpy's full wraps 300 into uint8 and makes NaN some integer, with
-        # a warning
-        value = _scalar_for(value, input, f"scatter's {name}")
-        return np.full(_shape(index), value, dtype=np.asarray(input).dtype)
+        # the torch beside us asked, else its rules as torch 1.13 has them (a
+        # negative int into an unsigned type wraps, -255 is uint8's 1, as an
+        # int64's cast does: numpy 2's full refuses such a Python int)
+        dtype = np.asarray(input).dtype
+        read = _torch_reads(_scalar_value(value, f"scatter's {name}"), dtype,
+                            f"scatter's {name}")
+        if read is None:
+            read = _scalar_for(value, input, f"scatter's {name}")
+            if type(read) is int and dtype.kind in "iu":
+                read = np.array(read, np.uint64 if read >= 2**63 else np.int64).astype(dtype)
+        return np.full(_shape(index), read, dtype=dtype)
     except _tj.Error:  # _scalar_for's, which names it already (a subclass of those below)
         raise
     except (TypeError, ValueError, OverflowError, RuntimeError) as e:
@@ -604,8 +666,9 @@ def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_
             raise _tj.SignatureError("tensorjit: embedding_bag: a 2-D input is one bag per "
                                      "row and takes no offsets (offsets must be None)")
         if include_last_offset:
-            # torch reads a 2-D input as offsets 0, L, 2L, ... and then takes
-            # the last of them as the end of the bag before: no bag of its own
+            # torch 1.13 reads a 2-D input as offsets 0, L, 2L, ... and then
+            # takes the last of them as the end of the bag before: no bag of
+            # its own (torch 2.11 makes every row a bag: python/README.md)
             if _shape(input)[0] == 0:
                 raise _tj.SignatureError("tensorjit: embedding_bag: include_last_offset needs "
                                          "at least one row of input")

@@ -595,7 +595,8 @@ NAMES = ("data", "indices", "updates")
 def _elem_type(arr):
     if arr.dtype == object or arr.dtype.kind == "U":
         return onnx.TensorProto.STRING
-    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[arr.dtype]
+    to_type = getattr(onnx.helper, "np_dtype_to_tensor_dtype", None)  # onnx >= 1.13
+    return to_type(arr.dtype) if to_type else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[arr.dtype]
 
 
 def _node_and_io(c, opset, constant):

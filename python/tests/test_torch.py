@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 import tensorjit  # noqa: E402
 import tensorjit.torch as tt  # noqa: E402
 
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 GEN = torch.Generator().manual_seed(21)
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
           torch.int16, torch.int32, torch.int64, torch.uint8]
@@ -395,6 +396,11 @@ def test_0d_tensors_are_vectors_of_one_as_in_torch(shapes):
         try:
             want = theirs(*args, **kw)
         except (RuntimeError, IndexError):  # torch refuses it: so do we
+            if TORCH2 and theirs is torch.index_add:
+                # but a 0-D source of a 1-D input, which torch 1.13 takes as a
+                # vector of one and torch 2 refuses: taken as 1.13 took it
+                ours(*args, **kw)
+                continue
             with pytest.raises(tensorjit.Error):
                 ours(*args, **kw)
             continue
@@ -486,6 +492,13 @@ def test_index_add_reads_alpha_as_torch_does(dtype):
         for a, i, s in kinds:
             got = torch.as_tensor(tt.index_add(a, 0, i, s, alpha=alpha))
             assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), alpha
+            if TORCH2 and dtype in (torch.float16, torch.bfloat16):
+                # torch 2 adds alpha * src in f32 and rounds once; here (and in
+                # torch 1.13) alpha and the product are rounded to the dtype
+                eps = torch.finfo(dtype).eps
+                torch.testing.assert_close(got, want, rtol=8 * eps, atol=8 * eps,
+                                           equal_nan=True)
+                continue
             assert torch.equal(got.nan_to_num(0.5), want.nan_to_num(0.5)), (alpha, got, want)
 
 
@@ -501,8 +514,10 @@ def test_the_extensions_torch_refuses_give_the_int64_result():
     src = rand((2, 3), torch.float32)
     for dt in [torch.int32, torch.int16, torch.uint8]:
         index = long_index.to(dt)
-        with pytest.raises(RuntimeError, match="Expected dtype int64 for index"):
-            torch.scatter(x, 0, index, src)  # so that a torch which takes them is seen
+        try:  # torch 1.13 refuses them (torch 2 takes int32): ours equal int64's either way
+            torch.scatter(x, 0, index, src)
+        except RuntimeError as e:  # torch 2: "Expected dtype int32/int64 for index"
+            assert "Expected dtype int" in str(e) and "for index" in str(e)
         if dt == torch.int32:
             assert torch.equal(tt.gather(x, 0, index), torch.gather(x, 0, long_index))
         assert torch.equal(tt.scatter(x, 0, index, src), torch.scatter(x, 0, long_index, src))

@@ -687,11 +687,12 @@ def test_include_last_offset_with_empty_last_bag():
         if mode == "sum":
             same_bits(got, F.embedding_bag(x, table, offsets, mode=mode,
                                            include_last_offset=True))
-        # 2-D with include_last_offset: torch's last row is no bag
+        # 2-D with include_last_offset: torch 1.13's last row is no bag, as
+        # here (torch 2.11 makes every row a bag: python/README.md)
         rows = x.view(2, 2)
         got = bag(rows, table, mode=mode, include_last_offset=True)
         same_bits(got, spec_bag(table, x, [(0, 2)], mode))
-        if mode == "sum":
+        if mode == "sum" and int(torch.__version__.split(".")[0]) < 2:
             same_bits(got, F.embedding_bag(rows, table, mode=mode, include_last_offset=True))
 
 
