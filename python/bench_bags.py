@@ -2,7 +2,7 @@
 shared/bench/workloads.md: the torch column of `tensorjit bench --bags`.
 
     python3 python/bench_bags.py [--workload E1 ...] [--rounds N] [--json]
-                                 [--c-json FILE]
+                                 [--c-json FILE] [--tensorjit]
 
 Same shapes, index types, bag lengths and reductions as the C bench (the
 values come from torch's own generator, not the C bench's seed), and the
@@ -18,6 +18,13 @@ kernel put on huge pages (they move E2 by about 20%). With --c-json a row
 also gives `jit_over_torch`: that run's JIT kernel's ns per lookup over
 torch's, which is tensorjit's time as a fraction of FBGEMM's where torch
 was built with it (pip's x86 wheels; the row says `fbgemm`).
+
+With --tensorjit, tensorjit's own kernel (the package's embedding_bag_offsets
+or _packed, one thread, into a preallocated out) is timed in the same rounds
+as torch's, their order turning each round, on the same tensors: the ratio
+of the two in one process (`tensorjit_over_torch`, the median of the rounds'
+ratios), which the C run's `jit_over_torch` can only estimate across two
+processes; and whether the two outputs are equal bit for bit.
 
 torch 1.13 refuses bf16 tables in embedding_bag: there E5 times
 `embedding(indices, table).sum(1)` instead, and says so.
@@ -145,30 +152,74 @@ def call_of(wid, table, offsets, mode, packed, dtype):
                                           per_sample_weights=w)), "embedding_bag"
 
 
-def time_workload(wid, rounds, batch_s):
+def bits(t):
+    """t's elements as integers of their width (NaNs and signed zeros compared)."""
+    width = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.contiguous().view(width)
+
+
+def tensorjit_call(table, offsets, mode, packed, bags):
+    """tensorjit's kernel for the same call, writing one preallocated out."""
+    import tensorjit as tj
+    out = torch.empty((bags, table.shape[1]), dtype=table.dtype)
+    if packed:
+        return lambda ix, w: tj.embedding_bag_packed(table, ix, weights=w, reduction=mode,
+                                                     out=out)
+    return lambda ix, w: tj.embedding_bag_offsets(table, ix, offsets, weights=w,
+                                                  reduction=mode, offsets_from_zero=True,
+                                                  out=out)
+
+
+def time_calls(impls, index_sets, weight_sets, rounds, batch_s):
+    """Each impl's median ns a call, the impls timed in turn within each
+    round (the order turning), index sets in rotation; and each impl's
+    median over the rounds of its time over the first impl's."""
+    sets, state = len(index_sets), {"next": 0}
+
+    def runner(fn):
+        def one():
+            k = state["next"]
+            state["next"] = (k + 1) % sets
+            return fn(index_sets[k], weight_sets[k])
+        return one
+
+    ones = {name: runner(fn) for name, fn in impls.items()}
+    names = list(ones)
+    first = ones[names[0]]
+    first()
+    t0 = time.perf_counter()
+    first()
+    calls = max(1, int(batch_s / max(time.perf_counter() - t0, 1e-9)))
+    samples = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            one = ones[name]
+            one()  # untimed, as in the C bench
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                one()
+            samples[name].append((time.perf_counter() - t0) / calls * 1e9)
+    ns = {name: statistics.median(s) for name, s in samples.items()}
+    ratio = {name: statistics.median(a / b for a, b in zip(s, samples[names[0]]))
+             for name, s in samples.items()}
+    return ns, ratio
+
+
+def time_workload(wid, rounds, batch_s, with_tensorjit=False):
     gen = torch.Generator().manual_seed(20261122)
     table, offsets, index_sets, weight_sets, n, mode, packed, dtype = inputs(wid, gen)
     fn, what = call_of(wid, table, offsets, mode, packed, dtype)
-    sets = len(index_sets)
-    state = {"next": 0}
-
-    def one():
-        k = state["next"]
-        state["next"] = (k + 1) % sets
-        return fn(index_sets[k], weight_sets[k])
-
-    one()
-    t0 = time.perf_counter()
-    one()
-    calls = max(1, int(batch_s / max(time.perf_counter() - t0, 1e-9)))
-    samples = []
-    for _ in range(rounds):
-        one()  # untimed, as in the C bench
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            one()
-        samples.append((time.perf_counter() - t0) / calls * 1e9)
-    return statistics.median(samples), n, sets, what, huge_bytes(table), \
+    impls = {"torch": fn}
+    same = None
+    if with_tensorjit:
+        bags = index_sets[0].shape[0] if packed else offsets.numel()
+        ours = tensorjit_call(table, offsets, mode, packed, bags)
+        impls["tensorjit"] = ours
+        theirs = fn(index_sets[0], weight_sets[0])
+        mine = ours(index_sets[0], weight_sets[0])
+        same = theirs.shape == mine.shape and torch.equal(bits(theirs), bits(mine))
+    ns, ratio = time_calls(impls, index_sets, weight_sets, rounds, batch_s)
+    return ns, ratio, same, n, len(index_sets), what, huge_bytes(table), \
         table.numel() * table.element_size()
 
 
@@ -185,6 +236,8 @@ def main(argv):
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--c-json", help="the output of `tensorjit bench --bags --json`")
+    ap.add_argument("--tensorjit", action="store_true",
+                    help="time tensorjit's kernel in the same rounds (the package built)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     static = per_lookup(args.c_json, "static") if args.c_json else {}
@@ -192,15 +245,22 @@ def main(argv):
     fbgemm = "fbgemm" in torch.backends.quantized.supported_engines
     rows = []
     for wid in args.workload or list(WORKLOADS):
-        ns, n, sets, what, huge, nbytes = time_workload(wid, args.rounds, 0.02)
+        times, ratios, same, n, sets, what, huge, nbytes = time_workload(
+            wid, args.rounds, 0.02, args.tensorjit)
+        ns = times["torch"]
         ratio = ns / n / static[wid] if wid in static else None
         ours = jit[wid] / (ns / n) if wid in jit else None
-        rows.append({"workload": wid, "impl": "torch", "threads": 1, "ns": round(ns, 2),
-                     "ns_per_lookup": round(ns / n, 4), "index_sets": sets,
-                     "vs_static": round(ratio, 4) if ratio else None,
-                     "jit_over_torch": round(ours, 4) if ours else None, "call": what,
-                     "torch": torch.__version__, "fbgemm": fbgemm,
-                     "table_bytes": nbytes, "huge_page_bytes": huge})
+        row = {"workload": wid, "impl": "torch", "threads": 1, "ns": round(ns, 2),
+               "ns_per_lookup": round(ns / n, 4), "index_sets": sets,
+               "vs_static": round(ratio, 4) if ratio else None,
+               "jit_over_torch": round(ours, 4) if ours else None, "call": what,
+               "torch": torch.__version__, "fbgemm": fbgemm,
+               "table_bytes": nbytes, "huge_page_bytes": huge}
+        if args.tensorjit:
+            row.update({"tensorjit_ns": round(times["tensorjit"], 2),
+                        "tensorjit_over_torch": round(ratios["tensorjit"], 4),
+                        "same_bits": same})
+        rows.append(row)
         if not args.json:
             vs = f"{ratio:9.2f}x" if ratio else f"{'-':>10}"
             us = f"{ours:6.2f}x" if ours else f"{'-':>7}"
@@ -208,6 +268,10 @@ def main(argv):
                   f"jit over torch {us}  ({sets} index sets; {what}; "
                   f"{huge >> 20} of {nbytes >> 20} MiB on huge pages; "
                   f"fbgemm {'yes' if fbgemm else 'no'})", flush=True)
+            if args.tensorjit:
+                print(f"     tensorjit {times['tensorjit']:14.1f} ns/call, over torch "
+                      f"{ratios['tensorjit']:.2f}x in the same rounds; outputs "
+                      f"{'equal bit for bit' if same else 'differ'}", flush=True)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0
