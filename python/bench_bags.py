@@ -20,11 +20,13 @@ torch's, which is tensorjit's time as a fraction of FBGEMM's where torch
 was built with it (pip's x86 wheels; the row says `fbgemm`).
 
 With --tensorjit, tensorjit's own kernel (the package's embedding_bag_offsets
-or _packed, one thread, into a preallocated out) is timed in the same rounds
+or _packed into a preallocated out) is timed in the same rounds
 as torch's, their order turning each round, on the same tensors: the ratio
 of the two in one process (`tensorjit_over_torch`, the median of the rounds'
 ratios), which the C run's `jit_over_torch` can only estimate across two
-processes; and whether the two outputs are equal bit for bit.
+processes; and whether the two outputs are equal bit for bit. The process
+is then pinned to one CPU: the package's kernels may split a call over every
+CPU of the process's affinity mask (JIT_THREADS_ALL), torch runs on one.
 
 torch 1.13 refuses bf16 tables in embedding_bag: there E5 times
 `embedding(indices, table).sum(1)` instead, and says so.
@@ -34,6 +36,7 @@ import argparse
 import ctypes
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -240,6 +243,8 @@ def main(argv):
                     help="time tensorjit's kernel in the same rounds (the package built)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.tensorjit:  # before the package reads the mask: one thread for it too
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     static = per_lookup(args.c_json, "static") if args.c_json else {}
     jit = per_lookup(args.c_json, "jit") if args.c_json else {}
     fbgemm = "fbgemm" in torch.backends.quantized.supported_engines
