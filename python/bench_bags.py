@@ -74,17 +74,17 @@ MADV_HUGEPAGE = 14
 
 
 def huge_table(rows, width, dtype):
-    """An unfilled table whose 2 MB-aligned middle is madvise'd for huge
-    pages before anything touches it (over-allocated by 2 MB to align)."""
+    """An unfilled table, 2 MB aligned and madvise'd for huge pages before
+    anything touches it (over-allocated by 2 MB to align)."""
     elem = torch.empty((), dtype=dtype).element_size()
     nbytes = rows * width * elem
     if nbytes < HUGE:
         return torch.empty(rows, width, dtype=dtype)
-    raw = torch.empty(nbytes + HUGE, dtype=torch.uint8)
+    size = (nbytes + HUGE - 1) // HUGE * HUGE  # the advised range, inside raw
+    raw = torch.empty(size + HUGE, dtype=torch.uint8)
     start = (-raw.data_ptr()) % HUGE
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    size = (nbytes + HUGE - 1) // HUGE * HUGE
     libc.madvise(raw.data_ptr() + start, size, MADV_HUGEPAGE)
     return raw[start:start + nbytes].view(dtype).view(rows, width)
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 import operator
+import re
+import warnings
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -36,9 +38,10 @@ __all__ = ["take", "take_along_axis", "put_along_axis", "add_at", "subtract_at",
            "maximum_at", "minimum_at"]
 
 _MODES = {"raise": "negative-wraps", "clip": "clamp"}
-# numpy 2 casts a Python scalar to the array's type (NEP 50) and refuses
-# one that does not fit it (OverflowError), where numpy 1 promoted by value
-_NUMPY2 = int(np.__version__.split(".")[0]) >= 2
+# numpy 2 reads a Python scalar by its type (NEP 50), where numpy 1 read it
+# by its value; 2.5 changed take's rule for out= (numpy issue 25588)
+_NUMPY_VERSION = tuple(int(p) for p in re.findall(r"\d+", np.__version__)[:2])
+_NUMPY2 = _NUMPY_VERSION >= (2, 0)
 
 # Index arrays every op here takes as they are (native int32 and int64):
 # the fast paths below serve only these, the general ones convert the rest
@@ -162,10 +165,16 @@ def _take_through(a: Any, indices: Any, axis: int, policy: str, out: np.ndarray)
         raise _tj.SignatureError(f"tensorjit: out has shape {out.shape}; the output's is "
                                  f"{result.shape}")
     # numpy's rule: its buffer is one of a's dtype, written back into out
-    # whatever the cast loses; numpy 1 also asks out's dtype to cast to the
-    # data's safely, numpy 2 nothing (numpy issue 25588: an int8 out of
-    # int32 data, a float64 result into int8, as numpy 2.5 takes them)
-    if not _NUMPY2 and not np.can_cast(out.dtype, result.dtype, "safe"):
+    # whatever the cast loses; before 2.5 out's dtype must cast to the data's
+    # safely; from 2.5 the data's should cast to out's under same_kind, and
+    # one that does not is taken with a DeprecationWarning (numpy issue
+    # 25588: an int64 out of int32 data was refused)
+    if _NUMPY_VERSION >= (2, 5):
+        if not np.can_cast(result.dtype, out.dtype, "same_kind"):
+            warnings.warn(f"tensorjit: take's result of dtype {result.dtype} cast to out's "
+                          f"{out.dtype} is not a same-kind cast (numpy 2.5 deprecates it too)",
+                          DeprecationWarning, stacklevel=3)
+    elif not np.can_cast(out.dtype, result.dtype, "safe"):
         raise _tj.TypeMismatch(f"tensorjit: out has dtype {out.dtype}, which does not cast "
                                f"to the data's {result.dtype} safely (numpy refuses it too)")
     try:

@@ -337,7 +337,7 @@ def _scalar_int_end() -> int:
     if torch is None:
         return 2**63
     try:
-        torch.zeros((), dtype=torch.float64).new_full((), 2**63)
+        torch.zeros((), dtype=torch.float64, device="cpu").new_full((), 2**63)
         end = 2**64
     except (RuntimeError, OverflowError, TypeError):
         end = 2**63
@@ -364,20 +364,29 @@ def _scalar_value(alpha: Any, what: str) -> Any:
     return alpha
 
 
-def _torch_reads(value: Any, dtype: Any, what: str) -> Any:
-    """value as the torch imported beside us reads it for a tensor of numpy
-    dtype `dtype` (its new_full: torch versions differ, 2**63 into f16 is
-    refused by 1.13 and inf in 2.11), or None without torch or for a dtype
-    torch lacks."""
+def _torch_reads(value: Any, dtype_name: str, what: str, shown: Any = None) -> Any:
+    """value as the torch imported beside us reads it in torch.scatter's
+    value= for a tensor of that dtype (a one-element scatter_: its check does
+    not depend on the size, where a one-element fill converts f16 unchecked
+    in torch >= 2.9, 70000.0 to inf), or None without torch or for a dtype
+    torch lacks. A value torch refuses is refused, naming input's dtype as
+    shown (torch.int64 for a tensor), torch's error the cause."""
     torch = sys.modules.get("torch")
-    tdt = getattr(torch, str(dtype), None) if torch is not None else None
+    tdt = getattr(torch, dtype_name, None) if torch is not None else None
     if not isinstance(tdt, getattr(torch, "dtype", ())):
         return None
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value = value.item()  # a 0-D tensor or array (scatter_ would take a tensor as src)
     try:
-        return torch.empty((), dtype=tdt).new_full((), value).item()
-    except (RuntimeError, OverflowError, TypeError, ValueError) as e:
+        one = torch.zeros(1, dtype=tdt, device="cpu")
+        return one.scatter_(0, torch.zeros(1, dtype=torch.long, device="cpu"), value).item()
+    except TypeError as e:
+        raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number for input's dtype "
+                               f"{shown or dtype_name}, not {type(value).__name__} "
+                               f"({value!r})") from e
+    except (RuntimeError, OverflowError, ValueError) as e:
         raise _tj.SignatureError(f"tensorjit: {what}={value!r} does not fit input's dtype "
-                                 f"{dtype} (torch refuses it too)") from e
+                                 f"{shown or dtype_name} (torch refuses it too)") from e
 
 
 def _scalar_for(alpha: Any, input: Any, what: str) -> Any:
@@ -425,7 +434,7 @@ def _times(source: Any, alpha: Any) -> Any:
     if hasattr(source, "mul"):  # a torch tensor
         if source.is_floating_point():
             import torch
-            return source.mul(torch.tensor(alpha, dtype=source.dtype))
+            return source.mul(torch.tensor(alpha, dtype=source.dtype, device=source.device))
         return source.mul(alpha)
     import numpy as np
     a = np.asarray(source)
@@ -457,16 +466,16 @@ def _filled(input: Any, index: Any, value: Any, name: str) -> Any:
     or 300 into an integer type, 2**70, a string) the package's error naming
     it, torch's (or numpy's) as the cause."""
     try:
-        if hasattr(input, "new_full"):
-            return input.new_full(_shape(index), value)
+        if hasattr(input, "new_full"):  # as torch.scatter reads value, whatever its size
+            read = _torch_reads(value, _dtype_name(input), f"scatter's {name}", input.dtype)
+            return input.new_full(_shape(index), value if read is None else read)
         import numpy as np
         # torch's reading of the scalar for a numpy input as for a tensor:
         # the torch beside us asked, else its rules as torch 1.13 has them (a
         # negative int into an unsigned type wraps, -255 is uint8's 1, as an
         # int64's cast does: numpy 2's full refuses such a Python int)
         dtype = np.asarray(input).dtype
-        read = _torch_reads(_scalar_value(value, f"scatter's {name}"), dtype,
-                            f"scatter's {name}")
+        read = _torch_reads(value, str(dtype), f"scatter's {name}")
         if read is None:
             read = _scalar_for(value, input, f"scatter's {name}")
             if type(read) is int and dtype.kind in "iu":
