@@ -10,7 +10,8 @@
 # libtensorjit.so.0 travels too (pkg/lib), so that the Python package can be
 # built there against it: TENSORJIT_PREFIX=P with P/include this tree's
 # include/ and P/lib holding pkg/lib's libtensorjit.so*.
-# docs/performance.md's device sections were measured this way.
+# docs/performance.md's device sections were measured this way;
+# bench/device_bags.sh runs the bag measurements there in one call.
 set -euo pipefail
 build=${1:-build}
 root=$(git rev-parse --show-toplevel)
