@@ -18,7 +18,7 @@
 # TJ_LOCAL=DIR uses an unpacked pkg at DIR instead (a trial here).
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-cd "$REPO"
+cd "$REPO" || exit 1
 RUNS=${RUNS:-5}
 BUDGET=${BUDGET:-420}
 PY=${PY:-python3}
@@ -34,7 +34,7 @@ else
 fi
 export LD_LIBRARY_PATH=$PKG/lib
 { lscpu; cat /sys/kernel/mm/transparent_hugepage/enabled; uptime
-  $PY -c 'import numpy, torch; print("numpy", numpy.__version__, "torch", torch.__version__,
+  "$PY" -c 'import numpy, torch; print("numpy", numpy.__version__, "torch", torch.__version__,
           torch.backends.quantized.supported_engines)'
 } >"$OUT/machine.txt" 2>&1
 
@@ -44,7 +44,7 @@ PREFIX=$(mktemp -d)
 mkdir -p "$PREFIX/lib"
 ln -s "$REPO/include" "$PREFIX/include"
 cp -P "$PKG"/lib/libtensorjit.so* "$PREFIX/lib/"
-TENSORJIT_PREFIX=$PREFIX timeout 180 $PY -m pip install -v --no-build-isolation --no-deps \
+TENSORJIT_PREFIX=$PREFIX timeout 180 "$PY" -m pip install -v --no-build-isolation --no-deps \
     --no-index --target "$SITE" ./python >"$OUT/pybuild.txt" 2>&1
 el "python package build rc $?"
 rm -rf python/build python/*.egg-info
@@ -55,7 +55,7 @@ torch_run() {
     echo "== after C run $1" >>"$OUT/torch.txt"
     # a copy outside python/: run in place, the tree's tensorjit (no extension) shadows the built one
     cp python/bench_bags.py "$SITE/../bench_bags_run.py"
-    PYTHONPATH=$SITE PYTHONUNBUFFERED=1 timeout 200 $PY "$SITE/../bench_bags_run.py" \
+    PYTHONPATH=$SITE PYTHONUNBUFFERED=1 timeout 200 "$PY" "$SITE/../bench_bags_run.py" \
         --c-json "$SITE/c$1.json" --tensorjit >>"$OUT/torch.txt" 2>&1
     el "rc $?"
 }
@@ -86,7 +86,7 @@ if [ "${PYTEST:-0}" = 1 ] && ! late "$BUDGET"; then
     # the suite's CLI tests look for build/tensorjit
     [ -e build/tensorjit ] || { printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s/tensorjit "$@"\n' \
         "$PKG" "$PKG" >build/tensorjit && chmod +x build/tensorjit; }
-    (cd /tmp && PYTHONPATH=$SITE timeout 200 $PY -m pytest "$REPO/python/tests" -q \
+    (cd /tmp && PYTHONPATH=$SITE timeout 200 "$PY" -m pytest "$REPO/python/tests" -q \
         -p no:cacheprovider -n "$(nproc)" -rfE --tb=short >"$OUT/pytest.txt" 2>&1)
     el "pytest rc $?"
 fi
