@@ -166,15 +166,15 @@ LLVMModuleRef tj_emit_finish(tj_emit *e, char *why, size_t why_len)
 
 #if TJ_NAN_SELECTS
 /* c (an integer constant) in the shape of t: itself, or splat over t's lanes */
-static LLVMValueRef tj_const_shaped(LLVMTypeRef t, LLVMValueRef c)
+static LLVMValueRef tj_const_shaped(const tj_emit *e, LLVMTypeRef t, LLVMValueRef c)
 {
     if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
         return c;
-    LLVMValueRef lanes[64];
-    unsigned n = LLVMGetVectorSize(t);
-    for (unsigned i = 0; i < n && i < 64; i++)
-        lanes[i] = c;
-    return LLVMConstVector(lanes, n < 64 ? n : 64);
+    /* a splat of any width (insert, then a shuffle of lane 0), which the
+     * builder folds into the constant: a lane array would cap the width */
+    LLVMValueRef one = LLVMBuildInsertElement(e->b, LLVMGetPoison(t), c, tj_i32(e, 0), "");
+    LLVMTypeRef mask = LLVMVectorType(e->i32, LLVMGetVectorSize(t));
+    return LLVMBuildShuffleVector(e->b, one, LLVMGetPoison(t), LLVMConstNull(mask), "");
 }
 
 LLVMValueRef tj_reference_nan(const tj_emit *e, LLVMValueRef v, LLVMValueRef a, LLVMValueRef b)
@@ -185,9 +185,9 @@ LLVMValueRef tj_reference_nan(const tj_emit *e, LLVMValueRef v, LLVMValueRef a, 
     LLVMTypeRef is = dbl ? e->i64 : e->i32;
     LLVMTypeRef it = vec ? LLVMVectorType(is, LLVMGetVectorSize(ft)) : is;
     LLVMValueRef quiet =
-        tj_const_shaped(it, LLVMConstInt(is, dbl ? 0x0008000000000000ull : 0x00400000u, 0));
+        tj_const_shaped(e, it, LLVMConstInt(is, dbl ? 0x0008000000000000ull : 0x00400000u, 0));
     LLVMValueRef dflt = LLVMBuildBitCast(
-        e->b, tj_const_shaped(it, LLVMConstInt(is, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0)),
+        e->b, tj_const_shaped(e, it, LLVMConstInt(is, dbl ? 0xfff8000000000000ull : 0xffc00000u, 0)),
         ft, "nan.default");
     LLVMValueRef qa = LLVMBuildBitCast(
         e->b, LLVMBuildOr(e->b, LLVMBuildBitCast(e->b, a, it, ""), quiet, ""), ft, "nan.a");
