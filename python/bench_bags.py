@@ -226,10 +226,8 @@ def time_workload(wid, rounds, batch_s, with_tensorjit=False):
         table.numel() * table.element_size()
 
 
-def per_lookup(path, impl):
-    """workload id -> that impl's ns per lookup in a C bench JSON."""
-    with open(path) as f:
-        rows = json.load(f)
+def per_lookup(rows, impl):
+    """workload id -> that impl's ns per lookup in a C bench JSON's rows."""
     return {r["workload"]: r["ns_per_lookup"] for r in rows if r.get("impl") == impl}
 
 
@@ -245,8 +243,11 @@ def main(argv):
     torch.set_num_threads(1)
     if args.tensorjit:  # before the package reads the mask: one thread for it too
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    static = per_lookup(args.c_json, "static") if args.c_json else {}
-    jit = per_lookup(args.c_json, "jit") if args.c_json else {}
+    c_rows = []
+    if args.c_json:
+        with open(args.c_json) as f:
+            c_rows = json.load(f)
+    static, jit = per_lookup(c_rows, "static"), per_lookup(c_rows, "jit")
     fbgemm = "fbgemm" in torch.backends.quantized.supported_engines
     rows = []
     for wid in args.workload or list(WORKLOADS):

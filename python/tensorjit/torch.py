@@ -345,13 +345,17 @@ def _scalar_int_end() -> int:
     return end
 
 
+def _python_scalar(v: Any) -> Any:
+    """A 0-D tensor or array (torch's Scalar takes one) as its Python number
+    (numpy's bool_, which is no Real, a Python bool); anything else as it is."""
+    return v.item() if getattr(v, "ndim", None) == 0 and hasattr(v, "item") else v
+
+
 def _scalar_value(alpha: Any, what: str) -> Any:
     """A Python scalar, or a 0-D tensor or array, as the Python number
     torch's Scalar holds: a real number, an integer within int64 (or uint64
     in torch 2)."""
-    if getattr(alpha, "ndim", None) == 0 and hasattr(alpha, "item"):
-        alpha = alpha.item()  # a 0-D tensor (torch's Scalar takes one) or numpy array
-        # (numpy's bool_, which is no Real, comes out a Python bool)
+    alpha = _python_scalar(alpha)
     if not isinstance(alpha, numbers.Real):
         raise _tj.TypeMismatch(f"tensorjit: {what} must be a real number, not "
                                f"{type(alpha).__name__} ({alpha!r})")
@@ -375,8 +379,7 @@ def _torch_reads(value: Any, dtype_name: str, what: str, shown: Any = None) -> A
     tdt = getattr(torch, dtype_name, None) if torch is not None else None
     if not isinstance(tdt, getattr(torch, "dtype", ())):
         return None
-    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
-        value = value.item()  # a 0-D tensor or array (scatter_ would take a tensor as src)
+    value = _python_scalar(value)  # (scatter_ would take a 0-D tensor as src)
     try:
         one = torch.zeros(1, dtype=tdt, device="cpu")
         return one.scatter_(0, torch.zeros(1, dtype=torch.long, device="cpu"), value).item()

@@ -9,8 +9,7 @@ torch = pytest.importorskip("torch")
 import tensorjit  # noqa: E402
 import tensorjit.torch as tt  # noqa: E402
 
-TORCH2 = int(torch.__version__.split(".")[0]) >= 2
-from torch_inputs import assert_like_torch  # noqa: E402
+from torch_inputs import TORCH2, assert_like_torch  # noqa: E402
 GEN = torch.Generator().manual_seed(21)
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
           torch.int16, torch.int32, torch.int64, torch.uint8]
