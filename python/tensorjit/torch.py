@@ -627,6 +627,31 @@ def _index_types_agree(input: Any, offsets: Any) -> Tuple[Any, Any]:
     return input, (offsets.to(input.dtype) if torch_pair else offsets.astype(input.dtype))
 
 
+_EVERY_ROW_A_BAG: List[bool] = []
+
+
+def _every_row_a_bag() -> bool:
+    """Whether every row of a 2-D input is a bag under include_last_offset,
+    as in torch >= 2.10 (pytorch#167974: the flag no longer changes a 2-D
+    input's bags), or the last row is none, as in torch before it. Asked
+    once of the torch imported beside us (a sum over two rows of one lookup,
+    which torch 1.13 computes without harm); without torch, the fixed rule."""
+    if _EVERY_ROW_A_BAG:
+        return _EVERY_ROW_A_BAG[0]
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return True
+    try:
+        two = torch.zeros((2, 1), dtype=torch.long, device="cpu")
+        rows = torch.nn.functional.embedding_bag(two, torch.ones((1, 1), device="cpu"),
+                                                 mode="sum", include_last_offset=True)
+        every = rows.shape[0] == 2
+    except (RuntimeError, ValueError, TypeError, AttributeError):
+        every = True
+    _EVERY_ROW_A_BAG.append(every)
+    return every
+
+
 def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
                   max_norm: Optional[float] = None, norm_type: float = 2.0,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
@@ -637,9 +662,10 @@ def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
     with offsets (bag b holds input[offsets[b]:offsets[b+1]], the last to
     the end, or to offsets' last entry with include_last_offset; offsets[0]
     must be 0 and offsets are cast to input's type), or 2-D without
-    (each row a bag). weight may have any rank >= 1 (rows of shape
-    weight.shape[1:]; torch takes 2-D only). per_sample_weights (mode "sum" only) scales each
-    lookup; a lookup of row padding_idx (in [-E, E)) adds nothing and is
+    (each row a bag; with include_last_offset and a torch before 2.10
+    imported, that torch's rule: the last row no bag). weight may have
+    any rank >= 1 (rows of shape weight.shape[1:]; torch takes 2-D only).
+    per_sample_weights (mode "sum" only) scales each lookup; a lookup of row padding_idx (in [-E, E)) adds nothing and is
     not counted by "mean"; an empty bag, or one of padding only, gives
     zeros. SPEC 10's arithmetic: f16 and bf16 (which torch 1.13 refuses)
     accumulate in f32 and round once; products are rounded before they are
@@ -677,10 +703,10 @@ def _embedding_bag(input: Any, weight: Any, offsets: Any, mode: str, per_sample_
         if offsets is not None:
             raise _tj.SignatureError("tensorjit: embedding_bag: a 2-D input is one bag per "
                                      "row and takes no offsets (offsets must be None)")
-        if include_last_offset:
-            # torch 1.13 reads a 2-D input as offsets 0, L, 2L, ... and then
-            # takes the last of them as the end of the bag before: no bag of
-            # its own (torch 2.11 makes every row a bag: python/README.md)
+        if include_last_offset and not _every_row_a_bag():
+            # torch before 2.10 reads a 2-D input as offsets 0, L, 2L, ...
+            # and then takes the last of them as the end of the bag before:
+            # no bag of its own (python/README.md)
             if _shape(input)[0] == 0:
                 raise _tj.SignatureError("tensorjit: embedding_bag: include_last_offset needs "
                                          "at least one row of input")

@@ -5,6 +5,8 @@ embedding against torch.nn.functional (skipped where torch is absent)."""
 
 import json
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -639,19 +641,43 @@ def test_torch_embedding_bag_bit_for_bit(dtype, mode, itype):
 
 
 def test_torch_2d_input_with_include_last_offset():
-    """torch reads a 2-D input as offsets 0, L, 2L, ..., so with
+    """torch before 2.10 reads a 2-D input as offsets 0, L, 2L, ..., so with
     include_last_offset the last row is no bag: B - 1 bags of rows 0 to
-    B - 2. torch 1.13 itself corrupts its heap there (and counts the last
-    row into the last bag's mean), so the oracle judges."""
+    B - 2 (torch 1.13 itself corrupts its heap there with padding_idx, and
+    counts the last row into the last bag's mean, so the oracle judges);
+    torch 2.10 made every row a bag, and so does tensorjit beside such a
+    torch, or beside none."""
     torch = torch_or_skip()
+    import torch.nn.functional as F
     import tensorjit.torch as tt
+    from torch_inputs import TORCH_EVERY_ROW_A_BAG
     weight, inp = torch.randn(7, 3), torch.randint(0, 7, (5, 4))
+    rows = inp if TORCH_EVERY_ROW_A_BAG else inp[:-1]
     for mode in ("sum", "mean", "max"):
         got = tt.embedding_bag(inp, weight, mode=mode, include_last_offset=True, padding_idx=2)
-        assert_same(got.numpy(), oracle(weight.numpy(), inp[:-1].numpy(), packed_bags(4, 4),
+        assert_same(got.numpy(), oracle(weight.numpy(), rows.numpy(), packed_bags(len(rows), 4),
                                         reduction=mode, padding_idx=2))
-    with pytest.raises(tensorjit.SignatureError, match="include_last_offset"):
-        tt.embedding_bag(inp[:0], weight, include_last_offset=True)
+    # a plain sum is safe in every torch: the same bags as the torch beside us
+    got = tt.embedding_bag(inp, weight, mode="sum", include_last_offset=True)
+    assert torch.equal(got, F.embedding_bag(inp, weight, mode="sum", include_last_offset=True))
+    if TORCH_EVERY_ROW_A_BAG:
+        assert tt.embedding_bag(inp[:0], weight, include_last_offset=True).shape == (0, 3)
+    else:
+        with pytest.raises(tensorjit.SignatureError, match="include_last_offset"):
+            tt.embedding_bag(inp[:0], weight, include_last_offset=True)
+
+
+def test_2d_input_with_include_last_offset_without_torch():
+    """Without torch imported (numpy arrays only), every row of a 2-D input
+    is a bag under include_last_offset, as in torch since 2.10."""
+    code = ("import sys, numpy as np, tensorjit.torch as tt\n"
+            "out = tt.embedding_bag(np.array([[0, 1], [1, 1], [0, 0]]), np.eye(2, dtype=np.float32),"
+            " mode='sum', include_last_offset=True)\n"
+            "assert 'torch' not in sys.modules\n"
+            "print(out.tolist())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[[1.0, 1.0], [0.0, 2.0], [2.0, 0.0]]"
 
 
 def weighted_bound(weight, inp, bags, psw):

@@ -3,6 +3,8 @@ test_torch_scatter_gather_cases): torch's dtypes, inputs made as torch's
 make_tensor makes them, and results compared bit for bit, on tensors and,
 where numpy has the dtype, on numpy arrays."""
 
+import re
+
 import numpy as np
 import torch
 
@@ -56,6 +58,9 @@ TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 # (scatter_add and scatter_reduce over duplicates, index_add with alpha),
 # where torch 1.13 rounded every step as SPEC 5 and tensorjit do
 TORCH_ROUNDS_ONCE = TORCH2
+# torch 2.10 made every row of a 2-D embedding_bag input a bag under
+# include_last_offset (pytorch#167974); before, the last row was none
+TORCH_EVERY_ROW_A_BAG = tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2]) >= (2, 10)
 
 
 def ulps_apart(a, b):
