@@ -11,10 +11,11 @@
 # embedding_bag, FBGEMM's where torch has it, and tensorjit's kernel in one
 # process, pinned to one CPU); after runs 2 and 4 each family's compile
 # (tensorjit-compile-cost --dynamic --compiles 30); with PYTEST=1 the Python
-# suite at the end. Steps that would start after BUDGET seconds are skipped,
+# suite and python/bench.py (the package's targets) at the end. Steps that would start after BUDGET seconds are skipped,
 # so that the call ends inside its limit. Its files under $OUT (at most 8
 # come back): log.txt, machine.txt, c_runs.txt (each run's JSON after a
-# "== run N" line), torch.txt, compile.txt, pybuild.txt, pytest.txt.
+# "== run N" line), torch.txt, compile.txt, pybuild.txt, pytest.txt,
+# pybench.txt.
 # TJ_LOCAL=DIR uses an unpacked pkg at DIR instead (a trial here).
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,5 +90,10 @@ if [ "${PYTEST:-0}" = 1 ] && ! late "$BUDGET"; then
     (cd /tmp && PYTHONPATH=$SITE timeout 200 "$PY" -m pytest "$REPO/python/tests" -q \
         -p no:cacheprovider -n "$(nproc)" -rfE --tb=short >"$OUT/pytest.txt" 2>&1)
     el "pytest rc $?"
+    # the package's own targets on this numpy and torch (numpy 2's *_at rule)
+    cp python/bench.py "$SITE/../pybench_run.py"
+    (cd /tmp && PYTHONPATH=$SITE timeout 120 "$PY" "$SITE/../pybench_run.py" \
+        >"$OUT/pybench.txt" 2>&1)
+    el "python bench rc $?"
 fi
 el end

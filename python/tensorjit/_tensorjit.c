@@ -2485,6 +2485,46 @@ static PyObject *py_at_plain(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_FALSE;
 }
 
+/* _at_in_bounds(a, indices): the bound check of a call tensorjit.numpy
+ * hands to numpy's ufunc.at as it comes (a Python number b under numpy 2
+ * whose loop's bits may differ from the library's), in C: numpy's own
+ * array operations on a small call's indices cost several times its
+ * ufunc.at. True when a is an ndarray, the indices plain
+ * (at_plain_indices; a single array C-contiguous too) and each within
+ * [-n, n) of its dim; IndexOutOfRange naming the first that is not, in
+ * the words of the Python check (numpy.py, _check_bounds), so that a bad
+ * one writes nothing; False for any other call (the general path). */
+static PyObject *py_at_in_bounds(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(TypeMismatch, "tensorjit: _at_in_bounds(a, indices)");
+        return NULL;
+    }
+    if (!PyArray_CheckExact(args[0]))
+        Py_RETURN_FALSE;
+    PyArrayObject *a = (PyArrayObject *)args[0], *first = NULL;
+    int k = at_plain_indices(args[1], PyArray_NDIM(a), &first);
+    int tuple = PyTuple_CheckExact(args[1]);
+    if (k == 0 || k > PyArray_NDIM(a) || (!tuple && !PyArray_ISCARRAY_RO(first)))
+        Py_RETURN_FALSE;
+    npy_intp n = PyArray_SIZE(first);
+    for (npy_intp e = 0; e < n; e++)
+        for (int j = 0; j < k; j++) {
+            PyArrayObject *q = tuple ? (PyArrayObject *)PyTuple_GET_ITEM(args[1], j) : first;
+            const void *at = PyArray_DATA(q);
+            long long v = PyArray_ITEMSIZE(q) == 4 ? ((const int32_t *)at)[e]
+                                                   : (long long)((const int64_t *)at)[e];
+            long long dim = (long long)PyArray_DIM(a, j);
+            if (v < -dim || v >= dim) {
+                PyErr_Format(IndexOutOfRange, "tensorjit: index %lld is out of range for a's "
+                             "dimension %d of size %lld", v, j, dim);
+                return NULL;
+            }
+        }
+    Py_RETURN_TRUE;
+}
+
 static PyObject *py_policy_code(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -2806,6 +2846,9 @@ static PyMethodDef methods[] = {
     {"_at_plain", (PyCFunction)(void (*)(void))py_at_plain, METH_FASTCALL,
      "_at_plain(a, indices, b, reduction): tensorjit.numpy's ufunc.at on its plainest calls; "
      "False (nothing written) for any other"},
+    {"_at_in_bounds", (PyCFunction)(void (*)(void))py_at_in_bounds, METH_FASTCALL,
+     "_at_in_bounds(a, indices): True when a call's plain indices are all in range "
+     "(IndexOutOfRange naming the first that is not); False for any other call"},
     {"_reduction_code", py_reduction_code, METH_O, "jit_reduction of a name"},
     {"_op_code", py_op_code, METH_O, "(jit_op, name, has_updates) of an op's name"},
     {"_raw_shutdown", py_raw_shutdown, METH_NOARGS, "jit_shutdown() alone (tests)"},

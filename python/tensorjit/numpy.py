@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+import struct
 import warnings
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -527,7 +528,7 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
       signed zeros, the library the earlier;
     - float16 with a NaN in b or in a's selected elements: the library
       computes f16 in f32 and rounds back, which drops a NaN's payload."""
-    if _tj._at_plain(a, indices, b, reduction) or _at_fast(reduction, a, indices, b):
+    if _tj._at_plain(a, indices, b, reduction) or _at_fast(ufunc, reduction, a, indices, b):
         return None
     if _numpy_owns(a, b, hook="__array_ufunc__"):
         return _numpy_at(ufunc, a, indices, b)
@@ -604,14 +605,16 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         target, tuples, u, reduction, index_policy="negative-wraps", out=out), updates)
 
 
-def _at_fast(reduction: str, a: Any, indices: Any, b: Any) -> bool:
+def _at_fast(ufunc: np.ufunc, reduction: str, a: Any, indices: Any, b: Any) -> bool:
     """The usual *_at call that _at_plain does not take as it comes (b a
     Python number, b to broadcast, a tuple of index arrays), made as _at's
     general path below would make it, without the steps that cost a small
     call several times numpy's (index arrays broadcast and stacked, b by
     np.broadcast_to): a an ndarray written in place, native int32 or int64
     index arrays of one shape, b an array of a's dtype or a Python number
-    a's dtype holds. True when it served the call; False, having written
+    a's dtype holds. True when it served the call (under numpy 2, also
+    when it handed a Python number numpy's loop may give other bits for to
+    numpy's ufunc.at, the indices checked first); False, having written
     nothing, when the general path must: every other kind of call, those
     numpy's ufunc.at serves, and any the library refuses (the general path
     words the error or copes)."""
@@ -624,8 +627,19 @@ def _at_fast(reduction: str, a: Any, indices: Any, b: Any) -> bool:
         # f16's NaNs are numpy's (and a float max's or min's zeros: _at_plain)
         if not (b.dtype == dt and (dt.kind in "iu" or dt.kind == "f" and dt.itemsize > 2)):
             return False
-    elif _NUMPY2 or not (summed or reduction in ("max", "min")):
-        return False  # numpy 2 promotes a scalar otherwise: the general path decides
+    elif not (summed or reduction in ("max", "min")):
+        return False
+    elif _NUMPY2:
+        value = _numpy2_number(dt, b, summed)
+        if value is None:
+            # numpy's loop may give other bits: numpy's call, as the general
+            # path would make it after checks that cost a small call several
+            # times numpy's own (float64 keeps that path: it settles a zero's
+            # ties there)
+            if type(b) not in (int, float) or dt.char == "d" or not _tj._at_in_bounds(a, indices):
+                return False
+            _worded_numpy_at(ufunc, a, indices, b, dt)
+            return True
     elif type(b) is int and dt.kind in "iu":
         lo, hi = _INT_RANGES.get(dt) or _INT_RANGES.setdefault(
             dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
@@ -654,6 +668,53 @@ def _at_fast(reduction: str, a: Any, indices: Any, b: Any) -> bool:
         if updates is None:
             return False
     return _tj._at_plain(a, indices, updates, reduction)
+
+
+_F32_MAX = 3.4028234663852886e38
+_F32 = struct.Struct("f")
+_UINT64 = np.dtype(np.uint64)
+
+
+def _numpy2_number(dt: np.dtype, b: Any, summed: bool) -> Any:
+    """b, a Python int or float, where numpy 2's ufunc.at gives the bits the
+    library gives with every update b read as dt, whichever loop numpy
+    takes: b's own type (numpy 2.5's ufunc.at makes an int64 or float64
+    array of it: test_tuples_of_index_arrays_and_number_b) or dt's (were b
+    read as NEP 50's weak scalar); None where the two may differ:
+    - integer dt: b within dt's range, but not uint64 with b below 2**63
+      (uint64 and int64 promote to float64). An integer loop wider than dt
+      wraps back to dt's bits for +, - and *, and max and min are exact;
+    - float32 or float64: b a value of dt exactly (a NaN only for float64),
+      an int b within int64. float64's loop rounds a float32 +, - or *
+      twice, to 53 bits and then to 24, which gives the once-rounded bits
+      (53 >= 2 * 24 + 2), but a float32 max or min in float64 would quiet a
+      signalling NaN of a's that the library keeps: numpy's; float64's max
+      and min leave a zero b to the general path, as numpy 1's rule does."""
+    kind = type(b)
+    if kind is float:
+        char = dt.char
+        if char == "d":  # float64: numpy's loop is a's own
+            return b if summed or b != 0 else None
+        # a NaN through a float64 loop and back: left to numpy (unmeasured)
+        return b if char == "f" and summed and b == b and _float32_holds(b) else None
+    if kind is not int:
+        return None
+    if dt.kind in "iu":
+        lo, hi = _INT_RANGES.get(dt) or _INT_RANGES.setdefault(
+            dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+        return b if lo <= b <= hi and not (b < 2**63 and dt == _UINT64) else None
+    char = dt.char
+    if char not in "fd" or not (summed or char == "d" and b != 0) or not -2**63 <= b < 2**63:
+        return None
+    return b if float(b) == b and (char == "d" or _float32_holds(b)) else None
+
+
+def _float32_holds(b: Any) -> bool:
+    """Whether the Python number b is a float32 value exactly (infinities
+    too; b no NaN)."""
+    if not -_F32_MAX <= b <= _F32_MAX:
+        return b in (math.inf, -math.inf)
+    return _F32.unpack(_F32.pack(b))[0] == b
 
 
 def _keeps_float(dt: np.dtype, b: Any) -> bool:
@@ -709,6 +770,12 @@ def _checked_numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any, target: np.
     numpy's applies the updates before a bad index and then raises; here a
     bad one writes nothing, as on the library's path."""
     _check_bounds(target, tuples)
+    return _worded_numpy_at(ufunc, a, indices, b, target.dtype)
+
+
+def _worded_numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any, dtype: np.dtype) -> None:
+    """numpy's ufunc.at, its indices and a checked, what numpy refuses of b
+    a tensorjit error naming it (a's dtype given)."""
     try:
         return _numpy_at(ufunc, a, indices, b)
     except (TypeError, ValueError, OverflowError) as e:
@@ -718,7 +785,7 @@ def _checked_numpy_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any, target: np.
         # error as the cause
         fn = f"{ufunc.__name__}_at"
         what = f"b ({type(b).__name__}" + (f" of dtype {b.dtype}" if isinstance(b, np.ndarray)
-                                          else "") + f") with a of dtype {target.dtype}"
+                                          else "") + f") with a of dtype {dtype}"
         if isinstance(e, OverflowError):
             raise _OverflowError(f"tensorjit: {fn}: {what}: b does not fit: {e}") from e
         if isinstance(e, TypeError):

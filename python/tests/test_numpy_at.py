@@ -348,6 +348,76 @@ def test_python_int_that_does_not_fit_goes_to_numpy_2(name, served, monkeypatch)
     assert served == {"library": 1, "numpy": 1}
 
 
+# (name, dtype, b, served by the library) under numpy 2's rule for a Python
+# number b (tnp._numpy2_number), whatever numpy is installed: the library
+# where numpy's loop, int64 / float64 or a's own type, gives its bits
+NUMPY2_NUMBERS = [
+    ("add_at", np.float32, 1.5, True), ("multiply_at", np.float32, -0.1015625, True),
+    ("subtract_at", np.float32, 16777217, False),  # not a float32: rounded twice
+    ("add_at", np.float32, 0.1, False), ("add_at", np.float32, 3.4028234663852886e38, True),
+    ("add_at", np.float32, 3.4e38, False), ("add_at", np.float32, np.inf, True),
+    ("add_at", np.float32, -2**24, True), ("add_at", np.float32, 2**63, False),
+    ("add_at", np.float32, np.nan, False), ("maximum_at", np.float32, 1.5, False),
+    ("minimum_at", np.float32, 7, False),
+    ("add_at", np.float64, 0.1, True), ("add_at", np.float64, np.nan, True),
+    ("maximum_at", np.float64, 2.5, True), ("minimum_at", np.float64, 0.0, False),
+    ("add_at", np.float64, 2**53 + 1, False), ("multiply_at", np.float64, -2**62, True),
+    ("add_at", np.float16, 1.0, False), ("add_at", np.int8, 1.5, False),
+    ("add_at", np.int8, -128, True), ("maximum_at", np.uint8, 255, True),
+    ("minimum_at", np.int16, -3, True), ("subtract_at", np.uint32, 2**32 - 1, True),
+    ("add_at", np.uint64, 5, False), ("add_at", np.uint64, 2**63 + 5, True),
+    ("multiply_at", np.int64, -2**63, True), ("add_at", np.int64, 2**63, False),
+    ("add_at", np.int32, True, False),
+]
+
+
+@pytest.mark.parametrize("name,dtype,b,library", NUMPY2_NUMBERS)
+def test_python_number_b_under_numpy_2s_rule(name, dtype, b, library, served, monkeypatch):
+    """A Python number b under numpy 2's rule: served by the library only
+    where numpy's loop cannot give other bits, and numpy's bits either way
+    (those of the numpy installed: numpy 1 computes these in a's type or
+    as numpy 2 does). The others are numpy's own calls, handed over at
+    once; float64's and a bool b go on to the general path, which asks the
+    numpy installed how it promotes."""
+    monkeypatch.setattr(tnp, "_NUMPY2", True)
+    rng = np.random.default_rng(5)
+    a = (rng.integers(0, 100, 6) if np.dtype(dtype).kind in "iu"
+         else rng.standard_normal(6) * 1e3).astype(dtype)
+    if dtype == np.float32:
+        a[0] = 16777216.0  # where 2**24 + 1 rounds
+    idx = np.array([0, 2, 2, 5, 0])
+    want, got = both(name, a, idx, b)
+    assert_same_bits(want, got, f"{name} {np.dtype(dtype)} b={b!r}")
+    if library:
+        assert served == {"library": 1, "numpy": 0}
+    elif NUMPY2 or dtype != np.float64 and type(b) in (int, float):
+        assert served == {"library": 0, "numpy": 1}
+    summed = name in ("add_at", "subtract_at", "multiply_at")
+    assert (tnp._numpy2_number(np.dtype(dtype), b, summed) is not None) == library
+
+
+@pytest.mark.parametrize("name", list(AT))
+def test_numpy_2s_hand_over_checks_the_indices_first(name, served, monkeypatch):
+    """A Python number handed to numpy's ufunc.at under numpy 2's rule (0.1
+    on float32: numpy's loop may round it otherwise) meets a bad index
+    before numpy does: IndexOutOfRange naming it, as the library's path
+    words it, and nothing written, for one index array and a tuple; a
+    negative index within range is numpy's to wrap."""
+    monkeypatch.setattr(tnp, "_NUMPY2", True)
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    before = a.copy()
+    calls = ((np.array([1, 0, 4]), "index 4 is out of range for a's dimension 0 of size 4"),
+             ((np.array([1, 2], np.int32), np.array([0, -4])),
+              "index -4 is out of range for a's dimension 1 of size 3"))
+    for indices, message in calls:
+        with pytest.raises(tensorjit.IndexOutOfRange, match=message):
+            getattr(tnp, name)(a, indices, 0.1)
+        assert_same_bits(before, a)
+    want, got = both(name, a, (np.array([3, -1, 0]), np.array([-3, 2, 2])), 0.1)
+    assert_same_bits(want, got)
+    assert served == {"library": 0, "numpy": 1}
+
+
 @pytest.mark.skipif(tnp._NUMPY2, reason="numpy 2 promotes a Python number by its own rule "
                     "(NEP 50), and tensorjit.numpy's general path decides those calls")
 @pytest.mark.parametrize("name", list(AT))
@@ -375,9 +445,9 @@ def test_tuples_of_index_arrays_and_number_b(name, dtype, served):
     """A tuple of index arrays (int32 and int64 mixed, negative, repeated)
     with an array b, a row to broadcast, and a Python number: numpy's bits,
     every call the library's (numpy 1); numpy 2 makes an int64 or float64
-    array of a Python number, whose loop numpy serves where the library's
-    would differ (a's float32 with either, a maximum or minimum of uint8 or
-    int16 with an int)."""
+    array of a Python number, and the library serves it where that loop's
+    bits are its own (tnp._numpy2_number): all but a float32 maximum or
+    minimum, which numpy serves."""
     rng = np.random.default_rng(7 + list(AT).index(name))
     a = rand(rng, (4, 5, 3), dtype)
     i = rng.integers(-4, 4, 9).astype(np.int32)
@@ -389,8 +459,7 @@ def test_tuples_of_index_arrays_and_number_b(name, dtype, served):
         assert_same_bits(want, got, f"{name} {np.dtype(dtype)} b={b!r}")
         want, got = both(name, a, (i, j, np.zeros(9, np.int64)), b if np.ndim(b) == 0 else 2)
         assert_same_bits(want, got, f"{name} {np.dtype(dtype)} all three dims")
-    promoted = NUMPY2 and (dtype == np.float32 or dtype in (np.uint8, np.int16) and
-                           name in ("maximum_at", "minimum_at"))
+    promoted = NUMPY2 and dtype == np.float32 and name in ("maximum_at", "minimum_at")
     assert served == ({"library": 2, "numpy": 4} if promoted else {"library": 6, "numpy": 0})
 
 
