@@ -678,9 +678,10 @@ _UINT64 = np.dtype(np.uint64)
 def _numpy2_number(dt: np.dtype, b: Any, summed: bool) -> Any:
     """b, a Python int or float, where numpy 2's ufunc.at gives the bits the
     library gives with every update b read as dt, whichever loop numpy
-    takes: b's own type (numpy 2.5's ufunc.at makes an int64 or float64
-    array of it: test_tuples_of_index_arrays_and_number_b) or dt's (were b
-    read as NEP 50's weak scalar); None where the two may differ:
+    takes: b's own type (numpy 2.0 to 2.5's ufunc.at makes an int64 or
+    float64 array of it, numpy#32076: a uint64 a with a small int b is
+    added in float64 there) or dt's (numpy#32094, merged after 2.5, reads
+    it as NEP 50's weak scalar); None where the two may differ:
     - integer dt: b within dt's range, but not uint64 with b below 2**63
       (uint64 and int64 promote to float64). An integer loop wider than dt
       wraps back to dt's bits for +, - and *, and max and min are exact;
