@@ -425,12 +425,48 @@ static void test_segments_short_of_scratch_write_nothing(void **state)
     printf("split Segments calls right after a part's failed allocation: %d\n", retried);
 }
 
+/* A split Segments kernel over rows of no bytes (a [1, 0] table) has
+ * nothing to write and takes no scratch, whatever S: the scratch for the
+ * whole call was asked for first, so 2**40 segments failed NO_MEMORY on 2
+ * threads where 1 thread returned JIT_OK (a review's find). No allocation
+ * is made at all (the first is made to fail). */
+static void test_segments_of_empty_rows_take_no_scratch(void **state)
+{
+    (void)state;
+    jit_sig s = {.op = JIT_OP_EMBEDDING_SEGMENTS, .opset = 3, .dtype = JIT_F32,
+                 .index_type = JIT_I64, .reduction = JIT_REDUCTION_SUM,
+                 .data_shape = {2, {1, 0}}, .indices_shape = {1, {0}},
+                 .updates_shape = {1, {0}}, .num_segments = 4};
+    int64_t segments = (int64_t)1 << 40;
+    for (int threads = 1; threads <= MAX_THREADS; threads *= 8) {
+        jit_sig k_sig = counts_dynamic(&s);
+        k_sig.threads = threads;
+        jit_kernel k = jit_compile(&k_sig);
+        assert_non_null(k);
+        int64_t dims[4 * JIT_MAX_RANK];
+        s.num_segments = segments;
+        support_bag_call_dims(&s, dims);
+        s.num_segments = 4;
+        float table[1], out[1];
+        int64_t idx[1] = {0}, ids[1] = {0};
+        tj_alloc_fail_after(1);
+        int rc = jit_call_bag_dynamic(k, table, idx, ids, NULL, out, dims);
+        int allocated = !tj_alloc_fail_pending();
+        tj_alloc_fail_after(0);
+        if (rc != JIT_OK || allocated)
+            fail_msg("%d threads: status %d (%s), %s", threads, rc, rc ? jit_last_error() : "",
+                     allocated ? "an allocation made" : "nothing allocated");
+        jit_release(k);
+    }
+}
+
 int main(void)
 {
     /* every call of a split kernel in parts (the rule's forced way) */
     support_setenv("TENSORJIT_SPLIT_MIN", "1");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_short_of_scratch_write_nothing),
+        cmocka_unit_test(test_segments_of_empty_rows_take_no_scratch),
         cmocka_unit_test(test_threads_agree),
         cmocka_unit_test(test_a_pool_of_ours),
         cmocka_unit_test(test_threads_agree_prefetch),

@@ -941,6 +941,22 @@ static void test_overflow_dims(void **state)
     s.updates_shape = (jit_shape){1, {INT64_MAX / 9}};
     assert_null(jit_compile(&s));
     assert_non_null(strstr(jit_last_error(), "output"));
+    /* weights of f64 over i32 indices: the indices' bytes fit, the
+     * weights' (N of the table's type) do not (a review found them
+     * unchecked: the dynamic kernel refused such an N, the static
+     * signature took it) */
+    s.updates_shape = (jit_shape){1, {2}};
+    s.dtype = JIT_F64;
+    s.index_type = JIT_I32;
+    s.has_weights = 1;
+    s.indices_shape = (jit_shape){1, {INT64_MAX / 6}};
+    assert_null(jit_compile(&s));
+    if (!strstr(jit_last_error(), "weights"))
+        fail_msg("%s", jit_last_error());
+    s.has_weights = 0;
+    jit_kernel fits = jit_compile(&s); /* without weights the same indices fit */
+    assert_non_null(fits);
+    jit_release(fits);
     jit_sig g = {.op = JIT_OP_EMBEDDING_SEGMENTS, .dtype = JIT_F64, .index_type = JIT_I32,
                  .data_shape = {2, {4, 4}}, .indices_shape = {1, {4}},
                  .updates_shape = {1, {4}}, .num_segments = INT64_MAX / 8};

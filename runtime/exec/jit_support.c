@@ -424,6 +424,8 @@ static int tj_bag_split(const tj_bag_plan *g, tj_split_stat *st, tj_bag_job *job
     int64_t row_bytes = g->row_elems * jit_dtype_size(g->dtype);
     double work = (double)g->lookups * (double)(row_bytes / 64 + 1);
     int segments = g->form == TJ_BAG_SEGMENTS;
+    if (row_bytes == 0 || g->bags == 0)
+        return JIT_OK; /* nothing to write (a range of rows of no bytes returns at once) */
     if (segments && !tj_scratch(tj_segments_scratch(g, g->bags))) {
         tj_error_set("out of memory for the sums of %" PRId64 " segments", g->bags);
         return JIT_STATUS_NO_MEMORY;

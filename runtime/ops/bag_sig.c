@@ -217,9 +217,11 @@ static void tj_bag_counts(const jit_sig *s, tj_bag_form form, tj_bag_plan *b, ji
 
 static int tj_bag_bytes(const jit_sig *s, tj_bag_form form, tj_plan *p, const jit_shape *out)
 {
-    int64_t idx_bytes, row_bytes;
+    int64_t idx_bytes, row_bytes, weight_bytes;
     if (tj_shape_bytes(&s->data_shape, p->elem_size, "table", &p->data_bytes) ||
         tj_shape_bytes(&s->indices_shape, p->index_size, "indices", &idx_bytes) ||
+        (s->has_weights &&
+         tj_shape_bytes(&s->indices_shape, p->elem_size, "weights", &weight_bytes)) ||
         (form != TJ_BAG_PACKED &&
          tj_shape_bytes(&s->updates_shape, p->index_size, tj_bag_offsets_name(form),
                         &p->updates_bytes)) ||
