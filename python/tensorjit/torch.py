@@ -196,6 +196,21 @@ def _empty_of_rank(t: Any, rank: int) -> Any:
     return flat.reshape((0,) * rank)
 
 
+def _plain_dim(dim: Any, input: Any, index: Any, *src: Any) -> Optional[int]:
+    """dim counted from 0 for the usual call, which the library takes as it
+    comes: input, index (holding elements) and src (where given) tensors or
+    arrays of one rank >= 1, dim an int within it; None for any other call
+    (lists, scalars, an empty index, a bad dim), which the general path
+    reads. The general path's steps cost a small call about its kernel's
+    time again."""
+    n = getattr(input, "ndim", None)
+    if type(n) is not int or n < 1 or type(dim) is not int or not -n <= dim < n or \
+            getattr(index, "ndim", None) != n or any(getattr(t, "ndim", None) != n for t in src) \
+            or 0 in getattr(index, "shape", (0,)):
+        return None
+    return dim + n if dim < 0 else dim
+
+
 def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
            out: Optional[Any] = None) -> Any:
     """torch.gather: out[i...] = input[i... with dim's coordinate replaced
@@ -203,6 +218,12 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,
     but along dim (0-D and 1-D count as one rank, as in torch); the result
     has index's shape. An index with no elements, of any shape, gives an
     empty result of its shape, as torch's does."""
+    plain = _plain_dim(dim, input, index)
+    if plain is not None:
+        try:
+            return _tj.gather_elements(input, index, plain, torch_dims=True, out=out)
+        except _tj.Error as e:
+            raise _renamed_for(e, index, _INDEX_NAMES) from None
     index = _empty_index(_array(index))
     dim = _dim(dim, _rank(input))
     if _no_elements(index) and (_rank(index) != _rank(input) or _rank(input) == 0
@@ -514,6 +535,13 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     replaced by index[i...]] = src[i...] (or value); src may be larger than
     index (only the elements at index's positions are read). reduce "add"
     or "multiply" combines instead of replacing."""
+    plain = None if value is not None or reduce is not None else _plain_dim(dim, input, index, src)
+    if plain is not None:
+        try:
+            return _tj.scatter_elements_update(input, index, src, plain, "none", torch_dims=True,
+                                               out=out)
+        except _tj.Error as e:
+            raise _renamed_for(e, index, _INDEX_NAMES) from None
     src, index = _array(src), _empty_index(_array(index))
     dim = _dim(dim, _rank(input))
     if _scalars(input, index, *([src] if hasattr(src, "shape") else [])) or (
@@ -554,6 +582,15 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
     int64, which torch takes in input's type and wraps), "amax", "amin".
     include_self=False leaves input's value out of every position some
     update reaches."""
+    reduction = _REDUCE.get(reduce) if reduce not in ("add", "multiply") else None
+    plain = None if reduction is None else _plain_dim(dim, input, index, src)
+    if plain is not None:
+        try:
+            return _tj.scatter_elements_update(input, index, src, plain, reduction,
+                                               use_init_val=include_self, torch_dims=True,
+                                               out=out)
+        except _tj.Error as e:
+            raise _renamed_for(e, index, _INDEX_NAMES) from None
     src, index = _array(src), _empty_index(_array(index))
     dim = _dim(dim, _rank(input))
     if _scalars(input, index, src) or (_rank(input) == 0 and _no_elements(index)):
@@ -665,8 +702,9 @@ def embedding_bag(input: Any, weight: Any, offsets: Optional[Any] = None,
     (each row a bag; with include_last_offset and a torch before 2.10
     imported, that torch's rule: the last row no bag). weight may have
     any rank >= 1 (rows of shape weight.shape[1:]; torch takes 2-D only).
-    per_sample_weights (mode "sum" only) scales each lookup; a lookup of row padding_idx (in [-E, E)) adds nothing and is
-    not counted by "mean"; an empty bag, or one of padding only, gives
+    per_sample_weights (mode "sum" only) scales each lookup; a lookup of
+    row padding_idx (in [-E, E)) adds nothing and is not counted by
+    "mean"; an empty bag, or one of padding only, gives
     zeros. SPEC 10's arithmetic: f16 and bf16 (which torch 1.13 refuses)
     accumulate in f32 and round once; products are rounded before they are
     added (torch fuses them: a few ulps apart); "max" propagates NaN.

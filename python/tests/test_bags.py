@@ -671,8 +671,8 @@ def test_2d_input_with_include_last_offset_without_torch():
     """Without torch imported (numpy arrays only), every row of a 2-D input
     is a bag under include_last_offset, as in torch since 2.10."""
     code = ("import sys, numpy as np, tensorjit.torch as tt\n"
-            "out = tt.embedding_bag(np.array([[0, 1], [1, 1], [0, 0]]), np.eye(2, dtype=np.float32),"
-            " mode='sum', include_last_offset=True)\n"
+            "out = tt.embedding_bag(np.array([[0, 1], [1, 1], [0, 0]]),"
+            " np.eye(2, dtype=np.float32), mode='sum', include_last_offset=True)\n"
             "assert 'torch' not in sys.modules\n"
             "print(out.tolist())\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -594,3 +594,42 @@ def test_index_add_names_the_position_in_index_itself():
                                match=rf"index\[{bad}\] = {index[bad]} is out of range for "
                                      rf"input dimension {dim % 3} of size {x.shape[dim]}"):
                 tt.index_add(conv(x), dim, conv(torch.tensor(index)), conv(torch.ones(shape)))
+
+
+def test_usual_calls_take_the_short_path(monkeypatch):
+    """gather, scatter, scatter_add and scatter_reduce of tensors of one rank,
+    an index holding elements and an int dim go to the library as they come
+    (tt._plain_dim): the general path's steps, which a small call paid about
+    its kernel's time again for, are not taken (made to fail here), and the
+    results, out= and errors are torch's and the general path's."""
+    def general(*args):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(tt, "_empty_index", general)
+    monkeypatch.setattr(tt, "_no_updates", general)
+    src = rand((4, 3), torch.float32)
+    index = torch.tensor([[3, 0, 1], [2, 2, 0]])
+    upd = rand((2, 3), torch.float32)
+    for dim in (0, -2, 1, -1):
+        idx = index if dim in (0, -2) else index % 3
+        assert torch.equal(tt.gather(src, dim, idx), torch.gather(src, dim, idx))
+        assert torch.equal(tt.scatter(src, dim, idx, upd), torch.scatter(src, dim, idx, upd))
+        assert torch.equal(tt.scatter_add(src, dim, idx, upd),
+                           torch.scatter_add(src, dim, idx, upd))
+        for reduce in ("amax", "prod"):
+            assert torch.equal(tt.scatter_reduce(src, dim, idx, upd, reduce),
+                               torch.scatter_reduce(src, dim, idx, upd, reduce))
+    out = torch.empty(2, 3)
+    assert tt.gather(src, 0, index, out=out) is out
+    assert torch.equal(out, torch.gather(src, 0, index))
+    with pytest.raises(tensorjit.IndexOutOfRange,
+                       match=r"index\[0,0\] = 3 is out of range for input dimension 1 of size 3"):
+        tt.gather(src, 1, index)
+    with pytest.raises(tensorjit.IndexOutOfRange, match=r"index\[0,0\] = 3 is out of range"):
+        tt.scatter(src, -1, index, upd)
+    # an empty index, a list, a bad dim: the general path, as before
+    monkeypatch.undo()
+    assert tt.gather(src, 0, index[:0]).shape == (0, 3)
+    assert torch.equal(tt.gather(src, 0, [[1, 0, 3]]),
+                       torch.gather(src, 0, torch.tensor([[1, 0, 3]])))
+    with pytest.raises(tensorjit.SignatureError, match="dim 2 is out of range"):
+        tt.gather(src, 2, index)
