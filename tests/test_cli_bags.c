@@ -445,6 +445,22 @@ static void test_refusals_name_the_input(void **state)
     expect_refused("check embedding-bag-packed --indices-shape 2x3",
                    "check embedding-bag-packed: --table-shape is missing (--table-shape and "
                    "--indices-shape are required)");
+    /* flags .npy files decide, refused rather than dropped (a newcomer's
+     * trial: --dtype f16 on files ran f32 and said nothing), and a dynamic S
+     * on files (it reached the kernel as -1 and leaked the C API's words) */
+    snprintf(args, sizeof args, "embedding-bag-offsets --table %s --indices %s --offsets %s "
+             "--dtype f16", t, i1, o);
+    expect_refused(args, "embedding-bag-offsets: --dtype goes with a signature by shapes: .npy "
+                         "files name their own types");
+    snprintf(args, sizeof args, "gather --data %s --indices %s --axis 0 --index-type i32", t,
+             i1);
+    expect_refused(args, "gather: --index-type goes with a signature by shapes");
+    for (int bounded = 0; bounded < 2; bounded++) {
+        snprintf(args, sizeof args, "embedding-segments --table %s --indices %s --segment-ids "
+                 "%s --num-segments %s", t, i1, i1, bounded ? "'?:9' --dynamic all" : "'?'");
+        expect_refused(args, "--num-segments ? (a dynamic S) goes with a signature by shapes; "
+                             "a run on .npy files takes S itself");
+    }
 }
 
 static int setup(void **state)

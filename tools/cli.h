@@ -60,6 +60,7 @@ typedef struct tj_cli_common {
     int shows; /* how many of --explain, --dump-ir, --dump-asm were given */
     int64_t opset; /* parsed by the command (tj_cli_opset): not every op has versions */
     jit_dtype dtype, index_type;
+    int have_dtype, have_index_type; /* given: .npy files name their own types */
     jit_engine engine;
     jit_index_policy policy;
 } tj_cli_common;
@@ -77,6 +78,10 @@ int tj_cli_common_option(tj_cli_common *c, int code, const char *arg);
  * with -o (which writes a run's result: they print text instead); no -o
  * for check. 0, or -1 after the error line. */
 int tj_cli_common_check(const tj_cli_common *c, const char *cmd, int check);
+/* A signature by .npy files: --dtype and --index-type, which the files'
+ * headers decide, are refused rather than dropped. 0, or -1 after the
+ * error line. */
+int tj_cli_common_files(const tj_cli_common *c, const char *cmd);
 /* --opset N, one of the op's versions; 0, or -1 after the error line. */
 int tj_cli_opset(const jit_op_info *op, const char *arg, int64_t *opset);
 /* A bag op of segment ids (EmbeddingSegmentsSum), not offsets. */

@@ -27,10 +27,21 @@ int tj_cli_common_option(tj_cli_common *c, int code, const char *arg)
     case TJ_OPT_EXPLAIN: c->explain = 1, c->shows++; return 0;
     case TJ_OPT_DUMP_IR: c->shows++; return tj_cli_dump_ir(arg, &c->dump);
     case TJ_OPT_DUMP_ASM: c->dump = JIT_DUMP_ASM, c->shows++; return 0;
-    case TJ_OPT_DTYPE: return tj_cli_dtype("--dtype", arg, &c->dtype);
-    case TJ_OPT_INDEX_TYPE: return tj_cli_dtype("--index-type", arg, &c->index_type);
+    case TJ_OPT_DTYPE: c->have_dtype = 1; return tj_cli_dtype("--dtype", arg, &c->dtype);
+    case TJ_OPT_INDEX_TYPE:
+        c->have_index_type = 1;
+        return tj_cli_dtype("--index-type", arg, &c->index_type);
     default: return 1;
     }
+}
+
+int tj_cli_common_files(const tj_cli_common *c, const char *cmd)
+{
+    if (c->have_dtype || c->have_index_type)
+        return tj_cli_fail("%s: %s goes with a signature by shapes: .npy files name their own "
+                           "types (their headers' dtypes)", cmd,
+                           c->have_dtype ? "--dtype" : "--index-type"), -1;
+    return 0;
 }
 
 int tj_cli_common_check(const tj_cli_common *c, const char *cmd, int check)

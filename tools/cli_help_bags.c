@@ -38,7 +38,8 @@ static void tj_bag_attr_lines(const jit_op_info *op, int switch_weights, FILE *f
     tj_cli_opsets_text(op, "|", "|", versions, sizeof versions);
     tj_bag_reductions_text(op, reductions, sizeof reductions);
     if (op->attrs & JIT_ATTR_NUM_SEGMENTS)
-        fprintf(f, "  --num-segments S           the output's rows (? or ?:N: a dynamic S)\n");
+        fprintf(f, "  --num-segments S           the output's rows (with shape flags, ? or ?:N:\n"
+                   "                             a dynamic S)\n");
     /* "sum only" where the op has other reductions: EmbeddingSegmentsSum has
      * no --reduction to pair it with */
     const char *sum_only = (op->attrs & JIT_ATTR_REDUCTION) ? " (with reduction sum only)" : "";

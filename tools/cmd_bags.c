@@ -144,6 +144,13 @@ static int tj_bag_check_inputs(const tj_bag_opts *o)
     if (by_flags && o->dynamic)
         return tj_cli_fail("%s: --dynamic applies to .npy inputs; with shapes, write a dynamic "
                            "dim as ? (--indices-shape ?)", cmd), -1;
+    if (by_files && tj_cli_common_files(&o->common, cmd) != 0)
+        return -1;
+    if (by_files && o->have_num_segments && o->num_segments == JIT_DIM_DYNAMIC)
+        return tj_cli_fail("%s: --num-segments ? (a dynamic S) goes with a signature by "
+                           "shapes; a run on .npy files takes S itself (--num-segments 5), "
+                           "and --dynamic num_segments:0 runs the kernel of a dynamic S on it",
+                           cmd), -1;
     const char *off_flag = tj_bag_offsets_flag(&o->op);
     for (int i = 0; i < TJ_BAG_WEIGHTS; i++) {
         if ((i == TJ_BAG_OFFSETS && !offsets) || (by_flags ? o->have_shape[i] : !!o->path[i]))

@@ -239,6 +239,8 @@ static int tj_run_parse(const jit_op_info *op, int argc, char **argv, int check,
         return tj_cli_fail("%s: %s is missing (--data and --indices are required)", cmd,
                            o->data ? "--indices" : "--data"),
                -1;
+    if (!by_flags && tj_cli_common_files(&o->common, cmd) != 0)
+        return -1;
     int have_updates = o->data ? o->updates != NULL : o->have_updates_shape;
     int updates = (op->attrs & JIT_ATTR_UPDATES) && !have_updates;
     int axis = (op->attrs & JIT_ATTR_AXIS) && !o->have_axis;
