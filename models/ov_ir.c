@@ -614,6 +614,13 @@ static int tj_bag_weights(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     return 0;
 }
 
+/* Whether the IR names the indices' element type (else a default or
+ * --index-type stood in for it, and a Const's own type is no conflict). */
+static int tj_index_type_named(const tj_doc *d, xmlNodePtr layer)
+{
+    return tj_port_type(d, layer, tj_port(layer, "input", 1)) != JIT_DTYPE_UNSET;
+}
+
 /* num_segments: a Const's value, else a dynamic S bounded where the
  * output port's first dim is an interval. */
 static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
@@ -639,6 +646,10 @@ static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op
     if (tj_read_const_int(d, layer, m->num_segments_port, "num_segments", &type,
                           &s->num_segments, out))
         return -1;
+    if (type != s->index_type && tj_index_type_named(d, layer))
+        return tj_model_refuse(out, "num_segments Const is %s, not the indices' %s (OpenVINO "
+                               "takes one index type for both)", jit_dtype_name(type),
+                               jit_dtype_name(s->index_type));
     /* -1 would read as JIT_DIM_DYNAMIC */
     if (s->num_segments < 0)
         return tj_model_refuse(out, "num_segments Const holds %lld, a count must not be "
@@ -668,6 +679,10 @@ static int tj_bag_default_index(const tj_doc *d, xmlNodePtr layer, const tj_ov_o
     if (tj_read_const_int(d, layer, m->default_index_port, "default_index", &type,
                           &out->sig.default_index, out))
         return -1;
+    if (type != out->sig.index_type && tj_index_type_named(d, layer))
+        return tj_model_refuse(out, "default_index Const is %s, not the indices' %s (OpenVINO "
+                               "takes one index type for both)", jit_dtype_name(type),
+                               jit_dtype_name(out->sig.index_type));
     out->sig.has_default_index = 1;
     return 0;
 }
@@ -691,11 +706,31 @@ static void tj_read_bag(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj
     out->usable = 1;
 }
 
+/* 0, or -1 (refused) where the layer has more input ports than its type
+ * takes: the table's last port of any input plus one (data and indices at
+ * least). OpenVINO's shape inference refuses such a layer; it was read as
+ * if the extra ports were not there. */
+static int tj_input_count(xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
+{
+    int last = 1, n = 0;
+    const int ports[] = {m->updates_port, m->axis_port, m->weights_port, m->default_index_port,
+                         m->num_segments_port};
+    for (size_t i = 0; i < sizeof ports / sizeof *ports; i++)
+        last = ports[i] > last ? ports[i] : last;
+    for (xmlNodePtr p = tj_child(tj_child(layer, "input"), "port"); p; p = p->next)
+        n += tj_is(p, "port");
+    if (n > last + 1)
+        return tj_model_refuse(out, "%d input ports: %s takes at most %d", n, m->type, last + 1);
+    return 0;
+}
+
 /* The signature of a layer of type m; usable, or skip says why not. */
 static void tj_read_op(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m, tj_model_layer *out)
 {
     jit_sig *s = &out->sig;
     int64_t batch_dims = 0;
+    if (tj_input_count(layer, m, out) != 0)
+        return;
     if (tj_is_bag(m))
         return tj_read_bag(d, layer, m, out);
     /* no rank exceeds JIT_MAX_RANK: a batch_dims beyond it is never valid,

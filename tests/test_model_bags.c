@@ -203,7 +203,7 @@ static void test_wrong_ir_refused(void **state)
     (void)state;
     tj_model m;
     read_model("bags_bad.xml", &m);
-    assert_int_equal(m.count, 3);
+    assert_int_equal(m.count, 6);
     for (int i = 0; i < m.count; i++) {
         assert_int_equal(m.layers[i].usable, 0);
         assert_int_equal(m.layers[i].refused, 1);
@@ -212,6 +212,13 @@ static void test_wrong_ir_refused(void **state)
     assert_non_null(strstr(layer_named(&m, "negative_segments")->skip, "holds -3"));
     assert_non_null(strstr(layer_named(&m, "weights_shape")->skip,
                            "(per_sample_weights) has the shape [3,3], not the indices' [3,2]"));
+    /* (a newcomer's trial: these three were read as if they were right) */
+    assert_non_null(strstr(layer_named(&m, "extra_input")->skip,
+                           "4 input ports: EmbeddingBagPacked takes at most 3"));
+    assert_non_null(strstr(layer_named(&m, "default_type")->skip,
+                           "default_index Const is i32, not the indices' i64"));
+    assert_non_null(strstr(layer_named(&m, "segments_type")->skip,
+                           "num_segments Const is i32, not the indices' i64"));
     tj_model_free(&m);
     assert_int_equal(run_model("bags_bad.xml", "--check"), 1);
     assert_non_null(strstr(out_text, "refused: num_segments Const holds -3"));
