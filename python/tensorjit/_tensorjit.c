@@ -1608,10 +1608,23 @@ static void bag_release(tj_bag_call *c)
             array_release(&c->in[i]);
 }
 
+/* A bag's row or count given as a bool (True read as 1: torch refuses a
+ * bool padding_idx, and so does every bag argument here): TypeMismatch. */
+static int no_bool(PyObject *o, const char *what)
+{
+    if (o && PyBool_Check(o)) {
+        PyErr_Format(TypeMismatch, "tensorjit: %s must be an integer, not bool (%R)", what, o);
+        return -1;
+    }
+    return 0;
+}
+
 /* None: the flag off; an int: the flag on and its value. */
 static int optional_int(PyObject *o, const char *what, int *has, int64_t *v)
 {
     *has = o && o != Py_None;
+    if (no_bool(o, what) != 0)
+        return -1;
     return int_arg(*has ? o : NULL, what, INT64_MIN, INT64_MAX, 0, v);
 }
 
@@ -1662,7 +1675,8 @@ static int bag_attrs_from(const tj_fn *fn, PyObject **slot, tj_bag_attrs *at)
                             "tensorjit: num_segments must be an integer, not NoneType (None)");
             return -1;
         }
-        if (int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
+        if (no_bool(slot[R_SEGMENTS], "num_segments") != 0 ||
+            int_arg(slot[R_SEGMENTS], "num_segments", INT64_MIN, INT64_MAX, 0,
                     &at->num_segments) != 0)
             return -1;
         if (at->num_segments < 0) {

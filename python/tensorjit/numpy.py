@@ -103,6 +103,9 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Optional[np.ndar
     untouched when the call raises); of a's dtype, or of one numpy casts to
     a's safely, the result then cast into it as numpy casts it (int16 for
     int32 data, wrapping)."""
+    if isinstance(axis, bool):  # numpy's take refuses one (take_along_axis reads it as 0 or 1)
+        raise _tj.TypeMismatch(f"tensorjit: axis must be an integer, not bool ({axis!r}): "
+                               "numpy's take refuses one")
     if type(a) is np.ndarray and type(mode) is str and (out is None or _writable_in_place(out)):
         # the usual call as the general path below makes it, without the
         # checks that cost the smallest calls more than their kernel; a call

@@ -90,8 +90,11 @@ def _operand(t: Any, name: str, op: str) -> Any:
 
 
 def _as_int(value: Any, name: str) -> int:
-    """An integer argument, as torch checks it (a float is refused, not cut)."""
+    """An integer argument, as torch checks it (a float or a bool is refused,
+    not cut or read as 0 or 1)."""
     import operator
+    if isinstance(value, bool):
+        raise _tj.TypeMismatch(f"tensorjit: {name} must be an integer, not bool ({value!r})")
     try:
         return operator.index(value)
     except TypeError:

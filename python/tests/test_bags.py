@@ -998,3 +998,31 @@ def test_torch_bool_input_or_offsets_beside_a_wide_one_read_as_torch_reads_them(
         bool_offsets = torch.tensor([False, True])
         want = F.embedding_bag(wide, weight, bool_offsets, mode="max")
         assert torch.equal(tt.embedding_bag(wide, weight, bool_offsets, mode="max"), want), ot
+
+
+def test_bool_rows_and_counts_are_refused():
+    """padding_idx, default_index and num_segments given a bool: a
+    TypeMismatch naming it, where True was read as row 1 (torch refuses a
+    bool padding_idx; a newcomer's trial)."""
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    idx, off = np.array([0, 1]), np.array([0])
+    calls = [("padding_idx", lambda: tensorjit.embedding_bag_offsets(
+                 table, idx, off, padding_idx=True)),
+             ("default_index", lambda: tensorjit.embedding_bag_offsets(
+                 table, idx, off, default_index=False)),
+             ("num_segments", lambda: tensorjit.embedding_segments(
+                 table, idx, np.array([0, 0]), True)),
+             ("padding_idx", lambda: tensorjit.embedding_bag_packed(
+                 table, idx.reshape(1, 2), padding_idx=True))]
+    for name, call in calls:
+        with pytest.raises(tensorjit.TypeMismatch, match=f"{name} must be an integer, not bool"):
+            call()
+    assert tensorjit.embedding_bag_packed(table, idx.reshape(1, 2), padding_idx=1).tolist() == \
+        [[0.0, 1.0, 2.0]]
+    torch = pytest.importorskip("torch")
+    import tensorjit.torch as tt
+    for call in (lambda: tt.embedding_bag(torch.tensor([[0, 1]]), torch.ones(4, 3),
+                                          padding_idx=True),
+                 lambda: tt.embedding(torch.tensor([0, 1]), torch.ones(4, 3), padding_idx=True)):
+        with pytest.raises(TypeError, match="padding_idx must be an integer, not bool"):
+            call()

@@ -412,8 +412,13 @@ def test_an_axis_that_is_no_integer_is_a_type_mismatch(axis):
             call()
         with pytest.raises(TypeError):
             np.take(a, [0], axis=axis)
-    # numpy's integers and bool are integers, as operator.index reads them
+    # numpy's integers are integers, as operator.index reads them, and so is
+    # bool for take_along_axis; numpy's take refuses a bool axis, and so does ours
     np.testing.assert_array_equal(tnp.take(a, [2], axis=np.int64(1)), np.take(a, [2], axis=1))
+    with pytest.raises(TypeError):
+        np.take(a, [0], axis=True)
+    with pytest.raises(tensorjit.TypeMismatch, match="axis must be an integer, not bool"):
+        tnp.take(a, [0], axis=True)
     np.testing.assert_array_equal(tnp.take_along_axis(a, np.zeros((2, 1), np.intp), True),
                                   a[:, :1])
 
