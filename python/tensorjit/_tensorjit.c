@@ -630,6 +630,8 @@ static Py_ssize_t warning_site(const char *what, PyObject **word)
     return level;
 }
 
+static int array_from_torch(PyObject *obj, int for_out, tj_array *a);
+
 /* A tensor that requires grad (a module's weight, an nn.Parameter) read
  * detached: the kernels are forward-only, and DLPack refuses to export
  * it. Tried only after that refusal, so a call's usual path pays nothing.
@@ -666,9 +668,14 @@ static int array_detached(PyObject *obj, const char *what, int for_out, tj_array
         PyErr_Clear();
         return 0;
     }
-    int r = array_from_dlpack(plain, what, 0, 0, a);
+    /* detach() keeps torch's negative bit, which a DLPack export hands out
+     * unresolved (the negated values read as they lie): the attribute path
+     * reads such a tensor through resolve_neg() */
+    int r = array_from_torch(plain, 0, a);
+    if (r == 0)
+        r = array_from_dlpack(plain, what, 0, 0, a) == 0 ? 1 : -1;
     Py_DECREF(plain);
-    return r == 0 ? 1 : -1;
+    return r;
 }
 
 static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int retried,
@@ -696,12 +703,13 @@ static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int r
     const tj_dl_tensor *t = &m->dl_tensor;
     int cpu = t->device.device_type == TJ_DL_CPU || t->device.device_type == TJ_DL_CUDA_HOST ||
               t->device.device_type == TJ_DL_CPU_SHARED;
-    const char *problem = !cpu ? "is not in CPU memory (DLPack device type %d)"
-                        : t->ndim > JIT_MAX_RANK ? "has a rank above the library's maximum"
-                        : NULL;
-    if (problem) {
-        PyErr_Format(SignatureError, "tensorjit: %s %s", what, problem,
-                     (int)t->device.device_type);
+    if (!cpu || t->ndim > JIT_MAX_RANK) {
+        if (!cpu)
+            PyErr_Format(SignatureError, "tensorjit: %s is not in CPU memory (DLPack device "
+                         "type %d)", what, (int)t->device.device_type);
+        else
+            PyErr_Format(SignatureError, "tensorjit: %s has a rank above the library's "
+                         "maximum", what);
         Py_DECREF(cap);
         return -1;
     }
@@ -730,8 +738,30 @@ static int array_from_dlpack(PyObject *obj, const char *what, int for_out, int r
         Py_DECREF(dense);
         return r;
     }
+    char *at = (char *)t->data + t->byte_offset;
+    if ((uintptr_t)at % (uintptr_t)jit_dtype_size(a->dtype) != 0) {
+        /* a view at a byte offset (torch.frombuffer(..., offset=1)): the
+         * reference kernel reads typed elements, as numpy's unaligned
+         * arrays are read, through an aligned copy */
+        Py_DECREF(cap);
+        if (for_out || retried) {
+            PyErr_Format(SignatureError, "tensorjit: %s is not aligned to its element size "
+                         "(%d bytes)", what, jit_dtype_size(a->dtype));
+            return -1;
+        }
+        PyObject *copy = PyObject_CallMethod(obj, "clone", NULL);
+        if (!copy) {
+            PyErr_Clear();
+            PyErr_Format(SignatureError, "tensorjit: %s is not aligned to its element size "
+                         "and has no .clone() to copy it", what);
+            return -1;
+        }
+        int r = array_from_dlpack(copy, what, 0, 1, a);
+        Py_DECREF(copy);
+        return r;
+    }
     a->owner = cap; /* the producer's tensor lives while its capsule does */
-    a->ptr = (char *)t->data + t->byte_offset;
+    a->ptr = at;
     a->ndim = t->ndim;
     int64_t n = 1;
     for (int i = 0; i < a->ndim; i++) {
@@ -753,6 +783,10 @@ static int array_from_torch(PyObject *obj, int for_out, tj_array *a)
                         "negates its memory): pass a tensor of its own memory");
     if (r <= 0)
         return r < 0 ? -1 : 0;
+    if ((uintptr_t)v.ptr % (uintptr_t)jit_dtype_size(v.dtype) != 0) {
+        Py_DECREF(v.owner); /* unaligned: the DLPack path copies it or refuses an out */
+        return 0;
+    }
     a->owner = v.owner;
     a->ptr = v.ptr;
     a->ndim = v.ndim;
@@ -1029,11 +1063,27 @@ static PyObject *new_result_or_error(const tj_call *c, const jit_shape *shape)
 /* The result new_result made, as an array: of data's dtype and the output's
  * shape, dense, by construction. A tensor's address comes from data_ptr(),
  * a tenth of a DLPack export's cost. */
+static int check_out(const tj_call *c, const tj_array *out, const jit_shape *shape,
+                     int in_place_ok);
+
 static int result_array(PyObject *result, const tj_call *c, const jit_shape *shape,
                         tj_array *a)
 {
     if (PyArray_Check(result) || !c->in[0].foreign)
         return array_get(result, "out", 1, a);
+    if (!tj_torch_plain(c->data_obj) || !tj_torch_plain(result)) {
+        /* not torch's own new_empty of a torch.Tensor (a subclass's,
+         * another DLPack producer's): read as an out= is, and held to the
+         * output's dtype and shape, apart from every input, before
+         * anything is written */
+        if (array_get(result, "out", 1, a) != 0)
+            return -1;
+        if (check_out(c, a, shape, 0) != 0) {
+            array_release(a);
+            return -1;
+        }
+        return 0;
+    }
     PyObject *p = PyObject_CallMethodNoArgs(result, g_data_ptr);
     if (!p) {
         PyErr_Clear();
@@ -1165,22 +1215,40 @@ static int kernel_invoke(const tj_kernel *k, const void *const *in, void *out,
 }
 
 /* k on in (its inputs, in its order), without the GIL where the call
- * moves enough bytes to be worth it. */
+ * moves enough bytes to be worth it (the caller holds k: kernel_hold). */
 static int kernel_run(tj_kernel *k, const void *const *in, void *out, const int64_t *dims,
                       int64_t moved)
 {
     if (moved < TJ_GIL_FREE_BYTES)
         return kernel_invoke(k, in, out, dims);
-    /* while the GIL is away another thread may clear the table: k and its
-     * code stay until this call is done */
     int status;
-    k->inflight++;
     Py_BEGIN_ALLOW_THREADS
     status = kernel_invoke(k, in, out, dims);
     Py_END_ALLOW_THREADS
+    return status;
+}
+
+/* Calls between their kernel's hold and its release: tensorjit.shutdown()
+ * refuses while any runs (its jit_shutdown() would free their code). */
+static int g_running;
+
+/* k held from before a call makes its result until the call is done: the
+ * result's making runs Python (out's __dlpack__, torch's new_empty, which
+ * may call tensorjit.shutdown() or start a family past the cap) and the
+ * kernel may run without the GIL, while another thread's call may clear
+ * the table. A table letting go of k meanwhile leaves it to the last
+ * call's release (kernel_retire). */
+static void kernel_hold(tj_kernel *k)
+{
+    k->inflight++;
+    g_running++;
+}
+
+static void kernel_unhold(tj_kernel *k)
+{
+    g_running--;
     if (--k->inflight == 0 && k->retired)
         kernel_retire(k, k->retired == 2);
-    return status;
 }
 
 /* A family call's last steps, an op's or a bag's: dims bound to the
@@ -1191,15 +1259,30 @@ static PyObject *family_run_shaped(const tj_call *c, tj_kernel *k, const jit_sha
                                    PyObject *out_obj, int in_place_ok)
 {
     tj_array out;
+    kernel_hold(k);
     PyObject *result = family_result(c, out_obj, shape, in_place_ok, &out);
+    if (result && jit_epoch() != k->epoch) {
+        /* a jit_shutdown() behind the module's back while the result was
+         * made (another user of the library): k's code is gone */
+        array_release(&out);
+        Py_CLEAR(result);
+        PyErr_SetString(KernelError, "tensorjit: the library was shut down during the call "
+                        "(jit_shutdown()): call again");
+    }
+    int status = JIT_OK;
+    if (result) {
+        status = kernel_run(k, ptrs, out.ptr, dims, out.nbytes + moved);
+        array_release(&out);
+    }
+    kernel_unhold(k);
     if (!result)
         return NULL;
-    int status = kernel_run(k, ptrs, out.ptr, dims, out.nbytes + moved);
-    array_release(&out);
     if (raise_status(status) != 0) {
         Py_DECREF(result);
         return NULL;
     }
+    if (out_obj && out_obj != Py_None)
+        tj_torch_wrote(out_obj); /* written in place: torch's version counter moves */
     return result;
 }
 
@@ -2599,6 +2682,12 @@ static PyObject *py_shutdown(PyObject *self, PyObject *args, PyObject *kw)
     if (no_args("shutdown", args, kw) != 0)
         return NULL;
     (void)self;
+    if (g_running > 0) {
+        PyErr_Format(KernelError, "tensorjit: shutdown() while %d call(s) run (another "
+                     "thread's, or the one whose out= or result ran this code): their kernels "
+                     "would be freed under them; call it when none runs", g_running);
+        return NULL;
+    }
     table_clear(0);
     jit_shutdown();
     Py_RETURN_NONE;

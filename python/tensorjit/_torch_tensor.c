@@ -20,6 +20,7 @@ static int g_ndtypes;
 static PyObject *g_names[8];      /* interned attribute names */
 static PyObject *g_is_tracing;    /* torch._C._is_tracing, where torch has it */
 static PyObject *g_grad_enabled;  /* torch.is_grad_enabled */
+static PyObject *g_increment_version; /* torch.autograd.graph.increment_version (2.1+) */
 enum { N_IS_CPU, N_REQUIRES_GRAD, N_DTYPE, N_SHAPE, N_IS_CONTIGUOUS, N_IS_NEG, N_DATA_PTR };
 
 static void add_dtype(PyObject *torch, const char *name, jit_dtype t)
@@ -69,7 +70,36 @@ static int torch_ready(void)
     Py_XDECREF(c);
     g_grad_enabled = PyObject_GetAttrString(torch, "is_grad_enabled");
     PyErr_Clear(); /* a torch without them: neither is asked */
+    PyObject *autograd = PyObject_GetAttrString(torch, "autograd");
+    PyObject *graph = autograd ? PyObject_GetAttrString(autograd, "graph") : NULL;
+    g_increment_version = graph ? PyObject_GetAttrString(graph, "increment_version") : NULL;
+    Py_XDECREF(graph);
+    Py_XDECREF(autograd);
+    PyErr_Clear();
     return 1;
+}
+
+int tj_torch_plain(PyObject *obj)
+{
+    return torch_ready() && Py_TYPE(obj) == g_tensor;
+}
+
+void tj_torch_wrote(PyObject *t)
+{
+    if (!torch_ready() || !PyObject_TypeCheck(t, g_tensor))
+        return;
+    PyObject *r = NULL;
+    if (g_increment_version) {
+        r = PyObject_CallFunctionObjArgs(g_increment_version, t, NULL);
+    } else if (tj_torch_grad_enabled()) {
+        PyObject *flat = PyObject_CallMethod(t, "view", "i", -1);
+        PyObject *none = flat ? PySequence_GetSlice(flat, 0, 0) : NULL;
+        r = none ? PyObject_CallMethod(none, "add_", "i", 0) : NULL;
+        Py_XDECREF(none);
+        Py_XDECREF(flat);
+    }
+    Py_XDECREF(r);
+    PyErr_Clear();
 }
 
 /* 1 when torch's function f (no arguments) says so; 0 without torch or f. */
@@ -146,11 +176,8 @@ static int view_of_resolved(PyObject *obj, tj_torch_view *v)
     PyObject *r = PyObject_CallMethod(obj, "resolve_neg", NULL);
     if (!r)
         return -1;
-    int got = tj_torch_view_of(r, 0, v);
-    if (got == 1)
-        v->owner = r;
-    else
-        Py_DECREF(r);
+    int got = tj_torch_view_of(r, 0, v); /* which holds r itself where it read it */
+    Py_DECREF(r);
     return got;
 }
 
