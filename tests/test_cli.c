@@ -1284,7 +1284,8 @@ static void test_dynamic_shape_flags(void **state)
 {
     (void)state;
     assert_int_equal(run("gather-nd --data-shape '?x64' --indices-shape '?:1000x1' --explain"), 0);
-    assert_non_null(strstr(out_text, "data f32 [?,64], indices i64 [?,1]"));
+    /* the bound as given (it read [?,1], where the model listing says ?:1000) */
+    assert_non_null(strstr(out_text, "data f32 [?,64], indices i64 [?:1000,1]"));
     assert_non_null(strstr(out_text, "output shape: [?,64]"));
     assert_int_equal(run("scatter-nd-update --data-shape 4x8 --indices-shape '?x2' "
                          "--updates-shape '?' --dump-ir"), 0);

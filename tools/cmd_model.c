@@ -290,6 +290,23 @@ static void tj_compile_column(const tj_model_run *run, int i, char *buf, size_t 
         snprintf(buf, len, "= %s", first->name); /* whole: a cut could halve an escape */
 }
 
+/* src cut to at most max characters at a word's end, "..." marking the
+ * cut (a column of the table: a reason cut mid-word read as another) */
+static void tj_clip_words(const char *src, size_t max, char *dst, size_t len)
+{
+    size_t n = strlen(src);
+    if (n <= max) {
+        snprintf(dst, len, "%s", src);
+        return;
+    }
+    size_t cut = max - 3;
+    while (cut > 0 && src[cut] != ' ')
+        cut--;
+    while (cut > 0 && (src[cut - 1] == ' ' || src[cut - 1] == ',' || src[cut - 1] == ':'))
+        cut--;
+    snprintf(dst, len, "%.*s...", (int)(cut ? cut : max - 3), src);
+}
+
 static int tj_report(const tj_model_run *run)
 {
     int bad = 0;
@@ -311,8 +328,11 @@ static int tj_report(const tj_model_run *run)
         const char *dyn = r->dynamic ? " dynamic" : "";
         if (r->info.engine == JIT_ENGINE_JIT)
             snprintf(engine, sizeof engine, "jit%s%s", dyn, r->info.cache_hit ? " (disk cache)" : "");
-        else
-            snprintf(engine, sizeof engine, "reference%s (%.50s)", dyn, r->info.why);
+        else {
+            char why[64];
+            tj_clip_words(r->info.why, 50, why, sizeof why);
+            snprintf(engine, sizeof engine, "reference%s (%s)", dyn, why);
+        }
         tj_compile_column(run, i, compile, sizeof compile);
         printf("%-*s %-5s %-*s %-44s %10s %10zu", width, l->name, l->id, TJ_OP_COLUMN,
                tj_op_name(l, op, sizeof op), engine, compile, r->info.code_bytes);

@@ -328,7 +328,7 @@ void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, c
     if (form != TJ_BAG_PACKED) {
         char b[200];
         snprintf(o, sizeof o, ", %s %s", tj_bag_offsets_name(form),
-                 tj_shape_format(&s->updates_shape, b, sizeof b));
+                 tj_shape_format_bounded(&s->updates_shape, s->updates_bound, b, sizeof b));
     }
     tj_bag_describe_attrs(form, s, attrs, sizeof attrs);
     snprintf(buf, len,
@@ -337,7 +337,7 @@ void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, c
              def->info.name, s->opset ? s->opset : def->info.default_opset,
              jit_reduction_name(s->reduction == JIT_REDUCTION_NONE ? JIT_REDUCTION_SUM
                                                                    : s->reduction),
-             jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, t, sizeof t),
-             jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, ix, sizeof ix), o,
+             jit_dtype_name(s->dtype), tj_shape_format_bounded(&s->data_shape, s->data_bound, t, sizeof t),
+             jit_dtype_name(s->index_type), tj_shape_format_bounded(&s->indices_shape, s->indices_bound, ix, sizeof ix), o,
              s->has_weights ? "yes" : "no", attrs, jit_index_policy_name(s->index_policy), out);
 }

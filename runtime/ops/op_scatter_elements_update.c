@@ -111,15 +111,15 @@ static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)
     if (s->torch_dims)
         snprintf(upd, sizeof upd, "updates %s %s, ",
                  jit_dtype_name(s->updates_dtype ? s->updates_dtype : s->dtype),
-                 tj_shape_format(&s->updates_shape, b3, sizeof b3));
+                 tj_shape_format_bounded(&s->updates_shape, s->updates_bound, b3, sizeof b3));
     snprintf(buf, len,
              "ScatterElementsUpdate-%d, axis %" PRId64 ", reduction %s%s%s, data %s %s, indices "
              "%s %s, %sindex policy %s\noutput shape: %s (the data shape)\n",
              s->opset ? s->opset : 12, s->axis, jit_reduction_name(s->reduction),
              s->no_init_val && s->reduction ? " (use_init_val false)" : "",
              s->torch_dims ? ", torch_dims (updates may be larger than indices)" : "",
-             jit_dtype_name(s->dtype), tj_shape_format(&s->data_shape, b1, sizeof b1),
-             jit_dtype_name(s->index_type), tj_shape_format(&s->indices_shape, b2, sizeof b2),
+             jit_dtype_name(s->dtype), tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
+             jit_dtype_name(s->index_type), tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
              upd, jit_index_policy_name(s->index_policy), b1);
 }
 

@@ -28,6 +28,12 @@ int tj_shape_product(const jit_shape *s, int from, int to, int64_t *out)
 
 const char *tj_shape_format(const jit_shape *s, char *buf, size_t len)
 {
+    return tj_shape_format_bounded(s, NULL, buf, len);
+}
+
+const char *tj_shape_format_bounded(const jit_shape *s, const int64_t *bound, char *buf,
+                                    size_t len)
+{
     size_t used = 0;
     int rank = s->rank < 0 ? 0 : s->rank > JIT_MAX_RANK ? JIT_MAX_RANK : s->rank;
     if (len < 8) {
@@ -37,10 +43,12 @@ const char *tj_shape_format(const jit_shape *s, char *buf, size_t len)
     }
     buf[used++] = '[';
     for (int i = 0; i < rank; i++) {
-        char item[24];
-        int n = s->dims[i] == JIT_DIM_DYNAMIC
-                    ? snprintf(item, sizeof item, "%s?", i ? "," : "")
-                    : snprintf(item, sizeof item, "%s%" PRId64, i ? "," : "", s->dims[i]);
+        char item[48];
+        int n = s->dims[i] != JIT_DIM_DYNAMIC
+                    ? snprintf(item, sizeof item, "%s%" PRId64, i ? "," : "", s->dims[i])
+                : bound && bound[i] > 0
+                    ? snprintf(item, sizeof item, "%s?:%" PRId64, i ? "," : "", bound[i])
+                    : snprintf(item, sizeof item, "%s?", i ? "," : "");
         if (used + (size_t)n + 5 > len) {
             memcpy(buf + used, "...", 3);
             used += 3;

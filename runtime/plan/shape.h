@@ -17,6 +17,10 @@ int tj_shape_product(const jit_shape *s, int from, int to, int64_t *out);
 
 /* "[2,3,4]" into buf (truncated with "..." when it does not fit). */
 const char *tj_shape_format(const jit_shape *s, char *buf, size_t len);
+/* The same with a dynamic dim's upper bound (bound[i] > 0) as ?:N, as the
+ * CLI and the model listing write it; bound may be NULL. */
+const char *tj_shape_format_bounded(const jit_shape *s, const int64_t *bound, char *buf,
+                                    size_t len);
 
 /* Checks rank range and non-negative dims of one named input. */
 int tj_shape_check(const jit_shape *s, const char *name, int min_rank);
