@@ -62,6 +62,10 @@ typedef struct tj_kernel {
 } tj_kernel;
 
 static int64_t g_compiles; /* dynamic kernels this module asked the library for */
+/* Calls between their kernel's hold and its release, and compiles under
+ * way: tensorjit.shutdown() refuses while any runs (its jit_shutdown()
+ * would free their code, or the library under them). */
+static int g_running;
 
 static void set_library_error(PyObject *type)
 {
@@ -85,10 +89,14 @@ static tj_kernel *kernel_compile(const jit_sig *sig)
     k->bag = described && (info.attrs & JIT_ATTR_BAG) != 0;
     k->epoch = jit_epoch();
     /* milliseconds of LLVM: other threads run Python meanwhile (the error
-     * message is this thread's, read after) */
+     * message is this thread's, read after), but not tensorjit.shutdown(),
+     * which would free the library under the compile: it counts as a
+     * running call */
+    g_running++;
     Py_BEGIN_ALLOW_THREADS
     k->fn = (jit_dynamic_fn)jit_compile(&k->sig);
     Py_END_ALLOW_THREADS
+    g_running--;
     if (!k->fn) {
         set_library_error(SignatureError);
         PyMem_RawFree(k);
@@ -1071,8 +1079,8 @@ static int result_array(PyObject *result, const tj_call *c, const jit_shape *sha
 {
     if (PyArray_Check(result) || !c->in[0].foreign)
         return array_get(result, "out", 1, a);
-    if (!tj_torch_plain(c->data_obj) || !tj_torch_plain(result)) {
-        /* not torch's own new_empty of a torch.Tensor (a subclass's,
+    if (!tj_torch_own_new_empty(c->data_obj) || !tj_torch_plain(result)) {
+        /* not torch's own new_empty of a torch.Tensor (a subclass's own,
          * another DLPack producer's): read as an out= is, and held to the
          * output's dtype and shape, apart from every input, before
          * anything is written */
@@ -1228,9 +1236,6 @@ static int kernel_run(tj_kernel *k, const void *const *in, void *out, const int6
     return status;
 }
 
-/* Calls between their kernel's hold and its release: tensorjit.shutdown()
- * refuses while any runs (its jit_shutdown() would free their code). */
-static int g_running;
 
 /* k held from before a call makes its result until the call is done: the
  * result's making runs Python (out's __dlpack__, torch's new_empty, which

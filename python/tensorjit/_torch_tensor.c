@@ -84,6 +84,23 @@ int tj_torch_plain(PyObject *obj)
     return torch_ready() && Py_TYPE(obj) == g_tensor;
 }
 
+int tj_torch_own_new_empty(PyObject *obj)
+{
+    if (!torch_ready() || !PyObject_TypeCheck(obj, g_tensor))
+        return 0;
+    if (Py_TYPE(obj) == g_tensor)
+        return 1;
+    /* a subclass (nn.Parameter) that leaves new_empty as torch's: the
+     * class attribute is torch.Tensor's own descriptor */
+    PyObject *mine = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "new_empty");
+    PyObject *theirs = PyObject_GetAttrString((PyObject *)g_tensor, "new_empty");
+    int same = mine && mine == theirs;
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    PyErr_Clear();
+    return same;
+}
+
 void tj_torch_wrote(PyObject *t)
 {
     if (!torch_ready() || !PyObject_TypeCheck(t, g_tensor))
@@ -94,7 +111,7 @@ void tj_torch_wrote(PyObject *t)
     } else if (tj_torch_grad_enabled()) {
         PyObject *flat = PyObject_CallMethod(t, "view", "i", -1);
         PyObject *none = flat ? PySequence_GetSlice(flat, 0, 0) : NULL;
-        r = none ? PyObject_CallMethod(none, "add_", "i", 0) : NULL;
+        r = none ? PyObject_CallMethod(none, "zero_", NULL) : NULL; /* any dtype, bool too */
         Py_XDECREF(none);
         Py_XDECREF(flat);
     }

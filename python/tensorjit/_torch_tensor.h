@@ -39,13 +39,18 @@ int tj_torch_grad_enabled(void);
  * may answer otherwise); 0 otherwise or without torch. */
 int tj_torch_plain(PyObject *obj);
 
+/* 1 when obj is a torch.Tensor whose new_empty is torch's own (the plain
+ * type, or a subclass such as nn.Parameter that leaves it as it is): its
+ * result has the dtype and shape asked for. */
+int tj_torch_own_new_empty(PyObject *obj);
+
 /* After a kernel wrote into the torch tensor t in place (out=): its
  * version counter moved, as torch's own in-place ops move it, so that
  * autograd refuses a backward through a tensor it saved before the write
  * rather than computing wrong gradients. torch >= 2.1's
- * torch.autograd.graph.increment_version; before it, an in-place add of
- * zero to an empty view of t (which shares t's counter; a few us, so only
- * in grad mode). Best effort: a tensor without a counter (made under
+ * torch.autograd.graph.increment_version; before it, an in-place zero_()
+ * of an empty view of t (which shares t's counter; a few us, so only in
+ * grad mode). Best effort: a tensor without a counter (made under
  * inference_mode) is left as it is. */
 void tj_torch_wrote(PyObject *t);
 

@@ -147,3 +147,27 @@ def test_an_in_place_write_moves_torchs_version_counter():
     assert x._version > before
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+def test_a_bool_out_moves_its_version_counter_too():
+    """The bump before torch 2.1 (an in-place op on an empty view) must take
+    every dtype: an add of 0 is refused on bool, and was dropped silently."""
+    torch = pytest.importorskip("torch")
+    import tensorjit.torch as tt
+    out = torch.zeros(2, 2, dtype=torch.bool)
+    before = out._version
+    tt.gather(torch.tensor([[True, False], [False, True]]), 0, torch.tensor([[1, 0], [0, 0]]),
+              out=out)
+    assert out.tolist() == [[False, False], [True, False]]
+    assert out._version > before
+
+
+def test_a_parameters_result_is_torchs_own_new_empty():
+    """nn.Parameter leaves new_empty as torch's: its result is taken as
+    torch's (no export and check of it), and right."""
+    torch = pytest.importorskip("torch")
+    import tensorjit.torch as tt
+    w = torch.nn.Parameter(torch.arange(12.0).reshape(4, 3))
+    with torch.no_grad():
+        got = tt.embedding_bag(torch.tensor([[0, 3], [1, 1]]), w, mode="sum")
+    assert got.tolist() == [[9.0, 11.0, 13.0], [6.0, 8.0, 10.0]]
