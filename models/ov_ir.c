@@ -637,8 +637,16 @@ static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op
         int64_t bound[JIT_MAX_RANK];
         char why[160];
         s->num_segments = JIT_DIM_DYNAMIC;
-        if (tj_port_shape(tj_port(layer, "output", 0), &o, bound, why, sizeof why) == 0 &&
-            o.rank > 0 && o.dims[0] == JIT_DIM_DYNAMIC)
+        int shaped = tj_port_shape(tj_port(layer, "output", 0), &o, bound, why, sizeof why) == 0 &&
+                     o.rank > 0;
+        if (shaped && o.dims[0] != JIT_DIM_DYNAMIC) {
+            /* OpenVINO's shape inference knew S: the output port says it */
+            s->num_segments = o.dims[0];
+            tj_model_note(out, "num_segments is not a Const: S = %lld, the output port's first "
+                          "dim", (long long)o.dims[0]);
+            return 0;
+        }
+        if (shaped)
             s->num_segments_bound = bound[0];
         tj_model_note(out, "num_segments is not a Const: S, the output's first dim, is dynamic");
         return 0;

@@ -304,7 +304,9 @@ static void test_spec_self_closed_ports(void **state)
     if (!m.layers[1].usable)
         fail_msg("segments: %s", m.layers[1].skip);
     expect_shape(&m.layers[1].sig.updates_shape, 1, 4, 0);   /* the segment ids' [4] */
-    assert_int_equal(m.layers[1].sig.num_segments, JIT_DIM_DYNAMIC); /* a fragment: no Const */
+    /* a fragment has no Const, but its output port says S (the spec's value, 3) */
+    assert_int_equal(m.layers[1].sig.num_segments, 3);
+    assert_non_null(strstr(m.layers[1].note, "S = 3, the output port's first dim"));
     tj_model_free(&m);
 
     /* a scalar port (<port id="3"/> then another port) stays a scalar */
