@@ -1068,12 +1068,14 @@ static PyObject *new_result_or_error(const tj_call *c, const jit_shape *shape)
     return NULL;
 }
 
-/* The result new_result made, as an array: of data's dtype and the output's
- * shape, dense, by construction. A tensor's address comes from data_ptr(),
- * a tenth of a DLPack export's cost. */
 static int check_out(const tj_call *c, const tj_array *out, const jit_shape *shape,
                      int in_place_ok);
 
+/* The result new_result made, as an array: a numpy array, or torch's own
+ * new_empty of a torch.Tensor, is of data's dtype and the output's shape,
+ * dense, by construction, and such a tensor's address comes from
+ * data_ptr(), a tenth of a DLPack export's cost; any other result is
+ * checked as an out= is. */
 static int result_array(PyObject *result, const tj_call *c, const jit_shape *shape,
                         tj_array *a)
 {
@@ -1235,7 +1237,6 @@ static int kernel_run(tj_kernel *k, const void *const *in, void *out, const int6
     Py_END_ALLOW_THREADS
     return status;
 }
-
 
 /* k held from before a call makes its result until the call is done: the
  * result's making runs Python (out's __dlpack__, torch's new_empty, which
