@@ -2134,6 +2134,10 @@ static void test_did_you_mean(void **state)
     assert_null(strstr(err_text, "did you mean"));
     assert_int_equal(run("gather-nd --data @data.npy --indices @idx.npy --zzzzzzzzzz"), 2);
     assert_null(strstr(err_text, "did you mean"));
+    /* model words an option it does not know as the op commands do (it said
+     * "unexpected argument '--num-segments'": a newcomer's trial) */
+    assert_int_equal(run("model @frag.xml --num-segments 5"), 2);
+    assert_non_null(strstr(err_text, "model: unknown option --num-segments"));
 }
 
 static void expect_usage(const char *cmd)

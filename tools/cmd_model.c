@@ -493,6 +493,9 @@ static int tj_model_args(int argc, char **argv, const char **path, tj_model_opts
             return 1;
         } else if (a[0] == '-' && tj_cli_nearest(a, tj_cli_words("model"))) {
             return tj_cli_unknown("model: unknown option", a, tj_cli_words("model")), -1;
+        } else if (a[0] == '-' && a[1]) { /* as the op commands word it */
+            return tj_cli_fail("model: unknown option %s (tensorjit model --help lists them)",
+                               a), -1;
         } else if (a[0] == '-' || *path) {
             return tj_cli_fail("model: unexpected argument '%s'", a), -1;
         } else {
