@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define TJ_MODEL_MAX_BYTES (256 << 20)
 
@@ -577,7 +578,15 @@ static int tj_bag_reduction(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m
 {
     char buf[64];
     out->sig.reduction = JIT_REDUCTION_SUM;
-    if (!m->reduction_attr || !tj_data_attr(d, layer, m->reduction_attr, buf, sizeof buf))
+    if (!m->reduction_attr) {
+        /* the ...Sum types have no such attribute: OpenVINO ignores one
+         * given, and so does this reader, but says so */
+        if (tj_data_attr(d, layer, "reduction", buf, sizeof buf) && strcasecmp(buf, "sum") != 0)
+            tj_model_note(out, "reduction '%s' ignored: %s sums (it has no reduction "
+                          "attribute)", buf, m->type);
+        return 0;
+    }
+    if (!tj_data_attr(d, layer, m->reduction_attr, buf, sizeof buf))
         return 0;
     for (char *c = buf; *c; c++)
         *c = (char)tolower((unsigned char)*c);
