@@ -2120,6 +2120,9 @@ static void test_did_you_mean(void **state)
         {"model @frag.xml --chek", "--check"},
         {"bench --josn", "--json"},
         {"check gather-nd --data-shape 2 --indices-shape 1x1 --rnus 3", "--runs"},
+        /* a flag's -shape form where check takes the flag itself (a newcomer's trial) */
+        {"check embedding-bag-offsets --table-shape 10x4 --indices-shape 5 --offsets-shape 2 "
+         "--weights-shape 5", "--weights"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char want[96];

@@ -40,6 +40,12 @@ const char *tj_cli_nearest(const char *word, const char *const *words)
         return NULL;
     memcpy(w, word, len);
     w[len] = '\0';
+    /* a flag's -shape form where the command takes the flag itself (check's
+     * --weights, whose shape is the indices'): six edits away, yet meant */
+    if (len > 6 && strcmp(w + len - 6, "-shape") == 0)
+        for (size_t i = 0; words[i]; i++)
+            if (strlen(words[i]) == len - 6 && strncmp(words[i], w, len - 6) == 0)
+                return words[i];
     /* at most 2 edits, and fewer than a third of the word: "ab" is near nothing */
     int limit = (int)(len - (w[0] == '-' ? 2 : 0)) / 3;
     const char *best = NULL;
