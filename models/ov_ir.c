@@ -623,11 +623,18 @@ static int tj_bag_weights(const tj_doc *d, xmlNodePtr layer, const tj_ov_op *m,
     return 0;
 }
 
-/* Whether the IR names the indices' element type (else a default or
- * --index-type stood in for it, and a Const's own type is no conflict). */
-static int tj_index_type_named(const tj_doc *d, xmlNodePtr layer)
+/* 0, or -1 (refused) where a num_segments or default_index Const (what)
+ * has another integer type than the indices the IR names (OpenVINO takes
+ * one index type for both; where the IR names none, a default or
+ * --index-type stood in for it, and the Const's own type is no conflict). */
+static int tj_const_index_type(const tj_doc *d, xmlNodePtr layer, const char *what,
+                               jit_dtype type, tj_model_layer *out)
 {
-    return tj_port_type(d, layer, tj_port(layer, "input", 1)) != JIT_DTYPE_UNSET;
+    jit_dtype indices = out->sig.index_type;
+    if (type == indices || tj_port_type(d, layer, tj_port(layer, "input", 1)) == JIT_DTYPE_UNSET)
+        return 0;
+    return tj_model_refuse(out, "%s Const is %s, not the indices' %s (OpenVINO takes one index "
+                           "type for both)", what, jit_dtype_name(type), jit_dtype_name(indices));
 }
 
 /* num_segments: a Const's value, else a dynamic S bounded where the
@@ -663,10 +670,8 @@ static int tj_bag_num_segments(const tj_doc *d, xmlNodePtr layer, const tj_ov_op
     if (tj_read_const_int(d, layer, m->num_segments_port, "num_segments", &type,
                           &s->num_segments, out))
         return -1;
-    if (type != s->index_type && tj_index_type_named(d, layer))
-        return tj_model_refuse(out, "num_segments Const is %s, not the indices' %s (OpenVINO "
-                               "takes one index type for both)", jit_dtype_name(type),
-                               jit_dtype_name(s->index_type));
+    if (tj_const_index_type(d, layer, "num_segments", type, out) != 0)
+        return -1;
     /* -1 would read as JIT_DIM_DYNAMIC */
     if (s->num_segments < 0)
         return tj_model_refuse(out, "num_segments Const holds %lld, a count must not be "
@@ -696,10 +701,8 @@ static int tj_bag_default_index(const tj_doc *d, xmlNodePtr layer, const tj_ov_o
     if (tj_read_const_int(d, layer, m->default_index_port, "default_index", &type,
                           &out->sig.default_index, out))
         return -1;
-    if (type != out->sig.index_type && tj_index_type_named(d, layer))
-        return tj_model_refuse(out, "default_index Const is %s, not the indices' %s (OpenVINO "
-                               "takes one index type for both)", jit_dtype_name(type),
-                               jit_dtype_name(out->sig.index_type));
+    if (tj_const_index_type(d, layer, "default_index", type, out) != 0)
+        return -1;
     out->sig.has_default_index = 1;
     return 0;
 }

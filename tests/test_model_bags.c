@@ -67,6 +67,16 @@ static void read_model(const char *file, tj_model *m)
         fail_msg("%s: %s", file, err);
 }
 
+/* A fragment's text read with read_model's options (f32, i64). */
+static void parse_fragment(const char *frag, tj_model *m)
+{
+    char err[256];
+    if (tj_model_parse(frag, strlen(frag), "fragment", NULL,
+                       &(tj_model_opts){.dtype = JIT_F32, .index_type = JIT_I64}, m, err,
+                       sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
 static const tj_model_layer *layer_named(const tj_model *m, const char *name)
 {
     for (int i = 0; i < m->count; i++)
@@ -291,11 +301,8 @@ static void test_spec_self_closed_ports(void **state)
         "  </input>\n"
         "  <output>\n    <port id=\"6\"><dim>3</dim><dim>2</dim></port>\n  </output>\n"
         "</layer>\n";
-    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
     tj_model m;
-    char err[256];
-    assert_int_equal(tj_model_parse(frag, strlen(frag), "spec", NULL, &opts, &m, err, sizeof err),
-                     0);
+    parse_fragment(frag, &m);
     assert_int_equal(m.count, 2);
     if (!m.layers[0].usable)
         fail_msg("packed: %s", m.layers[0].skip);
@@ -315,8 +322,7 @@ static void test_spec_self_closed_ports(void **state)
         "<port id=\"0\"><dim>5</dim><dim>2</dim></port><port id=\"1\"><dim>4</dim></port>"
         "<port id=\"2\"><dim>3</dim></port><port id=\"3\"/> <!-- <dim>9</dim> -->"
         "<port id=\"4\"><dim>4</dim></port></input></layer>";
-    assert_int_equal(tj_model_parse(scalar, strlen(scalar), "spec", NULL, &opts, &m, err,
-                                    sizeof err), 0);
+    parse_fragment(scalar, &m);
     assert_int_equal(m.count, 1);
     assert_string_equal(m.layers[0].skip, "a fragment carries no constants: give its "
                                           "default_index with --default-index");
@@ -324,9 +330,9 @@ static void test_spec_self_closed_ports(void **state)
     /* given as --default-index would give it: the row, or -1 (none) */
     static const int64_t rows[] = {4, -1};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        tj_model_opts given = opts;
-        given.have_default_index = 1;
-        given.default_index = rows[i];
+        tj_model_opts given = {.dtype = JIT_F32, .index_type = JIT_I64,
+                               .have_default_index = 1, .default_index = rows[i]};
+        char err[256];
         assert_int_equal(tj_model_parse(scalar, strlen(scalar), "spec", NULL, &given, &m, err,
                                         sizeof err), 0);
         if (!m.layers[0].usable)
@@ -352,11 +358,8 @@ static void test_sum_types_say_a_reduction_is_ignored(void **state)
         "<port id=\"1\"><dim>4</dim></port><port id=\"2\"><dim>2</dim></port></input>\n"
         "  <output><port id=\"3\"><dim>2</dim><dim>2</dim></port></output>\n"
         "</layer>\n";
-    tj_model_opts opts = {.dtype = JIT_F32, .index_type = JIT_I64};
     tj_model m;
-    char err[256];
-    assert_int_equal(tj_model_parse(frag, strlen(frag), "sum", NULL, &opts, &m, err, sizeof err),
-                     0);
+    parse_fragment(frag, &m);
     assert_int_equal(m.count, 1);
     if (!m.layers[0].usable)
         fail_msg("%s", m.layers[0].skip);

@@ -21,6 +21,7 @@ static PyObject *g_names[8];      /* interned attribute names */
 static PyObject *g_is_tracing;    /* torch._C._is_tracing, where torch has it */
 static PyObject *g_grad_enabled;  /* torch.is_grad_enabled */
 static PyObject *g_increment_version; /* torch.autograd.graph.increment_version (2.1+) */
+static PyObject *g_new_empty;         /* torch.Tensor.new_empty, the descriptor */
 enum { N_IS_CPU, N_REQUIRES_GRAD, N_DTYPE, N_SHAPE, N_IS_CONTIGUOUS, N_IS_NEG, N_DATA_PTR };
 
 static void add_dtype(PyObject *torch, const char *name, jit_dtype t)
@@ -65,6 +66,7 @@ static int torch_ready(void)
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         add_dtype(torch, known[i].name, known[i].t);
     g_tensor = (PyTypeObject *)t;
+    g_new_empty = PyObject_GetAttrString(t, "new_empty");
     PyObject *c = PyObject_GetAttrString(torch, "_C");
     g_is_tracing = c ? PyObject_GetAttrString(c, "_is_tracing") : NULL;
     Py_XDECREF(c);
@@ -93,10 +95,8 @@ int tj_torch_own_new_empty(PyObject *obj)
     /* a subclass (nn.Parameter) that leaves new_empty as torch's: the
      * class attribute is torch.Tensor's own descriptor */
     PyObject *mine = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "new_empty");
-    PyObject *theirs = PyObject_GetAttrString((PyObject *)g_tensor, "new_empty");
-    int same = mine && mine == theirs;
+    int same = mine && mine == g_new_empty;
     Py_XDECREF(mine);
-    Py_XDECREF(theirs);
     PyErr_Clear();
     return same;
 }

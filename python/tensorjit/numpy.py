@@ -608,6 +608,13 @@ def _at(ufunc: np.ufunc, reduction: str, fn: str, a: Any, indices: Any, b: Any) 
         target, tuples, u, reduction, index_policy="negative-wraps", out=out), updates)
 
 
+def _int_range(dt: np.dtype) -> Tuple[int, int]:
+    """An integer dtype's least and greatest value (np.iinfo's, kept per
+    dtype: the fast paths ask on every call)."""
+    return _INT_RANGES.get(dt) or _INT_RANGES.setdefault(
+        dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+
+
 def _at_fast(ufunc: np.ufunc, reduction: str, a: Any, indices: Any, b: Any) -> bool:
     """The usual *_at call that _at_plain does not take as it comes (b a
     Python number, b to broadcast, a tuple of index arrays), made as _at's
@@ -644,8 +651,7 @@ def _at_fast(ufunc: np.ufunc, reduction: str, a: Any, indices: Any, b: Any) -> b
             _worded_numpy_at(ufunc, a, indices, b, dt)
             return True
     elif type(b) is int and dt.kind in "iu":
-        lo, hi = _INT_RANGES.get(dt) or _INT_RANGES.setdefault(
-            dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+        lo, hi = _int_range(dt)
         if not lo <= b <= hi:  # a value a's dtype holds is itself, whatever the loop's type
             return False
         value = b
@@ -704,8 +710,7 @@ def _numpy2_number(dt: np.dtype, b: Any, summed: bool) -> Any:
     if kind is not int:
         return None
     if dt.kind in "iu":
-        lo, hi = _INT_RANGES.get(dt) or _INT_RANGES.setdefault(
-            dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+        lo, hi = _int_range(dt)
         return b if lo <= b <= hi and not (b < 2**63 and dt == _UINT64) else None
     char = dt.char
     if char not in "fd" or not (summed or char == "d" and b != 0) or not -2**63 <= b < 2**63:

@@ -337,7 +337,9 @@ void tj_bag_describe(const tj_op_def *def, tj_bag_form form, const jit_sig *s, c
              def->info.name, s->opset ? s->opset : def->info.default_opset,
              jit_reduction_name(s->reduction == JIT_REDUCTION_NONE ? JIT_REDUCTION_SUM
                                                                    : s->reduction),
-             jit_dtype_name(s->dtype), tj_shape_format_bounded(&s->data_shape, s->data_bound, t, sizeof t),
-             jit_dtype_name(s->index_type), tj_shape_format_bounded(&s->indices_shape, s->indices_bound, ix, sizeof ix), o,
+             jit_dtype_name(s->dtype),
+             tj_shape_format_bounded(&s->data_shape, s->data_bound, t, sizeof t),
+             jit_dtype_name(s->index_type),
+             tj_shape_format_bounded(&s->indices_shape, s->indices_bound, ix, sizeof ix), o,
              s->has_weights ? "yes" : "no", attrs, jit_index_policy_name(s->index_policy), out);
 }

@@ -123,7 +123,8 @@ static void tj_gather_describe(const jit_sig *s, char *buf, size_t len)
              "Gather-%d, axis %" PRId64 ", batch_dims %d, data %s %s, indices %s %s, index "
              "policy %s\noutput shape: %s\n",
              s->opset ? s->opset : 8, s->axis, s->batch_dims, jit_dtype_name(s->dtype),
-             tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1), jit_dtype_name(s->index_type),
+             tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
+             jit_dtype_name(s->index_type),
              tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
              jit_index_policy_name(s->index_policy), b3);
 }

@@ -75,8 +75,10 @@ static void tj_gather_elements_describe(const jit_sig *s, char *buf, size_t len)
              s->axis,
              s->torch_dims ? ", torch_dims (indices may be smaller than data but along the axis)"
                            : "",
-             jit_dtype_name(s->dtype), tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
-             jit_dtype_name(s->index_type), tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
+             jit_dtype_name(s->dtype),
+             tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
+             jit_dtype_name(s->index_type),
+             tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
              jit_index_policy_name(s->index_policy), b2);
 }
 

@@ -118,8 +118,10 @@ static void tj_seu_describe(const jit_sig *s, char *buf, size_t len)
              s->opset ? s->opset : 12, s->axis, jit_reduction_name(s->reduction),
              s->no_init_val && s->reduction ? " (use_init_val false)" : "",
              s->torch_dims ? ", torch_dims (updates may be larger than indices)" : "",
-             jit_dtype_name(s->dtype), tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
-             jit_dtype_name(s->index_type), tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
+             jit_dtype_name(s->dtype),
+             tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
+             jit_dtype_name(s->index_type),
+             tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
              upd, jit_index_policy_name(s->index_policy), b1);
 }
 

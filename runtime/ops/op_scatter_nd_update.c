@@ -122,7 +122,8 @@ static void tj_scatter_nd_update_describe(const jit_sig *s, char *buf, size_t le
              "ScatterNDUpdate-%d, reduction %s, data %s %s, indices %s %s, updates %s, index "
              "policy %s\noutput shape: %s (the data shape)\n",
              s->opset ? s->opset : 15, jit_reduction_name(s->reduction), jit_dtype_name(s->dtype),
-             tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1), jit_dtype_name(s->index_type),
+             tj_shape_format_bounded(&s->data_shape, s->data_bound, b1, sizeof b1),
+             jit_dtype_name(s->index_type),
              tj_shape_format_bounded(&s->indices_shape, s->indices_bound, b2, sizeof b2),
              tj_shape_format_bounded(&s->updates_shape, s->updates_bound, b3, sizeof b3),
              jit_index_policy_name(s->index_policy), b1);
